@@ -1,0 +1,60 @@
+import type { Response } from 'express';
+import { AdminDeps, AdminResult, deleteDestination, getDestination, listDestinations, putDestination } from '../shared/app/destinations-admin';
+import { guarded, HeraldRequest, rawBodyOf, requireBearer, sendJson } from './http';
+import { runtime } from './runtime';
+
+type Route = {
+  method: string;
+  pattern: RegExp;
+  run: (deps: AdminDeps, params: string[], body: () => unknown) => Promise<AdminResult<unknown>>;
+};
+
+const ROUTES: Route[] = [
+  { method: 'GET', pattern: /^\/destinations\/?$/, run: (d) => listDestinations(d) },
+  { method: 'PUT', pattern: /^\/destinations\/([^/]+)$/, run: (d, [id], body) => putDestination(d, id!, body()) },
+  { method: 'GET', pattern: /^\/destinations\/([^/]+)$/, run: (d, [id]) => getDestination(d, id!) },
+  { method: 'DELETE', pattern: /^\/destinations\/([^/]+)$/, run: (d, [id]) => deleteDestination(d, id!) },
+];
+
+class BadJson extends Error {}
+
+function parseJsonBody(req: HeraldRequest): unknown {
+  const raw = rawBodyOf(req);
+  if (raw.length === 0) throw new BadJson('the request needs a JSON body');
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch (e) {
+    throw new BadJson(`body is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+/** The operators' API: destinations now; deliveries, replays and reactivation join it. */
+export const adminHandler = guarded(
+  () => runtime().log,
+  'admin',
+  async (req: HeraldRequest, res: Response) => {
+    const rt = runtime();
+    if (!requireBearer(req, res, rt.config.adminToken, 'admin')) return;
+    const path = req.path;
+    const matching = ROUTES.filter((r) => r.pattern.test(path));
+    if (matching.length === 0) {
+      sendJson(res, 404, { error: `no admin route ${req.method} ${path}; see the README for the admin API` });
+      return;
+    }
+    const route = matching.find((r) => r.method === req.method);
+    if (!route) {
+      res.set('allow', matching.map((r) => r.method).join(', '));
+      sendJson(res, 405, { error: `method ${req.method} not allowed on ${path}; use ${matching.map((r) => r.method).join(' or ')}` });
+      return;
+    }
+    const params = (route.pattern.exec(path) ?? []).slice(1).map((p) => decodeURIComponent(p));
+    const deps: AdminDeps = { destinations: rt.destinations, directory: rt.directory, lanes: rt.lanes, clock: rt.clock, log: rt.log, allowLoopback: rt.config.allowLoopback };
+    try {
+      const result = await route.run(deps, params, () => parseJsonBody(req));
+      sendJson(res, result.status, 'body' in result ? result.body : undefined);
+    } catch (e) {
+      if (!(e instanceof BadJson)) throw e;
+      sendJson(res, 400, { error: e.message, issues: [{ path: 'body', message: e.message }] });
+    }
+  },
+);

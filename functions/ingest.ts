@@ -1,0 +1,28 @@
+import type { Response } from 'express';
+import { ingest } from '../shared/app/ingest';
+import { guarded, HeraldRequest, rawBodyOf, requireBearer, requireMethod, sendJson } from './http';
+import { runtime } from './runtime';
+
+/** POST /ingest: CloudEvents in binary, structured or batch mode → the events topic. */
+export const ingestHandler = guarded(
+  () => runtime().log,
+  'ingest',
+  async (req: HeraldRequest, res: Response) => {
+    const rt = runtime();
+    if (!requireMethod(req, res, ['POST'])) return;
+    if (!requireBearer(req, res, rt.config.ingestToken, 'ingest')) return;
+    const result = await ingest(
+      {
+        bus: rt.bus,
+        clock: rt.clock,
+        log: rt.log,
+        eventsTopic: rt.topology.topics.events.name,
+        maxBodyBytes: rt.config.maxBodyBytes,
+        maxEventBytes: rt.config.maxEventBytes,
+      },
+      req.headers,
+      rawBodyOf(req),
+    );
+    sendJson(res, result.status, result.body);
+  },
+);

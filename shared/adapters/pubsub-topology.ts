@@ -1,0 +1,98 @@
+import { CreateSubscriptionOptions, PubSub } from '@google-cloud/pubsub';
+import { FunctionName, laneTopology, SubscriptionSpec, TopicSpec, Topology, TopologyNames } from '../topology';
+import { LaneProvisioner } from '../ports';
+
+const ALREADY_EXISTS = 6;
+const NOT_FOUND = 5;
+
+export interface PushTarget {
+  /** The URL Pub/Sub pushes to for a function. */
+  endpointFor(fn: FunctionName): string;
+  /** On GCP: the service account whose OIDC token authenticates the push. */
+  serviceAccountEmail?: string;
+}
+
+function code(e: unknown): number | undefined {
+  return (e as { code?: number }).code;
+}
+
+function subscriptionMetadata(spec: SubscriptionSpec, projectId: string, target: PushTarget): CreateSubscriptionOptions {
+  const metadata: CreateSubscriptionOptions = {
+    ackDeadlineSeconds: spec.ackDeadlineSeconds,
+    messageRetentionDuration: { seconds: spec.messageRetentionSeconds },
+    // Herald's subscriptions never expire from inactivity: a quiet destination keeps its lane.
+    expirationPolicy: {},
+  };
+  if (spec.pushTo) {
+    metadata.pushConfig = {
+      pushEndpoint: target.endpointFor(spec.pushTo),
+      ...(target.serviceAccountEmail ? { oidcToken: { serviceAccountEmail: target.serviceAccountEmail } } : {}),
+    };
+  }
+  if (spec.retryPolicy) {
+    metadata.retryPolicy = {
+      minimumBackoff: { seconds: spec.retryPolicy.minimumBackoffSeconds },
+      maximumBackoff: { seconds: spec.retryPolicy.maximumBackoffSeconds },
+    };
+  }
+  if (spec.deadLetter) {
+    metadata.deadLetterPolicy = {
+      deadLetterTopic: `projects/${projectId}/topics/${spec.deadLetter.topic}`,
+      maxDeliveryAttempts: spec.deadLetter.maxDeliveryAttempts,
+    };
+  }
+  return metadata;
+}
+
+async function ensureTopic(pubsub: PubSub, spec: TopicSpec): Promise<void> {
+  try {
+    await pubsub.createTopic({
+      name: spec.name,
+      ...(spec.messageRetentionSeconds ? { messageRetentionDuration: { seconds: spec.messageRetentionSeconds } } : {}),
+    });
+  } catch (e) {
+    if (code(e) !== ALREADY_EXISTS) throw e;
+  }
+}
+
+async function ensureSubscription(pubsub: PubSub, spec: SubscriptionSpec, target: PushTarget): Promise<void> {
+  const metadata = subscriptionMetadata(spec, pubsub.projectId, target);
+  try {
+    await pubsub.topic(spec.topic).createSubscription(spec.name, metadata);
+  } catch (e) {
+    if (code(e) !== ALREADY_EXISTS) throw e;
+    // It exists: make its push endpoint current (local mode may have moved ports).
+    if (metadata.pushConfig) await pubsub.subscription(spec.name).modifyPushConfig(metadata.pushConfig);
+  }
+}
+
+/** Creates what is missing of the topology; safe to run at every start. */
+export async function applyTopology(pubsub: PubSub, topology: Topology, target: PushTarget): Promise<void> {
+  await Promise.all(Object.values(topology.topics).map((t) => ensureTopic(pubsub, t)));
+  await Promise.all(topology.subscriptions.map((s) => ensureSubscription(pubsub, s, target)));
+}
+
+export class PubSubLanes implements LaneProvisioner {
+  constructor(
+    private readonly pubsub: PubSub,
+    private readonly names: TopologyNames,
+    private readonly target: PushTarget,
+  ) {}
+
+  async ensureLane(destinationId: string): Promise<void> {
+    const lane = laneTopology(destinationId, this.names);
+    await ensureTopic(this.pubsub, lane.topic);
+    await ensureSubscription(this.pubsub, lane.subscription, this.target);
+  }
+
+  async removeLane(destinationId: string): Promise<void> {
+    const lane = laneTopology(destinationId, this.names);
+    for (const remove of [() => this.pubsub.subscription(lane.subscription.name).delete(), () => this.pubsub.topic(lane.topic.name).delete()]) {
+      try {
+        await remove();
+      } catch (e) {
+        if (code(e) !== NOT_FOUND) throw e;
+      }
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import { applySpec, checkDestinationUrl, DESTINATION_ID, destinationSpecSchema, DestinationView, viewOf } from '../domain/destination';
+import { issuesFromZod, ValidationIssue } from '../domain/event';
+import { Clock, DestinationStore, LaneProvisioner, Logger } from '../ports';
+import { DestinationDirectory } from './destination-directory';
+
+export interface AdminDeps {
+  destinations: DestinationStore;
+  directory: DestinationDirectory;
+  lanes: LaneProvisioner;
+  clock: Clock;
+  log: Logger;
+  allowLoopback: boolean;
+}
+
+export type AdminResult<T> =
+  | { status: 200 | 201; body: T }
+  | { status: 204 }
+  | { status: 400 | 404; body: { error: string; issues?: ValidationIssue[] } };
+
+const badId = (id: string): AdminResult<never> => ({
+  status: 400,
+  body: { error: `invalid destination id ${JSON.stringify(id)}`, issues: [{ path: 'id', message: 'use 1-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit' }] },
+});
+
+const notFound = (id: string): AdminResult<never> => ({
+  status: 404,
+  body: { error: `no destination ${JSON.stringify(id)}; list them with GET /admin/destinations` },
+});
+
+export async function putDestination(deps: AdminDeps, id: string, body: unknown): Promise<AdminResult<DestinationView & { secret?: string }>> {
+  if (!DESTINATION_ID.test(id)) return badId(id);
+  const parsed = destinationSpecSchema.safeParse(body);
+  if (!parsed.success) return { status: 400, body: { error: 'invalid destination spec', issues: issuesFromZod(parsed.error) } };
+  const spec = parsed.data;
+  if (spec.topic !== undefined) {
+    return { status: 400, body: { error: 'Pub/Sub topic destinations are not available yet', issues: [{ path: 'topic', message: 'use url for now' }] } };
+  }
+  const urlProblem = spec.url !== undefined ? checkDestinationUrl(spec.url, { allowLoopback: deps.allowLoopback }) : undefined;
+  if (urlProblem) return { status: 400, body: { error: 'invalid destination spec', issues: [{ path: 'url', message: urlProblem }] } };
+
+  const existing = await deps.destinations.get(id);
+  const destination = applySpec(id, spec, existing, deps.clock.now());
+  // The lane exists before the destination is visible to routing, so no event finds it missing.
+  await deps.lanes.ensureLane(id);
+  const { created } = await deps.destinations.put(destination);
+  deps.directory.invalidate();
+  deps.log.info(created ? 'destination created' : 'destination updated', { destinationId: id });
+  // The secret is shown once, when Herald generated or received it; never on a plain read.
+  const showSecret = created || spec.secret !== undefined;
+  return { status: created ? 201 : 200, body: showSecret ? { ...viewOf(destination), secret: destination.secret } : viewOf(destination) };
+}
+
+export async function getDestination(deps: AdminDeps, id: string): Promise<AdminResult<DestinationView>> {
+  if (!DESTINATION_ID.test(id)) return badId(id);
+  const destination = await deps.destinations.get(id);
+  return destination ? { status: 200, body: viewOf(destination) } : notFound(id);
+}
+
+export async function listDestinations(deps: AdminDeps): Promise<AdminResult<{ destinations: DestinationView[] }>> {
+  return { status: 200, body: { destinations: (await deps.destinations.list()).map(viewOf) } };
+}
+
+export async function deleteDestination(deps: AdminDeps, id: string): Promise<AdminResult<never>> {
+  if (!DESTINATION_ID.test(id)) return badId(id);
+  if (!(await deps.destinations.delete(id))) return notFound(id);
+  deps.directory.invalidate();
+  await deps.lanes.removeLane(id);
+  deps.log.info('destination deleted', { destinationId: id });
+  return { status: 204 };
+}

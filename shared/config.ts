@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { formatPath } from './domain/event';
+
+/**
+ * Every setting Herald reads, resolved from the environment in this one place and
+ * validated once at start-up (functions, local mode and the CLI share it).
+ */
+
+const KIB = 1024;
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const int = (min: number, max: number) => z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(min).max(max);
+
+const envSchema = z.object({
+  projectId: z.string().regex(/^[a-z][a-z0-9-]{4,28}[a-z0-9]$/, 'must be a GCP project id (6-30 lowercase letters, digits, hyphens)').default('herald-local'),
+  topicPrefix: z.string().regex(/^[a-z][a-z0-9-]{0,30}$/, 'must be lowercase letters, digits and hyphens, starting with a letter').default('herald'),
+  adminToken: z.string().min(16, 'must be at least 16 characters').optional(),
+  ingestToken: z.string().min(16, 'must be at least 16 characters').optional(),
+  pushToken: z.string().min(16, 'must be at least 16 characters').optional(),
+  maxBodyBytes: int(1 * KIB, 10 * 1024 * KIB).default(1024 * KIB),
+  maxEventBytes: int(1 * KIB, 900 * KIB).default(256 * KIB),
+  deliveryTimeoutMs: int(100, 60_000).default(5_000),
+  allowLoopback: bool.default(false),
+  destinationCacheMs: int(0, 600_000).default(10_000),
+  logLevel: z.enum(['DEBUG', 'INFO', 'WARNING', 'ERROR'], { error: 'must be DEBUG, INFO, WARNING or ERROR' }).default('INFO'),
+  /** Base URL that push subscriptions call: `${pushBaseUrl}/deliver` (function URLs on GCP). */
+  pushBaseUrl: z.url({ error: 'must be an absolute URL' }).optional(),
+  /** Service account whose OIDC token Pub/Sub attaches to pushes (GCP only). */
+  pushServiceAccount: z.email({ error: 'must be a service account email' }).optional(),
+});
+
+export type HeraldConfig = z.infer<typeof envSchema>;
+
+export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
+  projectId: 'HERALD_PROJECT_ID',
+  topicPrefix: 'HERALD_TOPIC_PREFIX',
+  adminToken: 'HERALD_ADMIN_TOKEN',
+  ingestToken: 'HERALD_INGEST_TOKEN',
+  pushToken: 'HERALD_PUSH_TOKEN',
+  maxBodyBytes: 'HERALD_MAX_BODY_BYTES',
+  maxEventBytes: 'HERALD_MAX_EVENT_BYTES',
+  deliveryTimeoutMs: 'HERALD_DELIVERY_TIMEOUT_MS',
+  allowLoopback: 'HERALD_ALLOW_LOOPBACK',
+  destinationCacheMs: 'HERALD_DESTINATION_CACHE_MS',
+  logLevel: 'HERALD_LOG_LEVEL',
+  pushBaseUrl: 'HERALD_PUSH_BASE_URL',
+  pushServiceAccount: 'HERALD_PUSH_SERVICE_ACCOUNT',
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): HeraldConfig {
+  const raw: Record<string, string | undefined> = {};
+  for (const [key, name] of Object.entries(ENV_NAMES)) {
+    const value = env[name] ?? (key === 'projectId' ? env.GOOGLE_CLOUD_PROJECT ?? env.GCLOUD_PROJECT : undefined);
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const parsed = envSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => {
+      const key = formatPath(i.path.map(String)) as keyof HeraldConfig;
+      return `  ${ENV_NAMES[key] ?? key}=${JSON.stringify(raw[key] ?? '')}: ${i.message}`;
+    });
+    throw new ConfigError(`invalid Herald configuration:\n${lines.join('\n')}`);
+  }
+  if (parsed.data.maxEventBytes > parsed.data.maxBodyBytes) {
+    throw new ConfigError(`invalid Herald configuration:\n  ${ENV_NAMES.maxEventBytes} must not exceed ${ENV_NAMES.maxBodyBytes}`);
+  }
+  return parsed.data;
+}

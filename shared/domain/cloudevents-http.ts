@@ -1,0 +1,156 @@
+import { CloudEvent, ValidationError as SdkValidationError } from 'cloudevents';
+import { z } from 'zod';
+import { buildEvent, formatPath, HeraldEvent, issuesFromZod, Parsed, ValidationIssue } from './event';
+
+/**
+ * CloudEvents HTTP protocol binding, both directions, over raw bytes:
+ * ingest reads binary / structured / batch requests, delivery writes binary mode.
+ */
+
+export type HttpHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+export const STRUCTURED_TYPE = 'application/cloudevents+json';
+export const BATCH_TYPE = 'application/cloudevents-batch+json';
+
+export type IngestMode = 'binary' | 'structured' | 'batch';
+
+function header(headers: HttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+export function detectMode(headers: HttpHeaders): IngestMode | { error: string } {
+  const type = mediaType(header(headers, 'content-type'));
+  if (type === STRUCTURED_TYPE) return 'structured';
+  if (type === BATCH_TYPE) return 'batch';
+  if (type.startsWith('application/cloudevents')) {
+    return { error: `unsupported CloudEvents format ${type}: use ${STRUCTURED_TYPE}, ${BATCH_TYPE}, or binary mode (ce-* headers)` };
+  }
+  if (header(headers, 'ce-specversion') !== undefined || header(headers, 'ce-id') !== undefined) return 'binary';
+  return {
+    error: `not a CloudEvent: send binary mode (ce-id, ce-source, ce-type, ce-specversion headers) or Content-Type ${STRUCTURED_TYPE} / ${BATCH_TYPE} (got content-type ${JSON.stringify(type || '(none)')})`,
+  };
+}
+
+/** Parses an ingest request into events; all-or-nothing, every problem listed. */
+export function parseHttpEvents(headers: HttpHeaders, body: Buffer, now: Date): Parsed<HeraldEvent[]> & { mode?: IngestMode } {
+  const mode = detectMode(headers);
+  if (typeof mode !== 'string') return { ok: false, issues: [{ path: 'content-type', message: mode.error }] };
+  if (mode === 'binary') {
+    const result = parseBinary(headers, body, now);
+    return result.ok ? { ok: true, value: [result.value], mode } : { ...result, mode };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch (e) {
+    return { ok: false, mode, issues: [{ path: 'body', message: `body is not valid JSON: ${(e as Error).message}` }] };
+  }
+  if (mode === 'structured') {
+    const result = parseStructured(json, now, []);
+    return result.ok ? { ok: true, value: [result.value], mode } : { ...result, mode };
+  }
+  if (!Array.isArray(json)) return { ok: false, mode, issues: [{ path: 'body', message: 'a batch must be a JSON array of CloudEvents' }] };
+  if (json.length === 0) return { ok: false, mode, issues: [{ path: 'body', message: 'a batch must contain at least one event' }] };
+  const events: HeraldEvent[] = [];
+  const issues: ValidationIssue[] = [];
+  json.forEach((item, i) => {
+    const result = parseStructured(item, now, [i]);
+    if (result.ok) events.push(result.value);
+    else issues.push(...result.issues);
+  });
+  return issues.length ? { ok: false, mode, issues } : { ok: true, value: events, mode };
+}
+
+function parseBinary(headers: HttpHeaders, body: Buffer, now: Date): Parsed<HeraldEvent> {
+  const raw: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (lower.startsWith('ce-') && value !== undefined) raw[lower.slice(3)] = percentDecode(Array.isArray(value) ? value.join(', ') : value);
+  }
+  const contentType = header(headers, 'content-type');
+  if (contentType) raw.datacontenttype = contentType;
+  return conform(buildEvent(raw, body, now), (p) => `ce-${p}`);
+}
+
+const structuredEnvelope = z.looseObject({
+  data_base64: z.string({ error: 'data_base64 must be a base64 string' }).optional(),
+});
+
+function parseStructured(input: unknown, now: Date, prefix: number[]): Parsed<HeraldEvent> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return { ok: false, issues: [{ path: formatPath(prefix) || 'body', message: 'a CloudEvent must be a JSON object' }] };
+  }
+  const envelope = structuredEnvelope.safeParse(input);
+  if (!envelope.success) return { ok: false, issues: issuesFromZod(envelope.error, prefix) };
+  const { data, data_base64: dataBase64, ...attributes } = envelope.data as Record<string, unknown> & { data_base64?: string };
+  const at = (field: string) => formatPath([...prefix, field]);
+  let bytes: Buffer;
+  if (dataBase64 !== undefined && data !== undefined) {
+    return { ok: false, issues: [{ path: at('data'), message: 'an event carries data or data_base64, not both' }] };
+  } else if (dataBase64 !== undefined) {
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(dataBase64) || dataBase64.length % 4 !== 0) {
+      return { ok: false, issues: [{ path: at('data_base64'), message: 'data_base64 is not valid base64' }] };
+    }
+    bytes = Buffer.from(dataBase64, 'base64');
+  } else if (data === undefined) {
+    bytes = Buffer.alloc(0);
+  } else {
+    const contentType = typeof attributes.datacontenttype === 'string' ? attributes.datacontenttype : undefined;
+    const isJson = contentType === undefined || /[/+]json(\s*;|$)/i.test(contentType);
+    if (isJson) {
+      bytes = Buffer.from(JSON.stringify(data), 'utf8');
+      // The JSON event format says absent datacontenttype means application/json: make it explicit for the receiver.
+      if (contentType === undefined) attributes.datacontenttype = 'application/json';
+    } else if (typeof data === 'string') {
+      bytes = Buffer.from(data, 'utf8');
+    } else {
+      return { ok: false, issues: [{ path: at('data'), message: `data must be a string when datacontenttype is ${contentType}` }] };
+    }
+  }
+  return conform(buildEvent(attributes, bytes, now, prefix), (p) => p);
+}
+
+/**
+ * Second opinion from the CloudEvents SDK's own validator, so Herald never accepts what
+ * the reference implementation would reject; zod already gave the precise messages.
+ */
+function conform(result: Parsed<HeraldEvent>, rename: (path: string) => string): Parsed<HeraldEvent> {
+  if (!result.ok) return { ok: false, issues: result.issues.map((i) => ({ ...i, path: rename(i.path) })) };
+  try {
+    new CloudEvent({ ...result.value.attributes }, true).validate();
+  } catch (e) {
+    const detail = e instanceof SdkValidationError ? JSON.stringify(e.errors ?? e.message) : (e as Error).message;
+    return { ok: false, issues: [{ path: rename('event'), message: `rejected by the CloudEvents validator: ${detail}` }] };
+  }
+  return result;
+}
+
+/** Binary-mode request headers for delivering an event over HTTP. */
+export function binaryHeaders(event: HeraldEvent): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.attributes)) {
+    if (name === 'datacontenttype') headers['content-type'] = value;
+    else headers[`ce-${name}`] = percentEncode(value);
+  }
+  return headers;
+}
+
+// CloudEvents HTTP binding 1.0.2 §3.1.3.2: header values carry only printable ASCII, so
+// space, '"', '%' and anything outside it travel percent-encoded as UTF-8.
+function percentEncode(value: string): string {
+  return value.replace(/[^\x21\x23-\x24\x26-\x7e]/gu, (c) => encodeURIComponent(c));
+}
+
+function percentDecode(value: string): string {
+  if (!value.includes('%')) return value;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value; // a bare '%' from a producer that did not encode: keep it as sent
+  }
+}

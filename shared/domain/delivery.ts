@@ -1,0 +1,60 @@
+import { HeraldEvent } from './event';
+
+/** Seed 004's states for one (event, destination) delivery. */
+export const DELIVERY_STATUSES = ['PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD', 'QUEUED'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** What one attempt came to; the only input the delivery rules take from the wire. */
+export type AttemptResult =
+  | { kind: 'response'; status: number; durationMs: number; bodyExcerpt: string; retryAfter?: string; location?: string }
+  | { kind: 'timeout'; durationMs: number; timeoutMs: number }
+  | { kind: 'network'; durationMs: number; error: string };
+
+export function isSuccess(result: AttemptResult): boolean {
+  return result.kind === 'response' && result.status >= 200 && result.status < 300;
+}
+
+export interface LastError {
+  at: string;
+  status?: number;
+  error: string;
+  bodyExcerpt?: string;
+}
+
+export function describeFailure(result: AttemptResult, at: Date): LastError {
+  switch (result.kind) {
+    case 'response': {
+      const error = result.status >= 300 && result.status < 400
+        ? `HTTP ${result.status} redirect${result.location ? ` to ${result.location}` : ''} (redirects are not followed)`
+        : `HTTP ${result.status}`;
+      return { at: at.toISOString(), status: result.status, error, bodyExcerpt: result.bodyExcerpt };
+    }
+    case 'timeout':
+      return { at: at.toISOString(), error: `timed out after ${result.timeoutMs} ms` };
+    case 'network':
+      return { at: at.toISOString(), error: `network error: ${result.error}` };
+  }
+}
+
+export interface DeliveryRecord {
+  /** `${destinationId}.${eventKey}`: one record per (event, destination). */
+  id: string;
+  destinationId: string;
+  eventId: string;
+  eventSource: string;
+  eventType: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastError?: LastError;
+  availableAt?: string;
+  claimedAt?: string;
+  firstAttemptAt?: string;
+  lastAttemptAt?: string;
+  deliveredAt?: string;
+  /** Kept only while the delivery may still need it (not once DELIVERED), to send it again. */
+  event?: HeraldEvent;
+}
+
+export function deliveryId(destinationId: string, eventKey: string): string {
+  return `${destinationId}.${eventKey}`;
+}

@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import { z } from 'zod';
+
+/** Named delivery policies (seeds 000–003); their rules arrive with the retry engine. */
+export const POLICY_PRESETS = ['event-platform', 'eventarc', 'adobe-best-effort', 'adobe-configurable', 'cloud-elements'] as const;
+export type PolicyPreset = (typeof POLICY_PRESETS)[number];
+export const DEFAULT_POLICY: PolicyPreset = 'event-platform';
+
+export const FAILURE_MODES = ['retry', 'queue'] as const;
+export type FailureMode = (typeof FAILURE_MODES)[number];
+
+export const DESTINATION_ID = /^[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$|^[a-z0-9]$/;
+const SECRET = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
+const TOPIC = /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/topics\/[A-Za-z][\w.~+%-]{2,254}$/;
+
+export const destinationSpecSchema = z
+  .strictObject(
+    {
+      url: z.url({ error: 'url must be an absolute URL' }).max(2048, 'url must be at most 2048 characters').optional(),
+      topic: z.string().regex(TOPIC, 'topic must look like projects/PROJECT/topics/TOPIC').optional(),
+      eventTypes: z
+        .array(z.string().min(1, 'an event type must not be empty').max(256), { error: 'eventTypes must be an array of strings' })
+        .max(100, 'at most 100 event types')
+        .refine((ts) => ts.every((t) => !t.slice(0, -1).includes('*')), 'a wildcard * may only end an event type (e.g. com.example.*)')
+        .optional(),
+      policy: z.enum(POLICY_PRESETS, { error: `policy must be one of ${POLICY_PRESETS.join(', ')}` }).optional(),
+      failureMode: z.enum(FAILURE_MODES, { error: 'failureMode must be "retry" or "queue"' }).optional(),
+      secret: z.string().regex(SECRET, 'secret must be whsec_ followed by base64 of 24 to 64 random bytes').optional(),
+      technicalEmail: z.email({ error: 'technicalEmail must be an email address' }).optional(),
+    },
+    { error: 'the destination spec must be a JSON object' },
+  )
+  .refine((s) => (s.url === undefined) !== (s.topic === undefined), { message: 'give exactly one of url or topic', path: ['url'] });
+
+export type DestinationSpec = z.infer<typeof destinationSpecSchema>;
+
+export type DestinationStatus = 'active' | 'suspended';
+
+/** A destination as stored: the spec with defaults applied, its secret and its state. */
+export interface Destination {
+  id: string;
+  url?: string;
+  topic?: string;
+  eventTypes: string[];
+  policy: PolicyPreset;
+  failureMode: FailureMode;
+  secret: string;
+  technicalEmail?: string;
+  status: DestinationStatus;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What the API shows: never the secret. */
+export type DestinationView = Omit<Destination, 'secret'>;
+
+export function generateSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+export function applySpec(id: string, spec: DestinationSpec, existing: Destination | undefined, now: Date): Destination {
+  const at = now.toISOString();
+  const dest: Destination = {
+    id,
+    eventTypes: spec.eventTypes ?? [],
+    policy: spec.policy ?? DEFAULT_POLICY,
+    failureMode: spec.failureMode ?? 'retry',
+    secret: spec.secret ?? existing?.secret ?? generateSecret(),
+    status: existing?.status ?? 'active',
+    createdAt: existing?.createdAt ?? at,
+    updatedAt: at,
+  };
+  if (spec.url !== undefined) dest.url = spec.url;
+  if (spec.topic !== undefined) dest.topic = spec.topic;
+  if (spec.technicalEmail !== undefined) dest.technicalEmail = spec.technicalEmail;
+  return dest;
+}
+
+export function viewOf(dest: Destination): DestinationView {
+  const { secret: _secret, ...view } = dest;
+  return view;
+}
+
+export interface UrlRules {
+  /** Local mode only: lets http://127.0.0.1 / localhost / [::1] receivers register. */
+  allowLoopback: boolean;
+}
+
+/**
+ * Registration-time check of a webhook URL on its literal form. The full SSRF guard
+ * (DNS resolution, private ranges, pinning) runs at every attempt too.
+ */
+export function checkDestinationUrl(raw: string, rules: UrlRules): string | undefined {
+  const url = new URL(raw);
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const loopback = host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
+  if (url.username || url.password) return 'url must not carry credentials; Herald signs every request instead';
+  if (loopback) return rules.allowLoopback ? undefined : 'url points at a loopback address; only local mode with loopback allowed may use it';
+  if (url.protocol !== 'https:') return 'url must use https';
+  return undefined;
+}

@@ -1,0 +1,48 @@
+import { ConfigError } from '../config';
+import { EmulatorPrerequisiteError } from './emulators';
+import { startLocalStack } from './stack';
+
+/** `npm start`: the whole pipeline on this machine, until Ctrl-C. */
+async function main(): Promise<void> {
+  const note = (line: string) => process.stderr.write(`[herald] ${line}\n`);
+  const stack = await startLocalStack({ onProgress: note });
+  const { config, url, emulators } = stack;
+  process.stderr.write(
+    [
+      '',
+      `Herald is running at ${url}  (health: ${url}/healthz)`,
+      `  ingest   POST ${url}/ingest`,
+      `  admin         ${url}/admin/destinations`,
+      `  project  ${config.projectId}   Pub/Sub emulator ${emulators.pubsubHost}   Firestore emulator ${emulators.firestoreHost}`,
+      '',
+      'Tokens (set HERALD_ADMIN_TOKEN / HERALD_INGEST_TOKEN to choose your own):',
+      `  export HERALD_URL=${url}`,
+      `  export HERALD_ADMIN_TOKEN=${config.adminToken}`,
+      `  export HERALD_INGEST_TOKEN=${config.ingestToken}`,
+      '',
+      'Try:  npx herald destinations add my-hook --url http://127.0.0.1:9000/hook',
+      '      npx herald publish --type com.example.hello --source /demo --data \'{"hi":1}\'',
+      'Ctrl-C stops Herald (and the emulators it started).',
+      '',
+    ].join('\n'),
+  );
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    note('stopping…');
+    await stack.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+}
+
+main().catch((e: unknown) => {
+  if (e instanceof EmulatorPrerequisiteError || e instanceof ConfigError) {
+    process.stderr.write(`herald: ${e.message}\n`);
+  } else {
+    process.stderr.write(`herald: could not start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,157 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { getTestServer } from '@google-cloud/functions-framework/testing';
+import { applyTopology } from '../adapters/pubsub-topology';
+import { HeraldConfig, loadConfig } from '../config';
+import { createRuntime, pushTargetFrom, Runtime } from '../runtime';
+import { FUNCTION_NAMES, FunctionName } from '../topology';
+import { EmulatorHosts, RunningEmulators, startEmulators } from './emulators';
+import { HttpSender, Logger } from '../ports';
+
+export interface LocalStackOptions {
+  /** Port to serve on; 0 picks a free one. Default: PORT or 8080. */
+  port?: number;
+  /** Environment to read Herald's settings from (defaults to process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Emulators already running (tests); otherwise they are started or reused from the env. */
+  emulators?: EmulatorHosts;
+  log?: Logger;
+  http?: HttpSender;
+  onProgress?: (line: string) => void;
+}
+
+export interface LocalStack {
+  url: string;
+  port: number;
+  config: HeraldConfig & { adminToken: string; ingestToken: string };
+  emulators: EmulatorHosts;
+  runtime: Runtime;
+  /** Stops serving; `purge` also deletes this project's topics and subscriptions (tests). */
+  stop(options?: { purge?: boolean }): Promise<void>;
+}
+
+const token = (kind: string) => `herald_${kind}_${randomBytes(18).toString('base64url')}`;
+
+/**
+ * The whole pipeline in one process: every function at http://127.0.0.1:PORT/<function>
+ * on the functions framework's own server (as on Cloud Functions), the emulators behind
+ * it, and the topology applied from the same description the Pulumi program uses.
+ */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const env = options.env ?? process.env;
+  const progress = options.onProgress ?? (() => undefined);
+  let ready = false;
+  let health: Record<string, unknown> = {};
+  const apps = new Map<FunctionName, http.RequestListener>();
+
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://local');
+    if (url.pathname === '/healthz') {
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(ready ? { status: 'ok', ...health } : { status: 'starting' }));
+      return;
+    }
+    const [, fn, ...rest] = url.pathname.split('/');
+    const app = apps.get(fn as FunctionName);
+    if (!app) {
+      res.writeHead(ready ? 404 : 503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: ready ? `no function at /${fn ?? ''}; functions: ${FUNCTION_NAMES.map((f) => `/${f}`).join(', ')}` : 'starting' }));
+      return;
+    }
+    // Cloud Functions hands a function the path after its name; so does local mode.
+    req.url = `/${rest.join('/')}${url.search}`;
+    app(req, res);
+  });
+  const port = options.port ?? Number(env.PORT ?? 8080);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(e.code === 'EADDRINUSE' ? new Error(`port ${port} is in use: set PORT to a free port (PORT=0 picks one)`) : e),
+    );
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const actualPort = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${actualPort}`;
+  progress(`listening on ${url}`);
+
+  let emulators: RunningEmulators | undefined;
+  try {
+    let hosts = options.emulators;
+    if (!hosts) {
+      progress('starting the Pub/Sub and Firestore emulators (or reusing PUBSUB_EMULATOR_HOST / FIRESTORE_EMULATOR_HOST)');
+      emulators = await startEmulators({ env, log: progress });
+      hosts = emulators;
+    }
+    // The Google client libraries find the emulators through these variables.
+    process.env.PUBSUB_EMULATOR_HOST = hosts.pubsubHost;
+    process.env.FIRESTORE_EMULATOR_HOST = hosts.firestoreHost;
+    process.env.METADATA_SERVER_DETECTION ??= 'none';
+
+    const config = loadConfig({
+      ...env,
+      HERALD_ADMIN_TOKEN: env.HERALD_ADMIN_TOKEN || token('admin'),
+      HERALD_INGEST_TOKEN: env.HERALD_INGEST_TOKEN || token('ingest'),
+      HERALD_PUSH_TOKEN: env.HERALD_PUSH_TOKEN || token('push'),
+      HERALD_ALLOW_LOOPBACK: env.HERALD_ALLOW_LOOPBACK ?? 'true',
+      HERALD_PUSH_BASE_URL: url,
+    });
+    const overrides = { ...(options.log ? { log: options.log } : {}), ...(options.http ? { http: options.http } : {}) };
+    const runtime = createRuntime(config, overrides);
+
+    const { installRuntime } = await import('../../functions/runtime');
+    const { installJsonErrors } = await import('../../functions/index');
+    installRuntime(runtime);
+    for (const fn of FUNCTION_NAMES) {
+      const fnServer = getTestServer(fn);
+      installJsonErrors(fnServer);
+      apps.set(fn, fnServer.listeners('request')[0] as http.RequestListener);
+    }
+
+    progress(`applying the topology to project ${config.projectId}`);
+    const target = pushTargetFrom(config);
+    await applyTopology(runtime.pubsub, runtime.topology, target);
+    // Lanes of destinations registered in an earlier run point at this run's port.
+    const destinations = await runtime.destinations.list();
+    await Promise.all(destinations.map((d) => runtime.lanes.ensureLane(d.id)));
+
+    health = {
+      projectId: config.projectId,
+      emulators: { pubsub: hosts.pubsubHost, firestore: hosts.firestoreHost },
+      topics: Object.fromEntries(Object.entries(runtime.topology.topics).map(([k, t]) => [k, t.name])),
+      functions: Object.fromEntries(FUNCTION_NAMES.map((f) => [f, `${url}/${f}`])),
+      destinations: destinations.length,
+    };
+    ready = true;
+    const emulatorsRef = emulators;
+    return {
+      url,
+      port: actualPort,
+      config: runtime.config,
+      emulators: hosts,
+      runtime,
+      async stop(stopOptions = {}) {
+        ready = false;
+        if (stopOptions.purge) await purgeProject(runtime);
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        await runtime.close();
+        await emulatorsRef?.stop();
+      },
+    };
+  } catch (e) {
+    server.close();
+    await emulators?.stop();
+    throw e;
+  }
+}
+
+/** Deletes every subscription and topic of the runtime's project (tests share emulators). */
+async function purgeProject(runtime: Runtime): Promise<void> {
+  const [subscriptions] = await runtime.pubsub.getSubscriptions();
+  await Promise.all(subscriptions.map((s) => s.delete().catch(() => undefined)));
+  const [topics] = await runtime.pubsub.getTopics();
+  await Promise.all(topics.map((t) => t.delete().catch(() => undefined)));
+}
+

@@ -1,0 +1,67 @@
+import { Destination } from './domain/destination';
+import { AttemptResult, DeliveryRecord } from './domain/delivery';
+import { HeraldEvent } from './domain/event';
+import { PubSubMessage } from './domain/cloudevents-pubsub';
+
+/** The edges of Herald. Only shared/adapters/ implements these with SDKs and sockets. */
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export interface MessageBus {
+  /** Publishes and resolves with the message id once Pub/Sub has it durably. */
+  publish(topic: string, message: PubSubMessage): Promise<string>;
+}
+
+/** A topic that does not exist: callers may provision it and publish again. */
+export class TopicNotFoundError extends Error {
+  override name = 'TopicNotFoundError';
+  constructor(readonly topic: string) {
+    super(`Pub/Sub topic ${topic} does not exist`);
+  }
+}
+
+export interface LaneProvisioner {
+  /** Creates the destination's lane topic and push subscription if missing; idempotent. */
+  ensureLane(destinationId: string): Promise<void>;
+  removeLane(destinationId: string): Promise<void>;
+}
+
+export interface DestinationStore {
+  get(id: string): Promise<Destination | undefined>;
+  list(): Promise<Destination[]>;
+  /** Writes the whole destination; resolves whether it was created (true) or replaced. */
+  put(destination: Destination): Promise<{ created: boolean }>;
+  delete(id: string): Promise<boolean>;
+}
+
+export interface DeliveryStore {
+  get(id: string): Promise<DeliveryRecord | undefined>;
+  put(record: DeliveryRecord): Promise<void>;
+}
+
+export interface HttpRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  timeoutMs: number;
+}
+
+export interface HttpSender {
+  /** Never throws for the receiver's faults: a timeout or a refused connection is a result. */
+  send(request: HttpRequest): Promise<AttemptResult>;
+}
+
+export interface Logger {
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+}
+
+export type LogFields = Record<string, unknown>;
+
+export type { HeraldEvent };

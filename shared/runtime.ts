@@ -1,0 +1,77 @@
+import { Firestore } from '@google-cloud/firestore';
+import { PubSub } from '@google-cloud/pubsub';
+import { FirestoreDeliveryStore, FirestoreDestinationStore, OperationCounter } from './adapters/firestore-stores';
+import { UndiciHttpSender } from './adapters/http-sender';
+import { PubSubBus } from './adapters/pubsub-bus';
+import { PubSubLanes, PushTarget } from './adapters/pubsub-topology';
+import { DestinationDirectory } from './app/destination-directory';
+import { ConfigError, HeraldConfig } from './config';
+import { createLogger, parseSeverity } from './log';
+import { Clock, DeliveryStore, DestinationStore, HttpSender, LaneProvisioner, Logger, MessageBus, systemClock } from './ports';
+import { FunctionName, heraldTopology, Topology, TopologyNames } from './topology';
+
+/** Everything a function needs, built once per process from the configuration. */
+export interface Runtime {
+  config: HeraldConfig & { adminToken: string; ingestToken: string };
+  clock: Clock;
+  log: Logger;
+  bus: MessageBus;
+  lanes: LaneProvisioner;
+  destinations: DestinationStore;
+  deliveries: DeliveryStore;
+  directory: DestinationDirectory;
+  http: HttpSender;
+  names: TopologyNames;
+  topology: Topology;
+  firestoreOps: OperationCounter;
+  pubsub: PubSub;
+  firestore: Firestore;
+  close(): Promise<void>;
+}
+
+export function pushTargetFrom(config: HeraldConfig): PushTarget {
+  const base = config.pushBaseUrl;
+  if (!base) throw new ConfigError('HERALD_PUSH_BASE_URL is not set: Herald needs the base URL of its functions to create destination lanes');
+  return {
+    endpointFor: (fn: FunctionName) => {
+      const url = new URL(`${base.replace(/\/$/, '')}/${fn}`);
+      if (config.pushToken) url.searchParams.set('token', config.pushToken);
+      return url.toString();
+    },
+    ...(config.pushServiceAccount ? { serviceAccountEmail: config.pushServiceAccount } : {}),
+  };
+}
+
+export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runtime, 'clock' | 'http' | 'log'>> = {}): Runtime {
+  const { adminToken, ingestToken } = config;
+  if (!adminToken || !ingestToken) {
+    throw new ConfigError('HERALD_ADMIN_TOKEN and HERALD_INGEST_TOKEN must be set (at least 16 characters each)');
+  }
+  const clock = overrides.clock ?? systemClock;
+  const log = overrides.log ?? createLogger({ level: parseSeverity(config.logLevel) });
+  const pubsub = new PubSub({ projectId: config.projectId });
+  const firestore = new Firestore({ projectId: config.projectId, ignoreUndefinedProperties: true });
+  const firestoreOps = new OperationCounter();
+  const destinations = new FirestoreDestinationStore(firestore, firestoreOps);
+  const names = { prefix: config.topicPrefix };
+  const http = overrides.http ?? new UndiciHttpSender();
+  return {
+    config: { ...config, adminToken, ingestToken },
+    clock,
+    log,
+    bus: new PubSubBus(pubsub),
+    lanes: new PubSubLanes(pubsub, names, pushTargetFrom(config)),
+    destinations,
+    deliveries: new FirestoreDeliveryStore(firestore, firestoreOps),
+    directory: new DestinationDirectory(destinations, clock, config.destinationCacheMs),
+    http,
+    names,
+    topology: heraldTopology(names),
+    firestoreOps,
+    pubsub,
+    firestore,
+    async close() {
+      await Promise.allSettled([pubsub.close(), firestore.terminate(), http instanceof UndiciHttpSender ? http.close() : Promise.resolve()]);
+    },
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * The one description of Herald's Pub/Sub topology. Local mode applies it to the emulator
+ * (shared/adapters/pubsub-topology.ts); the Pulumi program declares the same objects in GCP.
+ * Push endpoints name a function; whoever applies the topology turns that into a URL.
+ */
+
+export const FUNCTION_NAMES = ['ingest', 'admin', 'route', 'deliver'] as const;
+export type FunctionName = (typeof FUNCTION_NAMES)[number];
+
+/** Functions that only Pub/Sub may call (push subscriptions), never users. */
+export const PUSH_FUNCTIONS: readonly FunctionName[] = ['route', 'deliver'];
+
+export const TOPIC_KEYS = ['events', 'deadLetter', 'replay', 'notifications'] as const;
+export type TopicKey = (typeof TOPIC_KEYS)[number];
+
+export interface TopicSpec {
+  name: string;
+  /** Retention on the topic itself, so a subscription can seek back (dead letters). */
+  messageRetentionSeconds?: number;
+}
+
+export interface SubscriptionSpec {
+  name: string;
+  topic: string;
+  /** Absent: a pull subscription that holds messages for a reader. */
+  pushTo?: FunctionName;
+  ackDeadlineSeconds: number;
+  messageRetentionSeconds: number;
+  /** Pub/Sub's own redelivery backoff: a backstop; Herald schedules its retries itself. */
+  retryPolicy?: { minimumBackoffSeconds: number; maximumBackoffSeconds: number };
+  /** Backstop for messages Herald itself cannot process (its own faults), never for a failing destination. */
+  deadLetter?: { topic: string; maxDeliveryAttempts: number };
+}
+
+export interface Topology {
+  topics: Record<TopicKey, TopicSpec>;
+  subscriptions: SubscriptionSpec[];
+}
+
+export interface TopologyNames {
+  /** Every topic and subscription name starts with it; default "herald". */
+  prefix: string;
+}
+
+const DAY = 24 * 3600;
+// Long enough for a 5 s delivery timeout plus Firestore work, with room to spare: an
+// ack deadline shorter than the handler means endless redelivery.
+const PUSH_ACK_DEADLINE_SECONDS = 60;
+const PUSH_RETRY = { minimumBackoffSeconds: 10, maximumBackoffSeconds: 600 };
+const BACKSTOP_ATTEMPTS = 100;
+
+export function heraldTopology(names: TopologyNames = { prefix: 'herald' }): Topology {
+  const p = names.prefix;
+  const topics: Record<TopicKey, TopicSpec> = {
+    events: { name: `${p}-events` },
+    deadLetter: { name: `${p}-dead-letter`, messageRetentionSeconds: 31 * DAY },
+    replay: { name: `${p}-replay` },
+    notifications: { name: `${p}-notifications`, messageRetentionSeconds: 7 * DAY },
+  };
+  const backstop = { topic: topics.deadLetter.name, maxDeliveryAttempts: BACKSTOP_ATTEMPTS };
+  return {
+    topics,
+    subscriptions: [
+      {
+        name: `${p}-events-route`,
+        topic: topics.events.name,
+        pushTo: 'route',
+        ackDeadlineSeconds: PUSH_ACK_DEADLINE_SECONDS,
+        messageRetentionSeconds: 7 * DAY,
+        retryPolicy: PUSH_RETRY,
+        deadLetter: backstop,
+      },
+      // Dead letters wait here for an operator or a replay; nothing consumes them automatically.
+      { name: `${p}-dead-letter-hold`, topic: topics.deadLetter.name, ackDeadlineSeconds: 60, messageRetentionSeconds: 7 * DAY },
+      // The email sender (outside Herald) reads suspension notices from here.
+      { name: `${p}-notifications-outbox`, topic: topics.notifications.name, ackDeadlineSeconds: 60, messageRetentionSeconds: 7 * DAY },
+    ],
+  };
+}
+
+/**
+ * Each destination gets its own lane: a topic and a push subscription to `deliver`. Pub/Sub
+ * flow control, push backoff and the in-flight window are per subscription, so a slow or
+ * failing destination fills only its own lane and never delays another's deliveries.
+ */
+export function laneTopology(destinationId: string, names: TopologyNames = { prefix: 'herald' }): { topic: TopicSpec; subscription: SubscriptionSpec } {
+  const topic = `${names.prefix}-lane-${destinationId}`;
+  return {
+    topic: { name: topic },
+    subscription: {
+      name: `${topic}-deliver`,
+      topic,
+      pushTo: 'deliver',
+      ackDeadlineSeconds: PUSH_ACK_DEADLINE_SECONDS,
+      messageRetentionSeconds: 7 * DAY,
+      retryPolicy: PUSH_RETRY,
+      deadLetter: { topic: `${names.prefix}-dead-letter`, maxDeliveryAttempts: BACKSTOP_ATTEMPTS },
+    },
+  };
+}

@@ -1,0 +1,123 @@
+import { PubSub } from '@google-cloud/pubsub';
+import { HTTP } from 'cloudevents';
+import { Webhook } from 'standardwebhooks';
+import { Receiver, ReceivedRequest } from '../support/receiver';
+import { startTestStack, TestStack } from '../support/stack';
+
+let stack: TestStack;
+const receiver = new Receiver();
+const secrets: Record<string, string> = {};
+
+function verified(req: ReceivedRequest, destination: string) {
+  // Throws unless the signature is valid for the destination's secret.
+  new Webhook(secrets[destination]!).verify(req.body, req.headers as Record<string, string>);
+  const event = HTTP.toEvent({ headers: req.headers, body: req.body });
+  if (Array.isArray(event)) throw new Error('binary mode delivers one event');
+  return event;
+}
+
+function byId(path: string, id: string): ReceivedRequest[] {
+  return receiver.on(path).filter((r) => r.headers['ce-id'] === id);
+}
+
+beforeAll(async () => {
+  await receiver.start();
+  stack = await startTestStack('spine-test');
+  for (const [id, eventTypes] of [
+    ['orders', ['com.example.order.*']],
+    ['users', ['com.example.user.created']],
+  ] as const) {
+    const res = await stack.admin('PUT', `/destinations/${id}`, { url: `${receiver.url}/${id}`, eventTypes });
+    expect(res.status).toBe(201);
+    secrets[id] = (res.body as { secret: string }).secret;
+    expect(secrets[id]).toMatch(/^whsec_/);
+  }
+});
+
+afterAll(async () => {
+  await stack?.stop({ purge: true });
+  await receiver.stop();
+});
+
+describe('an event reaches the destinations that subscribe to its type, signed and unchanged', () => {
+  test('binary mode: headers, signature and the exact data bytes', async () => {
+    const data = Buffer.from('{"orderId": 42,  "note": "spaces  kept"}');
+    const res = await stack.ingest(
+      { 'ce-id': 'bin-1', 'ce-source': '/shop', 'ce-type': 'com.example.order.created', 'ce-specversion': '1.0', 'ce-tenant': 'acme', 'content-type': 'application/json' },
+      data,
+    );
+    expect(res).toEqual({ status: 202, body: { accepted: ['bin-1'] } });
+    await receiver.waitFor(1, '/orders');
+    const [req] = byId('/orders', 'bin-1');
+    expect(req!.body.equals(data)).toBe(true);
+    const event = verified(req!, 'orders');
+    expect(event.id).toBe('bin-1');
+    expect(event.source).toBe('/shop');
+    expect(event.type).toBe('com.example.order.created');
+    expect(event['tenant']).toBe('acme');
+    expect(typeof event.time).toBe('string'); // stamped at ingest when the producer sent none
+    expect(req!.headers['content-type']).toBe('application/json');
+    expect(req!.headers['webhook-id']).toMatch(/^msg_/);
+  });
+
+  test('structured mode', async () => {
+    const body = { specversion: '1.0', id: 'str-1', source: '/shop', type: 'com.example.order.paid', time: '2026-01-02T03:04:05Z', datacontenttype: 'text/plain', data: 'paid in full' };
+    const res = await stack.ingest({ 'content-type': 'application/cloudevents+json' }, JSON.stringify(body));
+    expect(res).toEqual({ status: 202, body: { accepted: ['str-1'] } });
+    await receiver.waitFor(2, '/orders');
+    const [req] = byId('/orders', 'str-1');
+    const event = verified(req!, 'orders');
+    expect(event.time).toBe('2026-01-02T03:04:05Z');
+    expect(req!.body.toString()).toBe('paid in full');
+    expect(req!.headers['content-type']).toBe('text/plain');
+  });
+
+  test('batch mode: each event goes only to its own subscribers', async () => {
+    const batch = [
+      { specversion: '1.0', id: 'bat-1', source: '/shop', type: 'com.example.order.shipped', data: { parcel: 'P1' } },
+      { specversion: '1.0', id: 'bat-2', source: '/accounts', type: 'com.example.user.created', data_base64: Buffer.from([0, 1, 2, 255]).toString('base64'), datacontenttype: 'application/octet-stream' },
+    ];
+    const res = await stack.ingest({ 'content-type': 'application/cloudevents-batch+json' }, JSON.stringify(batch));
+    expect(res).toEqual({ status: 202, body: { accepted: ['bat-1', 'bat-2'] } });
+    await receiver.waitFor(3, '/orders');
+    await receiver.waitFor(1, '/users');
+    const shipped = byId('/orders', 'bat-1')[0]!;
+    verified(shipped, 'orders');
+    expect(JSON.parse(shipped.body.toString())).toEqual({ parcel: 'P1' });
+    expect(shipped.headers['content-type']).toBe('application/json');
+    const user = byId('/users', 'bat-2')[0]!;
+    verified(user, 'users');
+    expect([...user.body]).toEqual([0, 1, 2, 255]);
+  });
+
+  test('a message published straight onto the events topic is delivered like an ingested one', async () => {
+    const pubsub = new PubSub({ projectId: 'spine-test' });
+    const data = Buffer.from('{"userId":"u-7"}');
+    await pubsub.topic(stack.runtime.topology.topics.events.name).publishMessage({
+      data,
+      attributes: { 'ce-id': 'direct-1', 'ce-source': '/accounts', 'ce-type': 'com.example.user.created', 'ce-specversion': '1.0', 'ce-time': '2026-03-04T05:06:07Z', 'content-type': 'application/json' },
+    });
+    await receiver.waitFor(2, '/users');
+    const req = byId('/users', 'direct-1')[0]!;
+    expect(req.body.equals(data)).toBe(true);
+    const event = verified(req, 'users');
+    expect(event.time).toBe('2026-03-04T05:06:07Z');
+    await pubsub.close();
+  });
+
+  test('no event reached a destination that does not subscribe to its type, and none twice', async () => {
+    // Let any stray delivery arrive before counting.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(receiver.on('/orders').map((r) => r.headers['ce-id']).sort()).toEqual(['bat-1', 'bin-1', 'str-1']);
+    expect(receiver.on('/users').map((r) => r.headers['ce-id']).sort()).toEqual(['bat-2', 'direct-1']);
+  });
+
+  test('each delivery is recorded DELIVERED with one attempt', async () => {
+    const records = await stack.runtime.firestore.collection('deliveries').where('destinationId', '==', 'orders').get();
+    expect(records.docs.map((d) => [d.get('eventId'), d.get('status'), d.get('attempts')]).sort()).toEqual([
+      ['bat-1', 'DELIVERED', 1],
+      ['bin-1', 'DELIVERED', 1],
+      ['str-1', 'DELIVERED', 1],
+    ]);
+  });
+});

@@ -1,0 +1,45 @@
+import { startLocalStack, LocalStack } from '../../shared/local/stack';
+import { createLogger } from '../../shared/log';
+
+export interface TestStack extends LocalStack {
+  admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+  ingest(headers: Record<string, string>, body: string | Buffer): Promise<{ status: number; body: unknown }>;
+  logs: Record<string, unknown>[];
+}
+
+/** A local stack on the shared test emulators, in a project of its own. */
+export async function startTestStack(projectId: string, env: Record<string, string> = {}): Promise<TestStack> {
+  const pubsubHost = process.env.PUBSUB_EMULATOR_HOST;
+  const firestoreHost = process.env.FIRESTORE_EMULATOR_HOST;
+  if (!pubsubHost || !firestoreHost) throw new Error('integration tests need the emulators from test/setup/global-setup.ts');
+  const logs: Record<string, unknown>[] = [];
+  const log = createLogger({ level: 'DEBUG', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+  const stack = await startLocalStack({
+    port: 0,
+    emulators: { pubsubHost, firestoreHost },
+    env: { ...process.env, HERALD_PROJECT_ID: projectId, ...env },
+    log,
+  });
+  const call = async (url: string, init: RequestInit) => {
+    const res = await fetch(url, init);
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* keep text */
+    }
+    return { status: res.status, body };
+  };
+  return Object.assign(stack, {
+    logs,
+    admin: (method: string, path: string, body?: unknown) =>
+      call(`${stack.url}/admin${path}`, {
+        method,
+        headers: { authorization: `Bearer ${stack.config.adminToken}`, 'content-type': 'application/json' },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      }),
+    ingest: (headers: Record<string, string>, body: string | Buffer) =>
+      call(`${stack.url}/ingest`, { method: 'POST', headers: { authorization: `Bearer ${stack.config.ingestToken}`, ...headers }, body }),
+  });
+}
