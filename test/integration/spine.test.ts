@@ -1,6 +1,6 @@
 import { PubSub } from '@google-cloud/pubsub';
 import { HTTP } from 'cloudevents';
-import { Webhook } from 'standardwebhooks';
+import { createHmac } from 'node:crypto';
 import { Receiver, ReceivedRequest } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';
 
@@ -9,8 +9,12 @@ const receiver = new Receiver();
 const secrets: Record<string, string> = {};
 
 function verified(req: ReceivedRequest, destination: string) {
-  // Throws unless the signature is valid for the destination's secret.
-  new Webhook(secrets[destination]!).verify(req.body, req.headers as Record<string, string>);
+  // Checked by the Standard Webhooks rule itself, not by the library Herald signs with.
+  const key = Buffer.from(secrets[destination]!.replace(/^whsec_/, ''), 'base64');
+  const signed = `${req.headers['webhook-id']}.${req.headers['webhook-timestamp']}.${req.body.toString('utf8')}`;
+  const expected = `v1,${createHmac('sha256', key).update(signed).digest('base64')}`;
+  expect(String(req.headers['webhook-signature']).split(' ')).toContain(expected);
+  expect(Math.abs(Date.now() / 1000 - Number(req.headers['webhook-timestamp']))).toBeLessThan(60);
   const event = HTTP.toEvent({ headers: req.headers, body: req.body });
   if (Array.isArray(event)) throw new Error('binary mode delivers one event');
   return event;
@@ -67,7 +71,7 @@ describe('an event reaches the destinations that subscribe to its type, signed a
     await receiver.waitFor(2, '/orders');
     const [req] = byId('/orders', 'str-1');
     const event = verified(req!, 'orders');
-    expect(event.time).toBe('2026-01-02T03:04:05Z');
+    expect(req!.headers['ce-time']).toBe('2026-01-02T03:04:05Z');
     expect(req!.body.toString()).toBe('paid in full');
     expect(req!.headers['content-type']).toBe('text/plain');
   });
@@ -101,7 +105,8 @@ describe('an event reaches the destinations that subscribe to its type, signed a
     const req = byId('/users', 'direct-1')[0]!;
     expect(req.body.equals(data)).toBe(true);
     const event = verified(req, 'users');
-    expect(event.time).toBe('2026-03-04T05:06:07Z');
+    expect(req.headers['ce-time']).toBe('2026-03-04T05:06:07Z');
+    expect(event.id).toBeDefined();
     await pubsub.close();
   });
 
