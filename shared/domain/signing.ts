@@ -1,13 +1,22 @@
+import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 
 /**
  * Standard Webhooks signature headers. The id is the same on every attempt of an event,
  * so receivers can deduplicate on it; during a secret rotation every secret signs and the
  * signatures travel space-separated, as the specification allows.
+ *
+ * The reference libraries sign the body as text. For data that is not valid UTF-8 that
+ * text differs from the bytes on the wire, so Herald also signs the raw bytes: a receiver
+ * that HMACs the raw body and one that uses a Standard Webhooks library both find a match.
  */
 export function signatureHeaders(secrets: readonly string[], webhookId: string, at: Date, body: Buffer): Record<string, string> {
   if (secrets.length === 0) throw new Error('a destination needs at least one signing secret');
-  const signatures = secrets.map((secret) => new Webhook(secret).sign(webhookId, at, body));
+  const rawBytesDiffer = !isUtf8(body);
+  const signatures = secrets.flatMap((secret) => {
+    const library = new Webhook(secret).sign(webhookId, at, body);
+    return rawBytesDiffer ? [library, rawBytesSignature(secret, webhookId, at, body)] : [library];
+  });
   return {
     'webhook-id': webhookId,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
@@ -17,4 +26,14 @@ export function signatureHeaders(secrets: readonly string[], webhookId: string, 
 
 export function webhookIdFor(eventKey: string): string {
   return `msg_${eventKey}`;
+}
+
+function isUtf8(body: Buffer): boolean {
+  return Buffer.from(body.toString('utf8'), 'utf8').equals(body);
+}
+
+function rawBytesSignature(secret: string, webhookId: string, at: Date, body: Buffer): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const prefix = Buffer.from(`${webhookId}.${Math.floor(at.getTime() / 1000)}.`, 'utf8');
+  return `v1,${createHmac('sha256', key).update(prefix).update(body).digest('base64')}`;
 }
