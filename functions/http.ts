@@ -62,25 +62,34 @@ export function guarded(log: () => Logger, name: string, handler: (req: HeraldRe
 
 /**
  * The functions framework parses JSON bodies before a function runs and answers a parse
- * failure with an HTML page. This turns that into Herald's JSON error shape.
+ * failure with an HTML page; its parser is also stricter than JSON itself (it refuses a
+ * bare `"text"` or `42`). A function that reads the raw body itself (`rawBodyHandler`)
+ * still gets the request and judges the bytes; the others answer in Herald's JSON shape.
  */
-export function jsonBodyErrors(err: unknown, _req: Request, res: Response, next: NextFunction): void {
-  const e = err as { type?: string; status?: number; message?: string };
-  if (res.headersSent) return next(err);
-  if (e.type === 'entity.parse.failed') {
-    sendJson(res, 400, {
-      error: 'body is not valid JSON',
-      issues: [{ path: 'body', message: `${e.message ?? 'unparseable'} (an application/json body must be a JSON object or array)` }],
-    });
-    return;
-  }
-  if (e.type === 'entity.too.large') {
-    sendJson(res, 413, { error: 'request body too large', issues: [{ path: 'body', message: e.message ?? 'too large' }] });
-    return;
-  }
-  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
-    sendJson(res, e.status, { error: e.message ?? 'bad request', issues: [] });
-    return;
-  }
-  next(err);
+export function jsonBodyErrors(rawBodyHandler?: (req: HeraldRequest, res: Response) => unknown) {
+  return (err: unknown, req: HeraldRequest, res: Response, next: NextFunction): void => {
+    const e = err as { type?: string; status?: number; message?: string };
+    if (res.headersSent) return next(err);
+    if (e.type === 'entity.parse.failed') {
+      if (rawBodyHandler && req.rawBody) {
+        req.body = req.rawBody;
+        void rawBodyHandler(req, res);
+        return;
+      }
+      sendJson(res, 400, {
+        error: 'body is not valid JSON',
+        issues: [{ path: 'body', message: e.message ?? 'unparseable' }],
+      });
+      return;
+    }
+    if (e.type === 'entity.too.large') {
+      sendJson(res, 413, { error: 'request body too large', issues: [{ path: 'body', message: e.message ?? 'too large' }] });
+      return;
+    }
+    if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+      sendJson(res, e.status, { error: e.message ?? 'bad request', issues: [] });
+      return;
+    }
+    next(err);
+  };
 }

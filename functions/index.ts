@@ -6,7 +6,7 @@ import { adminHandler } from './admin';
 import { jsonBodyErrors } from './http';
 import { ingestHandler } from './ingest';
 import { deliverHandler, routeHandler } from './push';
-import { FunctionName } from '../shared/topology';
+import { FUNCTION_NAMES, FunctionName } from '../shared/topology';
 
 /** Every Herald function, registered under the entry-point names Cloud Functions deploys. */
 export const HANDLERS: Record<FunctionName, functions.HttpFunction> = {
@@ -18,22 +18,26 @@ export const HANDLERS: Record<FunctionName, functions.HttpFunction> = {
 
 for (const [name, handler] of Object.entries(HANDLERS)) functions.http(name, handler);
 
-type ExpressApp = http.RequestListener & { use?: (handler: typeof jsonBodyErrors) => void };
+type ExpressApp = http.RequestListener & { use?: (handler: ReturnType<typeof jsonBodyErrors>) => void };
 
-/** Adds Herald's JSON answer for body-parse errors to a functions-framework server's app. */
-export function installJsonErrors(server: http.Server): void {
+/** Functions that judge the raw body themselves (binary-mode data is opaque bytes). */
+const RAW_BODY_FUNCTIONS: ReadonlySet<FunctionName> = new Set(['ingest']);
+
+/** Adds Herald's answer to body-parse errors to the functions-framework server of `fn`. */
+export function installJsonErrors(server: http.Server, fn: FunctionName): void {
   const app = server.listeners('request')[0] as ExpressApp | undefined;
-  app?.use?.(jsonBodyErrors);
+  app?.use?.(jsonBodyErrors(RAW_BODY_FUNCTIONS.has(fn) ? HANDLERS[fn] : undefined));
 }
 
 // On Cloud Functions the framework builds its one server after loading this module and
 // offers no hook: catch that server as it is made. Local mode calls installJsonErrors itself.
-if (process.env.FUNCTION_TARGET !== undefined) {
+const deployedTarget = FUNCTION_NAMES.find((name) => name === process.env.FUNCTION_TARGET);
+if (deployedTarget !== undefined) {
   const createServer = http.createServer;
   http.createServer = ((...args: Parameters<typeof http.createServer>) => {
     http.createServer = createServer;
     const server = createServer(...args);
-    installJsonErrors(server);
+    installJsonErrors(server, deployedTarget);
     return server;
   }) as typeof http.createServer;
 }

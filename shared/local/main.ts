@@ -5,7 +5,20 @@ import { startLocalStack } from './stack';
 /** `npm start`: the whole pipeline on this machine, until Ctrl-C. */
 async function main(): Promise<void> {
   const note = (line: string) => process.stderr.write(`[herald] ${line}\n`);
-  const stack = await startLocalStack({ onProgress: note });
+  // The emulators' own chatter is kept back and shown only if start-up fails, or with DEBUG logs.
+  const verbose = process.env.HERALD_LOG_LEVEL === 'DEBUG';
+  const emulatorLines: string[] = [];
+  const progress = (line: string) => {
+    if (!verbose && /^\[(pubsub|firestore)\] /.test(line)) emulatorLines.push(line);
+    else note(line);
+  };
+  let stack: Awaited<ReturnType<typeof startLocalStack>>;
+  try {
+    stack = await startLocalStack({ onProgress: progress });
+  } catch (e) {
+    for (const line of emulatorLines.slice(-40)) note(line);
+    throw e;
+  }
   const { config, url, emulators } = stack;
   process.stderr.write(
     [

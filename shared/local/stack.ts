@@ -103,7 +103,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     installRuntime(runtime);
     for (const fn of FUNCTION_NAMES) {
       const fnServer = getTestServer(fn);
-      installJsonErrors(fnServer);
+      installJsonErrors(fnServer, fn);
       apps.set(fn, fnServer.listeners('request')[0] as http.RequestListener);
     }
 

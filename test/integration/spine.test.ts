@@ -67,11 +67,21 @@ describe('an event reaches the destinations that subscribe to its type, signed a
     expect(req!.headers['webhook-id']).toMatch(/^msg_/);
   });
 
+  test('binary mode: JSON data that is a bare string or number is valid JSON and is delivered', async () => {
+    for (const [id, data] of [['scalar-1', '"just text"'], ['scalar-2', '42']] as const) {
+      const res = await stack.ingest({ 'ce-id': id, 'ce-source': '/shop', 'ce-type': 'com.example.order.noted', 'ce-specversion': '1.0', 'content-type': 'application/json' }, data);
+      expect(res).toEqual({ status: 202, body: { accepted: [id] } });
+    }
+    await receiver.waitFor(3, '/orders');
+    expect(byId('/orders', 'scalar-1')[0]!.body.toString()).toBe('"just text"');
+    expect(byId('/orders', 'scalar-2')[0]!.body.toString()).toBe('42');
+  });
+
   test('structured mode', async () => {
     const body = { specversion: '1.0', id: 'str-1', source: '/shop', type: 'com.example.order.paid', time: '2026-01-02T03:04:05Z', datacontenttype: 'text/plain', data: 'paid in full' };
     const res = await stack.ingest({ 'content-type': 'application/cloudevents+json' }, JSON.stringify(body));
     expect(res).toEqual({ status: 202, body: { accepted: ['str-1'] } });
-    await receiver.waitFor(2, '/orders');
+    await receiver.waitFor(4, '/orders');
     const [req] = byId('/orders', 'str-1');
     verified(req!, 'orders');
     expect(req!.headers['ce-time']).toBe('2026-01-02T03:04:05Z');
@@ -86,7 +96,7 @@ describe('an event reaches the destinations that subscribe to its type, signed a
     ];
     const res = await stack.ingest({ 'content-type': 'application/cloudevents-batch+json' }, JSON.stringify(batch));
     expect(res).toEqual({ status: 202, body: { accepted: ['bat-1', 'bat-2'] } });
-    await receiver.waitFor(3, '/orders');
+    await receiver.waitFor(5, '/orders');
     await receiver.waitFor(1, '/users');
     const shipped = byId('/orders', 'bat-1')[0]!;
     verified(shipped, 'orders');
@@ -116,7 +126,7 @@ describe('an event reaches the destinations that subscribe to its type, signed a
   test('no event reached a destination that does not subscribe to its type, and none twice', async () => {
     // Let any stray delivery arrive before counting.
     await new Promise((r) => setTimeout(r, 1500));
-    expect(receiver.on('/orders').map((r) => r.headers['ce-id']).sort()).toEqual(['bat-1', 'bin-1', 'str-1']);
+    expect(receiver.on('/orders').map((r) => r.headers['ce-id']).sort()).toEqual(['bat-1', 'bin-1', 'scalar-1', 'scalar-2', 'str-1']);
     expect(receiver.on('/users').map((r) => r.headers['ce-id']).sort()).toEqual(['bat-2', 'direct-1']);
   });
 
@@ -125,6 +135,8 @@ describe('an event reaches the destinations that subscribe to its type, signed a
     expect(records.docs.map((d) => [d.get('eventId'), d.get('status'), d.get('attempts')]).sort()).toEqual([
       ['bat-1', 'DELIVERED', 1],
       ['bin-1', 'DELIVERED', 1],
+      ['scalar-1', 'DELIVERED', 1],
+      ['scalar-2', 'DELIVERED', 1],
       ['str-1', 'DELIVERED', 1],
     ]);
   });
