@@ -1,5 +1,5 @@
 import { Destination } from './domain/destination';
-import { AttemptResult, DeliveryRecord } from './domain/delivery';
+import { AttemptResult, DeliveryRecord, DeliveryStatus } from './domain/delivery';
 import { HeraldEvent } from './domain/event';
 import { PubSubMessage } from './domain/cloudevents-pubsub';
 
@@ -38,9 +38,26 @@ export interface DestinationStore {
   delete(id: string): Promise<boolean>;
 }
 
+export interface DeliveryPage {
+  deliveries: DeliveryRecord[];
+  /** Pass back to get the next page; absent on the last page. */
+  nextCursor?: string;
+}
+
 export interface DeliveryStore {
   get(id: string): Promise<DeliveryRecord | undefined>;
   put(record: DeliveryRecord): Promise<void>;
+  /**
+   * Reads one record, lets `decide` compute its successor, and writes that atomically.
+   * `decide` may run more than once under contention, so it must be pure; returning
+   * undefined leaves the record as it is. Resolves with what was written, if anything.
+   */
+  update(id: string, decide: (current: DeliveryRecord | undefined) => DeliveryRecord | undefined): Promise<DeliveryRecord | undefined>;
+  /** Ids of work due now: PENDING with availableAt ≤ now, or IN_FLIGHT claimed before `claimExpiredBefore`. */
+  due(now: Date, claimExpiredBefore: Date, limit: number): Promise<string[]>;
+  /** The earliest availableAt of any PENDING delivery. */
+  nextAvailableAt(): Promise<Date | undefined>;
+  list(destinationId: string, query: { status?: DeliveryStatus; limit: number; cursor?: string }): Promise<DeliveryPage>;
 }
 
 export interface HttpRequest {

@@ -1,8 +1,8 @@
 import { DocumentData, Firestore } from '@google-cloud/firestore';
-import { DeliveryRecord } from '../domain/delivery';
+import { DeliveryRecord, DeliveryStatus } from '../domain/delivery';
 import { Destination } from '../domain/destination';
 import { HeraldEvent } from '../domain/event';
-import { DeliveryStore, DestinationStore } from '../ports';
+import { DeliveryPage, DeliveryStore, DestinationStore } from '../ports';
 
 /** Counts every document read and write, so the benchmark reports what Herald costs. */
 export class OperationCounter {
@@ -15,6 +15,17 @@ export class OperationCounter {
 }
 
 export const COLLECTIONS = { destinations: 'destinations', deliveries: 'deliveries' } as const;
+
+/**
+ * Every query Herald makes on deliveries, as data: the store builds its queries from these,
+ * and the Pulumi program derives the composite indexes from the same list.
+ */
+export const DELIVERY_QUERIES = {
+  duePending: { collection: COLLECTIONS.deliveries, equality: ['status'], orderBy: 'availableAt' },
+  expiredClaims: { collection: COLLECTIONS.deliveries, equality: ['status'], orderBy: 'claimedAt' },
+  byDestination: { collection: COLLECTIONS.deliveries, equality: ['destinationId'], orderBy: 'id' },
+  byDestinationAndStatus: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'status'], orderBy: 'id' },
+} as const satisfies Record<string, { collection: string; equality: readonly string[]; orderBy: string }>;
 
 const GRPC_ALREADY_EXISTS = 6;
 
@@ -88,6 +99,54 @@ export class FirestoreDeliveryStore implements DeliveryStore {
   async put(record: DeliveryRecord): Promise<void> {
     await this.col.doc(record.id).set(toDoc(record));
     this.ops.writes++;
+  }
+
+  async update(id: string, decide: (current: DeliveryRecord | undefined) => DeliveryRecord | undefined): Promise<DeliveryRecord | undefined> {
+    const ref = this.col.doc(id);
+    let reads = 0;
+    const written = await this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(ref);
+      reads++;
+      const next = decide(snap.exists ? fromDoc(snap.data() as DocumentData) : undefined);
+      if (next !== undefined) tx.set(ref, toDoc(next));
+      return next;
+    });
+    this.ops.reads += reads;
+    if (written !== undefined) this.ops.writes++;
+    return written;
+  }
+
+  async due(now: Date, claimExpiredBefore: Date, limit: number): Promise<string[]> {
+    const q = DELIVERY_QUERIES;
+    const [pending, expired] = await Promise.all([
+      this.col.where(q.duePending.equality[0], '==', 'PENDING').where(q.duePending.orderBy, '<=', now.toISOString()).orderBy(q.duePending.orderBy).limit(limit).select().get(),
+      this.col.where(q.expiredClaims.equality[0], '==', 'IN_FLIGHT').where(q.expiredClaims.orderBy, '<=', claimExpiredBefore.toISOString()).orderBy(q.expiredClaims.orderBy).limit(limit).select().get(),
+    ]);
+    // Firestore bills a query that matches nothing as one read.
+    this.ops.reads += Math.max(1, pending.size) + Math.max(1, expired.size);
+    return [...expired.docs, ...pending.docs].map((d) => d.id).slice(0, limit);
+  }
+
+  async nextAvailableAt(): Promise<Date | undefined> {
+    const q = DELIVERY_QUERIES.duePending;
+    const snap = await this.col.where(q.equality[0], '==', 'PENDING').orderBy(q.orderBy).limit(1).select(q.orderBy).get();
+    this.ops.reads += 1;
+    const at = snap.docs[0]?.get(q.orderBy) as string | undefined;
+    return at === undefined ? undefined : new Date(at);
+  }
+
+  async list(destinationId: string, query: { status?: DeliveryStatus; limit: number; cursor?: string }): Promise<DeliveryPage> {
+    let q = this.col.where('destinationId', '==', destinationId);
+    if (query.status !== undefined) q = q.where('status', '==', query.status);
+    q = q.orderBy('id');
+    if (query.cursor !== undefined) q = q.startAfter(query.cursor);
+    // One extra tells whether another page exists without a second query.
+    const snap = await q.limit(query.limit + 1).get();
+    this.ops.reads += Math.max(1, snap.size);
+    const docs = snap.docs.slice(0, query.limit);
+    const deliveries = docs.map((d) => fromDoc(d.data()));
+    const last = deliveries[deliveries.length - 1];
+    return snap.size > query.limit && last ? { deliveries, nextCursor: last.id } : { deliveries };
   }
 }
 

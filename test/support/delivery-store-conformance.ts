@@ -1,0 +1,62 @@
+import { DeliveryRecord } from '../../shared/domain/delivery';
+import { DeliveryStore } from '../../shared/ports';
+
+const T0 = new Date('2026-05-01T10:00:00.000Z');
+const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000).toISOString();
+
+function record(id: string, fields: Partial<DeliveryRecord> = {}): DeliveryRecord {
+  return { id, destinationId: 'dest-a', eventId: id, eventSource: '/src', eventType: 't', status: 'PENDING', attempts: 0, ...fields };
+}
+
+/** One behaviour, every implementation: Firestore's runs on the emulator, memory's in unit tests. */
+export function deliveryStoreConformance(name: string, make: () => Promise<DeliveryStore> | DeliveryStore): void {
+  describe(`${name} delivery store`, () => {
+    let store: DeliveryStore;
+    beforeEach(async () => {
+      store = await make();
+    });
+
+    test('keeps a record and its event bytes exactly', async () => {
+      const data = Buffer.from([0, 255, 10, 13]);
+      await store.put(record('r1', { event: { attributes: { id: 'r1', source: '/src', type: 't', specversion: '1.0' }, data }, lastError: { at: at(0), status: 500, error: 'HTTP 500', bodyExcerpt: 'boom' } }));
+      const got = await store.get('r1');
+      expect(got?.event?.data.equals(data)).toBe(true);
+      expect(got?.lastError).toEqual({ at: at(0), status: 500, error: 'HTTP 500', bodyExcerpt: 'boom' });
+      expect(await store.get('missing')).toBeUndefined();
+    });
+
+    test('update writes what decide returns and leaves the record when it returns undefined', async () => {
+      await store.put(record('u1', { attempts: 1 }));
+      const written = await store.update('u1', (r) => (r ? { ...r, attempts: r.attempts + 1 } : undefined));
+      expect(written?.attempts).toBe(2);
+      expect(await store.update('u1', () => undefined)).toBeUndefined();
+      expect((await store.get('u1'))?.attempts).toBe(2);
+      const created = await store.update('u2', (r) => (r ? undefined : record('u2', { status: 'QUEUED' })));
+      expect(created?.status).toBe('QUEUED');
+    });
+
+    test('due finds pending work whose time has come and claims that expired, oldest first', async () => {
+      await store.put(record('late', { availableAt: at(30) }));
+      await store.put(record('early', { availableAt: at(5) }));
+      await store.put(record('now', { availableAt: at(10) }));
+      await store.put(record('done', { status: 'DELIVERED', availableAt: at(1) }));
+      await store.put(record('claimed-fresh', { status: 'IN_FLIGHT', claimedAt: at(9) }));
+      await store.put(record('claimed-stale', { status: 'IN_FLIGHT', claimedAt: at(2) }));
+      expect(await store.due(new Date(at(10)), new Date(at(4)), 10)).toEqual(['claimed-stale', 'early', 'now']);
+      expect(await store.due(new Date(at(10)), new Date(at(4)), 2)).toHaveLength(2);
+      expect((await store.nextAvailableAt())?.toISOString()).toBe(at(5));
+    });
+
+    test('lists a destination’s deliveries by status, a page at a time', async () => {
+      for (let i = 0; i < 5; i++) await store.put(record(`dest-a.e${i}`, { status: i % 2 ? 'DEAD' : 'PENDING' }));
+      await store.put(record('dest-b.e0', { destinationId: 'dest-b' }));
+      const first = await store.list('dest-a', { limit: 2 });
+      expect(first.deliveries.map((d) => d.id)).toEqual(['dest-a.e0', 'dest-a.e1']);
+      const second = await store.list('dest-a', { limit: 2, cursor: first.nextCursor! });
+      expect(second.deliveries.map((d) => d.id)).toEqual(['dest-a.e2', 'dest-a.e3']);
+      const third = await store.list('dest-a', { limit: 2, cursor: second.nextCursor! });
+      expect(third).toEqual({ deliveries: [expect.objectContaining({ id: 'dest-a.e4' })] });
+      expect((await store.list('dest-a', { status: 'DEAD', limit: 10 })).deliveries.map((d) => d.id)).toEqual(['dest-a.e1', 'dest-a.e3']);
+    });
+  });
+}
