@@ -1,0 +1,140 @@
+import { AttemptResult, DeliveryRecord, DeliveryStatus, describeFailure, isSuccess } from './delivery';
+import { AttemptHistory, Decision } from './retry-decision';
+
+/**
+ * Seed 004's state machine for one (event, destination) delivery, as a pure transition
+ * function: PENDING → IN_FLIGHT (claim) → DELIVERED | PENDING (retry, later availableAt)
+ * | DEAD | QUEUED; PENDING → QUEUED (destination suspended); QUEUED | DEAD → PENDING
+ * (operator redelivery / replay). An invalid transition is a returned error, never a throw.
+ */
+
+/** The part of a DeliveryRecord the state machine reads and writes. */
+export type DeliveryState = Pick<
+  DeliveryRecord,
+  'status' | 'attempts' | 'lastError' | 'availableAt' | 'claimedAt' | 'firstAttemptAt' | 'lastAttemptAt' | 'deliveredAt'
+> & {
+  /** Attempts answered by a throttled 429 (they consume no retry). */
+  throttled?: number;
+  /** Why the delivery ended DEAD or QUEUED. */
+  reason?: string;
+};
+
+export type Transition =
+  /** Take a due PENDING delivery, or one whose IN_FLIGHT claim is older than claimTtlMs. */
+  | { type: 'claim'; now: Date; claimTtlMs: number }
+  /** The claimed attempt, made at `at`, came to `result`, which decide() judged `decision`. */
+  | { type: 'attempted'; at: Date; result: AttemptResult; decision: Decision }
+  /** Hold a PENDING delivery (its destination is suspended, or queues on failure). */
+  | { type: 'queue'; now: Date; reason: string }
+  /** Operator: a QUEUED or DEAD delivery starts over (fresh retry budget), due at once. */
+  | { type: 'redeliver'; now: Date };
+
+export type TransitionType = Transition['type'];
+
+export type TransitionErrorCode =
+  /** The transition does not leave this state. */
+  | 'invalid-transition'
+  /** A PENDING delivery claimed before its availableAt. */
+  | 'not-due'
+  /** An IN_FLIGHT delivery whose claim has not expired. */
+  | 'claim-held'
+  /** A decision that contradicts the result (delivered without a 2xx, or the reverse). */
+  | 'inconsistent-decision';
+
+export interface TransitionError {
+  code: TransitionErrorCode;
+  from: DeliveryStatus;
+  transition: TransitionType;
+  message: string;
+}
+
+export type TransitionResult<S> = { ok: true; state: S } | { ok: false; error: TransitionError };
+
+/** Where each decision leaves the delivery. */
+export const STATUS_AFTER: Record<Decision['kind'], DeliveryStatus> = {
+  delivered: 'DELIVERED',
+  retry: 'PENDING',
+  throttle: 'PENDING',
+  dead: 'DEAD',
+  suspend: 'QUEUED',
+};
+
+export function transition<S extends DeliveryState>(state: S, t: Transition): TransitionResult<S> {
+  const fail = (code: TransitionErrorCode, message: string): TransitionResult<S> => ({
+    ok: false,
+    error: { code, from: state.status, transition: t.type, message },
+  });
+  const invalid = () => fail('invalid-transition', `cannot ${t.type} a ${state.status} delivery`);
+
+  switch (t.type) {
+    case 'claim': {
+      const now = t.now.toISOString();
+      if (state.status === 'PENDING') {
+        if (state.availableAt !== undefined && state.availableAt > now) return fail('not-due', `not due before ${state.availableAt}`);
+        return ok(next(state, { status: 'IN_FLIGHT', claimedAt: now }, []));
+      }
+      if (state.status === 'IN_FLIGHT') {
+        const expiresAt = state.claimedAt === undefined ? undefined : new Date(Date.parse(state.claimedAt) + t.claimTtlMs).toISOString();
+        if (expiresAt !== undefined && expiresAt > now) return fail('claim-held', `claimed at ${state.claimedAt}; the claim expires at ${expiresAt}`);
+        return ok(next(state, { claimedAt: now }, []));
+      }
+      return invalid();
+    }
+    case 'attempted': {
+      if (state.status !== 'IN_FLIGHT') return invalid();
+      const { decision, result } = t;
+      if ((decision.kind === 'delivered') !== isSuccess(result)) {
+        return fail('inconsistent-decision', `decision ${decision.kind} does not fit the result (${result.kind === 'response' ? `HTTP ${result.status}` : result.kind})`);
+      }
+      return ok(settle(state, t));
+    }
+    case 'queue':
+      if (state.status !== 'PENDING') return invalid();
+      return ok(next(state, { status: 'QUEUED', reason: t.reason }, ['availableAt', 'claimedAt']));
+    case 'redeliver':
+      if (state.status !== 'QUEUED' && state.status !== 'DEAD') return invalid();
+      return ok(
+        next(state, { status: 'PENDING', availableAt: t.now.toISOString(), attempts: 0, throttled: 0 }, ['claimedAt', 'firstAttemptAt', 'reason']),
+      );
+  }
+}
+
+/** IN_FLIGHT after the attempt: where its decision leaves the delivery. */
+function settle<S extends DeliveryState>(state: S, t: Extract<Transition, { type: 'attempted' }>): S {
+  const { decision, result } = t;
+  const at = t.at.toISOString();
+  const counted = { attempts: state.attempts + 1, firstAttemptAt: state.firstAttemptAt ?? at, lastAttemptAt: at };
+  switch (decision.kind) {
+    case 'delivered':
+      return next(state, { ...counted, status: 'DELIVERED', deliveredAt: at }, ['claimedAt', 'availableAt', 'reason']);
+    case 'retry':
+    case 'throttle': {
+      const throttled = decision.kind === 'throttle' ? { throttled: (state.throttled ?? 0) + 1 } : {};
+      const lastError = describeFailure(result, t.at);
+      return next(state, { ...counted, ...throttled, status: 'PENDING', availableAt: decision.at.toISOString(), lastError }, ['claimedAt', 'reason']);
+    }
+    case 'dead':
+    case 'suspend': {
+      const lastError = describeFailure(result, t.at);
+      return next(state, { ...counted, status: STATUS_AFTER[decision.kind], lastError, reason: decision.reason }, ['claimedAt', 'availableAt']);
+    }
+  }
+}
+
+/** What decide() needs to know of the attempts before this one. */
+export function historyOf(state: DeliveryState): AttemptHistory {
+  const history: AttemptHistory = { attempts: state.attempts, throttled: state.throttled ?? 0 };
+  if (state.firstAttemptAt !== undefined) history.firstAttemptAt = new Date(state.firstAttemptAt);
+  return history;
+}
+
+function ok<S>(state: S): TransitionResult<S> {
+  return { ok: true, state };
+}
+
+/** A copy of `state` with `set` applied and `drop` keys removed (absent, not undefined: Firestore refuses undefined). */
+function next<S extends DeliveryState>(state: S, set: Partial<DeliveryState>, drop: (keyof DeliveryState)[]): S {
+  const copy: Record<string, unknown> = { ...state, ...set };
+  for (const key of drop) delete copy[key];
+  return copy as S;
+}
