@@ -1,0 +1,212 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { Webhook } from 'standardwebhooks';
+import { run } from '../../shared/cli/main';
+import { Receiver } from '../support/receiver';
+import { startTestStack, TestStack } from '../support/stack';
+
+/** The herald CLI against a real local stack and a real receiver, in-process via run(). */
+
+let stack: TestStack;
+const receiver = new Receiver();
+
+beforeAll(async () => {
+  await receiver.start();
+  stack = await startTestStack('cli-test');
+});
+
+afterAll(async () => {
+  await stack?.stop({ purge: true });
+  await receiver.stop();
+});
+
+function env(overrides: Record<string, string> = {}): Record<string, string> {
+  return { HERALD_URL: stack.url, HERALD_ADMIN_TOKEN: stack.config.adminToken, HERALD_INGEST_TOKEN: stack.config.ingestToken, ...overrides };
+}
+
+async function herald(argv: string[], options: { env?: Record<string, string>; stdin?: string } = {}) {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(argv, {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    env: options.env ?? env(),
+    ...(options.stdin !== undefined ? { stdin: Readable.from([Buffer.from(options.stdin)]) } : {}),
+  });
+  return { code, stdout, stderr };
+}
+
+/** Runs bin/herald.cjs as a real child process. */
+function spawnHerald(argv: string[], childEnv: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'herald.cjs'), ...argv], {
+      env: { PATH: process.env.PATH ?? '', ...childEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`herald ${argv.join(' ')} did not exit within 30s; stderr: ${stderr}`));
+    }, 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('herald CLI against a running Herald', () => {
+  let secret = '';
+
+  test('destinations add creates a destination and prints its secret once', async () => {
+    const r = await herald(['destinations', 'add', 'cli-hook', '--url', `${receiver.url}/cli-hook`, '--event-types', 'com.example.cli.*', '--technical-email', 'ops@example.com']);
+    expect(r.stderr).toBe('created destination cli-hook\nstore this secret: it is shown once\n');
+    expect(r.code).toBe(0);
+    const created = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(created).toMatchObject({ id: 'cli-hook', url: `${receiver.url}/cli-hook`, eventTypes: ['com.example.cli.*'], status: 'active', technicalEmail: 'ops@example.com' });
+    expect(created.secret).toMatch(/^whsec_/);
+    secret = created.secret as string;
+  });
+
+  test('destinations list shows it as a table and as JSON', async () => {
+    const table = await herald(['destinations', 'list']);
+    expect(table.code).toBe(0);
+    const [header, row] = table.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^ID\s+STATUS\s+POLICY\s+ON FAILURE\s+EVENT TYPES\s+TARGET$/);
+    expect(row!.split(/\s+/)).toEqual(['cli-hook', 'active', 'event-platform', 'retry', 'com.example.cli.*', `${receiver.url}/cli-hook`]);
+    const json = await herald(['destinations', 'list', '--json']);
+    expect(json.code).toBe(0);
+    const list = JSON.parse(json.stdout) as Record<string, unknown>[];
+    expect(list.map((d) => d.id)).toEqual(['cli-hook']);
+    expect(list[0]).not.toHaveProperty('secret');
+  });
+
+  test('destinations show prints it as JSON, without the secret', async () => {
+    const r = await herald(['destinations', 'show', 'cli-hook']);
+    expect(r.code).toBe(0);
+    const shown = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(shown).toMatchObject({ id: 'cli-hook', policy: 'event-platform', failureMode: 'retry' });
+    expect(shown).not.toHaveProperty('secret');
+  });
+
+  test('publish sends an event that reaches the receiver, signed with the printed secret', async () => {
+    const r = await herald(['publish', '--type', 'com.example.cli.hello', '--source', '/cli', '--id', 'cli-evt-1', '--subject', 'greeting one', '--ext', 'tenant=acme', '--data', '{"hi": 1}']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('cli-evt-1\n');
+    await receiver.waitFor(1, '/cli-hook');
+    const req = receiver.on('/cli-hook')[0]!;
+    new Webhook(secret).verify(req.body, req.headers as Record<string, string>);
+    expect(req.headers).toMatchObject({
+      'ce-id': 'cli-evt-1',
+      'ce-type': 'com.example.cli.hello',
+      'ce-source': '/cli',
+      'ce-subject': 'greeting%20one',
+      'ce-tenant': 'acme',
+      'content-type': 'application/json',
+    });
+    expect(req.body.toString()).toBe('{"hi": 1}');
+  });
+
+  test('publish reads data from stdin and generates an id', async () => {
+    const r = await herald(['publish', '--type', 'com.example.cli.note', '--source', '/cli', '--data', '-'], { stdin: 'plain text from stdin' });
+    expect(r.code).toBe(0);
+    const id = r.stdout.trim();
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    await receiver.waitFor(2, '/cli-hook');
+    const req = receiver.on('/cli-hook').find((q) => q.headers['ce-id'] === id)!;
+    expect(req.body.toString()).toBe('plain text from stdin');
+    expect(req.headers['content-type']).toBe('text/plain');
+  });
+
+  test('publish: what only Herald can refuse (an event over its size limit) is exit 1 with its issues', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herald-cli-'));
+    const file = join(dir, 'big.json');
+    writeFileSync(file, JSON.stringify({ blob: 'x'.repeat(300 * 1024) }));
+    const r = await herald(['publish', '--type', 'com.example.cli.big', '--source', '/cli', '--id', 'big-1', '--data-file', file]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^herald: event over the \d+-byte limit/);
+    expect(r.stderr).toMatch(/\n {2}- body: event is \d+ bytes; the limit is \d+\n/);
+    expect(r.stderr).toMatch(/\nhint: send less data/);
+  });
+
+  test('publish: a sure refusal is caught before sending (exit 2)', async () => {
+    const r = await herald(['publish', '--type', 'com.example.cli.x', '--source', '/my shop']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('  - --source: must be a URI-reference (no whitespace)');
+  });
+
+  test('destinations add: a spec Herald refuses is exit 1 with its issues', async () => {
+    const r = await herald(['destinations', 'add', 'cli-topic', '--topic', 'projects/cli-test/topics/somewhere']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('herald: Pub/Sub topic destinations are not available yet\n  - topic: use url for now\n');
+  });
+
+  test('destinations remove deletes it; show is then exit 1 with a 404 message', async () => {
+    const removed = await herald(['destinations', 'remove', 'cli-hook']);
+    expect(removed).toEqual({ code: 0, stdout: '', stderr: 'removed destination cli-hook\n' });
+    const shown = await herald(['destinations', 'show', 'cli-hook']);
+    expect(shown.code).toBe(1);
+    expect(shown.stdout).toBe('');
+    expect(shown.stderr).toBe('herald: no destination "cli-hook"\nhint: see the destinations there are with: herald destinations list\n');
+    const again = await herald(['destinations', 'remove', 'cli-hook']);
+    expect(again.code).toBe(1);
+  });
+
+  test('a wrong admin token: exit 1 and the hint', async () => {
+    const r = await herald(['destinations', 'list'], { env: env({ HERALD_ADMIN_TOKEN: 'not-the-admin-token' }) });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^herald: missing or invalid bearer token/);
+    expect(r.stderr).toMatch(/\nhint: check HERALD_ADMIN_TOKEN — npm start prints it\n$/);
+  });
+
+  test('a wrong ingest token: exit 1 and the hint', async () => {
+    const r = await herald(['publish', '--type', 'com.example.cli.x', '--source', '/cli', '--ingest-token', 'not-the-ingest-token']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/\nhint: check HERALD_INGEST_TOKEN — npm start prints it\n$/);
+  });
+
+  test('an unreachable Herald (a closed port): exit 3 and how to start it', async () => {
+    const server = http.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const r = await herald(['destinations', 'list'], { env: env({ HERALD_URL: `http://127.0.0.1:${port}` }) });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toBe(`herald: cannot connect to http://127.0.0.1:${port} (ECONNREFUSED)\nhint: is Herald running? start it with npm start, or set HERALD_URL\n`);
+    const viaFlag = await herald(['--url', `http://127.0.0.1:${port}`, 'publish', '--type', 'com.example.cli.x', '--source', '/cli']);
+    expect(viaFlag.code).toBe(3);
+  });
+});
+
+describe('bin/herald.cjs as a process', () => {
+  test('--help: exit 0 and the commands', async () => {
+    const r = await spawnHerald(['--help']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: herald /);
+    expect(r.stdout).toMatch(/\n {2}publish /);
+    expect(r.stdout).toMatch(/\n {2}destinations /);
+    expect(r.stdout).toMatch(/Exit codes:/);
+  });
+
+  test('a real call exits on its own with the right code', async () => {
+    const ok = await spawnHerald(['destinations', 'list', '--json'], env());
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
+    expect(Array.isArray(JSON.parse(ok.stdout))).toBe(true);
+    const usage = await spawnHerald(['publish'], env());
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/--type: is required/);
+  });
+});
