@@ -1,0 +1,438 @@
+/**
+ * `npm run bench`: N events through the local Herald stack to a loopback receiver, and the
+ * same N messages through the Pub/Sub emulator straight to that receiver (no Herald), so the
+ * cost Herald adds over a bare push subscription shows as a ratio.
+ *
+ * Progress goes to stderr; stdout gets a table and, last, one JSON line with every number.
+ * Options: --events N (BENCH_EVENTS, default 2000), --batch, --concurrency, --warmup,
+ * --idle, --stall-timeout; see --help.
+ */
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { PubSub } from '@google-cloud/pubsub';
+import { EmulatorHosts, RunningEmulators, startEmulators } from '../../shared/local/emulators';
+import { LocalStack, startLocalStack } from '../../shared/local/stack';
+import { CountingLogger, PROBED_CALLS, RuntimeProbe } from './instrument';
+import { benchTopic, directSender, EVENT_TYPE, heraldSender, Interrupted, LoadResult, runIdleProbe, runLoad, Send } from './load';
+import { BenchReceiver, IdFrom, Tracker } from './receiver';
+import { Distribution, ratio, round, table } from './stats';
+
+const HERALD_PROJECT = 'herald-bench';
+const DIRECT_PROJECT = 'herald-bench-direct';
+const DESTINATION = 'bench';
+const DIRECT_TOPIC = 'bench-direct';
+const DIRECT_SUBSCRIPTION = 'bench-direct-push';
+const CLEANUP_STEP_MS = 15_000;
+
+const HELP = `Usage: npm run bench -- [options]
+
+  --events N         events per part (env BENCH_EVENTS; default 2000)
+  --batch N          events per POST /ingest batch and per direct publish round (BENCH_BATCH; 100)
+  --concurrency N    batches in flight at once (BENCH_CONCURRENCY; 4)
+  --warmup N         unmeasured events sent through each path first (BENCH_WARMUP; 100)
+  --idle N           events sent one at a time afterwards, for latency with no queue (BENCH_IDLE; 20)
+  --stall-timeout S  give up when no event arrives for S seconds (BENCH_STALL_TIMEOUT; 30)
+
+Reuses the emulators named by PUBSUB_EMULATOR_HOST / FIRESTORE_EMULATOR_HOST, else starts its own.`;
+
+interface Options {
+  events: number;
+  batch: number;
+  concurrency: number;
+  warmup: number;
+  idle: number;
+  stallMs: number;
+}
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      events: { type: 'string' },
+      batch: { type: 'string' },
+      concurrency: { type: 'string' },
+      warmup: { type: 'string' },
+      idle: { type: 'string' },
+      'stall-timeout': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    process.exit(0);
+  }
+  const int = (flag: string, raw: string | undefined, env: string, fallback: number, min: number): number => {
+    const value = raw ?? process.env[env];
+    if (value === undefined || value === '') return fallback;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} (${env}) must be a whole number ≥ ${min}, not ${JSON.stringify(value)}`);
+    return n;
+  };
+  return {
+    events: int('events', values.events, 'BENCH_EVENTS', 2000, 1),
+    batch: int('batch', values.batch, 'BENCH_BATCH', 100, 1),
+    concurrency: int('concurrency', values.concurrency, 'BENCH_CONCURRENCY', 4, 1),
+    warmup: int('warmup', values.warmup, 'BENCH_WARMUP', 100, 0),
+    idle: int('idle', values.idle, 'BENCH_IDLE', 20, 0),
+    stallMs: int('stall-timeout', values['stall-timeout'], 'BENCH_STALL_TIMEOUT', 30, 1) * 1000,
+  };
+}
+
+class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** An expected way for a run to fail (a stall, say): its message says it all, no stack needed. */
+class BenchFailure extends Error {
+  override name = 'BenchFailure';
+}
+
+// ---------------------------------------------------------------- output and shutdown
+
+const note = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+let progressOpen = false;
+/** On a terminal one line is rewritten in place; elsewhere every update is its own line. */
+function progress(line: string, final = false): void {
+  if (process.stderr.isTTY) {
+    process.stderr.write(`\r\x1b[2K[bench] ${line}${final ? '\n' : ''}`);
+    progressOpen = !final;
+  } else note(line);
+}
+function endProgress(): void {
+  if (progressOpen) process.stderr.write('\n');
+  progressOpen = false;
+}
+
+const controller = new AbortController();
+const cleanups: { what: string; run: () => Promise<void> }[] = [];
+let interrupts = 0;
+
+function onSignal(signal: NodeJS.Signals): void {
+  interrupts++;
+  if (interrupts > 1) {
+    process.stderr.write(`\n[bench] ${signal} again: quitting without cleaning up\n`);
+    process.exit(130);
+  }
+  endProgress();
+  note(`${signal}: stopping and cleaning up (again to quit at once)`);
+  controller.abort();
+}
+
+/** Rejects as soon as the run is interrupted, so no step keeps Ctrl-C waiting. */
+function guard<T>(promise: Promise<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new Interrupted('interrupted'));
+    if (controller.signal.aborted) return onAbort();
+    controller.signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => (controller.signal.removeEventListener('abort', onAbort), resolve(v)),
+      (e: unknown) => (controller.signal.removeEventListener('abort', onAbort), reject(e as Error)),
+    );
+  });
+}
+
+async function runCleanups(): Promise<void> {
+  for (const { what, run } of cleanups.reverse()) {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([run(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`took over ${CLEANUP_STEP_MS / 1000} s`)), CLEANUP_STEP_MS)))]);
+    } catch (e) {
+      note(`cleanup: ${what} failed: ${(e as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  cleanups.length = 0;
+}
+
+// ---------------------------------------------------------------- emulator housekeeping
+
+/** Deletes every subscription and topic of a project (leftovers of an interrupted run). */
+async function purgeProject(projectId: string): Promise<void> {
+  const pubsub = new PubSub({ projectId });
+  try {
+    const [subscriptions] = await pubsub.getSubscriptions();
+    await Promise.all(subscriptions.map((s) => s.delete().catch(() => undefined)));
+    const [topics] = await pubsub.getTopics();
+    await Promise.all(topics.map((t) => t.delete().catch(() => undefined)));
+  } finally {
+    await pubsub.close();
+  }
+}
+
+async function clearFirestore(hosts: EmulatorHosts, projectId: string): Promise<void> {
+  const url = `http://${hosts.firestoreHost}/emulator/v1/projects/${projectId}/databases/(default)/documents`;
+  const res = await fetch(url, { method: 'DELETE', signal: AbortSignal.timeout(10_000) });
+  if (!res.ok) throw new Error(`DELETE ${url}: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`);
+}
+
+// ---------------------------------------------------------------- the two parts
+
+interface PartResult extends LoadResult {
+  idleLatencyMs?: Distribution & { problem?: string };
+  /** This process during the load: Herald, the receiver and the load generator share it. */
+  node: { cpuPercent?: number; eventLoopUtilization?: number };
+}
+
+interface Part {
+  name: 'herald' | 'direct';
+  send: Send;
+  path: string;
+  idFrom: IdFrom;
+}
+
+async function runPart(part: Part, receiver: BenchReceiver, options: Options, runId: string, hooks: { beforeLoad?: () => void; detail?: () => string; afterLoad?: (r: LoadResult) => Promise<void> } = {}): Promise<PartResult> {
+  const ids = (phase: string, n: number) => Array.from({ length: n }, (_, i) => `${runId}-${part.name}-${phase}-${i}`);
+  const loadOptions = { batchSize: options.batch, concurrency: options.concurrency, stallMs: options.stallMs, signal: controller.signal, progress };
+  if (options.warmup > 0) {
+    const tracker = new Tracker(`${part.name} warm-up`);
+    receiver.route(part.path, tracker, part.idFrom);
+    const warm = await runLoad(part.send, tracker, ids('warm', options.warmup), loadOptions);
+    if (!warm.complete) throw new BenchFailure(`${part.name} warm-up failed: ${warm.problem}`);
+  }
+  const tracker = new Tracker(part.name);
+  receiver.route(part.path, tracker, part.idFrom);
+  hooks.beforeLoad?.();
+  const cpu = process.cpuUsage();
+  const elu = performance.eventLoopUtilization();
+  const t0 = performance.now();
+  const load = await runLoad(part.send, tracker, ids('load', options.events), { ...loadOptions, ...(hooks.detail ? { detail: hooks.detail } : {}) });
+  const usedCpu = process.cpuUsage(cpu);
+  const wallMs = performance.now() - t0;
+  const result: PartResult = {
+    ...load,
+    node: {
+      cpuPercent: round(((usedCpu.user + usedCpu.system) / 1000 / wallMs) * 100),
+      eventLoopUtilization: round(performance.eventLoopUtilization(elu).utilization, 2),
+    },
+  };
+  await hooks.afterLoad?.(result);
+  if (result.complete && options.idle > 0) {
+    const idle = new Tracker(`${part.name} idle`);
+    receiver.route(part.path, idle, part.idFrom);
+    progress(`${part.name}: ${options.idle} events one at a time`);
+    result.idleLatencyMs = await runIdleProbe(part.send, idle, ids('idle', options.idle), { stallMs: options.stallMs, signal: controller.signal });
+    progress(`${part.name}: idle latency p50 ${result.idleLatencyMs.p50 ?? '—'} ms`, true);
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  const began = performance.now();
+  const runId = randomBytes(4).toString('hex');
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.env.METADATA_SERVER_DETECTION ??= 'none';
+
+  const receiver = await new BenchReceiver().start();
+  cleanups.push({ what: 'stopping the receiver', run: () => receiver.stop() });
+
+  // The emulators' own output is kept back and shown only if they fail to start.
+  const emulatorLines: string[] = [];
+  const reused = Boolean(process.env.PUBSUB_EMULATOR_HOST && process.env.FIRESTORE_EMULATOR_HOST);
+  note(reused ? `reusing the emulators at ${process.env.PUBSUB_EMULATOR_HOST} and ${process.env.FIRESTORE_EMULATOR_HOST}` : 'starting the Pub/Sub and Firestore emulators');
+  let emulators: RunningEmulators;
+  try {
+    emulators = await guard(startEmulators({ log: (line) => emulatorLines.push(line) }));
+  } catch (e) {
+    if (!(e instanceof Interrupted)) for (const line of emulatorLines.slice(-30)) note(line);
+    throw e;
+  }
+  const ownEmulators = emulators.started.pubsub || emulators.started.firestore;
+  cleanups.push({ what: 'stopping the emulators', run: () => emulators.stop() });
+  // Our own emulators die with the process on Ctrl-C (their exit hooks): nothing to delete then.
+  const emulatorsAlive = () => !(controller.signal.aborted && emulators.started.pubsub);
+  process.env.PUBSUB_EMULATOR_HOST = emulators.pubsubHost;
+  process.env.FIRESTORE_EMULATOR_HOST = emulators.firestoreHost;
+  if (!ownEmulators) {
+    // Shared emulators may hold an interrupted run's lanes, which would push to this receiver.
+    await guard(Promise.all([purgeProject(HERALD_PROJECT), purgeProject(DIRECT_PROJECT), clearFirestore(emulators, HERALD_PROJECT)]));
+  }
+
+  note('starting Herald (local stack)');
+  const logger = new CountingLogger();
+  const stack: LocalStack = await guard(
+    startLocalStack({
+      port: 0,
+      emulators: { pubsubHost: emulators.pubsubHost, firestoreHost: emulators.firestoreHost },
+      env: { ...process.env, HERALD_PROJECT_ID: HERALD_PROJECT, HERALD_ALLOW_LOOPBACK: 'true', HERALD_LOG_LEVEL: 'INFO' },
+      log: logger,
+      onProgress: () => undefined,
+    }),
+  );
+  cleanups.push({
+    what: `stopping Herald and deleting project ${HERALD_PROJECT}'s topics, subscriptions and documents`,
+    run: async () => {
+      const alive = emulatorsAlive();
+      await stack.stop({ purge: alive });
+      if (alive) await clearFirestore(emulators, HERALD_PROJECT);
+    },
+  });
+  const probe = new RuntimeProbe(stack.runtime);
+
+  const put = await guard(
+    fetch(`${stack.url}/admin/destinations/${DESTINATION}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${stack.config.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${receiver.url}/herald`, eventTypes: [EVENT_TYPE] }),
+    }),
+  );
+  if (put.status !== 201 && put.status !== 200) throw new Error(`PUT /admin/destinations/${DESTINATION} answered ${put.status}: ${(await put.text()).slice(0, 300)}`);
+
+  // The baseline: a topic whose push subscription calls the receiver directly.
+  const pubsub = new PubSub({ projectId: DIRECT_PROJECT });
+  cleanups.push({
+    what: `deleting ${DIRECT_TOPIC} and ${DIRECT_SUBSCRIPTION}`,
+    run: async () => {
+      if (emulatorsAlive()) {
+        await pubsub.subscription(DIRECT_SUBSCRIPTION).delete().catch(() => undefined);
+        await pubsub.topic(DIRECT_TOPIC).delete().catch(() => undefined);
+      }
+      await pubsub.close();
+    },
+  });
+  const [topic] = await guard(pubsub.createTopic(DIRECT_TOPIC));
+  // Same ack deadline as Herald's lanes.
+  await guard(topic.createSubscription(DIRECT_SUBSCRIPTION, { ackDeadlineSeconds: 60, pushConfig: { pushEndpoint: `${receiver.url}/direct` } }));
+
+  note(`${options.events} events per part, batches of ${options.batch}, ${options.concurrency} in flight, warm-up ${options.warmup}, idle probe ${options.idle}`);
+  const ops = stack.runtime.firestoreOps;
+  let firestore: { reads: number; writes: number; readsPerEvent?: number; writesPerEvent?: number } = { reads: 0, writes: 0 };
+  let internals = probe.summary();
+  let routing: { routed: number; routedMs?: number; routedPerSecond?: number } = { routed: 0 };
+  const herald = await runPart({ name: 'herald', send: heraldSender(`${stack.url}/ingest`, stack.config.ingestToken, 30_000), path: '/herald', idFrom: 'ce-id-header' }, receiver, options, runId, {
+    beforeLoad: () => {
+      probe.reset();
+      ops.reset();
+    },
+    detail: () => `routed ${probe.count('publish lane (route)')}`,
+    afterLoad: async (r) => {
+      // A delivery is recorded after the receiver answered: let those writes land before counting.
+      const deadline = performance.now() + 5000;
+      while (probe.count('deliveries.put') < r.delivered && performance.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+      const per = (n: number) => (r.delivered > 0 ? round(n / r.delivered, 2) : undefined);
+      firestore = { reads: ops.reads, writes: ops.writes, readsPerEvent: per(ops.reads), writesPerEvent: per(ops.writes) };
+      internals = probe.summary();
+      // The middle stage: when the last event was on its lane (route done), from the first send.
+      const routed = probe.count('publish lane (route)');
+      const end = probe.lastEnd('publish lane (route)');
+      const routedMs = end === undefined ? undefined : end - r.firstSentAt;
+      routing = { routed, ...(routedMs !== undefined ? { routedMs: round(routedMs), routedPerSecond: round((routed / routedMs) * 1000) } : {}) };
+    },
+  });
+  const direct = await runPart({ name: 'direct', send: directSender(benchTopic(pubsub, DIRECT_TOPIC)), path: '/direct', idFrom: 'push-envelope' }, receiver, options, runId);
+
+  const runSeconds = round((performance.now() - began) / 1000);
+  const report = {
+    bench: 'herald-vs-direct',
+    events: options.events,
+    batchSize: options.batch,
+    concurrency: options.concurrency,
+    warmup: options.warmup,
+    idleEvents: options.idle,
+    emulators: { reused: !ownEmulators, pubsub: emulators.pubsubHost, firestore: emulators.firestoreHost },
+    herald: { ...withoutClock(herald), routing, firestore, internals, logs: logger.counts },
+    direct: withoutClock(direct),
+    ratio: {
+      throughput: bothRatio(herald, direct, (p) => p.eventsPerSecond),
+      latencyP50: bothRatio(herald, direct, (p) => p.latencyMs.p50),
+      latencyP99: bothRatio(herald, direct, (p) => p.latencyMs.p99),
+      idleLatencyP50: bothRatio(herald, direct, (p) => p.idleLatencyMs?.p50),
+      idleLatencyP99: bothRatio(herald, direct, (p) => p.idleLatencyMs?.p99),
+    },
+    runSeconds,
+  };
+  endProgress();
+  printReport(report, logger);
+  const ok = herald.complete && direct.complete;
+  if (!ok) note(`incomplete run: herald ${herald.problem ?? 'ok'}; direct ${direct.problem ?? 'ok'}`);
+  return ok ? 0 : 1;
+}
+
+/** herald/direct, left out when either part did not finish (its numbers would mislead). */
+function bothRatio(h: Omit<PartResult, 'firstSentAt'>, d: Omit<PartResult, 'firstSentAt'>, pick: (p: Omit<PartResult, 'firstSentAt'>) => number | undefined): number | undefined {
+  return h.complete && d.complete ? ratio(pick(h), pick(d)) : undefined;
+}
+
+function withoutClock<T extends { firstSentAt: number }>(result: T): Omit<T, 'firstSentAt'> {
+  const { firstSentAt: _, ...rest } = result;
+  return rest;
+}
+
+function printReport(r: {
+  events: number;
+  batchSize: number;
+  concurrency: number;
+  warmup: number;
+  idleEvents: number;
+  herald: Omit<PartResult, 'firstSentAt'> & { routing: { routedMs?: number; routedPerSecond?: number }; firestore: { readsPerEvent?: number; writesPerEvent?: number }; internals: ReturnType<RuntimeProbe['summary']> };
+  direct: Omit<PartResult, 'firstSentAt'>;
+  ratio: Record<string, number | undefined>;
+  runSeconds?: number;
+}, logger: CountingLogger): void {
+  const { herald: h, direct: d } = r;
+  const rows: unknown[][] = [
+    ['delivered', `${h.delivered}/${h.events}`, `${d.delivered}/${d.events}`, undefined],
+    ['duplicates', h.duplicates, d.duplicates, undefined],
+    ['publish (accepted) time, ms', h.publishMs, d.publishMs, bothRatio(h, d, (p) => p.publishMs)],
+    ['all routed onto the lane after, ms', h.routing.routedMs, undefined, undefined],
+    ['routing throughput, events/s', h.routing.routedPerSecond, undefined, undefined],
+    ['first send → last receipt, ms', h.elapsedMs, d.elapsedMs, bothRatio(h, d, (p) => p.elapsedMs)],
+    ['throughput, events/s', h.eventsPerSecond, d.eventsPerSecond, r.ratio.throughput],
+    ['latency p50, ms', h.latencyMs.p50, d.latencyMs.p50, r.ratio.latencyP50],
+    ['latency p90, ms', h.latencyMs.p90, d.latencyMs.p90, bothRatio(h, d, (p) => p.latencyMs.p90)],
+    ['latency p99, ms', h.latencyMs.p99, d.latencyMs.p99, r.ratio.latencyP99],
+    ['latency max, ms', h.latencyMs.max, d.latencyMs.max, bothRatio(h, d, (p) => p.latencyMs.max)],
+    [`idle latency p50, ms (${r.idleEvents} one by one)`, h.idleLatencyMs?.p50, d.idleLatencyMs?.p50, r.ratio.idleLatencyP50],
+    ['idle latency p99, ms', h.idleLatencyMs?.p99, d.idleLatencyMs?.p99, r.ratio.idleLatencyP99],
+    ['bench process CPU during the load, %', h.node.cpuPercent, d.node.cpuPercent, undefined],
+    ['bench process event-loop utilization', h.node.eventLoopUtilization, d.node.eventLoopUtilization, undefined],
+    ['Firestore writes/event', h.firestore.writesPerEvent, undefined, undefined],
+    ['Firestore reads/event', h.firestore.readsPerEvent, undefined, undefined],
+  ];
+  const out = [
+    '',
+    `Herald vs a bare push subscription: ${r.events} events each, batches of ${r.batchSize}, ${r.concurrency} batches in flight (after ${r.warmup} warm-up events)`,
+    '',
+    table(['', 'herald', 'direct', 'herald/direct'], rows),
+    '',
+    'Herald internals during the load (ms per call):',
+    '',
+    table(
+      ['call', 'calls', 'mean', 'p50', 'p99', 'max', 'peak in flight'],
+      PROBED_CALLS.map((c) => {
+        const s = h.internals[c];
+        return [c, s.count, s.mean, s.p50, s.p99, s.max, s.peakInFlight];
+      }),
+    ),
+    '',
+    `Herald logs: ${Object.entries(logger.counts).map(([k, v]) => `${k} ${v}`).join(', ')}${logger.problems.length ? `\n  ${logger.problems.join('\n  ')}` : ''}`,
+    ...[h, d].flatMap((p, i) => (p.problem ? [`INCOMPLETE ${i === 0 ? 'herald' : 'direct'}: ${p.problem}`] : [])),
+    `Run took ${r.runSeconds} s.`,
+    '',
+  ];
+  process.stdout.write(`${out.join('\n')}\n`);
+  process.stdout.write(`${JSON.stringify(r)}\n`);
+}
+
+main()
+  .then(
+    (code) => code,
+    (e: unknown) => {
+      endProgress();
+      if (e instanceof Interrupted) note('interrupted');
+      else if (e instanceof BenchFailure) note(`failed: ${e.message}`);
+      else if (e instanceof UsageError) process.stderr.write(`bench: ${e.message}\n\n${HELP}\n`);
+      else note(`failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      return e instanceof Interrupted ? 130 : 1;
+    },
+  )
+  .then(async (code) => {
+    await runCleanups();
+    // Client libraries keep sockets and timers open; the run is over.
+    process.exit(code);
+  });

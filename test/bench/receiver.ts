@@ -1,0 +1,108 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+
+/**
+ * Sent and received times of one run's events, by id. Times are `performance.now()` in this
+ * process: sender and receiver share the clock, so latencies are exact to a fraction of a ms.
+ */
+export class Tracker {
+  readonly sent = new Map<string, number>();
+  readonly arrived = new Map<string, number>();
+  duplicates = 0;
+  /** Requests whose id this tracker never sent (leftovers of an earlier run, say). */
+  strays = 0;
+  private listeners: (() => void)[] = [];
+
+  constructor(readonly label: string) {}
+
+  markSent(ids: readonly string[], at: number): void {
+    for (const id of ids) this.sent.set(id, at);
+  }
+
+  record(id: string | undefined, at: number): void {
+    if (id === undefined || !this.sent.has(id)) this.strays++;
+    else if (this.arrived.has(id)) this.duplicates++;
+    else this.arrived.set(id, at);
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Resolves when `id` has arrived. */
+  arrival(id: string): Promise<number> {
+    return new Promise((resolve) => {
+      const check = (): boolean => {
+        const at = this.arrived.get(id);
+        if (at === undefined) return false;
+        resolve(at);
+        return true;
+      };
+      if (check()) return;
+      const listener = (): void => {
+        if (check()) this.listeners = this.listeners.filter((l) => l !== listener);
+      };
+      this.listeners.push(listener);
+    });
+  }
+}
+
+/** How the id of a request is found: Herald delivers binary-mode CloudEvents, Pub/Sub pushes an envelope. */
+export type IdFrom = 'ce-id-header' | 'push-envelope';
+
+function idOf(idFrom: IdFrom, headers: http.IncomingHttpHeaders, body: Buffer): string | undefined {
+  if (idFrom === 'ce-id-header') {
+    const id = headers['ce-id'];
+    return typeof id === 'string' ? id : undefined;
+  }
+  try {
+    const envelope = JSON.parse(body.toString('utf8')) as { message?: { attributes?: Record<string, string> } };
+    return envelope.message?.attributes?.['ce-id'];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A lean loopback receiver: one path per tracker, records the arrival time of each event id
+ * and answers 204 at once (an ack for both Herald and the Pub/Sub emulator).
+ */
+export class BenchReceiver {
+  private readonly routes = new Map<string, { tracker: Tracker; idFrom: IdFrom }>();
+  private server?: http.Server;
+  url = '';
+  requests = 0;
+
+  route(path: string, tracker: Tracker, idFrom: IdFrom): string {
+    this.routes.set(path, { tracker, idFrom });
+    return `${this.url}${path}`;
+  }
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const at = performance.now();
+        this.requests++;
+        const route = this.routes.get((req.url ?? '/').split('?')[0] ?? '/');
+        route?.tracker.record(idOf(route.idFrom, req.headers, Buffer.concat(chunks)), at);
+        res.writeHead(route ? 204 : 404);
+        res.end();
+      });
+    });
+    this.server.keepAliveTimeout = 60_000;
+    const server = this.server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+}
