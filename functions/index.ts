@@ -6,6 +6,7 @@ import { adminHandler } from './admin';
 import { jsonBodyErrors } from './http';
 import { ingestHandler } from './ingest';
 import { deliverHandler, routeHandler } from './push';
+import { pumpHandler } from './pump';
 import { FUNCTION_NAMES, FunctionName } from '../shared/topology';
 
 /** Every Herald function, registered under the entry-point names Cloud Functions deploys. */
@@ -14,6 +15,7 @@ export const HANDLERS: Record<FunctionName, functions.HttpFunction> = {
   admin: adminHandler,
   route: routeHandler,
   deliver: deliverHandler,
+  pump: pumpHandler,
 };
 
 for (const [name, handler] of Object.entries(HANDLERS)) functions.http(name, handler);

@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import { PushDelivery, parsePushEnvelope } from '../shared/domain/cloudevents-pubsub';
 import { deliverFromLane } from '../shared/app/deliver';
 import { routeEvent } from '../shared/app/route';
-import { Runtime } from '../shared/runtime';
+import { deliverDeps, Runtime } from '../shared/runtime';
 import { guarded, HeraldRequest, rawBodyOf, requireMethod, sendJson, tokenMatches } from './http';
 import { runtime } from './runtime';
 
@@ -13,6 +13,14 @@ import { runtime } from './runtime';
  * Answers: 204 acks; 400 tells a caller that is not Pub/Sub what is wrong; 500 (a Herald
  * fault) makes Pub/Sub deliver the message again.
  */
+/** Where a push token is configured, internal callers carry it in the `token` query parameter. */
+export function requireInternalToken(req: HeraldRequest, res: Response, rt: Runtime): boolean {
+  const expected = rt.config.pushToken;
+  if (expected === undefined || tokenMatches(typeof req.query.token === 'string' ? req.query.token : undefined, expected)) return true;
+  sendJson(res, 401, { error: 'internal requests must carry the push token in ?token= (the subscription URL holds it)' });
+  return false;
+}
+
 function pushHandler(name: string, work: (rt: Runtime, push: PushDelivery) => Promise<unknown>) {
   return guarded(
     () => runtime().log,
@@ -20,11 +28,7 @@ function pushHandler(name: string, work: (rt: Runtime, push: PushDelivery) => Pr
     async (req: HeraldRequest, res: Response) => {
       const rt = runtime();
       if (!requireMethod(req, res, ['POST'])) return;
-      const expected = rt.config.pushToken;
-      if (expected !== undefined && !tokenMatches(typeof req.query.token === 'string' ? req.query.token : undefined, expected)) {
-        sendJson(res, 401, { error: 'push requests must carry the push token (the subscription URL holds it)' });
-        return;
-      }
+      if (!requireInternalToken(req, res, rt)) return;
       let body: unknown;
       try {
         body = JSON.parse(rawBodyOf(req).toString('utf8'));
@@ -48,18 +52,4 @@ export const routeHandler = pushHandler('route', (rt, push) =>
   routeEvent({ bus: rt.bus, lanes: rt.lanes, directory: rt.directory, log: rt.log, names: rt.names, deadLetterTopic: rt.topology.topics.deadLetter.name }, push),
 );
 
-export const deliverHandler = pushHandler('deliver', (rt, push) =>
-  deliverFromLane(
-    {
-      bus: rt.bus,
-      deadLetterTopic: rt.topology.topics.deadLetter.name,
-      directory: rt.directory,
-      deliveries: rt.deliveries,
-      http: rt.http,
-      clock: rt.clock,
-      log: rt.log,
-      timeoutMs: rt.config.deliveryTimeoutMs,
-    },
-    push,
-  ),
-);
+export const deliverHandler = pushHandler('deliver', (rt, push) => deliverFromLane(deliverDeps(rt), push));

@@ -22,7 +22,14 @@ const envSchema = z.object({
   pushToken: z.string().min(16, 'must be at least 16 characters').optional(),
   maxBodyBytes: int(1 * KIB, 10 * 1024 * KIB).default(1024 * KIB),
   maxEventBytes: int(1 * KIB, 900 * KIB).default(256 * KIB),
+  /** Attempt timeout under the presets; a custom policy names its own. Never scaled. */
   deliveryTimeoutMs: int(100, 60_000).default(5_000),
+  /** Divides every policy delay and window (local mode and tests play schedules fast). */
+  timeScale: z.coerce.number({ error: 'must be a number' }).positive('must be greater than 0').max(1_000_000).default(1),
+  /** An IN_FLIGHT claim older than this is taken again (its holder is presumed dead). Longer than any attempt timeout. */
+  claimTtlMs: int(1_000, 3_600_000).default(90_000),
+  /** How often the retry pump looks for due deliveries. */
+  pumpIntervalMs: int(100, 60_000).default(1_000),
   allowLoopback: bool.default(false),
   destinationCacheMs: int(0, 600_000).default(10_000),
   logLevel: z.enum(['DEBUG', 'INFO', 'WARNING', 'ERROR'], { error: 'must be DEBUG, INFO, WARNING or ERROR' }).default('INFO'),
@@ -43,6 +50,9 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   maxBodyBytes: 'HERALD_MAX_BODY_BYTES',
   maxEventBytes: 'HERALD_MAX_EVENT_BYTES',
   deliveryTimeoutMs: 'HERALD_DELIVERY_TIMEOUT_MS',
+  timeScale: 'HERALD_TIME_SCALE',
+  claimTtlMs: 'HERALD_CLAIM_TTL_MS',
+  pumpIntervalMs: 'HERALD_PUMP_INTERVAL_MS',
   allowLoopback: 'HERALD_ALLOW_LOOPBACK',
   destinationCacheMs: 'HERALD_DESTINATION_CACHE_MS',
   logLevel: 'HERALD_LOG_LEVEL',
@@ -70,6 +80,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HeraldConfig {
   }
   if (parsed.data.maxEventBytes > parsed.data.maxBodyBytes) {
     throw new ConfigError(`invalid Herald configuration:\n  ${ENV_NAMES.maxEventBytes} must not exceed ${ENV_NAMES.maxBodyBytes}`);
+  }
+  if (parsed.data.claimTtlMs <= parsed.data.deliveryTimeoutMs) {
+    throw new ConfigError(`invalid Herald configuration:\n  ${ENV_NAMES.claimTtlMs} must be longer than ${ENV_NAMES.deliveryTimeoutMs}, or live attempts would be taken again`);
   }
   return parsed.data;
 }

@@ -47,6 +47,8 @@ export interface DeliveryPage {
 export interface DeliveryStore {
   get(id: string): Promise<DeliveryRecord | undefined>;
   put(record: DeliveryRecord): Promise<void>;
+  /** Writes the record only if none has its id; resolves false (writing nothing) if one exists. */
+  create(record: DeliveryRecord): Promise<boolean>;
   /**
    * Reads one record, lets `decide` compute its successor, and writes that atomically.
    * `decide` may run more than once under contention, so it must be pure; returning

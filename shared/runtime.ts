@@ -4,7 +4,9 @@ import { FirestoreDeliveryStore, FirestoreDestinationStore, OperationCounter } f
 import { UndiciHttpSender } from './adapters/http-sender';
 import { PubSubBus } from './adapters/pubsub-bus';
 import { PubSubLanes, PushTarget } from './adapters/pubsub-topology';
+import { DeliverDeps } from './app/deliver';
 import { DestinationDirectory } from './app/destination-directory';
+import { PumpDeps } from './app/pump';
 import { ConfigError, HeraldConfig } from './config';
 import { createLogger, parseSeverity } from './log';
 import { Clock, DeliveryStore, DestinationStore, HttpSender, LaneProvisioner, Logger, MessageBus, systemClock } from './ports';
@@ -73,5 +75,38 @@ export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runt
     async close() {
       await Promise.allSettled([pubsub.close(), firestore.terminate(), http instanceof UndiciHttpSender ? http.close() : Promise.resolve()]);
     },
+  };
+}
+
+/** What `deliver` needs, from a runtime. */
+export function deliverDeps(rt: Runtime): DeliverDeps {
+  return {
+    bus: rt.bus,
+    deadLetterTopic: rt.topology.topics.deadLetter.name,
+    directory: rt.directory,
+    deliveries: rt.deliveries,
+    http: rt.http,
+    clock: rt.clock,
+    log: rt.log,
+    policy: { presetTimeoutMs: rt.config.deliveryTimeoutMs, timeScale: rt.config.timeScale },
+  };
+}
+
+/** Due deliveries claimed per pump round. */
+const PUMP_BATCH = 100;
+
+/** What the retry pump needs, from a runtime. */
+export function pumpDeps(rt: Runtime): PumpDeps {
+  return {
+    bus: rt.bus,
+    lanes: rt.lanes,
+    names: rt.names,
+    directory: rt.directory,
+    deliveries: rt.deliveries,
+    deadLetterTopic: rt.topology.topics.deadLetter.name,
+    clock: rt.clock,
+    log: rt.log,
+    claimTtlMs: rt.config.claimTtlMs,
+    batchSize: PUMP_BATCH,
   };
 }

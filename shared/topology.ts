@@ -4,11 +4,11 @@
  * Push endpoints name a function; whoever applies the topology turns that into a URL.
  */
 
-export const FUNCTION_NAMES = ['ingest', 'admin', 'route', 'deliver'] as const;
+export const FUNCTION_NAMES = ['ingest', 'admin', 'route', 'deliver', 'pump'] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
-/** Functions that only Pub/Sub may call (push subscriptions), never users. */
-export const PUSH_FUNCTIONS: readonly FunctionName[] = ['route', 'deliver'];
+/** Functions only Herald's own plumbing calls (Pub/Sub pushes, the scheduler), never users. */
+export const INTERNAL_FUNCTIONS: readonly FunctionName[] = ['route', 'deliver', 'pump'];
 
 export const TOPIC_KEYS = ['events', 'deadLetter', 'replay', 'notifications'] as const;
 export type TopicKey = (typeof TOPIC_KEYS)[number];
@@ -32,9 +32,20 @@ export interface SubscriptionSpec {
   deadLetter?: { topic: string; maxDeliveryAttempts: number };
 }
 
+/** A function started on a schedule (Cloud Scheduler on GCP; local mode runs it in-process). */
+export interface ScheduleSpec {
+  name: string;
+  function: FunctionName;
+  /** Unix cron, in UTC. */
+  cron: string;
+  /** How long one run keeps going, in seconds: runs chain, so the work is continuous. */
+  runSeconds: number;
+}
+
 export interface Topology {
   topics: Record<TopicKey, TopicSpec>;
   subscriptions: SubscriptionSpec[];
+  schedules: ScheduleSpec[];
 }
 
 export interface TopologyNames {
@@ -48,6 +59,7 @@ const DAY = 24 * 3600;
 const PUSH_ACK_DEADLINE_SECONDS = 60;
 const PUSH_RETRY = { minimumBackoffSeconds: 10, maximumBackoffSeconds: 600 };
 const BACKSTOP_ATTEMPTS = 100;
+export const PUMP_RUN_SECONDS = 55;
 
 export function heraldTopology(names: TopologyNames = { prefix: 'herald' }): Topology {
   const p = names.prefix;
@@ -75,6 +87,9 @@ export function heraldTopology(names: TopologyNames = { prefix: 'herald' }): Top
       // The email sender (outside Herald) reads suspension notices from here.
       { name: `${p}-notifications-outbox`, topic: topics.notifications.name, ackDeadlineSeconds: 60, messageRetentionSeconds: 7 * DAY },
     ],
+    // Cloud Scheduler's finest grain is a minute: each run of the retry pump polls for
+    // 55 s, so retries due within the minute are not held to the next one.
+    schedules: [{ name: `${p}-retry-pump`, function: 'pump', cron: '* * * * *', runSeconds: PUMP_RUN_SECONDS }],
   };
 }
 

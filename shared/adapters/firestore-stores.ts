@@ -101,6 +101,17 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     this.ops.writes++;
   }
 
+  async create(record: DeliveryRecord): Promise<boolean> {
+    try {
+      await this.col.doc(record.id).create(toDoc(record));
+    } catch (e) {
+      if ((e as { code?: number }).code === GRPC_ALREADY_EXISTS) return false;
+      throw e;
+    }
+    this.ops.writes++;
+    return true;
+  }
+
   async update(id: string, decide: (current: DeliveryRecord | undefined) => DeliveryRecord | undefined): Promise<DeliveryRecord | undefined> {
     const ref = this.col.doc(id);
     let reads = 0;

@@ -1,11 +1,14 @@
 import { binaryHeaders } from '../domain/cloudevents-http';
 import { fromPubSubMessage, heraldAttribute, PushDelivery } from '../domain/cloudevents-pubsub';
-import { DeliveryRecord, deliveryId, describeFailure, isSuccess } from '../domain/delivery';
-import { DESTINATION_ID } from '../domain/destination';
+import { AttemptResult, DeliveryRecord, deliveryId } from '../domain/delivery';
+import { DeliveryState, historyOf, transition, TransitionResult } from '../domain/delivery-state';
+import { Destination, DESTINATION_ID, deliveryPolicyOf, PolicySettings } from '../domain/destination';
 import { eventKey, HeraldEvent, matchesType } from '../domain/event';
+import { DeliveryPolicy } from '../domain/policy';
+import { decide, Decision, NO_HISTORY } from '../domain/retry-decision';
 import { signatureHeaders, webhookIdFor } from '../domain/signing';
 import { Clock, DeliveryStore, HttpSender, Logger, LogFields, MessageBus } from '../ports';
-import { rejectToDeadLetter, RejectReason } from './dead-letter';
+import { publishDeadDelivery, rejectToDeadLetter, RejectReason } from './dead-letter';
 import { DestinationDirectory } from './destination-directory';
 
 export interface DeliverDeps {
@@ -16,84 +19,209 @@ export interface DeliverDeps {
   http: HttpSender;
   clock: Clock;
   log: Logger;
-  timeoutMs: number;
+  policy: PolicySettings;
 }
 
 export type DeliverOutcome =
-  | { kind: 'delivered'; deliveryId: string; status: number }
-  | { kind: 'failed'; deliveryId: string; error: string }
-  | { kind: 'duplicate'; deliveryId: string }
+  | { kind: 'attempted'; deliveryId: string; decision: Decision['kind']; status: DeliveryRecord['status'] }
+  | { kind: 'duplicate'; deliveryId: string; status?: DeliveryRecord['status'] }
   | { kind: 'rejected'; reason: RejectReason };
 
+/** Lane message attributes (with the `herald-` prefix) that `route` and the retry pump set. */
+export const LANE_ATTRIBUTES = {
+  destination: 'destination',
+  /** When the event was first published to Herald (max-age limits count from it). */
+  publishedAt: 'published-at',
+  /** Set by the retry pump: the claim this message carries (the record's claimedAt). */
+  claim: 'claim',
+} as const;
+
 /**
- * One attempt of one event to one destination, from its lane. The outcome is recorded
- * before the push is acked; a Herald fault (the store unavailable) throws so Pub/Sub
- * redelivers, which may duplicate a delivery but never loses one.
+ * One attempt of one event to one destination, from its lane. A message from `route`
+ * is the first attempt; one from the retry pump carries the claim it was sent under.
+ * The outcome is recorded before the push is acked; a Herald fault (the store
+ * unavailable) throws so Pub/Sub redelivers, which may duplicate an attempt but never
+ * loses one.
  */
 export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery): Promise<DeliverOutcome> {
-  const destinationId = heraldAttribute(push.message, 'destination');
-  const reject = async (reason: RejectReason, message: string, fields: LogFields): Promise<DeliverOutcome> => {
-    await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, reason, message);
-    deps.log.warn(`${message}: sent to the dead-letter topic`, { ...fields, messageId: push.messageId, reason });
-    return { kind: 'rejected', reason };
-  };
+  const destinationId = heraldAttribute(push.message, LANE_ATTRIBUTES.destination);
   const parsed = fromPubSubMessage(push.message, push.publishTime);
   if (!destinationId || !DESTINATION_ID.test(destinationId) || !parsed.ok) {
-    // Only `route` publishes to lanes, after validating: this is a foreign message.
-    return reject('invalid-lane-message', 'lane message without a valid herald-destination attribute or event', {
+    // Only `route` and the pump publish to lanes, after validating: this is a foreign message.
+    await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, 'invalid-lane-message', 'lane message without a valid herald-destination attribute or event');
+    deps.log.warn('lane message without a valid herald-destination attribute or event: sent to the dead-letter topic', {
       subscription: push.subscription,
+      messageId: push.messageId,
       issues: parsed.ok ? [] : parsed.issues,
     });
+    return { kind: 'rejected', reason: 'invalid-lane-message' };
   }
   const event = parsed.value;
-  const key = eventKey(event.attributes);
-  const id = deliveryId(destinationId, key);
+  const id = deliveryId(destinationId, eventKey(event.attributes));
   const ids = { eventId: event.attributes.id, eventSource: event.attributes.source, destinationId, deliveryId: id };
+  const claim = heraldAttribute(push.message, LANE_ATTRIBUTES.claim);
+  const publishedAt = heraldAttribute(push.message, LANE_ATTRIBUTES.publishedAt) ?? push.publishTime.toISOString();
 
   const destination = await deps.directory.get(destinationId);
-  if (!destination) return reject('destination-deleted', `destination ${destinationId} no longer exists`, ids);
-  if (!matchesType(destination.eventTypes, event.attributes.type)) {
-    return reject('type-unsubscribed', `destination ${destinationId} no longer subscribes to ${event.attributes.type}`, ids);
+  const unusable = unusableBecause(destination, event);
+  if (unusable) {
+    if (claim !== undefined) await abandon(deps, id, ids, unusable.message);
+    await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, unusable.reason, unusable.message);
+    deps.log.warn(`${unusable.message}: sent to the dead-letter topic`, { ...ids, messageId: push.messageId, reason: unusable.reason });
+    return { kind: 'rejected', reason: unusable.reason };
   }
-  if (!destination.url) return reject('unsupported-destination', `destination ${destinationId} has no url`, ids);
-  const previous = await deps.deliveries.get(id);
-  if (previous?.status === 'DELIVERED') {
-    deps.log.info('already delivered: duplicate skipped', ids);
-    return { kind: 'duplicate', deliveryId: id };
-  }
-
-  const at = deps.clock.now();
-  const result = await deps.http.send({
-    url: destination.url,
-    headers: { ...binaryHeaders(event), ...signatureHeaders([destination.secret], webhookIdFor(key), at, event.data) },
-    body: event.data,
-    timeoutMs: deps.timeoutMs,
-  });
-  const done = deps.clock.now();
-  const record: DeliveryRecord = {
-    id,
-    destinationId,
-    eventId: event.attributes.id,
-    eventSource: event.attributes.source,
-    eventType: event.attributes.type,
-    status: 'DELIVERED',
-    attempts: (previous?.attempts ?? 0) + 1,
-    firstAttemptAt: previous?.firstAttemptAt ?? at.toISOString(),
-    lastAttemptAt: at.toISOString(),
-  };
-  if (isSuccess(result)) {
-    await deps.deliveries.put({ ...record, deliveredAt: done.toISOString() });
-    const status = result.kind === 'response' ? result.status : 0;
-    deps.log.info('delivered', { ...ids, status, durationMs: result.durationMs, attempts: record.attempts });
-    return { kind: 'delivered', deliveryId: id, status };
-  }
-  const lastError = describeFailure(result, done);
-  // Kept PENDING with the event so the retry engine can attempt it again.
-  await deps.deliveries.put({ ...record, status: 'PENDING', lastError, event: storable(event) });
-  deps.log.warn('delivery attempt failed', { ...ids, error: lastError.error, status: lastError.status, durationMs: result.durationMs, attempts: record.attempts });
-  return { kind: 'failed', deliveryId: id, error: lastError.error };
+  const policy = deliveryPolicyOf(destination!, deps.policy);
+  const target = { destination: destination!, policy, event, id, ids };
+  return claim === undefined ? firstAttempt(deps, target, publishedAt) : claimedAttempt(deps, target, claim);
 }
 
-function storable(event: HeraldEvent): HeraldEvent {
-  return { attributes: { ...event.attributes }, data: event.data };
+interface Target {
+  destination: Destination;
+  policy: DeliveryPolicy;
+  event: HeraldEvent;
+  id: string;
+  ids: LogFields;
+}
+
+function unusableBecause(destination: Destination | undefined, event: HeraldEvent): { reason: RejectReason; message: string } | undefined {
+  if (!destination) return { reason: 'destination-deleted', message: 'the destination no longer exists' };
+  if (!matchesType(destination.eventTypes, event.attributes.type)) {
+    return { reason: 'type-unsubscribed', message: `destination ${destination.id} no longer subscribes to ${event.attributes.type}` };
+  }
+  if (!destination.url) return { reason: 'unsupported-destination', message: `destination ${destination.id} has no url` };
+  return undefined;
+}
+
+/**
+ * The first attempt costs one read and one write: no claim is written before it. The
+ * duplicate window this leaves: a redelivery of the lane message that arrives while this
+ * attempt is still running (at most the attempt timeout) is attempted again. Any later
+ * redelivery finds the record and is skipped.
+ */
+async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
+  const existing = await deps.deliveries.get(t.id);
+  if (existing) {
+    // DELIVERED, DEAD or QUEUED: settled. PENDING or IN_FLIGHT: the retry engine owns it.
+    deps.log.info(`duplicate lane message skipped: the delivery is ${existing.status}`, { ...t.ids, status: existing.status });
+    return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
+  }
+  const at = deps.clock.now();
+  const result = await attempt(deps, t, at);
+  const decision = decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt));
+  // Never stored in between: the first attempt's claim and outcome, played in memory.
+  const initial: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: at.toISOString() };
+  const claimed = settled(transition(initial, { type: 'claim', now: at, claimTtlMs: 0 }));
+  const state = settled(transition(claimed, { type: 'attempted', at, result, decision }));
+  const record = withEvent(
+    {
+      id: t.id,
+      destinationId: t.destination.id,
+      eventId: t.event.attributes.id,
+      eventSource: t.event.attributes.source,
+      eventType: t.event.attributes.type,
+      publishedAt,
+      ...state,
+    },
+    t.event,
+  );
+  if (record.status === 'DEAD') await publishDeadDelivery(deps.bus, deps.deadLetterTopic, t.event, record);
+  if (!(await deps.deliveries.create(record))) {
+    deps.log.warn('a concurrent attempt of this delivery was recorded first; this attempt was a duplicate', t.ids);
+    return { kind: 'duplicate', deliveryId: t.id };
+  }
+  report(deps, t, result, decision, record);
+  return { kind: 'attempted', deliveryId: t.id, decision: decision.kind, status: record.status };
+}
+
+/** A retry the pump claimed: attempted only while the claim the message carries is still the record's. */
+async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Promise<DeliverOutcome> {
+  const startedAt = deps.clock.now();
+  let refused: string | undefined;
+  const started = await deps.deliveries.update(t.id, (current) => {
+    if (!current) {
+      refused = 'no record';
+      return undefined;
+    }
+    const next = transition(current, { type: 'start', now: startedAt, claimedAt: claim });
+    refused = next.ok ? undefined : next.error.message;
+    return next.ok ? next.state : undefined;
+  });
+  if (!started) {
+    deps.log.info(`claimed lane message skipped: ${refused ?? 'claim lost'}`, { ...t.ids, claim });
+    return { kind: 'duplicate', deliveryId: t.id };
+  }
+  const at = deps.clock.now();
+  const result = await attempt(deps, t, at);
+  const decision = decide(t.policy, historyOf(started), result, at, new Date(started.publishedAt ?? started.firstAttemptAt ?? at.toISOString()));
+  const outcome = settled(transition(started, { type: 'attempted', at, result, decision }));
+  const record = withEvent(outcome, t.event);
+  if (record.status === 'DEAD') await publishDeadDelivery(deps.bus, deps.deadLetterTopic, t.event, record);
+  // Written only if nobody took the claim over while the attempt ran (it expired meanwhile).
+  const written = await deps.deliveries.update(t.id, (current) =>
+    current?.status === 'IN_FLIGHT' && current.claimedAt === started.claimedAt ? record : undefined,
+  );
+  if (!written) {
+    deps.log.warn('the claim was taken over during the attempt (it outlived HERALD_CLAIM_TTL_MS); the newer claim decides', t.ids);
+    return { kind: 'duplicate', deliveryId: t.id };
+  }
+  report(deps, t, result, decision, record);
+  return { kind: 'attempted', deliveryId: t.id, decision: decision.kind, status: record.status };
+}
+
+async function attempt(deps: DeliverDeps, t: Target, at: Date): Promise<AttemptResult> {
+  const key = eventKey(t.event.attributes);
+  return deps.http.send({
+    url: t.destination.url!,
+    headers: { ...binaryHeaders(t.event), ...signatureHeaders([t.destination.secret], webhookIdFor(key), at, t.event.data) },
+    body: t.event.data,
+    timeoutMs: t.policy.attemptTimeoutMs,
+  });
+}
+
+/** The event stays on the record while it may be sent again (or redelivered by an operator); not once DELIVERED. */
+function withEvent<R extends DeliveryState>(record: R, event: HeraldEvent): R & { event?: HeraldEvent } {
+  const { event: _old, ...rest } = record as R & { event?: HeraldEvent };
+  if (record.status === 'DELIVERED') return rest as R;
+  return { ...(rest as R), event: { attributes: { ...event.attributes }, data: event.data } };
+}
+
+/** The delivery can no longer be attempted: DEAD through the state machine (its destination went away). */
+async function abandon(deps: DeliverDeps, id: string, ids: LogFields, reason: string): Promise<void> {
+  await deps.deliveries.update(id, (current) => {
+    if (!current) return undefined;
+    const next = transition(current, { type: 'abandon', reason });
+    return next.ok ? next.state : undefined;
+  });
+  deps.log.warn(`delivery abandoned: ${reason}`, ids);
+}
+
+function settled<S>(result: TransitionResult<S>): S {
+  // Herald built both the state and the transition: a refusal here is a bug, not input.
+  if (!result.ok) throw new Error(`delivery state machine refused ${result.error.transition} from ${result.error.from}: ${result.error.message}`);
+  return result.state;
+}
+
+function report(deps: DeliverDeps, t: Target, result: AttemptResult, decision: Decision, record: DeliveryRecord): void {
+  const fields = {
+    ...t.ids,
+    attempts: record.attempts,
+    durationMs: result.durationMs,
+    policy: t.policy.name,
+    ...(result.kind === 'response' ? { httpStatus: result.status } : { error: result.kind }),
+  };
+  switch (decision.kind) {
+    case 'delivered':
+      deps.log.info('delivered', fields);
+      return;
+    case 'retry':
+    case 'throttle':
+      deps.log.warn(`attempt failed: ${decision.reason}`, { ...fields, availableAt: record.availableAt });
+      return;
+    case 'dead':
+      deps.log.error(`delivery DEAD: ${decision.reason}; sent to the dead-letter topic`, { ...fields, cause: decision.cause });
+      return;
+    case 'suspend':
+      deps.log.error(`delivery QUEUED: ${decision.reason}`, { ...fields, cause: decision.cause });
+      return;
+  }
 }

@@ -1,9 +1,11 @@
 import { fromPubSubMessage, PushDelivery, toPubSubMessage } from '../domain/cloudevents-pubsub';
 import { matchesType } from '../domain/event';
-import { laneTopology, TopologyNames } from '../topology';
-import { LaneProvisioner, Logger, MessageBus, TopicNotFoundError } from '../ports';
+import { TopologyNames } from '../topology';
+import { LaneProvisioner, Logger, MessageBus } from '../ports';
+import { publishToLane } from './lanes';
 import { DestinationDirectory } from './destination-directory';
 import { rejectToDeadLetter } from './dead-letter';
+import { LANE_ATTRIBUTES } from './deliver';
 
 export interface RouteDeps {
   bus: MessageBus;
@@ -39,19 +41,9 @@ export async function routeEvent(deps: RouteDeps, push: PushDelivery): Promise<R
     return { kind: 'unmatched' };
   }
   await Promise.all(
-    targets.map(async (d) => {
-      const topic = laneTopology(d.id, deps.names).topic.name;
-      const message = toPubSubMessage(event, { destination: d.id });
-      try {
-        await deps.bus.publish(topic, message);
-      } catch (e) {
-        if (!(e instanceof TopicNotFoundError)) throw e;
-        // A destination whose lane is missing (created outside the admin API, or removed by
-        // hand): provision it and publish again.
-        await deps.lanes.ensureLane(d.id);
-        await deps.bus.publish(topic, message);
-      }
-    }),
+    targets.map((d) =>
+      publishToLane(deps, d.id, toPubSubMessage(event, { [LANE_ATTRIBUTES.destination]: d.id, [LANE_ATTRIBUTES.publishedAt]: push.publishTime.toISOString() })),
+    ),
   );
   deps.log.debug('event routed', { ...ids, destinations: targets.map((d) => d.id) });
   return { kind: 'routed', destinations: targets.map((d) => d.id) };

@@ -11,19 +11,18 @@ import { AttemptHistory, Decision } from './retry-decision';
 /** The part of a DeliveryRecord the state machine reads and writes. */
 export type DeliveryState = Pick<
   DeliveryRecord,
-  'status' | 'attempts' | 'lastError' | 'availableAt' | 'claimedAt' | 'firstAttemptAt' | 'lastAttemptAt' | 'deliveredAt'
-> & {
-  /** Attempts answered by a throttled 429 (they consume no retry). */
-  throttled?: number;
-  /** Why the delivery ended DEAD or QUEUED. */
-  reason?: string;
-};
+  'status' | 'attempts' | 'throttled' | 'reason' | 'lastError' | 'availableAt' | 'claimedAt' | 'firstAttemptAt' | 'lastAttemptAt' | 'deliveredAt'
+>;
 
 export type Transition =
   /** Take a due PENDING delivery, or one whose IN_FLIGHT claim is older than claimTtlMs. */
   | { type: 'claim'; now: Date; claimTtlMs: number }
   /** The claimed attempt, made at `at`, came to `result`, which decide() judged `decision`. */
   | { type: 'attempted'; at: Date; result: AttemptResult; decision: Decision }
+  /** The message a claim sent reached `deliver`: the attempt starts, renewing the claim if it is still `claimedAt`. */
+  | { type: 'start'; now: Date; claimedAt: string }
+  /** The delivery cannot be attempted any more (its destination was deleted): DEAD with `reason`. */
+  | { type: 'abandon'; reason: string }
   /** Hold a PENDING delivery (its destination is suspended, or queues on failure). */
   | { type: 'queue'; now: Date; reason: string }
   /** Operator: a QUEUED or DEAD delivery starts over (fresh retry budget), due at once. */
@@ -38,6 +37,8 @@ export type TransitionErrorCode =
   | 'not-due'
   /** An IN_FLIGHT delivery whose claim has not expired. */
   | 'claim-held'
+  /** A start whose claim was taken over (expired and claimed again) or settled meanwhile. */
+  | 'claim-lost'
   /** A decision that contradicts the result (delivered without a 2xx, or the reverse). */
   | 'inconsistent-decision';
 
@@ -80,6 +81,13 @@ export function transition<S extends DeliveryState>(state: S, t: Transition): Tr
       }
       return invalid();
     }
+    case 'start':
+      if (state.status !== 'IN_FLIGHT') return invalid();
+      if (state.claimedAt !== t.claimedAt) return fail('claim-lost', `claimed again at ${state.claimedAt ?? '(never)'}, not ${t.claimedAt}`);
+      return ok(next(state, { claimedAt: t.now.toISOString() }, []));
+    case 'abandon':
+      if (state.status === 'DELIVERED' || state.status === 'DEAD') return invalid();
+      return ok(next(state, { status: 'DEAD', reason: t.reason }, ['claimedAt', 'availableAt']));
     case 'attempted': {
       if (state.status !== 'IN_FLIGHT') return invalid();
       const { decision, result } = t;

@@ -44,7 +44,14 @@ export interface DeliveryRecord {
   eventSource: string;
   eventType: string;
   status: DeliveryStatus;
+  /** Attempts made, throttled ones included. */
   attempts: number;
+  /** Of those, 429s throttled without consuming a retry (event-platform). */
+  throttled?: number;
+  /** Why the delivery ended DEAD or QUEUED. */
+  reason?: string;
+  /** When the event was first published to Herald: max-age limits count from it. */
+  publishedAt?: string;
   lastError?: LastError;
   availableAt?: string;
   claimedAt?: string;

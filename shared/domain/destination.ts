@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { DeliveryPolicy, PolicySpec, policySpecSchema, resolvePolicy, scalePolicy } from './policy';
 
-/** Named delivery policies (seeds 000–003); their rules arrive with the retry engine. */
-export const POLICY_PRESETS = ['event-platform', 'eventarc', 'adobe-best-effort', 'adobe-configurable', 'cloud-elements'] as const;
-export type PolicyPreset = (typeof POLICY_PRESETS)[number];
-export const DEFAULT_POLICY: PolicyPreset = 'event-platform';
+export const DEFAULT_POLICY: PolicySpec = 'event-platform';
 
 export const FAILURE_MODES = ['retry', 'queue'] as const;
 export type FailureMode = (typeof FAILURE_MODES)[number];
@@ -24,7 +22,7 @@ export const destinationSpecSchema = z
         .max(100, 'at most 100 event types')
         .refine((ts) => ts.every((t) => !t.slice(0, -1).includes('*')), 'a wildcard * may only end an event type (e.g. com.example.*)')
         .optional(),
-      policy: z.enum(POLICY_PRESETS, { error: `policy must be one of ${POLICY_PRESETS.join(', ')}` }).optional(),
+      policy: policySpecSchema.optional(),
       failureMode: z.enum(FAILURE_MODES, { error: 'failureMode must be "retry" or "queue"' }).optional(),
       secret: z.string().regex(SECRET, 'secret must be whsec_ followed by base64 of 24 to 64 random bytes').optional(),
       technicalEmail: z.email({ error: 'technicalEmail must be an email address' }).optional(),
@@ -43,7 +41,8 @@ export interface Destination {
   url?: string;
   topic?: string;
   eventTypes: string[];
-  policy: PolicyPreset;
+  /** A preset's name, or a custom policy (validated when the destination was written). */
+  policy: PolicySpec;
   failureMode: FailureMode;
   secret: string;
   technicalEmail?: string;
@@ -75,6 +74,20 @@ export function applySpec(id: string, spec: DestinationSpec, existing: Destinati
   if (spec.topic !== undefined) dest.topic = spec.topic;
   if (spec.technicalEmail !== undefined) dest.technicalEmail = spec.technicalEmail;
   return dest;
+}
+
+export interface PolicySettings {
+  /** The operator's attempt timeout for the presets (HERALD_DELIVERY_TIMEOUT_MS); a custom policy keeps its own. */
+  presetTimeoutMs: number;
+  /** HERALD_TIME_SCALE. */
+  timeScale: number;
+}
+
+/** The rules a destination's deliveries follow now. */
+export function deliveryPolicyOf(destination: Pick<Destination, 'policy'>, settings: PolicySettings): DeliveryPolicy {
+  const policy = resolvePolicy(destination.policy);
+  const timed = typeof destination.policy === 'string' ? { ...policy, attemptTimeoutMs: settings.presetTimeoutMs } : policy;
+  return scalePolicy(timed, settings.timeScale);
 }
 
 export function viewOf(dest: Destination): DestinationView {

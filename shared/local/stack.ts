@@ -4,7 +4,8 @@ import { AddressInfo } from 'node:net';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { applyTopology } from '../adapters/pubsub-topology';
 import { HeraldConfig, loadConfig } from '../config';
-import { createRuntime, pushTargetFrom, Runtime } from '../runtime';
+import { runPump } from '../app/pump';
+import { createRuntime, pumpDeps, pushTargetFrom, Runtime } from '../runtime';
 import { FUNCTION_NAMES, FunctionName } from '../topology';
 import { EmulatorHosts, RunningEmulators, startEmulators } from './emulators';
 import { HttpSender, Logger } from '../ports';
@@ -120,7 +121,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       topics: Object.fromEntries(Object.entries(runtime.topology.topics).map(([k, t]) => [k, t.name])),
       functions: Object.fromEntries(FUNCTION_NAMES.map((f) => [f, `${url}/${f}`])),
       destinations: destinations.length,
+      timeScale: config.timeScale,
     };
+    // Cloud Scheduler's part on GCP: the retry pump, in-process, for as long as the stack runs.
+    const pump = runPump(pumpDeps(runtime), { intervalMs: config.pumpIntervalMs });
+    progress(`retry pump every ${config.pumpIntervalMs} ms${config.timeScale !== 1 ? `; policy delays divided by HERALD_TIME_SCALE=${config.timeScale}` : ''}`);
     ready = true;
     const emulatorsRef = emulators;
     return {
@@ -131,6 +136,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       runtime,
       async stop(stopOptions = {}) {
         ready = false;
+        await pump.stop();
         if (stopOptions.purge) await purgeProject(runtime);
         await new Promise<void>((resolve) => {
           server.close(() => resolve());

@@ -35,6 +35,12 @@ export function deliveryStoreConformance(name: string, make: () => Promise<Deliv
       expect(created?.status).toBe('QUEUED');
     });
 
+    test('create writes only a record that does not exist yet', async () => {
+      expect(await store.create(record('c1', { status: 'DELIVERED', attempts: 1 }))).toBe(true);
+      expect(await store.create(record('c1', { status: 'PENDING', attempts: 7 }))).toBe(false);
+      expect(await store.get('c1')).toMatchObject({ status: 'DELIVERED', attempts: 1 });
+    });
+
     test('due finds pending work whose time has come and claims that expired, oldest first', async () => {
       await store.put(record('late', { availableAt: at(30) }));
       await store.put(record('early', { availableAt: at(5) }));

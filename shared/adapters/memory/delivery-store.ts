@@ -13,6 +13,12 @@ export class MemoryDeliveryStore implements DeliveryStore {
     this.records.set(record.id, copy(record)!);
   }
 
+  async create(record: DeliveryRecord): Promise<boolean> {
+    if (this.records.has(record.id)) return false;
+    this.records.set(record.id, copy(record)!);
+    return true;
+  }
+
   async update(id: string, decide: (current: DeliveryRecord | undefined) => DeliveryRecord | undefined): Promise<DeliveryRecord | undefined> {
     const next = decide(copy(this.records.get(id)));
     if (next !== undefined) this.records.set(id, copy(next)!);

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { z } from 'zod';
-import { DESTINATION_ID, destinationSpecSchema, FAILURE_MODES, POLICY_PRESETS } from '../../domain/destination';
+import { DESTINATION_ID, destinationSpecSchema, FAILURE_MODES } from '../../domain/destination';
+import { POLICY_PRESET_NAMES } from '../../domain/policy';
 import { DestinationInfo } from '../client';
 import { CommandContext, connectionOptions, issuesOf, usageError, validate } from '../context';
 import { ApiError } from '../errors';
@@ -22,7 +23,19 @@ const specFromOptions = z
       .string()
       .transform((s) => s.split(',').map((t) => t.trim()).filter((t) => t !== ''))
       .optional(),
-    policy: z.string().optional(),
+    // A preset's name, or a custom policy as inline JSON.
+    policy: z
+      .string()
+      .transform((text, ctx): unknown => {
+        if (!text.trim().startsWith('{')) return text;
+        try {
+          return JSON.parse(text) as unknown;
+        } catch (e) {
+          ctx.addIssue({ code: 'custom', message: `a custom policy must be valid JSON: ${(e as Error).message}` });
+          return z.NEVER;
+        }
+      })
+      .optional(),
     failureMode: z.string().optional(),
     secret: z.string().optional(),
     technicalEmail: z.string().optional(),
@@ -75,7 +88,7 @@ export function registerDestinations(program: Command, ctx: CommandContext): voi
     .option('--url <url>', 'webhook URL that receives the events (https; loopback allowed locally)')
     .option('--topic <topic>', 'Pub/Sub topic, projects/P/topics/T (instead of --url)')
     .option('--event-types <types>', 'comma-separated event types; a trailing * matches a prefix (default: all)')
-    .option('--policy <preset>', `delivery policy: ${POLICY_PRESETS.join(', ')} (default: ${POLICY_PRESETS[0]})`)
+    .option('--policy <preset|json>', `delivery policy: ${POLICY_PRESET_NAMES.join(', ')} (default: ${POLICY_PRESET_NAMES[0]}), or a custom policy as JSON`)
     .option('--failure-mode <mode>', `what happens after the retries: ${FAILURE_MODES.join(' or ')} (default: retry)`)
     .option('--secret <secret>', 'signing secret, whsec_… (default: Herald generates one)')
     .option('--technical-email <email>', 'who to tell when the destination is suspended');
@@ -124,7 +137,7 @@ Example:
       ['ID', 'STATUS', 'POLICY', 'ON FAILURE', 'EVENT TYPES', 'TARGET'],
       ...[...destinations]
         .sort((a, b) => a.id.localeCompare(b.id))
-        .map((d) => [d.id, d.status, d.policy, d.failureMode, d.eventTypes.length ? d.eventTypes.join(',') : '(all)', target(d)]),
+        .map((d) => [d.id, d.status, typeof d.policy === 'string' ? d.policy : 'custom', d.failureMode, d.eventTypes.length ? d.eventTypes.join(',') : '(all)', target(d)]),
     ];
     ctx.out(table(rows));
   });

@@ -51,6 +51,21 @@ describe('claim', () => {
   });
 });
 
+describe('start and abandon', () => {
+  it('starts the attempt its claim sent, renewing the claim', () => {
+    expect(expectOk(transition(inFlight, { type: 'start', now: at(500), claimedAt: iso(0) }))).toEqual({ ...inFlight, claimedAt: iso(500) });
+  });
+
+  it('abandons a PENDING, IN_FLIGHT or QUEUED delivery as DEAD with the reason', () => {
+    for (const state of [pending, inFlight, { ...pending, status: 'QUEUED' as const }]) {
+      const dead = expectOk(transition(state, { type: 'abandon', reason: 'destination deleted' }));
+      expect(dead).toMatchObject({ status: 'DEAD', reason: 'destination deleted' });
+      expect(dead.claimedAt).toBeUndefined();
+      expect(dead.availableAt).toBeUndefined();
+    }
+  });
+});
+
 describe('attempted (from IN_FLIGHT)', () => {
   it('→ DELIVERED: attempts+1, deliveredAt, no claim or availableAt', () => {
     expect(expectOk(transition(inFlight, { type: 'attempted', at: at(1000), result: ok200, decision: delivered }))).toEqual({
@@ -155,6 +170,10 @@ describe('invalid transitions return a typed error', () => {
     ['redeliver PENDING', s('PENDING'), redeliver, 'invalid-transition'],
     ['redeliver IN_FLIGHT', s('IN_FLIGHT'), redeliver, 'invalid-transition'],
     ['redeliver DELIVERED', s('DELIVERED'), redeliver, 'invalid-transition'],
+    ['start a claim taken over', s('IN_FLIGHT', { claimedAt: iso(9) }), { type: 'start', now: T0, claimedAt: iso(0) }, 'claim-lost'],
+    ['start a settled delivery', s('PENDING', { claimedAt: iso(0) }), { type: 'start', now: T0, claimedAt: iso(0) }, 'invalid-transition'],
+    ['abandon DELIVERED', s('DELIVERED'), { type: 'abandon', reason: 'r' }, 'invalid-transition'],
+    ['abandon DEAD', s('DEAD'), { type: 'abandon', reason: 'r' }, 'invalid-transition'],
   ])('%s → %s', (_name, state, t, code) => {
     const result = transition(state, t);
     expect(result.ok).toBe(false);

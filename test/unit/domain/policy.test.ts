@@ -1,4 +1,4 @@
-import { POLICY_PRESETS as DESTINATION_PRESET_NAMES } from '../../../shared/domain/destination';
+import { destinationSpecSchema } from '../../../shared/domain/destination';
 import {
   ADOBE_BEST_EFFORT,
   ADOBE_CONFIGURABLE,
@@ -25,7 +25,8 @@ import {
 describe('presets', () => {
   it('are the five named in the SPEC, the same list destination specs accept', () => {
     expect(POLICY_PRESET_NAMES).toEqual(['event-platform', 'eventarc', 'adobe-best-effort', 'adobe-configurable', 'cloud-elements']);
-    expect(POLICY_PRESET_NAMES).toEqual([...DESTINATION_PRESET_NAMES]);
+    for (const name of POLICY_PRESET_NAMES) expect(destinationSpecSchema.parse({ url: 'https://x.example', policy: name }).policy).toBe(name);
+    expect(destinationSpecSchema.safeParse({ url: 'https://x.example', policy: 'nope' }).success).toBe(false);
     for (const name of POLICY_PRESET_NAMES) expect(POLICY_PRESETS[name].name).toBe(name);
   });
 

@@ -1,0 +1,37 @@
+import type { Response } from 'express';
+import { z } from 'zod';
+import { runPump } from '../shared/app/pump';
+import { issuesFromZod } from '../shared/domain/event';
+import { pumpDeps } from '../shared/runtime';
+import { PUMP_RUN_SECONDS } from '../shared/topology';
+import { guarded, HeraldRequest, requireMethod, sendJson } from './http';
+import { requireInternalToken } from './push';
+import { runtime } from './runtime';
+
+const querySchema = z.object({
+  runSeconds: z.coerce.number({ error: 'runSeconds must be a number' }).min(0, 'runSeconds must be 0–540').max(540, 'runSeconds must be 0–540').default(PUMP_RUN_SECONDS),
+});
+
+/**
+ * The retry pump as a function: Cloud Scheduler calls it each minute and it keeps
+ * claiming due deliveries for `runSeconds` (0: one round), then answers with what it did.
+ * Local mode runs the same loop in-process instead.
+ */
+export const pumpHandler = guarded(
+  () => runtime().log,
+  'pump',
+  async (req: HeraldRequest, res: Response) => {
+    const rt = runtime();
+    if (!requireMethod(req, res, ['POST'])) return;
+    if (!requireInternalToken(req, res, rt)) return;
+    const query = querySchema.safeParse(req.query);
+    if (!query.success) {
+      sendJson(res, 400, { error: 'invalid pump query', issues: issuesFromZod(query.error) });
+      return;
+    }
+    const loop = runPump(pumpDeps(rt), { intervalMs: rt.config.pumpIntervalMs, untilMs: query.data.runSeconds * 1000 });
+    const report = await loop.done;
+    rt.log.info('retry pump run finished', { ...report, runSeconds: query.data.runSeconds });
+    sendJson(res, 200, report);
+  },
+);

@@ -1,0 +1,133 @@
+import { toPubSubMessage } from '../domain/cloudevents-pubsub';
+import { DeliveryRecord } from '../domain/delivery';
+import { transition } from '../domain/delivery-state';
+import { Clock, DeliveryStore, LaneProvisioner, Logger, MessageBus } from '../ports';
+import { TopologyNames } from '../topology';
+import { publishDeadDelivery } from './dead-letter';
+import { LANE_ATTRIBUTES } from './deliver';
+import { DestinationDirectory } from './destination-directory';
+import { publishToLane } from './lanes';
+
+export interface PumpDeps {
+  bus: MessageBus;
+  lanes: LaneProvisioner;
+  names: TopologyNames;
+  directory: DestinationDirectory;
+  deliveries: DeliveryStore;
+  deadLetterTopic: string;
+  clock: Clock;
+  log: Logger;
+  claimTtlMs: number;
+  /** Deliveries taken per round. */
+  batchSize: number;
+}
+
+export interface PumpReport {
+  /** Due deliveries found. */
+  due: number;
+  /** Of those, claimed and sent to their lanes. */
+  sent: number;
+  /** Claimed by another pump first, or no longer due. */
+  skipped: number;
+  /** Their destination is gone: DEAD, onto the dead-letter topic. */
+  abandoned: number;
+}
+
+/**
+ * One round of the retry pump: every due delivery (PENDING whose availableAt has come, or
+ * IN_FLIGHT whose claim expired) is claimed and its event published to the destination's
+ * lane with the claim, where `deliver` attempts it. A pump that dies after claiming loses
+ * nothing: the claim expires and a later round takes the delivery again.
+ */
+export async function pumpOnce(deps: PumpDeps): Promise<PumpReport> {
+  const now = deps.clock.now();
+  const ids = await deps.deliveries.due(now, new Date(now.getTime() - deps.claimTtlMs), deps.batchSize);
+  const report: PumpReport = { due: ids.length, sent: 0, skipped: 0, abandoned: 0 };
+  await Promise.all(
+    ids.map(async (id) => {
+      const claimed = await deps.deliveries.update(id, (current) => {
+        if (!current) return undefined;
+        const next = transition(current, { type: 'claim', now, claimTtlMs: deps.claimTtlMs });
+        return next.ok ? next.state : undefined;
+      });
+      if (!claimed) {
+        report.skipped++;
+        return;
+      }
+      const outcome = await dispatch(deps, claimed);
+      report[outcome]++;
+    }),
+  );
+  if (report.due > 0) deps.log.debug('retry pump round', { ...report });
+  return report;
+}
+
+async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' | 'abandoned'> {
+  const ids = { eventId: record.eventId, eventSource: record.eventSource, destinationId: record.destinationId, deliveryId: record.id };
+  const destination = await deps.directory.get(record.destinationId);
+  if (!destination || !record.event) {
+    const reason = !destination ? 'the destination no longer exists' : 'the record holds no event to send';
+    const dead = await deps.deliveries.update(record.id, (current) => {
+      if (current?.status !== 'IN_FLIGHT' || current.claimedAt !== record.claimedAt) return undefined;
+      const next = transition(current, { type: 'abandon', reason });
+      return next.ok ? next.state : undefined;
+    });
+    if (dead && record.event) await publishDeadDelivery(deps.bus, deps.deadLetterTopic, record.event, dead);
+    deps.log.error(`delivery abandoned: ${reason}`, ids);
+    return 'abandoned';
+  }
+  const attributes: Record<string, string> = { [LANE_ATTRIBUTES.destination]: record.destinationId, [LANE_ATTRIBUTES.claim]: record.claimedAt! };
+  if (record.publishedAt) attributes[LANE_ATTRIBUTES.publishedAt] = record.publishedAt;
+  await publishToLane(deps, record.destinationId, toPubSubMessage(record.event, attributes));
+  deps.log.debug('due delivery sent to its lane', { ...ids, attempts: record.attempts, claimedAt: record.claimedAt });
+  return 'sent';
+}
+
+export interface PumpLoop {
+  stop(): Promise<void>;
+}
+
+/**
+ * Rounds every `intervalMs` until stopped (local mode), or until `untilMs` has passed,
+ * after one round at least (the scheduled `pump` function on GCP, started each minute).
+ * A failed round is logged and the next one tries again.
+ */
+export function runPump(deps: PumpDeps, options: { intervalMs: number; untilMs?: number; onRound?: (r: PumpReport) => void }): PumpLoop & { done: Promise<PumpReport> } {
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const total: PumpReport = { due: 0, sent: 0, skipped: 0, abandoned: 0 };
+  const start = Date.now();
+  const done = (async () => {
+    const timeLeft = () => (options.untilMs === undefined ? Infinity : options.untilMs - (Date.now() - start));
+    while (!stopped) {
+      let again = false;
+      try {
+        const round = await pumpOnce(deps);
+        for (const k of Object.keys(total) as (keyof PumpReport)[]) total[k] += round[k];
+        options.onRound?.(round);
+        // A full batch means more is due: go again at once.
+        again = round.due >= deps.batchSize;
+      } catch (e) {
+        deps.log.error('retry pump round failed; trying again next round', { error: (e as Error).message });
+      }
+      if (stopped || timeLeft() <= 0) break;
+      if (again) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(options.intervalMs, timeLeft()));
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    return total;
+  })();
+  return {
+    done,
+    async stop() {
+      stopped = true;
+      wake?.();
+      await done;
+    },
+  };
+}

@@ -1,0 +1,154 @@
+import { PubSub } from '@google-cloud/pubsub';
+import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
+import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
+import { eventKey } from '../../shared/domain/event';
+import { laneTopology } from '../../shared/topology';
+import { DeadLetterReader } from '../support/dead-letters';
+import { eventually } from '../support/eventually';
+import { Receiver, ReceivedRequest } from '../support/receiver';
+import { startTestStack, TestStack } from '../support/stack';
+
+/**
+ * Herald's own retry schedule on the emulators, sped up by HERALD_TIME_SCALE: event-platform's
+ * 5 / 10 / 20 min become 1 / 2 / 4 s, adobe-best-effort's 15 / 30 s become 50 / 100 ms.
+ */
+const PROJECT = 'retry-test';
+const SCALE = 300;
+const SOURCE = '/retry-test';
+
+let stack: TestStack;
+let deadLetters: DeadLetterReader;
+/** Per destination path: the statuses it answers, in order; the last one repeats. */
+const script: Record<string, number[]> = {
+  '/flaky': [503, 503, 200],
+  '/down': [503],
+  '/rejects': [400],
+};
+const receiver = new Receiver((req) => {
+  const answers = script[req.path] ?? [204];
+  const n = receiver.on(req.path).length;
+  return { status: answers[Math.min(n, answers.length) - 1]! };
+});
+
+async function publish(id: string, type: string, data = `{"n":"${id}"}`) {
+  const res = await stack.ingest({ 'ce-id': id, 'ce-source': SOURCE, 'ce-type': type, 'ce-specversion': '1.0', 'content-type': 'application/json' }, data);
+  expect(res.status).toBe(202);
+}
+
+function record(destination: string, id: string): Promise<DeliveryRecord | undefined> {
+  return stack.runtime.deliveries.get(deliveryId(destination, eventKey({ source: SOURCE, id })));
+}
+
+function settled(destination: string, id: string, status: DeliveryRecord['status']): Promise<DeliveryRecord> {
+  return eventually(`${destination}/${id} to be ${status}`, async () => {
+    const r = await record(destination, id);
+    return r?.status === status ? r : undefined;
+  });
+}
+
+const attemptsOf = (path: string, id: string): ReceivedRequest[] => receiver.on(path).filter((r) => r.headers['ce-id'] === id);
+const gaps = (reqs: ReceivedRequest[]) => reqs.slice(1).map((r, i) => r.at - reqs[i]!.at);
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  await receiver.start();
+  stack = await startTestStack(PROJECT, { HERALD_TIME_SCALE: String(SCALE), HERALD_PUMP_INTERVAL_MS: '100' });
+  deadLetters = new DeadLetterReader(PROJECT, `${stack.runtime.names.prefix}-dead-letter-hold`);
+  for (const [id, policy] of [
+    ['flaky', 'event-platform'],
+    ['down', 'adobe-best-effort'],
+    ['rejects', 'adobe-best-effort'],
+  ] as const) {
+    const res = await stack.admin('PUT', `/destinations/${id}`, { url: `${receiver.url}/${id}`, eventTypes: [`test.${id}`], policy });
+    expect(res.status).toBe(201);
+  }
+});
+
+afterAll(async () => {
+  await deadLetters?.close();
+  await stack?.stop({ purge: true });
+  await receiver.stop();
+});
+
+test('a receiver that fails twice then succeeds gets exactly three attempts, spaced as event-platform says', async () => {
+  await publish('flaky-1', 'test.flaky');
+  const delivered = await settled('flaky', 'flaky-1', 'DELIVERED');
+  const attempts = attemptsOf('/flaky', 'flaky-1');
+  expect(attempts).toHaveLength(3);
+  // 5 min and 10 min after the previous attempt, divided by 300: never early, at most a pump round and a push late.
+  const [first, second] = gaps(attempts);
+  expect(first).toBeGreaterThanOrEqual(1000 - 50);
+  expect(first).toBeLessThan(1000 + 1500);
+  expect(second).toBeGreaterThanOrEqual(2000 - 50);
+  expect(second).toBeLessThan(2000 + 1500);
+  // The same event keeps its webhook-id on every attempt, so receivers can deduplicate.
+  expect(new Set(attempts.map((r) => r.headers['webhook-id'])).size).toBe(1);
+  expect(delivered).toMatchObject({ attempts: 3, lastError: { status: 503, error: 'HTTP 503' } });
+  expect(delivered.deliveredAt).toEqual(expect.any(String));
+  // Not kept once delivered: the event's bytes leave the store.
+  expect(delivered.event).toBeUndefined();
+  await pause(1500);
+  expect(attemptsOf('/flaky', 'flaky-1')).toHaveLength(3);
+});
+
+test('a receiver that always fails ends DEAD, on the dead-letter topic with the attributes that explain it', async () => {
+  const data = '{"order": 17, "note": "kept  exactly"}';
+  await publish('down-1', 'test.down', data);
+  const dead = await settled('down', 'down-1', 'DEAD');
+  expect(dead).toMatchObject({ attempts: 3, lastError: { status: 503 } });
+  expect(dead.reason).toMatch(/allows 2 retries/);
+  const attempts = attemptsOf('/down', 'down-1');
+  expect(attempts).toHaveLength(3);
+  const [first, second] = gaps(attempts);
+  expect(first).toBeGreaterThanOrEqual(50 - 20);
+  expect(second).toBeGreaterThanOrEqual(100 - 20);
+
+  const letter = await deadLetters.find('down-1', (d) => d.attributes['ce-id'] === 'down-1');
+  expect(letter.data.toString()).toBe(data);
+  expect(letter.attributes).toMatchObject({
+    'ce-source': SOURCE,
+    'ce-type': 'test.down',
+    'herald-destination': 'down',
+    'herald-attempts': '3',
+    'herald-last-error': 'HTTP 503',
+    'herald-last-status': '503',
+    'herald-reason': dead.reason,
+    'herald-first-attempt-at': dead.firstAttemptAt,
+    'herald-last-attempt-at': dead.lastAttemptAt,
+  });
+  // Never retried automatically.
+  await pause(1000);
+  expect(attemptsOf('/down', 'down-1')).toHaveLength(3);
+});
+
+test('a 400 under adobe-best-effort is dead at once', async () => {
+  await publish('rejects-1', 'test.rejects');
+  const dead = await settled('rejects', 'rejects-1', 'DEAD');
+  expect(dead).toMatchObject({ attempts: 1, lastError: { status: 400 } });
+  expect(dead.reason).toBe('HTTP 400 is not retried under adobe-best-effort');
+  const letter = await deadLetters.find('rejects-1', (d) => d.attributes['ce-id'] === 'rejects-1');
+  expect(letter.attributes['herald-attempts']).toBe('1');
+  expect(attemptsOf('/rejects', 'rejects-1')).toHaveLength(1);
+});
+
+test('a lane message Pub/Sub brings again for a delivered event is not sent again', async () => {
+  // A destination that answers at once, so the first attempt settles DELIVERED.
+  const put = await stack.admin('PUT', '/destinations/dup', { url: `${receiver.url}/dup`, eventTypes: ['test.dup'] });
+  expect(put.status).toBe(201);
+  await publish('dup-1', 'test.dup');
+  await settled('dup', 'dup-1', 'DELIVERED');
+  // What a Pub/Sub redelivery looks like to `deliver`: the same lane message again.
+  const pubsub = new PubSub({ projectId: PROJECT });
+  const lane = laneTopology('dup', stack.runtime.names).topic.name;
+  const again = toPubSubMessage(
+    { attributes: { id: 'dup-1', source: SOURCE, type: 'test.dup', specversion: '1.0', datacontenttype: 'application/json' }, data: Buffer.from('{"n":"dup-1"}') },
+    { destination: 'dup' },
+  );
+  await pubsub.topic(lane).publishMessage(again);
+  await pubsub.topic(lane).publishMessage(again);
+  await eventually('the duplicates to be skipped', () =>
+    stack.logs.filter((l) => l.message === 'duplicate lane message skipped: the delivery is DELIVERED' && l.eventId === 'dup-1').length >= 2 ? true : undefined,
+  );
+  expect(attemptsOf('/dup', 'dup-1')).toHaveLength(1);
+  await pubsub.close();
+});
