@@ -24,7 +24,7 @@ const script: Record<string, number[]> = {
   '/down': [503],
   '/rejects': [400],
 };
-const receiver = new Receiver((req) => {
+const receiver: Receiver = new Receiver((req) => {
   const answers = script[req.path] ?? [204];
   const n = receiver.on(req.path).length;
   return { status: answers[Math.min(n, answers.length) - 1]! };
@@ -48,7 +48,7 @@ function settled(destination: string, id: string, status: DeliveryRecord['status
 
 const attemptsOf = (path: string, id: string): ReceivedRequest[] => receiver.on(path).filter((r) => r.headers['ce-id'] === id);
 const gaps = (reqs: ReceivedRequest[]) => reqs.slice(1).map((r, i) => r.at - reqs[i]!.at);
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   await receiver.start();

@@ -16,6 +16,8 @@ export class Receiver {
   readonly requests: ReceivedRequest[] = [];
   private waiters: { count: number; path?: string; resolve: () => void }[] = [];
   private server?: http.Server;
+  /** Replies held back (delayMs): cancelled on stop, so a test never waits on them. */
+  private readonly delayed = new Set<NodeJS.Timeout>();
   url = '';
 
   constructor(private respond: Responder = () => ({ status: 204 })) {}
@@ -33,8 +35,13 @@ export class Receiver {
           res.end(answer.body ?? '');
           this.notify();
         };
-        if (answer.delayMs) setTimeout(reply, answer.delayMs);
-        else reply();
+        if (answer.delayMs) {
+          const timer = setTimeout(() => {
+            this.delayed.delete(timer);
+            reply();
+          }, answer.delayMs);
+          this.delayed.add(timer);
+        } else reply();
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -70,6 +77,8 @@ export class Receiver {
   async stop(): Promise<void> {
     const server = this.server;
     if (!server) return;
+    for (const timer of this.delayed) clearTimeout(timer);
+    this.delayed.clear();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
