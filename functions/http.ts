@@ -87,7 +87,9 @@ export function jsonBodyErrors(rawBodyHandler?: (req: HeraldRequest, res: Respon
       return;
     }
     if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
-      sendJson(res, e.status, { error: e.message ?? 'bad request', issues: [] });
+      // Express refuses a path with a stray `%` before any handler runs.
+      const message = /^Failed to decode param/.test(e.message ?? '') ? `${e.message}: the path is not valid percent-encoding; encode "%" as %25` : (e.message ?? 'bad request');
+      sendJson(res, e.status, { error: message, issues: [{ path: 'path', message }] });
       return;
     }
     next(err);

@@ -22,13 +22,14 @@ for (const [name, handler] of Object.entries(HANDLERS)) functions.http(name, han
 
 type ExpressApp = http.RequestListener & { use?: (handler: ReturnType<typeof jsonBodyErrors>) => void };
 
-/** Functions that judge the raw body themselves (binary-mode data is opaque bytes). */
-const RAW_BODY_FUNCTIONS: ReadonlySet<FunctionName> = new Set(['ingest']);
-
-/** Adds Herald's answer to body-parse errors to the functions-framework server of `fn`. */
+/**
+ * Every Herald function reads the raw body itself, after checking the caller's token: a
+ * body the framework's parser refuses goes to the function all the same, so an
+ * unauthenticated caller gets 401 whatever it sent, and binary-mode data stays opaque.
+ */
 export function installJsonErrors(server: http.Server, fn: FunctionName): void {
   const app = server.listeners('request')[0] as ExpressApp | undefined;
-  app?.use?.(jsonBodyErrors(RAW_BODY_FUNCTIONS.has(fn) ? HANDLERS[fn] : undefined));
+  app?.use?.(jsonBodyErrors(HANDLERS[fn]));
 }
 
 // On Cloud Functions the framework builds its one server after loading this module and

@@ -55,7 +55,7 @@ export function parseHttpEvents(headers: HttpHeaders, body: Buffer, now: Date): 
     return result.ok ? { ok: true, value: [result.value], mode } : { ...result, mode };
   }
   if (!Array.isArray(json)) return { ok: false, mode, issues: [{ path: 'body', message: 'a batch must be a JSON array of CloudEvents' }] };
-  if (json.length === 0) return { ok: false, mode, issues: [{ path: 'body', message: 'a batch must contain at least one event' }] };
+  // An empty batch is valid in a request (JSON event format §4): it accepts nothing.
   const events: HeraldEvent[] = [];
   const issues: ValidationIssue[] = [];
   json.forEach((item, i) => {

@@ -95,7 +95,13 @@ export interface ValidationIssue {
 export type Parsed<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
 
 export function issuesFromZod(error: z.ZodError, prefix: (string | number)[] = []): ValidationIssue[] {
-  return error.issues.map((i) => ({ path: formatPath([...prefix, ...i.path.map((p) => (typeof p === 'symbol' ? String(p) : p))]), message: i.message }));
+  return error.issues.map((i) => ({ path: formatPath([...prefix, ...i.path.map((p) => (typeof p === 'symbol' ? String(p) : p))]), message: messageOf(i) }));
+}
+
+/** A schema's own `error` message also replaces zod's for unknown keys: make sure the keys are named. */
+function messageOf(issue: z.ZodError['issues'][number]): string {
+  if (issue.code !== 'unrecognized_keys' || issue.keys.every((k) => issue.message.includes(k))) return issue.message;
+  return `unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.join(', ')}`;
 }
 
 export function formatPath(path: (string | number)[]): string {

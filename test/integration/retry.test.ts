@@ -3,7 +3,7 @@ import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
 import { eventKey } from '../../shared/domain/event';
 import { laneTopology } from '../../shared/topology';
-import { DeadLetterReader } from '../support/dead-letters';
+import { SubscriptionTap } from '../support/subscription-tap';
 import { eventually } from '../support/eventually';
 import { Receiver, ReceivedRequest } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';
@@ -17,7 +17,7 @@ const SCALE = 300;
 const SOURCE = '/retry-test';
 
 let stack: TestStack;
-let deadLetters: DeadLetterReader;
+let deadLetters: SubscriptionTap;
 /** Per destination path: the statuses it answers, in order; the last one repeats. */
 const script: Record<string, number[]> = {
   '/flaky': [503, 503, 200],
@@ -53,7 +53,7 @@ const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 beforeAll(async () => {
   await receiver.start();
   stack = await startTestStack(PROJECT, { HERALD_TIME_SCALE: String(SCALE), HERALD_PUMP_INTERVAL_MS: '100' });
-  deadLetters = new DeadLetterReader(PROJECT, `${stack.runtime.names.prefix}-dead-letter-hold`);
+  deadLetters = new SubscriptionTap(PROJECT, `${stack.runtime.names.prefix}-dead-letter-hold`);
   for (const [id, policy] of [
     ['flaky', 'event-platform'],
     ['down', 'adobe-best-effort'],
@@ -103,7 +103,7 @@ test('a receiver that always fails ends DEAD, on the dead-letter topic with the 
   expect(first).toBeGreaterThanOrEqual(50 - 20);
   expect(second).toBeGreaterThanOrEqual(100 - 20);
 
-  const letter = await deadLetters.find('down-1', (d) => d.attributes['ce-id'] === 'down-1');
+  const letter = await deadLetters.find('the dead letter of down-1', (d) => d.attributes['ce-id'] === 'down-1');
   expect(letter.data.toString()).toBe(data);
   expect(letter.attributes).toMatchObject({
     'ce-source': SOURCE,
@@ -126,7 +126,7 @@ test('a 400 under adobe-best-effort is dead at once', async () => {
   const dead = await settled('rejects', 'rejects-1', 'DEAD');
   expect(dead).toMatchObject({ attempts: 1, lastError: { status: 400 } });
   expect(dead.reason).toBe('HTTP 400 is not retried under adobe-best-effort');
-  const letter = await deadLetters.find('rejects-1', (d) => d.attributes['ce-id'] === 'rejects-1');
+  const letter = await deadLetters.find('the dead letter of rejects-1', (d) => d.attributes['ce-id'] === 'rejects-1');
   expect(letter.attributes['herald-attempts']).toBe('1');
   expect(attemptsOf('/rejects', 'rejects-1')).toHaveLength(1);
 });
