@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { getDelivery, listDeliveries } from '../shared/app/deliveries-admin';
 import { AdminDeps, AdminResult, deleteDestination, getDestination, listDestinations, putDestination } from '../shared/app/destinations-admin';
 import { guarded, HeraldRequest, rawBodyOf, requireBearer, sendJson } from './http';
 import { runtime } from './runtime';
@@ -6,7 +7,8 @@ import { runtime } from './runtime';
 type Route = {
   method: string;
   pattern: RegExp;
-  run: (deps: AdminDeps, params: string[], body: () => unknown) => Promise<AdminResult<unknown>>;
+  /** `query` is the parsed query string (a repeated parameter is an array). */
+  run: (deps: AdminDeps, params: string[], body: () => unknown, query: Record<string, unknown>) => Promise<AdminResult<unknown>>;
 };
 
 const ROUTES: Route[] = [
@@ -14,6 +16,8 @@ const ROUTES: Route[] = [
   { method: 'PUT', pattern: /^\/destinations\/([^/]+)$/, run: (d, [id], body) => putDestination(d, id!, body()) },
   { method: 'GET', pattern: /^\/destinations\/([^/]+)$/, run: (d, [id]) => getDestination(d, id!) },
   { method: 'DELETE', pattern: /^\/destinations\/([^/]+)$/, run: (d, [id]) => deleteDestination(d, id!) },
+  { method: 'GET', pattern: /^\/destinations\/([^/]+)\/deliveries\/?$/, run: (d, [id], _body, query) => listDeliveries(d, id!, query) },
+  { method: 'GET', pattern: /^\/deliveries\/([^/]+)$/, run: (d, [id]) => getDelivery(d, id!) },
 ];
 
 class BadJson extends Error {}
@@ -28,7 +32,7 @@ function parseJsonBody(req: HeraldRequest): unknown {
   }
 }
 
-/** The operators' API: destinations now; deliveries, replays and reactivation join it. */
+/** The operators' API: destinations and deliveries now; replays and reactivation join it. */
 export const adminHandler = guarded(
   () => runtime().log,
   'admin',
@@ -47,10 +51,11 @@ export const adminHandler = guarded(
       sendJson(res, 405, { error: `method ${req.method} not allowed on ${path}; use ${matching.map((r) => r.method).join(' or ')}` });
       return;
     }
+    // Express has already refused a path that does not decode (jsonBodyErrors answers 400).
     const params = (route.pattern.exec(path) ?? []).slice(1).map((p) => decodeURIComponent(p));
-    const deps: AdminDeps = { destinations: rt.destinations, directory: rt.directory, lanes: rt.lanes, clock: rt.clock, log: rt.log, allowLoopback: rt.config.allowLoopback };
+    const deps: AdminDeps = { destinations: rt.destinations, deliveries: rt.deliveries, directory: rt.directory, lanes: rt.lanes, clock: rt.clock, log: rt.log, allowLoopback: rt.config.allowLoopback };
     try {
-      const result = await route.run(deps, params, () => parseJsonBody(req));
+      const result = await route.run(deps, params, () => parseJsonBody(req), { ...(req.query as Record<string, unknown>) });
       sendJson(res, result.status, 'body' in result ? result.body : undefined);
     } catch (e) {
       if (!(e instanceof BadJson)) throw e;

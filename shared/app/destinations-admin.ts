@@ -1,10 +1,11 @@
 import { applySpec, checkDestinationUrl, DESTINATION_ID, destinationSpecSchema, DestinationView, viewOf } from '../domain/destination';
 import { issuesFromZod, ValidationIssue } from '../domain/event';
-import { Clock, DestinationStore, LaneProvisioner, Logger } from '../ports';
+import { Clock, DeliveryStore, DestinationStore, LaneProvisioner, Logger } from '../ports';
 import { DestinationDirectory } from './destination-directory';
 
 export interface AdminDeps {
   destinations: DestinationStore;
+  deliveries: DeliveryStore;
   directory: DestinationDirectory;
   lanes: LaneProvisioner;
   clock: Clock;
@@ -17,12 +18,14 @@ export type AdminResult<T> =
   | { status: 204 }
   | { status: 400 | 404; body: { error: string; issues?: ValidationIssue[] } };
 
-const badId = (id: string): AdminResult<never> => ({
+/** 400 for an id that cannot be a destination's (shared by every admin route under /destinations/{id}). */
+export const badId = (id: string): AdminResult<never> => ({
   status: 400,
   body: { error: `invalid destination id ${JSON.stringify(id)}`, issues: [{ path: 'id', message: 'use 1-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit' }] },
 });
 
-const notFound = (id: string): AdminResult<never> => ({
+/** 404 for a destination that does not exist. */
+export const notFound = (id: string): AdminResult<never> => ({
   status: 404,
   body: { error: `no destination ${JSON.stringify(id)}; list them with GET /admin/destinations` },
 });

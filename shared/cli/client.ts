@@ -1,3 +1,5 @@
+import type { DeliveryView } from '../app/deliveries-admin';
+import type { DeliveryStatus } from '../domain/delivery';
 import type { DestinationSpec, DestinationView } from '../domain/destination';
 import { ApiError, ConnectError, Issue, UsageError } from './errors';
 
@@ -22,6 +24,15 @@ export type DestinationInfo = DestinationView & {
 };
 
 export type PutDestinationResult = { created: boolean; destination: DestinationInfo & { secret?: string } };
+
+/** One page of a destination's deliveries; `nextCursor` is absent on the last page. */
+export type DeliveryPageInfo = { deliveries: DeliveryView[]; nextCursor?: string };
+
+export interface DeliveryQuery {
+  status?: DeliveryStatus;
+  limit?: number;
+  cursor?: string;
+}
 
 /** One event for binary mode: attributes become ce-* headers, data the body. */
 export interface BinaryEvent {
@@ -86,6 +97,27 @@ export class HeraldClient {
 
   async deleteDestination(id: string): Promise<void> {
     await this.request('admin', 'DELETE', `/admin/destinations/${encodeURIComponent(id)}`);
+  }
+
+  /** GET /admin/destinations/{id}/deliveries: one page. */
+  async listDeliveries(destinationId: string, query: DeliveryQuery = {}): Promise<DeliveryPageInfo> {
+    const params = new URLSearchParams();
+    if (query.status !== undefined) params.set('status', query.status);
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    if (query.cursor !== undefined) params.set('cursor', query.cursor);
+    const qs = params.size > 0 ? `?${params.toString()}` : '';
+    const { body } = await this.request('admin', 'GET', `/admin/destinations/${encodeURIComponent(destinationId)}/deliveries${qs}`);
+    const page = objectOf('GET /admin/destinations/{id}/deliveries', body);
+    if (!Array.isArray(page.deliveries)) throw unexpected('GET /admin/destinations/{id}/deliveries', body);
+    return {
+      deliveries: page.deliveries as DeliveryView[],
+      ...(typeof page.nextCursor === 'string' ? { nextCursor: page.nextCursor } : {}),
+    };
+  }
+
+  async getDelivery(deliveryId: string): Promise<DeliveryView> {
+    const { body } = await this.request('admin', 'GET', `/admin/deliveries/${encodeURIComponent(deliveryId)}`);
+    return objectOf('GET /admin/deliveries/{id}', body) as unknown as DeliveryView;
   }
 
   /** One call: bearer auth, JSON answers, Herald's error shape → ApiError, no answer → ConnectError. */

@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
+import { registerDeliveries } from './commands/deliveries';
 import { registerDestinations } from './commands/destinations';
 import { registerPublish } from './commands/publish';
+import { registerSimulate } from './commands/simulate';
 import { CliIo, CommandContext, commandPath, DEFAULT_URL } from './context';
 import { CliError, EXIT } from './errors';
 
@@ -11,7 +13,7 @@ const HELP_AFTER = `
 Connection: --url, --admin-token and --ingest-token go before the command
 (herald --url http://host:8080 destinations list) or after it where the command lists
 them; otherwise HERALD_URL (default ${DEFAULT_URL}), HERALD_ADMIN_TOKEN and
-HERALD_INGEST_TOKEN are used. npm start prints all three.
+HERALD_INGEST_TOKEN are used. npm start prints all three. simulate needs none of them.
 
 Exit codes:
   0  success
@@ -22,7 +24,9 @@ Exit codes:
 Examples:
   herald destinations add my-hook --url http://127.0.0.1:9000/hook
   herald publish --type com.example.hello --source /demo --data '{"hi":1}'
-  herald destinations list`;
+  herald destinations list
+  herald deliveries list my-hook --status dead
+  herald simulate --policy event-platform --responses 500,500,429,200`;
 
 /** The commander program: one module per command group registers its commands. */
 export function buildProgram(ctx: CommandContext): Command {
@@ -43,6 +47,8 @@ export function buildProgram(ctx: CommandContext): Command {
   // Subcommands inherit the settings above (exit override, output), so they come after.
   registerPublish(program, ctx);
   registerDestinations(program, ctx);
+  registerDeliveries(program, ctx);
+  registerSimulate(program, ctx);
   return program;
 }
 

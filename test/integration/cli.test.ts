@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Webhook } from 'standardwebhooks';
 import { run } from '../../shared/cli/main';
+import { DeliveryRecord } from '../../shared/domain/delivery';
 import { Receiver } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';
 
@@ -189,6 +190,82 @@ describe('herald CLI against a running Herald', () => {
   });
 });
 
+describe('herald deliveries against a running Herald (records seeded in its store)', () => {
+  const dest = 'cli-deliveries';
+  const seeded: DeliveryRecord[] = (['DEAD', 'DELIVERED', 'DEAD'] as const).map((status, i) => ({
+    id: `${dest}.key${i + 1}`,
+    destinationId: dest,
+    eventId: `seed-${i + 1}`,
+    eventSource: '/cli',
+    eventType: 'com.example.seeded',
+    status,
+    attempts: status === 'DEAD' ? 4 : 1,
+    availableAt: '2025-01-01T00:00:00.000Z',
+    ...(status === 'DEAD'
+      ? {
+          lastError: { at: '2025-01-01T00:35:00.000Z', status: 500, error: 'HTTP 500' },
+          event: { attributes: { specversion: '1.0' as const, id: `seed-${i + 1}`, source: '/cli', type: 'com.example.seeded' }, data: Buffer.from('secret bytes') },
+        }
+      : {}),
+  }));
+
+  beforeAll(async () => {
+    // Nothing routes to it (no event has this type) and nothing seeded is due, so the pump leaves them be.
+    const added = await herald(['destinations', 'add', dest, '--url', `${receiver.url}/${dest}`, '--event-types', 'com.example.never']);
+    expect(added.code).toBe(0);
+    for (const r of seeded) await stack.runtime.deliveries.put(r);
+  });
+
+  test('list: a page as a table and the --cursor of the next one; --all --json reaches the end', async () => {
+    const first = await herald(['deliveries', 'list', dest, '--limit', '2']);
+    expect(first.code).toBe(0);
+    const [header, ...rows] = first.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^DELIVERY ID\s+EVENT ID\s+TYPE\s+STATUS\s+ATTEMPTS\s+LAST ERROR\s+AVAILABLE AT$/);
+    expect(rows.map((r) => r.split(/\s{2,}/))).toEqual([
+      [`${dest}.key1`, 'seed-1', 'com.example.seeded', 'DEAD', '4', 'HTTP 500', '2025-01-01T00:00:00.000Z'],
+      [`${dest}.key2`, 'seed-2', 'com.example.seeded', 'DELIVERED', '1', '-', '2025-01-01T00:00:00.000Z'],
+    ]);
+    expect(first.stderr).toBe(`more deliveries: herald deliveries list ${dest} --limit 2 --cursor ${dest}.key2   (or --all for every page)\n`);
+    const all = await herald(['deliveries', 'list', dest, '--all', '--limit', '2', '--json']);
+    expect(all.code).toBe(0);
+    const page = JSON.parse(all.stdout) as { deliveries: Record<string, unknown>[] };
+    expect(page.deliveries.map((d) => d.id)).toEqual(seeded.map((r) => r.id));
+    expect(all.stdout).not.toContain('event"');
+    const dead = await herald(['deliveries', 'list', dest, '--status', 'dead', '--json']);
+    expect((JSON.parse(dead.stdout) as { deliveries: { id: string }[] }).deliveries.map((d) => d.id)).toEqual([`${dest}.key1`, `${dest}.key3`]);
+  });
+
+  test('show: one delivery as JSON without its event; a missing one is exit 1', async () => {
+    const shown = await herald(['deliveries', 'show', `${dest}.key3`]);
+    expect(shown.code).toBe(0);
+    const { event: _event, ...view } = seeded[2]!;
+    expect(JSON.parse(shown.stdout)).toEqual(view);
+    const missing = await herald(['deliveries', 'show', `${dest}.nope`]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe(`herald: no delivery "${dest}.nope"\nhint: see the deliveries there are with: herald deliveries list ${dest}\n`);
+  });
+
+  test('the admin API: the query string reaches the route; bad values are a 400 naming each', async () => {
+    const bad = await stack.admin('GET', `/destinations/${dest}/deliveries?status=lost&limit=0`);
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({
+      error: 'invalid deliveries query',
+      issues: [
+        { path: 'status', message: 'status must be one of PENDING, IN_FLIGHT, DELIVERED, DEAD, QUEUED (any case)' },
+        { path: 'limit', message: 'limit must be a whole number from 1 to 500 (default 50)' },
+      ],
+    });
+    const ok = await stack.admin('GET', `/destinations/${dest}/deliveries?status=delivered`);
+    expect(ok).toEqual({ status: 200, body: { deliveries: [expect.objectContaining({ id: `${dest}.key2`, status: 'DELIVERED' })] } });
+    expect((await stack.admin('GET', '/destinations/no-such-dest/deliveries')).status).toBe(404);
+    expect((await stack.admin('GET', `/deliveries/${dest}.nope`)).status).toBe(404);
+  });
+
+  afterAll(async () => {
+    await herald(['destinations', 'remove', dest]);
+  });
+});
+
 describe('bin/herald.cjs as a process', () => {
   test('--help: exit 0 and the commands', async () => {
     const r = await spawnHerald(['--help']);
@@ -198,6 +275,13 @@ describe('bin/herald.cjs as a process', () => {
     expect(r.stdout).toMatch(/\n {2}publish /);
     expect(r.stdout).toMatch(/\n {2}destinations /);
     expect(r.stdout).toMatch(/Exit codes:/);
+  });
+
+  test('simulate runs with no Herald, URL or token', async () => {
+    const r = await spawnHerald(['simulate', '--policy', 'adobe-best-effort', '--responses', '400']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { outcome?: string; state?: string }).outcome ?? (JSON.parse(l) as { state?: string }).state)).toEqual(['dead', 'DEAD']);
   });
 
   test('a real call exits on its own with the right code', async () => {

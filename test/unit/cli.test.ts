@@ -1,51 +1,11 @@
-import { Readable } from 'node:stream';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run } from '../../shared/cli/main';
 import { inferContentType } from '../../shared/cli/commands/publish';
 import { headerValue } from '../../shared/cli/client';
+import { harness } from '../support/cli-harness';
 
 /** The CLI in-process, no server: argument parsing and validation, and what it would send. */
-
-interface Sent {
-  url: string;
-  method: string;
-  headers: Record<string, string>;
-  body: Buffer | undefined;
-}
-
-function harness(answer: (req: Sent) => Response = () => Response.json({ accepted: ['x'] }, { status: 202 })) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const sent: Sent[] = [];
-  const fetchStub = (async (url: string | URL, init?: RequestInit) => {
-    const body = init?.body;
-    const req: Sent = {
-      url: String(url),
-      method: init?.method ?? 'GET',
-      headers: Object.fromEntries(new Headers(init?.headers).entries()),
-      body: body === undefined || body === null ? undefined : Buffer.from(body as string | Buffer),
-    };
-    sent.push(req);
-    return answer(req);
-  }) as typeof fetch;
-  return {
-    out,
-    err,
-    sent,
-    stdout: () => out.join(''),
-    stderr: () => err.join(''),
-    run: (argv: string[], opts: { env?: Record<string, string>; stdin?: string } = {}) =>
-      run(argv, {
-        stdout: { write: (s: string) => out.push(s) },
-        stderr: { write: (s: string) => err.push(s) },
-        env: opts.env ?? { HERALD_ADMIN_TOKEN: 'admin-token', HERALD_INGEST_TOKEN: 'ingest-token' },
-        ...(opts.stdin !== undefined ? { stdin: Readable.from([Buffer.from(opts.stdin)]) } : {}),
-        fetch: fetchStub,
-      }),
-  };
-}
 
 const PUBLISH = ['publish', '--type', 'com.example.order.created', '--source', '/shop'];
 

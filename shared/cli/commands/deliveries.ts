@@ -1,0 +1,138 @@
+import { Command } from 'commander';
+import { z } from 'zod';
+import { DELIVERY_PAGE, DeliveryView, isDeliveryId } from '../../app/deliveries-admin';
+import { DELIVERY_STATUSES } from '../../domain/delivery';
+import { DeliveryPageInfo, DeliveryQuery, HeraldClient } from '../client';
+import { CommandContext, connectionOptions, validate } from '../context';
+import { ApiError } from '../errors';
+import { destinationIdSchema, table } from './destinations';
+
+/** `herald deliveries list|show` over the admin API: where each (event, destination) delivery stands. */
+
+const LIMIT_MESSAGE = `must be a whole number from 1 to ${DELIVERY_PAGE.maxLimit}`;
+
+export const listOptionsSchema = z.object({
+  destination: destinationIdSchema,
+  status: z
+    .string()
+    .transform((s) => s.trim().toUpperCase())
+    .pipe(z.enum(DELIVERY_STATUSES, { error: `must be one of ${DELIVERY_STATUSES.join(', ')} (any case)` }))
+    .optional(),
+  limit: z
+    .string()
+    .regex(/^\d{1,6}$/, LIMIT_MESSAGE)
+    .transform(Number)
+    .pipe(z.number().int().min(1, LIMIT_MESSAGE).max(DELIVERY_PAGE.maxLimit, LIMIT_MESSAGE))
+    .optional(),
+  cursor: z.string().min(1, 'must not be empty: pass the cursor the previous page printed').optional(),
+  all: z.boolean().optional(),
+  json: z.boolean().optional(),
+});
+
+const LIST_FLAGS = { destination: '<destination>' };
+
+const deliveryIdSchema = z
+  .string()
+  .refine(isDeliveryId, 'a delivery id is <destination id>.<event key>, as the first column of herald deliveries list shows it');
+
+/** A 404 said plainly, with where to look instead. */
+async function naming<T>(what: string, hint: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404 && !e.hint) throw new ApiError(404, what, e.issues, hint);
+    throw e;
+  }
+}
+
+/** A word the shell passes on unchanged, quoted when it has to be. */
+function shellWord(s: string): string {
+  return /^[\w.,:/=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+const dash = (s: string | undefined) => (s === undefined || s === '' ? '-' : s);
+
+export function deliveriesTable(deliveries: readonly DeliveryView[]): string {
+  return table([
+    ['DELIVERY ID', 'EVENT ID', 'TYPE', 'STATUS', 'ATTEMPTS', 'LAST ERROR', 'AVAILABLE AT'],
+    ...deliveries.map((d) => [d.id, d.eventId, d.eventType, d.status, String(d.attempts), dash(d.lastError?.error), dash(d.availableAt)]),
+  ]);
+}
+
+/** Every page from `query.cursor` on; a cursor that does not move is Herald's fault, not a loop. */
+async function allPages(client: HeraldClient, destination: string, query: DeliveryQuery): Promise<DeliveryPageInfo> {
+  const deliveries: DeliveryView[] = [];
+  let cursor = query.cursor;
+  for (;;) {
+    const page = await client.listDeliveries(destination, { ...query, ...(cursor !== undefined ? { cursor } : {}) });
+    deliveries.push(...page.deliveries);
+    if (page.nextCursor === undefined) return { deliveries };
+    if (page.nextCursor === cursor) {
+      throw new ApiError(200, `GET /admin/destinations/${destination}/deliveries returned the same cursor twice (${page.nextCursor})`, [], 'is the CLI the same version as Herald?');
+    }
+    cursor = page.nextCursor;
+  }
+}
+
+export function registerDeliveries(program: Command, ctx: CommandContext): void {
+  const group = program
+    .command('deliveries')
+    .description("inspect deliveries: where each event stands with each destination (status, attempts, last error)");
+
+  const list = group
+    .command('list')
+    .argument('<destination>', 'destination id')
+    .description("list a destination's deliveries, a page at a time (a table; --json for the full objects)")
+    .option('--status <status>', `only deliveries in this state: ${DELIVERY_STATUSES.join(', ')} (any case)`)
+    .option('--limit <n>', `deliveries per page, 1-${DELIVERY_PAGE.maxLimit} (default ${DELIVERY_PAGE.defaultLimit}; ${DELIVERY_PAGE.maxLimit} with --all)`)
+    .option('--cursor <cursor>', 'start after this cursor, as the previous page printed it')
+    .option('--all', 'follow the cursors to the last page')
+    .option('--json', 'print {"deliveries": [...], "nextCursor"?} instead of a table');
+  connectionOptions(list, 'admin');
+  list.addHelpText(
+    'after',
+    `
+When there are more deliveries than one page holds, the command to get the next page
+is printed on stderr (stdout stays the table or the JSON).
+
+Examples:
+  herald deliveries list orders --status dead
+  herald deliveries list orders --all --json`,
+  );
+  list.action(async (destination: string) => {
+    const { adminToken: _token, url: _url, ...options } = list.opts<Record<string, unknown>>();
+    const input = validate(listOptionsSchema, { destination, ...options }, LIST_FLAGS, list);
+    const client = ctx.client(list, 'admin');
+    const query: DeliveryQuery = {
+      ...(input.status !== undefined ? { status: input.status } : {}),
+      ...(input.limit !== undefined || input.all ? { limit: input.limit ?? DELIVERY_PAGE.maxLimit } : {}),
+      ...(input.cursor !== undefined ? { cursor: input.cursor } : {}),
+    };
+    const page = await naming(`no destination ${JSON.stringify(input.destination)}`, 'see the destinations there are with: herald destinations list', () =>
+      input.all ? allPages(client, input.destination, query) : client.listDeliveries(input.destination, query),
+    );
+    if (input.json) ctx.json(page);
+    else if (page.deliveries.length === 0) ctx.note(`no deliveries${input.status ? ` with status ${input.status}` : ''} for destination ${input.destination}${input.cursor ? ' after this cursor' : ''}`);
+    else ctx.out(deliveriesTable(page.deliveries));
+    if (page.nextCursor !== undefined) {
+      const again = ['herald deliveries list', input.destination];
+      if (input.status !== undefined) again.push('--status', input.status);
+      if (input.limit !== undefined) again.push('--limit', String(input.limit));
+      if (input.json) again.push('--json');
+      again.push('--cursor', shellWord(page.nextCursor));
+      ctx.note(`more deliveries: ${again.join(' ')}   (or --all for every page)`);
+    }
+  });
+
+  const show = group
+    .command('show')
+    .argument('<delivery-id>', 'delivery id, as herald deliveries list shows it')
+    .description('show one delivery as JSON (its event data is never shown)');
+  connectionOptions(show, 'admin');
+  show.action(async (id: string) => {
+    const deliveryId = validate(z.object({ id: deliveryIdSchema }), { id }, { id: '<delivery-id>' }, show).id;
+    const client = ctx.client(show, 'admin');
+    const dest = deliveryId.slice(0, deliveryId.indexOf('.'));
+    ctx.json(await naming(`no delivery ${JSON.stringify(deliveryId)}`, `see the deliveries there are with: herald deliveries list ${dest}`, () => client.getDelivery(deliveryId)));
+  });
+}

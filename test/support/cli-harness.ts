@@ -1,0 +1,43 @@
+import { Readable } from 'node:stream';
+import { run } from '../../shared/cli/main';
+
+/** The CLI in-process with a fake server: what it printed, what it sent, its exit code. */
+
+export interface Sent {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+}
+
+export function harness(answer: (req: Sent) => Response | Promise<Response> = () => Response.json({ accepted: ['x'] }, { status: 202 })) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const sent: Sent[] = [];
+  const fetchStub = (async (url: string | URL, init?: RequestInit) => {
+    const body = init?.body;
+    const req: Sent = {
+      url: String(url),
+      method: init?.method ?? 'GET',
+      headers: Object.fromEntries(new Headers(init?.headers).entries()),
+      body: body === undefined || body === null ? undefined : Buffer.from(body as string | Buffer),
+    };
+    sent.push(req);
+    return answer(req);
+  }) as typeof fetch;
+  return {
+    out,
+    err,
+    sent,
+    stdout: () => out.join(''),
+    stderr: () => err.join(''),
+    run: (argv: string[], opts: { env?: Record<string, string>; stdin?: string } = {}) =>
+      run(argv, {
+        stdout: { write: (s: string) => out.push(s) },
+        stderr: { write: (s: string) => err.push(s) },
+        env: opts.env ?? { HERALD_ADMIN_TOKEN: 'admin-token', HERALD_INGEST_TOKEN: 'ingest-token' },
+        ...(opts.stdin !== undefined ? { stdin: Readable.from([Buffer.from(opts.stdin)]) } : {}),
+        fetch: fetchStub,
+      }),
+  };
+}

@@ -1,0 +1,31 @@
+import { applySpec, Destination } from '../../shared/domain/destination';
+import { DestinationStore } from '../../shared/ports';
+
+/** A destination store in a Map, for unit tests of the admin use cases. */
+export class MemoryDestinationStore implements DestinationStore {
+  private readonly destinations = new Map<string, Destination>();
+
+  async get(id: string): Promise<Destination | undefined> {
+    const d = this.destinations.get(id);
+    return d && structuredClone(d);
+  }
+
+  async list(): Promise<Destination[]> {
+    return [...this.destinations.values()].map((d) => structuredClone(d));
+  }
+
+  async put(destination: Destination): Promise<{ created: boolean }> {
+    const created = !this.destinations.has(destination.id);
+    this.destinations.set(destination.id, structuredClone(destination));
+    return { created };
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.destinations.delete(id);
+  }
+}
+
+/** A webhook destination with the defaults, as PUT /admin/destinations/{id} would store it. */
+export function webhookDestination(id: string, url = `https://hooks.example.com/${id}`): Destination {
+  return applySpec(id, { url }, undefined, new Date('2025-01-01T00:00:00Z'));
+}
