@@ -10,12 +10,14 @@ import { runtime } from './runtime';
 
 const querySchema = z.object({
   runSeconds: z.coerce.number({ error: 'runSeconds must be a number' }).min(0, 'runSeconds must be 0–540').max(540, 'runSeconds must be 0–540').default(PUMP_RUN_SECONDS),
+  hold: z.enum(['true', 'false'], { error: 'hold must be true or false' }).default('false').transform((v) => v === 'true'),
 });
 
 /**
  * The retry pump as a function: Cloud Scheduler calls it each minute and it keeps
- * claiming due deliveries for `runSeconds` (0: one round), then answers with what it did.
- * Local mode runs the same loop in-process instead.
+ * claiming due deliveries for up to `runSeconds` (0: one round) — ending early when nothing
+ * falls due before then, unless `hold=true` — then answers with what it did. Local mode
+ * runs the same loop in-process instead.
  */
 export const pumpHandler = guarded(
   () => runtime().log,
@@ -29,9 +31,9 @@ export const pumpHandler = guarded(
       sendJson(res, 400, { error: 'invalid pump query', issues: issuesFromZod(query.error) });
       return;
     }
-    const loop = runPump(pumpDeps(rt), { intervalMs: rt.config.pumpIntervalMs, untilMs: query.data.runSeconds * 1000 });
+    const loop = runPump(pumpDeps(rt), { intervalMs: rt.config.pumpIntervalMs, untilMs: query.data.runSeconds * 1000, hold: query.data.hold });
     const report = await loop.done;
-    rt.log.info('retry pump run finished', { ...report, runSeconds: query.data.runSeconds });
+    rt.log.info('retry pump run finished', { ...report, runSeconds: query.data.runSeconds, hold: query.data.hold });
     sendJson(res, 200, report);
   },
 );

@@ -83,34 +83,68 @@ async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' 
   return 'sent';
 }
 
+/** Whether any delivery will be due within `ms` (a PENDING one whose time comes, or a claim that expires). */
+async function dueBefore(deps: PumpDeps, ms: number): Promise<boolean> {
+  const horizon = deps.clock.now().getTime() + ms;
+  const ids = await deps.deliveries.due(new Date(horizon), new Date(horizon - deps.claimTtlMs), 1);
+  return ids.length > 0;
+}
+
 export interface PumpLoop {
   stop(): Promise<void>;
 }
 
+export interface PumpRunOptions {
+  intervalMs: number;
+  /** Stop after this long (after one round at least); absent: run until stopped. */
+  untilMs?: number;
+  /**
+   * With `untilMs`: keep polling to the end even when nothing will fall due before it.
+   * Off, a run ends as soon as no delivery is due before its end — a scheduled pump on an
+   * idle Herald costs a few reads and ~100 ms a minute instead of a busy function.
+   */
+  hold?: boolean;
+  onRound?: (r: PumpReport) => void;
+}
+
+/** Why a run ended. */
+export type PumpEnd = 'stopped' | 'time-up' | 'idle';
+
 /**
- * Rounds every `intervalMs` until stopped (local mode), or until `untilMs` has passed,
- * after one round at least (the scheduled `pump` function on GCP, started each minute).
- * A failed round is logged and the next one tries again.
+ * Rounds every `intervalMs` until stopped (local mode), or until `untilMs` has passed or,
+ * unless `hold`, nothing is due before then (the scheduled `pump` function on GCP, started
+ * each minute). One round at least. A failed round is logged and the next one tries again.
  */
-export function runPump(deps: PumpDeps, options: { intervalMs: number; untilMs?: number; onRound?: (r: PumpReport) => void }): PumpLoop & { done: Promise<PumpReport> } {
+export function runPump(deps: PumpDeps, options: PumpRunOptions): PumpLoop & { done: Promise<PumpReport & { ended: PumpEnd }> } {
   let stopped = false;
   let wake: (() => void) | undefined;
   const total: PumpReport = { due: 0, sent: 0, skipped: 0, abandoned: 0 };
   const start = Date.now();
   const done = (async () => {
     const timeLeft = () => (options.untilMs === undefined ? Infinity : options.untilMs - (Date.now() - start));
+    let ended: PumpEnd = 'stopped';
     while (!stopped) {
       let again = false;
+      let idle = false;
       try {
         const round = await pumpOnce(deps);
         for (const k of Object.keys(total) as (keyof PumpReport)[]) total[k] += round[k];
         options.onRound?.(round);
         // A full batch means more is due: go again at once.
         again = round.due >= deps.batchSize;
+        if (!again && options.untilMs !== undefined && !options.hold) idle = !(await dueBefore(deps, timeLeft()));
       } catch (e) {
         deps.log.error('retry pump round failed; trying again next round', { error: (e as Error).message });
       }
-      if (stopped || timeLeft() <= 0) break;
+      if (stopped) break;
+      if (timeLeft() <= 0) {
+        ended = 'time-up';
+        break;
+      }
+      if (idle) {
+        ended = 'idle';
+        break;
+      }
       if (again) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.min(options.intervalMs, timeLeft()));
@@ -120,7 +154,7 @@ export function runPump(deps: PumpDeps, options: { intervalMs: number; untilMs?:
         };
       });
     }
-    return total;
+    return { ...total, ended };
   })();
   return {
     done,

@@ -44,7 +44,7 @@ export const PROBED_CALLS = [
   'publish other',
   'directory.list',
   'deliveries.get',
-  'deliveries.put',
+  'deliveries.create',
   'http.send (to receiver)',
 ] as const;
 export type ProbedCall = (typeof PROBED_CALLS)[number];
@@ -67,8 +67,8 @@ export class RuntimeProbe {
       t(topic === eventsTopic ? 'publish events topic (ingest)' : topic.startsWith(lanePrefix) ? 'publish lane (route)' : 'publish other').time(() => publish(topic, message));
     const get = deliveries.get.bind(deliveries);
     deliveries.get = (id) => t('deliveries.get').time(() => get(id));
-    const put = deliveries.put.bind(deliveries);
-    deliveries.put = (record) => t('deliveries.put').time(() => put(record));
+    const create = deliveries.create.bind(deliveries);
+    deliveries.create = (record) => t('deliveries.create').time(() => create(record));
     const list = directory.list.bind(directory);
     directory.list = () => t('directory.list').time(() => list());
     const send = http.send.bind(http);

@@ -3,16 +3,22 @@
  * same N messages through the Pub/Sub emulator straight to that receiver (no Herald), so the
  * cost Herald adds over a bare push subscription shows as a ratio.
  *
- * Progress goes to stderr; stdout gets a table and, last, one JSON line with every number.
+ * Then the cost phase (cost.ts): Firestore operations, invocations, Pub/Sub bytes and CPU per
+ * delivered event, for first-attempt successes and one-retry deliveries, and what that costs
+ * per million 1 KB events at GCP list prices (cost-model.ts).
+ *
+ * Progress goes to stderr; stdout gets tables and, last, one JSON line with every number.
  * Options: --events N (BENCH_EVENTS, default 2000), --batch, --concurrency, --warmup,
- * --idle, --stall-timeout; see --help.
+ * --idle, --stall-timeout, --cost-events, --cost-batch, --cost-idle, --cost-only; see --help.
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { PubSub } from '@google-cloud/pubsub';
-import { EmulatorHosts, RunningEmulators, startEmulators } from '../../shared/local/emulators';
+import { RunningEmulators, startEmulators } from '../../shared/local/emulators';
 import { LocalStack, startLocalStack } from '../../shared/local/stack';
+import { COST_PROJECT, CostReport, formatCostReport, runCostPhase } from './cost';
+import { clearFirestore, purgeProject } from './housekeeping';
 import { CountingLogger, PROBED_CALLS, RuntimeProbe } from './instrument';
 import { benchTopic, directSender, EVENT_TYPE, heraldSender, Interrupted, LoadResult, runIdleProbe, runLoad, Send } from './load';
 import { BenchReceiver, IdFrom, Tracker } from './receiver';
@@ -34,6 +40,13 @@ const HELP = `Usage: npm run bench -- [options]
   --idle N           events sent one at a time afterwards, for latency with no queue (BENCH_IDLE; 20)
   --stall-timeout S  give up when no event arrives for S seconds (BENCH_STALL_TIMEOUT; 30)
 
+Cost phase (Herald in a child process with HERALD_TIME_SCALE=1000 and a 100 ms retry pump):
+  --cost-events M    events per cost run; 0 skips the phase (BENCH_COST_EVENTS; 500)
+  --cost-batch K     events per POST /ingest in the cost runs; K=100 and direct publishing
+                     are always measured too (BENCH_COST_BATCH; 1)
+  --cost-idle S      seconds of the idle window that measures the pump's polling (BENCH_COST_IDLE; 3)
+  --cost-only        skip the throughput and latency parts
+
 Reuses the emulators named by PUBSUB_EMULATOR_HOST / FIRESTORE_EMULATOR_HOST, else starts its own.`;
 
 interface Options {
@@ -43,6 +56,10 @@ interface Options {
   warmup: number;
   idle: number;
   stallMs: number;
+  costEvents: number;
+  costBatch: number;
+  costIdleSeconds: number;
+  costOnly: boolean;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -55,6 +72,10 @@ function parseOptions(argv: string[]): Options {
       warmup: { type: 'string' },
       idle: { type: 'string' },
       'stall-timeout': { type: 'string' },
+      'cost-events': { type: 'string' },
+      'cost-batch': { type: 'string' },
+      'cost-idle': { type: 'string' },
+      'cost-only': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -76,6 +97,10 @@ function parseOptions(argv: string[]): Options {
     warmup: int('warmup', values.warmup, 'BENCH_WARMUP', 100, 0),
     idle: int('idle', values.idle, 'BENCH_IDLE', 20, 0),
     stallMs: int('stall-timeout', values['stall-timeout'], 'BENCH_STALL_TIMEOUT', 30, 1) * 1000,
+    costEvents: int('cost-events', values['cost-events'], 'BENCH_COST_EVENTS', 500, 0),
+    costBatch: int('cost-batch', values['cost-batch'], 'BENCH_COST_BATCH', 1, 1),
+    costIdleSeconds: int('cost-idle', values['cost-idle'], 'BENCH_COST_IDLE', 3, 1),
+    costOnly: values['cost-only'] ?? false,
   };
 }
 
@@ -147,25 +172,6 @@ async function runCleanups(): Promise<void> {
 }
 
 // ---------------------------------------------------------------- emulator housekeeping
-
-/** Deletes every subscription and topic of a project (leftovers of an interrupted run). */
-async function purgeProject(projectId: string): Promise<void> {
-  const pubsub = new PubSub({ projectId });
-  try {
-    const [subscriptions] = await pubsub.getSubscriptions();
-    await Promise.all(subscriptions.map((s) => s.delete().catch(() => undefined)));
-    const [topics] = await pubsub.getTopics();
-    await Promise.all(topics.map((t) => t.delete().catch(() => undefined)));
-  } finally {
-    await pubsub.close();
-  }
-}
-
-async function clearFirestore(hosts: EmulatorHosts, projectId: string): Promise<void> {
-  const url = `http://${hosts.firestoreHost}/emulator/v1/projects/${projectId}/databases/(default)/documents`;
-  const res = await fetch(url, { method: 'DELETE', signal: AbortSignal.timeout(10_000) });
-  if (!res.ok) throw new Error(`DELETE ${url}: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`);
-}
 
 // ---------------------------------------------------------------- the two parts
 
@@ -248,11 +254,57 @@ async function main(): Promise<number> {
   const emulatorsAlive = () => !(controller.signal.aborted && emulators.started.pubsub);
   process.env.PUBSUB_EMULATOR_HOST = emulators.pubsubHost;
   process.env.FIRESTORE_EMULATOR_HOST = emulators.firestoreHost;
-  if (!ownEmulators) {
+
+  const throughput = options.costOnly ? undefined : await runThroughput(options, receiver, emulators, emulatorsAlive, runId);
+
+  let cost: CostReport | undefined;
+  if (options.costEvents > 0) {
+    if (!ownEmulators) await guard(Promise.all([purgeProject(COST_PROJECT), clearFirestore(emulators, COST_PROJECT)]));
+    cleanups.push({
+      what: `deleting project ${COST_PROJECT}'s documents`,
+      run: async () => {
+        if (emulatorsAlive()) await clearFirestore(emulators, COST_PROJECT);
+      },
+    });
+    cost = await runCostPhase(
+      { events: options.costEvents, batch: options.costBatch, idleSeconds: options.costIdleSeconds, concurrency: options.concurrency, warmup: Math.min(50, options.costEvents), stallMs: options.stallMs },
+      {
+        emulators,
+        receiver,
+        runId,
+        signal: controller.signal,
+        progress,
+        note,
+        addCleanup: (what, run) => cleanups.push({ what, run }),
+      },
+    );
+  }
+
+  const runSeconds = round((performance.now() - began) / 1000);
+  const report = {
+    bench: 'herald-vs-direct',
+    emulators: { reused: !ownEmulators, pubsub: emulators.pubsubHost, firestore: emulators.firestoreHost },
+    ...(throughput?.report ?? {}),
+    ...(cost ? { cost } : {}),
+    runSeconds,
+  };
+  endProgress();
+  const out = [...(throughput ? [formatReport(throughput.report, throughput.logger)] : []), ...(cost ? [formatCostReport(cost)] : []), '', `Run took ${runSeconds} s.`, ''];
+  process.stdout.write(`${out.join('\n')}\n`);
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+  const problems = [...(throughput && !throughput.ok ? [`herald ${throughput.report.herald.problem ?? 'ok'}; direct ${throughput.report.direct.problem ?? 'ok'}`] : []), ...(cost && !cost.complete ? ['cost phase incomplete'] : [])];
+  if (problems.length) note(`incomplete run: ${problems.join('; ')}`);
+  return problems.length ? 1 : 0;
+}
+
+type ThroughputReport = Awaited<ReturnType<typeof runThroughput>>['report'];
+
+/** The throughput and latency parts: Herald's local stack, then the bare push subscription. */
+async function runThroughput(options: Options, receiver: BenchReceiver, emulators: RunningEmulators, emulatorsAlive: () => boolean, runId: string) {
+  if (!(emulators.started.pubsub || emulators.started.firestore)) {
     // Shared emulators may hold an interrupted run's lanes, which would push to this receiver.
     await guard(Promise.all([purgeProject(HERALD_PROJECT), purgeProject(DIRECT_PROJECT), clearFirestore(emulators, HERALD_PROJECT)]));
   }
-
   note('starting Herald (local stack)');
   const logger = new CountingLogger();
   const stack: LocalStack = await guard(
@@ -313,7 +365,7 @@ async function main(): Promise<number> {
     afterLoad: async (r) => {
       // A delivery is recorded after the receiver answered: let those writes land before counting.
       const deadline = performance.now() + 5000;
-      while (probe.count('deliveries.put') < r.delivered && performance.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+      while (probe.count('deliveries.create') < r.delivered && performance.now() < deadline) await new Promise((res) => setTimeout(res, 50));
       const per = (n: number) => (r.delivered > 0 ? round(n / r.delivered, 2) : undefined);
       firestore = { reads: ops.reads, writes: ops.writes, readsPerEvent: per(ops.reads), writesPerEvent: per(ops.writes) };
       internals = probe.summary();
@@ -326,15 +378,13 @@ async function main(): Promise<number> {
   });
   const direct = await runPart({ name: 'direct', send: directSender(benchTopic(pubsub, DIRECT_TOPIC)), path: '/direct', idFrom: 'push-envelope' }, receiver, options, runId);
 
-  const runSeconds = round((performance.now() - began) / 1000);
+
   const report = {
-    bench: 'herald-vs-direct',
     events: options.events,
     batchSize: options.batch,
     concurrency: options.concurrency,
     warmup: options.warmup,
     idleEvents: options.idle,
-    emulators: { reused: !ownEmulators, pubsub: emulators.pubsubHost, firestore: emulators.firestoreHost },
     herald: { ...withoutClock(herald), routing, firestore, internals, logs: logger.counts },
     direct: withoutClock(direct),
     ratio: {
@@ -344,13 +394,8 @@ async function main(): Promise<number> {
       idleLatencyP50: bothRatio(herald, direct, (p) => p.idleLatencyMs?.p50),
       idleLatencyP99: bothRatio(herald, direct, (p) => p.idleLatencyMs?.p99),
     },
-    runSeconds,
   };
-  endProgress();
-  printReport(report, logger);
-  const ok = herald.complete && direct.complete;
-  if (!ok) note(`incomplete run: herald ${herald.problem ?? 'ok'}; direct ${direct.problem ?? 'ok'}`);
-  return ok ? 0 : 1;
+  return { report, logger, ok: herald.complete && direct.complete };
 }
 
 /** herald/direct, left out when either part did not finish (its numbers would mislead). */
@@ -363,17 +408,7 @@ function withoutClock<T extends { firstSentAt: number }>(result: T): Omit<T, 'fi
   return rest;
 }
 
-function printReport(r: {
-  events: number;
-  batchSize: number;
-  concurrency: number;
-  warmup: number;
-  idleEvents: number;
-  herald: Omit<PartResult, 'firstSentAt'> & { routing: { routedMs?: number; routedPerSecond?: number }; firestore: { readsPerEvent?: number; writesPerEvent?: number }; internals: ReturnType<RuntimeProbe['summary']> };
-  direct: Omit<PartResult, 'firstSentAt'>;
-  ratio: Record<string, number | undefined>;
-  runSeconds?: number;
-}, logger: CountingLogger): void {
+function formatReport(r: ThroughputReport, logger: CountingLogger): string {
   const { herald: h, direct: d } = r;
   const rows: unknown[][] = [
     ['delivered', `${h.delivered}/${h.events}`, `${d.delivered}/${d.events}`, undefined],
@@ -412,11 +447,8 @@ function printReport(r: {
     '',
     `Herald logs: ${Object.entries(logger.counts).map(([k, v]) => `${k} ${v}`).join(', ')}${logger.problems.length ? `\n  ${logger.problems.join('\n  ')}` : ''}`,
     ...[h, d].flatMap((p, i) => (p.problem ? [`INCOMPLETE ${i === 0 ? 'herald' : 'direct'}: ${p.problem}`] : [])),
-    `Run took ${r.runSeconds} s.`,
-    '',
   ];
-  process.stdout.write(`${out.join('\n')}\n`);
-  process.stdout.write(`${JSON.stringify(r)}\n`);
+  return out.join('\n');
 }
 
 main()

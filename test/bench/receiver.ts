@@ -61,19 +61,29 @@ function idOf(idFrom: IdFrom, headers: http.IncomingHttpHeaders, body: Buffer): 
   }
 }
 
+export interface RouteOptions {
+  /** Answer 503 to the first request for each event id (it is not an arrival), 204 after. */
+  failFirst?: boolean;
+}
+
 /**
  * A lean loopback receiver: one path per tracker, records the arrival time of each event id
  * and answers 204 at once (an ack for both Herald and the Pub/Sub emulator).
  */
 export class BenchReceiver {
-  private readonly routes = new Map<string, { tracker: Tracker; idFrom: IdFrom }>();
+  private readonly routes = new Map<string, { tracker: Tracker; idFrom: IdFrom; failFirst: boolean; failed: Set<string>; requests: number }>();
   private server?: http.Server;
   url = '';
   requests = 0;
 
-  route(path: string, tracker: Tracker, idFrom: IdFrom): string {
-    this.routes.set(path, { tracker, idFrom });
+  route(path: string, tracker: Tracker, idFrom: IdFrom, options: RouteOptions = {}): string {
+    this.routes.set(path, { tracker, idFrom, failFirst: options.failFirst ?? false, failed: new Set(), requests: 0 });
     return `${this.url}${path}`;
+  }
+
+  /** Requests on a path since it was last routed, failed ones included. */
+  requestsOn(path: string): number {
+    return this.routes.get(path)?.requests ?? 0;
   }
 
   async start(): Promise<this> {
@@ -84,8 +94,21 @@ export class BenchReceiver {
         const at = performance.now();
         this.requests++;
         const route = this.routes.get((req.url ?? '/').split('?')[0] ?? '/');
-        route?.tracker.record(idOf(route.idFrom, req.headers, Buffer.concat(chunks)), at);
-        res.writeHead(route ? 204 : 404);
+        if (!route) {
+          res.writeHead(404);
+          res.end();
+          return;
+        }
+        route.requests++;
+        const id = idOf(route.idFrom, req.headers, Buffer.concat(chunks));
+        if (route.failFirst && id !== undefined && !route.failed.has(id)) {
+          route.failed.add(id);
+          res.writeHead(503);
+          res.end();
+          return;
+        }
+        route.tracker.record(id, at);
+        res.writeHead(204);
         res.end();
       });
     });

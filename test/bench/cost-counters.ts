@@ -1,0 +1,65 @@
+/**
+ * What the cost phase's Herald process counts, and the messages it exchanges with the bench
+ * (cost-stack.ts is the child, cost.ts the parent). Every counter is cumulative since the
+ * child started: the parent subtracts two snapshots.
+ */
+import { DeliveryStatus } from '../../shared/domain/delivery';
+import { FunctionName } from '../../shared/topology';
+
+export interface FunctionCount {
+  requests: number;
+  /** Answers other than 2xx. */
+  errors: number;
+  /** Wall time inside the function, ms. */
+  wallMs: number;
+  /** Each request's wall time rounded up to 100 ms (what it bills with an instance to itself). */
+  soloBilledMs: number;
+}
+
+export interface TopicCount {
+  messages: number;
+  /** Data plus attribute keys and values. */
+  bytes: number;
+  dataBytes: number;
+}
+
+export const TOPIC_KINDS = ['events', 'lane', 'deadLetter', 'other'] as const;
+export type TopicKind = (typeof TOPIC_KINDS)[number];
+
+export const COUNTED_STATUSES = ['PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD', 'QUEUED'] as const satisfies readonly DeliveryStatus[];
+
+export interface CostCounters {
+  /** process.cpuUsage() user + system, µs. */
+  cpuMicros: number;
+  firestore: { reads: number; writes: number };
+  /**
+   * Retry pump rounds (each is two queries: due PENDING, expired IN_FLIGHT claims), those that
+   * found nothing, and the due deliveries found.
+   */
+  pump: { rounds: number; emptyRounds: number; found: number };
+  functions: Record<FunctionName | 'other', FunctionCount>;
+  published: Record<TopicKind, TopicCount>;
+  /** Delivery records written, by the status they were written with. */
+  recorded: Record<(typeof COUNTED_STATUSES)[number], number>;
+  /** Lines Herald's logger wrote at INFO and above, and their bytes. */
+  logs: { lines: number; bytes: number; warnings: number; errors: number };
+}
+
+export type ParentMessage = { type: 'snapshot'; seq: number } | { type: 'stop' };
+
+export type ChildMessage =
+  | { type: 'ready'; url: string; adminToken: string; ingestToken: string; eventsTopic: string; timeScale: number; pumpIntervalMs: number }
+  | { type: 'snapshot'; seq: number; counters: CostCounters; problems: string[] }
+  | { type: 'stopped' }
+  | { type: 'failed'; message: string };
+
+type Numbers = number | { [key: string]: Numbers };
+
+/** `after − before`, leaf by leaf. */
+export function subtract<T>(after: T, before: T): T {
+  const go = (a: Numbers, b: Numbers): Numbers => {
+    if (typeof a === 'number') return a - (b as number);
+    return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, go(v, (b as Record<string, Numbers>)[k] ?? 0)]));
+  };
+  return go(after as Numbers, before as Numbers) as T;
+}

@@ -1,0 +1,152 @@
+/**
+ * The cost phase's Herald: a local stack in a process of its own (forked by cost.ts), so that
+ * process.cpuUsage() here is Herald's alone — the receiver and the load generator stay in the
+ * bench process. It counts, without touching Herald's code:
+ *   - Firestore reads and writes (the adapter's OperationCounter, runtime.firestoreOps);
+ *   - retry pump rounds, by wrapping deliveries.due (each round is two queries);
+ *   - function invocations and their wall time, from a listener on the stack's HTTP server
+ *     (every push to /route and /deliver and every /ingest request goes through it);
+ *   - messages published and their bytes, by wrapping the runtime's bus;
+ *   - delivery records written, by status (to tell when every event is DELIVERED);
+ *   - log lines at INFO and above and their bytes, through Herald's own JSON logger.
+ * The parent asks for a snapshot of the counters over IPC and subtracts two of them.
+ *
+ * Settings come from the environment the parent passes (HERALD_*, *_EMULATOR_HOST).
+ */
+// A default import would do too; this form makes plain that the real module is patched.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+import http = require('node:http');
+import { performance } from 'node:perf_hooks';
+import { createLogger } from '../../shared/log';
+import { LocalStack, startLocalStack } from '../../shared/local/stack';
+import { Logger } from '../../shared/ports';
+import { FUNCTION_NAMES, FunctionName } from '../../shared/topology';
+import { ChildMessage, COUNTED_STATUSES, CostCounters, FunctionCount, ParentMessage, TOPIC_KINDS, TopicKind } from './cost-counters';
+import { messageBytes } from './cost-model';
+
+const send = (message: ChildMessage, then?: () => void) => (process.send ? process.send(message, undefined, {}, () => then?.()) : then?.());
+
+const fnCount = (): FunctionCount => ({ requests: 0, errors: 0, wallMs: 0, soloBilledMs: 0 });
+const counters: Omit<CostCounters, 'cpuMicros' | 'firestore'> = {
+  pump: { rounds: 0, emptyRounds: 0, found: 0 },
+  functions: Object.fromEntries([...FUNCTION_NAMES, 'other'].map((f) => [f, fnCount()])) as CostCounters['functions'],
+  published: Object.fromEntries(TOPIC_KINDS.map((k) => [k, { messages: 0, bytes: 0, dataBytes: 0 }])) as CostCounters['published'],
+  recorded: Object.fromEntries(COUNTED_STATUSES.map((s) => [s, 0])) as CostCounters['recorded'],
+  logs: { lines: 0, bytes: 0, warnings: 0, errors: 0 },
+};
+const problems: string[] = [];
+
+/** Herald's own logger at INFO, writing nowhere but counting what it would write. */
+function countingLogger(): Logger {
+  return createLogger({
+    level: 'INFO',
+    write: (line) => {
+      counters.logs.lines++;
+      counters.logs.bytes += Buffer.byteLength(line) + 1;
+      const severity = /^\{"severity":"(\w+)"/.exec(line)?.[1];
+      if (severity === 'WARNING') counters.logs.warnings++;
+      if (severity === 'ERROR') {
+        counters.logs.errors++;
+        if (problems.length < 5) problems.push(line.slice(0, 400));
+      }
+    },
+  });
+}
+
+/** The next server http.createServer makes (the stack's own, made first thing), with a timing listener on it. */
+function watchNextServer(): void {
+  const createServer = http.createServer;
+  http.createServer = ((...args: Parameters<typeof http.createServer>) => {
+    http.createServer = createServer;
+    const server = createServer(...args);
+    server.prependListener('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const began = performance.now();
+      const name = (req.url ?? '/').split(/[/?]/)[1] ?? '';
+      const count = counters.functions[(FUNCTION_NAMES as readonly string[]).includes(name) ? (name as FunctionName) : 'other'];
+      res.once('close', () => {
+        const ms = performance.now() - began;
+        count.requests++;
+        count.wallMs += ms;
+        count.soloBilledMs += Math.max(1, Math.ceil(ms / 100)) * 100;
+        if (!res.writableFinished || res.statusCode < 200 || res.statusCode > 299) count.errors++;
+      });
+    });
+    return server;
+  }) as typeof http.createServer;
+}
+
+function instrument(stack: LocalStack): void {
+  const { bus, deliveries, topology, names } = stack.runtime;
+  const kindOf = (topic: string): TopicKind =>
+    topic === topology.topics.events.name ? 'events' : topic === topology.topics.deadLetter.name ? 'deadLetter' : topic.startsWith(`${names.prefix}-lane-`) ? 'lane' : 'other';
+  const publish = bus.publish.bind(bus);
+  bus.publish = async (topic, message) => {
+    const id = await publish(topic, message);
+    const count = counters.published[kindOf(topic)];
+    count.messages++;
+    count.bytes += messageBytes(message.data, message.attributes);
+    count.dataBytes += message.data.byteLength;
+    return id;
+  };
+  const recorded = (status: string | undefined) => {
+    if (status !== undefined && status in counters.recorded) counters.recorded[status as keyof CostCounters['recorded']]++;
+  };
+  const create = deliveries.create.bind(deliveries);
+  deliveries.create = async (record) => {
+    const created = await create(record);
+    if (created) recorded(record.status);
+    return created;
+  };
+  const update = deliveries.update.bind(deliveries);
+  deliveries.update = async (id, decide) => {
+    const written = await update(id, decide);
+    recorded(written?.status);
+    return written;
+  };
+  const due = deliveries.due.bind(deliveries);
+  deliveries.due = async (...args) => {
+    const ids = await due(...args);
+    counters.pump.rounds++;
+    if (ids.length === 0) counters.pump.emptyRounds++;
+    counters.pump.found += ids.length;
+    return ids;
+  };
+}
+
+function snapshot(stack: LocalStack): CostCounters {
+  const cpu = process.cpuUsage();
+  const ops = stack.runtime.firestoreOps;
+  return structuredClone({ cpuMicros: cpu.user + cpu.system, firestore: { reads: ops.reads, writes: ops.writes }, ...counters });
+}
+
+async function main(): Promise<void> {
+  const pubsubHost = process.env.PUBSUB_EMULATOR_HOST;
+  const firestoreHost = process.env.FIRESTORE_EMULATOR_HOST;
+  if (!pubsubHost || !firestoreHost) throw new Error('PUBSUB_EMULATOR_HOST and FIRESTORE_EMULATOR_HOST must name running emulators');
+  watchNextServer();
+  const stack = await startLocalStack({ port: 0, emulators: { pubsubHost, firestoreHost }, log: countingLogger(), onProgress: () => undefined });
+  instrument(stack);
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= stack.stop({ purge: true }).catch((e: unknown) => void process.stderr.write(`[bench] cost stack: stopping failed: ${(e as Error).message}\n`)));
+  process.on('message', (message: ParentMessage) => {
+    if (message.type === 'snapshot') send({ type: 'snapshot', seq: message.seq, counters: snapshot(stack), problems: [...problems] });
+    else if (message.type === 'stop') void stop().then(() => send({ type: 'stopped' }, () => process.exit(0)));
+  });
+  // The bench went away without saying stop (killed, say): leave nothing running.
+  process.on('disconnect', () => void stop().then(() => process.exit(0)));
+  process.on('SIGINT', () => undefined); // The parent handles Ctrl-C and says stop.
+  send({
+    type: 'ready',
+    url: stack.url,
+    adminToken: stack.config.adminToken,
+    ingestToken: stack.config.ingestToken,
+    eventsTopic: stack.runtime.topology.topics.events.name,
+    timeScale: stack.config.timeScale,
+    pumpIntervalMs: stack.config.pumpIntervalMs,
+  });
+}
+
+main().catch((e: unknown) => {
+  send({ type: 'failed', message: e instanceof Error ? (e.stack ?? e.message) : String(e) }, () => process.exit(1));
+});

@@ -1,0 +1,581 @@
+/**
+ * The cost phase of `npm run bench`: what one delivered event costs Herald in the units GCP
+ * bills (Firestore operations, Pub/Sub messages and bytes, function invocations, CPU time),
+ * and what that comes to per million 1 KB events at list prices (cost-model.ts).
+ *
+ * Herald runs in a child process of its own (cost-stack.ts) with HERALD_TIME_SCALE=1000 and a
+ * 100 ms retry pump, so a retry scheduled 10 s out comes 10 ms out; the receiver and the load
+ * generator stay here, so the child's CPU time is Herald's alone. Runs, M events each:
+ *   - first-attempt successes through POST /ingest in batches of K, of 100, and published
+ *     straight to the events topic (no ingest function), to a receiver answering 204;
+ *   - one-retry deliveries: the receiver answers 503 to the first request for each event and
+ *     204 to the second (policy `eventarc`: first retry after 10 s, 10 ms here).
+ * Before the runs, a window with nothing due measures the pump's idle polling: its reads are
+ * a fixed cost, not an event's, so each run's reads are net of its pump's empty queries, and
+ * its CPU net of the idle CPU rate.
+ */
+import { ChildProcess, fork } from 'node:child_process';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { PubSub, Topic } from '@google-cloud/pubsub';
+import { loadConfig } from '../../shared/config';
+import { EmulatorHosts } from '../../shared/local/emulators';
+import { PUMP_RUN_SECONDS } from '../../shared/topology';
+import { ChildMessage, CostCounters, ParentMessage, subtract, TopicCount } from './cost-counters';
+import {
+  COMPONENT_LABELS,
+  COMPONENTS,
+  CostBreakdown,
+  costVariants,
+  DEFAULT_ASSUMPTIONS,
+  FixedCost,
+  fixedMonthly,
+  FixedUsage,
+  GCP_LIST_PRICES,
+  loggingPerMillion,
+  messageBytes,
+  ModelAssumptions,
+  PerEventUsage,
+  PriceList,
+  pumpFixedUsage,
+  ranked,
+  VariantKey,
+  VARIANTS,
+} from './cost-model';
+import { EVENT_SOURCE, Interrupted, runLoad, Send, sleep } from './load';
+import { BenchReceiver, Tracker } from './receiver';
+import { round, table } from './stats';
+
+export const COST_PROJECT = 'herald-bench-cost';
+export const COST_TIME_SCALE = 1000;
+export const COST_PUMP_INTERVAL_MS = 100;
+const EVENT_DATA_BYTES = 1024;
+const OK_TYPE = 'com.example.bench.cost.ok';
+const RETRY_TYPE = 'com.example.bench.cost.retry';
+const DESTINATIONS = [
+  { id: 'cost-ok', path: '/cost-ok', type: OK_TYPE, policy: 'event-platform', failFirst: false },
+  { id: 'cost-retry', path: '/cost-retry', type: RETRY_TYPE, policy: 'eventarc', failFirst: true },
+] as const;
+/** The issue's targets. */
+export const TARGETS = { writesPerFirstAttempt: 1.1, dollarsPerMillion: 1 };
+
+export interface CostOptions {
+  /** Events per run (M). */
+  events: number;
+  /** Events per POST /ingest (K). */
+  batch: number;
+  /** Seconds of the idle window. */
+  idleSeconds: number;
+  /** Requests (or publish rounds) in flight. */
+  concurrency: number;
+  /** Events sent through each path first, not measured. */
+  warmup: number;
+  stallMs: number;
+}
+
+export interface CostContext {
+  emulators: EmulatorHosts;
+  receiver: BenchReceiver;
+  runId: string;
+  signal: AbortSignal;
+  progress: (line: string, final?: boolean) => void;
+  note: (line: string) => void;
+  addCleanup: (what: string, run: () => Promise<void>) => void;
+}
+
+type Scenario = 'first-attempt' | 'one-retry';
+interface RunSpec {
+  name: string;
+  scenario: Scenario;
+  source: 'ingest' | 'direct';
+  /** Events per ingest request, or per publish round when published directly. */
+  batch: number;
+}
+
+export interface IdleResult {
+  seconds: number;
+  rounds: number;
+  reads: number;
+  writes: number;
+  roundsPerSecond?: number;
+  readsPerSecond?: number;
+  /** Reads per round with nothing due (2: each of a round's two queries bills one read). */
+  readsPerRound: number;
+  cpuMsPerSecond?: number;
+}
+
+export interface RunResult {
+  name: string;
+  scenario: Scenario;
+  source: 'ingest' | 'direct';
+  batch: number;
+  events: number;
+  delivered: number;
+  /** Delivery records written DELIVERED during the run. */
+  recordedDelivered: number;
+  complete: boolean;
+  problem?: string;
+  seconds?: number;
+  pumpRounds: number;
+  /** Of those, rounds that found nothing due. */
+  emptyPumpRounds: number;
+  /** Everything per delivered event. */
+  perEvent: {
+    firestore: { reads?: number; readsRaw?: number; writes?: number };
+    invocations: { ingest?: number; route?: number; deliver?: number; total?: number };
+    pubsub: { published?: number; publishedBytes?: number; pushed?: number; pushedBytes?: number; eventDataBytes?: number };
+    cpuMs?: number;
+    cpuMsRaw?: number;
+    soloBilledMs?: number;
+    receiverRequests?: number;
+    logLines?: number;
+    logBytes?: number;
+  };
+  /** Mean wall time of one invocation, ms. */
+  wallMsPerInvocation: { ingest?: number; route?: number; deliver?: number };
+  /** Herald answers other than 2xx (each makes Pub/Sub push again). */
+  functionErrors: number;
+  usage?: PerEventUsage;
+  perMillion?: Partial<Record<VariantKey, CostBreakdown>>;
+  loggingPerMillion?: number;
+}
+
+export interface CostReport {
+  settings: { events: number; batch: number; timeScale: number; pumpIntervalMs: number; idleSeconds: number; warmup: number; eventDataBytes: number };
+  prices: PriceList;
+  assumptions: ModelAssumptions & { pumpRunSeconds: number; productionPumpIntervalMs: number };
+  idle: IdleResult;
+  runs: RunResult[];
+  /** The scheduled pump on an idle Herald, as deployed (a run ends when nothing is due), and with hold=true. */
+  fixed: { usage: FixedUsage; monthly: FixedCost; held: { usage: FixedUsage; monthly: FixedCost } };
+  targets: {
+    writesPerFirstAttempt: { limit: number; measured?: number; met: boolean };
+    dollarsPerMillion: { limit: number; run: string; variant: VariantKey; measured?: number; met: boolean; dominant: { component: string; dollars: number; share: number }[] };
+    /** Run × variant pairs under the dollar target. */
+    under: string[];
+  };
+  problems: string[];
+  complete: boolean;
+}
+
+// ---------------------------------------------------------------- the child process
+
+class CostStack {
+  private seq = 0;
+  private readonly waiting = new Map<number, { resolve: (m: Extract<ChildMessage, { type: 'snapshot' }>) => void; reject: (e: Error) => void }>();
+  private exited?: Error;
+  private stopped?: () => void;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly ready: Extract<ChildMessage, { type: 'ready' }>,
+  ) {
+    child.on('message', (m: ChildMessage) => {
+      if (m.type === 'snapshot') {
+        this.waiting.get(m.seq)?.resolve(m);
+        this.waiting.delete(m.seq);
+      } else if (m.type === 'stopped') this.stopped?.();
+    });
+    child.on('exit', (code, signal) => {
+      this.exited = new Error(`the cost phase's Herald process exited (${signal ?? `code ${code}`})`);
+      for (const w of this.waiting.values()) w.reject(this.exited);
+      this.waiting.clear();
+      this.stopped?.();
+    });
+  }
+
+  static start(env: NodeJS.ProcessEnv, signal: AbortSignal): Promise<CostStack> {
+    // fork() passes this process's execArgv on: under tsx the child loads TypeScript too.
+    const child = fork(path.join(__dirname, 'cost-stack.ts'), [], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const forward = (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) process.stderr.write(`[bench] cost stack: ${line}\n`);
+    };
+    child.stdout?.on('data', forward);
+    child.stderr?.on('data', forward);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => fail(new Error('the cost phase\'s Herald did not start within 90 s')), 90_000);
+      const onAbort = () => fail(new Interrupted('interrupted'));
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+      };
+      const fail = (e: Error) => {
+        done();
+        child.kill();
+        reject(e);
+      };
+      const onMessage = (m: ChildMessage) => {
+        if (m.type === 'ready') {
+          done();
+          resolve(new CostStack(child, m));
+        } else if (m.type === 'failed') fail(new Error(`the cost phase's Herald failed to start: ${m.message}`));
+      };
+      const onExit = (code: number | null) => fail(new Error(`the cost phase's Herald exited with code ${code} while starting`));
+      child.on('message', onMessage);
+      child.on('exit', onExit);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  snapshot(): Promise<{ counters: CostCounters; problems: string[]; at: number }> {
+    if (this.exited) return Promise.reject(this.exited);
+    const seq = ++this.seq;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(seq);
+        reject(new Error('the cost phase\'s Herald did not answer within 10 s'));
+      }, 10_000);
+      this.waiting.set(seq, {
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve({ counters: m.counters, problems: m.problems, at: performance.now() });
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+      this.child.send({ type: 'snapshot', seq } satisfies ParentMessage);
+    });
+  }
+
+  /** Asks the child to stop its stack (deleting its topics), and kills it if it takes too long. */
+  async stop(): Promise<void> {
+    if (this.exited) return;
+    const stopped = new Promise<void>((resolve) => (this.stopped = resolve));
+    this.child.send({ type: 'stop' } satisfies ParentMessage);
+    const timer = setTimeout(() => this.child.kill(), 12_000);
+    await stopped;
+    clearTimeout(timer);
+  }
+}
+
+// ---------------------------------------------------------------- load
+
+/** Event data of exactly EVENT_DATA_BYTES bytes of JSON. */
+function dataFor(id: string): { id: string; pad: string } {
+  const base = JSON.stringify({ id, pad: '' }).length;
+  return { id, pad: 'x'.repeat(Math.max(0, EVENT_DATA_BYTES - base)) };
+}
+
+/** POST /ingest: binary mode for one event (what a producer sending one sends), batch mode for more. */
+function ingestSender(url: string, token: string, type: string): Send {
+  return async (ids) => {
+    const init: { headers: Record<string, string>; body: string } =
+      ids.length === 1
+        ? {
+            headers: { 'ce-id': ids[0]!, 'ce-source': EVENT_SOURCE, 'ce-type': type, 'ce-specversion': '1.0', 'content-type': 'application/json' },
+            body: JSON.stringify(dataFor(ids[0]!)),
+          }
+        : {
+            headers: { 'content-type': 'application/cloudevents-batch+json' },
+            body: JSON.stringify(ids.map((id) => ({ specversion: '1.0', id, source: EVENT_SOURCE, type, datacontenttype: 'application/json', data: dataFor(id) }))),
+          };
+    const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...init.headers }, body: init.body, signal: AbortSignal.timeout(30_000) });
+    const text = await res.text();
+    if (res.status !== 202) throw new Error(`POST /ingest answered ${res.status}: ${text.slice(0, 300)}`);
+  };
+}
+
+/** Straight onto the events topic, in the shape ingest publishes (CloudEvents Pub/Sub binding), counting what it publishes. */
+function directSender(topic: Topic, type: string, count: TopicCount): Send {
+  return async (ids) => {
+    await Promise.all(
+      ids.map(async (id) => {
+        const data = Buffer.from(JSON.stringify(dataFor(id)));
+        const attributes = { 'ce-id': id, 'ce-source': EVENT_SOURCE, 'ce-type': type, 'ce-specversion': '1.0', 'ce-time': new Date().toISOString(), 'content-type': 'application/json' };
+        await topic.publishMessage({ data, attributes });
+        count.messages++;
+        count.bytes += messageBytes(data, attributes);
+        count.dataBytes += data.byteLength;
+      }),
+    );
+  };
+}
+
+// ---------------------------------------------------------------- the phase
+
+export async function runCostPhase(options: CostOptions, ctx: CostContext): Promise<CostReport> {
+  const { emulators, receiver, signal, progress } = ctx;
+  progress(`cost: starting Herald in its own process (project ${COST_PROJECT}, HERALD_TIME_SCALE=${COST_TIME_SCALE}, pump every ${COST_PUMP_INTERVAL_MS} ms)`, true);
+  const stack = await CostStack.start(
+    {
+      ...process.env,
+      PUBSUB_EMULATOR_HOST: emulators.pubsubHost,
+      FIRESTORE_EMULATOR_HOST: emulators.firestoreHost,
+      METADATA_SERVER_DETECTION: 'none',
+      HERALD_PROJECT_ID: COST_PROJECT,
+      HERALD_TIME_SCALE: String(COST_TIME_SCALE),
+      HERALD_PUMP_INTERVAL_MS: String(COST_PUMP_INTERVAL_MS),
+      HERALD_ALLOW_LOOPBACK: 'true',
+      HERALD_LOG_LEVEL: 'INFO',
+    },
+    signal,
+  );
+  ctx.addCleanup(`stopping the cost phase's Herald (project ${COST_PROJECT})`, () => stack.stop());
+  const { url, adminToken, ingestToken, eventsTopic } = stack.ready;
+
+  for (const d of DESTINATIONS) {
+    const res = await fetch(`${url}/admin/destinations/${d.id}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${receiver.url}${d.path}`, eventTypes: [d.type], policy: d.policy }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    if (res.status !== 201 && res.status !== 200) throw new Error(`PUT /admin/destinations/${d.id} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  }
+
+  const pubsub = new PubSub({ projectId: COST_PROJECT });
+  ctx.addCleanup('closing the cost phase\'s Pub/Sub client', () => pubsub.close());
+  const topic = pubsub.topic(eventsTopic, { batching: { maxMessages: 100, maxMilliseconds: 2 } });
+  const directCount: TopicCount = { messages: 0, bytes: 0, dataBytes: 0 };
+
+  const K = options.batch;
+  const specs: RunSpec[] = [
+    { name: `first attempt, ingest K=${K}`, scenario: 'first-attempt', source: 'ingest', batch: K },
+    ...(K !== 100 ? [{ name: 'first attempt, ingest K=100', scenario: 'first-attempt', source: 'ingest', batch: 100 } as const] : []),
+    { name: 'first attempt, direct publish', scenario: 'first-attempt', source: 'direct', batch: 100 },
+    { name: `one retry, ingest K=${K}`, scenario: 'one-retry', source: 'ingest', batch: K },
+  ];
+  const destinationOf = (s: RunSpec) => DESTINATIONS[s.scenario === 'first-attempt' ? 0 : 1];
+  const senderOf = (s: RunSpec): Send => {
+    const type = destinationOf(s).type;
+    return s.source === 'direct' ? directSender(topic, type, directCount) : ingestSender(`${url}/ingest`, ingestToken, type);
+  };
+  const ids = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${ctx.runId}-cost-${label}-${i}`);
+
+  /** Sends, waits for every arrival and for every record to be written DELIVERED. */
+  const drive = async (spec: RunSpec, label: string, eventIds: string[]) => {
+    const dest = destinationOf(spec);
+    const tracker = new Tracker(`cost ${label}`);
+    receiver.route(dest.path, tracker, 'ce-id-header', { failFirst: dest.failFirst });
+    const before = await stack.snapshot();
+    const load = await runLoad(senderOf(spec), tracker, eventIds, { batchSize: spec.batch, concurrency: options.concurrency, stallMs: options.stallMs, signal, progress });
+    // A record is written after the receiver answered: wait for the last ones to land.
+    let after = await stack.snapshot();
+    const deadline = performance.now() + 10_000;
+    while (after.counters.recorded.DELIVERED - before.counters.recorded.DELIVERED < load.delivered && performance.now() < deadline) {
+      await sleep(50, signal);
+      after = await stack.snapshot();
+    }
+    return { load, before, after, requests: receiver.requestsOn(dest.path) };
+  };
+
+  // Warm-up: lanes, connections and JIT, through every path; not measured.
+  if (options.warmup > 0) {
+    for (const spec of specs) {
+      const warm = await drive(spec, `warm-up (${spec.name})`, ids(`warm-${specs.indexOf(spec)}`, options.warmup));
+      if (!warm.load.complete) throw new Error(`cost warm-up (${spec.name}) failed: ${warm.load.problem}`);
+    }
+  }
+
+  // The pump's idle polling: nothing due, nothing sent.
+  await sleep(500, signal);
+  progress(`cost: measuring the retry pump's idle polling for ${options.idleSeconds} s`);
+  const idleBefore = await stack.snapshot();
+  await sleep(options.idleSeconds * 1000, signal);
+  const idleAfter = await stack.snapshot();
+  const idleDelta = subtract(idleAfter.counters, idleBefore.counters);
+  const idleSeconds = (idleAfter.at - idleBefore.at) / 1000;
+  const idle: IdleResult = {
+    seconds: round(idleSeconds, 2)!,
+    rounds: idleDelta.pump.rounds,
+    reads: idleDelta.firestore.reads,
+    writes: idleDelta.firestore.writes,
+    roundsPerSecond: round(idleDelta.pump.rounds / idleSeconds, 2),
+    readsPerSecond: round(idleDelta.firestore.reads / idleSeconds, 2),
+    readsPerRound: idleDelta.pump.rounds > 0 ? idleDelta.firestore.reads / idleDelta.pump.rounds : 2,
+    cpuMsPerSecond: round(idleDelta.cpuMicros / 1000 / idleSeconds, 2),
+  };
+  progress(`cost: idle pump ${idle.readsPerSecond} reads/s (${idle.roundsPerSecond} rounds/s), Herald CPU ${idle.cpuMsPerSecond} ms/s`, true);
+
+  const runs: RunResult[] = [];
+  for (const spec of specs) {
+    const directBefore = { ...directCount };
+    const { load, before, after, requests } = await drive(spec, spec.name, ids(`${runs.length}`, options.events));
+    const d = subtract(after.counters, before.counters);
+    const seconds = (after.at - before.at) / 1000;
+    const n = load.delivered;
+    const per = (x: number, digits = 2) => (n > 0 ? round(x / n, digits) : undefined);
+    const events = spec.source === 'direct' ? subtract(directCount, directBefore) : d.published.events;
+    const lane = d.published.lane;
+    const others = [d.published.deadLetter, d.published.other];
+    const published = events.messages + lane.messages + others.reduce((s, t) => s + t.messages, 0);
+    const publishedBytes = events.bytes + lane.bytes + others.reduce((s, t) => s + t.bytes, 0);
+    const avg = (t: TopicCount) => (t.messages > 0 ? t.bytes / t.messages : 0);
+    const fns = d.functions;
+    const pushed = fns.route.requests + fns.deliver.requests;
+    const pushedBytes = fns.route.requests * avg(events) + fns.deliver.requests * avg(lane);
+    // Firestore bills a query that finds nothing one read: those reads are the pump's fixed
+    // polling cost. A round that found work ran one empty query (expired claims: none here).
+    const pollReads = idle.readsPerRound * d.pump.emptyRounds + (idle.readsPerRound / 2) * (d.pump.rounds - d.pump.emptyRounds);
+    const cpuMsRaw = d.cpuMicros / 1000;
+    const cpuMs = Math.max(0, cpuMsRaw - (idle.cpuMsPerSecond ?? 0) * seconds);
+    const invocations = fns.ingest.requests + fns.route.requests + fns.deliver.requests;
+    const recordedDelivered = d.recorded.DELIVERED;
+    const complete = load.complete && recordedDelivered >= options.events && n === options.events;
+    const run: RunResult = {
+      name: spec.name,
+      scenario: spec.scenario,
+      source: spec.source,
+      batch: spec.batch,
+      events: options.events,
+      delivered: n,
+      recordedDelivered,
+      complete,
+      ...(complete ? {} : { problem: load.problem ?? `${recordedDelivered}/${options.events} delivery records written DELIVERED` }),
+      seconds: round(seconds, 2),
+      pumpRounds: d.pump.rounds,
+      emptyPumpRounds: d.pump.emptyRounds,
+      perEvent: {
+        firestore: { reads: per(d.firestore.reads - pollReads), readsRaw: per(d.firestore.reads), writes: per(d.firestore.writes) },
+        invocations: { ingest: per(fns.ingest.requests), route: per(fns.route.requests), deliver: per(fns.deliver.requests), total: per(invocations) },
+        pubsub: { published: per(published), publishedBytes: per(publishedBytes, 0), pushed: per(pushed), pushedBytes: per(pushedBytes, 0), eventDataBytes: events.messages > 0 ? round(events.dataBytes / events.messages, 0) : undefined },
+        cpuMs: per(cpuMs, 3),
+        cpuMsRaw: per(cpuMsRaw, 3),
+        soloBilledMs: per(fns.ingest.soloBilledMs + fns.route.soloBilledMs + fns.deliver.soloBilledMs, 1),
+        receiverRequests: per(requests),
+        logLines: per(d.logs.lines),
+        logBytes: per(d.logs.bytes, 0),
+      },
+      wallMsPerInvocation: {
+        ingest: fns.ingest.requests > 0 ? round(fns.ingest.wallMs / fns.ingest.requests) : undefined,
+        route: fns.route.requests > 0 ? round(fns.route.wallMs / fns.route.requests) : undefined,
+        deliver: fns.deliver.requests > 0 ? round(fns.deliver.wallMs / fns.deliver.requests) : undefined,
+      },
+      functionErrors: fns.ingest.errors + fns.route.errors + fns.deliver.errors,
+    };
+    if (n > 0) {
+      // Unrounded per-event figures for the model.
+      const usage: PerEventUsage = {
+        firestore: { reads: (d.firestore.reads - pollReads) / n, writes: d.firestore.writes / n, deletes: 0 },
+        pubsub: { publish: { messages: published / n, bytes: publishedBytes / n }, delivery: { messages: pushed / n, bytes: pushedBytes / n } },
+        invocations: invocations / n,
+        cpuSeconds: cpuMs / 1000 / n,
+        soloBilledSeconds: (fns.ingest.soloBilledMs + fns.route.soloBilledMs + fns.deliver.soloBilledMs) / 1000 / n,
+        logBytes: d.logs.bytes / n,
+      };
+      run.usage = usage;
+      run.perMillion = costVariants(usage, GCP_LIST_PRICES, DEFAULT_ASSUMPTIONS);
+      run.loggingPerMillion = loggingPerMillion(usage.logBytes ?? 0, GCP_LIST_PRICES);
+    }
+    runs.push(run);
+  }
+
+  const final = await stack.snapshot();
+  const productionPumpIntervalMs = loadConfig({}).pumpIntervalMs;
+  const fixedUsage = pumpFixedUsage(idle.readsPerRound, PUMP_RUN_SECONDS, productionPumpIntervalMs);
+  const heldUsage = pumpFixedUsage(idle.readsPerRound, PUMP_RUN_SECONDS, productionPumpIntervalMs, true);
+  const headline = runs[0]!;
+  const firstAttempts = runs.filter((r) => r.scenario === 'first-attempt');
+  const writes = firstAttempts.map((r) => r.usage?.firestore.writes).filter((w): w is number => w !== undefined);
+  const maxWrites = writes.length ? Math.max(...writes) : undefined;
+  const headlineCost = headline.perMillion?.regionalRequest;
+  return {
+    settings: { events: options.events, batch: K, timeScale: stack.ready.timeScale, pumpIntervalMs: stack.ready.pumpIntervalMs, idleSeconds: options.idleSeconds, warmup: options.warmup, eventDataBytes: EVENT_DATA_BYTES },
+    prices: GCP_LIST_PRICES,
+    assumptions: { ...DEFAULT_ASSUMPTIONS, pumpRunSeconds: PUMP_RUN_SECONDS, productionPumpIntervalMs },
+    idle: { ...idle, readsPerRound: round(idle.readsPerRound, 2)! },
+    runs,
+    fixed: {
+      usage: fixedUsage,
+      monthly: fixedMonthly(fixedUsage, GCP_LIST_PRICES, DEFAULT_ASSUMPTIONS),
+      held: { usage: heldUsage, monthly: fixedMonthly(heldUsage, GCP_LIST_PRICES, DEFAULT_ASSUMPTIONS) },
+    },
+    targets: {
+      writesPerFirstAttempt: { limit: TARGETS.writesPerFirstAttempt, measured: round(maxWrites, 3), met: maxWrites !== undefined && maxWrites <= TARGETS.writesPerFirstAttempt },
+      dollarsPerMillion: {
+        limit: TARGETS.dollarsPerMillion,
+        run: headline.name,
+        variant: 'regionalRequest',
+        measured: round(headlineCost?.total, 3),
+        met: headlineCost !== undefined && headlineCost.total < TARGETS.dollarsPerMillion,
+        dominant: headlineCost ? ranked(headlineCost).map((c) => ({ component: COMPONENT_LABELS[c.component], dollars: round(c.dollars, 3)!, share: round(c.share, 2)! })) : [],
+      },
+      under: runs.flatMap((r) => VARIANTS.filter((v) => (r.perMillion?.[v.key]?.total ?? Infinity) < TARGETS.dollarsPerMillion).map((v) => `${r.name} / ${v.label}`)),
+    },
+    problems: final.problems,
+    complete: runs.every((r) => r.complete),
+  };
+}
+
+// ---------------------------------------------------------------- the report
+
+const dollars = (v: number | undefined) => (v === undefined ? undefined : `$${v.toFixed(v < 0.1 ? 3 : 2)}`);
+const bytes = (v: number | undefined) => (v === undefined ? undefined : `${(v / 1000).toFixed(2)} kB`);
+
+export function formatCostReport(r: CostReport): string {
+  const runs = r.runs;
+  const col = (pick: (run: RunResult) => unknown) => runs.map(pick);
+  const perEvent = table(
+    ['per delivered event', ...runs.map((x) => x.name)],
+    [
+      ['delivered', ...col((x) => `${x.delivered}/${x.events}`)],
+      ['Firestore reads (net of pump polling)', ...col((x) => x.perEvent.firestore.reads)],
+      ['Firestore reads (raw, with polling)', ...col((x) => x.perEvent.firestore.readsRaw)],
+      ['Firestore writes', ...col((x) => x.perEvent.firestore.writes)],
+      ['invocations: ingest', ...col((x) => x.perEvent.invocations.ingest)],
+      ['invocations: route', ...col((x) => x.perEvent.invocations.route)],
+      ['invocations: deliver', ...col((x) => x.perEvent.invocations.deliver)],
+      ['invocations: total', ...col((x) => x.perEvent.invocations.total)],
+      ['Pub/Sub messages published', ...col((x) => x.perEvent.pubsub.published)],
+      ['Pub/Sub bytes published', ...col((x) => bytes(x.perEvent.pubsub.publishedBytes))],
+      ['Pub/Sub messages pushed', ...col((x) => x.perEvent.pubsub.pushed)],
+      ['Pub/Sub bytes pushed', ...col((x) => bytes(x.perEvent.pubsub.pushedBytes))],
+      ['event data, bytes', ...col((x) => x.perEvent.pubsub.eventDataBytes)],
+      ['Herald CPU, ms (net of idle)', ...col((x) => x.perEvent.cpuMs)],
+      ['Herald CPU, ms (raw)', ...col((x) => x.perEvent.cpuMsRaw)],
+      ['billed ms at concurrency 1 (≥ 100 ms/request)', ...col((x) => x.perEvent.soloBilledMs)],
+      ['receiver requests', ...col((x) => x.perEvent.receiverRequests)],
+      ['log lines (INFO+)', ...col((x) => x.perEvent.logLines)],
+      ['log bytes (INFO+)', ...col((x) => x.perEvent.logBytes)],
+      ['wall ms per ingest / route / deliver call', ...col((x) => [x.wallMsPerInvocation.ingest, x.wallMsPerInvocation.route, x.wallMsPerInvocation.deliver].map((v) => v ?? '—').join(' / '))],
+      ['pump rounds during the run (empty)', ...col((x) => `${x.pumpRounds} (${x.emptyPumpRounds})`)],
+      ['run time, s', ...col((x) => x.seconds)],
+    ],
+  );
+  const headlineVariant = VARIANTS[0];
+  const costs = table(
+    ['$ per million events', ...runs.map((x) => x.name)],
+    [
+      ...COMPONENTS.filter((c) => c !== 'firestoreDeletes').map((c) => [`${COMPONENT_LABELS[c]}${c.startsWith('firestore') ? ' (us-central1)' : ['invocations', 'cpu', 'memory'].includes(c) ? ' (request-based)' : ''}`, ...col((x) => dollars(x.perMillion?.[headlineVariant.key]?.[c]))]),
+      ...VARIANTS.map((v) => [`TOTAL ${v.label}`, ...col((x) => dollars(x.perMillion?.[v.key]?.total))]),
+      ['Cloud Logging for Herald\'s own lines (not in the totals)', ...col((x) => dollars(x.loggingPerMillion))],
+    ],
+  );
+  const f = r.fixed;
+  const a = r.assumptions;
+  const t = r.targets;
+  const fixedTotal = f.monthly.polling.regional + f.monthly.pump.request;
+  const mark = (met: boolean) => (met ? 'MET' : 'NOT MET');
+  const lines = [
+    '',
+    `Cost: ${r.settings.events} events of ${r.settings.eventDataBytes} bytes of data per run, Herald in its own process (HERALD_TIME_SCALE=${r.settings.timeScale}, pump every ${r.settings.pumpIntervalMs} ms); CPU is that process's alone`,
+    '',
+    perEvent,
+    '',
+    `Retry pump, idle (a fixed cost, not per event): ${r.idle.readsPerSecond} reads/s here (${r.idle.roundsPerSecond} rounds/s × ${r.idle.readsPerRound} reads), Herald CPU ${r.idle.cpuMsPerSecond} ms/s.`,
+    `  On GCP, as deployed (Cloud Scheduler each minute; a run with nothing due before its end makes one round and one look-ahead, then returns):`,
+    `    ${(f.usage.pollingReadsPerMonth / 1e6).toFixed(2)} M reads/month = ${dollars(f.monthly.polling.regional)}/month (nam5 ${dollars(f.monthly.polling.multiRegion)}); the function, 100 ms a run: ${dollars(f.monthly.pump.request)}/month request-based (instance-based would keep an instance: ${dollars(f.monthly.pump.instance)}/month).`,
+    `  With hold=true (polls every ${a.productionPumpIntervalMs} ms for ${a.pumpRunSeconds} s of each minute, idle or not): ${dollars(f.held.monthly.polling.regional + f.held.monthly.pump.request)}/month request-based.`,
+    `  Spread over the events (request-based): ${[1, 10, 100].map((m) => `+${dollars(fixedTotal / m)}/M at ${m} M events/month`).join(', ')}.`,
+    '',
+    costs,
+    '',
+    `Model: ${a.vcpus} vCPU / ${a.memoryGiB * 1024} MiB functions; with concurrency > 1 under steady load billed vCPU time = CPU time ÷ ${a.cpuUtilization} (Cloud Run scales out near 60 % CPU); "concurrency 1" bills each request alone, rounded up to 100 ms;`,
+    `  Pub/Sub bills data + attributes + ${a.messageOverheadBytes} bytes (timestamp, message id) per message, at least ${r.prices.pubsub.minBytesPerRequest} bytes per request; no free tiers; CPU measured locally against the emulators (a lower bound: no TLS, no auth).`,
+    `  List prices checked ${r.prices.checked}: Firestore us-central1 $${r.prices.firestore.regional.readsPer100k}/$${r.prices.firestore.regional.writesPer100k}/$${r.prices.firestore.regional.deletesPer100k} per 100k reads/writes/deletes (nam5 $${r.prices.firestore.multiRegion.readsPer100k}/$${r.prices.firestore.multiRegion.writesPer100k}/$${r.prices.firestore.multiRegion.deletesPer100k});`,
+    `  Pub/Sub $${r.prices.pubsub.perTiB}/TiB; functions $${r.prices.functions.requestBased.perMillionRequests}/M requests, $${r.prices.functions.requestBased.perVcpuSecond}/vCPU-s, $${r.prices.functions.requestBased.perGiBSecond}/GiB-s request-based, $${r.prices.functions.instanceBased.perVcpuSecond}/vCPU-s, $${r.prices.functions.instanceBased.perGiBSecond}/GiB-s instance-based.`,
+    '',
+    `Target: ≤ ${t.writesPerFirstAttempt.limit} Firestore writes per first-attempt success: ${t.writesPerFirstAttempt.measured ?? '—'} — ${mark(t.writesPerFirstAttempt.met)}`,
+    `Target: < $${t.dollarsPerMillion.limit} per million events (${t.dollarsPerMillion.run}, ${headlineVariant.label}): ${dollars(t.dollarsPerMillion.measured) ?? '—'} — ${mark(t.dollarsPerMillion.met)}`,
+    `  by component: ${t.dollarsPerMillion.dominant.map((c) => `${c.component} ${dollars(c.dollars)} (${Math.round(c.share * 100)} %)`).join(', ')}`,
+    `  under $${t.dollarsPerMillion.limit}: ${t.under.length ? t.under.join('; ') : 'no run under any pricing variant'}`,
+    ...(r.problems.length ? ['', 'Herald errors in the cost phase:', ...r.problems.map((p) => `  ${p}`)] : []),
+    ...runs.filter((x) => x.problem).map((x) => `INCOMPLETE cost run ${x.name}: ${x.problem}`),
+    ...runs.filter((x) => x.functionErrors > 0).map((x) => `cost run ${x.name}: ${x.functionErrors} function answers other than 2xx (Pub/Sub pushed again)`),
+  ];
+  return lines.join('\n');
+}

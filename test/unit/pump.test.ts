@@ -1,0 +1,92 @@
+import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
+import { runPump, PumpDeps } from '../../shared/app/pump';
+import { DestinationDirectory } from '../../shared/app/destination-directory';
+import { DeliveryRecord } from '../../shared/domain/delivery';
+import { createLogger } from '../../shared/log';
+import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
+import { systemClock } from '../../shared/ports';
+import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
+
+/** The pump loop on memory stores and the real clock: short runs, so each test takes well under a second. */
+
+function pending(id: string, availableAt: Date): DeliveryRecord {
+  return {
+    id: `orders.${id}`,
+    destinationId: 'orders',
+    eventId: id,
+    eventSource: '/shop',
+    eventType: 'com.example.order.created',
+    status: 'PENDING',
+    attempts: 1,
+    availableAt: availableAt.toISOString(),
+    event: { attributes: { specversion: '1.0', id, source: '/shop', type: 'com.example.order.created' }, data: Buffer.from('{}') },
+  };
+}
+
+async function setup() {
+  const destinations = new MemoryDestinationStore();
+  await destinations.put(webhookDestination('orders'));
+  const deliveries = new MemoryDeliveryStore();
+  const published: { topic: string; message: PubSubMessage; at: number }[] = [];
+  const deps: PumpDeps = {
+    bus: { publish: async (topic, message) => String(published.push({ topic, message, at: Date.now() })) },
+    lanes: { ensureLane: async () => undefined, removeLane: async () => undefined },
+    names: { prefix: 'herald' },
+    directory: new DestinationDirectory(destinations, systemClock, 60_000),
+    deliveries,
+    deadLetterTopic: 'herald-dead-letter',
+    clock: systemClock,
+    log: createLogger({ write: () => undefined }),
+    claimTtlMs: 60_000,
+    batchSize: 10,
+  };
+  return { deps, deliveries, published };
+}
+
+test('a scheduled run with nothing due before its end stops after one round', async () => {
+  const { deps } = await setup();
+  const began = Date.now();
+  const report = await runPump(deps, { intervalMs: 20, untilMs: 5_000 }).done;
+  expect(report).toEqual({ due: 0, sent: 0, skipped: 0, abandoned: 0, ended: 'idle' });
+  expect(Date.now() - began).toBeLessThan(1_000);
+});
+
+test('work due later in the run keeps it going until that work is sent, then it stops', async () => {
+  const { deps, deliveries, published } = await setup();
+  const dueAt = Date.now() + 300;
+  await deliveries.put(pending('later', new Date(dueAt)));
+  const report = await runPump(deps, { intervalMs: 20, untilMs: 5_000 }).done;
+  expect(report).toMatchObject({ sent: 1, ended: 'idle' });
+  expect(published).toHaveLength(1);
+  expect(published[0]!.at).toBeGreaterThanOrEqual(dueAt);
+  expect(published[0]!.message.attributes['herald-claim']).toBeDefined();
+});
+
+test('work due only after the run ends does not keep it going', async () => {
+  const { deps, deliveries, published } = await setup();
+  await deliveries.put(pending('next-minute', new Date(Date.now() + 60_000)));
+  const report = await runPump(deps, { intervalMs: 20, untilMs: 500 }).done;
+  expect(report).toMatchObject({ sent: 0, ended: 'idle' });
+  expect(published).toHaveLength(0);
+});
+
+test('hold keeps polling to the end, and takes work that appears meanwhile', async () => {
+  const { deps, deliveries, published } = await setup();
+  const began = Date.now();
+  setTimeout(() => void deliveries.put(pending('late-arrival', new Date())), 200);
+  const report = await runPump(deps, { intervalMs: 20, untilMs: 500, hold: true }).done;
+  expect(report).toMatchObject({ sent: 1, ended: 'time-up' });
+  expect(published).toHaveLength(1);
+  expect(Date.now() - began).toBeGreaterThanOrEqual(480);
+});
+
+test('an unbounded run (local mode) goes on with nothing due until stopped', async () => {
+  const { deps, deliveries, published } = await setup();
+  const loop = runPump(deps, { intervalMs: 20 });
+  await new Promise((r) => setTimeout(r, 150));
+  await deliveries.put(pending('now', new Date()));
+  await new Promise((r) => setTimeout(r, 150));
+  await loop.stop();
+  expect(await loop.done).toMatchObject({ sent: 1, ended: 'stopped' });
+  expect(published).toHaveLength(1);
+});
