@@ -1,14 +1,17 @@
 import type { Response } from 'express';
 import { getDelivery, listDeliveries } from '../shared/app/deliveries-admin';
 import { AdminDeps, AdminResult, deleteDestination, getDestination, listDestinations, putDestination } from '../shared/app/destinations-admin';
+import { SuspensionDeps } from '../shared/app/suspension';
+import { postReactivate, postRedeliver } from '../shared/app/suspension-admin';
+import { suspensionDeps } from '../shared/runtime';
 import { guarded, HeraldRequest, rawBodyOf, requireBearer, sendJson } from './http';
 import { runtime } from './runtime';
 
 type Route = {
   method: string;
   pattern: RegExp;
-  /** `query` is the parsed query string (a repeated parameter is an array). */
-  run: (deps: AdminDeps, params: string[], body: () => unknown, query: Record<string, unknown>) => Promise<AdminResult<unknown>>;
+  /** `body(true)`: the body may be empty (undefined then). `query` is the parsed query string (a repeated parameter is an array). */
+  run: (deps: AdminDeps & SuspensionDeps, params: string[], body: (optional?: boolean) => unknown, query: Record<string, unknown>) => Promise<AdminResult<unknown>>;
 };
 
 const ROUTES: Route[] = [
@@ -16,15 +19,20 @@ const ROUTES: Route[] = [
   { method: 'PUT', pattern: /^\/destinations\/([^/]+)$/, run: (d, [id], body) => putDestination(d, id!, body()) },
   { method: 'GET', pattern: /^\/destinations\/([^/]+)$/, run: (d, [id]) => getDestination(d, id!) },
   { method: 'DELETE', pattern: /^\/destinations\/([^/]+)$/, run: (d, [id]) => deleteDestination(d, id!) },
+  { method: 'POST', pattern: /^\/destinations\/([^/]+)\/reactivate\/?$/, run: (d, [id]) => postReactivate(d, id!) },
+  { method: 'POST', pattern: /^\/destinations\/([^/]+)\/redeliver\/?$/, run: (d, [id], body) => postRedeliver(d, id!, body(true)) },
   { method: 'GET', pattern: /^\/destinations\/([^/]+)\/deliveries\/?$/, run: (d, [id], _body, query) => listDeliveries(d, id!, query) },
   { method: 'GET', pattern: /^\/deliveries\/([^/]+)$/, run: (d, [id]) => getDelivery(d, id!) },
 ];
 
 class BadJson extends Error {}
 
-function parseJsonBody(req: HeraldRequest): unknown {
+function parseJsonBody(req: HeraldRequest, optional = false): unknown {
   const raw = rawBodyOf(req);
-  if (raw.length === 0) throw new BadJson('the request needs a JSON body');
+  if (raw.length === 0) {
+    if (optional) return undefined;
+    throw new BadJson('the request needs a JSON body');
+  }
   try {
     return JSON.parse(raw.toString('utf8'));
   } catch (e) {
@@ -53,9 +61,9 @@ export const adminHandler = guarded(
     }
     // Express has already refused a path that does not decode (jsonBodyErrors answers 400).
     const params = (route.pattern.exec(path) ?? []).slice(1).map((p) => decodeURIComponent(p));
-    const deps: AdminDeps = { destinations: rt.destinations, deliveries: rt.deliveries, directory: rt.directory, lanes: rt.lanes, clock: rt.clock, log: rt.log, allowLoopback: rt.config.allowLoopback };
+    const deps = { ...suspensionDeps(rt), lanes: rt.lanes, allowLoopback: rt.config.allowLoopback };
     try {
-      const result = await route.run(deps, params, () => parseJsonBody(req), { ...(req.query as Record<string, unknown>) });
+      const result = await route.run(deps, params, (optional) => parseJsonBody(req, optional), { ...(req.query as Record<string, unknown>) });
       sendJson(res, result.status, 'body' in result ? result.body : undefined);
     } catch (e) {
       if (!(e instanceof BadJson)) throw e;

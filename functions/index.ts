@@ -7,6 +7,7 @@ import { jsonBodyErrors } from './http';
 import { ingestHandler } from './ingest';
 import { deliverHandler, routeHandler } from './push';
 import { pumpHandler } from './pump';
+import { suspensionCheckHandler } from './suspension-check';
 import { FUNCTION_NAMES, FunctionName } from '../shared/topology';
 
 /** Every Herald function, registered under the entry-point names Cloud Functions deploys. */
@@ -16,6 +17,7 @@ export const HANDLERS: Record<FunctionName, functions.HttpFunction> = {
   route: routeHandler,
   deliver: deliverHandler,
   pump: pumpHandler,
+  'suspension-check': suspensionCheckHandler,
 };
 
 for (const [name, handler] of Object.entries(HANDLERS)) functions.http(name, handler);

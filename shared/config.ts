@@ -30,6 +30,10 @@ const envSchema = z.object({
   claimTtlMs: int(1_000, 3_600_000).default(90_000),
   /** How often the retry pump looks for due deliveries. */
   pumpIntervalMs: int(100, 60_000).default(1_000),
+  /** Success-rate counters are flushed at most this often per process: each counter document takes at most one write per flush. */
+  rateFlushMs: int(100, 60_000).default(1_000),
+  /** How often local mode runs the suspension check (GCP: Cloud Scheduler, each minute); default a minute of scaled time. */
+  suspensionCheckMs: int(100, 3_600_000).optional(),
   allowLoopback: bool.default(false),
   destinationCacheMs: int(0, 600_000).default(10_000),
   logLevel: z.enum(['DEBUG', 'INFO', 'WARNING', 'ERROR'], { error: 'must be DEBUG, INFO, WARNING or ERROR' }).default('INFO'),
@@ -53,6 +57,8 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   timeScale: 'HERALD_TIME_SCALE',
   claimTtlMs: 'HERALD_CLAIM_TTL_MS',
   pumpIntervalMs: 'HERALD_PUMP_INTERVAL_MS',
+  rateFlushMs: 'HERALD_RATE_FLUSH_MS',
+  suspensionCheckMs: 'HERALD_SUSPENSION_CHECK_MS',
   allowLoopback: 'HERALD_ALLOW_LOOPBACK',
   destinationCacheMs: 'HERALD_DESTINATION_CACHE_MS',
   logLevel: 'HERALD_LOG_LEVEL',

@@ -1,5 +1,6 @@
 import { Destination } from './domain/destination';
-import { AttemptResult, DeliveryRecord, DeliveryStatus } from './domain/delivery';
+import { AttemptResult, DeliveryRecord, DeliveryStatus, LastError } from './domain/delivery';
+import { RateBucket, RateCounts } from './domain/success-rate';
 import { HeraldEvent } from './domain/event';
 import { PubSubMessage } from './domain/cloudevents-pubsub';
 
@@ -36,6 +37,30 @@ export interface DestinationStore {
   /** Writes the whole destination; resolves whether it was created (true) or replaced. */
   put(destination: Destination): Promise<{ created: boolean }>;
   delete(id: string): Promise<boolean>;
+  /**
+   * Reads one destination, lets `decide` compute its successor, and writes that atomically
+   * (as DeliveryStore.update). Resolves with what was written, if anything.
+   */
+  update(id: string, decide: (current: Destination | undefined) => Destination | undefined): Promise<Destination | undefined>;
+}
+
+/** Counts to add to one destination's bucket (see shared/domain/success-rate.ts). */
+export interface RateDelta extends RateCounts {
+  destinationId: string;
+  bucketStart: number;
+  /** Newest first; the store keeps the newest few. */
+  lastErrors: LastError[];
+}
+
+/**
+ * Success-rate counters. Each writer adds to its own shard of a (destination, bucket) pair,
+ * so no counter document takes more than one write per flush of one writer.
+ */
+export interface RateStore {
+  /** One write per delta. */
+  add(deltas: readonly RateDelta[], shard: number): Promise<void>;
+  /** Every shard of every bucket of the destination that started at or after `since` (epoch ms), merged per bucket. */
+  window(destinationId: string, since: number): Promise<RateBucket[]>;
 }
 
 export interface DeliveryPage {

@@ -7,6 +7,9 @@ import { PubSubLanes, PushTarget } from './adapters/pubsub-topology';
 import { DeliverDeps } from './app/deliver';
 import { DestinationDirectory } from './app/destination-directory';
 import { PumpDeps } from './app/pump';
+import { RATE_SHARDS, rateBucketMs, RateRecorder } from './app/rate-recorder';
+import { SuspensionDeps } from './app/suspension';
+import { FirestoreRateStore } from './adapters/firestore-rates';
 import { ConfigError, HeraldConfig } from './config';
 import { createLogger, parseSeverity } from './log';
 import { Clock, DeliveryStore, DestinationStore, HttpSender, LaneProvisioner, Logger, MessageBus, systemClock } from './ports';
@@ -22,6 +25,8 @@ export interface Runtime {
   destinations: DestinationStore;
   deliveries: DeliveryStore;
   directory: DestinationDirectory;
+  /** Success-rate counters of this process, flushed every HERALD_RATE_FLUSH_MS. */
+  rates: RateRecorder;
   http: HttpSender;
   names: TopologyNames;
   topology: Topology;
@@ -57,6 +62,14 @@ export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runt
   const destinations = new FirestoreDestinationStore(firestore, firestoreOps);
   const names = { prefix: config.topicPrefix };
   const http = overrides.http ?? new UndiciHttpSender();
+  const rates = new RateRecorder(new FirestoreRateStore(firestore, firestoreOps), clock, log, {
+    bucketMs: rateBucketMs(config.timeScale),
+    flushMs: config.rateFlushMs,
+    shard: Math.floor(Math.random() * RATE_SHARDS),
+  });
+  // Counts left by a request are written even if no other request comes (where the CPU is allocated between requests).
+  const flusher = setInterval(() => void rates.flush(), config.rateFlushMs);
+  flusher.unref();
   return {
     config: { ...config, adminToken, ingestToken },
     clock,
@@ -66,6 +79,7 @@ export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runt
     destinations,
     deliveries: new FirestoreDeliveryStore(firestore, firestoreOps),
     directory: new DestinationDirectory(destinations, clock, config.destinationCacheMs),
+    rates,
     http,
     names,
     topology: heraldTopology(names),
@@ -73,6 +87,8 @@ export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runt
     pubsub,
     firestore,
     async close() {
+      clearInterval(flusher);
+      await rates.flush();
       await Promise.allSettled([pubsub.close(), firestore.terminate(), http instanceof UndiciHttpSender ? http.close() : Promise.resolve()]);
     },
   };
@@ -84,7 +100,10 @@ export function deliverDeps(rt: Runtime): DeliverDeps {
     bus: rt.bus,
     deadLetterTopic: rt.topology.topics.deadLetter.name,
     directory: rt.directory,
+    destinations: rt.destinations,
     deliveries: rt.deliveries,
+    rates: rt.rates,
+    notificationsTopic: rt.topology.topics.notifications.name,
     http: rt.http,
     clock: rt.clock,
     log: rt.log,
@@ -108,5 +127,20 @@ export function pumpDeps(rt: Runtime): PumpDeps {
     log: rt.log,
     claimTtlMs: rt.config.claimTtlMs,
     batchSize: PUMP_BATCH,
+  };
+}
+
+/** What suspension, reactivation and the threshold check need, from a runtime. */
+export function suspensionDeps(rt: Runtime): SuspensionDeps {
+  return {
+    destinations: rt.destinations,
+    deliveries: rt.deliveries,
+    directory: rt.directory,
+    rates: rt.rates,
+    bus: rt.bus,
+    notificationsTopic: rt.topology.topics.notifications.name,
+    clock: rt.clock,
+    log: rt.log,
+    policy: { presetTimeoutMs: rt.config.deliveryTimeoutMs, timeScale: rt.config.timeScale },
   };
 }

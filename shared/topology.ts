@@ -4,11 +4,11 @@
  * Push endpoints name a function; whoever applies the topology turns that into a URL.
  */
 
-export const FUNCTION_NAMES = ['ingest', 'admin', 'route', 'deliver', 'pump'] as const;
+export const FUNCTION_NAMES = ['ingest', 'admin', 'route', 'deliver', 'pump', 'suspension-check'] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 /** Functions only Herald's own plumbing calls (Pub/Sub pushes, the scheduler), never users. */
-export const INTERNAL_FUNCTIONS: readonly FunctionName[] = ['route', 'deliver', 'pump'];
+export const INTERNAL_FUNCTIONS: readonly FunctionName[] = ['route', 'deliver', 'pump', 'suspension-check'];
 
 export const TOPIC_KEYS = ['events', 'deadLetter', 'replay', 'notifications'] as const;
 export type TopicKey = (typeof TOPIC_KEYS)[number];
@@ -38,8 +38,8 @@ export interface ScheduleSpec {
   function: FunctionName;
   /** Unix cron, in UTC. */
   cron: string;
-  /** How long one run keeps going, in seconds: runs chain, so the work is continuous. */
-  runSeconds: number;
+  /** How long one run may keep going, in seconds (the pump); absent: one pass. */
+  runSeconds?: number;
 }
 
 export interface Topology {
@@ -89,7 +89,11 @@ export function heraldTopology(names: TopologyNames = { prefix: 'herald' }): Top
     ],
     // Cloud Scheduler's finest grain is a minute: each run of the retry pump polls for
     // 55 s, so retries due within the minute are not held to the next one.
-    schedules: [{ name: `${p}-retry-pump`, function: 'pump', cron: '* * * * *', runSeconds: PUMP_RUN_SECONDS }],
+    schedules: [
+      { name: `${p}-retry-pump`, function: 'pump', cron: '* * * * *', runSeconds: PUMP_RUN_SECONDS },
+      // Threshold suspension over the rolling hour: a minute late at most.
+      { name: `${p}-suspension-check`, function: 'suspension-check', cron: '* * * * *' },
+    ],
   };
 }
 

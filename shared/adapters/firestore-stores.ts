@@ -14,17 +14,18 @@ export class OperationCounter {
   }
 }
 
-export const COLLECTIONS = { destinations: 'destinations', deliveries: 'deliveries' } as const;
+export const COLLECTIONS = { destinations: 'destinations', deliveries: 'deliveries', rates: 'rates' } as const;
 
 /**
- * Every query Herald makes on deliveries, as data: the store builds its queries from these,
+ * Every query Herald makes, as data: the store builds its queries from these,
  * and the Pulumi program derives the composite indexes from the same list.
  */
-export const DELIVERY_QUERIES = {
+export const FIRESTORE_QUERIES = {
   duePending: { collection: COLLECTIONS.deliveries, equality: ['status'], orderBy: 'availableAt' },
   expiredClaims: { collection: COLLECTIONS.deliveries, equality: ['status'], orderBy: 'claimedAt' },
   byDestination: { collection: COLLECTIONS.deliveries, equality: ['destinationId'], orderBy: 'id' },
   byDestinationAndStatus: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'status'], orderBy: 'id' },
+  rateWindow: { collection: COLLECTIONS.rates, equality: ['destinationId'], orderBy: 'bucketStart' },
 } as const satisfies Record<string, { collection: string; equality: readonly string[]; orderBy: string }>;
 
 const GRPC_ALREADY_EXISTS = 6;
@@ -75,6 +76,21 @@ export class FirestoreDestinationStore implements DestinationStore {
     this.ops.reads++;
     if (existed) this.ops.writes++;
     return existed;
+  }
+
+  async update(id: string, decide: (current: Destination | undefined) => Destination | undefined): Promise<Destination | undefined> {
+    const ref = this.col.doc(id);
+    let reads = 0;
+    const written = await this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(ref);
+      reads++;
+      const next = decide(snap.exists ? (snap.data() as Destination) : undefined);
+      if (next !== undefined) tx.set(ref, next);
+      return next;
+    });
+    this.ops.reads += reads;
+    if (written !== undefined) this.ops.writes++;
+    return written;
   }
 }
 
@@ -128,7 +144,7 @@ export class FirestoreDeliveryStore implements DeliveryStore {
   }
 
   async due(now: Date, claimExpiredBefore: Date, limit: number): Promise<string[]> {
-    const q = DELIVERY_QUERIES;
+    const q = FIRESTORE_QUERIES;
     const [pending, expired] = await Promise.all([
       this.col.where(q.duePending.equality[0], '==', 'PENDING').where(q.duePending.orderBy, '<=', now.toISOString()).orderBy(q.duePending.orderBy).limit(limit).select().get(),
       this.col.where(q.expiredClaims.equality[0], '==', 'IN_FLIGHT').where(q.expiredClaims.orderBy, '<=', claimExpiredBefore.toISOString()).orderBy(q.expiredClaims.orderBy).limit(limit).select().get(),
@@ -139,7 +155,7 @@ export class FirestoreDeliveryStore implements DeliveryStore {
   }
 
   async nextAvailableAt(): Promise<Date | undefined> {
-    const q = DELIVERY_QUERIES.duePending;
+    const q = FIRESTORE_QUERIES.duePending;
     const snap = await this.col.where(q.equality[0], '==', 'PENDING').orderBy(q.orderBy).limit(1).select(q.orderBy).get();
     this.ops.reads += 1;
     const at = snap.docs[0]?.get(q.orderBy) as string | undefined;

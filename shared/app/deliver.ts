@@ -1,21 +1,27 @@
 import { binaryHeaders } from '../domain/cloudevents-http';
 import { fromPubSubMessage, heraldAttribute, PushDelivery } from '../domain/cloudevents-pubsub';
-import { AttemptResult, DeliveryRecord, deliveryId } from '../domain/delivery';
+import { AttemptResult, DeliveryRecord, deliveryId, describeFailure, isSuccess } from '../domain/delivery';
 import { DeliveryState, historyOf, transition, TransitionResult } from '../domain/delivery-state';
 import { Destination, DESTINATION_ID, deliveryPolicyOf, PolicySettings } from '../domain/destination';
 import { eventKey, HeraldEvent, matchesType } from '../domain/event';
 import { DeliveryPolicy } from '../domain/policy';
-import { decide, Decision, NO_HISTORY } from '../domain/retry-decision';
+import { decide, Decision, NO_HISTORY, withFailureMode } from '../domain/retry-decision';
+import { rateOutcome } from '../domain/success-rate';
 import { signatureHeaders, webhookIdFor } from '../domain/signing';
-import { Clock, DeliveryStore, HttpSender, Logger, LogFields, MessageBus } from '../ports';
+import { Clock, DeliveryStore, DestinationStore, HttpSender, Logger, LogFields, MessageBus } from '../ports';
 import { publishDeadDelivery, rejectToDeadLetter, RejectReason } from './dead-letter';
 import { DestinationDirectory } from './destination-directory';
+import { RateRecorder } from './rate-recorder';
+import { suspendDestination } from './suspension';
 
 export interface DeliverDeps {
   bus: MessageBus;
   deadLetterTopic: string;
   directory: DestinationDirectory;
+  destinations: DestinationStore;
   deliveries: DeliveryStore;
+  rates: RateRecorder;
+  notificationsTopic: string;
   http: HttpSender;
   clock: Clock;
   log: Logger;
@@ -25,6 +31,7 @@ export interface DeliverDeps {
 export type DeliverOutcome =
   | { kind: 'attempted'; deliveryId: string; decision: Decision['kind']; status: DeliveryRecord['status'] }
   | { kind: 'duplicate'; deliveryId: string; status?: DeliveryRecord['status'] }
+  | { kind: 'queued'; deliveryId: string }
   | { kind: 'rejected'; reason: RejectReason };
 
 /** Lane message attributes (with the `herald-` prefix) that `route` and the retry pump set. */
@@ -72,7 +79,12 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery): Pr
   }
   const policy = deliveryPolicyOf(destination!, deps.policy);
   const target = { destination: destination!, policy, event, id, ids };
-  return claim === undefined ? firstAttempt(deps, target, publishedAt) : claimedAttempt(deps, target, claim);
+  try {
+    if (destination!.status === 'suspended') return await queueUnattempted(deps, target, claim, publishedAt);
+    return claim === undefined ? await firstAttempt(deps, target, publishedAt) : await claimedAttempt(deps, target, claim);
+  } finally {
+    await deps.rates.flushIfDue();
+  }
 }
 
 interface Target {
@@ -107,7 +119,8 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
   }
   const at = deps.clock.now();
   const result = await attempt(deps, t, at);
-  const decision = decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt));
+  const decision = withFailureMode(decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)), t.destination.failureMode);
+  countAttempt(deps, t, result, at, publishedAt);
   // Never stored in between: the first attempt's claim and outcome, played in memory.
   const initial: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: at.toISOString() };
   const claimed = settled(transition(initial, { type: 'claim', now: at, claimTtlMs: 0 }));
@@ -130,6 +143,7 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
     return { kind: 'duplicate', deliveryId: t.id };
   }
   report(deps, t, result, decision, record);
+  await suspendIfDecided(deps, t, decision, record);
   return { kind: 'attempted', deliveryId: t.id, decision: decision.kind, status: record.status };
 }
 
@@ -152,7 +166,9 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
   }
   const at = deps.clock.now();
   const result = await attempt(deps, t, at);
-  const decision = decide(t.policy, historyOf(started), result, at, new Date(started.publishedAt ?? started.firstAttemptAt ?? at.toISOString()));
+  const publishedAt = started.publishedAt ?? started.firstAttemptAt ?? at.toISOString();
+  const decision = withFailureMode(decide(t.policy, historyOf(started), result, at, new Date(publishedAt)), t.destination.failureMode);
+  countAttempt(deps, t, result, at, publishedAt);
   const outcome = settled(transition(started, { type: 'attempted', at, result, decision }));
   const record = withEvent(outcome, t.event);
   if (record.status === 'DEAD') await publishDeadDelivery(deps.bus, deps.deadLetterTopic, t.event, record);
@@ -165,7 +181,50 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
     return { kind: 'duplicate', deliveryId: t.id };
   }
   report(deps, t, result, decision, record);
+  await suspendIfDecided(deps, t, decision, record);
   return { kind: 'attempted', deliveryId: t.id, decision: decision.kind, status: record.status };
+}
+
+/**
+ * The destination is suspended: the event is QUEUED without an attempt (the first time it
+ * reaches the lane, or when a claimed retry does), kept for reactivation or redelivery.
+ */
+async function queueUnattempted(deps: DeliverDeps, t: Target, claim: string | undefined, publishedAt: string): Promise<DeliverOutcome> {
+  const now = deps.clock.now();
+  const reason = `destination suspended: ${t.destination.suspension?.reason ?? 'suspended'}`;
+  if (claim === undefined) {
+    const existing = await deps.deliveries.get(t.id);
+    if (existing) return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
+    const initial: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: now.toISOString() };
+    const state = settled(transition(initial, { type: 'queue', now, reason }));
+    const record = withEvent(
+      { id: t.id, destinationId: t.destination.id, eventId: t.event.attributes.id, eventSource: t.event.attributes.source, eventType: t.event.attributes.type, publishedAt, ...state },
+      t.event,
+    );
+    if (!(await deps.deliveries.create(record))) return { kind: 'duplicate', deliveryId: t.id };
+  } else {
+    const queued = await deps.deliveries.update(t.id, (current) => {
+      if (current?.status !== 'IN_FLIGHT' || current.claimedAt !== claim) return undefined;
+      const next = transition(current, { type: 'queue', now, reason });
+      return next.ok ? next.state : undefined;
+    });
+    if (!queued) return { kind: 'duplicate', deliveryId: t.id };
+  }
+  deps.log.info('delivery QUEUED: its destination is suspended', { ...t.ids, reason });
+  return { kind: 'queued', deliveryId: t.id };
+}
+
+/** Every attempt counts toward the destination's success rate (seed 000's rules in rateOutcome). */
+function countAttempt(deps: DeliverDeps, t: Target, result: AttemptResult, at: Date, publishedAt: string): void {
+  const windowMs = t.policy.threshold?.windowMs ?? deps.rates.hourMs;
+  const outcome = rateOutcome(result, at.getTime() - Date.parse(publishedAt), windowMs);
+  deps.rates.record(t.destination.id, outcome, at, isSuccess(result) ? undefined : describeFailure(result, at));
+}
+
+/** A suspend decision was recorded (the event QUEUED): now the destination itself. */
+async function suspendIfDecided(deps: DeliverDeps, t: Target, decision: Decision, record: DeliveryRecord): Promise<void> {
+  if (decision.kind !== 'suspend') return;
+  await suspendDestination(deps, t.destination.id, { cause: decision.cause, reason: decision.reason, ...(record.lastError ? { lastError: record.lastError } : {}) });
 }
 
 async function attempt(deps: DeliverDeps, t: Target, at: Date): Promise<AttemptResult> {
@@ -221,7 +280,10 @@ function report(deps: DeliverDeps, t: Target, result: AttemptResult, decision: D
       deps.log.error(`delivery DEAD: ${decision.reason}; sent to the dead-letter topic`, { ...fields, cause: decision.cause });
       return;
     case 'suspend':
-      deps.log.error(`delivery QUEUED: ${decision.reason}`, { ...fields, cause: decision.cause });
+      deps.log.error(`delivery QUEUED, destination suspended: ${decision.reason}`, { ...fields, cause: decision.cause });
+      return;
+    case 'queue':
+      deps.log.warn(`delivery QUEUED: ${decision.reason}`, fields);
       return;
   }
 }

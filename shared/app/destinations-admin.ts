@@ -1,22 +1,25 @@
 import { applySpec, checkDestinationUrl, DESTINATION_ID, destinationSpecSchema, DestinationView, viewOf } from '../domain/destination';
 import { issuesFromZod, ValidationIssue } from '../domain/event';
+import { LastError } from '../domain/delivery';
 import { Clock, DeliveryStore, DestinationStore, LaneProvisioner, Logger } from '../ports';
 import { DestinationDirectory } from './destination-directory';
+import { RateRecorder } from './rate-recorder';
 
 export interface AdminDeps {
   destinations: DestinationStore;
   deliveries: DeliveryStore;
   directory: DestinationDirectory;
   lanes: LaneProvisioner;
+  rates: RateRecorder;
   clock: Clock;
   log: Logger;
   allowLoopback: boolean;
 }
 
 export type AdminResult<T> =
-  | { status: 200 | 201; body: T }
+  | { status: 200 | 201 | 202; body: T }
   | { status: 204 }
-  | { status: 400 | 404; body: { error: string; issues?: ValidationIssue[] } };
+  | { status: 400 | 404 | 409; body: { error: string; issues?: ValidationIssue[] } };
 
 /** 400 for an id that cannot be a destination's (shared by every admin route under /destinations/{id}). */
 export const badId = (id: string): AdminResult<never> => ({
@@ -53,10 +56,22 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
   return { status: created ? 201 : 200, body: showSecret ? { ...viewOf(destination), secret: destination.secret } : viewOf(destination) };
 }
 
-export async function getDestination(deps: AdminDeps, id: string): Promise<AdminResult<DestinationView>> {
+/** The rolling hour of a destination, as `GET /admin/destinations/{id}` shows it. */
+export interface DestinationStats {
+  attempts1h: number;
+  /** successes / (successes + failures) in the hour; absent with nothing counted. */
+  successRate1h?: number;
+  /** Newest first. */
+  lastErrors: LastError[];
+}
+
+export async function getDestination(deps: AdminDeps, id: string): Promise<AdminResult<DestinationView & { stats: DestinationStats }>> {
   if (!DESTINATION_ID.test(id)) return badId(id);
   const destination = await deps.destinations.get(id);
-  return destination ? { status: 200, body: viewOf(destination) } : notFound(id);
+  if (!destination) return notFound(id);
+  const hour = await deps.rates.window(id);
+  const stats: DestinationStats = { attempts1h: hour.attempts, ...(hour.successRate === undefined ? {} : { successRate1h: hour.successRate }), lastErrors: hour.recentErrors };
+  return { status: 200, body: { ...viewOf(destination), stats } };
 }
 
 export async function listDestinations(deps: AdminDeps): Promise<AdminResult<{ destinations: DestinationView[] }>> {

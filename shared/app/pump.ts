@@ -31,6 +31,8 @@ export interface PumpReport {
   skipped: number;
   /** Their destination is gone: DEAD, onto the dead-letter topic. */
   abandoned: number;
+  /** Their destination is suspended: QUEUED, not sent. */
+  queued: number;
 }
 
 /**
@@ -42,7 +44,7 @@ export interface PumpReport {
 export async function pumpOnce(deps: PumpDeps): Promise<PumpReport> {
   const now = deps.clock.now();
   const ids = await deps.deliveries.due(now, new Date(now.getTime() - deps.claimTtlMs), deps.batchSize);
-  const report: PumpReport = { due: ids.length, sent: 0, skipped: 0, abandoned: 0 };
+  const report: PumpReport = { due: ids.length, sent: 0, skipped: 0, abandoned: 0, queued: 0 };
   await Promise.all(
     ids.map(async (id) => {
       const claimed = await deps.deliveries.update(id, (current) => {
@@ -62,7 +64,7 @@ export async function pumpOnce(deps: PumpDeps): Promise<PumpReport> {
   return report;
 }
 
-async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' | 'abandoned'> {
+async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' | 'abandoned' | 'queued'> {
   const ids = { eventId: record.eventId, eventSource: record.eventSource, destinationId: record.destinationId, deliveryId: record.id };
   const destination = await deps.directory.get(record.destinationId);
   if (!destination || !record.event) {
@@ -75,6 +77,16 @@ async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' 
     if (dead && record.event) await publishDeadDelivery(deps.bus, deps.deadLetterTopic, record.event, dead);
     deps.log.error(`delivery abandoned: ${reason}`, ids);
     return 'abandoned';
+  }
+  if (destination.status === 'suspended') {
+    const reason = `destination suspended: ${destination.suspension?.reason ?? 'suspended'}`;
+    await deps.deliveries.update(record.id, (current) => {
+      if (current?.status !== 'IN_FLIGHT' || current.claimedAt !== record.claimedAt) return undefined;
+      const next = transition(current, { type: 'queue', now: deps.clock.now(), reason });
+      return next.ok ? next.state : undefined;
+    });
+    deps.log.info('due delivery QUEUED: its destination is suspended', ids);
+    return 'queued';
   }
   const attributes: Record<string, string> = { [LANE_ATTRIBUTES.destination]: record.destinationId, [LANE_ATTRIBUTES.claim]: record.claimedAt! };
   if (record.publishedAt) attributes[LANE_ATTRIBUTES.publishedAt] = record.publishedAt;
@@ -118,7 +130,7 @@ export type PumpEnd = 'stopped' | 'time-up' | 'idle';
 export function runPump(deps: PumpDeps, options: PumpRunOptions): PumpLoop & { done: Promise<PumpReport & { ended: PumpEnd }> } {
   let stopped = false;
   let wake: (() => void) | undefined;
-  const total: PumpReport = { due: 0, sent: 0, skipped: 0, abandoned: 0 };
+  const total: PumpReport = { due: 0, sent: 0, skipped: 0, abandoned: 0, queued: 0 };
   const start = Date.now();
   const done = (async () => {
     const timeLeft = () => (options.untilMs === undefined ? Infinity : options.untilMs - (Date.now() - start));

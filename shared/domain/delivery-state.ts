@@ -4,7 +4,7 @@ import { AttemptHistory, Decision } from './retry-decision';
 /**
  * Seed 004's state machine for one (event, destination) delivery, as a pure transition
  * function: PENDING → IN_FLIGHT (claim) → DELIVERED | PENDING (retry, later availableAt)
- * | DEAD | QUEUED; PENDING → QUEUED (destination suspended); QUEUED | DEAD → PENDING
+ * | DEAD | QUEUED; PENDING | IN_FLIGHT → QUEUED (destination suspended); QUEUED | DEAD → PENDING
  * (operator redelivery / replay). An invalid transition is a returned error, never a throw.
  */
 
@@ -23,7 +23,7 @@ export type Transition =
   | { type: 'start'; now: Date; claimedAt: string }
   /** The delivery cannot be attempted any more (its destination was deleted): DEAD with `reason`. */
   | { type: 'abandon'; reason: string }
-  /** Hold a PENDING delivery (its destination is suspended, or queues on failure). */
+  /** Hold a PENDING delivery, or one claimed for an attempt not made (its destination is suspended). */
   | { type: 'queue'; now: Date; reason: string }
   /** Operator: a QUEUED or DEAD delivery starts over (fresh retry budget), due at once. */
   | { type: 'redeliver'; now: Date };
@@ -58,6 +58,7 @@ export const STATUS_AFTER: Record<Decision['kind'], DeliveryStatus> = {
   throttle: 'PENDING',
   dead: 'DEAD',
   suspend: 'QUEUED',
+  queue: 'QUEUED',
 };
 
 export function transition<S extends DeliveryState>(state: S, t: Transition): TransitionResult<S> {
@@ -97,7 +98,7 @@ export function transition<S extends DeliveryState>(state: S, t: Transition): Tr
       return ok(settle(state, t));
     }
     case 'queue':
-      if (state.status !== 'PENDING') return invalid();
+      if (state.status !== 'PENDING' && state.status !== 'IN_FLIGHT') return invalid();
       return ok(next(state, { status: 'QUEUED', reason: t.reason }, ['availableAt', 'claimedAt']));
     case 'redeliver':
       if (state.status !== 'QUEUED' && state.status !== 'DEAD') return invalid();
@@ -122,7 +123,8 @@ function settle<S extends DeliveryState>(state: S, t: Extract<Transition, { type
       return next(state, { ...counted, ...throttled, status: 'PENDING', availableAt: decision.at.toISOString(), lastError }, ['claimedAt', 'reason']);
     }
     case 'dead':
-    case 'suspend': {
+    case 'suspend':
+    case 'queue': {
       const lastError = describeFailure(result, t.at);
       return next(state, { ...counted, status: STATUS_AFTER[decision.kind], lastError, reason: decision.reason }, ['claimedAt', 'availableAt']);
     }

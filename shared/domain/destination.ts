@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { DeliveryPolicy, PolicySpec, policySpecSchema, resolvePolicy, scalePolicy } from './policy';
+import type { Suspension } from './suspension';
 
 export const DEFAULT_POLICY: PolicySpec = 'event-platform';
 
@@ -47,6 +48,10 @@ export interface Destination {
   secret: string;
   technicalEmail?: string;
   status: DestinationStatus;
+  /** Why and when it was suspended; present exactly while status is suspended. */
+  suspension?: Suspension;
+  /** When an operator last reactivated it. */
+  reactivatedAt?: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -73,6 +78,9 @@ export function applySpec(id: string, spec: DestinationSpec, existing: Destinati
   if (spec.url !== undefined) dest.url = spec.url;
   if (spec.topic !== undefined) dest.topic = spec.topic;
   if (spec.technicalEmail !== undefined) dest.technicalEmail = spec.technicalEmail;
+  // A new spec does not lift a suspension: only reactivation does.
+  if (existing?.suspension) dest.suspension = existing.suspension;
+  if (existing?.reactivatedAt) dest.reactivatedAt = existing.reactivatedAt;
   return dest;
 }
 

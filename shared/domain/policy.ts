@@ -75,7 +75,27 @@ export interface DeliveryPolicy {
   readonly afterLastRetry: 'dead' | 'deactivate-and-queue';
   /** Retry-After on 429/503 moves the retry, clamped to 1×–2× the scheduled delay. */
   readonly honourRetryAfter: boolean;
+  /** Threshold suspension (seed 000): absent, a destination is never suspended for its success rate. */
+  readonly threshold?: ThresholdPolicy;
 }
+
+/**
+ * Suspend the destination when its success rate over the last `windowMs` falls below
+ * `successRate`, once at least `minSample` attempts were counted in that window. A 429
+ * counts against it only when its event has waited longer than `windowMs`.
+ */
+export interface ThresholdPolicy {
+  readonly successRate: number;
+  readonly windowMs: number;
+  readonly minSample: number;
+}
+
+/**
+ * Seed 000: below 95 % over the last rolling hour. The seed names no sample size; 50
+ * attempts in the hour keeps a quiet destination from being suspended for two or three
+ * failures (at 3 failures in 50, the rate is 94 %: a real problem at that volume).
+ */
+export const EVENT_PLATFORM_THRESHOLD = { successRate: 0.95, windowMs: HOUR, minSample: 50 } as const satisfies ThresholdPolicy;
 
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 5 * SECOND;
 
@@ -104,6 +124,7 @@ export const EVENT_PLATFORM = {
   attemptTimeoutMs: DEFAULT_ATTEMPT_TIMEOUT_MS,
   afterLastRetry: 'dead',
   honourRetryAfter: true,
+  threshold: EVENT_PLATFORM_THRESHOLD,
 } as const satisfies DeliveryPolicy;
 
 /** Seed 001 (Pub/Sub push): every failure retried, 10 s doubling up to 600 s, until 24 h after publication. */
@@ -278,6 +299,16 @@ export const customPolicySchema = z
       attemptTimeoutMs: duration('attemptTimeoutMs', 60 * SECOND, 100).default(DEFAULT_ATTEMPT_TIMEOUT_MS),
       afterLastRetry: z.enum(['dead', 'deactivate-and-queue'], { error: 'afterLastRetry must be "dead" or "deactivate-and-queue"' }).default('dead'),
       honourRetryAfter: bool('honourRetryAfter').default(true),
+      threshold: z
+        .strictObject(
+          {
+            successRate: number('threshold.successRate').gt(0, 'threshold.successRate must be above 0').max(1, 'threshold.successRate must be at most 1'),
+            windowMs: duration('threshold.windowMs', DAY, 1000),
+            minSample: number('threshold.minSample').int('threshold.minSample must be an integer').min(1, 'threshold.minSample must be at least 1').max(1_000_000, 'threshold.minSample must be at most 1000000'),
+          },
+          { error: objectError('threshold', 'threshold must be an object {successRate, windowMs, minSample}') },
+        )
+        .optional(),
     },
     { error: objectError('a custom policy', 'a custom policy must be a JSON object') },
   )
@@ -392,7 +423,8 @@ export function scalePolicy(policy: DeliveryPolicy, factor: number): DeliveryPol
   const withThrottle = throttle
     ? { ...scaled, throttle: { backoff: scaleBackoff(throttle.backoff, s), windowMs: s(throttle.windowMs) } }
     : scaled;
-  return policy.maxAgeMs === undefined ? withThrottle : { ...withThrottle, maxAgeMs: s(policy.maxAgeMs) };
+  const withThreshold = policy.threshold ? { ...withThrottle, threshold: { ...policy.threshold, windowMs: s(policy.threshold.windowMs) } } : withThrottle;
+  return policy.maxAgeMs === undefined ? withThreshold : { ...withThreshold, maxAgeMs: s(policy.maxAgeMs) };
 }
 
 function scaleBackoff(backoff: Backoff, s: (ms: number) => number): Backoff {

@@ -34,7 +34,9 @@ export type Decision =
   /** Terminal for the event: DEAD, onto the dead-letter topic. */
   | { kind: 'dead'; cause: DeadCause; reason: string }
   /** Terminal for the destination: it is suspended and this event is QUEUED. */
-  | { kind: 'suspend'; cause: SuspendCause; reason: string };
+  | { kind: 'suspend'; cause: SuspendCause; reason: string }
+  /** failureMode "queue": the failed event is QUEUED for the operator instead of retried or dead. */
+  | { kind: 'queue'; reason: string };
 
 export type DecisionKind = Decision['kind'];
 
@@ -95,6 +97,16 @@ export function decide(
   }
   const of = policy.maxAttempts === undefined ? '' : ` of ${policy.maxAttempts - 1}`;
   return { kind: 'retry', at: new Date(at), delayMs: wait.ms, retry, reason: `${what}: retry ${retry}${of} in ${duration(wait.ms)}${wait.note}` };
+}
+
+/**
+ * A destination in failureMode "queue" (seed 003) keeps a failed event for retrieval
+ * instead of retrying it or letting it die; throttling and suspension are unchanged.
+ */
+export function withFailureMode(decision: Decision, failureMode: 'retry' | 'queue'): Decision {
+  if (failureMode !== 'queue' || (decision.kind !== 'retry' && decision.kind !== 'dead')) return decision;
+  const failure = decision.reason.replace(/: retry \d+.*$/, '');
+  return { kind: 'queue', reason: `${failure}; queued (failureMode queue)` };
 }
 
 /** The history after this attempt, given what decide() made of it. */

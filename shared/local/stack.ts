@@ -5,7 +5,9 @@ import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { applyTopology } from '../adapters/pubsub-topology';
 import { HeraldConfig, loadConfig } from '../config';
 import { runPump } from '../app/pump';
-import { createRuntime, pumpDeps, pushTargetFrom, Runtime } from '../runtime';
+import { checkThresholds } from '../app/suspension';
+import { createRuntime, pumpDeps, pushTargetFrom, Runtime, suspensionDeps } from '../runtime';
+import { runPeriodically } from './periodic';
 import { FUNCTION_NAMES, FunctionName } from '../topology';
 import { EmulatorHosts, RunningEmulators, startEmulators } from './emulators';
 import { HttpSender, Logger } from '../ports';
@@ -126,6 +128,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // Cloud Scheduler's part on GCP: the retry pump, in-process, for as long as the stack runs.
     const pump = runPump(pumpDeps(runtime), { intervalMs: config.pumpIntervalMs });
     progress(`retry pump every ${config.pumpIntervalMs} ms${config.timeScale !== 1 ? `; policy delays divided by HERALD_TIME_SCALE=${config.timeScale}` : ''}`);
+    // And the suspension check, each minute of scaled time.
+    const checkMs = config.suspensionCheckMs ?? Math.max(100, Math.round(60_000 / config.timeScale));
+    const checker = runPeriodically('suspension check', checkMs, () => checkThresholds(suspensionDeps(runtime)), runtime.log);
     ready = true;
     const emulatorsRef = emulators;
     return {
@@ -136,7 +141,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       runtime,
       async stop(stopOptions = {}) {
         ready = false;
-        await pump.stop();
+        await Promise.all([pump.stop(), checker.stop()]);
         if (stopOptions.purge) await purgeProject(runtime);
         await new Promise<void>((resolve) => {
           server.close(() => resolve());

@@ -23,6 +23,12 @@ export class MemoryDestinationStore implements DestinationStore {
   async delete(id: string): Promise<boolean> {
     return this.destinations.delete(id);
   }
+
+  async update(id: string, decide: (current: Destination | undefined) => Destination | undefined): Promise<Destination | undefined> {
+    const next = decide(await this.get(id));
+    if (next !== undefined) this.destinations.set(id, structuredClone(next));
+    return next && structuredClone(next);
+  }
 }
 
 /** A webhook destination with the defaults, as PUT /admin/destinations/{id} would store it. */

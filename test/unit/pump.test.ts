@@ -47,7 +47,7 @@ test('a scheduled run with nothing due before its end stops after one round', as
   const { deps } = await setup();
   const began = Date.now();
   const report = await runPump(deps, { intervalMs: 20, untilMs: 5_000 }).done;
-  expect(report).toEqual({ due: 0, sent: 0, skipped: 0, abandoned: 0, ended: 'idle' });
+  expect(report).toEqual({ due: 0, sent: 0, skipped: 0, abandoned: 0, queued: 0, ended: 'idle' });
   expect(Date.now() - began).toBeLessThan(1_000);
 });
 

@@ -125,6 +125,16 @@ describe('queue and redeliver', () => {
     });
   });
 
+  it('queues a claimed (IN_FLIGHT) delivery whose destination was suspended before its attempt: the claim goes', () => {
+    const claimed: DeliveryState = { status: 'IN_FLIGHT', attempts: 1, claimedAt: iso(1000), lastError: { at: iso(0), status: 500, error: 'HTTP 500' } };
+    expect(expectOk(transition(claimed, { type: 'queue', now: T0, reason: 'destination suspended: HTTP 404' }))).toEqual({
+      status: 'QUEUED',
+      attempts: 1,
+      reason: 'destination suspended: HTTP 404',
+      lastError: { at: iso(0), status: 500, error: 'HTTP 500' },
+    });
+  });
+
   it.each<DeliveryStatus>(['QUEUED', 'DEAD'])('redelivers a %s delivery: PENDING now, with a fresh retry budget and its last error kept', (status) => {
     const state: DeliveryState = {
       status,
@@ -164,7 +174,6 @@ describe('invalid transitions return a typed error', () => {
     ['attempted on DEAD', s('DEAD'), attemptedOk, 'invalid-transition'],
     ['delivered decision on a 500', s('IN_FLIGHT'), { type: 'attempted', at: T0, result: e500, decision: delivered }, 'inconsistent-decision'],
     ['retry decision on a 200', s('IN_FLIGHT'), { type: 'attempted', at: T0, result: ok200, decision: retry }, 'inconsistent-decision'],
-    ['queue IN_FLIGHT', s('IN_FLIGHT'), queue, 'invalid-transition'],
     ['queue DELIVERED', s('DELIVERED'), queue, 'invalid-transition'],
     ['queue DEAD', s('DEAD'), queue, 'invalid-transition'],
     ['redeliver PENDING', s('PENDING'), redeliver, 'invalid-transition'],

@@ -1,0 +1,24 @@
+import type { Response } from 'express';
+import { checkThresholds } from '../shared/app/suspension';
+import { suspensionDeps } from '../shared/runtime';
+import { guarded, HeraldRequest, requireMethod, sendJson } from './http';
+import { requireInternalToken } from './push';
+import { runtime } from './runtime';
+
+/**
+ * Threshold suspension (seed 000): Cloud Scheduler calls this each minute; every active
+ * destination whose policy has a threshold is judged on its rolling hour. Local mode runs
+ * the same check in-process.
+ */
+export const suspensionCheckHandler = guarded(
+  () => runtime().log,
+  'suspension-check',
+  async (req: HeraldRequest, res: Response) => {
+    const rt = runtime();
+    if (!requireMethod(req, res, ['POST'])) return;
+    if (!requireInternalToken(req, res, rt)) return;
+    const report = await checkThresholds(suspensionDeps(rt));
+    rt.log.info('suspension check finished', { checked: report.checked, suspended: report.suspended });
+    sendJson(res, 200, report);
+  },
+);

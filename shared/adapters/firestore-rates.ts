@@ -1,0 +1,76 @@
+import { FieldValue, Firestore } from '@google-cloud/firestore';
+import { LastError } from '../domain/delivery';
+import { RateBucket, RECENT_ERRORS } from '../domain/success-rate';
+import { RateDelta, RateStore } from '../ports';
+import { COLLECTIONS, FIRESTORE_QUERIES, OperationCounter } from './firestore-stores';
+
+/** How long a counter document is worth keeping: Firestore's TTL policy on `expireAt` deletes it after. */
+const KEEP_MS = 2 * 60 * 60 * 1000;
+
+interface StoredRate {
+  destinationId: string;
+  bucketStart: number;
+  shard: number;
+  attempts: number;
+  successes: number;
+  failures: number;
+  lastErrors?: LastError[];
+  expireAt: Date;
+}
+
+/**
+ * Success-rate counters in Firestore: one document per (destination, bucket, shard), added
+ * to with server-side increments, so a flush is one write and never a read.
+ */
+export class FirestoreRateStore implements RateStore {
+  constructor(
+    private readonly db: Firestore,
+    private readonly ops = new OperationCounter(),
+  ) {}
+
+  private get col() {
+    return this.db.collection(COLLECTIONS.rates);
+  }
+
+  async add(deltas: readonly RateDelta[], shard: number): Promise<void> {
+    if (deltas.length === 0) return;
+    const batch = this.db.batch();
+    for (const d of deltas) {
+      const doc: Record<string, unknown> = {
+        destinationId: d.destinationId,
+        bucketStart: d.bucketStart,
+        shard,
+        attempts: FieldValue.increment(d.attempts),
+        successes: FieldValue.increment(d.successes),
+        failures: FieldValue.increment(d.failures),
+        expireAt: new Date(d.bucketStart + KEEP_MS),
+      };
+      // The newest errors of this flush replace the shard's: a read to merge them would double the cost.
+      if (d.lastErrors.length) doc.lastErrors = d.lastErrors.slice(0, RECENT_ERRORS);
+      batch.set(this.col.doc(`${d.destinationId}~${d.bucketStart}~${shard}`), doc, { merge: true });
+    }
+    await batch.commit();
+    this.ops.writes += deltas.length;
+  }
+
+  async window(destinationId: string, since: number): Promise<RateBucket[]> {
+    const q = FIRESTORE_QUERIES.rateWindow;
+    const snap = await this.col.where(q.equality[0], '==', destinationId).where(q.orderBy, '>=', since).orderBy(q.orderBy).get();
+    this.ops.reads += Math.max(1, snap.size);
+    return mergeShards(snap.docs.map((d) => d.data() as StoredRate));
+  }
+}
+
+/** Shards of the same bucket, summed. */
+export function mergeShards(rows: readonly Omit<StoredRate, 'expireAt' | 'shard'>[]): RateBucket[] {
+  const byStart = new Map<number, RateBucket>();
+  for (const r of rows) {
+    const b = byStart.get(r.bucketStart) ?? { destinationId: r.destinationId, start: r.bucketStart, attempts: 0, successes: 0, failures: 0, lastErrors: [] };
+    b.attempts += r.attempts;
+    b.successes += r.successes;
+    b.failures += r.failures;
+    b.lastErrors = [...(b.lastErrors ?? []), ...(r.lastErrors ?? [])].sort((x, y) => y.at.localeCompare(x.at)).slice(0, RECENT_ERRORS);
+    byStart.set(r.bucketStart, b);
+  }
+  return [...byStart.values()].sort((a, b) => a.start - b.start);
+}

@@ -1,0 +1,104 @@
+import { LastError } from '../domain/delivery';
+
+import { bucketStart, RateOutcome, RateSummary, RECENT_ERRORS, summarize } from '../domain/success-rate';
+import { Clock, Logger, RateDelta, RateStore } from '../ports';
+
+export interface RateRecorderOptions {
+  /** A minute, divided by HERALD_TIME_SCALE. */
+  bucketMs: number;
+  /** At most one flush per this long (HERALD_RATE_FLUSH_MS): each counter document takes at most one write per flush. */
+  flushMs: number;
+  /** This writer's shard: writers on different shards never write the same document. */
+  shard: number;
+}
+
+/** Shards a destination's counters are spread over: a writer picks one at random when it starts. */
+export const RATE_SHARDS = 16;
+
+/**
+ * Success-rate counting on the hot path without a write per attempt: attempts are summed in
+ * memory per (destination, bucket) and flushed as one increment per document at most every
+ * `flushMs`, on this writer's shard. At 100 events/s to one destination that is one write a
+ * second to one document, whatever the traffic. Counts not yet flushed when a process dies
+ * are lost; only the success rate (never an event) is affected.
+ */
+export class RateRecorder {
+  private pending = new Map<string, RateDelta>();
+  private firstPendingAt?: number;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: RateStore,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    readonly options: RateRecorderOptions,
+  ) {}
+
+  /** The rolling hour, in scaled time. */
+  get hourMs(): number {
+    return this.options.bucketMs * 60;
+  }
+
+  record(destinationId: string, outcome: RateOutcome, at: Date, error?: LastError): void {
+    const start = bucketStart(at.getTime(), this.options.bucketMs);
+    const key = `${destinationId}~${start}`;
+    const d = this.pending.get(key) ?? { destinationId, bucketStart: start, attempts: 0, successes: 0, failures: 0, lastErrors: [] };
+    d.attempts++;
+    if (outcome === 'success') d.successes++;
+    if (outcome === 'failure') d.failures++;
+    if (error) d.lastErrors = [error, ...d.lastErrors].slice(0, RECENT_ERRORS);
+    this.pending.set(key, d);
+    this.firstPendingAt ??= this.clock.now().getTime();
+  }
+
+  /** Flushes if the oldest unflushed count has waited `flushMs`: call after each request. */
+  async flushIfDue(): Promise<void> {
+    if (this.firstPendingAt !== undefined && this.clock.now().getTime() - this.firstPendingAt >= this.options.flushMs) await this.flush();
+  }
+
+  /** Writes every unflushed count now (one write per document); a failed write keeps them for the next flush. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      if (this.pending.size === 0) return;
+      const deltas = [...this.pending.values()];
+      this.pending = new Map();
+      this.firstPendingAt = undefined;
+      try {
+        await this.store.add(deltas, this.options.shard);
+      } catch (e) {
+        for (const d of deltas) this.merge(d);
+        this.firstPendingAt ??= this.clock.now().getTime();
+        this.log.warn('success-rate counters not written; kept for the next flush', { error: (e as Error).message, destinations: [...new Set(deltas.map((d) => d.destinationId))] });
+      }
+    });
+    return this.flushing;
+  }
+
+  /** The destination's last `windowMs` (default: the scaled hour), this writer's unflushed counts included. */
+  async window(destinationId: string, windowMs = this.hourMs): Promise<RateSummary> {
+    const now = this.clock.now().getTime();
+    const since = now - windowMs;
+    const stored = await this.store.window(destinationId, since);
+    const local = [...this.pending.values()].filter((d) => d.destinationId === destinationId).map((d) => ({ ...d, start: d.bucketStart }));
+    return summarize([...stored, ...local], now, windowMs);
+  }
+
+  private merge(d: RateDelta): void {
+    const key = `${d.destinationId}~${d.bucketStart}`;
+    const into = this.pending.get(key);
+    if (!into) {
+      this.pending.set(key, d);
+      return;
+    }
+    into.attempts += d.attempts;
+    into.successes += d.successes;
+    into.failures += d.failures;
+    into.lastErrors = [...into.lastErrors, ...d.lastErrors].sort((a, b) => b.at.localeCompare(a.at)).slice(0, RECENT_ERRORS);
+  }
+}
+
+/** Buckets of a minute of scaled time. */
+export function rateBucketMs(timeScale: number): number {
+  return Math.max(1, Math.round(60_000 / timeScale));
+}
+

@@ -1,0 +1,117 @@
+import { DeliveryStatus, LastError } from '../domain/delivery';
+import { transition } from '../domain/delivery-state';
+import { Destination, deliveryPolicyOf, PolicySettings } from '../domain/destination';
+import { thresholdVerdict } from '../domain/success-rate';
+import { reactivate, suspend, SuspensionCause } from '../domain/suspension';
+import { Clock, DeliveryStore, DestinationStore, Logger, MessageBus } from '../ports';
+import { DestinationDirectory } from './destination-directory';
+import { RateRecorder } from './rate-recorder';
+
+export interface SuspensionDeps {
+  destinations: DestinationStore;
+  deliveries: DeliveryStore;
+  directory: DestinationDirectory;
+  rates: RateRecorder;
+  bus: MessageBus;
+  notificationsTopic: string;
+  clock: Clock;
+  log: Logger;
+  policy: PolicySettings;
+}
+
+/**
+ * Suspends the destination (once: a destination already suspended is left as it is) and
+ * publishes the notification on the notifications topic. Resolves with the suspended
+ * destination, or undefined if it was already suspended or is gone.
+ */
+export async function suspendDestination(
+  deps: Omit<SuspensionDeps, 'deliveries' | 'policy'>,
+  destinationId: string,
+  why: { cause: SuspensionCause; reason: string; lastError?: LastError },
+): Promise<Destination | undefined> {
+  const window = await deps.rates.window(destinationId);
+  const at = deps.clock.now();
+  const suspended = await deps.destinations.update(destinationId, (current) => current && suspend(current, { ...why, at, window }));
+  if (!suspended) return undefined;
+  deps.directory.invalidate();
+  const notification = suspended.suspension!.notification;
+  const fields = { destinationId, cause: why.cause, reason: why.reason, notifyTo: notification.to ?? '(no technicalEmail)', successRate1h: notification.successRate1h, attempts1h: notification.attempts1h };
+  deps.log.error(`destination suspended: ${why.reason}`, fields);
+  try {
+    await deps.bus.publish(deps.notificationsTopic, {
+      data: Buffer.from(JSON.stringify(notification)),
+      attributes: { 'herald-type': notification.type, 'herald-destination': destinationId, ...(notification.to ? { 'herald-to': notification.to } : {}) },
+    });
+  } catch (e) {
+    // The suspension stands and is visible through the admin API; the message is in this log line.
+    deps.log.error('suspension notification not published', { ...fields, error: (e as Error).message, notification });
+  }
+  return suspended;
+}
+
+export interface ThresholdReport {
+  checked: number;
+  suspended: string[];
+}
+
+/**
+ * The scheduled suspension check: every active destination whose policy has a threshold
+ * is judged on its rolling window by the pure rule, and suspended below it.
+ */
+export async function checkThresholds(deps: SuspensionDeps): Promise<ThresholdReport> {
+  await deps.rates.flush();
+  const report: ThresholdReport = { checked: 0, suspended: [] };
+  for (const destination of await deps.destinations.list()) {
+    if (destination.status !== 'active') continue;
+    const threshold = deliveryPolicyOf(destination, deps.policy).threshold;
+    if (!threshold) continue;
+    report.checked++;
+    const window = await deps.rates.window(destination.id, threshold.windowMs);
+    const verdict = thresholdVerdict(window, threshold);
+    if (!verdict.suspend) continue;
+    if (await suspendDestination(deps, destination.id, { cause: 'threshold', reason: verdict.reason })) report.suspended.push(destination.id);
+  }
+  return report;
+}
+
+/** Clears the suspension; undefined if the destination does not exist, 'active' if it was not suspended. */
+export async function reactivateDestination(deps: SuspensionDeps, destinationId: string): Promise<Destination | 'active' | undefined> {
+  let found: Destination | undefined;
+  const written = await deps.destinations.update(destinationId, (current) => {
+    found = current;
+    return current && reactivate(current, deps.clock.now());
+  });
+  if (!written) return found ? 'active' : undefined;
+  deps.directory.invalidate();
+  deps.log.info('destination reactivated', { destinationId });
+  return written;
+}
+
+const PAGE = 100;
+
+/**
+ * Every delivery of the destination in `status` (QUEUED or DEAD) starts over: PENDING, due
+ * now, with a fresh retry budget. The retry pump then sends them through the lane, at most
+ * a pump batch a round. Resolves with how many were redelivered.
+ */
+export async function redeliverAll(deps: Pick<SuspensionDeps, 'deliveries' | 'clock' | 'log'>, destinationId: string, status: Extract<DeliveryStatus, 'QUEUED' | 'DEAD'>): Promise<number> {
+  let count = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await deps.deliveries.list(destinationId, { status, limit: PAGE, ...(cursor ? { cursor } : {}) });
+    const now = deps.clock.now();
+    const done = await Promise.all(
+      page.deliveries.map((r) =>
+        deps.deliveries.update(r.id, (current) => {
+          if (current?.status !== status) return undefined;
+          const next = transition(current, { type: 'redeliver', now });
+          return next.ok ? next.state : undefined;
+        }),
+      ),
+    );
+    count += done.filter(Boolean).length;
+    cursor = page.nextCursor;
+  } while (cursor);
+  if (count > 0) deps.log.info(`${count} ${status} deliveries redelivered`, { destinationId, count, from: status });
+  return count;
+}

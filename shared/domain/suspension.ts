@@ -1,0 +1,121 @@
+import { LastError } from './delivery';
+import { Destination } from './destination';
+import { SuspendCause } from './retry-decision';
+import { RateSummary } from './success-rate';
+
+/**
+ * A destination's suspension (seed 000) and deactivation (seed 003) as pure functions of
+ * the stored destination: while suspended nothing is attempted and its events are QUEUED,
+ * until an operator reactivates it.
+ */
+
+export type SuspensionCause = SuspendCause | 'threshold';
+
+export interface Suspension {
+  cause: SuspensionCause;
+  reason: string;
+  at: string;
+  /** The failure that suspended it (absent for a threshold suspension: see recentErrors). */
+  lastError?: LastError;
+  /** The rolling hour when it was suspended. */
+  attempts1h: number;
+  successRate1h?: number;
+  recentErrors: LastError[];
+  /** The notification published for it (also what local mode shows instead of an email). */
+  notification: SuspensionNotification;
+}
+
+export interface SuspensionNotification {
+  type: 'herald.destination.suspended';
+  destinationId: string;
+  /** The destination's technicalEmail; absent when it has none (the message is still published and logged). */
+  to?: string;
+  subject: string;
+  text: string;
+  reason: string;
+  cause: SuspensionCause;
+  suspendedAt: string;
+  attempts1h: number;
+  successRate1h?: number;
+  recentErrors: LastError[];
+  reactivate: { api: string; cli: string };
+}
+
+export interface SuspendRequest {
+  cause: SuspensionCause;
+  reason: string;
+  at: Date;
+  lastError?: LastError;
+  /** The destination's rolling hour, as counted so far. */
+  window: RateSummary;
+}
+
+/** The destination suspended, or undefined if it already was (so exactly one notification goes out). */
+export function suspend(destination: Destination, request: SuspendRequest): Destination | undefined {
+  if (destination.status === 'suspended') return undefined;
+  const at = request.at.toISOString();
+  const recentErrors = request.lastError ? [request.lastError, ...request.window.recentErrors.filter((e) => e.at !== request.lastError!.at)].slice(0, 5) : request.window.recentErrors;
+  const base = {
+    cause: request.cause,
+    reason: request.reason,
+    at,
+    attempts1h: request.window.attempts,
+    ...(request.window.successRate === undefined ? {} : { successRate1h: request.window.successRate }),
+    recentErrors,
+  };
+  const suspension: Suspension = {
+    ...base,
+    ...(request.lastError ? { lastError: request.lastError } : {}),
+    notification: notificationFor(destination, base),
+  };
+  return { ...destination, status: 'suspended', suspension, updatedAt: at };
+}
+
+/** The destination active again, or undefined if it was not suspended. */
+export function reactivate(destination: Destination, now: Date): Destination | undefined {
+  if (destination.status !== 'suspended') return undefined;
+  const { suspension: _gone, ...rest } = destination;
+  const at = now.toISOString();
+  return { ...rest, status: 'active', reactivatedAt: at, updatedAt: at };
+}
+
+const CAUSE_TEXT: Record<SuspensionCause, string> = {
+  gone: 'the endpoint answered 410 Gone',
+  criteria: 'the endpoint gave an answer that suspends at once',
+  'retries-exhausted': 'an event failed its last retry (the policy deactivates the destination then)',
+  'max-age': 'an event ran out of time (the policy deactivates the destination then)',
+  threshold: 'its success rate fell below the threshold',
+};
+
+function notificationFor(destination: Destination, s: Omit<Suspension, 'notification' | 'lastError'>): SuspensionNotification {
+  const target = destination.url ?? destination.topic ?? '(no target)';
+  const rate = s.successRate1h === undefined ? 'no attempts counted' : `${(s.successRate1h * 100).toFixed(1)} %`;
+  const api = `POST /admin/destinations/${destination.id}/reactivate`;
+  const cli = `herald destinations reactivate ${destination.id}`;
+  const text = [
+    `Herald suspended the destination "${destination.id}" (${target}) at ${s.at}: ${CAUSE_TEXT[s.cause]}.`,
+    '',
+    `Reason: ${s.reason}`,
+    `Success rate over the last hour: ${rate} (${s.attempts1h} attempts).`,
+    '',
+    'Recent errors:',
+    ...(s.recentErrors.length ? s.recentErrors.map((e) => `  ${e.at}  ${e.error}${e.bodyExcerpt ? ` — ${e.bodyExcerpt.slice(0, 200)}` : ''}`) : ['  (none recorded)']),
+    '',
+    'While it is suspended no event is sent to it: its events are QUEUED, none is lost.',
+    `Once the endpoint is fixed, reactivate it and its queued events are delivered: ${cli} (or ${api}).`,
+  ].join('\n');
+  return {
+    type: 'herald.destination.suspended',
+    destinationId: destination.id,
+    ...(destination.technicalEmail ? { to: destination.technicalEmail } : {}),
+    subject: `[Herald] destination ${destination.id} suspended: ${s.reason}`.slice(0, 200),
+    text,
+    reason: s.reason,
+    cause: s.cause,
+    suspendedAt: s.at,
+    attempts1h: s.attempts1h,
+    ...(s.successRate1h === undefined ? {} : { successRate1h: s.successRate1h }),
+    recentErrors: s.recentErrors,
+    reactivate: { api, cli },
+  };
+}
