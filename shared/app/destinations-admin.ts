@@ -44,11 +44,15 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
   const urlProblem = spec.url !== undefined ? checkDestinationUrl(spec.url, { allowLoopback: deps.allowLoopback }) : undefined;
   if (urlProblem) return { status: 400, body: { error: 'invalid destination spec', issues: [{ path: 'url', message: urlProblem }] } };
 
-  const existing = await deps.destinations.get(id);
-  const destination = applySpec(id, spec, existing, deps.clock.now());
   // The lane exists before the destination is visible to routing, so no event finds it missing.
   await deps.lanes.ensureLane(id);
-  const { created } = await deps.destinations.put(destination);
+  // Read and written in one transaction: a suspension written meanwhile is kept, not overwritten.
+  const now = deps.clock.now();
+  let created = false;
+  const destination = (await deps.destinations.update(id, (existing) => {
+    created = existing === undefined;
+    return applySpec(id, spec, existing, now);
+  }))!;
   deps.directory.invalidate();
   deps.log.info(created ? 'destination created' : 'destination updated', { destinationId: id });
   // The secret is shown once, when Herald generated or received it; never on a plain read.

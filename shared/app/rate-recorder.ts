@@ -75,12 +75,21 @@ export class RateRecorder {
   }
 
   /** The destination's last `windowMs` (default: the scaled hour), this writer's unflushed counts included. */
-  async window(destinationId: string, windowMs = this.hourMs): Promise<RateSummary> {
-    const now = this.clock.now().getTime();
-    const since = now - windowMs;
-    const stored = await this.store.window(destinationId, since);
-    const local = [...this.pending.values()].filter((d) => d.destinationId === destinationId).map((d) => ({ ...d, start: d.bucketStart }));
-    return summarize([...stored, ...local], now, windowMs);
+  window(destinationId: string, windowMs = this.hourMs): Promise<RateSummary> {
+    // Read between flushes, never during one: the counts a flush is writing are in neither
+    // `pending` nor the store until it commits, and a read then would miss them.
+    const read = this.flushing.then(async () => {
+      const now = this.clock.now().getTime();
+      const since = now - windowMs;
+      const stored = await this.store.window(destinationId, since);
+      const local = [...this.pending.values()].filter((d) => d.destinationId === destinationId).map((d) => ({ ...d, start: d.bucketStart }));
+      return summarize([...stored, ...local], now, windowMs);
+    });
+    this.flushing = read.then(
+      () => undefined,
+      () => undefined,
+    );
+    return read;
   }
 
   private merge(d: RateDelta): void {

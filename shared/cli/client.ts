@@ -1,4 +1,5 @@
 import type { DeliveryView } from '../app/deliveries-admin';
+import type { DestinationStats } from '../app/destinations-admin';
 import type { DeliveryStatus } from '../domain/delivery';
 import type { DestinationSpec, DestinationView } from '../domain/destination';
 import { ApiError, ConnectError, Issue, UsageError } from './errors';
@@ -17,11 +18,20 @@ export interface ClientOptions {
   timeoutMs?: number;
 }
 
-/** A destination as the admin API shows it; suspension and stats arrive with later issues. */
-export type DestinationInfo = DestinationView & {
-  suspension?: { reason?: string; at?: string; lastError?: unknown };
-  stats?: { attempts1h?: number; successRate1h?: number; rate?: number };
-};
+/**
+ * A destination as the admin API shows it: `suspension` while it is suspended; `stats`
+ * (its rolling hour) on GET /admin/destinations/{id} only.
+ */
+export type DestinationInfo = DestinationView & { stats?: DestinationStats };
+
+/** POST /admin/destinations/{id}/reactivate: the destination, active again, and how many QUEUED deliveries start over. */
+export type ReactivateResult = { destination: DestinationInfo; redelivered: number };
+
+/** Which deliveries `redeliver` starts over: the QUEUED ones (default) or the DEAD ones. */
+export type RedeliverFrom = 'queued' | 'dead';
+
+/** POST /admin/destinations/{id}/redeliver: how many deliveries in `status` start over. */
+export type RedeliverResult = { redelivered: number; status: 'QUEUED' | 'DEAD' };
 
 export type PutDestinationResult = { created: boolean; destination: DestinationInfo & { secret?: string } };
 
@@ -97,6 +107,27 @@ export class HeraldClient {
 
   async deleteDestination(id: string): Promise<void> {
     await this.request('admin', 'DELETE', `/admin/destinations/${encodeURIComponent(id)}`);
+  }
+
+  /** POST /admin/destinations/{id}/reactivate: clears the suspension; its QUEUED deliveries are sent again. */
+  async reactivateDestination(id: string): Promise<ReactivateResult> {
+    const call = 'POST /admin/destinations/{id}/reactivate';
+    const { body } = await this.request('admin', 'POST', `/admin/destinations/${encodeURIComponent(id)}/reactivate`);
+    const b = objectOf(call, body);
+    if (typeof b.redelivered !== 'number' || typeof b.destination !== 'object' || b.destination === null) throw unexpected(call, body);
+    return b as unknown as ReactivateResult;
+  }
+
+  /** POST /admin/destinations/{id}/redeliver: every delivery in `from` (QUEUED or DEAD) starts over. */
+  async redeliver(id: string, from: RedeliverFrom): Promise<RedeliverResult> {
+    const call = 'POST /admin/destinations/{id}/redeliver';
+    const { body } = await this.request('admin', 'POST', `/admin/destinations/${encodeURIComponent(id)}/redeliver`, {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status: from }),
+    });
+    const b = objectOf(call, body);
+    if (typeof b.redelivered !== 'number' || (b.status !== 'QUEUED' && b.status !== 'DEAD')) throw unexpected(call, body);
+    return b as unknown as RedeliverResult;
   }
 
   /** GET /admin/destinations/{id}/deliveries: one page. */

@@ -26,6 +26,7 @@ Examples:
   herald publish --type com.example.hello --source /demo --data '{"hi":1}'
   herald destinations list
   herald deliveries list my-hook --status dead
+  herald destinations reactivate my-hook
   herald simulate --policy event-platform --responses 500,500,429,200`;
 
 /** The commander program: one module per command group registers its commands. */

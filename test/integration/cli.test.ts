@@ -6,8 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Webhook } from 'standardwebhooks';
+import { suspendDestination } from '../../shared/app/suspension';
 import { run } from '../../shared/cli/main';
-import { DeliveryRecord } from '../../shared/domain/delivery';
+import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
+import { eventKey } from '../../shared/domain/event';
+import { suspensionDeps } from '../../shared/runtime';
 import { Receiver } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';
 
@@ -263,6 +266,88 @@ describe('herald deliveries against a running Herald (records seeded in its stor
 
   afterAll(async () => {
     await herald(['destinations', 'remove', dest]);
+  });
+});
+
+describe('herald destinations reactivate / redeliver against a running Herald', () => {
+  const dest = 'cli-suspend';
+  const path = `/${dest}`;
+
+  beforeAll(async () => {
+    // Nothing is published to its type here: the only deliveries are the ones seeded below.
+    const added = await herald(['destinations', 'add', dest, '--url', `${receiver.url}${path}`, '--event-types', 'com.example.cli.queued', '--technical-email', 'ops@example.com']);
+    expect(added.code).toBe(0);
+  });
+
+  afterAll(async () => {
+    await herald(['destinations', 'remove', dest]);
+  });
+
+  test('redeliver on an active destination with nothing queued: exit 0 and 0 sent again', async () => {
+    const r = await herald(['destinations', 'redeliver', dest]);
+    expect(r).toEqual({ code: 0, stdout: `${dest}: 0 queued deliveries sent again\n`, stderr: '' });
+    const dead = await herald(['destinations', 'redeliver', dest, '--dead', '--json']);
+    expect(dead.code).toBe(0);
+    expect(JSON.parse(dead.stdout)).toEqual({ redelivered: 0, status: 'DEAD' });
+  });
+
+  test('reactivate on an active destination: exit 1 with the 409 message', async () => {
+    const r = await herald(['destinations', 'reactivate', dest]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      `herald: destination "${dest}" is not suspended; to send its queued events again use POST /admin/destinations/${dest}/redeliver\n` +
+        `hint: to send its queued deliveries again: herald destinations redeliver ${dest}\n`,
+    );
+  });
+
+  test('show: an active destination has its status and its hour', async () => {
+    const r = await herald(['destinations', 'show', dest]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ id: dest, status: 'active', stats: { attempts1h: 0, lastErrors: [] } });
+    expect(r.stderr).toBe(`${dest}: active\n  last hour: 0 attempts\n`);
+  });
+
+  test('suspended: show says so, redeliver is refused; reactivate sends the queued event to the receiver', async () => {
+    const attributes = { specversion: '1.0' as const, id: 'cli-queued-1', source: '/cli', type: 'com.example.cli.queued' };
+    const id = deliveryId(dest, eventKey(attributes));
+    await stack.runtime.deliveries.put({
+      id,
+      destinationId: dest,
+      eventId: attributes.id,
+      eventSource: attributes.source,
+      eventType: attributes.type,
+      status: 'QUEUED',
+      attempts: 1,
+      availableAt: new Date().toISOString(),
+      lastError: { at: new Date().toISOString(), status: 404, error: 'HTTP 404' },
+      event: { attributes, data: Buffer.from('{"queued":true}') },
+    });
+    const suspended = await suspendDestination(suspensionDeps(stack.runtime), dest, { cause: 'criteria', reason: 'HTTP 404 suspends the destination at once under event-platform' });
+    expect(suspended?.status).toBe('suspended');
+
+    const shown = await herald(['destinations', 'show', dest]);
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      status: 'suspended',
+      suspension: { cause: 'criteria', reason: 'HTTP 404 suspends the destination at once under event-platform', notification: { to: 'ops@example.com' } },
+    });
+    expect(shown.stderr).toMatch(new RegExp(`^${dest}: SUSPENDED since \\S+ \\(criteria\\): HTTP 404 suspends`));
+    expect(shown.stderr).toContain('  notified: ops@example.com\n');
+
+    const refused = await herald(['destinations', 'redeliver', dest]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(new RegExp(`^herald: destination "${dest}" is suspended \\(HTTP 404 suspends`));
+    expect(refused.stderr).toMatch(new RegExp(`\\nhint: reactivate it, which also sends its queued deliveries: herald destinations reactivate ${dest}\\n$`));
+
+    const r = await herald(['destinations', 'reactivate', dest]);
+    expect(r).toEqual({ code: 0, stdout: `${dest} reactivated; 1 queued delivery sent again\n`, stderr: '' });
+    await receiver.waitFor(1, path);
+    const req = receiver.on(path)[0]!;
+    expect(req.headers['ce-id']).toBe('cli-queued-1');
+    expect(req.body.toString()).toBe('{"queued":true}');
+    const listed = await herald(['destinations', 'list', '--json']);
+    expect((JSON.parse(listed.stdout) as { id: string; status: string }[]).find((d) => d.id === dest)?.status).toBe('active');
   });
 });
 

@@ -2,11 +2,11 @@ import { Command } from 'commander';
 import { z } from 'zod';
 import { DESTINATION_ID, destinationSpecSchema, FAILURE_MODES } from '../../domain/destination';
 import { POLICY_PRESET_NAMES } from '../../domain/policy';
-import { DestinationInfo } from '../client';
+import { DestinationInfo, RedeliverResult } from '../client';
 import { CommandContext, connectionOptions, issuesOf, usageError, validate } from '../context';
 import { ApiError } from '../errors';
 
-/** `herald destinations add|list|show|remove` over the admin API. */
+/** `herald destinations add|list|show|remove|reactivate|redeliver` over the admin API. */
 
 export const destinationIdSchema = z
   .string()
@@ -54,16 +54,57 @@ const SPEC_FLAGS = {
   technicalEmail: '--technical-email',
 };
 
-/** A missing destination: say which, and how to see the ones there are. */
-async function naming<T>(id: string, call: () => Promise<T>): Promise<T> {
+/**
+ * A missing destination: say which, and how to see the ones there are. A 409 (the
+ * destination is not in the state the call needs) keeps Herald's message and gets
+ * `conflict`, the command to run instead, as its hint.
+ */
+async function naming<T>(id: string, call: () => Promise<T>, conflict?: string): Promise<T> {
   try {
     return await call();
   } catch (e) {
     if (e instanceof ApiError && e.status === 404 && !e.hint) {
       throw new ApiError(404, `no destination ${JSON.stringify(id)}`, e.issues, 'see the destinations there are with: herald destinations list');
     }
+    if (e instanceof ApiError && e.status === 409 && conflict !== undefined && !e.hint) throw new ApiError(409, e.message, e.issues, conflict);
     throw e;
   }
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** 0.9916 → "99.2 %". */
+export function percent(rate: number): string {
+  return `${(rate * 100).toFixed(1)} %`;
+}
+
+function hourText(attempts: number, successRate: number | undefined): string {
+  return `${plural(attempts, 'attempt', 'attempts')}${successRate === undefined ? '' : `, ${percent(successRate)} succeeded`}`;
+}
+
+/** What `destinations show` says to people (stderr), beside the JSON: state, rolling hour, suspension. */
+export function destinationSummary(d: DestinationInfo): string[] {
+  const lines: string[] = [];
+  const s = d.suspension;
+  if (d.status === 'suspended' && s) {
+    lines.push(`${d.id}: SUSPENDED since ${s.at} (${s.cause}): ${s.reason}`);
+    lines.push(`  when suspended, last hour: ${hourText(s.attempts1h, s.successRate1h)}`);
+    lines.push(`  notified: ${s.notification?.to ?? "nobody (no technicalEmail): the notice is in Herald's log and under suspension.notification"}`);
+  } else {
+    lines.push(`${d.id}: ${d.status}`);
+  }
+  if (d.stats) {
+    lines.push(`  last hour: ${hourText(d.stats.attempts1h, d.stats.successRate1h)}`);
+    const last = d.stats.lastErrors[0];
+    if (last) lines.push(`  last error: ${last.at}  ${last.error}`);
+  }
+  if (d.status === 'suspended') lines.push(`  its events are QUEUED; once the endpoint is fixed: herald destinations reactivate ${d.id}`);
+  return lines;
+}
+
+function redeliveredText(id: string, r: RedeliverResult): string {
+  const which = r.status === 'DEAD' ? 'dead' : 'queued';
+  return `${id}: ${plural(r.redelivered, `${which} delivery`, `${which} deliveries`)} sent again`;
 }
 
 function target(d: DestinationInfo): string {
@@ -79,7 +120,7 @@ export function table(rows: string[][]): string {
 export function registerDestinations(program: Command, ctx: CommandContext): void {
   const group = program
     .command('destinations')
-    .description('add, list, show and remove destinations (the webhooks and topics events go to)');
+    .description('add, list, show, remove, reactivate and redeliver destinations (the webhooks and topics events go to)');
 
   const add = group
     .command('add')
@@ -145,12 +186,23 @@ Example:
   const show = group
     .command('show')
     .argument('<id>', 'destination id')
-    .description('show one destination as JSON (its secret is never shown again)');
+    .description('show one destination as JSON, with its status, suspension and last hour (its secret is never shown again)')
+    .option('--json', 'print only the JSON (no summary on stderr)');
   connectionOptions(show, 'admin');
+  show.addHelpText(
+    'after',
+    `
+stdout gets the destination as JSON: its "status" (active or suspended), "suspension"
+while suspended (cause, reason, at, lastError, attempts1h, successRate1h, recentErrors,
+notification) and "stats" (attempts1h, successRate1h, lastErrors) over the rolling hour.
+stderr gets a short summary for people, unless --json.`,
+  );
   show.action(async (id: string) => {
-    const destinationId = validate(z.object({ id: destinationIdSchema }), { id }, ID_ARG, show).id;
+    const input = validate(z.object({ id: destinationIdSchema, json: z.boolean().optional() }), { id, json: show.opts<{ json?: boolean }>().json }, ID_ARG, show);
     const client = ctx.client(show, 'admin');
-    ctx.json(await naming(destinationId, () => client.getDestination(destinationId)));
+    const destination = await naming(input.id, () => client.getDestination(input.id));
+    ctx.json(destination);
+    if (!input.json) for (const line of destinationSummary(destination)) ctx.note(line);
   });
 
   const remove = group
@@ -163,5 +215,56 @@ Example:
     const client = ctx.client(remove, 'admin');
     await naming(destinationId, () => client.deleteDestination(destinationId));
     ctx.note(`removed destination ${destinationId}`);
+  });
+
+  const reactivate = group
+    .command('reactivate')
+    .argument('<id>', 'destination id')
+    .description('lift a suspension: the destination is active again and its QUEUED deliveries are sent again')
+    .option('--json', 'print the answer, {"destination": {...}, "redelivered": n}, instead of a line');
+  connectionOptions(reactivate, 'admin');
+  reactivate.addHelpText(
+    'after',
+    `
+Fix the endpoint first: a destination that still fails is suspended again. The retry pump
+sends the queued deliveries, 100 a round. A destination that is not suspended is exit 1
+(to send its queued deliveries again, use herald destinations redeliver).
+
+Example:
+  herald destinations reactivate orders     # orders reactivated; 4 queued deliveries sent again`,
+  );
+  reactivate.action(async (id: string) => {
+    const input = validate(z.object({ id: destinationIdSchema, json: z.boolean().optional() }), { id, json: reactivate.opts<{ json?: boolean }>().json }, ID_ARG, reactivate);
+    const client = ctx.client(reactivate, 'admin');
+    const result = await naming(input.id, () => client.reactivateDestination(input.id), `to send its queued deliveries again: herald destinations redeliver ${input.id}`);
+    if (input.json) ctx.json(result);
+    else ctx.out(`${input.id} reactivated; ${plural(result.redelivered, 'queued delivery', 'queued deliveries')} sent again`);
+  });
+
+  const redeliver = group
+    .command('redeliver')
+    .argument('<id>', 'destination id')
+    .description("send a destination's QUEUED deliveries again (--dead: its DEAD ones), each with a fresh retry budget")
+    .option('--dead', 'the DEAD deliveries instead of the QUEUED ones')
+    .option('--json', 'print the answer, {"redelivered": n, "status": "QUEUED" | "DEAD"}, instead of a line');
+  connectionOptions(redeliver, 'admin');
+  redeliver.addHelpText(
+    'after',
+    `
+The deliveries become PENDING, due now; the retry pump sends them, 100 a round. A
+suspended destination is exit 1: reactivate it instead (that also sends its queued
+deliveries).
+
+Examples:
+  herald destinations redeliver orders          # the QUEUED deliveries (failureMode queue, or a lifted suspension)
+  herald destinations redeliver orders --dead   # the DEAD ones`,
+  );
+  redeliver.action(async (id: string) => {
+    const opts = redeliver.opts<{ dead?: boolean; json?: boolean }>();
+    const input = validate(z.object({ id: destinationIdSchema, dead: z.boolean().optional(), json: z.boolean().optional() }), { id, dead: opts.dead, json: opts.json }, ID_ARG, redeliver);
+    const client = ctx.client(redeliver, 'admin');
+    const result = await naming(input.id, () => client.redeliver(input.id, input.dead ? 'dead' : 'queued'), `reactivate it, which also sends its queued deliveries: herald destinations reactivate ${input.id}`);
+    if (input.json) ctx.json(result);
+    else ctx.out(redeliveredText(input.id, result));
   });
 }

@@ -1,0 +1,120 @@
+import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
+import { RateRecorder } from '../../shared/app/rate-recorder';
+import { createLogger } from '../../shared/log';
+import { Clock, RateDelta } from '../../shared/ports';
+
+/** A clock the test moves by hand. */
+function manualClock(start = 1_000_000): Clock & { advance(ms: number): void } {
+  let now = start;
+  return { now: () => new Date(now), advance: (ms) => void (now += ms) };
+}
+
+const MIN = 60_000;
+const quiet = createLogger({ write: () => undefined });
+
+function setup(flushMs = 1000, shard = 3) {
+  const clock = manualClock();
+  const store = new MemoryRateStore();
+  const recorder = new RateRecorder(store, clock, quiet, { bucketMs: MIN, flushMs, shard });
+  return { clock, store, recorder };
+}
+
+test('100 events/s to one destination for 10 s: one write per second to one document, 0.01 writes per event', async () => {
+  const clock = manualClock();
+  const store = new MemoryRateStore();
+  const writes: { at: number; docs: number }[] = [];
+  const timed = {
+    add: async (deltas: readonly RateDelta[], shard: number) => {
+      writes.push({ at: clock.now().getTime(), docs: deltas.length });
+      await store.add(deltas, shard);
+    },
+    window: store.window.bind(store),
+  };
+  const recorder = new RateRecorder(timed, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 3 });
+  for (let ms = 0; ms < 10_000; ms += 10) {
+    recorder.record('orders', ms % 1000 === 990 ? 'failure' : 'success', clock.now(), undefined);
+    await recorder.flushIfDue();
+    clock.advance(10);
+  }
+  await recorder.flush();
+  const docWrites = writes.reduce((n, w) => n + w.docs, 0);
+  expect(docWrites).toBeLessThanOrEqual(11);
+  expect(docWrites / 1000).toBeLessThanOrEqual(0.011);
+  // One document per write (one destination, one minute bucket), and never two writes within a second.
+  expect(writes.every((w) => w.docs === 1)).toBe(true);
+  // (The last write is the explicit flush at the end, as on shutdown.)
+  for (let i = 1; i < writes.length - 1; i++) expect(writes[i]!.at - writes[i - 1]!.at).toBeGreaterThanOrEqual(1000);
+  expect(store.writes.flatMap((w) => w.docs).every((d) => /^orders~\d+~3$/.test(d))).toBe(true);
+  expect(await recorder.window('orders')).toMatchObject({ attempts: 1000, successes: 990, failures: 10 });
+});
+
+test('counts not yet flushed are part of the window this process reports', async () => {
+  const { clock, store, recorder } = setup(60_000);
+  recorder.record('orders', 'success', clock.now());
+  recorder.record('orders', 'ignored', clock.now());
+  recorder.record('billing', 'failure', clock.now(), { at: clock.now().toISOString(), status: 500, error: 'HTTP 500' });
+  await recorder.flushIfDue();
+  expect(store.writes).toHaveLength(0);
+  expect(await recorder.window('orders')).toMatchObject({ attempts: 2, successes: 1, failures: 0, successRate: 1 });
+  expect(await recorder.window('billing')).toMatchObject({ attempts: 1, failures: 1, successRate: 0, recentErrors: [{ error: 'HTTP 500' }] });
+});
+
+test('a flush writes one document per (destination, bucket) it touched', async () => {
+  const { clock, store, recorder } = setup();
+  recorder.record('orders', 'success', clock.now());
+  recorder.record('billing', 'success', clock.now());
+  clock.advance(MIN);
+  recorder.record('orders', 'success', clock.now());
+  await recorder.flush();
+  expect(store.writes).toHaveLength(1);
+  expect(store.writes[0]!.docs).toHaveLength(3);
+});
+
+test('a failed write keeps the counts for the next flush: nothing counted is dropped', async () => {
+  const clock = manualClock();
+  const store = new MemoryRateStore();
+  let fail = true;
+  const flaky = {
+    add: (deltas: readonly RateDelta[], shard: number) => (fail ? Promise.reject(new Error('unavailable')) : store.add(deltas, shard)),
+    window: store.window.bind(store),
+  };
+  const warnings: string[] = [];
+  const recorder = new RateRecorder(flaky, clock, createLogger({ write: (l) => warnings.push(l) }), { bucketMs: MIN, flushMs: 1000, shard: 0 });
+  recorder.record('orders', 'failure', clock.now());
+  await recorder.flush();
+  expect(warnings.join()).toContain('kept for the next flush');
+  recorder.record('orders', 'success', clock.now());
+  fail = false;
+  await recorder.flush();
+  expect(await store.window('orders', 0)).toMatchObject([{ attempts: 2, successes: 1, failures: 1 }]);
+});
+
+test('the rolling hour leaves out buckets that began before it', async () => {
+  const { clock, recorder } = setup();
+  recorder.record('orders', 'failure', clock.now());
+  await recorder.flush();
+  clock.advance(61 * MIN);
+  recorder.record('orders', 'success', clock.now());
+  expect(await recorder.window('orders')).toMatchObject({ attempts: 1, successes: 1, failures: 0 });
+});
+
+test('a window read while a flush is being written still sees the counts being written', async () => {
+  const clock = manualClock();
+  const store = new MemoryRateStore();
+  let release!: () => void;
+  const slow = {
+    add: async (deltas: readonly RateDelta[], shard: number) => {
+      await new Promise<void>((r) => (release = r));
+      await store.add(deltas, shard);
+    },
+    window: store.window.bind(store),
+  };
+  const recorder = new RateRecorder(slow, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 0 });
+  recorder.record('orders', 'failure', clock.now());
+  const flushing = recorder.flush();
+  const read = recorder.window('orders');
+  await new Promise((r) => setImmediate(r));
+  release();
+  await flushing;
+  expect(await read).toMatchObject({ attempts: 1, failures: 1 });
+});
