@@ -8,7 +8,9 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export type AttemptResult =
   | { kind: 'response'; status: number; durationMs: number; bodyExcerpt: string; retryAfter?: string; location?: string }
   | { kind: 'timeout'; durationMs: number; timeoutMs: number }
-  | { kind: 'network'; durationMs: number; error: string };
+  | { kind: 'network'; durationMs: number; error: string }
+  /** A Pub/Sub destination's publish refused for good: Herald may not publish to the topic, or it does not exist. */
+  | { kind: 'topic'; durationMs: number; problem: 'permission-denied' | 'not-found'; error: string };
 
 export function isSuccess(result: AttemptResult): boolean {
   return result.kind === 'response' && result.status >= 200 && result.status < 300;
@@ -33,6 +35,8 @@ export function describeFailure(result: AttemptResult, at: Date): LastError {
       return { at: at.toISOString(), error: `timed out after ${result.timeoutMs} ms` };
     case 'network':
       return { at: at.toISOString(), error: `network error: ${result.error}` };
+    case 'topic':
+      return { at: at.toISOString(), error: `Pub/Sub publish refused (${result.problem}): ${result.error}` };
   }
 }
 

@@ -63,6 +63,8 @@ export interface DeliveryPolicy {
   readonly throttle?: ThrottlePolicy;
   /** Statuses that suspend the destination at once (criteria suspension). 410 always does. */
   readonly suspendOn: readonly StatusRule[];
+  /** A Pub/Sub destination whose topic refuses Herald (no permission) or is missing is suspended at once. */
+  readonly suspendOnTopicRefusal?: boolean;
   readonly backoff: Backoff;
   /** Delay of retry n counted from the attempt that just failed, or from the first attempt. */
   readonly measureFrom: 'previous' | 'origin';
@@ -118,6 +120,7 @@ export const EVENT_PLATFORM = {
   on429: 'throttle',
   throttle: DEFAULT_THROTTLE,
   suspendOn: [404, '3xx'],
+  suspendOnTopicRefusal: true,
   backoff: { kind: 'fixed', delaysMs: [5 * MINUTE, 10 * MINUTE, 20 * MINUTE] },
   measureFrom: 'previous',
   maxAttempts: 4,
@@ -292,6 +295,7 @@ export const customPolicySchema = z
         )
         .optional(),
       suspendOn: statusRules('suspendOn').default([]),
+      suspendOnTopicRefusal: bool('suspendOnTopicRefusal').default(false),
       backoff: backoffSchema('backoff'),
       measureFrom: z.enum(['previous', 'origin'], { error: 'measureFrom must be "previous" or "origin"' }).default('previous'),
       maxAttempts: number('maxAttempts').int('maxAttempts must be an integer').min(1, 'maxAttempts must be at least 1').max(MAX_ATTEMPTS, `maxAttempts must be at most ${MAX_ATTEMPTS}`).optional(),

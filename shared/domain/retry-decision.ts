@@ -54,6 +54,10 @@ export function decide(
   const what = label(result);
   const status = result.kind === 'response' ? result.status : undefined;
   if (status === GONE) return { kind: 'suspend', cause: 'gone', reason: `${what} Gone: the receiver asked not to be sent more events` };
+  if (result.kind === 'topic' && policy.suspendOnTopicRefusal) {
+    const why = result.problem === 'permission-denied' ? 'Herald is not allowed to publish to the topic' : 'the topic does not exist';
+    return { kind: 'suspend', cause: 'criteria', reason: `${what}: ${why}; this suspends the destination at once under ${policy.name}` };
+  }
   if (status !== undefined && matchesStatus(policy.suspendOn, status)) {
     return { kind: 'suspend', cause: 'criteria', reason: `${what} suspends the destination at once under ${policy.name}` };
   }
@@ -125,6 +129,7 @@ function isRetried(policy: DeliveryPolicy, result: AttemptResult): boolean {
     case 'timeout':
       return policy.retryOn.timeouts;
     case 'network':
+    case 'topic':
       return policy.retryOn.networkErrors;
   }
 }
@@ -163,6 +168,8 @@ function label(result: AttemptResult): string {
       return `timeout after ${result.timeoutMs} ms`;
     case 'network':
       return `network error (${result.error})`;
+    case 'topic':
+      return `Pub/Sub ${result.problem}`;
   }
 }
 

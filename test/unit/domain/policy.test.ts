@@ -122,6 +122,7 @@ describe('policySpecSchema', () => {
       retryOn: { statuses: ['5xx', 429, { gt: 400, lt: 404 }], timeouts: true, networkErrors: true },
       on429: 'retry',
       suspendOn: [],
+      suspendOnTopicRefusal: false,
       backoff: { kind: 'exponential', initialMs: 1000, factor: 2, capMs: 60000 },
       measureFrom: 'previous',
       maxAttempts: 5,
@@ -138,6 +139,7 @@ describe('policySpecSchema', () => {
       on429: 'throttle',
       throttle: { backoff: { kind: 'linear', initialMs: 1000, incrementMs: 1000, capMs: 10000 }, windowMs: 600000 },
       suspendOn: [404],
+      suspendOnTopicRefusal: true,
       backoff: { kind: 'fixed', delaysMs: [1000, 2000] },
       measureFrom: 'origin',
       maxAttempts: 3,
@@ -145,6 +147,7 @@ describe('policySpecSchema', () => {
       attemptTimeoutMs: 10000,
       afterLastRetry: 'deactivate-and-queue',
       honourRetryAfter: false,
+      threshold: { successRate: 0.99, windowMs: 600000, minSample: 20 },
     };
     expect(policySpecSchema.parse(spec)).toEqual(spec);
   });

@@ -103,6 +103,19 @@ describe('which failures each preset retries (first attempt)', () => {
     expect(first(EVENT_PLATFORM, http(301))).toMatchObject({ kind: 'suspend', cause: 'criteria' });
   });
 
+  it('event-platform: a Pub/Sub topic that refuses Herald or is missing suspends at once (criteria)', () => {
+    const denied: AttemptResult = { kind: 'topic', durationMs: 3, problem: 'permission-denied', error: '7 PERMISSION_DENIED: User not authorized' };
+    const missing: AttemptResult = { kind: 'topic', durationMs: 3, problem: 'not-found', error: '5 NOT_FOUND: Resource not found' };
+    expect(first(EVENT_PLATFORM, denied)).toEqual({
+      kind: 'suspend',
+      cause: 'criteria',
+      reason: 'Pub/Sub permission-denied: Herald is not allowed to publish to the topic; this suspends the destination at once under event-platform',
+    });
+    expect(first(EVENT_PLATFORM, missing)).toMatchObject({ kind: 'suspend', cause: 'criteria', reason: expect.stringContaining('the topic does not exist') });
+    // Elsewhere it is a failure like a network error, retried where those are.
+    expect(first(EVENTARC, denied)).toMatchObject({ kind: 'retry' });
+  });
+
   it('a failure not retried dies at once, saying why', () => {
     expect(first(ADOBE_CONFIGURABLE, http(500))).toEqual({ kind: 'dead', cause: 'not-retried', reason: 'HTTP 500 is not retried under adobe-configurable' });
   });
