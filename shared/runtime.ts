@@ -8,6 +8,7 @@ import { DeliverDeps } from './app/deliver';
 import { DestinationDirectory } from './app/destination-directory';
 import { PumpDeps } from './app/pump';
 import { RATE_SHARDS, rateBucketMs, RateRecorder } from './app/rate-recorder';
+import { HOUR } from './domain/policy';
 import { SuspensionDeps } from './app/suspension';
 import { FirestoreRateStore } from './adapters/firestore-rates';
 import { ConfigError, HeraldConfig } from './config';
@@ -63,12 +64,13 @@ export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runt
   const names = { prefix: config.topicPrefix };
   const http = overrides.http ?? new UndiciHttpSender();
   const rates = new RateRecorder(new FirestoreRateStore(firestore, firestoreOps), clock, log, {
-    bucketMs: rateBucketMs(config.timeScale),
+    bucketMs: rateBucketMs(config.timeScale, config.rateFlushMs),
+    hourMs: HOUR / config.timeScale,
     flushMs: config.rateFlushMs,
     shard: Math.floor(Math.random() * RATE_SHARDS),
   });
   // Counts left by a request are written even if no other request comes (where the CPU is allocated between requests).
-  const flusher = setInterval(() => void rates.flush(), config.rateFlushMs);
+  const flusher = setInterval(() => void rates.flushIfDue(), config.rateFlushMs);
   flusher.unref();
   return {
     config: { ...config, adminToken, ingestToken },

@@ -4,8 +4,10 @@ import { bucketStart, RateOutcome, RateSummary, RECENT_ERRORS, summarize } from 
 import { Clock, Logger, RateDelta, RateStore } from '../ports';
 
 export interface RateRecorderOptions {
-  /** A minute, divided by HERALD_TIME_SCALE. */
+  /** A minute, divided by HERALD_TIME_SCALE (see rateBucketMs). */
   bucketMs: number;
+  /** The rolling hour, divided by HERALD_TIME_SCALE; default 60 buckets. */
+  hourMs?: number;
   /** At most one flush per this long (HERALD_RATE_FLUSH_MS): each counter document takes at most one write per flush. */
   flushMs: number;
   /** This writer's shard: writers on different shards never write the same document. */
@@ -24,7 +26,7 @@ export const RATE_SHARDS = 16;
  */
 export class RateRecorder {
   private pending = new Map<string, RateDelta>();
-  private firstPendingAt?: number;
+  private lastFlushAt = -Infinity;
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
@@ -36,7 +38,7 @@ export class RateRecorder {
 
   /** The rolling hour, in scaled time. */
   get hourMs(): number {
-    return this.options.bucketMs * 60;
+    return this.options.hourMs ?? this.options.bucketMs * 60;
   }
 
   record(destinationId: string, outcome: RateOutcome, at: Date, error?: LastError): void {
@@ -48,26 +50,29 @@ export class RateRecorder {
     if (outcome === 'failure') d.failures++;
     if (error) d.lastErrors = [error, ...d.lastErrors].slice(0, RECENT_ERRORS);
     this.pending.set(key, d);
-    this.firstPendingAt ??= this.clock.now().getTime();
   }
 
-  /** Flushes if the oldest unflushed count has waited `flushMs`: call after each request. */
-  async flushIfDue(): Promise<void> {
-    if (this.firstPendingAt !== undefined && this.clock.now().getTime() - this.firstPendingAt >= this.options.flushMs) await this.flush();
+  /**
+   * Flushes unless this writer flushed less than `flushMs` ago: every path that flushes
+   * (after a delivery, the timer) goes through here, so a counter document never takes two
+   * writes from one writer within `flushMs`.
+   */
+  flushIfDue(): Promise<void> {
+    if (this.pending.size === 0 || this.clock.now().getTime() - this.lastFlushAt < this.options.flushMs) return this.flushing;
+    return this.flush();
   }
 
-  /** Writes every unflushed count now (one write per document); a failed write keeps them for the next flush. */
+  /** Writes every unflushed count now (one write per document); a failed write keeps them for the next flush. On shutdown. */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
       if (this.pending.size === 0) return;
       const deltas = [...this.pending.values()];
       this.pending = new Map();
-      this.firstPendingAt = undefined;
+      this.lastFlushAt = this.clock.now().getTime();
       try {
         await this.store.add(deltas, this.options.shard);
       } catch (e) {
         for (const d of deltas) this.merge(d);
-        this.firstPendingAt ??= this.clock.now().getTime();
         this.log.warn('success-rate counters not written; kept for the next flush', { error: (e as Error).message, destinations: [...new Set(deltas.map((d) => d.destinationId))] });
       }
     });
@@ -106,8 +111,10 @@ export class RateRecorder {
   }
 }
 
-/** Buckets of a minute of scaled time. */
-export function rateBucketMs(timeScale: number): number {
-  return Math.max(1, Math.round(60_000 / timeScale));
+/**
+ * Buckets of a minute of scaled time, but never shorter than a flush interval: one flush then
+ * writes one document per destination even when HERALD_TIME_SCALE makes minutes very short.
+ */
+export function rateBucketMs(timeScale: number, flushMs: number): number {
+  return Math.max(flushMs, Math.round(60_000 / timeScale));
 }
-

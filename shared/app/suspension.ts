@@ -59,7 +59,7 @@ export interface ThresholdReport {
  * is judged on its rolling window by the pure rule, and suspended below it.
  */
 export async function checkThresholds(deps: SuspensionDeps): Promise<ThresholdReport> {
-  await deps.rates.flush();
+  // The window read includes this process's unflushed counts: no flush needed (nor wanted: one writer, one flush per flushMs).
   const report: ThresholdReport = { checked: 0, suspended: [] };
   for (const destination of await deps.destinations.list()) {
     if (destination.status !== 'active') continue;

@@ -106,3 +106,53 @@ export function grantSlots(state: RateState, cursor: number, now: number, count:
   const slots = Array.from({ length: count }, (_, i) => start + i * gap);
   return { slots, cursor: start + count * gap };
 }
+
+/** What one destination's rate controller keeps in the store, shared by every sender. */
+export interface RateDoc {
+  state: RateState;
+  /** Time (epoch ms) after the last slot granted. */
+  cursor: number;
+  /** Senders that leased recently, and when: how many share the destination. */
+  holders: Record<string, number>;
+}
+
+export interface LeaseRequest {
+  holder: string;
+  /** This sender's demand, events per second. */
+  demandPerSecond: number;
+  /** What this sender saw since its last lease. */
+  feedback: RateFeedback;
+  bounds: RateBounds;
+  now: number;
+}
+
+export interface Lease {
+  slots: number[];
+  /** The rate after the feedback. */
+  rate: number;
+  pausedUntil?: number;
+}
+
+/** A holder that has not leased for this long no longer counts as sharing the destination. */
+export const HOLDER_IDLE_MS = 5_000;
+
+/**
+ * One lease: the feedback applied, then slots for about one lease span of this sender's
+ * demand. The span is a second per active sender, so all senders together lease about once
+ * a second: the document takes about one write a second, however many instances deliver.
+ */
+export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: RateDoc; lease: Lease } {
+  const { now, bounds } = request;
+  const current = doc ?? { state: initialRateState(bounds, now), cursor: now, holders: {} };
+  const state = applyFeedback({ ...current.state, rate: clampRate(current.state.rate, bounds) }, request.feedback, bounds, now);
+  const holders: Record<string, number> = {};
+  for (const [h, at] of Object.entries(current.holders)) if (now - at < HOLDER_IDLE_MS) holders[h] = at;
+  holders[request.holder] = now;
+  const spanMs = 1000 * Math.max(1, Object.keys(holders).length);
+  const count = Math.max(1, Math.min(Math.ceil((request.demandPerSecond * spanMs) / 1000), Math.floor((state.rate * spanMs) / 1000)));
+  const granted = grantSlots(state, current.cursor, now, count);
+  return {
+    doc: { state, cursor: granted.cursor, holders },
+    lease: { slots: granted.slots, rate: state.rate, ...(state.pausedUntil === undefined ? {} : { pausedUntil: state.pausedUntil }) },
+  };
+}

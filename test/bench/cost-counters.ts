@@ -5,6 +5,7 @@
  */
 import { DeliveryStatus } from '../../shared/domain/delivery';
 import { FunctionName } from '../../shared/topology';
+import { CounterWrite } from './counter-writes';
 
 export interface FunctionCount {
   requests: number;
@@ -31,7 +32,13 @@ export const COUNTED_STATUSES = ['PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD', 'Q
 export interface CostCounters {
   /** process.cpuUsage() user + system, µs. */
   cpuMicros: number;
+  /** Every Firestore read and write (runtime.firestoreOps): counter writes included. */
   firestore: { reads: number; writes: number };
+  /**
+   * Success-rate counter writes (FirestoreRateStore.add): `writes` documents written (one per
+   * document per flush, also counted in `firestore.writes`), in `flushes` batched commits.
+   */
+  rates: { writes: number; flushes: number };
   /**
    * Retry pump rounds (each is two queries: due PENDING, expired IN_FLIGHT claims), those that
    * found nothing, and the due deliveries found.
@@ -45,11 +52,12 @@ export interface CostCounters {
   logs: { lines: number; bytes: number; warnings: number; errors: number };
 }
 
-export type ParentMessage = { type: 'snapshot'; seq: number } | { type: 'stop' };
+/** `counterLogFrom`: also send the counter writes logged from this index on (the log has one entry per counted counter write). */
+export type ParentMessage = { type: 'snapshot'; seq: number; counterLogFrom?: number } | { type: 'stop' };
 
 export type ChildMessage =
-  | { type: 'ready'; url: string; adminToken: string; ingestToken: string; eventsTopic: string; timeScale: number; pumpIntervalMs: number }
-  | { type: 'snapshot'; seq: number; counters: CostCounters; problems: string[] }
+  | { type: 'ready'; url: string; adminToken: string; ingestToken: string; eventsTopic: string; timeScale: number; pumpIntervalMs: number; rateFlushMs: number; rateBucketMs: number }
+  | { type: 'snapshot'; seq: number; counters: CostCounters; problems: string[]; counterLog?: CounterWrite[] }
   | { type: 'stopped' }
   | { type: 'failed'; message: string };
 

@@ -4,6 +4,11 @@
  * bench process. It counts, without touching Herald's code:
  *   - Firestore reads and writes (the adapter's OperationCounter, runtime.firestoreOps);
  *   - retry pump rounds, by wrapping deliveries.due (each round is two queries);
+ *   - success-rate counter writes, each with its document id and time, by wrapping
+ *     FirestoreRateStore.prototype.add (the runtime's RateRecorder keeps its store private, so
+ *     the class is the seam); they are in the Firestore writes too. What asked for each flush
+ *     (the timer, a delivery's flushIfDue, the suspension check) comes from wrapping
+ *     runtime.rates.flush and reading its caller off the stack;
  *   - function invocations and their wall time, from a listener on the stack's HTTP server
  *     (every push to /route and /deliver and every /ingest request goes through it);
  *   - messages published and their bytes, by wrapping the runtime's bus;
@@ -17,12 +22,14 @@
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 import http = require('node:http');
 import { performance } from 'node:perf_hooks';
+import { FirestoreRateStore } from '../../shared/adapters/firestore-rates';
 import { createLogger } from '../../shared/log';
 import { LocalStack, startLocalStack } from '../../shared/local/stack';
 import { Logger } from '../../shared/ports';
 import { FUNCTION_NAMES, FunctionName } from '../../shared/topology';
 import { ChildMessage, COUNTED_STATUSES, CostCounters, FunctionCount, ParentMessage, TOPIC_KINDS, TopicKind } from './cost-counters';
 import { messageBytes } from './cost-model';
+import { CounterWrite } from './counter-writes';
 
 const send = (message: ChildMessage, then?: () => void) => (process.send ? process.send(message, undefined, {}, () => then?.()) : then?.());
 
@@ -33,8 +40,49 @@ const counters: Omit<CostCounters, 'cpuMicros' | 'firestore'> = {
   published: Object.fromEntries(TOPIC_KINDS.map((k) => [k, { messages: 0, bytes: 0, dataBytes: 0 }])) as CostCounters['published'],
   recorded: Object.fromEntries(COUNTED_STATUSES.map((s) => [s, 0])) as CostCounters['recorded'],
   logs: { lines: 0, bytes: 0, warnings: 0, errors: 0 },
+  rates: { writes: 0, flushes: 0 },
 };
 const problems: string[] = [];
+/** Every counter document write, in the order the flushes completed: entry i is the (i+1)th counted write. */
+const counterLog: CounterWrite[] = [];
+/** What asked for the latest flush: a flush's write is issued right after its call (later only while an earlier commit is still in flight). */
+let lastFlushVia = 'unknown';
+
+function flushCaller(stack: string): string {
+  if (stack.includes('flushIfDue')) return 'after a delivery';
+  if (stack.includes('checkThresholds')) return 'suspension check';
+  if (/\bclose\b/.test(stack)) return 'shutdown';
+  if (/runtime\.ts/.test(stack)) return 'timer';
+  return 'other';
+}
+
+/** Notes who calls runtime.rates.flush (the timer, flushIfDue and the check all call it on the instance). */
+function watchFlushCallers(stack: LocalStack): void {
+  const rates = stack.runtime.rates;
+  const flush = rates.flush.bind(rates);
+  rates.flush = () => {
+    lastFlushVia = flushCaller(new Error().stack ?? '');
+    return flush();
+  };
+}
+
+/**
+ * Counts the success-rate counter writes: each committed flush writes one document per delta,
+ * with the id FirestoreRateStore gives it. A flush that fails writes nothing (and is retried
+ * with the next one), as the adapter's own OperationCounter counts.
+ */
+function watchCounterWrites(): void {
+  const add = FirestoreRateStore.prototype.add;
+  FirestoreRateStore.prototype.add = async function (this: FirestoreRateStore, deltas, shard) {
+    const at = performance.timeOrigin + performance.now();
+    const via = lastFlushVia;
+    await add.call(this, deltas, shard);
+    if (deltas.length === 0) return;
+    counters.rates.flushes++;
+    counters.rates.writes += deltas.length;
+    for (const d of deltas) counterLog.push({ doc: `${d.destinationId}~${d.bucketStart}~${shard}`, at, via });
+  };
+}
 
 /** Herald's own logger at INFO, writing nowhere but counting what it would write. */
 function countingLogger(): Logger {
@@ -124,13 +172,18 @@ async function main(): Promise<void> {
   const firestoreHost = process.env.FIRESTORE_EMULATOR_HOST;
   if (!pubsubHost || !firestoreHost) throw new Error('PUBSUB_EMULATOR_HOST and FIRESTORE_EMULATOR_HOST must name running emulators');
   watchNextServer();
+  watchCounterWrites();
   const stack = await startLocalStack({ port: 0, emulators: { pubsubHost, firestoreHost }, log: countingLogger(), onProgress: () => undefined });
   instrument(stack);
+  watchFlushCallers(stack);
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= stack.stop({ purge: true }).catch((e: unknown) => void process.stderr.write(`[bench] cost stack: stopping failed: ${(e as Error).message}\n`)));
   process.on('message', (message: ParentMessage) => {
-    if (message.type === 'snapshot') send({ type: 'snapshot', seq: message.seq, counters: snapshot(stack), problems: [...problems] });
+    if (message.type === 'snapshot') {
+      const log = message.counterLogFrom === undefined ? {} : { counterLog: counterLog.slice(message.counterLogFrom) };
+      send({ type: 'snapshot', seq: message.seq, counters: snapshot(stack), problems: [...problems], ...log });
+    }
     else if (message.type === 'stop') void stop().then(() => send({ type: 'stopped' }, () => process.exit(0)));
   });
   // The bench went away without saying stop (killed, say): leave nothing running.
@@ -144,6 +197,8 @@ async function main(): Promise<void> {
     eventsTopic: stack.runtime.topology.topics.events.name,
     timeScale: stack.config.timeScale,
     pumpIntervalMs: stack.config.pumpIntervalMs,
+    rateFlushMs: stack.config.rateFlushMs,
+    rateBucketMs: stack.runtime.rates.options.bucketMs,
   });
 }
 

@@ -7,9 +7,14 @@
  * delivered event, for first-attempt successes and one-retry deliveries, and what that costs
  * per million 1 KB events at GCP list prices (cost-model.ts).
  *
+ * Last the steady-rate phase (steady.ts): 100 events/s, paced, to one destination, and the
+ * write pattern of the success-rate counter documents that makes (target: ≤ 1 write/s on the
+ * hottest one).
+ *
  * Progress goes to stderr; stdout gets tables and, last, one JSON line with every number.
  * Options: --events N (BENCH_EVENTS, default 2000), --batch, --concurrency, --warmup,
- * --idle, --stall-timeout, --cost-events, --cost-batch, --cost-idle, --cost-only; see --help.
+ * --idle, --stall-timeout, --cost-events, --cost-batch, --cost-idle, --cost-only, --steady-seconds,
+ * --steady-rate; see --help.
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -17,12 +22,13 @@ import { parseArgs } from 'node:util';
 import { PubSub } from '@google-cloud/pubsub';
 import { RunningEmulators, startEmulators } from '../../shared/local/emulators';
 import { LocalStack, startLocalStack } from '../../shared/local/stack';
-import { COST_PROJECT, CostReport, formatCostReport, runCostPhase } from './cost';
+import { COST_PROJECT, CostContext, CostReport, formatCostReport, runCostPhase } from './cost';
 import { clearFirestore, purgeProject } from './housekeeping';
 import { CountingLogger, PROBED_CALLS, RuntimeProbe } from './instrument';
 import { benchTopic, directSender, EVENT_TYPE, heraldSender, Interrupted, LoadResult, runIdleProbe, runLoad, Send } from './load';
 import { BenchReceiver, IdFrom, Tracker } from './receiver';
 import { Distribution, ratio, round, table } from './stats';
+import { formatSteadyReport, runSteadyPhase, STEADY_PROJECT, SteadyReport } from './steady';
 
 const HERALD_PROJECT = 'herald-bench';
 const DIRECT_PROJECT = 'herald-bench-direct';
@@ -47,6 +53,13 @@ Cost phase (Herald in a child process with HERALD_TIME_SCALE=1000 and a 100 ms r
   --cost-idle S      seconds of the idle window that measures the pump's polling (BENCH_COST_IDLE; 3)
   --cost-only        skip the throughput and latency parts
 
+Steady-rate phase (Herald in a child process at HERALD_TIME_SCALE=1, as deployed): events sent
+into POST /ingest one per request, paced at R/s, for S seconds to one destination answering 204;
+reports the send and delivered rates and the success-rate counter documents' writes (per
+delivered event; the hottest document's most writes in any 1 s window, target ≤ 1, and mean/s):
+  --steady-seconds S seconds of sending; 0 skips the phase (BENCH_STEADY_SECONDS; 20)
+  --steady-rate R    events per second (BENCH_STEADY_RATE; 100)
+
 Reuses the emulators named by PUBSUB_EMULATOR_HOST / FIRESTORE_EMULATOR_HOST, else starts its own.`;
 
 interface Options {
@@ -60,6 +73,8 @@ interface Options {
   costBatch: number;
   costIdleSeconds: number;
   costOnly: boolean;
+  steadySeconds: number;
+  steadyRate: number;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -76,6 +91,8 @@ function parseOptions(argv: string[]): Options {
       'cost-batch': { type: 'string' },
       'cost-idle': { type: 'string' },
       'cost-only': { type: 'boolean' },
+      'steady-seconds': { type: 'string' },
+      'steady-rate': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -101,6 +118,8 @@ function parseOptions(argv: string[]): Options {
     costBatch: int('cost-batch', values['cost-batch'], 'BENCH_COST_BATCH', 1, 1),
     costIdleSeconds: int('cost-idle', values['cost-idle'], 'BENCH_COST_IDLE', 3, 1),
     costOnly: values['cost-only'] ?? false,
+    steadySeconds: int('steady-seconds', values['steady-seconds'], 'BENCH_STEADY_SECONDS', 20, 0),
+    steadyRate: int('steady-rate', values['steady-rate'], 'BENCH_STEADY_RATE', 100, 1),
   };
 }
 
@@ -257,27 +276,39 @@ async function main(): Promise<number> {
 
   const throughput = options.costOnly ? undefined : await runThroughput(options, receiver, emulators, emulatorsAlive, runId);
 
-  let cost: CostReport | undefined;
-  if (options.costEvents > 0) {
-    if (!ownEmulators) await guard(Promise.all([purgeProject(COST_PROJECT), clearFirestore(emulators, COST_PROJECT)]));
+  const childContext: CostContext = {
+    emulators,
+    receiver,
+    runId,
+    signal: controller.signal,
+    progress,
+    note,
+    addCleanup: (what, run) => cleanups.push({ what, run }),
+  };
+  /** A child-process phase's project: emptied first on shared emulators, its documents deleted after. */
+  const ownProject = async (project: string) => {
+    if (!ownEmulators) await guard(Promise.all([purgeProject(project), clearFirestore(emulators, project)]));
     cleanups.push({
-      what: `deleting project ${COST_PROJECT}'s documents`,
+      what: `deleting project ${project}'s documents`,
       run: async () => {
-        if (emulatorsAlive()) await clearFirestore(emulators, COST_PROJECT);
+        if (emulatorsAlive()) await clearFirestore(emulators, project);
       },
     });
+  };
+
+  let cost: CostReport | undefined;
+  if (options.costEvents > 0) {
+    await ownProject(COST_PROJECT);
     cost = await runCostPhase(
       { events: options.costEvents, batch: options.costBatch, idleSeconds: options.costIdleSeconds, concurrency: options.concurrency, warmup: Math.min(50, options.costEvents), stallMs: options.stallMs },
-      {
-        emulators,
-        receiver,
-        runId,
-        signal: controller.signal,
-        progress,
-        note,
-        addCleanup: (what, run) => cleanups.push({ what, run }),
-      },
+      childContext,
     );
+  }
+
+  let steady: SteadyReport | undefined;
+  if (options.steadySeconds > 0) {
+    await ownProject(STEADY_PROJECT);
+    steady = await runSteadyPhase({ seconds: options.steadySeconds, rate: options.steadyRate, warmup: 20, stallMs: options.stallMs }, childContext);
   }
 
   const runSeconds = round((performance.now() - began) / 1000);
@@ -286,13 +317,21 @@ async function main(): Promise<number> {
     emulators: { reused: !ownEmulators, pubsub: emulators.pubsubHost, firestore: emulators.firestoreHost },
     ...(throughput?.report ?? {}),
     ...(cost ? { cost } : {}),
+    ...(steady ? { steady } : {}),
     runSeconds,
   };
   endProgress();
-  const out = [...(throughput ? [formatReport(throughput.report, throughput.logger)] : []), ...(cost ? [formatCostReport(cost)] : []), '', `Run took ${runSeconds} s.`, ''];
+  const out = [
+    ...(throughput ? [formatReport(throughput.report, throughput.logger)] : []),
+    ...(cost ? [formatCostReport(cost)] : []),
+    ...(steady ? [formatSteadyReport(steady)] : []),
+    '',
+    `Run took ${runSeconds} s.`,
+    '',
+  ];
   process.stdout.write(`${out.join('\n')}\n`);
   process.stdout.write(`${JSON.stringify(report)}\n`);
-  const problems = [...(throughput && !throughput.ok ? [`herald ${throughput.report.herald.problem ?? 'ok'}; direct ${throughput.report.direct.problem ?? 'ok'}`] : []), ...(cost && !cost.complete ? ['cost phase incomplete'] : [])];
+  const problems = [...(throughput && !throughput.ok ? [`herald ${throughput.report.herald.problem ?? 'ok'}; direct ${throughput.report.direct.problem ?? 'ok'}`] : []), ...(cost && !cost.complete ? ['cost phase incomplete'] : []), ...(steady && !steady.complete ? [`steady-rate phase incomplete: ${steady.problem ?? '?'}`] : [])];
   if (problems.length) note(`incomplete run: ${problems.join('; ')}`);
   return problems.length ? 1 : 0;
 }
