@@ -61,7 +61,7 @@ export const adminHandler = guarded(
     }
     // Express has already refused a path that does not decode (jsonBodyErrors answers 400).
     const params = (route.pattern.exec(path) ?? []).slice(1).map((p) => decodeURIComponent(p));
-    const deps = { ...suspensionDeps(rt), lanes: rt.lanes, allowLoopback: rt.config.allowLoopback };
+    const deps = { ...suspensionDeps(rt), lanes: rt.lanes, rateLeases: rt.rateLeases, allowLoopback: rt.config.allowLoopback };
     try {
       const result = await route.run(deps, params, (optional) => parseJsonBody(req, optional), { ...(req.query as Record<string, unknown>) });
       sendJson(res, result.status, 'body' in result ? result.body : undefined);

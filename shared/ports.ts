@@ -1,6 +1,7 @@
 import { Destination } from './domain/destination';
 import { AttemptResult, DeliveryRecord, DeliveryStatus, LastError } from './domain/delivery';
 import { RateBucket, RateCounts } from './domain/success-rate';
+import { Lease, LeaseRequest, RateDoc } from './domain/rate-control';
 import { HeraldEvent } from './domain/event';
 import { PubSubMessage } from './domain/cloudevents-pubsub';
 
@@ -85,6 +86,17 @@ export interface DeliveryStore {
   /** The earliest availableAt of any PENDING delivery. */
   nextAvailableAt(): Promise<Date | undefined>;
   list(destinationId: string, query: { status?: DeliveryStatus; limit: number; cursor?: string }): Promise<DeliveryPage>;
+}
+
+/**
+ * Each destination's rate controller, shared by every process that delivers to it: one
+ * document per destination, leased from about once a second (domain/rate-control.ts lease).
+ */
+export interface RateLeaseStore {
+  /** Atomically applies the sender's feedback and grants it send slots. */
+  lease(destinationId: string, request: LeaseRequest): Promise<Lease>;
+  /** The controller as it stands (the admin API shows its rate); undefined before any lease. */
+  peek(destinationId: string): Promise<RateDoc | undefined>;
 }
 
 export interface HttpRequest {

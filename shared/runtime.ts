@@ -11,9 +11,12 @@ import { RATE_SHARDS, rateBucketMs, RateRecorder } from './app/rate-recorder';
 import { HOUR } from './domain/policy';
 import { SuspensionDeps } from './app/suspension';
 import { FirestoreRateStore } from './adapters/firestore-rates';
+import { FirestoreRateLeaseStore } from './adapters/firestore-rate-leases';
+import { DeliveryLimiter } from './app/delivery-limiter';
+import { randomUUID } from 'node:crypto';
 import { ConfigError, HeraldConfig } from './config';
 import { createLogger, parseSeverity } from './log';
-import { Clock, DeliveryStore, DestinationStore, HttpSender, LaneProvisioner, Logger, MessageBus, systemClock } from './ports';
+import { Clock, DeliveryStore, DestinationStore, HttpSender, LaneProvisioner, Logger, MessageBus, RateLeaseStore, systemClock } from './ports';
 import { FunctionName, heraldTopology, Topology, TopologyNames } from './topology';
 
 /** Everything a function needs, built once per process from the configuration. */
@@ -28,6 +31,9 @@ export interface Runtime {
   directory: DestinationDirectory;
   /** Success-rate counters of this process, flushed every HERALD_RATE_FLUSH_MS. */
   rates: RateRecorder;
+  /** Adaptive rate per destination, shared with every other process through Firestore. */
+  limiter: DeliveryLimiter;
+  rateLeases: RateLeaseStore;
   http: HttpSender;
   names: TopologyNames;
   topology: Topology;
@@ -69,6 +75,8 @@ export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runt
     flushMs: config.rateFlushMs,
     shard: Math.floor(Math.random() * RATE_SHARDS),
   });
+  const rateLeases = new FirestoreRateLeaseStore(firestore, firestoreOps);
+  const limiter = new DeliveryLimiter(rateLeases, clock, log, randomUUID());
   // Counts left by a request are written even if no other request comes (where the CPU is allocated between requests).
   const flusher = setInterval(() => void rates.flushIfDue(), config.rateFlushMs);
   flusher.unref();
@@ -82,6 +90,8 @@ export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runt
     deliveries: new FirestoreDeliveryStore(firestore, firestoreOps),
     directory: new DestinationDirectory(destinations, clock, config.destinationCacheMs),
     rates,
+    limiter,
+    rateLeases,
     http,
     names,
     topology: heraldTopology(names),
@@ -105,6 +115,8 @@ export function deliverDeps(rt: Runtime): DeliverDeps {
     destinations: rt.destinations,
     deliveries: rt.deliveries,
     rates: rt.rates,
+    limiter: rt.limiter,
+    maxRateWaitMs: MAX_RATE_WAIT_MS,
     notificationsTopic: rt.topology.topics.notifications.name,
     http: rt.http,
     clock: rt.clock,
@@ -112,6 +124,12 @@ export function deliverDeps(rt: Runtime): DeliverDeps {
     policy: { presetTimeoutMs: rt.config.deliveryTimeoutMs, timeScale: rt.config.timeScale },
   };
 }
+
+/**
+ * A delivery whose rate slot is further off than this is deferred (PENDING until the slot)
+ * rather than held in its push request: well inside the push ack deadline.
+ */
+const MAX_RATE_WAIT_MS = 10_000;
 
 /** Due deliveries claimed per pump round. */
 const PUMP_BATCH = 100;

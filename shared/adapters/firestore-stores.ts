@@ -14,7 +14,7 @@ export class OperationCounter {
   }
 }
 
-export const COLLECTIONS = { destinations: 'destinations', deliveries: 'deliveries', rates: 'rates' } as const;
+export const COLLECTIONS = { destinations: 'destinations', deliveries: 'deliveries', rates: 'rates', rateControl: 'rate-control' } as const;
 
 /**
  * Every query Herald makes, as data: the store builds its queries from these,

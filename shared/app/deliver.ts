@@ -2,7 +2,7 @@ import { binaryHeaders } from '../domain/cloudevents-http';
 import { fromPubSubMessage, heraldAttribute, PushDelivery } from '../domain/cloudevents-pubsub';
 import { AttemptResult, DeliveryRecord, deliveryId, describeFailure, isSuccess } from '../domain/delivery';
 import { DeliveryState, historyOf, transition, TransitionResult } from '../domain/delivery-state';
-import { Destination, DESTINATION_ID, deliveryPolicyOf, PolicySettings } from '../domain/destination';
+import { Destination, DESTINATION_ID, deliveryPolicyOf, PolicySettings, rateBoundsOf } from '../domain/destination';
 import { eventKey, HeraldEvent, matchesType } from '../domain/event';
 import { DeliveryPolicy } from '../domain/policy';
 import { decide, Decision, NO_HISTORY, withFailureMode } from '../domain/retry-decision';
@@ -11,6 +11,7 @@ import { signatureHeaders, webhookIdFor } from '../domain/signing';
 import { Clock, DeliveryStore, DestinationStore, HttpSender, Logger, LogFields, MessageBus } from '../ports';
 import { publishDeadDelivery, rejectToDeadLetter, RejectReason } from './dead-letter';
 import { DestinationDirectory } from './destination-directory';
+import { DeliveryLimiter } from './delivery-limiter';
 import { RateRecorder } from './rate-recorder';
 import { suspendDestination } from './suspension';
 
@@ -21,6 +22,9 @@ export interface DeliverDeps {
   destinations: DestinationStore;
   deliveries: DeliveryStore;
   rates: RateRecorder;
+  limiter: DeliveryLimiter;
+  /** Longest a delivery waits in-process for its rate slot; a later slot defers it (PENDING) to the pump. */
+  maxRateWaitMs: number;
   notificationsTopic: string;
   http: HttpSender;
   clock: Clock;
@@ -32,6 +36,7 @@ export type DeliverOutcome =
   | { kind: 'attempted'; deliveryId: string; decision: Decision['kind']; status: DeliveryRecord['status'] }
   | { kind: 'duplicate'; deliveryId: string; status?: DeliveryRecord['status'] }
   | { kind: 'queued'; deliveryId: string }
+  | { kind: 'deferred'; deliveryId: string; until: string }
   | { kind: 'rejected'; reason: RejectReason };
 
 /** Lane message attributes (with the `herald-` prefix) that `route` and the retry pump set. */
@@ -117,8 +122,19 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
     deps.log.info(`duplicate lane message skipped: the delivery is ${existing.status}`, { ...t.ids, status: existing.status });
     return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
   }
+  const deferUntil = await waitForSlot(deps, t);
+  if (deferUntil) {
+    const record = withEvent(
+      { id: t.id, destinationId: t.destination.id, eventId: t.event.attributes.id, eventSource: t.event.attributes.source, eventType: t.event.attributes.type, publishedAt, status: 'PENDING' as const, attempts: 0, availableAt: deferUntil.toISOString() },
+      t.event,
+    );
+    if (!(await deps.deliveries.create(record))) return { kind: 'duplicate', deliveryId: t.id };
+    deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: record.availableAt });
+    return { kind: 'deferred', deliveryId: t.id, until: record.availableAt };
+  }
   const at = deps.clock.now();
   const result = await attempt(deps, t, at);
+  deps.limiter.report(t.destination.id, result);
   const decision = withFailureMode(decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)), t.destination.failureMode);
   countAttempt(deps, t, result, at, publishedAt);
   // Never stored in between: the first attempt's claim and outcome, played in memory.
@@ -164,8 +180,20 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
     deps.log.info(`claimed lane message skipped: ${refused ?? 'claim lost'}`, { ...t.ids, claim });
     return { kind: 'duplicate', deliveryId: t.id };
   }
+  const deferUntil = await waitForSlot(deps, t);
+  if (deferUntil) {
+    const deferred = await deps.deliveries.update(t.id, (current) => {
+      if (current?.status !== 'IN_FLIGHT' || current.claimedAt !== started.claimedAt) return undefined;
+      const next = transition(current, { type: 'defer', until: deferUntil });
+      return next.ok ? next.state : undefined;
+    });
+    if (!deferred) return { kind: 'duplicate', deliveryId: t.id };
+    deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: deferred.availableAt });
+    return { kind: 'deferred', deliveryId: t.id, until: deferred.availableAt! };
+  }
   const at = deps.clock.now();
   const result = await attempt(deps, t, at);
+  deps.limiter.report(t.destination.id, result);
   const publishedAt = started.publishedAt ?? started.firstAttemptAt ?? at.toISOString();
   const decision = withFailureMode(decide(t.policy, historyOf(started), result, at, new Date(publishedAt)), t.destination.failureMode);
   countAttempt(deps, t, result, at, publishedAt);
@@ -212,6 +240,18 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, claim: string | un
   }
   deps.log.info('delivery QUEUED: its destination is suspended', { ...t.ids, reason });
   return { kind: 'queued', deliveryId: t.id };
+}
+
+/**
+ * Waits for this attempt's slot under the destination's adaptive rate, if it comes within
+ * maxRateWaitMs; otherwise resolves with when it comes, and the delivery is deferred to it.
+ */
+async function waitForSlot(deps: DeliverDeps, t: Target): Promise<Date | undefined> {
+  const slot = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination));
+  const wait = slot - deps.clock.now().getTime();
+  if (wait > deps.maxRateWaitMs) return new Date(slot);
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  return undefined;
 }
 
 /** Every attempt counts toward the destination's success rate (seed 000's rules in rateOutcome). */

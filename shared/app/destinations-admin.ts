@@ -1,7 +1,8 @@
-import { applySpec, checkDestinationUrl, DESTINATION_ID, destinationSpecSchema, DestinationView, viewOf } from '../domain/destination';
+import { applySpec, rateBoundsOf, checkDestinationUrl, DESTINATION_ID, destinationSpecSchema, DestinationView, viewOf } from '../domain/destination';
 import { issuesFromZod, ValidationIssue } from '../domain/event';
 import { LastError } from '../domain/delivery';
-import { Clock, DeliveryStore, DestinationStore, LaneProvisioner, Logger } from '../ports';
+import { Clock, DeliveryStore, DestinationStore, LaneProvisioner, Logger, RateLeaseStore } from '../ports';
+import { clampRate, INITIAL_RATE } from '../domain/rate-control';
 import { DestinationDirectory } from './destination-directory';
 import { RateRecorder } from './rate-recorder';
 
@@ -11,6 +12,7 @@ export interface AdminDeps {
   directory: DestinationDirectory;
   lanes: LaneProvisioner;
   rates: RateRecorder;
+  rateLeases: RateLeaseStore;
   clock: Clock;
   log: Logger;
   allowLoopback: boolean;
@@ -67,14 +69,28 @@ export interface DestinationStats {
   successRate1h?: number;
   /** Newest first. */
   lastErrors: LastError[];
+  /** The adaptive delivery rate now, events per second, and its bounds. */
+  rate: number;
+  rateBounds: { min: number; max: number };
+  /** A Retry-After pause in force, until then. */
+  pausedUntil?: string;
 }
 
 export async function getDestination(deps: AdminDeps, id: string): Promise<AdminResult<DestinationView & { stats: DestinationStats }>> {
   if (!DESTINATION_ID.test(id)) return badId(id);
   const destination = await deps.destinations.get(id);
   if (!destination) return notFound(id);
-  const hour = await deps.rates.window(id);
-  const stats: DestinationStats = { attempts1h: hour.attempts, ...(hour.successRate === undefined ? {} : { successRate1h: hour.successRate }), lastErrors: hour.recentErrors };
+  const [hour, control] = await Promise.all([deps.rates.window(id), deps.rateLeases.peek(id)]);
+  const bounds = rateBoundsOf(destination);
+  const paused = control?.state.pausedUntil !== undefined && control.state.pausedUntil > deps.clock.now().getTime() ? { pausedUntil: new Date(control.state.pausedUntil).toISOString() } : {};
+  const stats: DestinationStats = {
+    attempts1h: hour.attempts,
+    ...(hour.successRate === undefined ? {} : { successRate1h: hour.successRate }),
+    lastErrors: hour.recentErrors,
+    rate: Math.round(clampRate(control?.state.rate ?? INITIAL_RATE, bounds) * 10) / 10,
+    rateBounds: { min: bounds.minPerSecond, max: bounds.maxPerSecond },
+    ...paused,
+  };
   return { status: 200, body: { ...viewOf(destination), stats } };
 }
 

@@ -25,6 +25,8 @@ export type Transition =
   | { type: 'abandon'; reason: string }
   /** Hold a PENDING delivery, or one claimed for an attempt not made (its destination is suspended). */
   | { type: 'queue'; now: Date; reason: string }
+  /** Rate control has no slot soon enough: a claimed delivery waits, unattempted, until `until`. */
+  | { type: 'defer'; until: Date }
   /** Operator: a QUEUED or DEAD delivery starts over (fresh retry budget), due at once. */
   | { type: 'redeliver'; now: Date };
 
@@ -100,6 +102,9 @@ export function transition<S extends DeliveryState>(state: S, t: Transition): Tr
     case 'queue':
       if (state.status !== 'PENDING' && state.status !== 'IN_FLIGHT') return invalid();
       return ok(next(state, { status: 'QUEUED', reason: t.reason }, ['availableAt', 'claimedAt']));
+    case 'defer':
+      if (state.status !== 'IN_FLIGHT') return invalid();
+      return ok(next(state, { status: 'PENDING', availableAt: t.until.toISOString() }, ['claimedAt']));
     case 'redeliver':
       if (state.status !== 'QUEUED' && state.status !== 'DEAD') return invalid();
       return ok(

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { DeliveryPolicy, PolicySpec, policySpecSchema, resolvePolicy, scalePolicy } from './policy';
 import type { Suspension } from './suspension';
+import { RATE_LIMITS, RateBounds } from './rate-control';
 
 export const DEFAULT_POLICY: PolicySpec = 'event-platform';
 
@@ -27,6 +28,16 @@ export const destinationSpecSchema = z
       failureMode: z.enum(FAILURE_MODES, { error: 'failureMode must be "retry" or "queue"' }).optional(),
       secret: z.string().regex(SECRET, 'secret must be whsec_ followed by base64 of 24 to 64 random bytes').optional(),
       technicalEmail: z.email({ error: 'technicalEmail must be an email address' }).optional(),
+      rate: z
+        .strictObject(
+          {
+            min: z.number({ error: 'rate.min must be a number' }).min(RATE_LIMITS.minPerSecond, `rate.min must be ${RATE_LIMITS.minPerSecond}–${RATE_LIMITS.maxPerSecond}`).max(RATE_LIMITS.maxPerSecond, `rate.min must be ${RATE_LIMITS.minPerSecond}–${RATE_LIMITS.maxPerSecond}`).optional(),
+            max: z.number({ error: 'rate.max must be a number' }).min(RATE_LIMITS.minPerSecond, `rate.max must be ${RATE_LIMITS.minPerSecond}–${RATE_LIMITS.maxPerSecond}`).max(RATE_LIMITS.maxPerSecond, `rate.max must be ${RATE_LIMITS.minPerSecond}–${RATE_LIMITS.maxPerSecond}`).optional(),
+          },
+          { error: 'rate must be an object {min?, max?} in events per second' },
+        )
+        .refine((r) => (r.min ?? RATE_LIMITS.minPerSecond) <= (r.max ?? RATE_LIMITS.maxPerSecond), { message: 'rate.min must not exceed rate.max', path: ['min'] })
+        .optional(),
     },
     { error: 'the destination spec must be a JSON object' },
   )
@@ -47,6 +58,8 @@ export interface Destination {
   failureMode: FailureMode;
   secret: string;
   technicalEmail?: string;
+  /** Narrower bounds for the adaptive rate, events per second (within 1–100). */
+  rate?: { min?: number; max?: number };
   status: DestinationStatus;
   /** Why and when it was suspended; present exactly while status is suspended. */
   suspension?: Suspension;
@@ -78,6 +91,7 @@ export function applySpec(id: string, spec: DestinationSpec, existing: Destinati
   if (spec.url !== undefined) dest.url = spec.url;
   if (spec.topic !== undefined) dest.topic = spec.topic;
   if (spec.technicalEmail !== undefined) dest.technicalEmail = spec.technicalEmail;
+  if (spec.rate !== undefined) dest.rate = spec.rate;
   // A new spec does not lift a suspension: only reactivation does.
   if (existing?.suspension) dest.suspension = existing.suspension;
   if (existing?.reactivatedAt) dest.reactivatedAt = existing.reactivatedAt;
@@ -96,6 +110,11 @@ export function deliveryPolicyOf(destination: Pick<Destination, 'policy'>, setti
   const policy = resolvePolicy(destination.policy);
   const timed = typeof destination.policy === 'string' ? { ...policy, attemptTimeoutMs: settings.presetTimeoutMs } : policy;
   return scalePolicy(timed, settings.timeScale);
+}
+
+/** The bounds the destination's adaptive rate moves within. */
+export function rateBoundsOf(destination: Pick<Destination, 'rate'>): RateBounds {
+  return { minPerSecond: destination.rate?.min ?? RATE_LIMITS.minPerSecond, maxPerSecond: destination.rate?.max ?? RATE_LIMITS.maxPerSecond };
 }
 
 export function viewOf(dest: Destination): DestinationView {

@@ -1,4 +1,5 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
+import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
 import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
 import { DestinationDirectory } from '../../shared/app/destination-directory';
 import { AdminDeps, AdminResult, getDestination } from '../../shared/app/destinations-admin';
@@ -55,6 +56,7 @@ async function stores(): Promise<AdminDeps & SuspensionDeps> {
     log,
     policy: { presetTimeoutMs: 5_000, timeScale: 1 },
     lanes: { ensureLane: async () => undefined, removeLane: async () => undefined },
+    rateLeases: new MemoryRateLeaseStore(),
     allowLoopback: false,
   };
   await destinations.put({ ...webhookDestination('orders'), technicalEmail: 'ops@example.com' });

@@ -3,8 +3,10 @@ import {
   clampRate,
   grantSlots,
   initialRateState,
+  lease,
   MAX_PAUSE_MS,
   RATE_LIMITS,
+  RateDoc,
   RateState,
 } from '../../../shared/domain/rate-control';
 
@@ -138,5 +140,54 @@ describe.each([10, 37, 150])('against a receiver of capacity %i/s', (capacity) =
 
   it('never sends above 100/s', () => {
     expect(Math.max(...run.map((w) => w.sent))).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('leases: one document shared by every sender of a destination', () => {
+  const req = (holder: string, now: number, demandPerSecond = 100, feedback = { successes: 0, throttled: 0 }) => ({ holder, now, demandPerSecond, feedback, bounds: B });
+
+  it('a first lease starts the controller at 10/s and grants a second of demand at most', () => {
+    const { doc, lease: l } = lease(undefined, req('a', T0));
+    expect(l.rate).toBe(10);
+    expect(l.slots).toHaveLength(10);
+    expect(l.slots[0]).toBe(T0);
+    expect(doc.cursor).toBe(T0 + 1000);
+    expect(doc.holders).toEqual({ a: T0 });
+  });
+
+  it('grants a sender only its own demand, at least one slot', () => {
+    expect(lease(undefined, req('a', T0, 3)).lease.slots).toHaveLength(3);
+    expect(lease(undefined, req('a', T0, 0)).lease.slots).toHaveLength(1);
+  });
+
+  it('three senders lease spans of three seconds each, so the document takes about one write a second', () => {
+    let doc = lease(undefined, req('a', T0)).doc;
+    doc = lease(doc, req('b', T0 + 10)).doc;
+    const third = lease(doc, req('c', T0 + 20));
+    expect(Object.keys(third.doc.holders)).toHaveLength(3);
+    expect(third.lease.slots).toHaveLength(30); // 3 s at 10/s
+  });
+
+  it('slots of all senders together never exceed the rate in any second', () => {
+    let doc: RateDoc | undefined;
+    const slots: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const r = lease(doc, req(`s${i % 3}`, T0 + i * 50));
+      doc = r.doc;
+      slots.push(...r.lease.slots);
+    }
+    slots.sort((x, y) => x - y);
+    for (let i = 10; i < slots.length; i++) expect(slots[i]! - slots[i - 10]!).toBeGreaterThanOrEqual(1000 - 1e-6);
+  });
+
+  it('forgets senders idle for 5 s', () => {
+    const doc = lease(lease(undefined, req('a', T0)).doc, req('b', T0 + 100)).doc;
+    expect(Object.keys(lease(doc, req('b', T0 + 5200)).doc.holders)).toEqual(['b']);
+  });
+
+  it('applies the feedback a sender brings before granting', () => {
+    const first = lease(undefined, req('a', T0));
+    const next = lease(first.doc, req('a', T0 + 1000, 100, { successes: 10, throttled: 0 }));
+    expect(next.lease.rate).toBe(20);
   });
 });
