@@ -125,7 +125,7 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
   const deferUntil = await waitForSlot(deps, t);
   if (deferUntil) {
     const record = withEvent(
-      { id: t.id, destinationId: t.destination.id, eventId: t.event.attributes.id, eventSource: t.event.attributes.source, eventType: t.event.attributes.type, publishedAt, status: 'PENDING' as const, attempts: 0, availableAt: deferUntil.toISOString() },
+      { id: t.id, destinationId: t.destination.id, eventId: t.event.attributes.id, eventSource: t.event.attributes.source, eventType: t.event.attributes.type, publishedAt, status: 'PENDING' as const, attempts: 0, availableAt: deferUntil.toISOString(), rateSlot: deferUntil.toISOString() },
       t.event,
     );
     if (!(await deps.deliveries.create(record))) return { kind: 'duplicate', deliveryId: t.id };
@@ -180,12 +180,16 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
     deps.log.info(`claimed lane message skipped: ${refused ?? 'claim lost'}`, { ...t.ids, claim });
     return { kind: 'duplicate', deliveryId: t.id };
   }
-  const deferUntil = await waitForSlot(deps, t);
+  // A delivery deferred to a slot it reserved is sent in it: taking a new slot would leave the
+  // reserved one unused and push the destination's cursor ever further ahead.
+  // (A slot long gone — the delivery was queued or redelivered since — is not held any more.)
+  const reserved = started.rateSlot !== undefined && Date.parse(started.rateSlot) > deps.clock.now().getTime() - RESERVED_SLOT_GRACE_MS;
+  const deferUntil = reserved ? undefined : await waitForSlot(deps, t);
   if (deferUntil) {
     const deferred = await deps.deliveries.update(t.id, (current) => {
       if (current?.status !== 'IN_FLIGHT' || current.claimedAt !== started.claimedAt) return undefined;
       const next = transition(current, { type: 'defer', until: deferUntil });
-      return next.ok ? next.state : undefined;
+      return next.ok ? { ...next.state, rateSlot: deferUntil.toISOString() } : undefined;
     });
     if (!deferred) return { kind: 'duplicate', deliveryId: t.id };
     deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: deferred.availableAt });
@@ -197,7 +201,7 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
   const publishedAt = started.publishedAt ?? started.firstAttemptAt ?? at.toISOString();
   const decision = withFailureMode(decide(t.policy, historyOf(started), result, at, new Date(publishedAt)), t.destination.failureMode);
   countAttempt(deps, t, result, at, publishedAt);
-  const outcome = settled(transition(started, { type: 'attempted', at, result, decision }));
+  const { rateSlot: _used, ...outcome } = settled(transition(started, { type: 'attempted', at, result, decision }));
   const record = withEvent(outcome, t.event);
   if (record.status === 'DEAD') await publishDeadDelivery(deps.bus, deps.deadLetterTopic, t.event, record);
   // Written only if nobody took the claim over while the attempt ran (it expired meanwhile).
@@ -241,6 +245,9 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, claim: string | un
   deps.log.info('delivery QUEUED: its destination is suspended', { ...t.ids, reason });
   return { kind: 'queued', deliveryId: t.id };
 }
+
+/** How late after its reserved slot a deferred delivery may still be sent in it: the pump takes it within a round or two. */
+const RESERVED_SLOT_GRACE_MS = 60_000;
 
 /**
  * Waits for this attempt's slot under the destination's adaptive rate, if it comes within

@@ -62,6 +62,11 @@ export interface DeliveryRecord {
   firstAttemptAt?: string;
   lastAttemptAt?: string;
   deliveredAt?: string;
+  /**
+   * A send slot this delivery already holds under its destination's rate control (it was
+   * deferred to it): when it comes back it is sent in that slot, not given a new one.
+   */
+  rateSlot?: string;
   /** Kept only while the delivery may still need it (not once DELIVERED), to send it again. */
   event?: HeraldEvent;
 }

@@ -21,7 +21,7 @@
  * run here writes more counter documents than it would at scale 1: the steady-rate phase
  * (steady.ts) measures them at scale 1.
  */
-import { ChildProcess, fork } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { PubSub, Topic } from '@google-cloud/pubsub';
@@ -50,7 +50,8 @@ import {
   VariantKey,
   VARIANTS,
 } from './cost-model';
-import { EVENT_SOURCE, Interrupted, runLoad, Send, sleep } from './load';
+import { forkUntilReady } from './fork-child';
+import { EVENT_SOURCE, runLoad, Send, sleep } from './load';
 import { BenchReceiver, Tracker } from './receiver';
 import { round, table } from './stats';
 
@@ -201,38 +202,9 @@ export class CostStack {
 
   /** `name` says whose Herald it is in errors ("the cost phase's Herald"); `tag` prefixes its output. */
   static start(env: NodeJS.ProcessEnv, signal: AbortSignal, name = "the cost phase's Herald", tag = 'cost stack'): Promise<CostStack> {
-    // fork() passes this process's execArgv on: under tsx the child loads TypeScript too.
-    const child = fork(path.join(__dirname, 'cost-stack.ts'), [], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
-    const forward = (chunk: Buffer) => {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) process.stderr.write(`[bench] ${tag}: ${line}\n`);
-    };
-    child.stdout?.on('data', forward);
-    child.stderr?.on('data', forward);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => fail(new Error(`${name} did not start within 90 s`)), 90_000);
-      const onAbort = () => fail(new Interrupted('interrupted'));
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        child.off('message', onMessage);
-        child.off('exit', onExit);
-      };
-      const fail = (e: Error) => {
-        done();
-        child.kill();
-        reject(e);
-      };
-      const onMessage = (m: ChildMessage) => {
-        if (m.type === 'ready') {
-          done();
-          resolve(new CostStack(child, m, name));
-        } else if (m.type === 'failed') fail(new Error(`${name} failed to start: ${m.message}`));
-      };
-      const onExit = (code: number | null) => fail(new Error(`${name} exited with code ${code} while starting`));
-      child.on('message', onMessage);
-      child.on('exit', onExit);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
+    return forkUntilReady<ChildMessage, Extract<ChildMessage, { type: 'ready' }>>(path.join(__dirname, 'cost-stack.ts'), env, name, signal, (line) =>
+      process.stderr.write(`[bench] ${tag}: ${line}\n`),
+    ).then(({ child, ready }) => new CostStack(child, ready, name));
   }
 
   /** The counters now; with `counterLogFrom`, also the counter writes logged from that index (a `counters.rates.writes` of an earlier snapshot). */

@@ -15,6 +15,10 @@
  * Options: --events N (BENCH_EVENTS, default 2000), --batch, --concurrency, --warmup,
  * --idle, --stall-timeout, --cost-events, --cost-batch, --cost-idle, --cost-only, --steady-seconds,
  * --steady-rate; see --help.
+ *
+ * `npm run bench -- rate` (rate.ts: adaptive rate control against throttling receivers, with
+ * worker processes) and `npm run bench -- isolation` (isolation.ts: a healthy destination's
+ * latency beside one that times out) are benches of their own, dispatched at the end of this file.
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -29,6 +33,9 @@ import { benchTopic, directSender, EVENT_TYPE, heraldSender, Interrupted, LoadRe
 import { BenchReceiver, IdFrom, Tracker } from './receiver';
 import { Distribution, ratio, round, table } from './stats';
 import { formatSteadyReport, runSteadyPhase, STEADY_PROJECT, SteadyReport } from './steady';
+import { BenchHarness } from './harness';
+import { ISOLATION_HELP, runIsolationBench } from './isolation';
+import { RATE_HELP, runRateBench } from './rate';
 
 const HERALD_PROJECT = 'herald-bench';
 const DIRECT_PROJECT = 'herald-bench-direct';
@@ -38,6 +45,8 @@ const DIRECT_SUBSCRIPTION = 'bench-direct-push';
 const CLEANUP_STEP_MS = 15_000;
 
 const HELP = `Usage: npm run bench -- [options]
+       npm run bench -- rate [options]        adaptive rate control (issue 5); rate --help
+       npm run bench -- isolation [options]   one destination timing out beside a healthy one; isolation --help
 
   --events N         events per part (env BENCH_EVENTS; default 2000)
   --batch N          events per POST /ingest batch and per direct publish round (BENCH_BATCH; 100)
@@ -490,20 +499,27 @@ function formatReport(r: ThroughputReport, logger: CountingLogger): string {
   return out.join('\n');
 }
 
-main()
-  .then(
-    (code) => code,
-    (e: unknown) => {
-      endProgress();
-      if (e instanceof Interrupted) note('interrupted');
-      else if (e instanceof BenchFailure) note(`failed: ${e.message}`);
-      else if (e instanceof UsageError) process.stderr.write(`bench: ${e.message}\n\n${HELP}\n`);
-      else note(`failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-      return e instanceof Interrupted ? 130 : 1;
-    },
-  )
-  .then(async (code) => {
-    await runCleanups();
-    // Client libraries keep sockets and timers open; the run is over.
-    process.exit(code);
-  });
+// `npm run bench -- rate …` and `npm run bench -- isolation …` are benches of their own.
+const [mode, ...modeArgs] = process.argv.slice(2);
+if (mode === 'rate' || mode === 'isolation') {
+  const harness = new BenchHarness(mode === 'rate' ? RATE_HELP : ISOLATION_HELP);
+  harness.run(() => (mode === 'rate' ? runRateBench(modeArgs, harness) : runIsolationBench(modeArgs, harness)));
+} else {
+  main()
+    .then(
+      (code) => code,
+      (e: unknown) => {
+        endProgress();
+        if (e instanceof Interrupted) note('interrupted');
+        else if (e instanceof BenchFailure) note(`failed: ${e.message}`);
+        else if (e instanceof UsageError) process.stderr.write(`bench: ${e.message}\n\n${HELP}\n`);
+        else note(`failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+        return e instanceof Interrupted ? 130 : 1;
+      },
+    )
+    .then(async (code) => {
+      await runCleanups();
+      // Client libraries keep sockets and timers open; the run is over.
+      process.exit(code);
+    });
+}

@@ -1,0 +1,396 @@
+/**
+ * `npm run bench -- isolation`: does a destination that times out on every request slow a
+ * healthy one down? (issue 5)
+ *
+ * Herald's local stack in this process (functions on one HTTP server, the emulators' push
+ * subscriptions calling it, the retry pump in-process), project herald-bench-isolation, and a
+ * loopback receiver with two destinations: A answers only after 6 s (Herald's attempt timeout
+ * is 5 s: every attempt times out), B answers 204 at once. B's policy is event-platform; A's
+ * eventarc by default (every failure retried from 10 s on, never suspended for its success
+ * rate: A keeps timing out all run long; event-platform would suspend it after 50 attempts).
+ * Events go in through POST /ingest, one per request, paced.
+ *
+ *   Phases 1a and 1b: B alone, twice. Warm-up events first (unmeasured: lanes, connections
+ *   and B's rate controller past its slow start), then N events to B at R/s: B's
+ *   publish-to-receipt latency (POST /ingest sent → the receiver has the request). The two
+ *   runs' difference is the noise the target has to be read against.
+ *   Phase 2: the same, with A receiving R events/s too, from a few seconds before B's
+ *   events start until they have all arrived.
+ * Target: B's p99 with A within 10 % of B's p99 alone (1a and 1b pooled).
+ *
+ * The emulator pushes a lane with only a couple of requests in flight per subscription, so
+ * A's lane, pushed, holds at most two 5 s attempts at a time. With --a-pull N, A's push
+ * subscription is replaced by a pull consumer in Herald's process that runs deliverFromLane
+ * on up to N messages at once, as Pub/Sub push on GCP would once its window has grown: A then
+ * keeps many attempts (and rate-slot waits) in flight beside B's.
+ */
+import { randomBytes } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { createLogger } from '../../shared/log';
+import { deliverDeps } from '../../shared/runtime';
+import { laneTopology } from '../../shared/topology';
+import { LocalStack, startLocalStack } from '../../shared/local/stack';
+import { ingestSender } from './cost';
+import { BenchFailure, BenchHarness, intOption, mark } from './harness';
+import { clearFirestore, purgeProject } from './housekeeping';
+import { Interrupted, Send, sleep } from './load';
+import { consumeLane, LaneConsumer } from './lane-pull';
+import { ScriptedReceiver } from './scripted-receiver';
+import { distribution, Distribution, round, table } from './stats';
+
+export const ISOLATION_PROJECT = 'herald-bench-isolation';
+const A = { id: 'iso-a', path: '/iso-a', type: 'com.example.bench.isolation.a' } as const;
+const B = { id: 'iso-b', path: '/iso-b', type: 'com.example.bench.isolation.b' } as const;
+/** A's receiver answers after this long: past Herald's 5 s attempt timeout. */
+const A_DELAY_MS = 6000;
+const MAX_IN_FLIGHT = 64;
+/** The issue's target: B's p99 with A at most this much above B's p99 alone. */
+export const ISOLATION_TARGET = 0.1;
+
+export const ISOLATION_HELP = `Usage: npm run bench -- isolation [options]
+
+Destination A times out on every request (its receiver answers after ${A_DELAY_MS / 1000} s; Herald's
+attempt timeout is 5 s); B answers 204 at once. B's publish-to-receipt latency, alone and with A.
+  --events N        measured events to B per phase (BENCH_ISOLATION_EVENTS; 300)
+  --rate R          events/s to each destination, paced (BENCH_ISOLATION_RATE; 20)
+  --warmup N        unmeasured events to B first (BENCH_ISOLATION_WARMUP; 60)
+  --lead S          seconds A's events run before B's in phase 2 (BENCH_ISOLATION_LEAD; 5)
+  --stall-timeout S give up when nothing arrives for S seconds (BENCH_STALL_TIMEOUT; 30)
+  --a-pull N        replace A's push subscription by a pull consumer in Herald's process holding up
+                    to N messages (deliverFromLane on each, as the deliver function does): A then has
+                    up to N attempts in flight, as Pub/Sub push allows on GCP, where the emulator's push
+                    keeps only a couple in flight per subscription (BENCH_ISOLATION_A_PULL; 0 = push)
+  --a-policy P      A's delivery policy (BENCH_ISOLATION_A_POLICY; eventarc: every timeout retried from
+                    10 s on, and no threshold suspension, so A keeps timing out for the whole run;
+                    event-platform would suspend A after 50 failed attempts). B: event-platform.
+Herald's own log lines (INFO and up) are appended to the file BENCH_HERALD_LOG names, if set.
+
+Reuses the emulators named by PUBSUB_EMULATOR_HOST / FIRESTORE_EMULATOR_HOST, else starts its own.`;
+
+interface IsolationOptions {
+  /** A's delivery policy (a preset name). */
+  aPolicy: string;
+  events: number;
+  aPull: number;
+  rate: number;
+  warmup: number;
+  leadSeconds: number;
+  stallMs: number;
+}
+
+function parseIsolationOptions(argv: string[]): IsolationOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      events: { type: 'string' },
+      rate: { type: 'string' },
+      warmup: { type: 'string' },
+      lead: { type: 'string' },
+      'stall-timeout': { type: 'string' },
+      'a-pull': { type: 'string' },
+      'a-policy': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${ISOLATION_HELP}\n`);
+    process.exit(0);
+  }
+  return {
+    aPolicy: values['a-policy'] ?? process.env.BENCH_ISOLATION_A_POLICY ?? 'eventarc',
+    events: intOption('events', values.events, 'BENCH_ISOLATION_EVENTS', 300, 1),
+    aPull: intOption('a-pull', values['a-pull'], 'BENCH_ISOLATION_A_PULL', 0, 0),
+    rate: intOption('rate', values.rate, 'BENCH_ISOLATION_RATE', 20, 1),
+    warmup: intOption('warmup', values.warmup, 'BENCH_ISOLATION_WARMUP', 60, 0),
+    leadSeconds: intOption('lead', values.lead, 'BENCH_ISOLATION_LEAD', 5, 0),
+    stallMs: intOption('stall-timeout', values['stall-timeout'], 'BENCH_STALL_TIMEOUT', 30, 1) * 1000,
+  };
+}
+
+/** A paced stream of single-event POST /ingest requests: event i is sent at t0 + i/rate. */
+class PacedStream {
+  readonly sent = new Map<string, number>();
+  readonly ingestMs: number[] = [];
+  errors = 0;
+  firstError?: string;
+  maxBehindMs = 0;
+  private stopped = false;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly send: Send,
+    private readonly rate: number,
+  ) {}
+
+  /** Sends `ids` (or, with `forever`, ids from `idFor` until stopped); resolves when the last is sent. */
+  async run(idFor: (i: number) => string, count: number, signal: AbortSignal): Promise<void> {
+    const interval = 1000 / this.rate;
+    const t0 = performance.now();
+    for (let i = 0; i < count && !this.stopped; ) {
+      if (signal.aborted) throw new Interrupted('interrupted');
+      const now = performance.now();
+      const due = Math.min(count, Math.floor((now - t0) / interval) + 1);
+      while (i < due && this.inFlight.size < MAX_IN_FLIGHT && !this.stopped) {
+        this.maxBehindMs = Math.max(this.maxBehindMs, now - (t0 + i * interval));
+        const id = idFor(i++);
+        const at = performance.now();
+        this.sent.set(id, at);
+        const p: Promise<void> = this.send([id]).then(
+          () => void this.ingestMs.push(performance.now() - at),
+          (e: unknown) => {
+            this.errors++;
+            this.firstError ??= (e as Error).message;
+          },
+        );
+        this.inFlight.add(p);
+        void p.finally(() => this.inFlight.delete(p));
+      }
+      if (i < count) await sleep(Math.max(1, t0 + i * interval - performance.now()), signal);
+    }
+    await Promise.all(this.inFlight);
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+}
+
+interface PhaseResult {
+  name: string;
+  events: number;
+  delivered: number;
+  latencies: number[];
+  latencyMs: Distribution;
+  ingestMs: Distribution;
+  sendErrors: number;
+  maxBehindMs?: number;
+  duplicates: number;
+  /** Phase 2: A's side. */
+  a?: { sent: number; requests: number; peakInFlight?: number; outcomes?: Record<string, number> };
+  /** This process's event-loop delay during the phase (Herald, the receiver and the sender share it), ms. */
+  loopDelayMs?: { p99?: number; max?: number };
+  problem?: string;
+}
+
+/** Waits until every id in `sent` arrived at `path` (or nothing new came for stallMs); returns the latencies. */
+async function arrivals(receiver: ScriptedReceiver, path: string, sent: Map<string, number>, options: { stallMs: number; signal: AbortSignal; progress: (l: string) => void; label: string }): Promise<{ latencies: number[]; duplicates: number; problem?: string }> {
+  let seen = -1;
+  let lastChange = performance.now();
+  for (;;) {
+    const got = new Set(receiver.log(path).filter((r) => r.id !== undefined && sent.has(r.id)).map((r) => r.id!));
+    if (got.size !== seen) lastChange = performance.now();
+    seen = got.size;
+    options.progress(`${options.label}: ${got.size}/${sent.size} arrived`);
+    if (got.size >= sent.size) break;
+    if (performance.now() - lastChange > options.stallMs) {
+      return { latencies: [], duplicates: 0, problem: `stalled: ${got.size}/${sent.size} arrived, nothing new for ${options.stallMs / 1000} s` };
+    }
+    await sleep(200, options.signal);
+  }
+  const first = new Map<string, number>();
+  let duplicates = 0;
+  for (const r of receiver.log(path)) {
+    if (r.id === undefined || !sent.has(r.id)) continue;
+    if (first.has(r.id)) duplicates++;
+    else first.set(r.id, r.at);
+  }
+  return { latencies: [...first].map(([id, at]) => at - sent.get(id)!), duplicates };
+}
+
+export async function runIsolationBench(argv: string[], h: BenchHarness): Promise<number> {
+  const options = parseIsolationOptions(argv);
+  const began = performance.now();
+  const runId = randomBytes(4).toString('hex');
+  const emulators = await h.emulators();
+  const own = emulators.started.pubsub || emulators.started.firestore;
+  if (!own) await h.guard(Promise.all([purgeProject(ISOLATION_PROJECT), clearFirestore(emulators, ISOLATION_PROJECT)]));
+
+  const receiver = await new ScriptedReceiver().start();
+  h.addCleanup('stopping the receiver', () => receiver.stop());
+  const logs = { warnings: 0, errors: 0, firstErrors: [] as string[] };
+  const heraldLog = process.env.BENCH_HERALD_LOG;
+  h.note(`starting Herald (local stack)${heraldLog ? `; its log lines go to ${heraldLog}` : ''}`);
+  const stack: LocalStack = await h.guard(
+    startLocalStack({
+      port: 0,
+      emulators: { pubsubHost: emulators.pubsubHost, firestoreHost: emulators.firestoreHost },
+      env: { ...process.env, HERALD_PROJECT_ID: ISOLATION_PROJECT, HERALD_ALLOW_LOOPBACK: 'true', HERALD_LOG_LEVEL: 'INFO', HERALD_TIME_SCALE: '1' },
+      log: createLogger({
+        level: 'INFO',
+        write: (line) => {
+          if (heraldLog) appendFileSync(heraldLog, `${line}\n`);
+          const severity = /^\{"severity":"(\w+)"/.exec(line)?.[1];
+          if (severity === 'WARNING') logs.warnings++;
+          if (severity === 'ERROR') {
+            logs.errors++;
+            if (logs.firstErrors.length < 5) logs.firstErrors.push(line.slice(0, 400));
+          }
+        },
+      }),
+      onProgress: () => undefined,
+    }),
+  );
+  h.addCleanup(`stopping Herald and deleting project ${ISOLATION_PROJECT}'s topics, subscriptions and documents`, async () => {
+    const alive = h.emulatorsAlive(emulators);
+    await stack.stop({ purge: alive });
+    if (alive) await clearFirestore(emulators, ISOLATION_PROJECT);
+  });
+  for (const d of [A, B]) {
+    receiver.route(d.path, d === A ? { kind: 'slow', delayMs: A_DELAY_MS } : { kind: 'ok' });
+    const res = await h.guard(
+      fetch(`${stack.url}/admin/destinations/${d.id}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${stack.config.adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: `${receiver.url}${d.path}`, eventTypes: [d.type], policy: d === A ? options.aPolicy : 'event-platform' }),
+        signal: AbortSignal.timeout(30_000),
+      }),
+    );
+    if (res.status !== 201 && res.status !== 200) throw new Error(`PUT /admin/destinations/${d.id} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  }
+  let aConsumer: LaneConsumer | undefined;
+  const aOutcomes: Record<string, number> = {};
+  if (options.aPull > 0) {
+    const rt = stack.runtime;
+    const lane = laneTopology(A.id, rt.names);
+    await h.guard(rt.pubsub.subscription(lane.subscription.name).delete());
+    const [sub] = await h.guard(rt.pubsub.topic(lane.topic.name).createSubscription(`${lane.topic.name}-bench-pull`, { ackDeadlineSeconds: 60 }));
+    aConsumer = consumeLane(rt.pubsub, sub.name, options.aPull, deliverDeps(rt), {
+      onOutcome: (_, o) => void (aOutcomes[o.kind] = (aOutcomes[o.kind] ?? 0) + 1),
+      onFailure: () => void (aOutcomes.error = (aOutcomes.error ?? 0) + 1),
+    });
+    // Its deliveries wait up to 10 s for a rate slot, then 5 s for A: let them end before Herald stops.
+    h.addCleanup("closing A's pull consumer", () => aConsumer!.close(14_000));
+  }
+  const ingest = `${stack.url}/ingest`;
+  const sendB = ingestSender(ingest, stack.config.ingestToken, B.type);
+  const sendA = ingestSender(ingest, stack.config.ingestToken, A.type);
+  const idFor = (label: string) => (i: number) => `${runId}-${label}-${i}`;
+  const wait = (label: string, path: string, sent: Map<string, number>) => arrivals(receiver, path, sent, { stallMs: options.stallMs, signal: h.signal, progress: h.progress, label });
+  h.note(`isolation: ${options.events} events to B per phase at ${options.rate}/s (after ${options.warmup} warm-up events); phase 2 adds A at ${options.rate}/s from ${options.leadSeconds} s before`);
+
+  const phase = async (name: string, tag: string, withA: boolean): Promise<PhaseResult> => {
+    let a: PacedStream | undefined;
+    let aRun: Promise<void> | undefined;
+    const aFrom = receiver.log(A.path).length;
+    const outcomesFrom = { ...aOutcomes };
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    if (withA) {
+      a = new PacedStream(sendA, options.rate);
+      aRun = a.run(idFor(`${tag}-a`), Number.MAX_SAFE_INTEGER, h.signal);
+      h.progress(`${name}: A alone for ${options.leadSeconds} s`);
+      await sleep(options.leadSeconds * 1000, h.signal);
+    }
+    try {
+      if (options.warmup > 0) {
+        const warm = new PacedStream(sendB, options.rate);
+        await warm.run(idFor(`${tag}-warm`), options.warmup, h.signal);
+        const w = await wait(`${name}: B warm-up`, B.path, warm.sent);
+        if (w.problem) throw new BenchFailure(`${name}: B's warm-up ${w.problem}`);
+      }
+      const b = new PacedStream(sendB, options.rate);
+      await b.run(idFor(`${tag}-b`), options.events, h.signal);
+      const got = await wait(`${name}: B`, B.path, b.sent);
+      h.progress(`${name}: B ${got.latencies.length}/${options.events} arrived${got.problem ? ` — ${got.problem}` : ''}`, true);
+      const aLog = receiver.log(A.path).slice(aFrom);
+      return {
+        name,
+        events: options.events,
+        delivered: got.latencies.length,
+        latencies: got.latencies,
+        latencyMs: distribution(got.latencies),
+        ingestMs: distribution(b.ingestMs),
+        sendErrors: b.errors,
+        maxBehindMs: round(b.maxBehindMs),
+        loopDelayMs: { p99: round(loop.percentile(99) / 1e6), max: round(loop.max / 1e6) },
+        duplicates: got.duplicates,
+        ...(a
+          ? {
+              a: {
+                sent: a.sent.size,
+                requests: aLog.length,
+                ...(aConsumer ? { peakInFlight: aConsumer.peakInFlight(), outcomes: Object.fromEntries(Object.entries(aOutcomes).map(([k, v]) => [k, v - (outcomesFrom[k] ?? 0)])) } : {}),
+              },
+            }
+          : {}),
+        ...(got.problem ? { problem: got.problem } : b.errors ? { problem: `${b.errors} POST /ingest failed: ${b.firstError}` } : {}),
+      };
+    } finally {
+      loop.disable();
+      a?.stop();
+      await aRun;
+    }
+  };
+
+  // B alone twice: their difference is the noise the 10 % target has to be read against.
+  const alone1 = await phase('phase 1a (B alone)', 'p1a', false);
+  const alone2 = await phase('phase 1b (B alone, again)', 'p1b', false);
+  const withA = await phase('phase 2 (B with A timing out)', 'p2', true);
+  const alone: PhaseResult = {
+    name: 'B alone (1a and 1b together)',
+    events: alone1.events + alone2.events,
+    delivered: alone1.delivered + alone2.delivered,
+    latencies: [...alone1.latencies, ...alone2.latencies],
+    latencyMs: distribution([...alone1.latencies, ...alone2.latencies]),
+    ingestMs: distribution([]),
+    sendErrors: alone1.sendErrors + alone2.sendErrors,
+    duplicates: alone1.duplicates + alone2.duplicates,
+  };
+  const ratioOf = (k: keyof Distribution, a: PhaseResult, b: PhaseResult) => {
+    const x = a.latencyMs[k];
+    const y = b.latencyMs[k];
+    return x !== undefined && y ? round(x / y, 3) : undefined;
+  };
+  const ratioP99 = ratioOf('p99', withA, alone);
+  const ratioP50 = ratioOf('p50', withA, alone);
+  const noiseP99 = ratioOf('p99', alone2, alone1);
+  const met = ratioP99 !== undefined && ratioP99 <= 1 + ISOLATION_TARGET;
+  const runSeconds = round((performance.now() - began) / 1000);
+
+  h.endProgress();
+  const phases = [alone1, alone2, alone, withA];
+  const col = (f: (p: PhaseResult) => unknown) => phases.map(f);
+  const rows: unknown[][] = [
+    ['B delivered', ...col((p) => `${p.delivered}/${p.events}`), undefined],
+    ...(['p50', 'p90', 'p99', 'max', 'mean'] as const).map((k) => [`B latency ${k}, ms`, ...col((p) => p.latencyMs[k]), k === 'max' || k === 'mean' ? undefined : ratioOf(k, withA, alone)]),
+    ['POST /ingest p50 / p99, ms', ...col((p) => (p === alone ? undefined : `${p.ingestMs.p50 ?? '—'} / ${p.ingestMs.p99 ?? '—'}`)), undefined],
+    ['sender furthest behind its pace, ms', ...col((p) => p.maxBehindMs), undefined],
+    ['event-loop delay p99 / max, ms (Herald, receiver and sender share the process)', ...col((p) => (p.loopDelayMs ? `${p.loopDelayMs.p99 ?? '—'} / ${p.loopDelayMs.max ?? '—'}` : undefined)), undefined],
+    ['B duplicates', ...col((p) => p.duplicates), undefined],
+    ["A: events sent / requests A's receiver got", undefined, undefined, undefined, withA.a ? `${withA.a.sent} / ${withA.a.requests}` : undefined, undefined],
+    ...(withA.a?.peakInFlight !== undefined ? [["A: most lane messages in Herald's hands at once (pulled)", undefined, undefined, undefined, withA.a.peakInFlight, undefined]] : []),
+    ...(withA.a?.outcomes ? [["A: deliverFromLane outcomes (pulled)", undefined, undefined, undefined, Object.entries(withA.a.outcomes).map(([k, v]) => `${k} ${v}`).join(', '), undefined]] : []),
+  ];
+  const out = [
+    '',
+    `Isolation: B (204 at once) alone, then beside A (answers after ${A_DELAY_MS / 1000} s; Herald times out at 5 s); ${options.rate} events/s to each, paced, one per POST /ingest;`,
+    `  ${options.events} measured events to B per phase after ${options.warmup} warm-up; latency = POST /ingest sent → receiver has the request; Herald's local stack in this process;`,
+    `  A's policy ${options.aPolicy}, B's event-platform; A's lane ${options.aPull > 0 ? `pulled in Herald's process, up to ${options.aPull} messages at once` : "pushed by the emulator (Herald's own push subscription)"}`,
+    '',
+    table(['', 'B alone (1a)', 'B alone (1b)', 'B alone (both)', 'B with A (2)', '2 ÷ both'], rows),
+    '',
+    `Target: B's p99 with A within ${ISOLATION_TARGET * 100} % of B alone: ${alone.latencyMs.p99 ?? '—'} → ${withA.latencyMs.p99 ?? '—'} ms (×${ratioP99 ?? '—'}) — ${mark(met)}`,
+    `  (B alone twice: p99 1b ÷ 1a = ${noiseP99 ?? '—'}, the run-to-run noise of this p99)`,
+    `Herald logs: ${logs.warnings} warnings, ${logs.errors} errors${logs.firstErrors.length ? `\n  ${logs.firstErrors.join('\n  ')}` : ''}`,
+    ...[alone1, alone2, withA].flatMap((p) => (p.problem ? [`INCOMPLETE ${p.name}: ${p.problem}`] : [])),
+    '',
+    `Run took ${runSeconds} s.`,
+    '',
+  ];
+  process.stdout.write(`${out.join('\n')}\n`);
+  const report = {
+    bench: 'isolation',
+    emulators: { reused: !own, pubsub: emulators.pubsubHost, firestore: emulators.firestoreHost },
+    settings: { ...options, aDelayMs: A_DELAY_MS, attemptTimeoutMs: stack.config.deliveryTimeoutMs, bPolicy: 'event-platform' },
+    phases: [alone1, alone2, withA].map(({ latencies: _, ...p }) => p),
+    alone: { events: alone.events, delivered: alone.delivered, latencyMs: alone.latencyMs },
+    ratio: { p50: ratioP50, p99: ratioP99, noiseP99 },
+    target: { limit: 1 + ISOLATION_TARGET, measured: ratioP99, met },
+    logs,
+    runSeconds,
+  };
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+  return alone1.problem || alone2.problem || withA.problem ? 1 : 0;
+}
