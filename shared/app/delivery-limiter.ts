@@ -13,7 +13,15 @@ interface Lane {
   /** What this process saw since its last lease. */
   feedback: RateFeedback;
   rate?: number;
+  lastLeaseAt?: number;
 }
+
+/**
+ * A process leases a destination's slots at most this often: callers that find the slots
+ * used up meanwhile wait and share the next lease, which their asks have sized. Without it,
+ * a crowd of callers beyond one lease's slots leases again and again in the same instant.
+ */
+export const MIN_LEASE_GAP_MS = 1000;
 
 /**
  * Enforces each destination's adaptive rate across every process that delivers to it: this
@@ -32,6 +40,7 @@ export class DeliveryLimiter {
     private readonly log: Logger,
     /** This process, as the controller counts its senders. */
     private readonly holder: string,
+    private readonly minLeaseGapMs = MIN_LEASE_GAP_MS,
   ) {}
 
   /**
@@ -81,6 +90,9 @@ export class DeliveryLimiter {
   }
 
   private async refill(destinationId: string, lane: Lane, bounds: RateBounds): Promise<void> {
+    const gap = lane.lastLeaseAt === undefined ? 0 : lane.lastLeaseAt + this.minLeaseGapMs - this.clock.now().getTime();
+    if (gap > 0) await new Promise((resolve) => setTimeout(resolve, gap));
+    lane.lastLeaseAt = this.clock.now().getTime();
     const feedback = lane.feedback;
     lane.feedback = { successes: 0, throttled: 0 };
     try {

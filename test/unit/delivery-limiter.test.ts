@@ -17,7 +17,7 @@ const tooMany = (retryAfter?: string): AttemptResult => ({ kind: 'response', sta
 test('three processes sharing a destination never get more than its rate in any second', async () => {
   const clock = manualClock();
   const store = new MemoryRateLeaseStore();
-  const limiters = ['a', 'b', 'c'].map((h) => new DeliveryLimiter(store, clock, quiet, h));
+  const limiters = ['a', 'b', 'c'].map((h) => new DeliveryLimiter(store, clock, quiet, h, 0));
   const slots: number[] = [];
   // Each process is asked for a slot every 5 ms, for 20 s: far more than the rate.
   for (let t = 0; t < 20_000; t += 5) {
@@ -44,7 +44,7 @@ test('three processes sharing a destination never get more than its rate in any 
 test('the shared document is leased at a bounded rate, however many processes deliver', async () => {
   const clock = manualClock();
   const store = new MemoryRateLeaseStore();
-  const limiters = ['a', 'b', 'c'].map((h) => new DeliveryLimiter(store, clock, quiet, h));
+  const limiters = ['a', 'b', 'c'].map((h) => new DeliveryLimiter(store, clock, quiet, h, 0));
   for (let t = 0; t < 30_000; t += 10) {
     for (const l of limiters) {
       const slot = await l.acquire('orders', { minPerSecond: 1, maxPerSecond: 30 });
@@ -64,8 +64,8 @@ test('the shared document is leased at a bounded rate, however many processes de
 test('429s reported by one process lower the rate every process leases', async () => {
   const clock = manualClock();
   const store = new MemoryRateLeaseStore();
-  const a = new DeliveryLimiter(store, clock, quiet, 'a');
-  const b = new DeliveryLimiter(store, clock, quiet, 'b');
+  const a = new DeliveryLimiter(store, clock, quiet, 'a', 0);
+  const b = new DeliveryLimiter(store, clock, quiet, 'b', 0);
   await a.acquire('orders', RATE_LIMITS);
   await b.acquire('orders', RATE_LIMITS);
   for (let i = 0; i < 5; i++) a.report('orders', ok);
@@ -83,7 +83,7 @@ test('429s reported by one process lower the rate every process leases', async (
 test('Retry-After pauses the destination: no slot before it ends', async () => {
   const clock = manualClock();
   const store = new MemoryRateLeaseStore();
-  const a = new DeliveryLimiter(store, clock, quiet, 'a');
+  const a = new DeliveryLimiter(store, clock, quiet, 'a', 0);
   const first = await a.acquire('orders', RATE_LIMITS);
   a.report('orders', tooMany('30'));
   clock.advance(1000);
@@ -96,7 +96,7 @@ test('Retry-After pauses the destination: no slot before it ends', async () => {
 test('slots gone by are not saved up: a late caller gets at most one of them, never a burst', async () => {
   const clock = manualClock();
   const store = new MemoryRateLeaseStore();
-  const a = new DeliveryLimiter(store, clock, quiet, 'a');
+  const a = new DeliveryLimiter(store, clock, quiet, 'a', 0);
   const bounds = { minPerSecond: 10, maxPerSecond: 10 };
   for (let i = 0; i < 10; i++) await a.acquire('orders', bounds);
   clock.advance(2_000);
@@ -104,4 +104,17 @@ test('slots gone by are not saved up: a late caller gets at most one of them, ne
   const next = [await a.acquire('orders', bounds), await a.acquire('orders', bounds), await a.acquire('orders', bounds)];
   expect(next.filter((t) => t < now).length).toBeLessThanOrEqual(1);
   for (let i = 1; i < next.length; i++) expect(next[i]! - next[i - 1]!).toBeGreaterThanOrEqual(100 - 1e-6);
+});
+
+test('a crowd of callers beyond one lease waits for the next instead of leasing again at once', async () => {
+  const store = new MemoryRateLeaseStore();
+  const clock = { now: () => new Date() };
+  const a = new DeliveryLimiter(store, clock, quiet, 'a', 300);
+  const bounds = { minPerSecond: 50, maxPerSecond: 50 };
+  const slots = await Promise.all(Array.from({ length: 120 }, () => a.acquire('orders', bounds)));
+  expect(slots).toHaveLength(120);
+  // The first lease was sized by one ask; the callers behind it shared the next ones, 300 ms apart at least.
+  const gaps = store.leases.slice(1).map((l, i) => l.at - store.leases[i]!.at);
+  expect(store.leases.length).toBeLessThanOrEqual(4);
+  for (const g of gaps) expect(g).toBeGreaterThanOrEqual(290);
 });
