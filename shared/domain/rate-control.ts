@@ -148,8 +148,12 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
   const holders: Record<string, number> = {};
   for (const [h, at] of Object.entries(current.holders)) if (now - at < HOLDER_IDLE_MS) holders[h] = at;
   holders[request.holder] = now;
-  const spanMs = 1000 * Math.max(1, Object.keys(holders).length);
-  const count = Math.max(1, Math.min(Math.ceil((request.demandPerSecond * spanMs) / 1000), Math.floor((state.rate * spanMs) / 1000)));
+  const sharing = Math.max(1, Object.keys(holders).length);
+  const spanMs = 1000 * sharing;
+  // At least this sender's fair share of a second: a sender leases at most once a second,
+  // so a short burst after a quiet spell is not held to one slot per lease.
+  const fairShare = Math.ceil(state.rate / sharing);
+  const count = Math.max(1, Math.min(Math.max(fairShare, Math.ceil((request.demandPerSecond * spanMs) / 1000)), Math.floor((state.rate * spanMs) / 1000)));
   const granted = grantSlots(state, current.cursor, now, count);
   return {
     doc: { state, cursor: granted.cursor, holders },

@@ -155,9 +155,11 @@ describe('leases: one document shared by every sender of a destination', () => {
     expect(doc.holders).toEqual({ a: T0 });
   });
 
-  it('grants a sender only its own demand, at least one slot', () => {
-    expect(lease(undefined, req('a', T0, 3)).lease.slots).toHaveLength(3);
-    expect(lease(undefined, req('a', T0, 0)).lease.slots).toHaveLength(1);
+  it('grants a quiet sender its fair share of a second (it leases at most once a second), a busy one its demand', () => {
+    expect(lease(undefined, req('a', T0, 0)).lease.slots).toHaveLength(10);
+    const shared = lease(lease(undefined, req('a', T0, 0)).doc, req('b', T0 + 10, 1));
+    expect(shared.lease.slots).toHaveLength(5); // 10/s shared by two
+    expect(lease(undefined, req('a', T0, 300)).lease.slots).toHaveLength(10); // never more than a span of the rate
   });
 
   it('three senders lease spans of three seconds each, so the document takes about one write a second', () => {
