@@ -12,6 +12,8 @@ import { Clock, DeliveryStore, DestinationStore, HttpSender, Logger, LogFields, 
 import { publishDeadDelivery, rejectToDeadLetter, RejectReason } from './dead-letter';
 import { DestinationDirectory } from './destination-directory';
 import { DeliveryLimiter } from './delivery-limiter';
+import { queuedBecauseSuspended } from '../domain/suspension';
+import { updateUnderClaim } from './claimed-update';
 import { RateRecorder } from './rate-recorder';
 import { suspendDestination } from './suspension';
 
@@ -124,13 +126,11 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
   }
   const deferUntil = await waitForSlot(deps, t);
   if (deferUntil) {
-    const record = withEvent(
-      { id: t.id, destinationId: t.destination.id, eventId: t.event.attributes.id, eventSource: t.event.attributes.source, eventType: t.event.attributes.type, publishedAt, status: 'PENDING' as const, attempts: 0, availableAt: deferUntil.toISOString(), rateSlot: deferUntil.toISOString() },
-      t.event,
-    );
+    const slot = deferUntil.toISOString();
+    const record = newRecord(t, publishedAt, { status: 'PENDING', attempts: 0, availableAt: slot, rateSlot: slot });
     if (!(await deps.deliveries.create(record))) return { kind: 'duplicate', deliveryId: t.id };
-    deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: record.availableAt });
-    return { kind: 'deferred', deliveryId: t.id, until: record.availableAt };
+    deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: slot });
+    return { kind: 'deferred', deliveryId: t.id, until: slot };
   }
   const at = deps.clock.now();
   const result = await attempt(deps, t, at);
@@ -141,18 +141,7 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
   const initial: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: at.toISOString() };
   const claimed = settled(transition(initial, { type: 'claim', now: at, claimTtlMs: 0 }));
   const state = settled(transition(claimed, { type: 'attempted', at, result, decision }));
-  const record = withEvent(
-    {
-      id: t.id,
-      destinationId: t.destination.id,
-      eventId: t.event.attributes.id,
-      eventSource: t.event.attributes.source,
-      eventType: t.event.attributes.type,
-      publishedAt,
-      ...state,
-    },
-    t.event,
-  );
+  const record = newRecord(t, publishedAt, state);
   if (record.status === 'DEAD') await publishDeadDelivery(deps.bus, deps.deadLetterTopic, t.event, record);
   if (!(await deps.deliveries.create(record))) {
     deps.log.warn('a concurrent attempt of this delivery was recorded first; this attempt was a duplicate', t.ids);
@@ -186,11 +175,7 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
   const reserved = started.rateSlot !== undefined && Date.parse(started.rateSlot) > deps.clock.now().getTime() - RESERVED_SLOT_GRACE_MS;
   const deferUntil = reserved ? undefined : await waitForSlot(deps, t);
   if (deferUntil) {
-    const deferred = await deps.deliveries.update(t.id, (current) => {
-      if (current?.status !== 'IN_FLIGHT' || current.claimedAt !== started.claimedAt) return undefined;
-      const next = transition(current, { type: 'defer', until: deferUntil });
-      return next.ok ? { ...next.state, rateSlot: deferUntil.toISOString() } : undefined;
-    });
+    const deferred = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'defer', until: deferUntil }, (next) => ({ ...next, rateSlot: deferUntil.toISOString() }));
     if (!deferred) return { kind: 'duplicate', deliveryId: t.id };
     deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: deferred.availableAt });
     return { kind: 'deferred', deliveryId: t.id, until: deferred.availableAt! };
@@ -223,23 +208,15 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
  */
 async function queueUnattempted(deps: DeliverDeps, t: Target, claim: string | undefined, publishedAt: string): Promise<DeliverOutcome> {
   const now = deps.clock.now();
-  const reason = `destination suspended: ${t.destination.suspension?.reason ?? 'suspended'}`;
+  const reason = queuedBecauseSuspended(t.destination);
   if (claim === undefined) {
     const existing = await deps.deliveries.get(t.id);
     if (existing) return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
     const initial: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: now.toISOString() };
     const state = settled(transition(initial, { type: 'queue', now, reason }));
-    const record = withEvent(
-      { id: t.id, destinationId: t.destination.id, eventId: t.event.attributes.id, eventSource: t.event.attributes.source, eventType: t.event.attributes.type, publishedAt, ...state },
-      t.event,
-    );
-    if (!(await deps.deliveries.create(record))) return { kind: 'duplicate', deliveryId: t.id };
+    if (!(await deps.deliveries.create(newRecord(t, publishedAt, state)))) return { kind: 'duplicate', deliveryId: t.id };
   } else {
-    const queued = await deps.deliveries.update(t.id, (current) => {
-      if (current?.status !== 'IN_FLIGHT' || current.claimedAt !== claim) return undefined;
-      const next = transition(current, { type: 'queue', now, reason });
-      return next.ok ? next.state : undefined;
-    });
+    const queued = await updateUnderClaim(deps.deliveries, t.id, claim, { type: 'queue', now, reason });
     if (!queued) return { kind: 'duplicate', deliveryId: t.id };
   }
   deps.log.info('delivery QUEUED: its destination is suspended', { ...t.ids, reason });
@@ -282,6 +259,15 @@ async function attempt(deps: DeliverDeps, t: Target, at: Date): Promise<AttemptR
     body: t.event.data,
     timeoutMs: t.policy.attemptTimeoutMs,
   });
+}
+
+/** A delivery's first record: its ids, the event's, and `state` (with the event while it may be sent again). */
+function newRecord(t: Target, publishedAt: string, state: DeliveryState & Pick<DeliveryRecord, 'rateSlot'>): DeliveryRecord {
+  const { event } = t;
+  return withEvent(
+    { id: t.id, destinationId: t.destination.id, eventId: event.attributes.id, eventSource: event.attributes.source, eventType: event.attributes.type, publishedAt, ...state },
+    event,
+  );
 }
 
 /** The event stays on the record while it may be sent again (or redelivered by an operator); not once DELIVERED. */

@@ -6,6 +6,8 @@ import { TopologyNames } from '../topology';
 import { publishDeadDelivery } from './dead-letter';
 import { LANE_ATTRIBUTES } from './deliver';
 import { DestinationDirectory } from './destination-directory';
+import { queuedBecauseSuspended } from '../domain/suspension';
+import { updateUnderClaim } from './claimed-update';
 import { publishToLane } from './lanes';
 
 export interface PumpDeps {
@@ -69,22 +71,13 @@ async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' 
   const destination = await deps.directory.get(record.destinationId);
   if (!destination || !record.event) {
     const reason = !destination ? 'the destination no longer exists' : 'the record holds no event to send';
-    const dead = await deps.deliveries.update(record.id, (current) => {
-      if (current?.status !== 'IN_FLIGHT' || current.claimedAt !== record.claimedAt) return undefined;
-      const next = transition(current, { type: 'abandon', reason });
-      return next.ok ? next.state : undefined;
-    });
+    const dead = await updateUnderClaim(deps.deliveries, record.id, record.claimedAt, { type: 'abandon', reason });
     if (dead && record.event) await publishDeadDelivery(deps.bus, deps.deadLetterTopic, record.event, dead);
     deps.log.error(`delivery abandoned: ${reason}`, ids);
     return 'abandoned';
   }
   if (destination.status === 'suspended') {
-    const reason = `destination suspended: ${destination.suspension?.reason ?? 'suspended'}`;
-    await deps.deliveries.update(record.id, (current) => {
-      if (current?.status !== 'IN_FLIGHT' || current.claimedAt !== record.claimedAt) return undefined;
-      const next = transition(current, { type: 'queue', now: deps.clock.now(), reason });
-      return next.ok ? next.state : undefined;
-    });
+    await updateUnderClaim(deps.deliveries, record.id, record.claimedAt, { type: 'queue', now: deps.clock.now(), reason: queuedBecauseSuspended(destination) });
     deps.log.info('due delivery QUEUED: its destination is suspended', ids);
     return 'queued';
   }

@@ -71,6 +71,11 @@ export function suspend(destination: Destination, request: SuspendRequest): Dest
   return { ...destination, status: 'suspended', suspension, updatedAt: at };
 }
 
+/** Why an event of a suspended destination is QUEUED instead of attempted. */
+export function queuedBecauseSuspended(destination: Pick<Destination, 'suspension'>): string {
+  return `destination suspended: ${destination.suspension?.reason ?? 'suspended'}`;
+}
+
 /** The destination active again, or undefined if it was not suspended. */
 export function reactivate(destination: Destination, now: Date): Destination | undefined {
   if (destination.status !== 'suspended') return undefined;
