@@ -1,5 +1,5 @@
 import { Firestore } from '@google-cloud/firestore';
-import { lease as leaseSlots, Lease, LeaseRequest, RateDoc } from '../domain/rate-control';
+import { lease as leaseShare, Lease, LeaseRequest, RATE_LIMITS, RateDoc, readRateDoc } from '../domain/rate-control';
 import { RateLeaseStore } from '../ports';
 import { COLLECTIONS, OperationCounter } from './firestore-stores';
 
@@ -20,7 +20,7 @@ export class FirestoreRateLeaseStore implements RateLeaseStore {
     const granted = await this.db.runTransaction(async (tx) => {
       const snap = await tx.get(ref);
       reads++;
-      const { doc, lease } = leaseSlots(snap.exists ? (snap.data() as RateDoc) : undefined, request);
+      const { doc, lease } = leaseShare(snap.exists ? readRateDoc(snap.data(), request.bounds, request.now) : undefined, request);
       tx.set(ref, doc);
       return lease;
     });
@@ -32,6 +32,6 @@ export class FirestoreRateLeaseStore implements RateLeaseStore {
   async peek(destinationId: string): Promise<RateDoc | undefined> {
     const snap = await this.doc(destinationId).get();
     this.ops.reads++;
-    return snap.exists ? (snap.data() as RateDoc) : undefined;
+    return snap.exists ? readRateDoc(snap.data(), RATE_LIMITS, Date.now()) : undefined;
   }
 }

@@ -5,18 +5,17 @@ import { DeliveryStore } from '../ports';
 /**
  * Moves a claimed delivery through the state machine only while it is still IN_FLIGHT under
  * the claim `claimedAt`: if the claim expired and was taken over meanwhile, the newer claim
- * decides and nothing is written. `amend` adds what the transition does not own.
+ * decides and nothing is written.
  */
 export function updateUnderClaim(
   deliveries: DeliveryStore,
   id: string,
   claimedAt: string | undefined,
   t: Transition,
-  amend: (next: DeliveryRecord) => DeliveryRecord = (next) => next,
 ): Promise<DeliveryRecord | undefined> {
   return deliveries.update(id, (current) => {
     if (current?.status !== 'IN_FLIGHT' || current.claimedAt !== claimedAt) return undefined;
     const next = transition(current, t);
-    return next.ok ? amend(next.state) : undefined;
+    return next.ok ? next.state : undefined;
   });
 }

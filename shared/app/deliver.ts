@@ -124,17 +124,17 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
     deps.log.info(`duplicate lane message skipped: the delivery is ${existing.status}`, { ...t.ids, status: existing.status });
     return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
   }
-  const deferUntil = await waitForSlot(deps, t);
-  if (deferUntil) {
-    const slot = deferUntil.toISOString();
-    const record = newRecord(t, publishedAt, { status: 'PENDING', attempts: 0, availableAt: slot, rateSlot: slot });
+  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), deps.maxRateWaitMs);
+  if (gate.kind === 'defer') {
+    const until = new Date(gate.until).toISOString();
+    const record = newRecord(t, publishedAt, { status: 'PENDING', attempts: 0, availableAt: until });
     if (!(await deps.deliveries.create(record))) return { kind: 'duplicate', deliveryId: t.id };
-    deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: slot });
-    return { kind: 'deferred', deliveryId: t.id, until: slot };
+    deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: until });
+    return { kind: 'deferred', deliveryId: t.id, until };
   }
   const at = deps.clock.now();
   const result = await attempt(deps, t, at);
-  deps.limiter.report(t.destination.id, result);
+  deps.limiter.report(t.destination.id, result, at);
   const decision = withFailureMode(decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)), t.destination.failureMode);
   countAttempt(deps, t, result, at, publishedAt);
   // Never stored in between: the first attempt's claim and outcome, played in memory.
@@ -169,24 +169,20 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
     deps.log.info(`claimed lane message skipped: ${refused ?? 'claim lost'}`, { ...t.ids, claim });
     return { kind: 'duplicate', deliveryId: t.id };
   }
-  // A delivery deferred to a slot it reserved is sent in it: taking a new slot would leave the
-  // reserved one unused and push the destination's cursor ever further ahead.
-  // (A slot long gone — the delivery was queued or redelivered since — is not held any more.)
-  const reserved = started.rateSlot !== undefined && Date.parse(started.rateSlot) > deps.clock.now().getTime() - RESERVED_SLOT_GRACE_MS;
-  const deferUntil = reserved ? undefined : await waitForSlot(deps, t);
-  if (deferUntil) {
-    const deferred = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'defer', until: deferUntil }, (next) => ({ ...next, rateSlot: deferUntil.toISOString() }));
+  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), deps.maxRateWaitMs);
+  if (gate.kind === 'defer') {
+    const deferred = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'defer', until: new Date(gate.until) });
     if (!deferred) return { kind: 'duplicate', deliveryId: t.id };
     deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: deferred.availableAt });
     return { kind: 'deferred', deliveryId: t.id, until: deferred.availableAt! };
   }
   const at = deps.clock.now();
   const result = await attempt(deps, t, at);
-  deps.limiter.report(t.destination.id, result);
+  deps.limiter.report(t.destination.id, result, at);
   const publishedAt = started.publishedAt ?? started.firstAttemptAt ?? at.toISOString();
   const decision = withFailureMode(decide(t.policy, historyOf(started), result, at, new Date(publishedAt)), t.destination.failureMode);
   countAttempt(deps, t, result, at, publishedAt);
-  const { rateSlot: _used, ...outcome } = settled(transition(started, { type: 'attempted', at, result, decision }));
+  const outcome = settled(transition(started, { type: 'attempted', at, result, decision }));
   const record = withEvent(outcome, t.event);
   if (record.status === 'DEAD') await publishDeadDelivery(deps.bus, deps.deadLetterTopic, t.event, record);
   // Written only if nobody took the claim over while the attempt ran (it expired meanwhile).
@@ -223,20 +219,6 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, claim: string | un
   return { kind: 'queued', deliveryId: t.id };
 }
 
-/** How late after its reserved slot a deferred delivery may still be sent in it: the pump takes it within a round or two. */
-const RESERVED_SLOT_GRACE_MS = 60_000;
-
-/**
- * Waits for this attempt's slot under the destination's adaptive rate, if it comes within
- * maxRateWaitMs; otherwise resolves with when it comes, and the delivery is deferred to it.
- */
-async function waitForSlot(deps: DeliverDeps, t: Target): Promise<Date | undefined> {
-  const slot = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination));
-  const wait = slot - deps.clock.now().getTime();
-  if (wait > deps.maxRateWaitMs) return new Date(slot);
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-  return undefined;
-}
 
 /** Every attempt counts toward the destination's success rate (seed 000's rules in rateOutcome). */
 function countAttempt(deps: DeliverDeps, t: Target, result: AttemptResult, at: Date, publishedAt: string): void {
@@ -262,7 +244,7 @@ async function attempt(deps: DeliverDeps, t: Target, at: Date): Promise<AttemptR
 }
 
 /** A delivery's first record: its ids, the event's, and `state` (with the event while it may be sent again). */
-function newRecord(t: Target, publishedAt: string, state: DeliveryState & Pick<DeliveryRecord, 'rateSlot'>): DeliveryRecord {
+function newRecord(t: Target, publishedAt: string, state: DeliveryState): DeliveryRecord {
   const { event } = t;
   return withEvent(
     { id: t.id, destinationId: t.destination.id, eventId: event.attributes.id, eventSource: event.attributes.source, eventType: event.attributes.type, publishedAt, ...state },

@@ -1,35 +1,66 @@
 import { AttemptResult, isSuccess } from '../domain/delivery';
-import { RateBounds, RateFeedback } from '../domain/rate-control';
+import { CountsBySecond, Grid, gridAt, MAX_PAUSE_MS, mergeCounts, nextTurn, RateBounds } from '../domain/rate-control';
 import { parseRetryAfter } from '../domain/retry-decision';
 import { Clock, Logger, RateLeaseStore } from '../ports';
 
+/** What a caller may do now: send, or defer the delivery (PENDING) to about `until`. */
+export type Gate = { kind: 'send' } | { kind: 'defer'; until: number };
+
 interface Lane {
-  /** Send slots this process holds, in time order (epoch ms). */
-  slots: number[];
-  /** The lease being taken, which every waiting caller shares. */
-  leasing?: Promise<void>;
-  /** When this process was asked for a slot in the last second: its demand. */
-  asked: number[];
-  /** What this process saw since its last lease. */
-  feedback: RateFeedback;
+  bounds: RateBounds;
+  /** The grids this process sends on (the one in force, then any scheduled); undefined before the first lease. */
+  grids?: Grid[];
+  /** Not past this on them without a newer lease (epoch ms). */
+  validUntil: number;
   rate?: number;
-  lastLeaseAt?: number;
+  spanMs: number;
+  leasedAt?: number;
+  leasing?: Promise<void>;
+  /** Callers waiting for their turn to send, first come first served. */
+  queue: (() => void)[];
+  /** The grid time of the last turn taken (epoch ms). */
+  lastTurnAt?: number;
+  /** Where the next deferred delivery is told to come back (spreads them at this process's pace). */
+  deferCursor: number;
+  /** Attempts by the second they started in, since the last lease. */
+  feedback: CountsBySecond;
+  /** When the attempts not reported yet were let go, oldest first. */
+  inFlight: number[];
+  /** When callers were told to defer, over the last DEFER_WINDOW_MS: with the queue, the backlog reported with a lease. */
+  deferrals: number[];
+  /** The next lease, while there is work. */
+  renewTimer?: NodeJS.Timeout;
+  /** No sends before this (Retry-After, this process's or another's through the lease), epoch ms. */
+  pausedUntil?: number;
+  /** A Retry-After this process saw, still to be reported. */
+  reportPause?: number;
+  timer?: NodeJS.Timeout;
+}
+
+/** A process leases a destination at most this often, however its share runs. */
+export const MIN_LEASE_GAP_MS = 1000;
+const FORGET_IN_FLIGHT_MS = 30_000;
+const DEFER_WINDOW_MS = 3000;
+
+/** How far apart this holder's turns on `grid` are, on average, in ms. */
+function paceGapMs(grid: Grid, holder: string): number {
+  const i = grid.holders.indexOf(holder);
+  const cycle = grid.weights.reduce((a, b) => a + b, 0);
+  return (1000 * cycle) / (grid.rate * Math.max(1, grid.weights[i] ?? 1));
 }
 
 /**
- * A process leases a destination's slots at most this often: callers that find the slots
- * used up meanwhile wait and share the next lease, which their asks have sized. Without it,
- * a crowd of callers beyond one lease's slots leases again and again in the same instant.
- */
-export const MIN_LEASE_GAP_MS = 1000;
-
-/**
- * Enforces each destination's adaptive rate across every process that delivers to it: this
- * process leases send slots from the destination's shared controller (one document; a lease
- * covers about a second of this process's demand per process sharing it, so the document
- * takes about one write a second) and hands them out one attempt at a time. The feedback of
- * the attempts (successes, 429s, Retry-After) travels with the next lease, so it costs no
- * write of its own.
+ * Enforces each destination's adaptive rate across every process that delivers to it. This
+ * process leases its turns on the destination's grid from the shared controller (one
+ * document, a lease about once per span: the document takes about one write a second) and
+ * sends in its turns only, one caller at a time, in arrival order. A caller that would wait
+ * longer than the caller's limit is told to defer instead, to a time spread at this
+ * process's pace so deferred deliveries come back about as fast as they can be sent.
+ *
+ * Nothing is granted ahead: when a lease lowers the rate, the very next turn is on the new
+ * grid (slots handed out in advance would keep going out at the old rate and draw 429s).
+ * Each attempt's outcome is counted under the second it started in and travels with the
+ * next lease, so feedback costs no write of its own.
  */
 export class DeliveryLimiter {
   private readonly lanes = new Map<string, Lane>();
@@ -40,38 +71,54 @@ export class DeliveryLimiter {
     private readonly log: Logger,
     /** This process, as the controller counts its senders. */
     private readonly holder: string,
-    private readonly minLeaseGapMs = MIN_LEASE_GAP_MS,
   ) {}
 
-  /**
-   * The time (epoch ms) this process may start one attempt to the destination: now or later.
-   * A slot already past is skipped unless it is the latest gone by (a late caller may use
-   * the slot it was late for, never a backlog of them: that would be a burst).
-   */
-  async acquire(destinationId: string, bounds: RateBounds): Promise<number> {
-    const lane = this.lane(destinationId);
-    const now = this.clock.now().getTime();
-    lane.asked = [...lane.asked.filter((t) => now - t < 1000), now];
-    for (;;) {
-      const t = this.clock.now().getTime();
-      let i = 0;
-      while (i + 1 < lane.slots.length && lane.slots[i + 1]! <= t) i++;
-      if (i > 0) lane.slots.splice(0, i);
-      const slot = lane.slots.shift();
-      if (slot !== undefined) return slot;
-      lane.leasing ??= this.refill(destinationId, lane, bounds).finally(() => (lane.leasing = undefined));
-      await lane.leasing;
+  /** Resolves when this process may send to the destination, or at once with a defer. */
+  async acquire(destinationId: string, bounds: RateBounds, maxWaitMs: number): Promise<Gate> {
+    const lane = this.lane(destinationId, bounds);
+    if (lane.grids === undefined) await this.lease(destinationId, lane);
+    this.renew(destinationId, lane);
+    const t = this.now();
+    const turn = nextTurn(lane.grids!, this.holder, lane.lastTurnAt, t);
+    // This process's pace: its points per cycle of the grid (a grid it is not on yet: a span away at most).
+    const grid = turn === undefined ? undefined : gridAt(lane.grids!, turn);
+    const gap = grid ? paceGapMs(grid, this.holder) : lane.spanMs;
+    const next = Math.max(turn ?? t + lane.spanMs, lane.pausedUntil ?? 0);
+    const wait = Math.max(0, next - t) + lane.queue.length * gap;
+    if (wait > maxWaitMs) {
+      this.countLimited(lane, t);
+      lane.deferrals.push(t);
+      const until = Math.max(t + wait, lane.deferCursor);
+      lane.deferCursor = until + gap;
+      return { kind: 'defer', until };
     }
+    const queued = wait > 0;
+    await new Promise<void>((resolve) => {
+      lane.queue.push(resolve);
+      this.drain(destinationId, lane);
+    });
+    if (queued) this.countLimited(lane, this.now());
+    return { kind: 'send' };
   }
 
-  /** What an attempt came to: the controller learns it with this process's next lease. */
-  report(destinationId: string, result: AttemptResult): void {
-    const f = this.lane(destinationId).feedback;
-    if (isSuccess(result)) f.successes++;
+  /** What an attempt that started at `startedAt` came to: the controller learns it with this process's next lease. */
+  report(destinationId: string, result: AttemptResult, startedAt: Date): void {
+    const lane = this.lanes.get(destinationId);
+    if (!lane) return;
+    // Attempts end about in the order they started: the oldest let go is the one reported.
+    lane.inFlight.shift();
+    const key = String(Math.floor(startedAt.getTime() / 1000));
+    const counts = (lane.feedback[key] ??= { sent: 0, ok: 0, throttled: 0 });
+    counts.sent++;
+    if (isSuccess(result)) counts.ok++;
     else if (result.kind === 'response' && result.status === 429) {
-      f.throttled++;
+      counts.throttled++;
       const after = result.retryAfter === undefined ? undefined : parseRetryAfter(result.retryAfter, this.clock.now());
-      if (after !== undefined) f.retryAfterMs = Math.max(f.retryAfterMs ?? 0, after);
+      if (after !== undefined && after > 0) {
+        const until = this.now() + Math.min(after, MAX_PAUSE_MS);
+        lane.pausedUntil = Math.max(lane.pausedUntil ?? 0, until);
+        lane.reportPause = Math.max(lane.reportPause ?? 0, until);
+      }
     }
   }
 
@@ -80,29 +127,116 @@ export class DeliveryLimiter {
     return this.lanes.get(destinationId)?.rate;
   }
 
-  private lane(destinationId: string): Lane {
+  private countLimited(lane: Lane, at: number): void {
+    const counts = (lane.feedback[String(Math.floor(at / 1000))] ??= { sent: 0, ok: 0, throttled: 0 });
+    counts.limited = (counts.limited ?? 0) + 1;
+  }
+
+  private now(): number {
+    return this.clock.now().getTime();
+  }
+
+  private lane(destinationId: string, bounds: RateBounds): Lane {
     let lane = this.lanes.get(destinationId);
     if (!lane) {
-      lane = { slots: [], asked: [], feedback: { successes: 0, throttled: 0 } };
+      lane = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, feedback: {}, inFlight: [], deferrals: [] };
       this.lanes.set(destinationId, lane);
     }
+    lane.bounds = bounds;
     return lane;
   }
 
-  private async refill(destinationId: string, lane: Lane, bounds: RateBounds): Promise<void> {
-    const gap = lane.lastLeaseAt === undefined ? 0 : lane.lastLeaseAt + this.minLeaseGapMs - this.clock.now().getTime();
-    if (gap > 0) await new Promise((resolve) => setTimeout(resolve, gap));
-    lane.lastLeaseAt = this.clock.now().getTime();
+  /** Hands out this process's turns, one caller each, none inside a pause. */
+  private drain(destinationId: string, lane: Lane): void {
+    if (lane.timer !== undefined || lane.grids === undefined) return;
+    while (lane.queue.length > 0) {
+      const now = this.now();
+      const pause = lane.pausedUntil ?? 0;
+      const turn = nextTurn(lane.grids, this.holder, lane.lastTurnAt, Math.max(now, pause));
+      // No turn on the grids known (this process joined), or past what the last lease covers:
+      // the next lease brings one, and drains again.
+      if (turn === undefined || turn >= lane.validUntil) return;
+      const at = Math.max(turn, pause);
+      if (at > now) {
+        lane.timer = setTimeout(() => {
+          lane.timer = undefined;
+          this.drain(destinationId, lane);
+        }, at - now);
+        return;
+      }
+      lane.lastTurnAt = turn;
+      lane.inFlight.push(now);
+      lane.queue.shift()!();
+    }
+  }
+
+  /**
+   * Leases again now if the last lease's span is over (else when it is), and keeps doing so
+   * once a span while there is work: queued callers, recent deferrals, or attempts whose
+   * outcome the controller has still to learn. Then drains: the new grids may hold turns.
+   */
+  private renew(destinationId: string, lane: Lane): void {
+    // A lease under way renews when it ends.
+    if (lane.renewTimer !== undefined || lane.leasing !== undefined) return;
+    const due = (lane.leasedAt ?? 0) + Math.max(MIN_LEASE_GAP_MS, lane.spanMs);
+    const now = this.now();
+    if (now < due) {
+      lane.renewTimer = setTimeout(() => {
+        lane.renewTimer = undefined;
+        this.renew(destinationId, lane);
+      }, due - now);
+      lane.renewTimer.unref();
+      return;
+    }
+    const idle = lane.queue.length === 0 && lane.inFlight.length === 0 && Object.keys(lane.feedback).length === 0 && !lane.deferrals.some((t) => t > now - DEFER_WINDOW_MS);
+    if (idle) return;
+    this.lease(destinationId, lane)
+      .then(
+        () => this.drain(destinationId, lane),
+        (e: unknown) => {
+          // The grids leased before stand until a lease succeeds; the feedback waits for it.
+          this.log.warn('rate lease failed; sending on the last grids', { destinationId, error: (e as Error).message });
+        },
+      )
+      .finally(() => this.renew(destinationId, lane));
+  }
+
+  private lease(destinationId: string, lane: Lane): Promise<void> {
+    lane.leasing ??= this.takeLease(destinationId, lane).finally(() => (lane.leasing = undefined));
+    return lane.leasing;
+  }
+
+  private async takeLease(destinationId: string, lane: Lane): Promise<void> {
+    const now = this.now();
+    lane.leasedAt = now;
+    // An attempt let go and never reported (its caller failed before it) stops holding the judgement back after a while.
+    while (lane.inFlight.length > 0 && lane.inFlight[0]! < now - FORGET_IN_FLIGHT_MS) lane.inFlight.shift();
+    const reportedThrough = lane.inFlight[0] ?? now;
+    lane.deferrals = lane.deferrals.filter((t) => t > now - DEFER_WINDOW_MS);
+    const backlog = lane.queue.length + lane.deferrals.length;
     const feedback = lane.feedback;
-    lane.feedback = { successes: 0, throttled: 0 };
+    const pauseUntil = lane.reportPause;
+    lane.feedback = {};
+    delete lane.reportPause;
     try {
-      const granted = await this.store.lease(destinationId, { holder: this.holder, demandPerSecond: lane.asked.length, feedback, bounds, now: this.clock.now().getTime() });
-      lane.slots.push(...granted.slots);
+      const granted = await this.store.lease(destinationId, {
+        holder: this.holder,
+        backlog,
+        reportedThrough,
+        feedback: { seconds: feedback, ...(pauseUntil !== undefined ? { pauseUntil } : {}) },
+        bounds: lane.bounds,
+        now,
+      });
       if (lane.rate !== undefined && Math.abs(granted.rate - lane.rate) >= 1) this.log.debug('delivery rate changed', { destinationId, rate: granted.rate, from: lane.rate });
+      lane.grids = granted.grids;
+      lane.validUntil = granted.validUntil;
       lane.rate = granted.rate;
+      lane.spanMs = granted.spanMs;
+      if (granted.pausedUntil !== undefined) lane.pausedUntil = Math.max(lane.pausedUntil ?? 0, granted.pausedUntil);
     } catch (e) {
       // Not lost: the next lease carries it.
-      lane.feedback = { successes: lane.feedback.successes + feedback.successes, throttled: lane.feedback.throttled + feedback.throttled, ...(feedback.retryAfterMs !== undefined ? { retryAfterMs: feedback.retryAfterMs } : {}) };
+      lane.feedback = mergeCounts(lane.feedback, feedback);
+      if (pauseUntil !== undefined) lane.reportPause = Math.max(lane.reportPause ?? 0, pauseUntil);
       throw e;
     }
   }

@@ -1,20 +1,41 @@
 /**
  * Adaptive delivery rate per destination (seed 000: between 1 and 100 events/s; 200s raise
- * it gradually, 429s lower it), as pure functions of the controller's state, the feedback
- * of the last window and the time.
+ * it gradually, 429s lower it), as pure functions of the controller's document, the
+ * feedback a sender brings and the time.
  *
- * The controller is AIMD with a capacity estimate and a slow start:
- * - Slow start: while nothing has been throttled, the rate doubles each window in which
- *   the destination used at least 80 % of it — from 10/s, 80/s is reached in 3 s.
- * - Congestion avoidance, after the first 429: each fully used window adds 5 % (at least
- *   0.5/s), so the rate creeps toward capacity instead of oscillating far past it.
- * - A window with 429s sets the rate to 90 % of what the receiver accepted in it (the best
- *   estimate of its capacity), and never above 90 % of the current rate. Plain AIMD (halve
- *   on 429) averages 75 % of capacity in its sawtooth; starting the decrease from the
- *   accepted rate keeps the average near 95 % with few 429s.
+ * Every process that delivers to a destination shares one controller document. A process
+ * leases from it about once per *span* (a second per process sharing the destination, so
+ * the document takes about one write a second however many deliver): the lease brings the
+ * process's feedback and takes back the *grids* it is to send on.
+ *
+ * A grid is the rate as send times: after its start, points 1/rate apart, dealt out to the
+ * processes on it in proportion to their backlogs (a process with little work gets few
+ * points, so its turns are not lost). Together they never send more than the grid holds — at most the rate in any window, not
+ * just on average: independent pacers at rate/N each can put N − 1 extra sends into a
+ * sliding second (30 % at 10/s with three processes), which a receiver counting a sliding
+ * second answers with 429s.
+ *
+ * A change of rate or of the processes sharing it is a new grid, scheduled to start once
+ * every process on the current one has leased again (its span, plus slack): all switch at
+ * the same instant, so two grids never overlap.
+ *
+ * Feedback is counted by the second the attempts started in, and the controller judges a
+ * second only once every sender has reported all its attempts that started in it. The
+ * rule, per judged second — AIMD with a capacity estimate and a slow start, its increases
+ * paced by the feedback's round trip:
+ * - A second with many 429s (over 20 % of its sends) sets the rate to 95 % of what the
+ *   receiver accepted in it (its capacity, measured); a second with a few takes 3 % off
+ *   (a small crossing, or sends bunched by a busy sender). The seconds until the lower grid
+ *   starts still go out at the old rate: their 429s are not news and are not judged — one
+ *   decrease per episode, as TCP halves once per round trip.
+ * - An increase needs a used second sent entirely on the latest grid, so a rate only goes
+ *   up once it was seen to work: slow start doubles it (until the first 429), congestion
+ *   avoidance adds 2 % (at least 0.2/s), crossing capacity by at most that before the 429s
+ *   of the crossing are judged. Plain AIMD (halve on 429) averages 75 % of capacity in its
+ *   sawtooth; this one stays between 95 % and 100 %.
+ * - A second that did not use its rate teaches nothing (an idle or slow producer): used
+ *   means 80 % of the rate went out, or most sends queued for their turn.
  * - Retry-After on a 429 pauses the destination until then (at most MAX_PAUSE_MS).
- * A window in which the destination did not use its rate leaves the rate as it is: an idle
- * or slow producer does not teach the controller anything about the receiver.
  */
 
 export interface RateBounds {
@@ -25,138 +46,309 @@ export interface RateBounds {
 /** Seed 000's bounds; a destination may narrow them (`rate: {min, max}` in its spec). */
 export const RATE_LIMITS: RateBounds = { minPerSecond: 1, maxPerSecond: 100 };
 export const INITIAL_RATE = 10;
-export const RATE_WINDOW_MS = 1000;
 export const MAX_PAUSE_MS = 60_000;
+/** A process leases about this often per process sharing the destination... */
+export const SPAN_PER_HOLDER_MS = 1000;
+/** ...but at least this often: beyond 10 processes the document takes more than a write a second, and the rate stays fresh. */
+export const MAX_SPAN_MS = 10_000;
+/** A new grid starts this long after the last process on the current one is due to lease again (a lease's own latency). */
+export const SWITCH_SLACK_MS = 1500;
+/** How late a sender may still take a missed turn. */
+export const CATCH_UP_MS = 50;
+/** A sender that has not leased this long after it was due has stopped sending (its turns go to the others). */
+export const HOLDER_GRACE_MS = 2000;
+/** A sender that does not say what it has reported is taken to have reported all but this last stretch (its attempts' time). */
+const REPORT_SLACK_MS = 500;
+/** Seconds judged in one lease at most (after a long quiet spell, only the latest matter). */
+const MAX_JUDGED_PER_LEASE = 10;
 
-const INCREASE_FRACTION = 0.05;
-const MIN_INCREASE = 0.5;
-const DECREASE = 0.9;
+const DECREASE = 0.95;
+/** A second with at most this share of 429s was a slight overshoot: a smaller step back. */
+const MILD_THROTTLE = 0.2;
+const MILD_DECREASE = 0.97;
+const INCREASE_FRACTION = 0.02;
+const MIN_INCREASE = 0.2;
 const USED = 0.8;
 
+/** Attempts that started in one second (epoch seconds), across the senders that reported them. */
+export interface SecondCounts {
+  sent: number;
+  ok: number;
+  throttled: number;
+  /** Sends that waited their turn behind others, and deliveries deferred: the rate, not the producer, set the pace. */
+  limited?: number;
+}
+
+/** Keyed by the epoch second, as a string (a Firestore map key). */
+export type CountsBySecond = Record<string, SecondCounts>;
+
+/**
+ * Send times from `from` (epoch ms) until the next grid: points 1000/rate ms apart, shared by
+ * `holders` in cycles of Σ weights points, of which the i-th holder takes `weights[i]` in a
+ * row (its demand's share): however they are split, the union is the grid.
+ */
+export interface Grid {
+  from: number;
+  rate: number;
+  /** The processes sending on it, sorted by name. */
+  holders: string[];
+  weights: number[];
+}
+
 export interface RateState {
-  /** Events per second allowed now. */
+  /** Events per second: the latest grid's, or the one about to be scheduled. */
   rate: number;
   phase: 'slow-start' | 'avoidance';
-  /** Start of the current feedback window (epoch ms). */
-  windowStart: number;
-  /** Feedback counted in the current window. */
-  successes: number;
-  throttled: number;
+  /** Every second up to this one (epoch s) has been judged. */
+  judgedThrough: number;
+  /** After a decrease: seconds before this one (epoch s) went out at the old rate; their 429s are not judged. */
+  holdUntil?: number;
   /** No sends before this (Retry-After), epoch ms. */
   pausedUntil?: number;
 }
 
-export interface RateFeedback {
-  successes: number;
-  throttled: number;
-  /** The longest Retry-After among the window's 429s, in ms. */
-  retryAfterMs?: number;
+export interface HolderEntry {
+  /** When it last leased, epoch ms. */
+  at: number;
+  /** Its backlog then (deliveries waiting for a turn, or deferred lately). */
+  backlog?: number;
+  /** When it is due to lease again (if it still has work), epoch ms. */
+  until: number;
+  /** It has reported every attempt it started before this, epoch ms. */
+  reportedThrough?: number;
 }
+
+/** What one destination's controller keeps in the store, shared by every sender. */
+export interface RateDoc {
+  state: RateState;
+  /** Feedback of the seconds not yet judged. */
+  seconds: CountsBySecond;
+  /** Senders that share the destination now. */
+  holders: Record<string, HolderEntry>;
+  /** In start order: from the one in force at the oldest second still to judge, to any scheduled. */
+  grids: Grid[];
+}
+
+export interface RateFeedback {
+  seconds: CountsBySecond;
+  /** A 429's Retry-After: no sends before this, epoch ms. */
+  pauseUntil?: number;
+}
+
+export interface LeaseRequest {
+  holder: string;
+  /** This sender's work: deliveries waiting for a turn, and those it deferred lately. */
+  backlog: number;
+  /** What this sender saw since its last lease. */
+  feedback: RateFeedback;
+  /** Every attempt this sender started before this (epoch ms) is in this report or an earlier one; default: now less the report slack. */
+  reportedThrough?: number;
+  bounds: RateBounds;
+  now: number;
+}
+
+export interface Lease {
+  /** The destination's rate after the feedback. */
+  rate: number;
+  /** The grid in force now and any scheduled after it. */
+  grids: Grid[];
+  /** Lease again after this long (if there is still work). */
+  spanMs: number;
+  /**
+   * No sending on these grids from this time (epoch ms) without a newer lease: a grid
+   * scheduled meanwhile may start then, and a sender still on the old one would double up
+   * on its points.
+   */
+  validUntil: number;
+  pausedUntil?: number;
+}
+
+const secondOf = (ms: number) => Math.floor(ms / 1000);
 
 export function clampRate(rate: number, bounds: RateBounds): number {
   return Math.min(bounds.maxPerSecond, Math.max(bounds.minPerSecond, rate));
 }
 
 export function initialRateState(bounds: RateBounds, now: number): RateState {
-  return { rate: clampRate(INITIAL_RATE, bounds), phase: 'slow-start', windowStart: now, successes: 0, throttled: 0 };
+  return { rate: clampRate(INITIAL_RATE, bounds), phase: 'slow-start', judgedThrough: secondOf(now) - 1 };
+}
+
+export function spanFor(holders: number): number {
+  return Math.min(MAX_SPAN_MS, Math.max(1, holders) * SPAN_PER_HOLDER_MS);
+}
+
+/** Adds a sender's per-second counts into the document's. */
+export function mergeCounts(into: CountsBySecond, from: CountsBySecond): CountsBySecond {
+  const out: CountsBySecond = { ...into };
+  for (const [second, c] of Object.entries(from)) {
+    const prior = out[second] ?? { sent: 0, ok: 0, throttled: 0 };
+    out[second] = { sent: prior.sent + c.sent, ok: prior.ok + c.ok, throttled: prior.throttled + c.throttled, limited: (prior.limited ?? 0) + (c.limited ?? 0) };
+  }
+  return out;
+}
+
+/** The grid in force at `at` (epoch ms): the last to start by then, or the first if none had. */
+export function gridAt(grids: readonly Grid[], at: number): Grid | undefined {
+  let found = grids[0];
+  for (const g of grids) if (g.from <= at) found = g;
+  return found;
+}
+
+/** One second's verdict, given the grids it went out on: the state after it (the second marked judged). */
+export function judgeSecond(state: RateState, grids: readonly Grid[], second: number, counts: SecondCounts | undefined, bounds: RateBounds, now: number, spanMs: number): RateState {
+  const s: RateState = { ...state, judgedThrough: Math.max(state.judgedThrough, second) };
+  const held = s.holdUntil !== undefined && second < s.holdUntil;
+  if (!counts || counts.sent === 0 || held) return s;
+  const before = gridAt(grids, second * 1000)?.rate ?? s.rate;
+  if (counts.throttled > 0) {
+    // A few 429s (bunched sends, or a crossing by a step) call for a step back; many say the
+    // rate was far above capacity, which is then what the receiver accepted.
+    const mild = counts.throttled <= MILD_THROTTLE * counts.sent;
+    const rate = clampRate(mild ? Math.min(s.rate, before) * MILD_DECREASE : Math.min(s.rate, counts.ok) * DECREASE, bounds);
+    // The lower grid starts once every sender has leased again: at most a span and the slack from now.
+    return { ...s, rate: Math.min(s.rate, rate), phase: 'avoidance', holdUntil: secondOf(now + spanMs + SWITCH_SLACK_MS) + 1 };
+  }
+  // Sent entirely at the latest rate, and no change decided since: the round trip is complete.
+  const inForce = grids.reduce((i, g, j) => (g.from <= second * 1000 ? j : i), 0);
+  if (grids.slice(inForce).some((g) => g.rate !== s.rate)) return s;
+  // Used: most of the rate was sent, or most sends waited for their turn (senders slower than
+  // their turns — a busy process — still show the receiver took all it was given).
+  const used = counts.sent >= USED * before || (counts.limited ?? 0) >= counts.sent / 2;
+  if (!used) return s;
+  const rate = s.phase === 'slow-start' ? before * 2 : before + Math.max(MIN_INCREASE, before * INCREASE_FRACTION);
+  return { ...s, rate: clampRate(Math.max(s.rate, rate), bounds) };
 }
 
 /**
- * Adds a batch of feedback (what some sender saw since it last reported) and closes every
- * window that has ended. Feedback from several senders adds up in the same window.
+ * The last second every sender has reported in full (epoch s): the earliest `reportedThrough`
+ * among the senders still sharing the destination. A sender that stopped leasing holds the
+ * judgement back until it is forgotten, and its counts with it.
  */
-export function applyFeedback(state: RateState, feedback: RateFeedback, bounds: RateBounds, now: number): RateState {
-  let s: RateState = { ...state, successes: state.successes + feedback.successes, throttled: state.throttled + feedback.throttled };
-  if (feedback.retryAfterMs !== undefined && feedback.throttled > 0) {
-    const until = now + Math.min(MAX_PAUSE_MS, Math.max(0, feedback.retryAfterMs));
-    s.pausedUntil = Math.max(s.pausedUntil ?? 0, until);
-  }
-  if (now - s.windowStart >= RATE_WINDOW_MS) s = closeWindow(s, bounds, now);
+export function settledThrough(holders: Record<string, HolderEntry>): number {
+  const through = Math.min(...Object.values(holders).map((h) => h.reportedThrough ?? h.at - REPORT_SLACK_MS));
+  return secondOf(through) - 1;
+}
+
+/** Judges, in order, every second not judged yet up to `through` (epoch s). */
+export function judgeSettled(state: RateState, grids: readonly Grid[], seconds: CountsBySecond, bounds: RateBounds, now: number, spanMs: number, through: number): RateState {
+  const settledThrough = Math.min(through, secondOf(now) - 1);
+  let s = { ...state, rate: clampRate(state.rate, bounds) };
+  const from = Math.max(s.judgedThrough + 1, settledThrough - MAX_JUDGED_PER_LEASE + 1);
+  for (let second = from; second <= settledThrough; second++) s = judgeSecond(s, grids, second, seconds[second], bounds, now, spanMs);
+  s = { ...s, judgedThrough: Math.max(s.judgedThrough, settledThrough) };
+  if (s.holdUntil !== undefined && s.holdUntil <= s.judgedThrough) delete s.holdUntil;
   if (s.pausedUntil !== undefined && s.pausedUntil <= now) delete s.pausedUntil;
   return s;
 }
 
-function closeWindow(s: RateState, bounds: RateBounds, now: number): RateState {
-  const seconds = (now - s.windowStart) / 1000;
-  const next: RateState = { ...s, windowStart: now, successes: 0, throttled: 0 };
-  if (s.throttled > 0) {
-    const accepted = s.successes / seconds;
-    next.rate = clampRate(Math.min(s.rate, accepted) * DECREASE, bounds);
-    next.phase = 'avoidance';
-    return next;
+/**
+ * The grids after this lease: a new one when the rate or the senders changed, starting once
+ * every other sender on the current grids is due to have leased again (a sender that leases
+ * now learns it now); then only those still needed — to send on, or to judge by.
+ */
+/** Points per cycle per holder, on average: the grain of the split. */
+const WEIGHT_GRAIN = 10;
+
+/**
+ * Each holder's points per cycle, in the order of their names: its share of the backlog (at
+ * least one). Backlog, not throughput: a process sends as fast as its points let it, so
+ * splitting by what each sent would keep the split as it is, however unfair.
+ */
+export function weightsFor(names: readonly string[], holders: Record<string, HolderEntry>): number[] {
+  const demands = names.map((h) => Math.max(0.1, holders[h]?.backlog ?? 1));
+  const total = demands.reduce((a, b) => a + b, 0);
+  return demands.map((d) => Math.max(1, Math.round((WEIGHT_GRAIN * names.length * d) / total)));
+}
+
+/** Whether a split moved enough to be worth a new grid (backlogs move all the time). */
+function splitMoved(before: readonly number[], after: readonly number[]): boolean {
+  const total = (w: readonly number[]) => w.reduce((a, b) => a + b, 0);
+  const [tb, ta] = [total(before), total(after)];
+  return after.some((w, i) => Math.abs(w / ta - (before[i] ?? 0) / tb) > SPLIT_TOLERANCE);
+}
+const SPLIT_TOLERANCE = 0.15;
+
+export function scheduleGrids(grids: readonly Grid[], rate: number, holders: Record<string, HolderEntry>, leasing: string, now: number, judgedThrough: number): Grid[] {
+  const names = Object.keys(holders).sort();
+  const weights = weightsFor(names, holders);
+  const latest = grids[grids.length - 1];
+  let next = [...grids];
+  if (!latest || latest.rate !== rate || latest.holders.join('\n') !== names.join('\n') || splitMoved(latest.weights, weights)) {
+    const others = names.filter((h) => h !== leasing).map((h) => holders[h]!.until + SWITCH_SLACK_MS);
+    // Alone on the grids, the sender may replace a grid nobody else has learned; otherwise a
+    // scheduled grid stands (another sender may know it) and the new one starts after it.
+    const alone = grids.every((g) => g.holders.every((h) => h === leasing)) && others.length === 0;
+    const from = alone ? Math.max(now, latest?.from ?? 0) : Math.max(now, latest ? latest.from + 1 : 0, ...others);
+    next = [...next.filter((g) => g.from < from), { from, rate, holders: names, weights }];
   }
-  // Only a window that used most of its rate says the receiver could take more.
-  if (s.successes < USED * s.rate * seconds) return next;
-  next.rate = clampRate(s.phase === 'slow-start' ? s.rate * 2 : s.rate + Math.max(MIN_INCREASE, s.rate * INCREASE_FRACTION), bounds);
-  return next;
+  // Keep the grid in force at the oldest second still to judge (and at now), and all after it.
+  const oldest = Math.min((judgedThrough + 1) * 1000, now);
+  const keepFrom = next.reduce((i, g, j) => (g.from <= oldest ? j : i), 0);
+  return next.slice(keepFrom);
 }
 
-/** The earliest a send may start: not before now, the pause, or the next free slot. */
-export function nextSlot(state: RateState, cursor: number, now: number): number {
-  return Math.max(now, cursor, state.pausedUntil ?? 0);
-}
-
-/**
- * `count` send times from the first free slot, spaced 1/rate apart, and the cursor after
- * them: however many senders take slots, no second has more than `rate` of them.
- */
-export function grantSlots(state: RateState, cursor: number, now: number, count: number): { slots: number[]; cursor: number } {
-  const start = nextSlot(state, cursor, now);
-  const gap = 1000 / state.rate;
-  const slots = Array.from({ length: count }, (_, i) => start + i * gap);
-  return { slots, cursor: start + count * gap };
-}
-
-/** What one destination's rate controller keeps in the store, shared by every sender. */
-export interface RateDoc {
-  state: RateState;
-  /** Time (epoch ms) after the last slot granted. */
-  cursor: number;
-  /** Senders that leased recently, and when: how many share the destination. */
-  holders: Record<string, number>;
-}
-
-export interface LeaseRequest {
-  holder: string;
-  /** This sender's demand, events per second. */
-  demandPerSecond: number;
-  /** What this sender saw since its last lease. */
-  feedback: RateFeedback;
-  bounds: RateBounds;
-  now: number;
-}
-
-export interface Lease {
-  slots: number[];
-  /** The rate after the feedback. */
-  rate: number;
-  pausedUntil?: number;
-}
-
-/** A holder that has not leased for this long no longer counts as sharing the destination. */
-export const HOLDER_IDLE_MS = 5_000;
-
-/**
- * One lease: the feedback applied, then slots for about one lease span of this sender's
- * demand. The span is a second per active sender, so all senders together lease about once
- * a second: the document takes about one write a second, however many instances deliver.
- */
+/** One lease: the sender's feedback merged, the settled seconds judged, and the grids to send on. */
 export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: RateDoc; lease: Lease } {
-  const { now, bounds } = request;
-  const current = doc ?? { state: initialRateState(bounds, now), cursor: now, holders: {} };
-  const state = applyFeedback({ ...current.state, rate: clampRate(current.state.rate, bounds) }, request.feedback, bounds, now);
-  const holders: Record<string, number> = {};
-  for (const [h, at] of Object.entries(current.holders)) if (now - at < HOLDER_IDLE_MS) holders[h] = at;
-  holders[request.holder] = now;
-  const sharing = Math.max(1, Object.keys(holders).length);
-  const spanMs = 1000 * sharing;
-  // At least this sender's fair share of a second: a sender leases at most once a second,
-  // so a short burst after a quiet spell is not held to one slot per lease.
-  const fairShare = Math.ceil(state.rate / sharing);
-  const count = Math.max(1, Math.min(Math.max(fairShare, Math.ceil((request.demandPerSecond * spanMs) / 1000)), Math.floor((state.rate * spanMs) / 1000)));
-  const granted = grantSlots(state, current.cursor, now, count);
+  const { now, bounds, holder } = request;
+  const current: RateDoc = doc ?? { state: initialRateState(bounds, now), seconds: {}, holders: {}, grids: [] };
+  const holders: Record<string, HolderEntry> = {};
+  for (const [h, entry] of Object.entries(current.holders)) if (now < entry.until + HOLDER_GRACE_MS) holders[h] = entry;
+  const spanMs = spanFor(Object.keys({ ...holders, [holder]: true }).length);
+  holders[holder] = { at: now, until: now + spanMs, backlog: request.backlog, reportedThrough: Math.min(now, request.reportedThrough ?? now - REPORT_SLACK_MS) };
+  const seconds = mergeCounts(current.seconds, request.feedback.seconds);
+  let state = judgeSettled(current.state, current.grids, seconds, bounds, now, spanMs, settledThrough(holders));
+  if (request.feedback.pauseUntil !== undefined && request.feedback.pauseUntil > now) {
+    state = { ...state, pausedUntil: Math.max(state.pausedUntil ?? 0, Math.min(request.feedback.pauseUntil, now + MAX_PAUSE_MS)) };
+  }
+  const grids = scheduleGrids(current.grids, state.rate, holders, holder, now, state.judgedThrough);
+  const unjudged: CountsBySecond = {};
+  for (const [k, c] of Object.entries(seconds)) if (Number(k) > state.judgedThrough) unjudged[k] = c;
+  const inForce = grids.reduce((i, g, j) => (g.from <= now ? j : i), 0);
   return {
-    doc: { state, cursor: granted.cursor, holders },
-    lease: { slots: granted.slots, rate: state.rate, ...(state.pausedUntil === undefined ? {} : { pausedUntil: state.pausedUntil }) },
+    doc: { state, seconds: unjudged, holders, grids },
+    lease: { rate: state.rate, grids: grids.slice(inForce), spanMs, validUntil: now + spanMs + SWITCH_SLACK_MS, ...(state.pausedUntil === undefined ? {} : { pausedUntil: state.pausedUntil }) },
   };
+}
+
+/**
+ * When `holder`'s next turn is (epoch ms) on the grids it was given: the first of its points
+ * after its last turn, and not before `now` by more than a gap or CATCH_UP_MS. A sender
+ * running late (a timer fires late in a busy process) takes the turns it missed within
+ * that, never a longer backlog: at 100/s, 50 ms of turns is 5 sends more in some second at
+ * most, where dropping them would lose a tenth of the rate to 10 ms of lateness.
+ * Undefined: it has no turn on these grids (it joined and its first grid is not known yet).
+ */
+export function nextTurn(grids: readonly Grid[], holder: string, lastTurnAt: number | undefined, now: number): number | undefined {
+  for (const [j, g] of grids.entries()) {
+    const end = grids[j + 1]?.from ?? Infinity;
+    const i = g.holders.indexOf(holder);
+    if (i < 0) continue;
+    const weights = g.weights ?? g.holders.map(() => 1);
+    const cycle = weights.reduce((a, b) => a + b, 0);
+    const first = weights.slice(0, i).reduce((a, b) => a + b, 0);
+    const mine = weights[i]!;
+    const gap = 1000 / g.rate;
+    const start = Math.max(g.from, now - Math.max(gap, CATCH_UP_MS), lastTurnAt === undefined ? -Infinity : lastTurnAt + 0.001);
+    if (start >= end) continue;
+    // Points from one gap after the start: the previous grid's last point was before it.
+    let k = Math.max(1, Math.ceil((start - g.from) / gap - 1e-9));
+    const r = k % cycle;
+    if (r < first) k += first - r;
+    else if (r >= first + mine) k += cycle - r + first;
+    const at = g.from + k * gap;
+    if (at < end) return at;
+  }
+  return undefined;
+}
+
+/**
+ * A document of another shape (an older Herald's) keeps its rate and starts afresh otherwise:
+ * the rate is all that is worth carrying over.
+ */
+export function readRateDoc(raw: unknown, bounds: RateBounds, now: number): RateDoc | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const doc = raw as Partial<RateDoc>;
+  if (doc.state && typeof doc.state.rate === 'number' && Array.isArray(doc.grids) && doc.seconds && doc.holders) return doc as RateDoc;
+  if (typeof doc.state?.rate !== 'number') return undefined;
+  return { state: { ...initialRateState(bounds, now), rate: clampRate(doc.state.rate, bounds), phase: 'avoidance' }, seconds: {}, holders: {}, grids: [] };
 }

@@ -69,7 +69,7 @@ export interface RateAnalysis {
   /** Per second of the run: accepted, 429. */
   perSecond: { accepted: number[]; throttled: number[] };
   /** The rate-control document of this destination: one write per lease. */
-  rateDoc?: DocWriteStats & { leaseErrors?: number; rateAtEnd?: number; rates: (number | undefined)[]; maxSlotAheadMs?: number };
+  rateDoc?: DocWriteStats & { leaseErrors?: number; rateAtEnd?: number; rates: (number | undefined)[] };
   /** The hottest success-rate counter document of this destination. */
   hottestCounter?: DocWriteStats;
   counterDocs: number;
@@ -182,14 +182,12 @@ export function analyseRate(input: RateInputs): RateAnalysis {
     rates.push(last === undefined ? undefined : round(last, 1));
   }
   const leaseTimes = leases.filter((l) => l.at < end).map((l) => l.at);
-  const aheads = leases.filter((l) => l.at >= t0 && l.at < end && l.lastSlotInMs !== undefined).map((l) => l.lastSlotInMs!);
   const rateDoc = leaseTimes.length
     ? {
         ...writeStats(`rate-control/${input.destinationId}`, leaseTimes, t0, seconds),
         ...(input.leaseErrors !== undefined ? { leaseErrors: input.leaseErrors } : {}),
         rateAtEnd: rates[rates.length - 1],
         rates,
-        ...(aheads.length ? { maxSlotAheadMs: Math.max(...aheads) } : {}),
       }
     : undefined;
   const mine = (w: DocWrite) => w.at < end && w.doc.startsWith(`${input.destinationId}~`);

@@ -33,14 +33,14 @@ export const emptyOutcomes = (): OutcomeCounts => ({ attempted: {}, deferred: 0,
 /** One lease from a destination's rate-control document (one committed write). */
 export interface LeaseLog {
   destinationId: string;
-  /** When the lease transaction committed. */
+  /** When the lease transaction committed, and how long it took (the worker's event loop included). */
   at: number;
+  tookMs: number;
   /** The controller's rate after it. */
   rate: number;
-  slots: number;
-  /** First and last slot granted, ms after `at` (how far ahead the cursor ran). */
-  firstSlotInMs?: number;
-  lastSlotInMs?: number;
+  /** How many workers shared the grid (the leasing worker sends one turn in that many), and how long until it leases again. */
+  holders: number;
+  spanMs: number;
 }
 
 /** A document write other than a lease: a success-rate counter (one per document per flush) or a delivery record. */

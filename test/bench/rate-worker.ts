@@ -12,6 +12,7 @@
  * write (the runtime's DeliveryStore instance), and when each HTTP attempt started (the
  * runtime's HttpSender instance): Herald's own pacing, apart from the receiver's clock.
  */
+import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { FirestoreRateStore } from '../../shared/adapters/firestore-rates';
 import { DeliverOutcome } from '../../shared/app/deliver';
@@ -66,17 +67,11 @@ function instrument(rt: Runtime): void {
   const store = rt.rateLeases;
   const lease = store.lease.bind(store);
   store.lease = async (destinationId, request) => {
+    const asked = now();
     try {
       const granted = await lease(destinationId, request);
       const at = now();
-      const wall = Date.now();
-      leases.push({
-        destinationId,
-        at,
-        rate: granted.rate,
-        slots: granted.slots.length,
-        ...(granted.slots.length ? { firstSlotInMs: Math.round(granted.slots[0]! - wall), lastSlotInMs: Math.round(granted.slots[granted.slots.length - 1]! - wall) } : {}),
-      });
+      leases.push({ destinationId, at, tookMs: Math.round(at - asked), rate: granted.rate, holders: granted.grids.at(-1)?.holders.length ?? 0, spanMs: granted.spanMs });
       return granted;
     } catch (e) {
       leaseErrors++;
@@ -159,6 +154,8 @@ async function main(): Promise<void> {
     if (m.type === 'start') consumer = consume(rt, m);
     else if (m.type === 'status') send({ type: 'status', ...status(rt) });
     else if (m.type === 'stop') {
+      // BENCH_DUMP=path: this worker's raw lease and attempt logs, for a closer look.
+      if (process.env.BENCH_DUMP) writeFileSync(`${process.env.BENCH_DUMP}-${WORKER}.json`, JSON.stringify({ leases, attemptStarts }));
       // Stop pulling and report at once: what is still in flight comes after the measured window.
       const report: WorkerReport = {
         type: 'report',

@@ -338,7 +338,6 @@ function formatRun(a: RateAnalysis, o: OutcomeCounts | undefined, retryAfter: nu
     ['  mean writes/s while written', rd?.meanPerSecond],
     ['  shortest gap between two writes, ms', rd?.minGapMs],
     ['  controller rate at the end, events/s', rd?.rateAtEnd],
-    ['  furthest slot granted ahead of its lease, s', rd?.maxSlotAheadMs === undefined ? undefined : round(rd.maxSlotAheadMs / 1000, 1)],
     [`hottest success-rate counter doc (${a.counterDocs} docs): writes / max in 1 s / mean/s`, a.hottestCounter ? `${a.hottestCounter.writes} / ${a.hottestCounter.maxIn1s} / ${a.hottestCounter.meanPerSecond ?? '—'}` : undefined],
     ['hottest delivery record: writes / max in 1 s', a.hottestRecord ? `${a.hottestRecord.writes} / ${a.hottestRecord.maxIn1s}` : undefined],
     ['duplicate deliveries (an event accepted twice)', a.duplicateAccepts],

@@ -1,15 +1,15 @@
-import { lease as leaseSlots, Lease, LeaseRequest, RateDoc } from '../../domain/rate-control';
+import { lease as leaseShare, Lease, LeaseRequest, RateDoc } from '../../domain/rate-control';
 import { RateLeaseStore } from '../../ports';
 
 /** Rate controllers in memory, for unit tests; it records every lease (a write in Firestore). */
 export class MemoryRateLeaseStore implements RateLeaseStore {
   private readonly docs = new Map<string, RateDoc>();
-  readonly leases: { destinationId: string; at: number; slots: number }[] = [];
+  readonly leases: { destinationId: string; holder: string; at: number; rate: number; grids: Lease['grids'] }[] = [];
 
   async lease(destinationId: string, request: LeaseRequest): Promise<Lease> {
-    const { doc, lease } = leaseSlots(this.docs.get(destinationId), request);
+    const { doc, lease } = leaseShare(this.docs.get(destinationId), request);
     this.docs.set(destinationId, structuredClone(doc));
-    this.leases.push({ destinationId, at: request.now, slots: lease.slots.length });
+    this.leases.push({ destinationId, holder: request.holder, at: request.now, rate: lease.rate, grids: lease.grids });
     return lease;
   }
 

@@ -1,19 +1,33 @@
 import {
-  applyFeedback,
   clampRate,
-  grantSlots,
+  CountsBySecond,
+  Grid,
+  gridAt,
+  HOLDER_GRACE_MS,
   initialRateState,
+  judgeSecond,
+  judgeSettled,
   lease,
+  LeaseRequest,
   MAX_PAUSE_MS,
+  MAX_SPAN_MS,
+  nextTurn,
   RATE_LIMITS,
   RateDoc,
   RateState,
+  readRateDoc,
+  scheduleGrids,
+  settledThrough,
+  spanFor,
+  SWITCH_SLACK_MS,
 } from '../../../shared/domain/rate-control';
 
-const T0 = 1_000_000;
+const T0 = 1_000_000_000; // a whole second, in ms
+const S0 = T0 / 1000;
 const B = RATE_LIMITS;
 
 const state = (extra: Partial<RateState> = {}): RateState => ({ ...initialRateState(B, T0), ...extra });
+const counts = (sent: number, ok: number, throttled = sent - ok, limited = 0) => ({ sent, ok, throttled, limited });
 
 describe('bounds', () => {
   it('seed 000: 1 to 100 events/s', () => expect(RATE_LIMITS).toEqual({ minPerSecond: 1, maxPerSecond: 100 }));
@@ -24,109 +38,294 @@ describe('bounds', () => {
     expect(clampRate(50, { minPerSecond: 5, maxPerSecond: 20 })).toBe(20);
   });
   it('starts at 10/s in slow start, or inside narrower bounds', () => {
-    expect(initialRateState(B, T0)).toEqual({ rate: 10, phase: 'slow-start', windowStart: T0, successes: 0, throttled: 0 });
+    expect(initialRateState(B, T0)).toEqual({ rate: 10, phase: 'slow-start', judgedThrough: S0 - 1 });
     expect(initialRateState({ minPerSecond: 1, maxPerSecond: 5 }, T0).rate).toBe(5);
     expect(initialRateState({ minPerSecond: 20, maxPerSecond: 50 }, T0).rate).toBe(20);
   });
+  it('a lease span is a second per sender, at most 10 s', () => {
+    expect(spanFor(0)).toBe(1000);
+    expect(spanFor(3)).toBe(3000);
+    expect(spanFor(40)).toBe(MAX_SPAN_MS);
+  });
 });
 
-describe('windows', () => {
-  it('feedback inside a window only adds up', () => {
-    const s = applyFeedback(state(), { successes: 4, throttled: 0 }, B, T0 + 500);
-    expect(s).toMatchObject({ rate: 10, successes: 4, throttled: 0, windowStart: T0 });
+describe('judging one second', () => {
+  const now = T0 + 10_000;
+  const span = 1000;
+  // One grid, in force since well before the judged second.
+  const on = (rate: number): Grid[] => [{ from: T0 - 20_000, rate, holders: ['a'], weights: [1] }];
+  const judge = (rate: number, c: ReturnType<typeof counts> | undefined, extra: Partial<RateState> = {}, grids = on(rate)) =>
+    judgeSecond(state({ rate, ...extra }), grids, S0, c, B, now, span);
+
+  it('slow start doubles a rate used on the latest grid, up to the maximum and never past it', () => {
+    expect(judge(10, counts(9, 9)).rate).toBe(20);
+    expect(judge(80, counts(80, 80)).rate).toBe(100);
+    expect(judge(100, counts(100, 100)).rate).toBe(100);
   });
 
-  it('slow start doubles a fully used rate, up to the maximum and never past it', () => {
-    const s = applyFeedback(state({ successes: 9 }), { successes: 1, throttled: 0 }, B, T0 + 1000);
-    expect(s).toMatchObject({ rate: 20, phase: 'slow-start', successes: 0, windowStart: T0 + 1000 });
-    expect(applyFeedback(state({ rate: 80, successes: 80 }), { successes: 0, throttled: 0 }, B, T0 + 1000).rate).toBe(100);
-    expect(applyFeedback(state({ rate: 100, successes: 100 }), { successes: 0, throttled: 0 }, B, T0 + 1000).rate).toBe(100);
+  it('no increase from a second sent before the latest grid started, or once one is decided (one per round trip)', () => {
+    const changing: Grid[] = [...on(10), { from: T0 + 500, rate: 20, holders: ['a'], weights: [1] }];
+    expect(judge(20, counts(10, 10), {}, changing).rate).toBe(20);
+    expect(judge(20, counts(10, 10), {}, on(10)).rate).toBe(20);
   });
 
-  it('a window that did not use 80 % of its rate leaves the rate alone (no demand, no lesson)', () => {
-    expect(applyFeedback(state({ rate: 50, successes: 39 }), { successes: 0, throttled: 0 }, B, T0 + 1000).rate).toBe(50);
-    expect(applyFeedback(state({ rate: 50, successes: 40 }), { successes: 0, throttled: 0 }, B, T0 + 1000).rate).toBe(100);
+  it('a second that used neither 80 % of its rate nor queued its sends teaches nothing (no demand, no lesson)', () => {
+    expect(judge(50, counts(39, 39)).rate).toBe(50);
+    expect(judge(50, counts(40, 40)).rate).toBe(100);
+    expect(judge(50, undefined).rate).toBe(50);
   });
 
-  it('after the first 429, increases are additive: 5 %, at least 0.5/s', () => {
-    expect(applyFeedback(state({ rate: 40, phase: 'avoidance', successes: 40 }), { successes: 0, throttled: 0 }, B, T0 + 1000).rate).toBeCloseTo(42, 10);
-    expect(applyFeedback(state({ rate: 4, phase: 'avoidance', successes: 4 }), { successes: 0, throttled: 0 }, B, T0 + 1000).rate).toBeCloseTo(4.5, 10);
-    expect(applyFeedback(state({ rate: 99.9, phase: 'avoidance', successes: 100 }), { successes: 0, throttled: 0 }, B, T0 + 1000).rate).toBe(100);
+  it('a second whose sends mostly queued for their turn was used, however few went out (a busy sender)', () => {
+    expect(judge(50, counts(20, 20, 0, 10)).rate).toBe(100);
+    expect(judge(50, counts(20, 20, 0, 9)).rate).toBe(50);
   });
 
-  it('a window with 429s drops to 90 % of what the receiver accepted, and enters avoidance', () => {
-    const s = applyFeedback(state({ rate: 80, successes: 37 }), { successes: 0, throttled: 43 }, B, T0 + 1000);
-    expect(s.rate).toBeCloseTo(33.3, 10);
+  it('after the first 429, increases are additive: 2 %, at least 0.2/s', () => {
+    expect(judge(40, counts(40, 40), { phase: 'avoidance' }).rate).toBeCloseTo(40.8, 10);
+    expect(judge(4, counts(4, 4), { phase: 'avoidance' }).rate).toBeCloseTo(4.2, 10);
+    expect(judge(99.5, counts(100, 100), { phase: 'avoidance' }).rate).toBe(100);
+  });
+
+  it('a second with many 429s drops to 95 % of what the receiver accepted, enters avoidance and holds until the lower grid starts', () => {
+    const s = judgeSecond(state({ rate: 80 }), on(80), S0, counts(80, 37), B, now, 3000);
+    expect(s.rate).toBeCloseTo(35.15, 10);
     expect(s.phase).toBe('avoidance');
+    expect(s.holdUntil).toBe(Math.floor((now + 3000 + SWITCH_SLACK_MS) / 1000) + 1);
   });
 
-  it('a 429 never raises the rate, even when the window accepted more than the rate (a longer window)', () => {
-    const s = applyFeedback(state({ rate: 20, successes: 60 }), { successes: 0, throttled: 1 }, B, T0 + 2000);
-    expect(s.rate).toBeCloseTo(18, 10);
+  it('a second with a few 429s (at most 20 %) takes 3 % off the rate it went out at', () => {
+    expect(judge(40, counts(40, 37), { phase: 'avoidance' }).rate).toBeCloseTo(38.8, 10);
+    expect(judge(10, counts(10, 9), { phase: 'avoidance' }).rate).toBeCloseTo(9.7, 10);
+  });
+
+  it('a 429 never raises the rate, even when the receiver accepted more than it', () => {
+    expect(judge(20, counts(100, 60)).rate).toBeLessThan(20);
+  });
+
+  it('seconds sent at the old rate after a decrease are not judged again (one decrease per episode)', () => {
+    const dropped = judgeSecond(state({ rate: 80 }), on(80), S0, counts(80, 37), B, now, 3000);
+    expect(judgeSecond(dropped, on(80), S0 + 1, counts(80, 37), B, now + 500, 3000).rate).toBe(dropped.rate);
+    expect(judgeSecond(dropped, on(dropped.rate), dropped.holdUntil!, counts(36, 35), B, now + 5000, 3000).rate).toBeLessThan(dropped.rate);
   });
 
   it('a receiver that accepts nothing drives the rate to the minimum, never below', () => {
-    expect(applyFeedback(state({ rate: 10 }), { successes: 0, throttled: 10 }, B, T0 + 1000).rate).toBe(1);
-    expect(applyFeedback(state({ rate: 1, phase: 'avoidance' }), { successes: 0, throttled: 1 }, B, T0 + 1000).rate).toBe(1);
-  });
-
-  it('Retry-After pauses the destination until then, capped at a minute', () => {
-    const paused = applyFeedback(state(), { successes: 0, throttled: 1, retryAfterMs: 5000 }, B, T0 + 100);
-    expect(paused.pausedUntil).toBe(T0 + 5100);
-    expect(applyFeedback(state(), { successes: 0, throttled: 1, retryAfterMs: 3_600_000 }, B, T0 + 100).pausedUntil).toBe(T0 + 100 + MAX_PAUSE_MS);
-    // A pause that has passed is dropped.
-    expect(applyFeedback(paused, { successes: 0, throttled: 0 }, B, T0 + 6000).pausedUntil).toBeUndefined();
+    expect(judge(10, counts(10, 0)).rate).toBe(1);
+    expect(judge(1, counts(1, 0), { phase: 'avoidance' }).rate).toBe(1);
   });
 });
 
-describe('slots', () => {
-  it('spaces sends 1/rate apart from the next free slot, and moves the cursor past them', () => {
-    const { slots, cursor } = grantSlots(state({ rate: 4 }), T0 - 10_000, T0, 3);
-    expect(slots).toEqual([T0, T0 + 250, T0 + 500]);
-    expect(cursor).toBe(T0 + 750);
+describe('settled seconds', () => {
+  it('are those every sender still sharing the destination has reported in full', () => {
+    expect(settledThrough({ a: { at: T0 + 9000, until: T0 + 12_000, reportedThrough: T0 + 8999 }, b: { at: T0 + 5000, until: T0 + 8000, reportedThrough: T0 + 4200 } })).toBe(S0 + 3);
+    // A sender that does not say: all but the last half second before its lease.
+    expect(settledThrough({ a: { at: T0 + 5000, until: T0 + 8000 } })).toBe(S0 + 3);
   });
 
-  it('a later grant continues from the cursor, so two senders never share a second beyond the rate', () => {
-    const s = state({ rate: 10 });
-    const a = grantSlots(s, T0, T0, 5);
-    const b = grantSlots(s, a.cursor, T0 + 1, 10);
-    const all = [...a.slots, ...b.slots];
-    for (let i = 1; i < all.length; i++) expect(all[i]! - all[i - 1]!).toBeGreaterThanOrEqual(100);
+  it('are judged in order, once, and no further than the last whole second', () => {
+    const grids: Grid[] = [{ from: T0 - 20_000, rate: 10, holders: ['a'], weights: [1] }];
+    const seconds: CountsBySecond = { [S0]: counts(10, 10) };
+    const s = state({ judgedThrough: S0 - 1 });
+    expect(judgeSettled(s, grids, seconds, B, T0 + 5000, 3000, S0 - 1)).toMatchObject({ judgedThrough: S0 - 1, rate: 10 });
+    expect(judgeSettled(s, grids, seconds, B, T0 + 5000, 3000, S0)).toMatchObject({ judgedThrough: S0, rate: 20 });
+    expect(judgeSettled(s, grids, seconds, B, T0 + 500, 3000, S0 + 10).judgedThrough).toBe(S0 - 1);
   });
 
-  it('no slot inside a pause', () => {
-    const { slots } = grantSlots(state({ rate: 10, pausedUntil: T0 + 3000 }), T0, T0, 2);
-    expect(slots).toEqual([T0 + 3000, T0 + 3100]);
+  it('a Retry-After pause ends on time', () => {
+    expect(judgeSettled(state({ pausedUntil: T0 + 1000 }), [], {}, B, T0 + 1001, 1000, S0 - 1).pausedUntil).toBeUndefined();
+  });
+});
+
+describe('grids', () => {
+  const holders = (entries: Record<string, number>) => Object.fromEntries(Object.entries(entries).map(([h, until]) => [h, { at: until - 1000, until }]));
+
+  it('a sender alone on the grids changes them at once', () => {
+    const grids: Grid[] = [{ from: T0, rate: 10, holders: ['a'], weights: [1] }];
+    expect(scheduleGrids(grids, 20, holders({ a: T0 + 6000 }), 'a', T0 + 5000, S0 + 3).at(-1)).toEqual({ from: T0 + 5000, rate: 20, holders: ['a'], weights: [10] });
+  });
+
+  it('a change starts once every other sender is due to have leased again, plus the slack', () => {
+    const grids: Grid[] = [{ from: T0, rate: 10, holders: ['a', 'b'], weights: [1, 1] }];
+    const next = scheduleGrids(grids, 20, holders({ a: T0 + 7000, b: T0 + 6200 }), 'a', T0 + 5000, S0 + 3);
+    expect(next.at(-1)).toEqual({ from: T0 + 6200 + SWITCH_SLACK_MS, rate: 20, holders: ['a', 'b'], weights: [10, 10] });
+  });
+
+  it('a newcomer is on the next grid only: until it starts the others keep every turn', () => {
+    const grids: Grid[] = [{ from: T0, rate: 10, holders: ['a'], weights: [1] }];
+    const next = scheduleGrids(grids, 10, holders({ a: T0 + 1000, b: T0 + 2000 }), 'b', T0 + 500, S0 - 1);
+    expect(next).toEqual([grids[0], { from: T0 + 1000 + SWITCH_SLACK_MS, rate: 10, holders: ['a', 'b'], weights: [10, 10] }]);
+    expect(nextTurn(next, 'b', undefined, T0 + 500)).toBeGreaterThan(T0 + 1000 + SWITCH_SLACK_MS);
+  });
+
+  it('a grid another sender may know is never replaced: the next starts after it', () => {
+    const grids: Grid[] = [
+      { from: T0, rate: 10, holders: ['a', 'b'], weights: [1, 1] },
+      { from: T0 + 3000, rate: 20, holders: ['a', 'b'], weights: [1, 1] },
+    ];
+    const next = scheduleGrids(grids, 19, holders({ a: T0 + 2000, b: T0 + 2400 }), 'a', T0 + 1000, S0 - 1);
+    expect(next.map((g) => g.rate)).toEqual([10, 20, 19]);
+    expect(next[2]!.from).toBeGreaterThan(T0 + 3000);
+  });
+
+  it('keeps only the grids still needed to judge by or send on', () => {
+    const grids: Grid[] = [
+      { from: T0, rate: 10, holders: ['a'], weights: [1] },
+      { from: T0 + 5000, rate: 20, holders: ['a'], weights: [1] },
+      { from: T0 + 9000, rate: 40, holders: ['a'], weights: [1] },
+    ];
+    expect(scheduleGrids(grids, 40, holders({ a: T0 + 20_000 }), 'a', T0 + 19_000, S0 + 6).map((g) => g.rate)).toEqual([20, 40]);
+    expect(gridAt(grids, T0 + 5500)?.rate).toBe(20);
+    expect(gridAt(grids, T0 - 1)?.rate).toBe(10);
+  });
+});
+
+describe('turns on a grid', () => {
+  it('a sender alone takes every point, 1/rate apart, from one gap after the start', () => {
+    const grids: Grid[] = [{ from: T0, rate: 10, holders: ['a'], weights: [1] }];
+    const first = nextTurn(grids, 'a', undefined, T0);
+    expect(first).toBe(T0 + 100);
+    expect(nextTurn(grids, 'a', first, T0)).toBe(T0 + 200);
+  });
+
+  it('three senders take disjoint points that together fill the grid, so no window holds more than the rate', () => {
+    const grids: Grid[] = [{ from: T0, rate: 10, holders: ['a', 'b', 'c'], weights: [1, 1, 1] }];
+    const sends: number[] = [];
+    for (const h of ['a', 'b', 'c']) {
+      let last: number | undefined;
+      for (let i = 0; i < 30; i++) sends.push((last = nextTurn(grids, h, last, T0)!));
+    }
+    sends.sort((x, y) => x - y);
+    expect(new Set(sends).size).toBe(sends.length);
+    for (let i = 10; i < sends.length; i++) expect(sends[i]! - sends[i - 10]!).toBeGreaterThanOrEqual(1000 - 1e-6);
+  });
+
+  it('moves to the next grid at its start, never closer than a gap to the last point before it', () => {
+    const grids: Grid[] = [
+      { from: T0, rate: 10, holders: ['a'], weights: [1] },
+      { from: T0 + 1050, rate: 5, holders: ['a'], weights: [1] },
+    ];
+    expect(nextTurn(grids, 'a', T0 + 1000, T0 + 1000)).toBe(T0 + 1050 + 200);
+  });
+
+  it('a sender running late takes the turn it missed, never a backlog of them', () => {
+    const grids: Grid[] = [{ from: T0, rate: 10, holders: ['a', 'b'], weights: [1, 1] }];
+    const late = T0 + 10_000;
+    const t1 = nextTurn(grids, 'b', T0 + 100, late)!;
+    expect(t1).toBeLessThanOrEqual(late);
+    const t2 = nextTurn(grids, 'b', t1, late)!;
+    expect(t2).toBeGreaterThan(late);
+    expect(t2 - t1).toBeCloseTo(200, 6);
+  });
+
+  it('no turn for a sender on none of the grids', () => {
+    expect(nextTurn([{ from: T0, rate: 10, holders: ['a'], weights: [1] }], 'z', undefined, T0)).toBeUndefined();
+  });
+});
+
+describe('leases: one document shared by every sender of a destination', () => {
+  const req = (holder: string, now: number, seconds: CountsBySecond = {}, pauseUntil?: number, backlog = 100): LeaseRequest => ({
+    holder,
+    now,
+    backlog,
+    feedback: { seconds, ...(pauseUntil !== undefined ? { pauseUntil } : {}) },
+    bounds: B,
+  });
+
+  it('a first lease starts the controller at 10/s on a grid of its own, for a second', () => {
+    const { doc, lease: l } = lease(undefined, req('a', T0));
+    expect(l).toEqual({ rate: 10, grids: [{ from: T0, rate: 10, holders: ['a'], weights: [10] }], spanMs: 1000, validUntil: T0 + 1000 + SWITCH_SLACK_MS });
+    expect(doc.holders).toEqual({ a: { at: T0, until: T0 + 1000, backlog: 100, reportedThrough: T0 - 500 } });
+  });
+
+  it('three senders share one grid in the order of their names and lease every three seconds', () => {
+    let doc = lease(undefined, req('c', T0)).doc;
+    doc = lease(doc, req('a', T0 + 10)).doc;
+    const third = lease(doc, req('b', T0 + 20));
+    expect(third.lease.spanMs).toBe(3000);
+    expect(third.lease.grids.at(-1)!.holders).toEqual(['a', 'b', 'c']);
+  });
+
+  it(`forgets a sender ${HOLDER_GRACE_MS} ms after it was due to lease, and gives its turns to the others`, () => {
+    const doc = lease(lease(undefined, req('a', T0)).doc, req('b', T0 + 100)).doc;
+    // a was due again at T0 + 1000.
+    const later = lease(doc, req('b', T0 + 1000 + HOLDER_GRACE_MS));
+    expect(Object.keys(later.doc.holders)).toEqual(['b']);
+    expect(later.lease.grids.at(-1)!.holders).toEqual(['b']);
+  });
+
+  it('merges the feedback senders bring by second and judges it once settled', () => {
+    let doc: RateDoc = lease(undefined, req('a', T0 - 5000)).doc;
+    doc = lease(doc, req('a', T0 + 1000, { [S0]: counts(4, 4) })).doc;
+    doc = lease(doc, req('a', T0 + 1200, { [S0]: counts(6, 6) })).doc;
+    expect(doc.seconds[S0]).toEqual(counts(10, 10));
+    // Settled once the sender says it has reported every attempt it started in S0.
+    expect(lease(doc, { ...req('a', T0 + 1500), reportedThrough: T0 + 999 }).lease.rate).toBe(10);
+    expect(lease(doc, { ...req('a', T0 + 1500), reportedThrough: T0 + 1000 }).lease.rate).toBe(20);
+  });
+
+  it('a Retry-After a sender saw pauses every sender, capped at a minute', () => {
+    const first = lease(undefined, req('a', T0));
+    const paused = lease(first.doc, req('a', T0 + 1000, {}, T0 + 31_000));
+    expect(paused.lease.pausedUntil).toBe(T0 + 31_000);
+    expect(lease(paused.doc, req('b', T0 + 1100)).lease.pausedUntil).toBe(T0 + 31_000);
+    expect(lease(first.doc, req('a', T0 + 1000, {}, T0 + 3_600_000)).lease.pausedUntil).toBe(T0 + 1000 + MAX_PAUSE_MS);
+  });
+
+  it("an older Herald's document keeps its rate and starts afresh otherwise", () => {
+    expect(readRateDoc({ state: { rate: 42, phase: 'avoidance', windowStart: T0 }, cursor: T0, holders: { a: T0 } }, B, T0)?.state.rate).toBe(42);
+    expect(readRateDoc({ nonsense: true }, B, T0)).toBeUndefined();
   });
 });
 
 /**
- * The controller against a receiver that accepts C events/s and answers 429 above, in
- * virtual time (one-second windows, a sender with unlimited demand). The benchmark does the
- * same across processes on the emulators; this shows the maths alone meets the targets.
+ * The whole loop in virtual time: W senders, each leasing once per span and sending in its
+ * turns (always backlogged), reporting per-second counts at its next lease; a receiver that
+ * accepts C requests in any sliding 1 s window and answers 429 above. The benchmark does
+ * the same across processes on the emulators; this shows the maths alone meets the
+ * targets, with the feedback as late as the leases make it.
  */
-function play(capacity: number, seconds: number) {
-  let s = initialRateState(B, 0);
-  const perSecond: { sent: number; accepted: number }[] = [];
-  let carry = 0;
-  for (let t = 1; t <= seconds; t++) {
-    const exact = s.rate + carry;
-    const sent = Math.floor(exact);
-    carry = exact - sent;
-    const accepted = Math.min(sent, capacity);
-    perSecond.push({ sent, accepted });
-    s = applyFeedback(s, { successes: accepted, throttled: sent - accepted }, B, t * 1000);
+function play(capacity: number, seconds: number, workers = 3) {
+  const TICK = 5;
+  let doc: RateDoc | undefined;
+  const senders = Array.from({ length: workers }, (_, i) => ({ id: `w${i}`, grids: undefined as Grid[] | undefined, spanMs: 1000, leasedAt: -Infinity, last: undefined as number | undefined, feedback: {} as CountsBySecond, offset: i * 97 }));
+  const accepted: number[] = [];
+  const perSecond = Array.from({ length: seconds }, () => ({ sent: 0, accepted: 0 }));
+  const writes: number[] = [];
+  let head = 0;
+  for (let t = T0; t < T0 + seconds * 1000; t += TICK) {
+    for (const s of senders) {
+      if (t < T0 + s.offset) continue;
+      if (t >= s.leasedAt + Math.max(1000, s.spanMs)) {
+        const r = lease(doc, { holder: s.id, now: t, backlog: 100, reportedThrough: t, feedback: { seconds: s.feedback }, bounds: B });
+        doc = r.doc;
+        writes.push(t);
+        [s.grids, s.spanMs, s.leasedAt, s.feedback] = [r.lease.grids, r.lease.spanMs, t, {}];
+      }
+      for (let turn = nextTurn(s.grids ?? [], s.id, s.last, t); turn !== undefined && turn <= t; turn = nextTurn(s.grids ?? [], s.id, s.last, t)) {
+        s.last = turn;
+        while (head < accepted.length && accepted[head]! <= t - 1000) head++;
+        const ok = accepted.length - head < capacity;
+        if (ok) accepted.push(t);
+        const c = (s.feedback[Math.floor(t / 1000)] ??= { sent: 0, ok: 0, throttled: 0, limited: 0 });
+        c.sent++;
+        c.limited!++;
+        if (ok) c.ok++;
+        else c.throttled++;
+        const w = perSecond[Math.floor((t - T0) / 1000)]!;
+        w.sent++;
+        if (ok) w.accepted++;
+      }
+    }
   }
-  return perSecond;
+  return { perSecond, writes };
 }
 
-describe.each([10, 37, 150])('against a receiver of capacity %i/s', (capacity) => {
+describe.each([10, 37, 150])('three senders against a receiver of capacity %i/s', (capacity) => {
   const target = Math.min(capacity, 100);
-  const run = play(capacity, 180);
-  const steady = run.slice(60);
+  const { perSecond, writes } = play(capacity, 180);
+  const steady = perSecond.slice(90);
 
   it('reaches 80 % of min(C, 100) within 60 s', () => {
-    const first = run.findIndex((w) => w.accepted >= 0.8 * target);
+    const first = perSecond.findIndex((w) => w.accepted >= 0.8 * target);
     expect(first).toBeGreaterThanOrEqual(0);
     expect(first).toBeLessThan(60);
   });
@@ -139,57 +338,11 @@ describe.each([10, 37, 150])('against a receiver of capacity %i/s', (capacity) =
   });
 
   it('never sends above 100/s', () => {
-    expect(Math.max(...run.map((w) => w.sent))).toBeLessThanOrEqual(100);
-  });
-});
-
-describe('leases: one document shared by every sender of a destination', () => {
-  const req = (holder: string, now: number, demandPerSecond = 100, feedback = { successes: 0, throttled: 0 }) => ({ holder, now, demandPerSecond, feedback, bounds: B });
-
-  it('a first lease starts the controller at 10/s and grants a second of demand at most', () => {
-    const { doc, lease: l } = lease(undefined, req('a', T0));
-    expect(l.rate).toBe(10);
-    expect(l.slots).toHaveLength(10);
-    expect(l.slots[0]).toBe(T0);
-    expect(doc.cursor).toBe(T0 + 1000);
-    expect(doc.holders).toEqual({ a: T0 });
+    expect(Math.max(...perSecond.map((w) => w.sent))).toBeLessThanOrEqual(100);
   });
 
-  it('grants a quiet sender its fair share of a second (it leases at most once a second), a busy one its demand', () => {
-    expect(lease(undefined, req('a', T0, 0)).lease.slots).toHaveLength(10);
-    const shared = lease(lease(undefined, req('a', T0, 0)).doc, req('b', T0 + 10, 1));
-    expect(shared.lease.slots).toHaveLength(5); // 10/s shared by two
-    expect(lease(undefined, req('a', T0, 300)).lease.slots).toHaveLength(10); // never more than a span of the rate
-  });
-
-  it('three senders lease spans of three seconds each, so the document takes about one write a second', () => {
-    let doc = lease(undefined, req('a', T0)).doc;
-    doc = lease(doc, req('b', T0 + 10)).doc;
-    const third = lease(doc, req('c', T0 + 20));
-    expect(Object.keys(third.doc.holders)).toHaveLength(3);
-    expect(third.lease.slots).toHaveLength(30); // 3 s at 10/s
-  });
-
-  it('slots of all senders together never exceed the rate in any second', () => {
-    let doc: RateDoc | undefined;
-    const slots: number[] = [];
-    for (let i = 0; i < 12; i++) {
-      const r = lease(doc, req(`s${i % 3}`, T0 + i * 50));
-      doc = r.doc;
-      slots.push(...r.lease.slots);
-    }
-    slots.sort((x, y) => x - y);
-    for (let i = 10; i < slots.length; i++) expect(slots[i]! - slots[i - 10]!).toBeGreaterThanOrEqual(1000 - 1e-6);
-  });
-
-  it('forgets senders idle for 5 s', () => {
-    const doc = lease(lease(undefined, req('a', T0)).doc, req('b', T0 + 100)).doc;
-    expect(Object.keys(lease(doc, req('b', T0 + 5200)).doc.holders)).toEqual(['b']);
-  });
-
-  it('applies the feedback a sender brings before granting', () => {
-    const first = lease(undefined, req('a', T0));
-    const next = lease(first.doc, req('a', T0 + 1000, 100, { successes: 10, throttled: 0 }));
-    expect(next.lease.rate).toBe(20);
+  it('writes the shared document about once a second', () => {
+    const span = (writes.at(-1)! - writes[10]!) / 1000;
+    expect((writes.length - 11) / span).toBeLessThanOrEqual(1.05);
   });
 });
