@@ -3,7 +3,8 @@ import { getDelivery, listDeliveries } from '../shared/app/deliveries-admin';
 import { AdminDeps, AdminResult, deleteDestination, getDestination, listDestinations, putDestination } from '../shared/app/destinations-admin';
 import { SuspensionDeps } from '../shared/app/suspension';
 import { postReactivate, postRedeliver } from '../shared/app/suspension-admin';
-import { suspensionDeps } from '../shared/runtime';
+import { getReplay, listReplays, postReplay, ReplaysAdminDeps } from '../shared/app/replays-admin';
+import { replaysAdminDeps, suspensionDeps } from '../shared/runtime';
 import { guarded, HeraldRequest, rawBodyOf, requireBearer, sendJson } from './http';
 import { runtime } from './runtime';
 
@@ -11,7 +12,7 @@ type Route = {
   method: string;
   pattern: RegExp;
   /** `body(true)`: the body may be empty (undefined then). `query` is the parsed query string (a repeated parameter is an array). */
-  run: (deps: AdminDeps & SuspensionDeps, params: string[], body: (optional?: boolean) => unknown, query: Record<string, unknown>) => Promise<AdminResult<unknown>>;
+  run: (deps: AdminDeps & SuspensionDeps & ReplaysAdminDeps, params: string[], body: (optional?: boolean) => unknown, query: Record<string, unknown>) => Promise<AdminResult<unknown>>;
 };
 
 const ROUTES: Route[] = [
@@ -23,6 +24,9 @@ const ROUTES: Route[] = [
   { method: 'POST', pattern: /^\/destinations\/([^/]+)\/redeliver\/?$/, run: (d, [id], body) => postRedeliver(d, id!, body(true)) },
   { method: 'GET', pattern: /^\/destinations\/([^/]+)\/deliveries\/?$/, run: (d, [id], _body, query) => listDeliveries(d, id!, query) },
   { method: 'GET', pattern: /^\/deliveries\/([^/]+)$/, run: (d, [id]) => getDelivery(d, id!) },
+  { method: 'POST', pattern: /^\/replays\/?$/, run: (d, _params, body) => postReplay(d, body()) },
+  { method: 'GET', pattern: /^\/replays\/?$/, run: (d, _params, _body, query) => listReplays(d, query) },
+  { method: 'GET', pattern: /^\/replays\/([^/]+)$/, run: (d, [id]) => getReplay(d, id!) },
 ];
 
 class BadJson extends Error {}
@@ -40,7 +44,7 @@ function parseJsonBody(req: HeraldRequest, optional = false): unknown {
   }
 }
 
-/** The operators' API: destinations and deliveries now; replays and reactivation join it. */
+/** The operators' API: destinations, deliveries, reactivation and replays. */
 export const adminHandler = guarded(
   () => runtime().log,
   'admin',
@@ -61,7 +65,7 @@ export const adminHandler = guarded(
     }
     // Express has already refused a path that does not decode (jsonBodyErrors answers 400).
     const params = (route.pattern.exec(path) ?? []).slice(1).map((p) => decodeURIComponent(p));
-    const deps = { ...suspensionDeps(rt), lanes: rt.lanes, rateLeases: rt.rateLeases, allowLoopback: rt.config.allowLoopback };
+    const deps = { ...suspensionDeps(rt), ...replaysAdminDeps(rt), lanes: rt.lanes, rateLeases: rt.rateLeases, allowLoopback: rt.config.allowLoopback };
     try {
       const result = await route.run(deps, params, (optional) => parseJsonBody(req, optional), { ...(req.query as Record<string, unknown>) });
       sendJson(res, result.status, 'body' in result ? result.body : undefined);

@@ -7,6 +7,7 @@ import { jsonBodyErrors } from './http';
 import { ingestHandler } from './ingest';
 import { deliverHandler, routeHandler } from './push';
 import { pumpHandler } from './pump';
+import { replayHandler } from './replay';
 import { suspensionCheckHandler } from './suspension-check';
 import { FUNCTION_NAMES, FunctionName } from '../shared/topology';
 
@@ -18,6 +19,7 @@ export const HANDLERS: Record<FunctionName, functions.HttpFunction> = {
   deliver: deliverHandler,
   pump: pumpHandler,
   'suspension-check': suspensionCheckHandler,
+  replay: replayHandler,
 };
 
 for (const [name, handler] of Object.entries(HANDLERS)) functions.http(name, handler);

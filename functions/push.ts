@@ -21,7 +21,7 @@ export function requireInternalToken(req: HeraldRequest, res: Response, rt: Runt
   return false;
 }
 
-function pushHandler(name: string, work: (rt: Runtime, push: PushDelivery) => Promise<unknown>) {
+export function pushHandler(name: string, work: (rt: Runtime, push: PushDelivery) => Promise<unknown>) {
   return guarded(
     () => runtime().log,
     name,

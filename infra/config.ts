@@ -1,23 +1,207 @@
+import * as path from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
 import { z } from 'zod';
+import { ConfigError, ENV_NAMES, HeraldConfig, loadConfig } from '../shared/config';
+import { checkDestinationUrl, DESTINATION_ID, DestinationSpec, destinationSpecSchema } from '../shared/domain/destination';
 import { issuesFromZod } from '../shared/domain/event';
+import { FUNCTION_NAMES } from '../shared/topology';
 
-const infraConfigSchema = z.strictObject({
-  topicPrefix: z
-    .string()
-    .regex(/^[a-z][a-z0-9-]{0,30}$/, 'topicPrefix must start with a letter and hold only a-z, 0-9 and -, at most 31 characters')
-    .default('herald'),
-});
+/**
+ * The stack's `herald:*` config, read once and validated with zod: a bad value stops the
+ * preview with the field named (`herald:functions.deliver.concurrency: …`).
+ */
 
-export type InfraConfig = z.infer<typeof infraConfigSchema>;
+/** Herald settings the program sets itself: a stack may not override them through `herald:settings`. */
+export const MANAGED_SETTINGS = ['projectId', 'topicPrefix', 'adminToken', 'ingestToken', 'pushToken', 'pushBaseUrl', 'pushServiceAccount', 'allowLoopback', 'suspensionCheckMs'] as const satisfies readonly (keyof HeraldConfig)[];
+
+/** The settings that come from Secret Manager: the runtime refuses to start without them. */
+export const SECRET_SETTINGS = ['adminToken', 'ingestToken'] as const satisfies readonly (keyof HeraldConfig)[];
+export type SecretSetting = (typeof SECRET_SETTINGS)[number];
+
+/** Every other Herald setting may be tuned per stack: new settings in shared/config.ts join without a change here. */
+const TUNABLE_SETTINGS = (Object.keys(ENV_NAMES) as (keyof HeraldConfig)[]).filter((k) => !(MANAGED_SETTINGS as readonly string[]).includes(k));
+
+const PROJECT_ID = /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/;
+const REGION = /^[a-z]+(-[a-z]+)+\d+$/;
+// An IAM principal of the forms Cloud Run accepts, never allUsers/allAuthenticatedUsers (that is publicEndpoints' job).
+const MEMBER = /^(user|serviceAccount|group|domain|principal|principalSet):\S+$/;
+
+const int = (field: string, min: number, max: number) =>
+  z
+    .number({ error: `${field} must be a number` })
+    .int(`${field} must be a whole number`)
+    .min(min, `${field} must be ${min}–${max}`)
+    .max(max, `${field} must be ${min}–${max}`);
+
+const bool = (field: string) => z.enum(['true', 'false'], { error: `${field} must be true or false` }).transform((v) => v === 'true');
+
+export const functionSizeSchema = z.strictObject(
+  {
+    memory: z.string().regex(/^[1-9]\d*(Mi|Gi)$/, 'memory must be a size like 256Mi or 1Gi').optional(),
+    cpu: z.string().regex(/^(0\.\d+|[1-9]\d*)$/, 'cpu must be a number of vCPUs like "1", "2" or "0.583"').optional(),
+    minInstances: int('minInstances', 0, 1000).optional(),
+    maxInstances: int('maxInstances', 1, 1000).optional(),
+    concurrency: int('concurrency', 1, 1000).optional(),
+    timeoutSeconds: int('timeoutSeconds', 1, 3600).optional(),
+  },
+  { error: 'a function size must be an object {memory?, cpu?, minInstances?, maxInstances?, concurrency?, timeoutSeconds?}' },
+);
+export type FunctionSizeInput = z.infer<typeof functionSizeSchema>;
+
+/** An object whose keys come from a closed set, an unknown key named in its own path. */
+function keyedBy<K extends string, V extends z.ZodType>(keys: readonly K[], value: V, unknown: (key: string) => string) {
+  return z
+    .record(z.string(), value)
+    .superRefine((r, ctx) => {
+      for (const key of Object.keys(r)) if (!(keys as readonly string[]).includes(key)) ctx.addIssue({ code: 'custom', path: [key], message: unknown(key) });
+    })
+    .transform((r) => r as Partial<Record<K, z.output<V>>>);
+}
+
+const settingValue = z.union([z.string(), z.number(), z.boolean()], { error: 'a setting must be a string, number or boolean' });
+
+const infraConfigSchema = z
+  .strictObject({
+    project: z.string({ error: 'required: pulumi config set gcp:project <project-id> (or herald:project)' }).regex(PROJECT_ID, 'must be a GCP project id (6-30 lowercase letters, digits, hyphens)'),
+    region: z.string().regex(REGION, 'must be a GCP region like us-central1').default('us-central1'),
+    topicPrefix: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,30}$/, 'topicPrefix must start with a letter and hold only a-z, 0-9 and -, at most 31 characters')
+      .default('herald'),
+    firestoreLocation: z.string().regex(/^[a-z0-9-]+$/, 'must be a Firestore location like nam5, eur3 or us-central1').optional(),
+    createFirestoreDatabase: bool('createFirestoreDatabase').default(true),
+    firestoreDeletionPolicy: z.enum(['ABANDON', 'DELETE'], { error: 'must be ABANDON (keep the data on pulumi destroy) or DELETE' }).default('ABANDON'),
+    publicEndpoints: bool('publicEndpoints').default(true),
+    invokers: z.array(z.string().regex(MEMBER, 'each invoker must be an IAM member like user:ops@example.com or serviceAccount:ci@p.iam.gserviceaccount.com'), { error: 'invokers must be a list of IAM members' }).default([]),
+    functions: keyedBy(FUNCTION_NAMES, functionSizeSchema, (key) => `${key} is not a Herald function; size one of ${FUNCTION_NAMES.join(', ')}`).default({}),
+    settings: keyedBy(TUNABLE_SETTINGS, settingValue, (key) =>
+      (MANAGED_SETTINGS as readonly string[]).includes(key) ? `${key} is set by the Pulumi program itself` : `${key} is not a Herald setting; one of ${TUNABLE_SETTINGS.join(', ')}`,
+    ).default({}),
+    pumpHold: bool('pumpHold').default(false),
+    destinations: z
+      .record(z.string().regex(DESTINATION_ID, 'a destination id is 1-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit'), destinationSpecSchema)
+      .default({}),
+    packageDir: z.string().min(1).optional(),
+    adminToken: z.string({ error: 'required: pulumi config set --secret herald:adminToken <at least 16 characters>' }).min(16, 'must be at least 16 characters'),
+    ingestToken: z.string({ error: 'required: pulumi config set --secret herald:ingestToken <at least 16 characters>' }).min(16, 'must be at least 16 characters'),
+  })
+  .superRefine((c, ctx) => {
+    for (const [id, spec] of Object.entries(c.destinations)) {
+      const problem = spec.url === undefined ? undefined : checkDestinationUrl(spec.url, { allowLoopback: false });
+      if (problem) ctx.addIssue({ code: 'custom', path: ['destinations', id, 'url'], message: problem });
+    }
+    if (Object.keys(c.destinations).length > 0 && !c.publicEndpoints) {
+      ctx.addIssue({ code: 'custom', path: ['destinations'], message: 'declared destinations are registered through the admin API during pulumi up, which needs publicEndpoints true' });
+    }
+  });
+
+type ParsedConfig = z.infer<typeof infraConfigSchema>;
+
+export interface InfraConfig extends Omit<ParsedConfig, SecretSetting | 'packageDir' | 'firestoreLocation'> {
+  firestoreLocation: string;
+  /** Holds package.json, package-lock.json and dist/ (npm run build): what Cloud Functions builds. */
+  packageDir: string;
+  /** The runtime configuration every function will load, validated by the same code. */
+  herald: HeraldConfig;
+  /** Environment variables of every function (the managed ones are added with the resources they name). */
+  settingsEnv: Record<string, string>;
+  secrets: Record<SecretSetting, pulumi.Output<string>>;
+  destinations: Record<string, DestinationSpec>;
+}
+
+export class InfraConfigError extends Error {
+  override name = 'InfraConfigError';
+  constructor(lines: string[]) {
+    super(`invalid Pulumi config:\n${lines.map((l) => `  ${l}`).join('\n')}`);
+  }
+}
+
+type Kind = 'string' | 'json';
+// Top-level values arrive as strings; structured ones as JSON (pulumi config set --path … writes them).
+const KEYS: Record<keyof z.input<typeof infraConfigSchema>, Kind> = {
+  project: 'string',
+  region: 'string',
+  topicPrefix: 'string',
+  firestoreLocation: 'string',
+  createFirestoreDatabase: 'string',
+  firestoreDeletionPolicy: 'string',
+  publicEndpoints: 'string',
+  invokers: 'json',
+  functions: 'json',
+  settings: 'json',
+  pumpHold: 'string',
+  destinations: 'json',
+  packageDir: 'string',
+  adminToken: 'string',
+  ingestToken: 'string',
+};
 
 /** Reads the stack's `herald:*` config once; a bad value stops the preview with the field named. */
-export function readInfraConfig(config = new pulumi.Config('herald')): InfraConfig {
-  const raw = { topicPrefix: config.get('topicPrefix') };
-  const parsed = infraConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
-  if (!parsed.success) {
-    const lines = issuesFromZod(parsed.error).map((i) => `  herald:${i.path}: ${i.message}`);
-    throw new Error(`invalid Pulumi config:\n${lines.join('\n')}`);
+export function readInfraConfig(config = new pulumi.Config('herald'), gcpConfig = new pulumi.Config('gcp')): InfraConfig {
+  const raw: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, kind] of Object.entries(KEYS)) {
+    const value = config.get(key);
+    if (value === undefined || value === '') continue;
+    if (kind === 'string') raw[key] = value;
+    else {
+      try {
+        raw[key] = JSON.parse(value);
+      } catch {
+        problems.push(`herald:${key}: not valid JSON; set it with pulumi config set --path herald:${key}.<field> <value>`);
+      }
+    }
   }
-  return parsed.data;
+  raw.project ??= gcpConfig.get('project');
+  raw.region ??= gcpConfig.get('region');
+  if (problems.length) throw new InfraConfigError(problems);
+  const parsed = infraConfigSchema.safeParse(raw);
+  if (!parsed.success) throw new InfraConfigError(issuesFromZod(parsed.error).map((i) => `herald:${i.path}: ${i.message}`));
+  const c = parsed.data;
+  const settingsEnv = Object.fromEntries(Object.entries(c.settings).map(([k, v]) => [ENV_NAMES[k as keyof HeraldConfig], String(v)]));
+  const { adminToken: _adminToken, ingestToken: _ingestToken, packageDir, firestoreLocation, ...rest } = c;
+  return {
+    ...rest,
+    firestoreLocation: firestoreLocation ?? c.region,
+    packageDir: path.resolve(packageDir ?? path.join(__dirname, '..')),
+    herald: runtimeConfigOf(c, settingsEnv),
+    settingsEnv,
+    // Read as secrets so the values stay encrypted in the state and out of the logs.
+    secrets: { adminToken: config.requireSecret('adminToken'), ingestToken: config.requireSecret('ingestToken') },
+  };
+}
+
+/** The functions' own validation, run at preview on the environment they will get. */
+function runtimeConfigOf(c: ParsedConfig, settingsEnv: Record<string, string>): HeraldConfig {
+  const env: NodeJS.ProcessEnv = {
+    ...settingsEnv,
+    [ENV_NAMES.projectId]: c.project,
+    [ENV_NAMES.topicPrefix]: c.topicPrefix,
+    [ENV_NAMES.adminToken]: c.adminToken,
+    [ENV_NAMES.ingestToken]: c.ingestToken,
+    [ENV_NAMES.pushBaseUrl]: functionsBaseUrl(c.project, c.region),
+    // Created with the stack: a stand-in of the same shape.
+    [ENV_NAMES.pushServiceAccount]: `push@${c.project}.iam.gserviceaccount.com`,
+  };
+  try {
+    return loadConfig(env);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    const byEnv = new Map(Object.entries(ENV_NAMES).map(([k, name]) => [name, k]));
+    const lines = e.message
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim())
+      .map((l) => {
+        const name = /^[A-Z_]+/.exec(l)?.[0];
+        const key = name === undefined ? undefined : byEnv.get(name);
+        return key === undefined ? `herald:settings: ${l}` : `herald:settings.${key}: ${l}`;
+      });
+    throw new InfraConfigError(lines);
+  }
+}
+
+/** Where Cloud Functions serves a project's functions in a region: `${base}/${name}`. */
+export function functionsBaseUrl(project: string, region: string): string {
+  return `https://${region}-${project}.cloudfunctions.net`;
 }

@@ -1,8 +1,127 @@
-import { heraldTopology } from '../shared/topology';
+import * as gcp from '@pulumi/gcp';
+import * as pulumi from '@pulumi/pulumi';
+import { FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../shared/adapters/firestore-stores';
+import { ENV_NAMES } from '../shared/config';
+import { FunctionName, heraldTopology } from '../shared/topology';
+import { ProjectApis } from './components/apis';
+import { DeclaredDestination } from './components/declared-destination';
+import { FirestoreData } from './components/firestore-data';
+import { FunctionSource } from './components/function-source';
+import { HeraldFunction } from './components/herald-function';
 import { Messaging } from './components/messaging';
-import { readInfraConfig } from './config';
+import { Scheduler } from './components/scheduler';
+import { Secrets } from './components/secrets';
+import { ServiceAccounts } from './components/service-accounts';
+import { functionsBaseUrl, readInfraConfig } from './config';
+import { compositeIndexes } from './firestore-plan';
+import { FunctionPlan, planFunctions } from './function-plan';
 
 const config = readInfraConfig();
-const messaging = new Messaging('herald', { topology: heraldTopology({ prefix: config.topicPrefix }) });
+const { project, region } = config;
+const names = { prefix: config.topicPrefix };
+const topology = heraldTopology(names);
+const plans = planFunctions({ topology, names, functions: config.functions, deliveryTimeoutMs: config.herald.deliveryTimeoutMs });
 
+const apis = new ProjectApis('herald', { project });
+const afterApis = { dependsOn: [apis] };
+
+const projectNumber = gcp.organizations.getProjectOutput({ projectId: project }).number;
+const pubsubServiceAgent = pulumi.interpolate`serviceAccount:service-${projectNumber}@gcp-sa-pubsub.iam.gserviceaccount.com`;
+
+const accounts = new ServiceAccounts('herald', { project, prefix: config.topicPrefix, pubsubServiceAgent }, afterApis);
+const secrets = new Secrets('herald', { project, prefix: config.topicPrefix, values: config.secrets, reader: accounts.runtime.member }, afterApis);
+const source = new FunctionSource('herald', { project, region, packageDir: config.packageDir }, afterApis);
+const data = new FirestoreData(
+  'herald',
+  {
+    project,
+    location: config.firestoreLocation,
+    createDatabase: config.createFirestoreDatabase,
+    deletionPolicy: config.firestoreDeletionPolicy,
+    indexes: compositeIndexes(FIRESTORE_QUERIES),
+    ttlFields: Object.values(FIRESTORE_TTL_FIELDS),
+  },
+  afterApis,
+);
+
+const environment: Record<string, pulumi.Input<string>> = {
+  ...config.settingsEnv,
+  [ENV_NAMES.projectId]: project,
+  [ENV_NAMES.topicPrefix]: config.topicPrefix,
+  // Herald creates its destination lanes itself: they push to `${base}/deliver` as the push identity.
+  [ENV_NAMES.pushBaseUrl]: functionsBaseUrl(project, region),
+  [ENV_NAMES.pushServiceAccount]: accounts.push.email,
+  [ENV_NAMES.allowLoopback]: 'false',
+};
+
+/**
+ * Who may call each function. Pub/Sub and Cloud Scheduler call with their own identities;
+ * ingest and admin check a bearer token themselves, so they are public by default (a
+ * producer outside Google Cloud has no Google identity); `herald:publicEndpoints false`
+ * keeps them to `herald:invokers`.
+ */
+function invokersOf(plan: FunctionPlan): Record<string, pulumi.Input<string>> {
+  const invokers: Record<string, pulumi.Input<string>> = {};
+  if (plan.pushed) invokers.push = accounts.push.member;
+  if (plan.scheduled) invokers.scheduler = accounts.scheduler.member;
+  if (plan.userFacing) {
+    if (config.publicEndpoints) invokers.public = 'allUsers';
+    for (const member of config.invokers) invokers[member.replace(/[^A-Za-z0-9]+/g, '-')] = member;
+  }
+  return invokers;
+}
+
+const functions = Object.fromEntries(
+  plans.map((plan) => [
+    plan.name,
+    new HeraldFunction(
+      plan.name,
+      {
+        project,
+        region,
+        plan,
+        source: { bucket: source.bucket.name, object: source.object.name },
+        serviceAccountEmail: accounts.runtime.email,
+        buildServiceAccount: pulumi.interpolate`projects/${project}/serviceAccounts/${accounts.build.email}`,
+        environment,
+        secretEnvironment: secrets.environment,
+        invokers: invokersOf(plan),
+      },
+      // The build and the first start need the grants: Cloud Run checks secret access at deploy.
+      { dependsOn: [apis, accounts, secrets, ...(data.database ? [data.database] : [])] },
+    ),
+  ]),
+) as Record<FunctionName, HeraldFunction>;
+
+const messaging = new Messaging(
+  'herald',
+  { project, topology, names, push: { endpointFor: (fn) => functions[fn].url, serviceAccountEmail: accounts.push.email }, pubsubServiceAgent },
+  { dependsOn: [apis, accounts] },
+);
+
+new Scheduler(
+  'herald',
+  {
+    project,
+    region,
+    schedules: topology.schedules,
+    targets: Object.fromEntries(plans.map((p) => [p.name, { url: functions[p.name].url, timeoutSeconds: p.timeoutSeconds }])) as Record<FunctionName, { url: pulumi.Output<string>; timeoutSeconds: number }>,
+    serviceAccountEmail: accounts.scheduler.email,
+    hold: config.pumpHold,
+  },
+  { dependsOn: [apis, ...Object.values(functions)] },
+);
+
+const declared = Object.entries(config.destinations).map(
+  ([id, spec]) =>
+    [id, new DeclaredDestination(`destination-${id}`, { adminUrl: functions.admin.url, adminToken: config.secrets.adminToken, destinationId: id, spec }, { dependsOn: [messaging, data, ...Object.values(functions)] })] as const,
+);
+
+export const ingestUrl = functions.ingest.url;
+export const adminUrl = functions.admin.url;
+/** `HERALD_URL` for the CLI: functions live at `${heraldUrl}/<name>`. */
+export const heraldUrl = functionsBaseUrl(project, region);
+export const functionUrls = Object.fromEntries(Object.entries(functions).map(([name, fn]) => [name, fn.url]));
 export const topics = Object.fromEntries(Object.entries(messaging.topics).map(([key, topic]) => [key, topic.name]));
+export const serviceAccounts = { runtime: accounts.runtime.email, push: accounts.push.email, scheduler: accounts.scheduler.email, build: accounts.build.email };
+export const destinationSecrets = pulumi.secret(Object.fromEntries(declared.map(([id, d]) => [id, d.secret])));

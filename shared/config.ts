@@ -34,6 +34,11 @@ const envSchema = z.object({
   rateFlushMs: int(100, 60_000).default(1_000),
   /** How often local mode runs the suspension check (GCP: Cloud Scheduler, each minute); default a minute of scaled time. */
   suspensionCheckMs: int(100, 3_600_000).optional(),
+  /**
+   * How long one replay run works before it stops and reports `incomplete` (a re-run continues):
+   * below the replay trigger's ack deadline (600 s), or Pub/Sub would deliver the trigger again.
+   */
+  replayRunMs: int(1_000, 540_000).default(480_000),
   allowLoopback: bool.default(false),
   destinationCacheMs: int(0, 600_000).default(10_000),
   logLevel: z.enum(['DEBUG', 'INFO', 'WARNING', 'ERROR'], { error: 'must be DEBUG, INFO, WARNING or ERROR' }).default('INFO'),
@@ -59,6 +64,7 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   pumpIntervalMs: 'HERALD_PUMP_INTERVAL_MS',
   rateFlushMs: 'HERALD_RATE_FLUSH_MS',
   suspensionCheckMs: 'HERALD_SUSPENSION_CHECK_MS',
+  replayRunMs: 'HERALD_REPLAY_RUN_MS',
   allowLoopback: 'HERALD_ALLOW_LOOPBACK',
   destinationCacheMs: 'HERALD_DESTINATION_CACHE_MS',
   logLevel: 'HERALD_LOG_LEVEL',

@@ -4,6 +4,7 @@ import { RateBucket, RateCounts } from './domain/success-rate';
 import { Lease, LeaseRequest, RateDoc } from './domain/rate-control';
 import { HeraldEvent } from './domain/event';
 import { PubSubMessage } from './domain/cloudevents-pubsub';
+import { ReplayReport } from './domain/replay';
 
 /** The edges of Herald. Only shared/adapters/ implements these with SDKs and sockets. */
 
@@ -93,7 +94,7 @@ export interface DeliveryStore {
  * document per destination, leased from about once a second (domain/rate-control.ts lease).
  */
 export interface RateLeaseStore {
-  /** Atomically applies the sender's feedback and grants it send slots. */
+  /** Atomically applies the sender's feedback and grants it its share of the rate. */
   lease(destinationId: string, request: LeaseRequest): Promise<Lease>;
   /** The controller as it stands (the admin API shows its rate); undefined before any lease. */
   peek(destinationId: string): Promise<RateDoc | undefined>;
@@ -119,5 +120,41 @@ export interface Logger {
 }
 
 export type LogFields = Record<string, unknown>;
+
+/** A message pulled from a subscription, held by this reader until acked or released. */
+export interface PulledMessage {
+  ackId: string;
+  messageId: string;
+  publishTime: Date;
+  message: PubSubMessage;
+}
+
+/**
+ * The dead-letter topic, read through its pull subscription (replay). A pulled message stays
+ * on the topic until acked; released, it is delivered again to the next pull.
+ */
+export interface DeadLetterQueue {
+  /** Up to `max` messages; none when nothing is waiting (after a short wait). */
+  pull(max: number): Promise<PulledMessage[]>;
+  /** Removes them from the topic. */
+  ack(ackIds: readonly string[]): Promise<void>;
+  /** Keeps them from every other pull (this one's included) for `seconds` (at most 600). */
+  hold(ackIds: readonly string[], seconds: number): Promise<void>;
+  /** Leaves them on the topic, as they were, for the next reader. */
+  release(ackIds: readonly string[]): Promise<void>;
+}
+
+/** Replay reports, one document per replay id. */
+export interface ReplayStore {
+  get(id: string): Promise<ReplayReport | undefined>;
+  /** Writes the report only if none has its id; resolves false (writing nothing) if one exists. */
+  create(report: ReplayReport): Promise<boolean>;
+  /** As DeliveryStore.update: `decide` may run more than once and must be pure. */
+  update(id: string, decide: (current: ReplayReport | undefined) => ReplayReport | undefined): Promise<ReplayReport | undefined>;
+  /** Newest first (by createdAt). */
+  recent(limit: number): Promise<ReplayReport[]>;
+  /** Reports whose status is running, oldest first. */
+  running(limit: number): Promise<ReplayReport[]>;
+}
 
 export type { HeraldEvent };

@@ -3,6 +3,8 @@ import { PubSub } from '@google-cloud/pubsub';
 import { FirestoreDeliveryStore, FirestoreDestinationStore, OperationCounter } from './adapters/firestore-stores';
 import { UndiciHttpSender } from './adapters/http-sender';
 import { PubSubBus } from './adapters/pubsub-bus';
+import { PubSubDeadLetterQueue } from './adapters/pubsub-dead-letters';
+import { FirestoreReplayStore } from './adapters/firestore-replays';
 import { PubSubLanes, PushTarget } from './adapters/pubsub-topology';
 import { DeliverDeps } from './app/deliver';
 import { DestinationDirectory } from './app/destination-directory';
@@ -10,14 +12,16 @@ import { PumpDeps } from './app/pump';
 import { RATE_SHARDS, rateBucketMs, RateRecorder } from './app/rate-recorder';
 import { HOUR } from './domain/policy';
 import { SuspensionDeps } from './app/suspension';
+import { ReplayDeps } from './app/replay';
+import { ReplaysAdminDeps } from './app/replays-admin';
 import { FirestoreRateStore } from './adapters/firestore-rates';
 import { FirestoreRateLeaseStore } from './adapters/firestore-rate-leases';
 import { DeliveryLimiter } from './app/delivery-limiter';
 import { randomUUID } from 'node:crypto';
 import { ConfigError, HeraldConfig } from './config';
 import { createLogger, parseSeverity } from './log';
-import { Clock, DeliveryStore, DestinationStore, HttpSender, LaneProvisioner, Logger, MessageBus, RateLeaseStore, systemClock } from './ports';
-import { FunctionName, heraldTopology, Topology, TopologyNames } from './topology';
+import { Clock, DeadLetterQueue, DeliveryStore, DestinationStore, HttpSender, LaneProvisioner, Logger, MessageBus, RateLeaseStore, ReplayStore, systemClock } from './ports';
+import { deadLetterHoldName, FunctionName, heraldTopology, REPLAY_ACK_DEADLINE_SECONDS, Topology, TopologyNames } from './topology';
 
 /** Everything a function needs, built once per process from the configuration. */
 export interface Runtime {
@@ -34,6 +38,10 @@ export interface Runtime {
   /** Adaptive rate per destination, shared with every other process through Firestore. */
   limiter: DeliveryLimiter;
   rateLeases: RateLeaseStore;
+  /** Replay reports (Firestore `replays`). */
+  replays: ReplayStore;
+  /** The dead-letter topic through its hold subscription (replay reads it). */
+  deadLetters: DeadLetterQueue;
   http: HttpSender;
   names: TopologyNames;
   topology: Topology;
@@ -76,6 +84,7 @@ export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runt
     shard: Math.floor(Math.random() * RATE_SHARDS),
   });
   const rateLeases = new FirestoreRateLeaseStore(firestore, firestoreOps);
+  const deadLetters = new PubSubDeadLetterQueue(pubsub, deadLetterHoldName(names));
   const limiter = new DeliveryLimiter(rateLeases, clock, log, randomUUID());
   // Counts left by a request are written even if no other request comes (where the CPU is allocated between requests).
   const flusher = setInterval(() => void rates.flushIfDue(), config.rateFlushMs);
@@ -92,6 +101,8 @@ export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runt
     rates,
     limiter,
     rateLeases,
+    replays: new FirestoreReplayStore(firestore, firestoreOps),
+    deadLetters,
     http,
     names,
     topology: heraldTopology(names),
@@ -101,6 +112,7 @@ export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runt
     async close() {
       clearInterval(flusher);
       await rates.flush();
+      await deadLetters.close().catch(() => undefined);
       await Promise.allSettled([pubsub.close(), firestore.terminate(), http instanceof UndiciHttpSender ? http.close() : Promise.resolve()]);
     },
   };
@@ -126,10 +138,13 @@ export function deliverDeps(rt: Runtime): DeliverDeps {
 }
 
 /**
- * A delivery whose rate slot is further off than this is deferred (PENDING until the slot)
- * rather than held in its push request: well inside the push ack deadline.
+ * A delivery whose turn under its destination's rate is further off than this is deferred
+ * (PENDING, one write) rather than held in its push request. Holding is cheaper than a
+ * deferral and its pump round trip, and keeps the backlog in Pub/Sub, whose flow control
+ * then stops pushing more; 30 s plus the attempt timeout stays well inside the 60 s push
+ * ack deadline and the claim TTL.
  */
-const MAX_RATE_WAIT_MS = 10_000;
+const MAX_RATE_WAIT_MS = 30_000;
 
 /** Due deliveries claimed per pump round. */
 const PUMP_BATCH = 100;
@@ -163,4 +178,28 @@ export function suspensionDeps(rt: Runtime): SuspensionDeps {
     log: rt.log,
     policy: { presetTimeoutMs: rt.config.deliveryTimeoutMs, timeScale: rt.config.timeScale },
   };
+}
+
+/** Dead letters asked for per pull (the emulator hands out at most 100). */
+const REPLAY_PULL_BATCH = 100;
+
+/** What the `replay` function needs, from a runtime. */
+export function replayDeps(rt: Runtime): ReplayDeps {
+  return {
+    replays: rt.replays,
+    deadLetters: rt.deadLetters,
+    deliveries: rt.deliveries,
+    destinations: rt.destinations,
+    clock: rt.clock,
+    log: rt.log,
+    runMs: rt.config.replayRunMs,
+    leaseMs: REPLAY_ACK_DEADLINE_SECONDS * 1000,
+    pullBatch: REPLAY_PULL_BATCH,
+    progressEveryMs: 1000,
+  };
+}
+
+/** What the admin API's replay routes need, from a runtime. */
+export function replaysAdminDeps(rt: Runtime): ReplaysAdminDeps {
+  return { replays: rt.replays, bus: rt.bus, replayTopic: rt.topology.topics.replay.name, clock: rt.clock, log: rt.log };
 }

@@ -4,11 +4,11 @@
  * Push endpoints name a function; whoever applies the topology turns that into a URL.
  */
 
-export const FUNCTION_NAMES = ['ingest', 'admin', 'route', 'deliver', 'pump', 'suspension-check'] as const;
+export const FUNCTION_NAMES = ['ingest', 'admin', 'route', 'deliver', 'pump', 'suspension-check', 'replay'] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 /** Functions only Herald's own plumbing calls (Pub/Sub pushes, the scheduler), never users. */
-export const INTERNAL_FUNCTIONS: readonly FunctionName[] = ['route', 'deliver', 'pump', 'suspension-check'];
+export const INTERNAL_FUNCTIONS: readonly FunctionName[] = ['route', 'deliver', 'pump', 'suspension-check', 'replay'];
 
 export const TOPIC_KEYS = ['events', 'deadLetter', 'replay', 'notifications'] as const;
 export type TopicKey = (typeof TOPIC_KEYS)[number];
@@ -60,6 +60,18 @@ const PUSH_ACK_DEADLINE_SECONDS = 60;
 const PUSH_RETRY = { minimumBackoffSeconds: 10, maximumBackoffSeconds: 600 };
 const BACKSTOP_ATTEMPTS = 100;
 export const PUMP_RUN_SECONDS = 55;
+/**
+ * A replay run reads the dead-letter backlog for minutes: its push gets Pub/Sub's longest ack
+ * deadline, and a run stops well before it (HERALD_REPLAY_RUN_MS, 480 s by default).
+ */
+export const REPLAY_ACK_DEADLINE_SECONDS = 600;
+/** A replay trigger that keeps failing (Herald's fault) is dead-lettered after this many pushes. */
+const REPLAY_BACKSTOP_ATTEMPTS = 5;
+
+/** The pull subscription that holds dead letters for operators and replay. */
+export function deadLetterHoldName(names: TopologyNames = { prefix: 'herald' }): string {
+  return `${names.prefix}-dead-letter-hold`;
+}
 
 export function heraldTopology(names: TopologyNames = { prefix: 'herald' }): Topology {
   const p = names.prefix;
@@ -82,8 +94,18 @@ export function heraldTopology(names: TopologyNames = { prefix: 'herald' }): Top
         retryPolicy: PUSH_RETRY,
         deadLetter: backstop,
       },
+      // A message on the replay topic runs one replay of dead letters.
+      {
+        name: `${p}-replay-trigger`,
+        topic: topics.replay.name,
+        pushTo: 'replay',
+        ackDeadlineSeconds: REPLAY_ACK_DEADLINE_SECONDS,
+        messageRetentionSeconds: 7 * DAY,
+        retryPolicy: PUSH_RETRY,
+        deadLetter: { topic: topics.deadLetter.name, maxDeliveryAttempts: REPLAY_BACKSTOP_ATTEMPTS },
+      },
       // Dead letters wait here for an operator or a replay; nothing consumes them automatically.
-      { name: `${p}-dead-letter-hold`, topic: topics.deadLetter.name, ackDeadlineSeconds: 60, messageRetentionSeconds: 7 * DAY },
+      { name: deadLetterHoldName(names), topic: topics.deadLetter.name, ackDeadlineSeconds: 60, messageRetentionSeconds: 7 * DAY },
       // The email sender (outside Herald) reads suspension notices from here.
       { name: `${p}-notifications-outbox`, topic: topics.notifications.name, ackDeadlineSeconds: 60, messageRetentionSeconds: 7 * DAY },
     ],

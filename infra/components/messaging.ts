@@ -1,23 +1,36 @@
 import * as gcp from '@pulumi/gcp';
 import * as pulumi from '@pulumi/pulumi';
-import { SubscriptionSpec, TopicKey, Topology } from '../../shared/topology';
+import { childOptions } from './child-options';
+import { FunctionName, laneTopology, SubscriptionSpec, TopicKey, Topology, TopologyNames } from '../../shared/topology';
+
+export interface PushTarget {
+  /** The URL Pub/Sub pushes to for a function; also the OIDC token's audience. */
+  endpointFor(fn: FunctionName): pulumi.Input<string>;
+  serviceAccountEmail: pulumi.Input<string>;
+}
 
 export interface MessagingArgs {
+  project: string;
   topology: Topology;
+  names: TopologyNames;
+  push: PushTarget;
+  /** `serviceAccount:service-NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com`: it moves dead letters. */
+  pubsubServiceAgent: pulumi.Input<string>;
 }
 
 /**
- * Herald's topics and its pull subscriptions, declared from the same description local mode
- * applies to the emulator. Push subscriptions need the functions' URLs and an OIDC identity,
- * so they are declared with the functions.
+ * Herald's topics and subscriptions, declared from the same description local mode applies
+ * to the emulator (shared/adapters/pubsub-topology.ts), with the same settings. Push
+ * subscriptions call the functions with an OIDC token of the push identity.
  */
 export class Messaging extends pulumi.ComponentResource {
   readonly topics: Record<TopicKey, gcp.pubsub.Topic>;
-  readonly pullSubscriptions: gcp.pubsub.Subscription[];
+  readonly subscriptions: gcp.pubsub.Subscription[];
 
   constructor(name: string, args: MessagingArgs, opts?: pulumi.ComponentResourceOptions) {
     super('herald:messaging:Messaging', name, {}, opts);
-    const { topology } = args;
+    const { topology, project } = args;
+    const child = childOptions(this, opts);
     const entries = Object.entries(topology.topics) as [TopicKey, Topology['topics'][TopicKey]][];
     this.topics = Object.fromEntries(
       entries.map(([key, spec]) => [
@@ -25,30 +38,65 @@ export class Messaging extends pulumi.ComponentResource {
         new gcp.pubsub.Topic(
           spec.name,
           {
+            project,
             name: spec.name,
             ...(spec.messageRetentionSeconds !== undefined ? { messageRetentionDuration: `${spec.messageRetentionSeconds}s` } : {}),
           },
-          { parent: this },
+          child,
         ),
       ]),
     ) as Record<TopicKey, gcp.pubsub.Topic>;
     const byName = new Map(entries.map(([key, spec]) => [spec.name, this.topics[key]]));
-    this.pullSubscriptions = topology.subscriptions
-      .filter((s) => s.pushTo === undefined)
-      .map((s) => new gcp.pubsub.Subscription(s.name, pullSubscriptionArgs(s, byName), { parent: this }));
+    const topicNamed = (topic: string, user: string) => {
+      const found = byName.get(topic);
+      if (found === undefined) throw new Error(`${user} names topic ${topic}, which the topology does not declare`);
+      return found;
+    };
+
+    this.subscriptions = topology.subscriptions.map((spec) => {
+      const deadLetter = spec.deadLetter === undefined ? [] : [topicNamed(spec.deadLetter.topic, `subscription ${spec.name}`)];
+      return new gcp.pubsub.Subscription(spec.name, subscriptionArgs(spec, project, topicNamed(spec.topic, `subscription ${spec.name}`), args.push), childOptions(this, opts, deadLetter));
+    });
+
+    // Pub/Sub's own agent forwards dead letters: it publishes to the dead-letter topics and
+    // acks the forwarded message on the subscription it came from.
+    const lane = laneTopology('lane', args.names).subscription;
+    const deadLetterTopics = new Set([...topology.subscriptions, lane].flatMap((s) => (s.deadLetter ? [s.deadLetter.topic] : [])));
+    for (const topic of deadLetterTopics) {
+      new gcp.pubsub.TopicIAMMember(`${topic}-dead-letter-publisher`, { project, topic: topicNamed(topic, 'a dead-letter policy').name, role: 'roles/pubsub.publisher', member: args.pubsubServiceAgent }, child);
+    }
+    topology.subscriptions.forEach((spec, i) => {
+      if (spec.deadLetter === undefined) return;
+      new gcp.pubsub.SubscriptionIAMMember(`${spec.name}-dead-letter-subscriber`, { project, subscription: this.subscriptions[i]!.name, role: 'roles/pubsub.subscriber', member: args.pubsubServiceAgent }, child);
+    });
+    if (lane.deadLetter !== undefined) {
+      // Lane subscriptions are created at runtime, so no grant here can name them. The
+      // alternative, letting Herald's runtime set IAM policies on subscriptions, would hand
+      // Herald more; this grant goes to Google's own agent, which Pub/Sub only acts as to
+      // forward dead letters.
+      new gcp.projects.IAMMember(`${name}-lane-dead-letter-subscriber`, { project, role: 'roles/pubsub.subscriber', member: args.pubsubServiceAgent }, child);
+    }
     this.registerOutputs({ topics: Object.fromEntries(entries.map(([key, t]) => [key, t.name])) });
   }
 }
 
-function pullSubscriptionArgs(spec: SubscriptionSpec, topics: Map<string, gcp.pubsub.Topic>): gcp.pubsub.SubscriptionArgs {
-  const topic = topics.get(spec.topic);
-  if (topic === undefined) throw new Error(`subscription ${spec.name} names topic ${spec.topic}, which the topology does not declare`);
+/** The same settings shared/adapters/pubsub-topology.ts gives a subscription it creates. */
+export function subscriptionArgs(spec: SubscriptionSpec, project: string, topic: gcp.pubsub.Topic, push: PushTarget): gcp.pubsub.SubscriptionArgs {
+  const endpoint = spec.pushTo === undefined ? undefined : push.endpointFor(spec.pushTo);
   return {
+    project,
     name: spec.name,
     topic: topic.name,
     ackDeadlineSeconds: spec.ackDeadlineSeconds,
     messageRetentionDuration: `${spec.messageRetentionSeconds}s`,
-    // Never expire: dead letters may wait weeks for an operator.
+    // Never expire from inactivity: a quiet destination keeps its lane, dead letters may wait weeks.
     expirationPolicy: { ttl: '' },
+    ...(endpoint !== undefined ? { pushConfig: { pushEndpoint: endpoint, oidcToken: { serviceAccountEmail: push.serviceAccountEmail, audience: endpoint } } } : {}),
+    ...(spec.retryPolicy
+      ? { retryPolicy: { minimumBackoff: `${spec.retryPolicy.minimumBackoffSeconds}s`, maximumBackoff: `${spec.retryPolicy.maximumBackoffSeconds}s` } }
+      : {}),
+    ...(spec.deadLetter
+      ? { deadLetterPolicy: { deadLetterTopic: `projects/${project}/topics/${spec.deadLetter.topic}`, maxDeliveryAttempts: spec.deadLetter.maxDeliveryAttempts } }
+      : {}),
   };
 }

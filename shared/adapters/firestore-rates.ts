@@ -2,9 +2,9 @@ import { FieldValue, Firestore } from '@google-cloud/firestore';
 import { LastError } from '../domain/delivery';
 import { RateBucket, RECENT_ERRORS } from '../domain/success-rate';
 import { RateDelta, RateStore } from '../ports';
-import { COLLECTIONS, FIRESTORE_QUERIES, OperationCounter } from './firestore-stores';
+import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, OperationCounter } from './firestore-stores';
 
-/** How long a counter document is worth keeping: Firestore's TTL policy on `expireAt` deletes it after. */
+/** How long a counter document is worth keeping: Firestore's TTL policy on `expireAt` (FIRESTORE_TTL_FIELDS) deletes it after. */
 const KEEP_MS = 2 * 60 * 60 * 1000;
 
 interface StoredRate {
@@ -43,7 +43,7 @@ export class FirestoreRateStore implements RateStore {
         attempts: FieldValue.increment(d.attempts),
         successes: FieldValue.increment(d.successes),
         failures: FieldValue.increment(d.failures),
-        expireAt: new Date(d.bucketStart + KEEP_MS),
+        [FIRESTORE_TTL_FIELDS.rates.field]: new Date(d.bucketStart + KEEP_MS),
       };
       // The newest errors of this flush replace the shard's: a read to merge them would double the cost.
       if (d.lastErrors.length) doc.lastErrors = d.lastErrors.slice(0, RECENT_ERRORS);

@@ -14,7 +14,7 @@ export class OperationCounter {
   }
 }
 
-export const COLLECTIONS = { destinations: 'destinations', deliveries: 'deliveries', rates: 'rates', rateControl: 'rate-control' } as const;
+export const COLLECTIONS = { destinations: 'destinations', deliveries: 'deliveries', rates: 'rates', rateControl: 'rate-control', replays: 'replays' } as const;
 
 /**
  * Every query Herald makes, as data: the store builds its queries from these,
@@ -26,7 +26,19 @@ export const FIRESTORE_QUERIES = {
   byDestination: { collection: COLLECTIONS.deliveries, equality: ['destinationId'], orderBy: 'id' },
   byDestinationAndStatus: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'status'], orderBy: 'id' },
   rateWindow: { collection: COLLECTIONS.rates, equality: ['destinationId'], orderBy: 'bucketStart' },
-} as const satisfies Record<string, { collection: string; equality: readonly string[]; orderBy: string }>;
+  // GET /admin/replays: newest first (one field: Firestore's automatic index serves it).
+  recentReplays: { collection: COLLECTIONS.replays, equality: [], orderBy: 'createdAt', direction: 'desc' },
+  // POST /admin/replays refuses to start a replay while another runs.
+  runningReplays: { collection: COLLECTIONS.replays, equality: ['status'], orderBy: 'createdAt' },
+} as const satisfies Record<string, { collection: string; equality: readonly string[]; orderBy: string; direction?: 'asc' | 'desc' }>;
+
+/**
+ * Timestamp fields after which Firestore's TTL policy deletes a document, as data: the
+ * stores write them, and the Pulumi program declares one TTL policy for each.
+ */
+export const FIRESTORE_TTL_FIELDS = {
+  rates: { collection: COLLECTIONS.rates, field: 'expireAt' },
+} as const satisfies Record<string, { collection: string; field: string }>;
 
 const GRPC_ALREADY_EXISTS = 6;
 

@@ -28,7 +28,7 @@ export async function rejectToDeadLetter(bus: MessageBus, topic: string, push: P
 /**
  * A DEAD delivery onto the dead-letter topic: the whole event in the CloudEvents Pub/Sub
  * binding, and `herald-` attributes naming the destination, the attempts, the last error,
- * the reason and the first and last attempt times (what replay selects on).
+ * the reason and the first and last attempt times, and, for a replayed delivery, its earlier runs.
  */
 export async function publishDeadDelivery(bus: MessageBus, topic: string, event: HeraldEvent, record: DeliveryRecord): Promise<void> {
   const attributes: Record<string, string> = {
@@ -44,5 +44,14 @@ export async function publishDeadDelivery(bus: MessageBus, topic: string, event:
   if (record.firstAttemptAt) attributes['first-attempt-at'] = record.firstAttemptAt;
   if (record.lastAttemptAt) attributes['last-attempt-at'] = record.lastAttemptAt;
   if (record.publishedAt) attributes['published-at'] = record.publishedAt;
+  // A replayed delivery that died again: its earlier runs, kept on the record (domain/replay.ts).
+  const replays = record.replays ?? [];
+  if (replays.length > 0) {
+    attributes.replays = String(replays.length);
+    attributes['replay-id'] = replays[replays.length - 1]!.replayId;
+    attributes['attempts-before-replay'] = String(replays.reduce((n, r) => n + r.attempts, 0));
+    const first = replays[0]!.firstAttemptAt;
+    if (first) attributes['original-first-attempt-at'] = first;
+  }
   await bus.publish(topic, toPubSubMessage(event, attributes));
 }

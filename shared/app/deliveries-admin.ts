@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DELIVERY_STATUSES, DeliveryRecord, DeliveryStatus } from '../domain/delivery';
+import { DELIVERY_STATUSES, DeliveryRecord, DeliveryStatus, isDeliveryId } from '../domain/delivery';
 import { DESTINATION_ID } from '../domain/destination';
 import { issuesFromZod, ValidationIssue } from '../domain/event';
 import { AdminDeps, AdminResult, badId, notFound } from './destinations-admin';
@@ -75,13 +75,7 @@ export async function listDeliveries(
   };
 }
 
-/** `${destinationId}.${eventKey}` (delivery.ts); checked so a stray `/` or `..` never reaches the store. */
-const EVENT_KEY = /^[A-Za-z0-9_-]{1,128}$/;
-
-export function isDeliveryId(id: string): boolean {
-  const dot = id.indexOf('.');
-  return dot > 0 && DESTINATION_ID.test(id.slice(0, dot)) && EVENT_KEY.test(id.slice(dot + 1));
-}
+export { isDeliveryId };
 
 export async function getDelivery(deps: Pick<DeliveriesDeps, 'deliveries'>, id: string): Promise<AdminResult<DeliveryView>> {
   if (!isDeliveryId(id)) {

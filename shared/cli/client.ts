@@ -2,6 +2,8 @@ import type { DeliveryView } from '../app/deliveries-admin';
 import type { DestinationStats } from '../app/destinations-admin';
 import type { DeliveryStatus } from '../domain/delivery';
 import type { DestinationSpec, DestinationView } from '../domain/destination';
+import type { ReplayAccepted } from '../app/replays-admin';
+import type { ReplaySelection, ReplaySummary, ReplayView } from '../domain/replay';
 import { ApiError, ConnectError, Issue, UsageError } from './errors';
 
 /** A small typed client over fetch for Herald's ingest and admin APIs. */
@@ -149,6 +151,33 @@ export class HeraldClient {
   async getDelivery(deliveryId: string): Promise<DeliveryView> {
     const { body } = await this.request('admin', 'GET', `/admin/deliveries/${encodeURIComponent(deliveryId)}`);
     return objectOf('GET /admin/deliveries/{id}', body) as unknown as DeliveryView;
+  }
+
+  /** POST /admin/replays: the request is validated, recorded (queued) and published on the replay topic. */
+  async startReplay(request: ReplaySelection): Promise<ReplayAccepted> {
+    const call = 'POST /admin/replays';
+    const { body } = await this.request('admin', 'POST', '/admin/replays', { headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
+    const b = objectOf(call, body);
+    if (typeof b.id !== 'string') throw unexpected(call, body);
+    return b as unknown as ReplayAccepted;
+  }
+
+  /** GET /admin/replays/{id}: the report as it stands. */
+  async getReplay(id: string): Promise<ReplayView> {
+    const call = 'GET /admin/replays/{id}';
+    const { body } = await this.request('admin', 'GET', `/admin/replays/${encodeURIComponent(id)}`);
+    const b = objectOf(call, body);
+    if (typeof b.status !== 'string' || typeof b.matched !== 'number') throw unexpected(call, body);
+    return b as unknown as ReplayView;
+  }
+
+  /** GET /admin/replays: the newest first. */
+  async listReplays(limit?: number): Promise<ReplaySummary[]> {
+    const call = 'GET /admin/replays';
+    const { body } = await this.request('admin', 'GET', `/admin/replays${limit !== undefined ? `?limit=${limit}` : ''}`);
+    const list = objectOf(call, body).replays;
+    if (!Array.isArray(list)) throw unexpected(call, body);
+    return list as ReplaySummary[];
   }
 
   /** One call: bearer auth, JSON answers, Herald's error shape → ApiError, no answer → ConnectError. */

@@ -6,7 +6,8 @@ import { Issue, UsageError } from './errors';
 /** What a CLI run talks to: the process's streams and environment, or a test's. */
 export interface CliIo {
   stdout: { write(chunk: string): unknown };
-  stderr: { write(chunk: string): unknown };
+  /** A terminal (isTTY) gets progress bars; anything else, plain lines. */
+  stderr: { write(chunk: string): unknown; isTTY?: boolean };
   env: Record<string, string | undefined>;
   /** Read for `-` (data from stdin). */
   stdin?: AsyncIterable<Buffer | string>;

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { registerDeliveries } from './commands/deliveries';
 import { registerDestinations } from './commands/destinations';
 import { registerPublish } from './commands/publish';
+import { registerReplay } from './commands/replay';
 import { registerSimulate } from './commands/simulate';
 import { CliIo, CommandContext, commandPath, DEFAULT_URL } from './context';
 import { CliError, EXIT } from './errors';
@@ -27,6 +28,7 @@ Examples:
   herald destinations list
   herald deliveries list my-hook --status dead
   herald destinations reactivate my-hook
+  herald replay --destination my-hook --since 2h --dry-run
   herald simulate --policy event-platform --responses 500,500,429,200`;
 
 /** The commander program: one module per command group registers its commands. */
@@ -49,6 +51,7 @@ export function buildProgram(ctx: CommandContext): Command {
   registerPublish(program, ctx);
   registerDestinations(program, ctx);
   registerDeliveries(program, ctx);
+  registerReplay(program, ctx);
   registerSimulate(program, ctx);
   return program;
 }

@@ -1,3 +1,4 @@
+import { DESTINATION_ID } from './destination';
 import { HeraldEvent } from './event';
 
 /** Seed 004's states for one (event, destination) delivery. */
@@ -63,14 +64,34 @@ export interface DeliveryRecord {
   lastAttemptAt?: string;
   deliveredAt?: string;
   /**
-   * A send slot this delivery already holds under its destination's rate control (it was
-   * deferred to it): when it comes back it is sent in that slot, not given a new one.
+   * The earlier runs of this delivery that ended DEAD and were replayed, oldest first: the
+   * redeliver transition starts the attempts over, so replay keeps here what it clears.
    */
-  rateSlot?: string;
+  replays?: DeliveryReplay[];
   /** Kept only while the delivery may still need it (not once DELIVERED), to send it again. */
   event?: HeraldEvent;
 }
 
+/** One DEAD run of a delivery, as it stood when a replay sent it again. */
+export interface DeliveryReplay {
+  replayId: string;
+  /** When the replay made it PENDING again. */
+  at: string;
+  attempts: number;
+  firstAttemptAt?: string;
+  lastAttemptAt?: string;
+  reason?: string;
+  lastError?: LastError;
+}
+
 export function deliveryId(destinationId: string, eventKey: string): string {
   return `${destinationId}.${eventKey}`;
+}
+
+/** `${destinationId}.${eventKey}`; checked so a stray `/` or `..` never reaches the store. */
+const EVENT_KEY = /^[A-Za-z0-9_-]{1,128}$/;
+
+export function isDeliveryId(id: string): boolean {
+  const dot = id.indexOf('.');
+  return dot > 0 && DESTINATION_ID.test(id.slice(0, dot)) && EVENT_KEY.test(id.slice(dot + 1));
 }

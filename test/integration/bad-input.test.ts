@@ -52,7 +52,7 @@ function admin(method: string, path: string, body?: string, as: As = {}): Promis
   return call(method, `/admin${path}`, { headers, ...(body !== undefined ? { body } : {}) });
 }
 
-function push(fn: 'route' | 'deliver', body: string, options: As & { contentType?: string } = {}): Promise<Reply> {
+function push(fn: 'route' | 'deliver' | 'replay', body: string, options: As & { contentType?: string } = {}): Promise<Reply> {
   const token = tokenOf(options, stack.config.pushToken!);
   const query = token === undefined ? '' : `?token=${encodeURIComponent(token)}`;
   return call('POST', `/${fn}${query}`, { headers: { 'content-type': options.contentType ?? 'application/json' }, body });
@@ -363,7 +363,7 @@ function envelope(message: Record<string, unknown>, extra: Record<string, unknow
   return { subscription: SUBSCRIPTION, message: { messageId: 'm-1', publishTime: new Date().toISOString(), attributes: {}, data: '', ...message }, ...extra };
 }
 
-describe.each(['route', 'deliver'] as const)('push endpoint /%s', (fn) => {
+describe.each(['route', 'deliver', 'replay'] as const)('push endpoint /%s', (fn) => {
   test.each([
     ['without the token', undefined],
     ['with a wrong token', 'herald_push_not-the-right-token'],

@@ -1,0 +1,41 @@
+/**
+ * The Firestore indexes and TTL policies Herald needs, derived from the queries and expiry
+ * fields its stores declare (FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS), never listed by hand.
+ */
+
+export interface QuerySpec {
+  collection: string;
+  equality: readonly string[];
+  orderBy: string;
+  /** Absent: ascending. */
+  direction?: 'asc' | 'desc';
+}
+
+export interface CompositeIndex {
+  collection: string;
+  /** In index order: the equality fields, then the ordered one. */
+  fields: string[];
+  /** Of the ordered (last) field; the equality fields are ascending. */
+  order: 'ASCENDING' | 'DESCENDING';
+}
+
+/**
+ * Firestore serves a query over one field from its automatic single-field index; equality
+ * on some fields with ordering on another needs a composite index with the equality fields
+ * first. Queries that need the same index share it.
+ */
+export function compositeIndexes(queries: Record<string, QuerySpec>): CompositeIndex[] {
+  const byKey = new Map<string, CompositeIndex>();
+  for (const q of Object.values(queries)) {
+    const fields = [...new Set([...q.equality, q.orderBy])];
+    if (fields.length < 2) continue;
+    const order = q.direction === 'desc' ? 'DESCENDING' : 'ASCENDING';
+    byKey.set(`${q.collection}/${fields.join(',')}/${order}`, { collection: q.collection, fields, order });
+  }
+  return [...byKey.values()];
+}
+
+/** A resource-name-safe label for an index: `deliveries-status-availableAt`. */
+export function indexName(index: CompositeIndex): string {
+  return [index.collection, ...index.fields, ...(index.order === 'DESCENDING' ? ['desc'] : [])].join('-').replace(/[^A-Za-z0-9-]/g, '-');
+}

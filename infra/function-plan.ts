@@ -1,0 +1,90 @@
+import { FUNCTION_NAMES, FunctionName, INTERNAL_FUNCTIONS, laneTopology, Topology, TopologyNames } from '../shared/topology';
+import { FunctionSizeInput, InfraConfigError } from './config';
+
+/**
+ * What each function is deployed with, derived from the topology (who calls it, for how
+ * long) and the stack's config. Pure, so the rules are tested without Pulumi.
+ */
+
+export interface FunctionSize {
+  memory: string;
+  cpu: string;
+  minInstances: number;
+  maxInstances: number;
+  concurrency: number;
+  timeoutSeconds: number;
+}
+
+export interface FunctionPlan extends FunctionSize {
+  name: FunctionName;
+  /** Pub/Sub pushes to it (a topology subscription or a destination's lane): the push identity may invoke it. */
+  pushed: boolean;
+  /** Cloud Scheduler starts it: the scheduler identity may invoke it. */
+  scheduled: boolean;
+  /** Users call it (ingest, admin): reachable from the internet, guarded by its bearer token. */
+  userFacing: boolean;
+}
+
+// Concurrency suits functions that mostly wait on the network; the scheduled ones are one run at a time.
+const DEFAULT_SIZE: Omit<FunctionSize, 'timeoutSeconds'> = { memory: '512Mi', cpu: '1', minInstances: 0, maxInstances: 20, concurrency: 80 };
+const SIZE_DEFAULTS: Partial<Record<FunctionName, Partial<FunctionSize>>> = {
+  deliver: { maxInstances: 100 },
+  admin: { maxInstances: 5, concurrency: 20 },
+  pump: { concurrency: 1, maxInstances: 2 },
+  'suspension-check': { concurrency: 1, maxInstances: 2 },
+};
+
+/** Cloud Functions' own default, for functions nothing pushes to or schedules. */
+const DEFAULT_TIMEOUT_SECONDS = 60;
+/** Beyond a scheduled run's `runSeconds`: the round in progress finishes and reports. */
+export const RUN_SLACK_SECONDS = 30;
+
+export interface PlanInputs {
+  topology: Topology;
+  names: TopologyNames;
+  functions: Partial<Record<FunctionName, FunctionSizeInput>>;
+  deliveryTimeoutMs: number;
+}
+
+export function planFunctions(inputs: PlanInputs): FunctionPlan[] {
+  const { topology } = inputs;
+  // Lanes are created at runtime, but they push to a function deployed here.
+  const pushes = [...topology.subscriptions, laneTopology('lane', inputs.names).subscription].filter((s) => s.pushTo !== undefined);
+  const problems: string[] = [];
+  const plans = FUNCTION_NAMES.map((name): FunctionPlan => {
+    const ackDeadlines = pushes.filter((s) => s.pushTo === name).map((s) => s.ackDeadlineSeconds);
+    const runs = topology.schedules.filter((s) => s.function === name);
+    const runSeconds = Math.max(0, ...runs.map((s) => s.runSeconds ?? 0));
+    const given = inputs.functions[name] ?? {};
+    // Pub/Sub waits a push's whole ack deadline for the answer: a pushed handler may use all of it.
+    const defaultTimeout = runSeconds > 0 ? runSeconds + RUN_SLACK_SECONDS : ackDeadlines.length > 0 ? Math.min(...ackDeadlines) : DEFAULT_TIMEOUT_SECONDS;
+    const plan: FunctionPlan = {
+      name,
+      ...DEFAULT_SIZE,
+      ...SIZE_DEFAULTS[name],
+      timeoutSeconds: defaultTimeout,
+      ...given,
+      pushed: ackDeadlines.length > 0,
+      scheduled: runs.length > 0,
+      userFacing: !INTERNAL_FUNCTIONS.includes(name),
+    };
+    const at = (field: keyof FunctionSize) => `herald:functions.${name}.${field}`;
+    if (plan.timeoutSeconds * 1000 <= inputs.deliveryTimeoutMs) {
+      problems.push(`${at('timeoutSeconds')}: ${plan.timeoutSeconds} s must be longer than the delivery timeout (herald:settings.deliveryTimeoutMs, ${inputs.deliveryTimeoutMs} ms)`);
+    }
+    if (plan.timeoutSeconds <= runSeconds) {
+      problems.push(`${at('timeoutSeconds')}: ${plan.timeoutSeconds} s must be longer than the ${runSeconds} s a scheduled run lasts`);
+    }
+    const ackDeadline = Math.min(...ackDeadlines);
+    if (plan.timeoutSeconds > ackDeadline) {
+      problems.push(`${at('timeoutSeconds')}: ${plan.timeoutSeconds} s exceeds the ${ackDeadline} s push ack deadline: Pub/Sub would push a message again while it is handled`);
+    }
+    if (plan.concurrency > 1 && Number(plan.cpu) < 1) {
+      problems.push(`${at('concurrency')}: more than one request at a time needs cpu of at least 1 (Cloud Run)`);
+    }
+    if (plan.minInstances > plan.maxInstances) problems.push(`${at('minInstances')}: must not exceed maxInstances (${plan.maxInstances})`);
+    return plan;
+  });
+  if (problems.length) throw new InfraConfigError(problems);
+  return plans;
+}

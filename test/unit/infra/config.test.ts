@@ -1,0 +1,102 @@
+import * as pulumi from '@pulumi/pulumi';
+import { InfraConfig, readInfraConfig } from '../../../infra/config';
+import { planFunctions } from '../../../infra/function-plan';
+import { ENV_NAMES } from '../../../shared/config';
+import { heraldTopology } from '../../../shared/topology';
+import { PROJECT, REGION, stackConfig } from './mocks';
+
+/** The stack config as Pulumi would hand it to the program, then read by it. */
+function read(overrides: Record<string, string | undefined>): InfraConfig {
+  pulumi.runtime.setAllConfig(stackConfig(overrides), ['herald:adminToken', 'herald:ingestToken']);
+  return readInfraConfig();
+}
+
+/** Reads the config and plans the functions, as the program does first; the error it stops with. */
+function failure(overrides: Record<string, string | undefined>): string {
+  try {
+    const config = read(overrides);
+    const names = { prefix: config.topicPrefix };
+    planFunctions({ topology: heraldTopology(names), names, functions: config.functions, deliveryTimeoutMs: config.herald.deliveryTimeoutMs });
+  } catch (e) {
+    return (e as Error).message;
+  }
+  throw new Error('the config was accepted');
+}
+
+test('a minimal stack: project and tokens; everything else has a default', () => {
+  const config = read({ 'herald:region': undefined });
+  expect(config).toMatchObject({
+    project: PROJECT,
+    region: 'us-central1',
+    firestoreLocation: 'us-central1',
+    topicPrefix: 'herald',
+    publicEndpoints: true,
+    createFirestoreDatabase: true,
+    firestoreDeletionPolicy: 'ABANDON',
+    pumpHold: false,
+    functions: {},
+    destinations: {},
+  });
+  expect(config.herald.deliveryTimeoutMs).toBe(5_000);
+});
+
+test('herald:project wins over gcp:project; structured keys are JSON', () => {
+  const config = read({
+    'herald:project': 'other-project',
+    'herald:functions': JSON.stringify({ deliver: { maxInstances: 300, concurrency: 200 } }),
+    'herald:settings': JSON.stringify({ deliveryTimeoutMs: 8000, logLevel: 'DEBUG' }),
+    'herald:invokers': JSON.stringify(['user:ops@example.com']),
+    'herald:publicEndpoints': 'false',
+  });
+  expect(config.project).toBe('other-project');
+  expect(config.region).toBe(REGION);
+  expect(config.functions.deliver).toEqual({ maxInstances: 300, concurrency: 200 });
+  expect(config.settingsEnv).toEqual({ [ENV_NAMES.deliveryTimeoutMs]: '8000', [ENV_NAMES.logLevel]: 'DEBUG' });
+  expect(config.herald.deliveryTimeoutMs).toBe(8000);
+  expect(config.publicEndpoints).toBe(false);
+  expect(config.invokers).toEqual(['user:ops@example.com']);
+});
+
+test.each([
+  ['no project at all', { 'gcp:project': undefined }, 'herald:project: required'],
+  ['a project id GCP refuses', { 'gcp:project': 'My_Project' }, 'herald:project: must be a GCP project id'],
+  ['a region that is not one', { 'herald:region': 'europe' }, 'herald:region: must be a GCP region'],
+  ['a topic prefix with capitals', { 'herald:topicPrefix': 'Herald' }, 'herald:topicPrefix: topicPrefix must start with a letter'],
+  ['a missing admin token', { 'herald:adminToken': undefined }, 'herald:adminToken: required: pulumi config set --secret herald:adminToken'],
+  ['a short ingest token', { 'herald:ingestToken': 'short' }, 'herald:ingestToken: must be at least 16 characters'],
+  ['a boolean that is not', { 'herald:publicEndpoints': 'yes please' }, 'herald:publicEndpoints: publicEndpoints must be true or false'],
+  ['JSON that is not', { 'herald:functions': '{deliver:' }, 'herald:functions: not valid JSON'],
+  ['an unknown function', { 'herald:functions': JSON.stringify({ mailer: { memory: '1Gi' } }) }, 'herald:functions.mailer'],
+  ['zero concurrency', { 'herald:functions': JSON.stringify({ deliver: { concurrency: 0 } }) }, 'herald:functions.deliver.concurrency: concurrency must be 1–1000'],
+  ['an unknown size field', { 'herald:functions': JSON.stringify({ deliver: { memroy: '1Gi' } }) }, 'herald:functions.deliver'],
+  ['memory without a unit', { 'herald:functions': JSON.stringify({ admin: { memory: '512' } }) }, 'herald:functions.admin.memory: memory must be a size'],
+  ['a setting the program manages', { 'herald:settings': JSON.stringify({ allowLoopback: true }) }, 'herald:settings.allowLoopback'],
+  ['a setting Herald refuses', { 'herald:settings': JSON.stringify({ deliveryTimeoutMs: 'soon' }) }, 'herald:settings.deliveryTimeoutMs: HERALD_DELIVERY_TIMEOUT_MS="soon": must be a number'],
+  ['settings Herald refuses together', { 'herald:settings': JSON.stringify({ claimTtlMs: 4000 }) }, 'herald:settings'],
+  ['an invoker that is everyone', { 'herald:invokers': JSON.stringify(['allUsers']) }, 'herald:invokers[0]: each invoker must be an IAM member'],
+  ['a destination on plain http', { 'herald:destinations': JSON.stringify({ orders: { url: 'http://hooks.example.com/x' } }) }, 'herald:destinations.orders.url: url must use https'],
+  ['a destination at a loopback address', { 'herald:destinations': JSON.stringify({ orders: { url: 'https://127.0.0.1/x' } }) }, 'herald:destinations.orders.url: url points at a loopback address'],
+  ['a destination with a bad spec', { 'herald:destinations': JSON.stringify({ orders: { url: 'https://a.example.com', failureMode: 'later' } }) }, 'herald:destinations.orders.failureMode'],
+  ['a destination with a bad id', { 'herald:destinations': JSON.stringify({ Orders: { url: 'https://a.example.com' } }) }, 'herald:destinations.Orders'],
+  ['destinations with private endpoints', { 'herald:publicEndpoints': 'false', 'herald:destinations': JSON.stringify({ orders: { url: 'https://a.example.com' } }) }, 'herald:destinations: declared destinations are registered through the admin API'],
+  ['a pump that stops before its run ends', { 'herald:functions': JSON.stringify({ pump: { timeoutSeconds: 50 } }) }, 'herald:functions.pump.timeoutSeconds: 50 s must be longer than the 55 s a scheduled run lasts'],
+  ['a deliver timeout past its ack deadline', { 'herald:functions': JSON.stringify({ deliver: { timeoutSeconds: 120 } }) }, 'herald:functions.deliver.timeoutSeconds: 120 s exceeds the 60 s push ack deadline'],
+  ['timeouts no longer than the delivery timeout', { 'herald:settings': JSON.stringify({ deliveryTimeoutMs: 60_000 }) }, 'herald:functions.deliver.timeoutSeconds: 60 s must be longer than the delivery timeout'],
+  ['concurrency on a fraction of a CPU', { 'herald:functions': JSON.stringify({ route: { cpu: '0.5', concurrency: 10 } }) }, 'herald:functions.route.concurrency: more than one request at a time needs cpu of at least 1'],
+  ['more minimum than maximum instances', { 'herald:functions': JSON.stringify({ admin: { minInstances: 3, maxInstances: 2 } }) }, 'herald:functions.admin.minInstances: must not exceed maxInstances'],
+])('%s fails with the field named', (_what, overrides, message) => {
+  const error = failure(overrides);
+  expect(error).toMatch(/^invalid Pulumi config:\n/);
+  expect(error).toContain(message);
+});
+
+test('every problem is listed at once', () => {
+  const error = failure({ 'herald:region': 'nowhere', 'herald:adminToken': 'short' });
+  expect(error).toContain('herald:region');
+  expect(error).toContain('herald:adminToken');
+});
+
+test('the program itself stops on a bad config, before declaring anything', async () => {
+  pulumi.runtime.setAllConfig(stackConfig({ 'herald:functions': JSON.stringify({ deliver: { concurrency: 0 } }) }), ['herald:adminToken', 'herald:ingestToken']);
+  await expect(jest.isolateModulesAsync(async () => void (await import('../../../infra/index')))).rejects.toThrow('herald:functions.deliver.concurrency');
+});

@@ -1,0 +1,111 @@
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import * as pulumi from '@pulumi/pulumi';
+
+/** A resource the program declared, with its inputs as the engine would receive them. */
+export interface Declared {
+  type: string;
+  name: string;
+  inputs: Record<string, unknown>;
+  state: Record<string, unknown>;
+}
+
+export const PROJECT = 'herald-test-project';
+export const PROJECT_NUMBER = '123456789012';
+export const REGION = 'europe-west1';
+export const ADMIN_TOKEN = 'admin-token-0123456789';
+export const INGEST_TOKEN = 'ingest-token-0123456789';
+
+/** What Cloud Functions would answer for the URL of a function. */
+export const functionUrl = (name: string, region = REGION, project = PROJECT) => `https://${region}-${project}.cloudfunctions.net/${name}`;
+
+let packageDir: string | undefined;
+afterAll(() => packageDir && rmSync(packageDir, { recursive: true, force: true }));
+
+/** A built package in miniature: package.json, its lock file and the compiled entry point (one per test file). */
+export function fakePackage(): string {
+  if (packageDir !== undefined) return packageDir;
+  const dir = mkdtempSync(path.join(tmpdir(), 'herald-infra-'));
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'herald', main: 'dist/functions/index.js' }));
+  writeFileSync(path.join(dir, 'package-lock.json'), '{}');
+  mkdirSync(path.join(dir, 'dist', 'functions'), { recursive: true });
+  writeFileSync(path.join(dir, 'dist', 'functions', 'index.js'), 'module.exports = {};');
+  packageDir = dir;
+  return dir;
+}
+
+/** The stack config of the tests: every key a string, as Pulumi hands them over. */
+export function stackConfig(overrides: Record<string, string | undefined> = {}): Record<string, string> {
+  const base: Record<string, string | undefined> = {
+    'gcp:project': PROJECT,
+    'herald:region': REGION,
+    'herald:adminToken': ADMIN_TOKEN,
+    'herald:ingestToken': INGEST_TOKEN,
+    'herald:packageDir': fakePackage(),
+    ...overrides,
+  };
+  return Object.fromEntries(Object.entries(base).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+/** Computed outputs a real deployment would return, so dependent resources see real-looking values. */
+function computed(type: string, name: string, inputs: Record<string, unknown>): Record<string, unknown> {
+  switch (type) {
+    case 'gcp:serviceaccount/account:Account': {
+      const email = `${String(inputs.accountId)}@${String(inputs.project)}.iam.gserviceaccount.com`;
+      return { email, member: `serviceAccount:${email}`, name: `projects/${String(inputs.project)}/serviceAccounts/${email}` };
+    }
+    case 'gcp:cloudfunctionsv2/function:Function':
+      return {
+        url: functionUrl(String(inputs.name), String(inputs.location), String(inputs.project)),
+        serviceConfig: { ...(inputs.serviceConfig as object), uri: `https://${String(inputs.name)}-abc123-ew.a.run.app` },
+      };
+    case 'gcp:storage/bucket:Bucket':
+      return { name: inputs.name ?? `${name}-7f3a9c1` };
+    case 'gcp:secretmanager/secretVersion:SecretVersion':
+      return { version: '1' };
+    case 'pulumi-nodejs:dynamic:Resource':
+      return { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' };
+    default:
+      return {};
+  }
+}
+
+/**
+ * Installs Pulumi's mocks and the stack config, recording every declaration. Call it before
+ * importing the program: Pulumi reads both when the program's module runs.
+ */
+export async function mockPulumi(config: Record<string, string>, declared: Declared[]): Promise<void> {
+  pulumi.runtime.setAllConfig(config, ['herald:adminToken', 'herald:ingestToken']);
+  await pulumi.runtime.setMocks(
+    {
+      newResource: (args) => {
+        const inputs = args.inputs as Record<string, unknown>;
+        const state = { name: args.name, ...inputs, ...computed(args.type, args.name, inputs) };
+        declared.push({ type: args.type, name: args.name, inputs, state });
+        return { id: `${args.name}-id`, state };
+      },
+      call: (args) => {
+        if (args.token === 'gcp:organizations/getProject:getProject') return { number: PROJECT_NUMBER, projectId: (args.inputs as { projectId: string }).projectId };
+        throw new Error(`unexpected call ${args.token}`);
+      },
+    },
+    'herald',
+    'test',
+    false,
+  );
+}
+
+/** Waits until no declaration has arrived for a while: resources that wait on outputs register late. */
+export async function settled(declared: Declared[], quietMs = 150): Promise<void> {
+  let seen = -1;
+  while (seen !== declared.length) {
+    seen = declared.length;
+    await new Promise((resolve) => setTimeout(resolve, quietMs));
+  }
+}
+
+/** An Output's value (mocks resolve every output; an Output is not a promise). */
+export function valueOf<T>(output: pulumi.Output<T>): Promise<T> {
+  return new Promise((resolve) => output.apply((v) => (resolve(v), v)));
+}

@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { Firestore } from '@google-cloud/firestore';
+import { FirestoreRateStore } from '../../../shared/adapters/firestore-rates';
+import { FIRESTORE_TTL_FIELDS } from '../../../shared/adapters/firestore-stores';
+import { FUNCTION_NAMES, heraldTopology, INTERNAL_FUNCTIONS, laneTopology, PUMP_RUN_SECONDS, Topology } from '../../../shared/topology';
+import { compositeIndexes, indexName } from '../../../infra/firestore-plan';
+import { planFunctions, RUN_SLACK_SECONDS } from '../../../infra/function-plan';
+
+const names = { prefix: 'herald' };
+
+describe('composite indexes, derived from the queries', () => {
+  test.each([
+    ['equality on a field, ordered by another', { q: { collection: 'c', equality: ['a'], orderBy: 'b' } }, [{ collection: 'c', fields: ['a', 'b'], order: 'ASCENDING' }]],
+    ['two equalities, then the order', { q: { collection: 'c', equality: ['a', 'b'], orderBy: 'd' } }, [{ collection: 'c', fields: ['a', 'b', 'd'], order: 'ASCENDING' }]],
+    ['ordered descending', { q: { collection: 'c', equality: ['a'], orderBy: 'b', direction: 'desc' as const } }, [{ collection: 'c', fields: ['a', 'b'], order: 'DESCENDING' }]],
+    ['ordered by its own equality field: single-field index', { q: { collection: 'c', equality: ['a'], orderBy: 'a' } }, []],
+    ['only an order: single-field index', { q: { collection: 'c', equality: [], orderBy: 'a' } }, []],
+    [
+      'two queries needing the same index share it',
+      { q1: { collection: 'c', equality: ['a'], orderBy: 'b' }, q2: { collection: 'c', equality: ['a'], orderBy: 'b' } },
+      [{ collection: 'c', fields: ['a', 'b'], order: 'ASCENDING' }],
+    ],
+    [
+      'the same fields in another collection are another index',
+      { q1: { collection: 'c', equality: ['a'], orderBy: 'b' }, q2: { collection: 'd', equality: ['a'], orderBy: 'b' } },
+      [
+        { collection: 'c', fields: ['a', 'b'], order: 'ASCENDING' },
+        { collection: 'd', fields: ['a', 'b'], order: 'ASCENDING' },
+      ],
+    ],
+  ])('%s', (_what, queries, expected) => {
+    expect(compositeIndexes(queries)).toEqual(expected);
+  });
+
+  test('index names are safe resource names', () => {
+    expect(indexName({ collection: 'rate-control', fields: ['destinationId', 'a.b'], order: 'ASCENDING' })).toBe('rate-control-destinationId-a-b');
+  });
+});
+
+test('the rate store writes the TTL field the program declares a policy for', async () => {
+  const written: Record<string, unknown>[] = [];
+  const db = {
+    collection: () => ({ doc: (id: string) => id }),
+    batch: () => ({ set: (_ref: string, doc: Record<string, unknown>) => void written.push(doc), commit: async () => undefined }),
+  };
+  await new FirestoreRateStore(db as unknown as Firestore).add([{ destinationId: 'd', bucketStart: 0, attempts: 1, successes: 1, failures: 0, lastErrors: [] }], 0);
+  expect(written[0]![FIRESTORE_TTL_FIELDS.rates.field]).toBeInstanceOf(Date);
+  expect(FIRESTORE_TTL_FIELDS.rates).toEqual({ collection: 'rates', field: 'expireAt' });
+});
+
+test('Cloud Build installs the uploaded package without compiling it again', () => {
+  const pkg = JSON.parse(readFileSync(path.join(__dirname, '../../../package.json'), 'utf8')) as { main: string; scripts: Record<string, string> };
+  expect(pkg.scripts['gcp-build']).toBe('');
+  expect(pkg.main).toMatch(/^dist\//);
+});
+
+describe('function plans', () => {
+  const plans = planFunctions({ topology: heraldTopology(names), names, functions: {}, deliveryTimeoutMs: 5_000 });
+  const plan = (name: string) => plans.find((p) => p.name === name)!;
+
+  test('one per function, callers derived from the topology', () => {
+    expect(plans.map((p) => p.name)).toEqual([...FUNCTION_NAMES]);
+    expect(plan('route')).toMatchObject({ pushed: true, scheduled: false, userFacing: false });
+    expect(plan('deliver')).toMatchObject({ pushed: true, scheduled: false, userFacing: false });
+    expect(plan('pump')).toMatchObject({ pushed: false, scheduled: true, userFacing: false });
+    expect(plan('ingest')).toMatchObject({ pushed: false, scheduled: false, userFacing: true });
+    for (const p of plans) expect(p.userFacing).toBe(!INTERNAL_FUNCTIONS.includes(p.name));
+  });
+
+  test('default timeouts: a scheduled run outlives its runSeconds; a pushed handler gets its ack deadline; the rest a minute', () => {
+    const topology = heraldTopology(names);
+    expect(plan('pump').timeoutSeconds).toBe(PUMP_RUN_SECONDS + RUN_SLACK_SECONDS);
+    const pushes = [...topology.subscriptions, laneTopology('x', names).subscription];
+    for (const p of plans.filter((f) => f.pushed && !f.scheduled)) {
+      expect(p.timeoutSeconds).toBe(Math.min(...pushes.filter((s) => s.pushTo === p.name).map((s) => s.ackDeadlineSeconds)));
+    }
+    for (const p of plans.filter((f) => !f.pushed && !f.scheduled)) expect(p.timeoutSeconds).toBe(60);
+    expect(plan('deliver').timeoutSeconds).toBe(60);
+  });
+
+  test('a new schedule or push subscription is picked up from the topology alone', () => {
+    const base = heraldTopology(names);
+    const topology: Topology = {
+      ...base,
+      subscriptions: [...base.subscriptions, { name: 'herald-x', topic: base.topics.replay.name, pushTo: 'admin', ackDeadlineSeconds: 30, messageRetentionSeconds: 600 }],
+      schedules: [...base.schedules, { name: 'herald-y', function: 'ingest', cron: '0 * * * *', runSeconds: 100 }],
+    };
+    const p = planFunctions({ topology, names, functions: {}, deliveryTimeoutMs: 5_000 });
+    expect(p.find((f) => f.name === 'admin')).toMatchObject({ pushed: true, timeoutSeconds: 30 });
+    expect(p.find((f) => f.name === 'ingest')).toMatchObject({ scheduled: true, timeoutSeconds: 100 + RUN_SLACK_SECONDS });
+  });
+
+  test('given sizes win over the defaults', () => {
+    const p = planFunctions({ topology: heraldTopology(names), names, functions: { deliver: { maxInstances: 7, memory: '1Gi' } }, deliveryTimeoutMs: 5_000 });
+    expect(p.find((f) => f.name === 'deliver')).toMatchObject({ maxInstances: 7, memory: '1Gi', concurrency: 80 });
+  });
+});

@@ -1,0 +1,358 @@
+import type { PubSub } from '@google-cloud/pubsub';
+import * as pulumi from '@pulumi/pulumi';
+import { FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../../shared/adapters/firestore-stores';
+import { applyTopology } from '../../../shared/adapters/pubsub-topology';
+import { ENV_NAMES } from '../../../shared/config';
+import { FUNCTION_NAMES, FunctionName, heraldTopology, INTERNAL_FUNCTIONS, laneTopology, PUMP_RUN_SECONDS } from '../../../shared/topology';
+import { REQUIRED_APIS } from '../../../infra/components/apis';
+import { compositeIndexes, QuerySpec } from '../../../infra/firestore-plan';
+import { ADMIN_TOKEN, Declared, functionUrl, mockPulumi, PROJECT, PROJECT_NUMBER, REGION, settled, stackConfig, valueOf } from './mocks';
+
+/**
+ * The whole Pulumi program, run once against Pulumi's mocks with a stack that declares one
+ * destination; every assertion reads what the program declared.
+ */
+
+type Program = typeof import('../../../infra/index');
+const declared: Declared[] = [];
+let program: Program;
+
+beforeAll(async () => {
+  await mockPulumi(stackConfig({ 'herald:destinations': JSON.stringify({ orders: { url: 'https://hooks.example.com/orders', eventTypes: ['com.example.order.*'] } }) }), declared);
+  program = await import('../../../infra/index');
+  await settled(declared);
+}, 30_000);
+
+const ofType = (type: string) => declared.filter((r) => r.type === type);
+const FUNCTION = 'gcp:cloudfunctionsv2/function:Function';
+const SUBSCRIPTION = 'gcp:pubsub/subscription:Subscription';
+const prefix = 'herald';
+const topology = heraldTopology({ prefix });
+const DELIVERY_TIMEOUT_MS = 5_000;
+const email = (role: string) => `${prefix}-${role}@${PROJECT}.iam.gserviceaccount.com`;
+const PUSH_SA = email('pusher');
+const SCHEDULER_SA = email('scheduler');
+const RUNTIME_SA = email('runtime');
+const PUBSUB_AGENT = `serviceAccount:service-${PROJECT_NUMBER}@gcp-sa-pubsub.iam.gserviceaccount.com`;
+
+function functionNamed(name: string): Declared {
+  const fn = ofType(FUNCTION).find((f) => f.inputs.name === name);
+  if (fn === undefined) throw new Error(`no function ${name} declared`);
+  return fn;
+}
+const serviceConfig = (fn: Declared) => fn.inputs.serviceConfig as Record<string, unknown>;
+const buildConfig = (fn: Declared) => fn.inputs.buildConfig as Record<string, unknown>;
+
+/** Who may invoke each function: the run.invoker members declared on its service. */
+function invokersOf(name: string): string[] {
+  return ofType('gcp:cloudrunv2/serviceIamMember:ServiceIamMember')
+    .filter((m) => m.inputs.name === name && m.inputs.role === 'roles/run.invoker')
+    .map((m) => String(m.inputs.member))
+    .sort();
+}
+
+describe('topology: the program declares what local mode applies', () => {
+  /** A subscription reduced to what both sides set, in one shape. */
+  interface Shape {
+    name: string;
+    topic: string;
+    ackDeadlineSeconds: number;
+    retentionSeconds: number;
+    pushTo?: string;
+    oidc?: boolean;
+    retry?: [number, number];
+    deadLetter?: [string, number];
+  }
+  const lastSegment = (url: string) => new URL(url).pathname.split('/').pop()!;
+
+  async function appliedLocally(): Promise<{ topics: Record<string, number | undefined>; subscriptions: Shape[] }> {
+    const topics: Record<string, number | undefined> = {};
+    const subscriptions: Shape[] = [];
+    type Metadata = {
+      ackDeadlineSeconds: number;
+      messageRetentionDuration: { seconds: number };
+      pushConfig?: { pushEndpoint: string; oidcToken?: { serviceAccountEmail: string } };
+      retryPolicy?: { minimumBackoff: { seconds: number }; maximumBackoff: { seconds: number } };
+      deadLetterPolicy?: { deadLetterTopic: string; maxDeliveryAttempts: number };
+    };
+    // A Pub/Sub client that records what shared/adapters/pubsub-topology.ts asks of it.
+    const fake = {
+      projectId: PROJECT,
+      createTopic: async (t: { name: string; messageRetentionDuration?: { seconds: number } }) => void (topics[t.name] = t.messageRetentionDuration?.seconds),
+      topic: (topic: string) => ({
+        createSubscription: async (name: string, m: Metadata) =>
+          void subscriptions.push({
+            name,
+            topic,
+            ackDeadlineSeconds: m.ackDeadlineSeconds,
+            retentionSeconds: m.messageRetentionDuration.seconds,
+            ...(m.pushConfig ? { pushTo: lastSegment(m.pushConfig.pushEndpoint), oidc: m.pushConfig.oidcToken?.serviceAccountEmail === PUSH_SA } : {}),
+            ...(m.retryPolicy ? { retry: [m.retryPolicy.minimumBackoff.seconds, m.retryPolicy.maximumBackoff.seconds] as [number, number] } : {}),
+            ...(m.deadLetterPolicy ? { deadLetter: [m.deadLetterPolicy.deadLetterTopic, m.deadLetterPolicy.maxDeliveryAttempts] as [string, number] } : {}),
+          }),
+      }),
+    };
+    await applyTopology(fake as unknown as PubSub, topology, { endpointFor: (fn) => functionUrl(fn), serviceAccountEmail: PUSH_SA });
+    return { topics, subscriptions };
+  }
+
+  function declaredByPulumi(): { topics: Record<string, number | undefined>; subscriptions: Shape[] } {
+    const topics = Object.fromEntries(
+      ofType('gcp:pubsub/topic:Topic').map((t) => [String(t.inputs.name), t.inputs.messageRetentionDuration === undefined ? undefined : seconds(t.inputs.messageRetentionDuration)]),
+    );
+    const subscriptions = ofType(SUBSCRIPTION).map((s): Shape => {
+      const i = s.inputs as {
+        name: string;
+        topic: string;
+        ackDeadlineSeconds: number;
+        messageRetentionDuration: string;
+        pushConfig?: { pushEndpoint: string; oidcToken?: { serviceAccountEmail: string } };
+        retryPolicy?: { minimumBackoff: string; maximumBackoff: string };
+        deadLetterPolicy?: { deadLetterTopic: string; maxDeliveryAttempts: number };
+      };
+      return {
+        name: i.name,
+        topic: i.topic,
+        ackDeadlineSeconds: i.ackDeadlineSeconds,
+        retentionSeconds: seconds(i.messageRetentionDuration),
+        ...(i.pushConfig ? { pushTo: lastSegment(i.pushConfig.pushEndpoint), oidc: i.pushConfig.oidcToken?.serviceAccountEmail === PUSH_SA } : {}),
+        ...(i.retryPolicy ? { retry: [seconds(i.retryPolicy.minimumBackoff), seconds(i.retryPolicy.maximumBackoff)] as [number, number] } : {}),
+        ...(i.deadLetterPolicy ? { deadLetter: [i.deadLetterPolicy.deadLetterTopic, i.deadLetterPolicy.maxDeliveryAttempts] as [string, number] } : {}),
+      };
+    });
+    return { topics, subscriptions };
+  }
+
+  const byName = (a: Shape, b: Shape) => a.name.localeCompare(b.name);
+
+  test('topics and subscriptions, with every setting, equal the ones local mode creates from heraldTopology()', async () => {
+    const local = await appliedLocally();
+    const stack = declaredByPulumi();
+    expect(stack.topics).toEqual(local.topics);
+    expect(stack.subscriptions.sort(byName)).toEqual(local.subscriptions.sort(byName));
+    // And both are the whole topology, not an agreeing subset.
+    expect(Object.keys(stack.topics).sort()).toEqual(Object.values(topology.topics).map((t) => t.name).sort());
+    expect(stack.subscriptions.map((s) => s.name).sort()).toEqual(topology.subscriptions.map((s) => s.name).sort());
+  });
+
+  test('every push subscription pushes to its function URL with an OIDC token of the push identity, a retry policy and a dead-letter policy', () => {
+    const pushes = ofType(SUBSCRIPTION).filter((s) => s.inputs.pushConfig !== undefined);
+    expect(pushes.map((s) => s.inputs.name).sort()).toEqual(topology.subscriptions.filter((s) => s.pushTo).map((s) => s.name).sort());
+    for (const s of pushes) {
+      const spec = topology.subscriptions.find((t) => t.name === s.inputs.name)!;
+      const push = s.inputs.pushConfig as { pushEndpoint: string; oidcToken?: { serviceAccountEmail: string; audience: string } };
+      expect(push.pushEndpoint).toBe(functionUrl(spec.pushTo!));
+      expect(push.oidcToken).toEqual({ serviceAccountEmail: PUSH_SA, audience: push.pushEndpoint });
+      expect(s.inputs.retryPolicy).toEqual({ minimumBackoff: expect.stringMatching(/^\d+s$/), maximumBackoff: expect.stringMatching(/^\d+s$/) });
+      expect(s.inputs.deadLetterPolicy).toEqual({ deadLetterTopic: `projects/${PROJECT}/topics/${topology.topics.deadLetter.name}`, maxDeliveryAttempts: expect.any(Number) });
+    }
+  });
+
+  test('no subscription expires from inactivity', () => {
+    for (const s of ofType(SUBSCRIPTION)) expect(s.inputs.expirationPolicy).toEqual({ ttl: '' });
+  });
+
+  test("Pub/Sub's service agent may move dead letters and mint the push tokens", () => {
+    const agentRoles = declared.filter((r) => r.inputs.member === PUBSUB_AGENT).map((r) => [r.type, r.inputs.role, r.inputs.topic ?? r.inputs.subscription ?? r.inputs.serviceAccountId ?? r.inputs.project]);
+    expect(agentRoles).toContainEqual(['gcp:pubsub/topicIAMMember:TopicIAMMember', 'roles/pubsub.publisher', topology.topics.deadLetter.name]);
+    for (const s of topology.subscriptions.filter((t) => t.deadLetter)) {
+      expect(agentRoles).toContainEqual(['gcp:pubsub/subscriptionIAMMember:SubscriptionIAMMember', 'roles/pubsub.subscriber', s.name]);
+    }
+    expect(agentRoles).toContainEqual(['gcp:serviceaccount/iAMMember:IAMMember', 'roles/iam.serviceAccountTokenCreator', `projects/${PROJECT}/serviceAccounts/${PUSH_SA}`]);
+    // Lanes are made at runtime: the dead-lettering grant for them is project-wide.
+    expect(agentRoles).toContainEqual(['gcp:projects/iAMMember:IAMMember', 'roles/pubsub.subscriber', PROJECT]);
+  });
+});
+
+describe('functions', () => {
+  test('one Cloud Function (2nd gen) per function name, Node 20, entry point = its name, from the uploaded archive', () => {
+    expect(ofType(FUNCTION).map((f) => f.inputs.name).sort()).toEqual([...FUNCTION_NAMES].sort());
+    const object = ofType('gcp:storage/bucketObject:BucketObject');
+    expect(object).toHaveLength(1);
+    expect(object[0]!.inputs.name).toMatch(/^herald-[0-9a-f]{20}\.zip$/);
+    for (const name of FUNCTION_NAMES) {
+      const build = buildConfig(functionNamed(name));
+      expect(build).toMatchObject({ runtime: 'nodejs20', entryPoint: name, environmentVariables: { GOOGLE_NODE_RUN_SCRIPTS: '' } });
+      expect(build.source).toEqual({ storageSource: { bucket: expect.any(String), object: object[0]!.inputs.name } });
+      expect(build.serviceAccount).toBe(`projects/${PROJECT}/serviceAccounts/${email('builder')}`);
+      expect(functionNamed(name).inputs).toMatchObject({ project: PROJECT, location: REGION });
+    }
+  });
+
+  test('every function runs as the dedicated runtime identity, never the default compute account', () => {
+    for (const fn of ofType(FUNCTION)) {
+      expect(serviceConfig(fn).serviceAccountEmail).toBe(RUNTIME_SA);
+      expect(String(serviceConfig(fn).serviceAccountEmail)).not.toMatch(/-compute@developer\.gserviceaccount\.com$/);
+    }
+  });
+
+  test('environment: Herald variables only, and lanes made at runtime push to the deployed deliver URL as the push identity', () => {
+    const known = new Set(Object.values(ENV_NAMES));
+    for (const fn of ofType(FUNCTION)) {
+      const env = serviceConfig(fn).environmentVariables as Record<string, string>;
+      for (const key of Object.keys(env)) expect(known).toContain(key);
+      expect(env).toMatchObject({
+        [ENV_NAMES.projectId]: PROJECT,
+        [ENV_NAMES.topicPrefix]: prefix,
+        [ENV_NAMES.pushServiceAccount]: PUSH_SA,
+        [ENV_NAMES.allowLoopback]: 'false',
+      });
+      expect(env[ENV_NAMES.pushToken]).toBeUndefined();
+      const lane = laneTopology('orders', { prefix }).subscription;
+      expect(`${env[ENV_NAMES.pushBaseUrl]}/${lane.pushTo}`).toBe(functionUrl(lane.pushTo!));
+    }
+  });
+
+  test('the tokens come from Secret Manager, by version; only the runtime identity may read them', () => {
+    const secrets = ofType('gcp:secretmanager/secret:Secret');
+    expect(secrets.map((s) => s.inputs.secretId).sort()).toEqual([`${prefix}-admin-token`, `${prefix}-ingest-token`]);
+    const versions = ofType('gcp:secretmanager/secretVersion:SecretVersion');
+    expect(versions).toHaveLength(2);
+    // Sent to the engine as secrets: encrypted in the state, masked in the logs.
+    expect(versions.map((v) => v.inputs.secretData)).toContainEqual({ [pulumi.runtime.specialSigKey]: pulumi.runtime.specialSecretSig, value: ADMIN_TOKEN });
+    const readers = ofType('gcp:secretmanager/secretIamMember:SecretIamMember');
+    expect(readers.map((r) => [r.inputs.secretId, r.inputs.role, r.inputs.member]).sort()).toEqual(
+      secrets.map((s) => [s.inputs.secretId, 'roles/secretmanager.secretAccessor', `serviceAccount:${RUNTIME_SA}`]).sort(),
+    );
+    for (const fn of ofType(FUNCTION)) {
+      const secretEnv = serviceConfig(fn).secretEnvironmentVariables as { key: string; secret: string; version: string }[];
+      expect(secretEnv.map((e) => [e.key, e.secret, e.version]).sort()).toEqual([
+        [ENV_NAMES.adminToken, `${prefix}-admin-token`, '1'],
+        [ENV_NAMES.ingestToken, `${prefix}-ingest-token`, '1'],
+      ]);
+      expect(JSON.stringify(serviceConfig(fn).environmentVariables)).not.toContain(ADMIN_TOKEN);
+    }
+  });
+
+  test("every function's timeout exceeds the delivery timeout, and a scheduled one's its run", () => {
+    for (const fn of ofType(FUNCTION)) expect(Number(serviceConfig(fn).timeoutSeconds) * 1000).toBeGreaterThan(DELIVERY_TIMEOUT_MS);
+    for (const schedule of topology.schedules) {
+      expect(Number(serviceConfig(functionNamed(schedule.function)).timeoutSeconds)).toBeGreaterThan(schedule.runSeconds ?? 0);
+    }
+    expect(Number(serviceConfig(functionNamed('pump')).timeoutSeconds)).toBeGreaterThan(PUMP_RUN_SECONDS);
+  });
+
+  test('a pushed function finishes within its push ack deadline', () => {
+    const pushes = [...topology.subscriptions, laneTopology('x', { prefix }).subscription].filter((s) => s.pushTo);
+    for (const s of pushes) expect(Number(serviceConfig(functionNamed(s.pushTo!)).timeoutSeconds)).toBeLessThanOrEqual(s.ackDeadlineSeconds);
+  });
+
+  test('sizes: concurrency, instances and memory are set on every function', () => {
+    for (const fn of ofType(FUNCTION)) {
+      expect(serviceConfig(fn)).toMatchObject({
+        maxInstanceRequestConcurrency: expect.any(Number),
+        maxInstanceCount: expect.any(Number),
+        minInstanceCount: expect.any(Number),
+        availableMemory: expect.stringMatching(/^\d+(Mi|Gi)$/),
+      });
+    }
+  });
+});
+
+describe('who may call what', () => {
+  test('no internal function is public; each is invocable only by the identities that call it', () => {
+    for (const name of INTERNAL_FUNCTIONS) {
+      expect(invokersOf(name)).not.toContain('allUsers');
+      expect(invokersOf(name)).not.toContain('allAuthenticatedUsers');
+      const pushed = [...topology.subscriptions, laneTopology('x', { prefix }).subscription].some((s) => s.pushTo === name);
+      const scheduled = topology.schedules.some((s) => s.function === name);
+      expect(invokersOf(name)).toEqual([...(pushed ? [`serviceAccount:${PUSH_SA}`] : []), ...(scheduled ? [`serviceAccount:${SCHEDULER_SA}`] : [])].sort());
+    }
+    // deliver is pushed only by lanes, which Herald creates at runtime: the grant must exist all the same.
+    expect(invokersOf('deliver')).toEqual([`serviceAccount:${PUSH_SA}`]);
+  });
+
+  test('ingest and admin are public at the network level: they check bearer tokens themselves', () => {
+    const userFacing = FUNCTION_NAMES.filter((n) => !INTERNAL_FUNCTIONS.includes(n));
+    expect(userFacing).toEqual(expect.arrayContaining(['ingest', 'admin']));
+    for (const name of userFacing) expect(invokersOf(name)).toEqual(['allUsers']);
+  });
+
+  test('no primitive role (owner, editor, viewer) is granted anywhere', () => {
+    const grants = declared.filter((r) => typeof r.inputs.role === 'string' || Array.isArray(r.inputs.bindings));
+    expect(grants.length).toBeGreaterThan(10);
+    for (const g of grants) expect(String(g.inputs.role)).not.toMatch(/^roles\/(owner|editor|viewer)$/);
+    expect(JSON.stringify(declared.map((r) => r.inputs))).not.toMatch(/roles\/(owner|editor|viewer)"/);
+  });
+
+  test('the runtime identity may manage lanes and attach the push identity to them', () => {
+    const runtimeGrants = declared.filter((r) => r.inputs.member === `serviceAccount:${RUNTIME_SA}`).map((r) => r.inputs.role);
+    expect(runtimeGrants).toEqual(expect.arrayContaining(['roles/datastore.user', 'roles/pubsub.editor', 'roles/iam.serviceAccountUser']));
+    const actAs = declared.find((r) => r.inputs.member === `serviceAccount:${RUNTIME_SA}` && r.inputs.role === 'roles/iam.serviceAccountUser')!;
+    expect(actAs.inputs.serviceAccountId).toBe(`projects/${PROJECT}/serviceAccounts/${PUSH_SA}`);
+  });
+});
+
+test('a Cloud Scheduler job per schedule of the topology, calling its function URL with the scheduler identity', () => {
+  const jobs = ofType('gcp:cloudscheduler/job:Job');
+  expect(jobs.map((j) => j.inputs.name).sort()).toEqual(topology.schedules.map((s) => s.name).sort());
+  for (const schedule of topology.schedules) {
+    const job = jobs.find((j) => j.inputs.name === schedule.name)!;
+    const target = job.inputs.httpTarget as { uri: string; httpMethod: string; oidcToken: { serviceAccountEmail: string; audience: string } };
+    const uri = new URL(target.uri);
+    expect(`${uri.origin}${uri.pathname}`).toBe(functionUrl(schedule.function));
+    expect(target.httpMethod).toBe('POST');
+    expect(target.oidcToken).toEqual({ serviceAccountEmail: SCHEDULER_SA, audience: functionUrl(schedule.function) });
+    expect(job.inputs).toMatchObject({ schedule: schedule.cron, timeZone: 'Etc/UTC', region: REGION });
+    expect(seconds(job.inputs.attemptDeadline)).toBeGreaterThanOrEqual(schedule.runSeconds ?? 0);
+    if (schedule.runSeconds !== undefined) expect(uri.searchParams.get('runSeconds')).toBe(String(schedule.runSeconds));
+  }
+});
+
+describe('Firestore', () => {
+  test('a native-mode (default) database', () => {
+    expect(ofType('gcp:firestore/database:Database').map((d) => d.inputs)).toEqual([expect.objectContaining({ name: '(default)', type: 'FIRESTORE_NATIVE', project: PROJECT })]);
+  });
+
+  test('composite indexes cover exactly the queries in FIRESTORE_QUERIES that need one', () => {
+    const declaredIndexes = ofType('gcp:firestore/index:Index').map((i) => ({
+      collection: i.inputs.collection,
+      fields: (i.inputs.fields as { fieldPath: string; order: string }[]).map((f) => `${f.fieldPath} ${f.order}`),
+    }));
+    const queries: QuerySpec[] = Object.values(FIRESTORE_QUERIES);
+    // The equality fields ascending, then the ordered field in the query's direction.
+    const indexFields = (q: QuerySpec) => [...q.equality.map((f) => `${f} ASCENDING`), `${q.orderBy} ${q.direction === 'desc' ? 'DESCENDING' : 'ASCENDING'}`];
+    const needed = queries.filter((q) => new Set([...q.equality, q.orderBy]).size > 1).map((q) => ({ collection: q.collection, fields: indexFields(q) }));
+    const key = (i: { collection: unknown; fields: string[] }) => `${String(i.collection)}:${i.fields.join(',')}`;
+    expect(declaredIndexes.map(key).sort()).toEqual([...new Set(needed.map(key))].sort());
+    expect(declaredIndexes).toHaveLength(compositeIndexes(FIRESTORE_QUERIES).length);
+  });
+
+  test('a TTL policy on every expiry field the stores write, rates.expireAt among them', () => {
+    const ttl = ofType('gcp:firestore/field:Field').filter((f) => f.inputs.ttlConfig !== undefined);
+    expect(ttl.map((f) => `${String(f.inputs.collection)}.${String(f.inputs.field)}`).sort()).toEqual(Object.values(FIRESTORE_TTL_FIELDS).map((t) => `${t.collection}.${t.field}`).sort());
+    expect(ttl.map((f) => `${String(f.inputs.collection)}.${String(f.inputs.field)}`)).toContain('rates.expireAt');
+  });
+});
+
+test('the APIs Herald uses are enabled, and left on at teardown', () => {
+  const services = ofType('gcp:projects/service:Service');
+  expect(services.map((s) => s.inputs.service).sort()).toEqual([...REQUIRED_APIS].sort());
+  for (const api of ['cloudfunctions', 'run', 'cloudbuild', 'artifactregistry', 'pubsub', 'firestore', 'cloudscheduler', 'secretmanager']) {
+    expect(REQUIRED_APIS).toContain(`${api}.googleapis.com`);
+  }
+  for (const s of services) expect(s.inputs.disableOnDestroy).toBe(false);
+});
+
+test('a destination declared in the stack is registered through the admin function', () => {
+  const destinations = declared.filter((r) => r.type.startsWith('pulumi-nodejs:dynamic'));
+  expect(destinations).toHaveLength(1);
+  expect(destinations[0]!.inputs).toMatchObject({ adminUrl: functionUrl('admin'), destinationId: 'orders', spec: { url: 'https://hooks.example.com/orders' } });
+});
+
+test('stack outputs: the ingest and admin URLs, the CLI base URL and the topic names', async () => {
+  expect(await valueOf(program.ingestUrl)).toBe(functionUrl('ingest'));
+  expect(await valueOf(program.adminUrl)).toBe(functionUrl('admin'));
+  expect(program.heraldUrl).toBe(`https://${REGION}-${PROJECT}.cloudfunctions.net`);
+  const topics: Record<string, string> = {};
+  for (const [key, name] of Object.entries(program.topics)) topics[key] = await valueOf(name);
+  expect(topics).toEqual(Object.fromEntries(Object.entries(topology.topics).map(([key, t]) => [key, t.name])));
+  const urls: Record<string, string> = {};
+  for (const [name, url] of Object.entries(program.functionUrls)) urls[name] = await valueOf(url);
+  expect(Object.keys(urls).sort()).toEqual([...FUNCTION_NAMES].sort());
+  for (const name of FUNCTION_NAMES as readonly FunctionName[]) expect(urls[name]).toBe(functionUrl(name));
+});
+
+function seconds(d: unknown): number {
+  return Number(String(d).replace(/s$/, ''));
+}
