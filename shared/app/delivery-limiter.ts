@@ -46,7 +46,7 @@ const DEFER_WINDOW_MS = 3000;
 function paceGapMs(grid: Grid, holder: string): number {
   const i = grid.holders.indexOf(holder);
   const cycle = grid.weights.reduce((a, b) => a + b, 0);
-  return (1000 * cycle) / (grid.rate * Math.max(1, grid.weights[i] ?? 1));
+  return (1000 * cycle) / ((grid.pace ?? grid.rate) * Math.max(1, grid.weights[i] ?? 1));
 }
 
 /**

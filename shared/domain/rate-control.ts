@@ -4,8 +4,8 @@
  * feedback a sender brings and the time.
  *
  * Every process that delivers to a destination shares one controller document. A process
- * leases from it about once per *span* (a second per process sharing the destination, so
- * the document takes about one write a second however many deliver): the lease brings the
+ * leases from it about once per *span* (1.2 s per process sharing the destination, so the
+ * document takes a little under a write a second however many deliver): the lease brings the
  * process's feedback and takes back the *grids* it is to send on.
  *
  * A grid is the rate as send times: after its start, points 1/rate apart, dealt out to the
@@ -24,8 +24,9 @@
  * rule, per judged second — AIMD with a capacity estimate and a slow start, its increases
  * paced by the feedback's round trip:
  * - A second with many 429s (over 20 % of its sends) sets the rate to 95 % of what the
- *   receiver accepted in it (its capacity, measured); a second with a few takes 3 % off
- *   (a small crossing, or sends bunched by a busy sender). The seconds until the lower grid
+ *   receiver accepted in it (its capacity, measured). A few 429s (a small crossing, or
+ *   sends bunched on their way) take 3 % off once they add up to 1.5 % of the sends at the
+ *   current rate: one now and then is jitter, not capacity. The seconds until the lower grid
  *   starts still go out at the old rate: their 429s are not news and are not judged — one
  *   decrease per episode, as TCP halves once per round trip.
  * - An increase needs a used second sent entirely on the latest grid, so a rate only goes
@@ -48,13 +49,13 @@ export const RATE_LIMITS: RateBounds = { minPerSecond: 1, maxPerSecond: 100 };
 export const INITIAL_RATE = 10;
 export const MAX_PAUSE_MS = 60_000;
 /** A process leases about this often per process sharing the destination... */
-export const SPAN_PER_HOLDER_MS = 1000;
+export const SPAN_PER_HOLDER_MS = 1200;
 /** ...but at least this often: beyond 10 processes the document takes more than a write a second, and the rate stays fresh. */
-export const MAX_SPAN_MS = 10_000;
+export const MAX_SPAN_MS = 12_000;
 /** A new grid starts this long after the last process on the current one is due to lease again (a lease's own latency). */
 export const SWITCH_SLACK_MS = 1500;
 /** How late a sender may still take a missed turn. */
-export const CATCH_UP_MS = 50;
+export const CATCH_UP_MS = 30;
 /** A sender that has not leased this long after it was due has stopped sending (its turns go to the others). */
 export const HOLDER_GRACE_MS = 2000;
 /** A sender that does not say what it has reported is taken to have reported all but this last stretch (its attempts' time). */
@@ -66,9 +67,13 @@ const DECREASE = 0.95;
 /** A second with at most this share of 429s was a slight overshoot: a smaller step back. */
 const MILD_THROTTLE = 0.2;
 const MILD_DECREASE = 0.97;
+/** The share of 429s over the seconds at one rate that a few 429s must add up to. */
+const ERA_THROTTLE = 0.015;
 const INCREASE_FRACTION = 0.02;
 const MIN_INCREASE = 0.2;
 const USED = 0.8;
+/** In congestion avoidance the rate goes at most this far above what the judged second sent. */
+const AHEAD_OF_SENT = 0.25;
 
 /** Attempts that started in one second (epoch seconds), across the senders that reported them. */
 export interface SecondCounts {
@@ -90,6 +95,8 @@ export type CountsBySecond = Record<string, SecondCounts>;
 export interface Grid {
   from: number;
   rate: number;
+  /** The points' rate when it is below `rate`: at the upper bound, the headroom that keeps jitter from taking a second past it. */
+  pace?: number;
   /** The processes sending on it, sorted by name. */
   holders: string[];
   weights: number[];
@@ -105,6 +112,8 @@ export interface RateState {
   holdUntil?: number;
   /** No sends before this (Retry-After), epoch ms. */
   pausedUntil?: number;
+  /** Sends and 429s of the seconds judged at the current rate: a few 429s count only once they add up. */
+  era?: { sent: number; throttled: number };
 }
 
 export interface HolderEntry {
@@ -200,14 +209,21 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
   const held = s.holdUntil !== undefined && second < s.holdUntil;
   if (!counts || counts.sent === 0 || held) return s;
   const before = gridAt(grids, second * 1000)?.rate ?? s.rate;
+  // Every second judged since the last change counts toward it (one sent before the change
+  // and judged after it errs toward a decrease, never away from one).
+  const era = { sent: (s.era?.sent ?? 0) + counts.sent, throttled: (s.era?.throttled ?? 0) + counts.throttled };
   if (counts.throttled > 0) {
-    // A few 429s (bunched sends, or a crossing by a step) call for a step back; many say the
-    // rate was far above capacity, which is then what the receiver accepted.
-    const mild = counts.throttled <= MILD_THROTTLE * counts.sent;
-    const rate = clampRate(mild ? Math.min(s.rate, before) * MILD_DECREASE : Math.min(s.rate, counts.ok) * DECREASE, bounds);
+    // Many 429s say the rate was far above capacity, which is then what the receiver
+    // accepted. A few (a crossing by a step, or sends bunched on their way) call for a step
+    // back once they add up over the seconds at this rate: one now and then is jitter.
+    const heavy = counts.throttled > MILD_THROTTLE * counts.sent;
+    if (!heavy && era.throttled <= ERA_THROTTLE * era.sent) return { ...s, era };
+    const rate = clampRate(heavy ? Math.min(s.rate, counts.ok) * DECREASE : Math.min(s.rate, before) * MILD_DECREASE, bounds);
     // The lower grid starts once every sender has leased again: at most a span and the slack from now.
-    return { ...s, rate: Math.min(s.rate, rate), phase: 'avoidance', holdUntil: secondOf(now + spanMs + SWITCH_SLACK_MS) + 1 };
+    const { era: _old, ...rest } = s;
+    return { ...rest, rate: Math.min(s.rate, rate), phase: 'avoidance', holdUntil: secondOf(now + spanMs + SWITCH_SLACK_MS) + 1 };
   }
+  s.era = era;
   // Sent entirely at the latest rate, and no change decided since: the round trip is complete.
   const inForce = grids.reduce((i, g, j) => (g.from <= second * 1000 ? j : i), 0);
   if (grids.slice(inForce).some((g) => g.rate !== s.rate)) return s;
@@ -215,8 +231,14 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
   // their turns — a busy process — still show the receiver took all it was given).
   const used = counts.sent >= USED * before || (counts.limited ?? 0) >= counts.sent / 2;
   if (!used) return s;
-  const rate = s.phase === 'slow-start' ? before * 2 : before + Math.max(MIN_INCREASE, before * INCREASE_FRACTION);
-  return { ...s, rate: clampRate(Math.max(s.rate, rate), bounds) };
+  const raised = s.phase === 'slow-start' ? before * 2 : before + Math.max(MIN_INCREASE, before * INCREASE_FRACTION);
+  // Never far above what was actually sent: senders that could not keep up have not shown
+  // the receiver takes the rate, and would send all of a rate raised blind once they can.
+  const proven = counts.sent * (s.phase === 'slow-start' ? 2 : 1 + AHEAD_OF_SENT);
+  const rate = clampRate(Math.max(s.rate, Math.min(raised, Math.max(before, proven))), bounds);
+  if (rate === s.rate) return s;
+  const { era: _old, ...rest } = s;
+  return { ...rest, rate };
 }
 
 /**
@@ -268,7 +290,18 @@ function splitMoved(before: readonly number[], after: readonly number[]): boolea
 }
 const SPLIT_TOLERANCE = 0.15;
 
-export function scheduleGrids(grids: readonly Grid[], rate: number, holders: Record<string, HolderEntry>, leasing: string, now: number, judgedThrough: number): Grid[] {
+/**
+ * The bound is a limit on every sliding second as the receiver sees it: sends bunched on
+ * their way (a late timer, the network) would take a second at exactly the bound past it,
+ * so at the bound the points run a little slower.
+ */
+export const BOUND_HEADROOM = 0.03;
+
+export function paceFor(rate: number, bounds: RateBounds): number {
+  return rate >= bounds.maxPerSecond ? rate * (1 - BOUND_HEADROOM) : rate;
+}
+
+export function scheduleGrids(grids: readonly Grid[], rate: number, pace: number, holders: Record<string, HolderEntry>, leasing: string, now: number, judgedThrough: number): Grid[] {
   const names = Object.keys(holders).sort();
   const weights = weightsFor(names, holders);
   const latest = grids[grids.length - 1];
@@ -279,7 +312,7 @@ export function scheduleGrids(grids: readonly Grid[], rate: number, holders: Rec
     // scheduled grid stands (another sender may know it) and the new one starts after it.
     const alone = grids.every((g) => g.holders.every((h) => h === leasing)) && others.length === 0;
     const from = alone ? Math.max(now, latest?.from ?? 0) : Math.max(now, latest ? latest.from + 1 : 0, ...others);
-    next = [...next.filter((g) => g.from < from), { from, rate, holders: names, weights }];
+    next = [...next.filter((g) => g.from < from), { from, rate, ...(pace < rate ? { pace } : {}), holders: names, weights }];
   }
   // Keep the grid in force at the oldest second still to judge (and at now), and all after it.
   const oldest = Math.min((judgedThrough + 1) * 1000, now);
@@ -300,7 +333,7 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
   if (request.feedback.pauseUntil !== undefined && request.feedback.pauseUntil > now) {
     state = { ...state, pausedUntil: Math.max(state.pausedUntil ?? 0, Math.min(request.feedback.pauseUntil, now + MAX_PAUSE_MS)) };
   }
-  const grids = scheduleGrids(current.grids, state.rate, holders, holder, now, state.judgedThrough);
+  const grids = scheduleGrids(current.grids, state.rate, paceFor(state.rate, bounds), holders, holder, now, state.judgedThrough);
   const unjudged: CountsBySecond = {};
   for (const [k, c] of Object.entries(seconds)) if (Number(k) > state.judgedThrough) unjudged[k] = c;
   const inForce = grids.reduce((i, g, j) => (g.from <= now ? j : i), 0);
@@ -327,7 +360,7 @@ export function nextTurn(grids: readonly Grid[], holder: string, lastTurnAt: num
     const cycle = weights.reduce((a, b) => a + b, 0);
     const first = weights.slice(0, i).reduce((a, b) => a + b, 0);
     const mine = weights[i]!;
-    const gap = 1000 / g.rate;
+    const gap = 1000 / (g.pace ?? g.rate);
     const start = Math.max(g.from, now - Math.max(gap, CATCH_UP_MS), lastTurnAt === undefined ? -Infinity : lastTurnAt + 0.001);
     if (start >= end) continue;
     // Points from one gap after the start: the previous grid's last point was before it.

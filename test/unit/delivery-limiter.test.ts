@@ -59,8 +59,8 @@ test('three processes sharing a destination never send more than its rate in any
   senders.forEach((s) => s.stop());
   const all = sends.flat().filter((t) => t >= 1_800_000_000_000 + 5000);
   expect(mostInAnySecond(all)).toBeLessThanOrEqual(10);
-  // 25 s at 10/s, less a turn or two at the edges.
-  expect(all.length).toBeGreaterThanOrEqual(245);
+  // 25 s at 10/s less the headroom at the bound (3 %), less a turn or two at the edges.
+  expect(all.length).toBeGreaterThanOrEqual(0.97 * 250 - 3);
   // Each its part: the same backlog, about the same turns.
   for (const s of sends) expect(s.filter((t) => t >= 1_800_000_000_000 + 5000).length).toBeGreaterThanOrEqual(60);
 });
@@ -71,7 +71,7 @@ test('the shared document takes about one lease a second, however many processes
   await jest.advanceTimersByTimeAsync(40_000);
   senders.forEach((s) => s.stop());
   const steady = store.leases.filter((l) => l.at >= 1_800_000_000_000 + 10_000);
-  expect(steady.length / 30).toBeLessThanOrEqual(1.1);
+  expect(steady.length / 30).toBeLessThanOrEqual(1);
 });
 
 test('a caller whose turn is further off than it may wait is told to defer, and deferred callers are spread at the pace', async () => {
@@ -91,8 +91,9 @@ test('a caller whose turn is further off than it may wait is told to defer, and 
   expect(deferred.every((g) => g.kind === 'defer')).toBe(true);
   const untils = deferred.map((g) => (g.kind === 'defer' ? g.until : 0));
   expect(untils[0]! - Date.now()).toBeGreaterThan(10_000);
-  expect(untils[1]! - untils[0]!).toBeCloseTo(500, 0);
-  expect(untils[2]! - untils[1]!).toBeCloseTo(500, 0);
+  // This process's pace: 2/s less the headroom at the bound.
+  expect(untils[1]! - untils[0]!).toBeCloseTo(1000 / (2 * 0.97), 0);
+  expect(untils[2]! - untils[1]!).toBeCloseTo(1000 / (2 * 0.97), 0);
 });
 
 test("429s one process sees lower the rate every process sends at", async () => {
