@@ -24,7 +24,8 @@
  * rule, per judged second — AIMD with a capacity estimate and a slow start, its increases
  * paced by the feedback's round trip:
  * - A second with many 429s (over 20 % of its sends) sets the rate to 95 % of what the
- *   receiver accepted in it (its capacity, measured). A few 429s (a small crossing, or
+ *   receiver accepted (its capacity, measured: the best second since the last decrease,
+ *   since a second of bunched sends delivers less than the receiver takes). A few 429s (a small crossing, or
  *   sends bunched on their way) take 3 % off once they add up to 1.5 % of the sends at the
  *   current rate: one now and then is jitter, not capacity. The seconds until the lower grid
  *   starts still go out at the old rate: their 429s are not news and are not judged — one
@@ -114,6 +115,8 @@ export interface RateState {
   pausedUntil?: number;
   /** Sends and 429s of the seconds judged at the current rate: a few 429s count only once they add up. */
   era?: { sent: number; throttled: number };
+  /** The most a judged second delivered since the last decrease: the receiver takes at least that. */
+  bestOk?: number;
 }
 
 export interface HolderEntry {
@@ -217,13 +220,17 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
     // accepted. A few (a crossing by a step, or sends bunched on their way) call for a step
     // back once they add up over the seconds at this rate: one now and then is jitter.
     const heavy = counts.throttled > MILD_THROTTLE * counts.sent;
-    if (!heavy && era.throttled <= ERA_THROTTLE * era.sent) return { ...s, era };
-    const rate = clampRate(heavy ? Math.min(s.rate, counts.ok) * DECREASE : Math.min(s.rate, before) * MILD_DECREASE, bounds);
+    const bestOk = Math.max(s.bestOk ?? 0, counts.ok);
+    if (!heavy && era.throttled <= ERA_THROTTLE * era.sent) return { ...s, era, bestOk };
+    // Capacity is at least the best second since the last decrease: a second of bunched sends
+    // (a stalled sender catching up) draws many 429s while delivering less than the receiver takes.
+    const rate = clampRate(heavy ? Math.min(s.rate, bestOk) * DECREASE : Math.min(s.rate, before) * MILD_DECREASE, bounds);
     // The lower grid starts once every sender has leased again: at most a span and the slack from now.
-    const { era: _old, ...rest } = s;
+    const { era: _old, bestOk: _best, ...rest } = s;
     return { ...rest, rate: Math.min(s.rate, rate), phase: 'avoidance', holdUntil: secondOf(now + spanMs + SWITCH_SLACK_MS) + 1 };
   }
   s.era = era;
+  s.bestOk = Math.max(s.bestOk ?? 0, counts.ok);
   // Sent entirely at the latest rate, and no change decided since: the round trip is complete.
   const inForce = grids.reduce((i, g, j) => (g.from <= second * 1000 ? j : i), 0);
   if (grids.slice(inForce).some((g) => g.rate !== s.rate)) return s;

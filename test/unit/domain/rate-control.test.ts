@@ -120,6 +120,14 @@ describe('judging one second', () => {
     expect(nextTurn(l.grids, 'a', T0 + 1000 / 97, T0)! - T0).toBeCloseTo(2000 / 97, 6);
   });
 
+  it('capacity is the best second since the last decrease: a second of bunched sends delivers less than the receiver takes', () => {
+    const seen = judge(40, counts(40, 37, 3), { phase: 'avoidance', era: { sent: 400, throttled: 0 } });
+    expect(seen.bestOk).toBe(37);
+    const bunched = judgeSecond(seen, on(40), S0 + 1, counts(30, 20), B, now, span);
+    expect(bunched.rate).toBeCloseTo(0.95 * 37, 10);
+    expect(bunched.bestOk).toBeUndefined();
+  });
+
   it('a 429 never raises the rate, even when the receiver accepted more than it', () => {
     expect(judge(20, counts(100, 60)).rate).toBeLessThan(20);
   });
