@@ -17,7 +17,7 @@ interface Lane {
   leasedAt?: number;
   leasing?: Promise<void>;
   /** Callers waiting for their turn to send, first come first served. */
-  queue: (() => void)[];
+  queue: { go: () => void; stop: (e: Error) => void }[];
   /** The grid time of the last turn taken (epoch ms). */
   lastTurnAt?: number;
   /** Where the next deferred delivery is told to come back (spreads them at this process's pace). */
@@ -62,8 +62,16 @@ function paceGapMs(grid: Grid, holder: string): number {
  * Each attempt's outcome is counted under the second it started in and travels with the
  * next lease, so feedback costs no write of its own.
  */
+export class LimiterClosedError extends Error {
+  override name = 'LimiterClosedError';
+  constructor() {
+    super('Herald is shutting down: the delivery was not attempted (Pub/Sub brings it again)');
+  }
+}
+
 export class DeliveryLimiter {
   private readonly lanes = new Map<string, Lane>();
+  private closed = false;
 
   constructor(
     private readonly store: RateLeaseStore,
@@ -93,8 +101,9 @@ export class DeliveryLimiter {
       return { kind: 'defer', until };
     }
     const queued = wait > 0;
-    await new Promise<void>((resolve) => {
-      lane.queue.push(resolve);
+    if (this.closed) throw new LimiterClosedError();
+    await new Promise<void>((go, stop) => {
+      lane.queue.push({ go, stop });
       this.drain(destinationId, lane);
     });
     if (queued) this.countLimited(lane, this.now());
@@ -119,6 +128,21 @@ export class DeliveryLimiter {
         lane.pausedUntil = Math.max(lane.pausedUntil ?? 0, until);
         lane.reportPause = Math.max(lane.reportPause ?? 0, until);
       }
+    }
+  }
+
+  /**
+   * Shutting down: callers still waiting for a turn fail (their push is not acked, so
+   * Pub/Sub brings the event again), and no lease or timer outlives the process's clients.
+   */
+  close(): void {
+    this.closed = true;
+    for (const lane of this.lanes.values()) {
+      clearTimeout(lane.timer);
+      clearTimeout(lane.renewTimer);
+      lane.timer = undefined;
+      lane.renewTimer = undefined;
+      for (const waiter of lane.queue.splice(0)) waiter.stop(new LimiterClosedError());
     }
   }
 
@@ -148,7 +172,7 @@ export class DeliveryLimiter {
 
   /** Hands out this process's turns, one caller each, none inside a pause. */
   private drain(destinationId: string, lane: Lane): void {
-    if (lane.timer !== undefined || lane.grids === undefined) return;
+    if (this.closed || lane.timer !== undefined || lane.grids === undefined) return;
     while (lane.queue.length > 0) {
       const now = this.now();
       const pause = lane.pausedUntil ?? 0;
@@ -166,7 +190,7 @@ export class DeliveryLimiter {
       }
       lane.lastTurnAt = turn;
       lane.inFlight.push(now);
-      lane.queue.shift()!();
+      lane.queue.shift()!.go();
     }
   }
 
@@ -177,7 +201,7 @@ export class DeliveryLimiter {
    */
   private renew(destinationId: string, lane: Lane): void {
     // A lease under way renews when it ends.
-    if (lane.renewTimer !== undefined || lane.leasing !== undefined) return;
+    if (this.closed || lane.renewTimer !== undefined || lane.leasing !== undefined) return;
     const due = (lane.leasedAt ?? 0) + Math.max(MIN_LEASE_GAP_MS, lane.spanMs);
     const now = this.now();
     if (now < due) {

@@ -36,6 +36,8 @@ export interface LeaseLog {
   /** When the lease transaction committed, and how long it took (the worker's event loop included). */
   at: number;
   tookMs: number;
+  /** The worker's backlog it reported: deliveries waiting for a turn, and those deferred lately. */
+  backlog: number;
   /** The controller's rate after it. */
   rate: number;
   /** How many workers shared the grid (the leasing worker sends one turn in that many), and how long until it leases again. */

@@ -71,7 +71,7 @@ function instrument(rt: Runtime): void {
     try {
       const granted = await lease(destinationId, request);
       const at = now();
-      leases.push({ destinationId, at, tookMs: Math.round(at - asked), rate: granted.rate, holders: granted.grids.at(-1)?.holders.length ?? 0, spanMs: granted.spanMs });
+      leases.push({ destinationId, at, tookMs: Math.round(at - asked), backlog: request.backlog, rate: granted.rate, holders: granted.grids.at(-1)?.holders.length ?? 0, spanMs: granted.spanMs });
       return granted;
     } catch (e) {
       leaseErrors++;

@@ -146,3 +146,16 @@ test('a process with little work gets few turns, so the busy ones are not held t
   expect(total).toBeGreaterThanOrEqual(0.9 * 20 * 30);
   expect(busy.filter((t) => t >= since).length).toBeGreaterThan(quietSends.filter((t) => t >= since).length * 5);
 });
+
+test('closing fails the callers still waiting for a turn and leaves no timer behind', async () => {
+  const store = new MemoryRateLeaseStore();
+  const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
+  const bounds = { minPerSecond: 1, maxPerSecond: 1 };
+  const waiting = Array.from({ length: 5 }, () => limiter.acquire('orders', bounds, MAX_WAIT));
+  await jest.advanceTimersByTimeAsync(1);
+  limiter.close();
+  const settled = await Promise.allSettled(waiting);
+  expect(settled.filter((r) => r.status === 'rejected').length).toBeGreaterThanOrEqual(4);
+  expect(jest.getTimerCount()).toBe(0);
+  await expect(limiter.acquire('orders', bounds, MAX_WAIT)).rejects.toThrow(/shutting down/);
+});
