@@ -1,6 +1,8 @@
 import type { Response } from 'express';
 import { getDelivery, listDeliveries } from '../shared/app/deliveries-admin';
 import { AdminDeps, AdminResult, deleteDestination, getDestination, listDestinations, putDestination } from '../shared/app/destinations-admin';
+import { postRotateSecret } from '../shared/app/secret-rotation-admin';
+import { parseJsonBytes } from '../shared/domain/json-body';
 import { SuspensionDeps } from '../shared/app/suspension';
 import { postReactivate, postRedeliver } from '../shared/app/suspension-admin';
 import { getReplay, listReplays, postReplay, ReplaysAdminDeps } from '../shared/app/replays-admin';
@@ -22,6 +24,7 @@ const ROUTES: Route[] = [
   { method: 'DELETE', pattern: /^\/destinations\/([^/]+)$/, run: (d, [id]) => deleteDestination(d, id!) },
   { method: 'POST', pattern: /^\/destinations\/([^/]+)\/reactivate\/?$/, run: (d, [id]) => postReactivate(d, id!) },
   { method: 'POST', pattern: /^\/destinations\/([^/]+)\/redeliver\/?$/, run: (d, [id], body) => postRedeliver(d, id!, body(true)) },
+  { method: 'POST', pattern: /^\/destinations\/([^/]+)\/rotate-secret\/?$/, run: (d, [id], body) => postRotateSecret(d, id!, body(true)) },
   { method: 'GET', pattern: /^\/destinations\/([^/]+)\/deliveries\/?$/, run: (d, [id], _body, query) => listDeliveries(d, id!, query) },
   { method: 'GET', pattern: /^\/deliveries\/([^/]+)$/, run: (d, [id]) => getDelivery(d, id!) },
   { method: 'POST', pattern: /^\/replays\/?$/, run: (d, _params, body) => postReplay(d, body()) },
@@ -37,11 +40,9 @@ function parseJsonBody(req: HeraldRequest, optional = false): unknown {
     if (optional) return undefined;
     throw new BadJson('the request needs a JSON body');
   }
-  try {
-    return JSON.parse(raw.toString('utf8'));
-  } catch (e) {
-    throw new BadJson(`body is not valid JSON: ${(e as Error).message}`);
-  }
+  const parsed = parseJsonBytes(raw);
+  if (!parsed.ok) throw new BadJson(parsed.message);
+  return parsed.value;
 }
 
 /** The operators' API: destinations, deliveries, reactivation and replays. */
@@ -50,7 +51,7 @@ export const adminHandler = guarded(
   'admin',
   async (req: HeraldRequest, res: Response) => {
     const rt = runtime();
-    if (!requireBearer(req, res, rt.config.adminToken, 'admin')) return;
+    if (!requireBearer(req, res, rt.credentials.admin, 'admin')) return;
     const path = req.path;
     const matching = ROUTES.filter((r) => r.pattern.test(path));
     if (matching.length === 0) {
@@ -65,7 +66,7 @@ export const adminHandler = guarded(
     }
     // Express has already refused a path that does not decode (jsonBodyErrors answers 400).
     const params = (route.pattern.exec(path) ?? []).slice(1).map((p) => decodeURIComponent(p));
-    const deps = { ...suspensionDeps(rt), ...replaysAdminDeps(rt), lanes: rt.lanes, rateLeases: rt.rateLeases, allowLoopback: rt.config.allowLoopback };
+    const deps = { ...suspensionDeps(rt), ...replaysAdminDeps(rt), lanes: rt.lanes, rateLeases: rt.rateLeases, allowLoopback: rt.config.allowLoopback, resolver: rt.resolver, herald: { projectId: rt.config.projectId, prefix: rt.names.prefix } };
     try {
       const result = await route.run(deps, params, (optional) => parseJsonBody(req, optional), { ...(req.query as Record<string, unknown>) });
       sendJson(res, result.status, 'body' in result ? result.body : undefined);

@@ -1,6 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, Response, NextFunction } from 'express';
+import { bearerOf, matchesDigest } from '../shared/app/push-auth';
+import { FunctionName } from '../shared/topology';
 import { Logger } from '../shared/ports';
+import { Runtime } from '../shared/runtime';
 
 /** What every Herald HTTP function shares: JSON answers, bearer auth, raw bodies, faults. */
 
@@ -19,25 +21,38 @@ export function rawBodyOf(req: HeraldRequest): Buffer {
   return Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
 }
 
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
-}
-
-/** Constant-time comparison: hashing first makes the lengths equal too. */
-export function tokenMatches(presented: string | undefined, expected: string): boolean {
-  return presented !== undefined && timingSafeEqual(digest(presented), digest(expected));
-}
-
-export function bearerToken(req: Request): string | undefined {
-  const header = req.get('authorization');
-  const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
-  return match?.[1];
-}
-
-export function requireBearer(req: Request, res: Response, expected: string, what: string): boolean {
-  if (tokenMatches(bearerToken(req), expected)) return true;
+/**
+ * The bearer token against the SHA-256 digest of the expected one, in constant time (equal
+ * lengths whatever was sent). Neither the presented nor the expected token is ever logged.
+ */
+export function requireBearer(req: Request, res: Response, expectedDigest: Buffer, what: string): boolean {
+  if (matchesDigest(bearerOf(req.get('authorization')), expectedDigest)) return true;
   res.set('www-authenticate', 'Bearer');
   sendJson(res, 401, { error: `missing or invalid bearer token: send Authorization: Bearer <${what} token>` });
+  return false;
+}
+
+/** 400 unless the body is empty: a function that takes none says so rather than ignore one. */
+export function requireNoBody(res: Response, body: Buffer, message: string): boolean {
+  if (body.length === 0) return true;
+  sendJson(res, 400, { error: message, issues: [{ path: 'body', message: `expected no body, got ${body.length} bytes` }] });
+  return false;
+}
+
+/**
+ * Internal endpoints (Pub/Sub pushes, Cloud Scheduler): the push token locally, a Google OIDC
+ * token of the right service account on GCP (shared/app/push-auth.ts). Checked before the
+ * body is read: an unauthenticated caller learns nothing about what it sent.
+ */
+export async function requireInternalCaller(req: HeraldRequest, res: Response, rt: Runtime, fn: FunctionName): Promise<boolean> {
+  const verdict = await rt.pushAuth.check(fn, {
+    ...(req.get('authorization') !== undefined ? { authorization: req.get('authorization') } : {}),
+    ...(typeof req.query.token === 'string' ? { queryToken: req.query.token } : {}),
+  });
+  if (verdict.ok) return true;
+  if (verdict.status === 401 && rt.pushAuth.mode !== 'token') res.set('www-authenticate', 'Bearer');
+  rt.log.warn(`${fn}: unauthenticated request refused`, { reason: verdict.message, path: req.path });
+  sendJson(res, verdict.status, { error: verdict.message });
   return false;
 }
 

@@ -10,7 +10,7 @@ export const ingestHandler = guarded(
   async (req: HeraldRequest, res: Response) => {
     const rt = runtime();
     if (!requireMethod(req, res, ['POST'])) return;
-    if (!requireBearer(req, res, rt.config.ingestToken, 'ingest')) return;
+    if (!requireBearer(req, res, rt.credentials.ingest, 'ingest')) return;
     const result = await ingest(
       {
         bus: rt.bus,

@@ -4,8 +4,7 @@ import { runPump } from '../shared/app/pump';
 import { issuesFromZod } from '../shared/domain/event';
 import { pumpDeps } from '../shared/runtime';
 import { PUMP_RUN_SECONDS } from '../shared/topology';
-import { guarded, HeraldRequest, requireMethod, sendJson } from './http';
-import { requireInternalToken } from './push';
+import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, requireNoBody, sendJson } from './http';
 import { runtime } from './runtime';
 
 const querySchema = z.object({
@@ -25,7 +24,8 @@ export const pumpHandler = guarded(
   async (req: HeraldRequest, res: Response) => {
     const rt = runtime();
     if (!requireMethod(req, res, ['POST'])) return;
-    if (!requireInternalToken(req, res, rt)) return;
+    if (!(await requireInternalCaller(req, res, rt, 'pump'))) return;
+    if (!requireNoBody(res, rawBodyOf(req), 'pump takes no request body; its options are the query parameters runSeconds and hold')) return;
     const query = querySchema.safeParse(req.query);
     if (!query.success) {
       sendJson(res, 400, { error: 'invalid pump query', issues: issuesFromZod(query.error) });

@@ -1,8 +1,7 @@
 import type { Response } from 'express';
 import { checkThresholds } from '../shared/app/suspension';
 import { suspensionDeps } from '../shared/runtime';
-import { guarded, HeraldRequest, requireMethod, sendJson } from './http';
-import { requireInternalToken } from './push';
+import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, requireNoBody, sendJson } from './http';
 import { runtime } from './runtime';
 
 /**
@@ -16,7 +15,8 @@ export const suspensionCheckHandler = guarded(
   async (req: HeraldRequest, res: Response) => {
     const rt = runtime();
     if (!requireMethod(req, res, ['POST'])) return;
-    if (!requireInternalToken(req, res, rt)) return;
+    if (!(await requireInternalCaller(req, res, rt, 'suspension-check'))) return;
+    if (!requireNoBody(res, rawBodyOf(req), 'suspension-check takes no request body')) return;
     const report = await checkThresholds(suspensionDeps(rt));
     rt.log.info('suspension check finished', { checked: report.checked, suspended: report.suspended });
     sendJson(res, 200, report);

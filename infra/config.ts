@@ -12,7 +12,21 @@ import { FUNCTION_NAMES } from '../shared/topology';
  */
 
 /** Herald settings the program sets itself: a stack may not override them through `herald:settings`. */
-export const MANAGED_SETTINGS = ['projectId', 'topicPrefix', 'adminToken', 'ingestToken', 'pushToken', 'pushBaseUrl', 'pushServiceAccount', 'allowLoopback', 'suspensionCheckMs'] as const satisfies readonly (keyof HeraldConfig)[];
+export const MANAGED_SETTINGS = [
+  'projectId',
+  'topicPrefix',
+  'adminToken',
+  'ingestToken',
+  'adminTokenSha256',
+  'ingestTokenSha256',
+  'pushToken',
+  'pushBaseUrl',
+  'pushServiceAccount',
+  'schedulerServiceAccount',
+  'pushAuth',
+  'allowLoopback',
+  'suspensionCheckMs',
+] as const satisfies readonly (keyof HeraldConfig)[];
 
 /** The settings that come from Secret Manager: the runtime refuses to start without them. */
 export const SECRET_SETTINGS = ['adminToken', 'ingestToken'] as const satisfies readonly (keyof HeraldConfig)[];
@@ -182,6 +196,8 @@ function runtimeConfigOf(c: ParsedConfig, settingsEnv: Record<string, string>): 
     [ENV_NAMES.pushBaseUrl]: functionsBaseUrl(c.project, c.region),
     // Created with the stack: a stand-in of the same shape.
     [ENV_NAMES.pushServiceAccount]: `push@${c.project}.iam.gserviceaccount.com`,
+    [ENV_NAMES.schedulerServiceAccount]: `scheduler@${c.project}.iam.gserviceaccount.com`,
+    [ENV_NAMES.pushAuth]: 'oidc-behind-iam',
   };
   try {
     return loadConfig(env);

@@ -51,6 +51,12 @@ const environment: Record<string, pulumi.Input<string>> = {
   // Herald creates its destination lanes itself: they push to `${base}/deliver` as the push identity.
   [ENV_NAMES.pushBaseUrl]: functionsBaseUrl(project, region),
   [ENV_NAMES.pushServiceAccount]: accounts.push.email,
+  [ENV_NAMES.schedulerServiceAccount]: accounts.scheduler.email,
+  // The internal functions are private (IAM: only the push and scheduler identities may invoke
+  // them), and Cloud Run removes the signature of the OIDC token it has verified before the
+  // request reaches Herald: Herald checks the token's audience, email and expiry (and its
+  // signature, should one arrive intact).
+  [ENV_NAMES.pushAuth]: 'oidc-behind-iam',
   [ENV_NAMES.allowLoopback]: 'false',
 };
 

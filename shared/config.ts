@@ -8,9 +8,23 @@ import { formatPath } from './domain/event';
 
 const KIB = 1024;
 
+/**
+ * `token`: the shared HERALD_PUSH_TOKEN in `?token=` (local mode: the emulator sends no OIDC header).
+ * `oidc`: a Google-signed OIDC token, verified by Herald (signature, issuer, expiry, audience, email).
+ * `oidc-behind-iam`: as `oidc`; and for a function only its invokers may call, a token whose
+ * signature Cloud Run removed after its own IAM check is accepted on its claims.
+ */
+export const PUSH_AUTH_MODES = ['token', 'oidc', 'oidc-behind-iam'] as const;
+export type PushAuthMode = (typeof PUSH_AUTH_MODES)[number];
+
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const sha256Hex = z
+  .string()
+  .regex(/^[0-9a-fA-F]{64}$/, 'must be the SHA-256 of the token, 64 hex digits (printf %s "$TOKEN" | sha256sum)')
+  .transform((v) => v.toLowerCase());
 
 const int = (min: number, max: number) => z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(min).max(max);
 
@@ -20,6 +34,9 @@ const envSchema = z.object({
   adminToken: z.string().min(16, 'must be at least 16 characters').optional(),
   ingestToken: z.string().min(16, 'must be at least 16 characters').optional(),
   pushToken: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** The admin and ingest tokens may be given as their SHA-256 instead (hex): the process then never holds them. */
+  adminTokenSha256: sha256Hex.optional(),
+  ingestTokenSha256: sha256Hex.optional(),
   maxBodyBytes: int(1 * KIB, 10 * 1024 * KIB).default(1024 * KIB),
   maxEventBytes: int(1 * KIB, 900 * KIB).default(256 * KIB),
   /** Attempt timeout under the presets; a custom policy names its own. Never scaled. */
@@ -46,6 +63,14 @@ const envSchema = z.object({
   pushBaseUrl: z.url({ error: 'must be an absolute URL' }).optional(),
   /** Service account whose OIDC token Pub/Sub attaches to pushes (GCP only). */
   pushServiceAccount: z.email({ error: 'must be a service account email' }).optional(),
+  /** Service account whose OIDC token Cloud Scheduler attaches when it starts pump and suspension-check; default the push account. */
+  schedulerServiceAccount: z.email({ error: 'must be a service account email' }).optional(),
+  /**
+   * How push and scheduler requests (route, deliver, replay, pump, suspension-check) are
+   * authenticated; default `oidc` when HERALD_PUSH_SERVICE_ACCOUNT is set, else `token`
+   * (shared/app/push-auth.ts). Never none: with neither configured every such request is refused.
+   */
+  pushAuth: z.enum(PUSH_AUTH_MODES, { error: `must be one of ${PUSH_AUTH_MODES.join(', ')}` }).optional(),
 });
 
 export type HeraldConfig = z.infer<typeof envSchema>;
@@ -70,6 +95,10 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   logLevel: 'HERALD_LOG_LEVEL',
   pushBaseUrl: 'HERALD_PUSH_BASE_URL',
   pushServiceAccount: 'HERALD_PUSH_SERVICE_ACCOUNT',
+  adminTokenSha256: 'HERALD_ADMIN_TOKEN_SHA256',
+  ingestTokenSha256: 'HERALD_INGEST_TOKEN_SHA256',
+  schedulerServiceAccount: 'HERALD_SCHEDULER_SERVICE_ACCOUNT',
+  pushAuth: 'HERALD_PUSH_AUTH',
 };
 
 export class ConfigError extends Error {
@@ -86,7 +115,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HeraldConfig {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => {
       const key = formatPath(i.path.map(String)) as keyof HeraldConfig;
-      return `  ${ENV_NAMES[key] ?? key}=${JSON.stringify(raw[key] ?? '')}: ${i.message}`;
+      // A token's value never goes into the message (it may reach a log).
+      const shown = SECRET_SETTING.test(key) ? '[redacted]' : JSON.stringify(raw[key] ?? '');
+      return `  ${ENV_NAMES[key] ?? key}=${shown}: ${i.message}`;
     });
     throw new ConfigError(`invalid Herald configuration:\n${lines.join('\n')}`);
   }
@@ -96,5 +127,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HeraldConfig {
   if (parsed.data.claimTtlMs <= parsed.data.deliveryTimeoutMs) {
     throw new ConfigError(`invalid Herald configuration:\n  ${ENV_NAMES.claimTtlMs} must be longer than ${ENV_NAMES.deliveryTimeoutMs}, or live attempts would be taken again`);
   }
+  const problems = authProblems(parsed.data);
+  if (problems.length) throw new ConfigError(`invalid Herald configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   return parsed.data;
+}
+
+const SECRET_SETTING = /token|secret/i;
+
+/** Each credential is given one way; the push authentication mode has what it needs. */
+function authProblems(c: HeraldConfig): string[] {
+  const problems: string[] = [];
+  if (c.adminToken !== undefined && c.adminTokenSha256 !== undefined) problems.push(`set ${ENV_NAMES.adminToken} or ${ENV_NAMES.adminTokenSha256}, not both`);
+  if (c.ingestToken !== undefined && c.ingestTokenSha256 !== undefined) problems.push(`set ${ENV_NAMES.ingestToken} or ${ENV_NAMES.ingestTokenSha256}, not both`);
+  if (c.pushAuth === 'token' && c.pushToken === undefined) problems.push(`${ENV_NAMES.pushAuth}=token needs ${ENV_NAMES.pushToken}`);
+  if ((c.pushAuth === 'oidc' || c.pushAuth === 'oidc-behind-iam') && (c.pushServiceAccount === undefined || c.pushBaseUrl === undefined)) {
+    problems.push(`${ENV_NAMES.pushAuth}=${c.pushAuth} needs ${ENV_NAMES.pushServiceAccount} and ${ENV_NAMES.pushBaseUrl} (the token's expected email and audience)`);
+  }
+  return problems;
+}
+
+/** The push authentication in force: explicit, else OIDC where a push identity is configured, else the shared token; undefined: none (every push request is refused). */
+export function pushAuthModeOf(c: Pick<HeraldConfig, 'pushAuth' | 'pushServiceAccount' | 'pushToken' | 'pushBaseUrl'>): PushAuthMode | undefined {
+  if (c.pushAuth !== undefined) return c.pushAuth;
+  if (c.pushServiceAccount !== undefined && c.pushBaseUrl !== undefined) return 'oidc';
+  if (c.pushToken !== undefined) return 'token';
+  return undefined;
 }

@@ -107,9 +107,45 @@ export interface HttpRequest {
   timeoutMs: number;
 }
 
+/** One address a host name resolves to. */
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** DNS as Herald's SSRF guard sees it (tests map names to the addresses they need). */
+export interface HostResolver {
+  /** Every address of `hostname`; rejects with the resolver's error (`code` ENOTFOUND, EAI_AGAIN, …). */
+  lookup(hostname: string): Promise<ResolvedAddress[]>;
+}
+
+/** Verifies the Google-signed OIDC token a push or scheduler request carries. */
+export interface IdTokenVerifier {
+  /** The token's claims once its signature, issuer, expiry and audience check out; rejects otherwise. */
+  verify(idToken: string, audience: string): Promise<Record<string, unknown>>;
+}
+
 export interface HttpSender {
   /** Never throws for the receiver's faults: a timeout or a refused connection is a result. */
   send(request: HttpRequest): Promise<AttemptResult>;
+}
+
+/** One publish to a Pub/Sub-topic destination. */
+export interface TopicPublishRequest {
+  /** The full resource name, `projects/P/topics/T` (any project). */
+  topic: string;
+  message: PubSubMessage;
+  timeoutMs: number;
+}
+
+export interface TopicPublisher {
+  /**
+   * Publishes once, within `timeoutMs`. Never throws for the topic's faults: its result is
+   * `published`, a `topic` refusal (permission denied, not found), a `timeout` or a
+   * `network` error (domain/topic-publish.ts topicAttemptResult).
+   */
+  publish(request: TopicPublishRequest): Promise<AttemptResult>;
+  close(): Promise<void>;
 }
 
 export interface Logger {

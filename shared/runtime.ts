@@ -2,7 +2,11 @@ import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { FirestoreDeliveryStore, FirestoreDestinationStore, OperationCounter } from './adapters/firestore-stores';
 import { UndiciHttpSender } from './adapters/http-sender';
+import { GoogleIdTokenVerifier } from './adapters/google-id-tokens';
+import { systemResolver } from './adapters/guarded-lookup';
+import { digestOf, PushAuthenticator } from './app/push-auth';
 import { PubSubBus } from './adapters/pubsub-bus';
+import { PubSubTopicPublisher } from './adapters/pubsub-topic-publisher';
 import { PubSubDeadLetterQueue } from './adapters/pubsub-dead-letters';
 import { FirestoreReplayStore } from './adapters/firestore-replays';
 import { PubSubLanes, PushTarget } from './adapters/pubsub-topology';
@@ -18,14 +22,20 @@ import { FirestoreRateStore } from './adapters/firestore-rates';
 import { FirestoreRateLeaseStore } from './adapters/firestore-rate-leases';
 import { DeliveryLimiter } from './app/delivery-limiter';
 import { randomUUID } from 'node:crypto';
-import { ConfigError, HeraldConfig } from './config';
+import { ConfigError, ENV_NAMES, HeraldConfig, pushAuthModeOf } from './config';
 import { createLogger, parseSeverity } from './log';
-import { Clock, DeadLetterQueue, DeliveryStore, DestinationStore, HttpSender, LaneProvisioner, Logger, MessageBus, RateLeaseStore, ReplayStore, systemClock } from './ports';
+import { Clock, DeadLetterQueue, DeliveryStore, DestinationStore, HostResolver, HttpSender, IdTokenVerifier, LaneProvisioner, Logger, MessageBus, RateLeaseStore, ReplayStore, systemClock, TopicPublisher } from './ports';
 import { deadLetterHoldName, FunctionName, heraldTopology, REPLAY_ACK_DEADLINE_SECONDS, Topology, TopologyNames } from './topology';
 
 /** Everything a function needs, built once per process from the configuration. */
 export interface Runtime {
-  config: HeraldConfig & { adminToken: string; ingestToken: string };
+  config: HeraldConfig;
+  /** SHA-256 digests of the admin and ingest tokens (from the token or its configured hash): requests are compared against these. */
+  credentials: { admin: Buffer; ingest: Buffer };
+  /** Authenticates the internal endpoints (push and scheduler requests). */
+  pushAuth: PushAuthenticator;
+  /** DNS as the SSRF guard sees it (registration and every attempt). */
+  resolver: HostResolver;
   clock: Clock;
   log: Logger;
   bus: MessageBus;
@@ -43,6 +53,8 @@ export interface Runtime {
   /** The dead-letter topic through its hold subscription (replay reads it). */
   deadLetters: DeadLetterQueue;
   http: HttpSender;
+  /** Publishes to Pub/Sub-topic destinations (a client of its own, apart from Herald's internal topics). */
+  topics: TopicPublisher;
   names: TopologyNames;
   topology: Topology;
   firestoreOps: OperationCounter;
@@ -64,11 +76,25 @@ export function pushTargetFrom(config: HeraldConfig): PushTarget {
   };
 }
 
-export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runtime, 'clock' | 'http' | 'log'>> = {}): Runtime {
-  const { adminToken, ingestToken } = config;
-  if (!adminToken || !ingestToken) {
-    throw new ConfigError('HERALD_ADMIN_TOKEN and HERALD_INGEST_TOKEN must be set (at least 16 characters each)');
-  }
+/** What tests and local mode may replace. */
+export type RuntimeOverrides = Partial<Pick<Runtime, 'clock' | 'http' | 'log' | 'topics' | 'resolver'>> & {
+  /** Verifies OIDC tokens (tests: certificates of a local key). */
+  idTokens?: IdTokenVerifier;
+};
+
+/** The digest requests are compared with: of the token, or the configured SHA-256 itself. */
+function credentialDigest(token: string | undefined, sha256: string | undefined, name: 'admin' | 'ingest'): Buffer {
+  if (token !== undefined) return digestOf(token);
+  if (sha256 !== undefined) return Buffer.from(sha256, 'hex');
+  const env = name === 'admin' ? [ENV_NAMES.adminToken, ENV_NAMES.adminTokenSha256] : [ENV_NAMES.ingestToken, ENV_NAMES.ingestTokenSha256];
+  throw new ConfigError(`${env[0]} (at least 16 characters) or ${env[1]} must be set`);
+}
+
+export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides = {}): Runtime {
+  const credentials = {
+    admin: credentialDigest(config.adminToken, config.adminTokenSha256, 'admin'),
+    ingest: credentialDigest(config.ingestToken, config.ingestTokenSha256, 'ingest'),
+  };
   const clock = overrides.clock ?? systemClock;
   const log = overrides.log ?? createLogger({ level: parseSeverity(config.logLevel) });
   const pubsub = new PubSub({ projectId: config.projectId });
@@ -76,7 +102,20 @@ export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runt
   const firestoreOps = new OperationCounter();
   const destinations = new FirestoreDestinationStore(firestore, firestoreOps);
   const names = { prefix: config.topicPrefix };
-  const http = overrides.http ?? new UndiciHttpSender();
+  const resolver = overrides.resolver ?? systemResolver;
+  const http = overrides.http ?? new UndiciHttpSender({ rules: { allowLoopback: config.allowLoopback }, resolver });
+  const pushAuth = new PushAuthenticator(
+    {
+      mode: pushAuthModeOf(config),
+      ...(config.pushToken !== undefined ? { pushToken: config.pushToken } : {}),
+      ...(config.pushServiceAccount !== undefined ? { pushServiceAccount: config.pushServiceAccount } : {}),
+      ...(config.schedulerServiceAccount !== undefined ? { schedulerServiceAccount: config.schedulerServiceAccount } : {}),
+      ...(config.pushBaseUrl !== undefined ? { baseUrl: config.pushBaseUrl } : {}),
+    },
+    overrides.idTokens ?? new GoogleIdTokenVerifier(),
+    clock,
+  );
+  const topics = overrides.topics ?? new PubSubTopicPublisher(new PubSub({ projectId: config.projectId }));
   const rates = new RateRecorder(new FirestoreRateStore(firestore, firestoreOps), clock, log, {
     bucketMs: rateBucketMs(config.timeScale, config.rateFlushMs),
     hourMs: HOUR / config.timeScale,
@@ -90,7 +129,10 @@ export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runt
   const flusher = setInterval(() => void rates.flushIfDue(), config.rateFlushMs);
   flusher.unref();
   return {
-    config: { ...config, adminToken, ingestToken },
+    config,
+    credentials,
+    pushAuth,
+    resolver,
     clock,
     log,
     bus: new PubSubBus(pubsub),
@@ -104,16 +146,18 @@ export function createRuntime(config: HeraldConfig, overrides: Partial<Pick<Runt
     replays: new FirestoreReplayStore(firestore, firestoreOps),
     deadLetters,
     http,
+    topics,
     names,
     topology: heraldTopology(names),
     firestoreOps,
     pubsub,
     firestore,
     async close() {
+      limiter.close();
       clearInterval(flusher);
       await rates.flush();
       await deadLetters.close().catch(() => undefined);
-      await Promise.allSettled([pubsub.close(), firestore.terminate(), http instanceof UndiciHttpSender ? http.close() : Promise.resolve()]);
+      await Promise.allSettled([pubsub.close(), topics.close(), firestore.terminate(), http instanceof UndiciHttpSender ? http.close() : Promise.resolve()]);
     },
   };
 }
@@ -131,6 +175,7 @@ export function deliverDeps(rt: Runtime): DeliverDeps {
     maxRateWaitMs: MAX_RATE_WAIT_MS,
     notificationsTopic: rt.topology.topics.notifications.name,
     http: rt.http,
+    topics: rt.topics,
     clock: rt.clock,
     log: rt.log,
     policy: { presetTimeoutMs: rt.config.deliveryTimeoutMs, timeScale: rt.config.timeScale },

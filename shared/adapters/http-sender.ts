@@ -1,6 +1,8 @@
 import { Agent, Dispatcher, request } from 'undici';
+import { AddressRules, checkTargetUrl } from '../domain/address-policy';
 import { AttemptResult } from '../domain/delivery';
-import { HttpRequest, HttpSender } from '../ports';
+import { HostResolver, HttpRequest, HttpSender } from '../ports';
+import { BlockedAddressError, guardedLookup, systemResolver } from './guarded-lookup';
 
 const EXCERPT_BYTES = 1024;
 export const USER_AGENT = 'Herald/0.1';
@@ -9,17 +11,47 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+export interface UndiciHttpSenderOptions {
+  /** The SSRF rules every attempt is held to (HERALD_ALLOW_LOOPBACK). */
+  rules: AddressRules;
+  /** DNS for the guard; the system resolver by default (tests map names to addresses). */
+  resolver?: HostResolver;
+  /** Extra trusted CAs for webhook TLS (tests: a receiver with a self-signed certificate). */
+  tls?: { ca?: string };
+}
+
 /**
  * POSTs with undici: no redirect is ever followed (undici's request() has no redirect
- * handling unless asked), and one deadline covers connect, headers and the body excerpt.
+ * handling unless asked), and one deadline covers DNS, connect, headers and the body excerpt.
+ *
+ * The SSRF guard runs on every attempt: the URL itself (scheme, IP literals, metadata and
+ * loopback names) before anything is sent, and the resolved addresses inside the Agent's
+ * connect — every new connection resolves, checks and connects to exactly a checked address
+ * (guardedLookup), so a name re-pointed after registration (DNS rebinding) is refused too.
+ * A pooled keep-alive connection stays on the address it was checked with.
  */
 export class UndiciHttpSender implements HttpSender {
-  constructor(private readonly dispatcher: Dispatcher = new Agent({ keepAliveTimeout: 10_000, connections: 256 })) {}
+  private readonly dispatcher: Dispatcher;
+
+  constructor(private readonly options: UndiciHttpSenderOptions) {
+    this.dispatcher = new Agent({
+      keepAliveTimeout: 10_000,
+      connections: 256,
+      connect: { lookup: guardedLookup(options.resolver ?? systemResolver, options.rules), ...(options.tls?.ca ? { ca: options.tls.ca } : {}) },
+    });
+  }
 
   async send(req: HttpRequest): Promise<AttemptResult> {
     const started = performance.now();
-    const signal = AbortSignal.timeout(req.timeoutMs);
     const elapsed = () => Math.round(performance.now() - started);
+    const verdict = checkTargetUrl(req.url, this.options.rules);
+    if (!verdict.ok) {
+      const blocked = verdict.blocked;
+      if (blocked) return { kind: 'blocked', durationMs: elapsed(), address: blocked.address, addressClass: blocked.addressClass, error: verdict.message };
+      // Registration refuses such URLs; one stored before the rules changed fails as a network error would.
+      return { kind: 'network', durationMs: elapsed(), error: `EHERALD_BAD_URL: ${verdict.message}` };
+    }
+    const signal = AbortSignal.timeout(req.timeoutMs);
     try {
       const res = await request(req.url, {
         method: 'POST',
@@ -40,6 +72,8 @@ export class UndiciHttpSender implements HttpSender {
         ...(location !== undefined ? { location } : {}),
       };
     } catch (e) {
+      const blocked = blockedCause(e);
+      if (blocked) return { kind: 'blocked', durationMs: elapsed(), address: blocked.blocked.address, addressClass: blocked.blocked.addressClass, error: blocked.message };
       if (signal.aborted) return { kind: 'timeout', durationMs: elapsed(), timeoutMs: req.timeoutMs };
       const err = e as Error & { code?: string; cause?: { code?: string } };
       const code = err.code ?? err.cause?.code;
@@ -50,6 +84,14 @@ export class UndiciHttpSender implements HttpSender {
   close(): Promise<void> {
     return this.dispatcher.close();
   }
+}
+
+/** The guard's refusal, wherever undici wrapped it. */
+function blockedCause(e: unknown): BlockedAddressError | undefined {
+  for (let cause = e, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (cause instanceof BlockedAddressError) return cause;
+  }
+  return undefined;
 }
 
 async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<string> {

@@ -24,9 +24,12 @@ function subscriptionMetadata(spec: SubscriptionSpec, projectId: string, target:
     expirationPolicy: {},
   };
   if (spec.pushTo) {
+    const pushEndpoint = target.endpointFor(spec.pushTo);
+    // The token's audience is the function's URL, without the query (what `deliver` checks, as the Pulumi program sets it).
+    const audience = pushEndpoint.split('?')[0];
     metadata.pushConfig = {
-      pushEndpoint: target.endpointFor(spec.pushTo),
-      ...(target.serviceAccountEmail ? { oidcToken: { serviceAccountEmail: target.serviceAccountEmail } } : {}),
+      pushEndpoint,
+      ...(target.serviceAccountEmail ? { oidcToken: { serviceAccountEmail: target.serviceAccountEmail, audience } } : {}),
     };
   }
   if (spec.retryPolicy) {

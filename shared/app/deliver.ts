@@ -8,7 +8,9 @@ import { DeliveryPolicy } from '../domain/policy';
 import { decide, Decision, NO_HISTORY, withFailureMode } from '../domain/retry-decision';
 import { rateOutcome } from '../domain/success-rate';
 import { signatureHeaders, webhookIdFor } from '../domain/signing';
-import { Clock, DeliveryStore, DestinationStore, HttpSender, Logger, LogFields, MessageBus } from '../ports';
+import { signingSecrets } from '../domain/secret-rotation';
+import { Clock, DeliveryStore, DestinationStore, HttpSender, Logger, LogFields, MessageBus, TopicPublisher } from '../ports';
+import { topicMessage } from '../domain/topic-destination';
 import { publishDeadDelivery, rejectToDeadLetter, RejectReason } from './dead-letter';
 import { DestinationDirectory } from './destination-directory';
 import { DeliveryLimiter } from './delivery-limiter';
@@ -29,6 +31,8 @@ export interface DeliverDeps {
   maxRateWaitMs: number;
   notificationsTopic: string;
   http: HttpSender;
+  /** Pub/Sub-topic destinations: one publish per attempt, in the CloudEvents Pub/Sub binding. */
+  topics: TopicPublisher;
   clock: Clock;
   log: Logger;
   policy: PolicySettings;
@@ -107,7 +111,7 @@ function unusableBecause(destination: Destination | undefined, event: HeraldEven
   if (!matchesType(destination.eventTypes, event.attributes.type)) {
     return { reason: 'type-unsubscribed', message: `destination ${destination.id} no longer subscribes to ${event.attributes.type}` };
   }
-  if (!destination.url) return { reason: 'unsupported-destination', message: `destination ${destination.id} has no url` };
+  if (!destination.url && !destination.topic) return { reason: 'unsupported-destination', message: `destination ${destination.id} has neither url nor topic` };
   return undefined;
 }
 
@@ -233,11 +237,15 @@ async function suspendIfDecided(deps: DeliverDeps, t: Target, decision: Decision
   await suspendDestination(deps, t.destination.id, { cause: decision.cause, reason: decision.reason, ...(record.lastError ? { lastError: record.lastError } : {}) });
 }
 
+/** One attempt, by the destination's kind: a signed POST to its url, or a publish to its topic. */
 async function attempt(deps: DeliverDeps, t: Target, at: Date): Promise<AttemptResult> {
+  if (t.destination.topic !== undefined) {
+    return deps.topics.publish({ topic: t.destination.topic, message: topicMessage(t.event, t.id), timeoutMs: t.policy.attemptTimeoutMs });
+  }
   const key = eventKey(t.event.attributes);
   return deps.http.send({
     url: t.destination.url!,
-    headers: { ...binaryHeaders(t.event), ...signatureHeaders([t.destination.secret], webhookIdFor(key), at, t.event.data) },
+    headers: { ...binaryHeaders(t.event), ...signatureHeaders(signingSecrets(t.destination, at), webhookIdFor(key), at, t.event.data) },
     body: t.event.data,
     timeoutMs: t.policy.attemptTimeoutMs,
   });
@@ -281,7 +289,8 @@ function report(deps: DeliverDeps, t: Target, result: AttemptResult, decision: D
     attempts: record.attempts,
     durationMs: result.durationMs,
     policy: t.policy.name,
-    ...(result.kind === 'response' ? { httpStatus: result.status } : { error: result.kind }),
+    ...(t.destination.topic !== undefined ? { topic: t.destination.topic } : {}),
+    ...resultFields(result),
   };
   switch (decision.kind) {
     case 'delivered':
@@ -300,5 +309,19 @@ function report(deps: DeliverDeps, t: Target, result: AttemptResult, decision: D
     case 'queue':
       deps.log.warn(`delivery QUEUED: ${decision.reason}`, fields);
       return;
+  }
+}
+
+/** The attempt's outcome as log fields: the HTTP status, the Pub/Sub message id, or the kind of failure. */
+function resultFields(result: AttemptResult): LogFields {
+  switch (result.kind) {
+    case 'response':
+      return { httpStatus: result.status };
+    case 'published':
+      return { topicMessageId: result.messageId };
+    case 'topic':
+      return { error: result.kind, topicProblem: result.problem };
+    default:
+      return { error: result.kind };
   }
 }

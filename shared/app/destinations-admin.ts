@@ -1,7 +1,9 @@
-import { applySpec, rateBoundsOf, checkDestinationUrl, DESTINATION_ID, destinationSpecSchema, DestinationView, viewOf } from '../domain/destination';
+import { applySpec, rateBoundsOf, DESTINATION_ID, destinationSpecSchema, DestinationView, viewOf } from '../domain/destination';
 import { issuesFromZod, ValidationIssue } from '../domain/event';
 import { LastError } from '../domain/delivery';
-import { Clock, DeliveryStore, DestinationStore, LaneProvisioner, Logger, RateLeaseStore } from '../ports';
+import { checkDestinationTopic, HeraldTopics } from '../domain/topic-destination';
+import { Clock, DeliveryStore, DestinationStore, HostResolver, LaneProvisioner, Logger, RateLeaseStore } from '../ports';
+import { checkWebhookTarget } from './target-guard';
 import { clampRate, INITIAL_RATE } from '../domain/rate-control';
 import { DestinationDirectory } from './destination-directory';
 import { RateRecorder } from './rate-recorder';
@@ -16,6 +18,10 @@ export interface AdminDeps {
   clock: Clock;
   log: Logger;
   allowLoopback: boolean;
+  /** DNS for the SSRF check of webhook URLs at registration. */
+  resolver: HostResolver;
+  /** Herald's own project and prefix: a topic destination may not be one of its topics. */
+  herald?: HeraldTopics;
 }
 
 export type AdminResult<T> =
@@ -40,11 +46,13 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
   const parsed = destinationSpecSchema.safeParse(body);
   if (!parsed.success) return { status: 400, body: { error: 'invalid destination spec', issues: issuesFromZod(parsed.error) } };
   const spec = parsed.data;
-  if (spec.topic !== undefined) {
-    return { status: 400, body: { error: 'Pub/Sub topic destinations are not available yet', issues: [{ path: 'topic', message: 'use url for now' }] } };
+  const topicProblem = spec.topic !== undefined && deps.herald ? checkDestinationTopic(spec.topic, deps.herald) : undefined;
+  if (topicProblem) return { status: 400, body: { error: 'invalid destination spec', issues: [{ path: 'topic', message: topicProblem }] } };
+  const urlProblem = spec.url !== undefined ? await checkWebhookTarget(spec.url, { allowLoopback: deps.allowLoopback }, deps.resolver) : undefined;
+  if (urlProblem) {
+    const error = urlProblem.status === 400 ? 'invalid destination spec' : 'the destination URL could not be checked';
+    return { status: urlProblem.status, body: { error, issues: [{ path: 'url', message: urlProblem.message }] } };
   }
-  const urlProblem = spec.url !== undefined ? checkDestinationUrl(spec.url, { allowLoopback: deps.allowLoopback }) : undefined;
-  if (urlProblem) return { status: 400, body: { error: 'invalid destination spec', issues: [{ path: 'url', message: urlProblem }] } };
 
   // The lane exists before the destination is visible to routing, so no event finds it missing.
   await deps.lanes.ensureLane(id);
@@ -56,10 +64,11 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
     return applySpec(id, spec, existing, now);
   }))!;
   deps.directory.invalidate();
-  deps.log.info(created ? 'destination created' : 'destination updated', { destinationId: id });
+  deps.log.info(created ? 'destination created' : 'destination updated', { destinationId: id, ...(destination.topic !== undefined ? { topic: destination.topic } : {}) });
   // The secret is shown once, when Herald generated or received it; never on a plain read.
   const showSecret = created || spec.secret !== undefined;
-  return { status: created ? 201 : 200, body: showSecret ? { ...viewOf(destination), secret: destination.secret } : viewOf(destination) };
+  const view = viewOf(destination, now);
+  return { status: created ? 201 : 200, body: showSecret ? { ...view, secret: destination.secret } : view };
 }
 
 /** The rolling hour of a destination, as `GET /admin/destinations/{id}` shows it. */
@@ -91,11 +100,11 @@ export async function getDestination(deps: AdminDeps, id: string): Promise<Admin
     rateBounds: { min: bounds.minPerSecond, max: bounds.maxPerSecond },
     ...paused,
   };
-  return { status: 200, body: { ...viewOf(destination), stats } };
+  return { status: 200, body: { ...viewOf(destination, deps.clock.now()), stats } };
 }
 
 export async function listDestinations(deps: AdminDeps): Promise<AdminResult<{ destinations: DestinationView[] }>> {
-  return { status: 200, body: { destinations: (await deps.destinations.list()).map(viewOf) } };
+  return { status: 200, body: { destinations: (await deps.destinations.list()).map((d) => viewOf(d, deps.clock.now())) } };
 }
 
 export async function deleteDestination(deps: AdminDeps, id: string): Promise<AdminResult<never>> {

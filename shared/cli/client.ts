@@ -37,6 +37,9 @@ export type RedeliverResult = { redelivered: number; status: 'QUEUED' | 'DEAD' }
 
 export type PutDestinationResult = { created: boolean; destination: DestinationInfo & { secret?: string } };
 
+/** POST /admin/destinations/{id}/rotate-secret: the destination with its new secret (shown this once). */
+export type RotateSecretResult = DestinationInfo & { secret: string };
+
 /** One page of a destination's deliveries; `nextCursor` is absent on the last page. */
 export type DeliveryPageInfo = { deliveries: DeliveryView[]; nextCursor?: string };
 
@@ -121,6 +124,17 @@ export class HeraldClient {
   }
 
   /** POST /admin/destinations/{id}/redeliver: every delivery in `from` (QUEUED or DEAD) starts over. */
+  async rotateSecret(id: string, request: { secret?: string; graceSeconds?: number }): Promise<RotateSecretResult> {
+    const call = 'POST /admin/destinations/{id}/rotate-secret';
+    const { body } = await this.request('admin', 'POST', `/admin/destinations/${encodeURIComponent(id)}/rotate-secret`, {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(request),
+    });
+    const b = objectOf(call, body);
+    if (typeof b.secret !== 'string' || typeof b.id !== 'string') throw unexpected(call, body);
+    return b as unknown as RotateSecretResult;
+  }
+
   async redeliver(id: string, from: RedeliverFrom): Promise<RedeliverResult> {
     const call = 'POST /admin/destinations/{id}/redeliver';
     const { body } = await this.request('admin', 'POST', `/admin/destinations/${encodeURIComponent(id)}/redeliver`, {

@@ -1,6 +1,7 @@
 import { CloudEvent, ValidationError as SdkValidationError } from 'cloudevents';
 import { z } from 'zod';
 import { buildEvent, formatPath, HeraldEvent, issuesFromZod, Parsed, ValidationIssue } from './event';
+import { parseJsonBytes } from './json-body';
 
 /**
  * CloudEvents HTTP protocol binding, both directions, over raw bytes:
@@ -44,12 +45,9 @@ export function parseHttpEvents(headers: HttpHeaders, body: Buffer, now: Date): 
     const result = parseBinary(headers, body, now);
     return result.ok ? { ok: true, value: [result.value], mode } : { ...result, mode };
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString('utf8'));
-  } catch (e) {
-    return { ok: false, mode, issues: [{ path: 'body', message: `body is not valid JSON: ${(e as Error).message}` }] };
-  }
+  const parsed = parseJsonBytes(body);
+  if (!parsed.ok) return { ok: false, mode, issues: [{ path: 'body', message: parsed.message }] };
+  const json = parsed.value;
   if (mode === 'structured') {
     const result = parseStructured(json, now, []);
     return result.ok ? { ok: true, value: [result.value], mode } : { ...result, mode };
@@ -68,13 +66,22 @@ export function parseHttpEvents(headers: HttpHeaders, body: Buffer, now: Date): 
 
 function parseBinary(headers: HttpHeaders, body: Buffer, now: Date): Parsed<HeraldEvent> {
   const raw: Record<string, unknown> = {};
+  const headerIssues: ValidationIssue[] = [];
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
-    if (lower.startsWith('ce-') && value !== undefined) raw[lower.slice(3)] = percentDecode(Array.isArray(value) ? value.join(', ') : value);
+    if (!lower.startsWith('ce-') || value === undefined) continue;
+    const text = Array.isArray(value) ? value.join(', ') : value;
+    const decoded = percentDecode(text);
+    if ('problem' in decoded) headerIssues.push({ path: lower, message: decoded.problem });
+    raw[lower.slice(3)] = 'value' in decoded ? decoded.value : text;
   }
   const contentType = header(headers, 'content-type');
   if (contentType) raw.datacontenttype = contentType;
-  return conform(buildEvent(raw, body, now), (p) => `ce-${p}`);
+  const result = conform(buildEvent(raw, body, now), (p) => `ce-${p}`);
+  if (headerIssues.length === 0) return result;
+  // The header's own problem says more than what its undecoded value then fails.
+  const rest = result.ok ? [] : result.issues.filter((i) => !headerIssues.some((h) => h.path === i.path));
+  return { ok: false, issues: [...headerIssues, ...rest] };
 }
 
 const structuredEnvelope = z.looseObject({
@@ -146,11 +153,20 @@ function percentEncode(value: string): string {
   return value.replace(/[^\x21\x23-\x24\x26-\x7e]/gu, (c) => encodeURIComponent(c));
 }
 
-function percentDecode(value: string): string {
-  if (!value.includes('%')) return value;
+/**
+ * A ce-* header value as the binding carries it: printable ASCII, anything else percent-encoded
+ * as UTF-8 (CloudEvents HTTP binding 3.1.3.2). Raw bytes outside printable ASCII (which Node
+ * reads as Latin-1, turning UTF-8 into mojibake) and %-sequences that are not UTF-8 are refused;
+ * a bare '%' a producer did not encode is kept as sent.
+ */
+function percentDecode(value: string): { value: string } | { problem: string } {
+  if (/[^\x20-\x7e\t]/.test(value)) {
+    return { problem: 'the header holds bytes outside printable ASCII: percent-encode them as UTF-8 (e.g. caf%C3%A9), as the CloudEvents HTTP binding requires' };
+  }
+  if (!/%[0-9A-Fa-f]{2}/.test(value)) return { value };
   try {
-    return decodeURIComponent(value);
+    return { value: decodeURIComponent(value.replace(/%(?![0-9A-Fa-f]{2})/g, '%25')) };
   } catch {
-    return value; // a bare '%' from a producer that did not encode: keep it as sent
+    return { problem: 'its percent-encoded bytes are not UTF-8' };
   }
 }

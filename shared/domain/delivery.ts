@@ -1,3 +1,4 @@
+import type { AddressClass } from './address-policy';
 import { DESTINATION_ID } from './destination';
 import { HeraldEvent } from './event';
 
@@ -10,11 +11,15 @@ export type AttemptResult =
   | { kind: 'response'; status: number; durationMs: number; bodyExcerpt: string; retryAfter?: string; location?: string }
   | { kind: 'timeout'; durationMs: number; timeoutMs: number }
   | { kind: 'network'; durationMs: number; error: string }
+  /** A Pub/Sub destination took the message (its other publish errors are `network`, a deadline `timeout`). */
+  | { kind: 'published'; durationMs: number; messageId: string }
   /** A Pub/Sub destination's publish refused for good: Herald may not publish to the topic, or it does not exist. */
-  | { kind: 'topic'; durationMs: number; problem: 'permission-denied' | 'not-found'; error: string };
+  | { kind: 'topic'; durationMs: number; problem: 'permission-denied' | 'not-found'; error: string }
+  /** The SSRF guard refused the webhook's address (at connect, after DNS): nothing was sent. */
+  | { kind: 'blocked'; durationMs: number; address: string; addressClass: AddressClass; error: string };
 
 export function isSuccess(result: AttemptResult): boolean {
-  return result.kind === 'response' && result.status >= 200 && result.status < 300;
+  return result.kind === 'published' || (result.kind === 'response' && result.status >= 200 && result.status < 300);
 }
 
 export interface LastError {
@@ -36,8 +41,12 @@ export function describeFailure(result: AttemptResult, at: Date): LastError {
       return { at: at.toISOString(), error: `timed out after ${result.timeoutMs} ms` };
     case 'network':
       return { at: at.toISOString(), error: `network error: ${result.error}` };
+    case 'published':
+      return { at: at.toISOString(), error: 'published (not a failure)' };
     case 'topic':
       return { at: at.toISOString(), error: `Pub/Sub publish refused (${result.problem}): ${result.error}` };
+    case 'blocked':
+      return { at: at.toISOString(), error: `refused by the SSRF guard: ${result.error}` };
   }
 }
 

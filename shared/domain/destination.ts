@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { isIP } from 'node:net';
 import { z } from 'zod';
+import { AddressRules, checkTargetUrl } from './address-policy';
 import { DeliveryPolicy, PolicySpec, policySpecSchema, resolvePolicy, scalePolicy } from './policy';
 import type { Suspension } from './suspension';
 import { RATE_LIMITS, RateBounds } from './rate-control';
@@ -11,14 +11,18 @@ export const FAILURE_MODES = ['retry', 'queue'] as const;
 export type FailureMode = (typeof FAILURE_MODES)[number];
 
 export const DESTINATION_ID = /^[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$|^[a-z0-9]$/;
-const SECRET = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
+export const SECRET = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
 const TOPIC = /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/topics\/[A-Za-z][\w.~+%-]{2,254}$/;
 
 export const destinationSpecSchema = z
   .strictObject(
     {
       url: z.url({ error: 'url must be an absolute URL' }).max(2048, 'url must be at most 2048 characters').optional(),
-      topic: z.string().regex(TOPIC, 'topic must look like projects/PROJECT/topics/TOPIC').optional(),
+      topic: z
+        .string()
+        .regex(TOPIC, 'topic must look like projects/PROJECT/topics/TOPIC')
+        .refine((t) => !/\/topics\/goog/i.test(t), 'a topic name may not start with "goog" (Pub/Sub reserves it)')
+        .optional(),
       eventTypes: z
         .array(z.string().min(1, 'an event type must not be empty').max(256), { error: 'eventTypes must be an array of strings' })
         .max(100, 'at most 100 event types')
@@ -57,6 +61,8 @@ export interface Destination {
   policy: PolicySpec;
   failureMode: FailureMode;
   secret: string;
+  /** Secrets a rotation replaced, newest first, each still signing deliveries until its expiresAt. */
+  previousSecrets?: PreviousSecret[];
   technicalEmail?: string;
   /** Narrower bounds for the adaptive rate, events per second (within 1–100). */
   rate?: { min?: number; max?: number };
@@ -69,8 +75,20 @@ export interface Destination {
   updatedAt: string;
 }
 
-/** What the API shows: never the secret. */
-export type DestinationView = Omit<Destination, 'secret'>;
+/** A secret replaced by `rotate-secret`, valid (it signs too) until `expiresAt`. */
+export interface PreviousSecret {
+  secret: string;
+  expiresAt: string;
+}
+
+/** What the API shows: never a secret, only until when replaced ones still sign. */
+export type DestinationView = Omit<Destination, 'secret' | 'previousSecrets'> & { previousSecrets?: { expiresAt: string }[] };
+
+/** Replaced secrets whose grace period has not ended at `now` (expired ones are dropped lazily, here). */
+export function unexpiredSecrets(previous: readonly PreviousSecret[] | undefined, now: Date): PreviousSecret[] {
+  const at = now.toISOString();
+  return (previous ?? []).filter((p) => p.expiresAt > at);
+}
 
 export function generateSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
@@ -78,12 +96,13 @@ export function generateSecret(): string {
 
 export function applySpec(id: string, spec: DestinationSpec, existing: Destination | undefined, now: Date): Destination {
   const at = now.toISOString();
+  const secret = spec.secret ?? existing?.secret ?? generateSecret();
   const dest: Destination = {
     id,
     eventTypes: spec.eventTypes ?? [],
     policy: spec.policy ?? DEFAULT_POLICY,
     failureMode: spec.failureMode ?? 'retry',
-    secret: spec.secret ?? existing?.secret ?? generateSecret(),
+    secret,
     status: existing?.status ?? 'active',
     createdAt: existing?.createdAt ?? at,
     updatedAt: at,
@@ -92,6 +111,9 @@ export function applySpec(id: string, spec: DestinationSpec, existing: Destinati
   if (spec.topic !== undefined) dest.topic = spec.topic;
   if (spec.technicalEmail !== undefined) dest.technicalEmail = spec.technicalEmail;
   if (spec.rate !== undefined) dest.rate = spec.rate;
+  // A PUT with another secret replaces it at once; rotate-secret is the way with a grace period.
+  const previous = existing && secret === existing.secret ? unexpiredSecrets(existing.previousSecrets, now) : [];
+  if (previous.length) dest.previousSecrets = previous;
   // A new spec does not lift a suspension: only reactivation does.
   if (existing?.suspension) dest.suspension = existing.suspension;
   if (existing?.reactivatedAt) dest.reactivatedAt = existing.reactivatedAt;
@@ -117,26 +139,22 @@ export function rateBoundsOf(destination: Pick<Destination, 'rate'>): RateBounds
   return { minPerSecond: destination.rate?.min ?? RATE_LIMITS.minPerSecond, maxPerSecond: destination.rate?.max ?? RATE_LIMITS.maxPerSecond };
 }
 
-export function viewOf(dest: Destination): DestinationView {
-  const { secret: _secret, ...view } = dest;
-  return view;
+/** `now` given: replaced secrets past their grace period are left out (as delivery leaves them out). */
+export function viewOf(dest: Destination, now?: Date): DestinationView {
+  const { secret: _secret, previousSecrets, ...view } = dest;
+  const live = now ? unexpiredSecrets(previousSecrets, now) : (previousSecrets ?? []);
+  return live.length ? { ...view, previousSecrets: live.map((p) => ({ expiresAt: p.expiresAt })) } : view;
 }
 
-export interface UrlRules {
-  /** Local mode only: lets http://127.0.0.1 / localhost / [::1] receivers register. */
-  allowLoopback: boolean;
-}
+/** Local mode only (allowLoopback): lets http://127.0.0.1 / localhost / [::1] receivers register. */
+export type UrlRules = AddressRules;
 
 /**
- * Registration-time check of a webhook URL on its literal form. The full SSRF guard
- * (DNS resolution, private ranges, pinning) runs at every attempt too.
+ * A webhook URL judged on its literal form (scheme, credentials, IP literals, metadata and
+ * loopback names; shared/domain/address-policy.ts). Registration also resolves its host
+ * (shared/app/target-guard.ts), and every attempt checks the addresses it connects to.
  */
 export function checkDestinationUrl(raw: string, rules: UrlRules): string | undefined {
-  const url = new URL(raw);
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const loopback = host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
-  if (url.username || url.password) return 'url must not carry credentials; Herald signs every request instead';
-  if (loopback) return rules.allowLoopback ? undefined : 'url points at a loopback address; only local mode with loopback allowed may use it';
-  if (url.protocol !== 'https:') return 'url must use https';
-  return undefined;
+  const verdict = checkTargetUrl(raw, rules);
+  return verdict.ok ? undefined : verdict.message;
 }

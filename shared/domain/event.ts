@@ -32,11 +32,30 @@ const MEDIA_TYPE = /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;.*)?$/;
 // Names Herald itself sets on Pub/Sub messages; an extension may not shadow them.
 const RESERVED_EXTENSIONS = new Set(['data', 'data_base64', 'herald']);
 
+/**
+ * The CloudEvents String type excludes control characters (U+0000–U+001F, U+007F–U+009F),
+ * UTF-16 surrogates standing alone and noncharacters: none of them may reach a header or an
+ * attribute downstream.
+ */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const DISALLOWED_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\ufdd0-\ufdef\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export function stringTypeProblem(what: string, value: string): string | undefined {
+  const found = DISALLOWED_CHARACTERS.exec(value);
+  if (!found) return undefined;
+  const code = found[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+  return `${what} holds U+${code}, which a CloudEvents String may not (control characters, lone surrogates, noncharacters)`;
+}
+
 const boundedString = (what: string) =>
   z
     .string({ error: (i) => (i.input === undefined ? `${what} is required` : `${what} must be a string`) })
     .min(1, `${what} must not be empty`)
-    .refine((v) => Buffer.byteLength(v) <= MAX_ATTRIBUTE_VALUE_BYTES, `${what} is longer than ${MAX_ATTRIBUTE_VALUE_BYTES} bytes`);
+    .refine((v) => Buffer.byteLength(v) <= MAX_ATTRIBUTE_VALUE_BYTES, `${what} is longer than ${MAX_ATTRIBUTE_VALUE_BYTES} bytes`)
+    .superRefine((v, ctx) => {
+      const problem = stringTypeProblem(what, v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
 
 const uriReference = (what: string) =>
   boundedString(what).refine((v) => !/\s/.test(v), `${what} must be a URI-reference (no whitespace)`);
@@ -83,6 +102,8 @@ export const eventAttributesSchema = z
         ctx.addIssue({ code: 'custom', message: 'extension attribute names are 1-20 lowercase letters or digits and not reserved', path: [name] });
       } else if (Buffer.byteLength(value) > MAX_ATTRIBUTE_VALUE_BYTES) {
         ctx.addIssue({ code: 'custom', message: `longer than ${MAX_ATTRIBUTE_VALUE_BYTES} bytes`, path: [name] });
+      } else if (stringTypeProblem(name, value)) {
+        ctx.addIssue({ code: 'custom', message: stringTypeProblem(name, value)!, path: [name] });
       }
     }
   });

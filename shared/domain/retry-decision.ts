@@ -23,7 +23,7 @@ export const NO_HISTORY: AttemptHistory = Object.freeze({ attempts: 0, throttled
 /** Why an event dies. */
 export type DeadCause = 'not-retried' | 'retries-exhausted' | 'max-age';
 /** Why the destination is suspended (deactivated); the event itself is then QUEUED. */
-export type SuspendCause = 'gone' | 'criteria' | 'retries-exhausted' | 'max-age';
+export type SuspendCause = 'gone' | 'criteria' | 'retries-exhausted' | 'max-age' | 'blocked-address';
 
 export type Decision =
   | { kind: 'delivered' }
@@ -54,6 +54,8 @@ export function decide(
   const what = label(result);
   const status = result.kind === 'response' ? result.status : undefined;
   if (status === GONE) return { kind: 'suspend', cause: 'gone', reason: `${what} Gone: the receiver asked not to be sent more events` };
+  // Under every policy: retrying would only probe the same refused address again; suspended, its events wait QUEUED.
+  if (result.kind === 'blocked') return { kind: 'suspend', cause: 'blocked-address', reason: `${what}: ${result.error}` };
   if (result.kind === 'topic' && policy.suspendOnTopicRefusal) {
     const why = result.problem === 'permission-denied' ? 'Herald is not allowed to publish to the topic' : 'the topic does not exist';
     return { kind: 'suspend', cause: 'criteria', reason: `${what}: ${why}; this suspends the destination at once under ${policy.name}` };
@@ -131,6 +133,9 @@ function isRetried(policy: DeliveryPolicy, result: AttemptResult): boolean {
     case 'network':
     case 'topic':
       return policy.retryOn.networkErrors;
+    case 'published':
+    case 'blocked':
+      return false;
   }
 }
 
@@ -168,8 +173,12 @@ function label(result: AttemptResult): string {
       return `timeout after ${result.timeoutMs} ms`;
     case 'network':
       return `network error (${result.error})`;
+    case 'published':
+      return 'Pub/Sub published';
     case 'topic':
       return `Pub/Sub ${result.problem}`;
+    case 'blocked':
+      return `blocked address (${result.addressClass})`;
   }
 }
 

@@ -89,6 +89,7 @@ const CAUSE_TEXT: Record<SuspensionCause, string> = {
   criteria: 'the endpoint gave an answer that suspends at once',
   'retries-exhausted': 'an event failed its last retry (the policy deactivates the destination then)',
   'max-age': 'an event ran out of time (the policy deactivates the destination then)',
+  'blocked-address': 'its host resolved to an address Herald may not connect to (private, loopback, link-local or metadata)',
   threshold: 'its success rate fell below the threshold',
 };
 

@@ -3,14 +3,14 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { applyTopology } from '../adapters/pubsub-topology';
-import { HeraldConfig, loadConfig } from '../config';
+import { ConfigError, HeraldConfig, loadConfig } from '../config';
 import { runPump } from '../app/pump';
 import { checkThresholds } from '../app/suspension';
 import { createRuntime, pumpDeps, pushTargetFrom, Runtime, suspensionDeps } from '../runtime';
 import { runPeriodically } from './periodic';
 import { FUNCTION_NAMES, FunctionName } from '../topology';
 import { EmulatorHosts, RunningEmulators, startEmulators } from './emulators';
-import { HttpSender, Logger } from '../ports';
+import { HostResolver, HttpSender, IdTokenVerifier, Logger } from '../ports';
 
 export interface LocalStackOptions {
   /** Port to serve on; 0 picks a free one. Default: PORT or 8080. */
@@ -21,6 +21,10 @@ export interface LocalStackOptions {
   emulators?: EmulatorHosts;
   log?: Logger;
   http?: HttpSender;
+  /** DNS for the SSRF guard (tests map host names to the addresses they need). */
+  resolver?: HostResolver;
+  /** OIDC token verification (tests: certificates of a local key). */
+  idTokens?: IdTokenVerifier;
   onProgress?: (line: string) => void;
 }
 
@@ -66,6 +70,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     req.url = `/${rest.join('/')}${url.search}`;
     app(req, res);
   });
+  // A request Node cannot parse (headers over its 16 KiB limit, a broken request line) never
+  // reaches a function: answer it in Herald's JSON shape too, as a 4xx that says what is wrong.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? 431 : 400;
+    const body = JSON.stringify({ error: tooLarge ? `request headers too large: at most ${http.maxHeaderSize} bytes in all` : `malformed HTTP request (${err.code ?? 'parse error'})` });
+    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
   const port = options.port ?? Number(env.PORT ?? 8080);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
@@ -90,15 +106,28 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     process.env.FIRESTORE_EMULATOR_HOST = hosts.firestoreHost;
     process.env.METADATA_SERVER_DETECTION ??= 'none';
 
+    // Local mode prints the tokens it uses, so it must hold them: a hash alone will not do here.
+    for (const kind of ['ADMIN', 'INGEST']) {
+      if (env[`HERALD_${kind}_TOKEN_SHA256`] && !env[`HERALD_${kind}_TOKEN`]) {
+        throw new ConfigError(`local mode uses and prints HERALD_${kind}_TOKEN: set it instead of HERALD_${kind}_TOKEN_SHA256 (the hash is for deployments)`);
+      }
+    }
+    const adminToken = env.HERALD_ADMIN_TOKEN || token('admin');
+    const ingestToken = env.HERALD_INGEST_TOKEN || token('ingest');
     const config = loadConfig({
       ...env,
-      HERALD_ADMIN_TOKEN: env.HERALD_ADMIN_TOKEN || token('admin'),
-      HERALD_INGEST_TOKEN: env.HERALD_INGEST_TOKEN || token('ingest'),
+      HERALD_ADMIN_TOKEN: adminToken,
+      HERALD_INGEST_TOKEN: ingestToken,
       HERALD_PUSH_TOKEN: env.HERALD_PUSH_TOKEN || token('push'),
       HERALD_ALLOW_LOOPBACK: env.HERALD_ALLOW_LOOPBACK ?? 'true',
       HERALD_PUSH_BASE_URL: url,
     });
-    const overrides = { ...(options.log ? { log: options.log } : {}), ...(options.http ? { http: options.http } : {}) };
+    const overrides = {
+      ...(options.log ? { log: options.log } : {}),
+      ...(options.http ? { http: options.http } : {}),
+      ...(options.resolver ? { resolver: options.resolver } : {}),
+      ...(options.idTokens ? { idTokens: options.idTokens } : {}),
+    };
     const runtime = createRuntime(config, overrides);
 
     const { installRuntime } = await import('../../functions/runtime');
@@ -136,7 +165,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     return {
       url,
       port: actualPort,
-      config: runtime.config,
+      config: { ...runtime.config, adminToken, ingestToken },
       emulators: hosts,
       runtime,
       async stop(stopOptions = {}) {

@@ -150,10 +150,10 @@ describe('herald CLI against a running Herald', () => {
     expect(r.stderr).toContain('  - --source: must be a URI-reference (no whitespace)');
   });
 
-  test('destinations add: a spec Herald refuses is exit 1 with its issues', async () => {
-    const r = await herald(['destinations', 'add', 'cli-topic', '--topic', 'projects/cli-test/topics/somewhere']);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toBe('herald: Pub/Sub topic destinations are not available yet\n  - topic: use url for now\n');
+  test('destinations add: a spec Herald refuses is exit 2 with its issues, before sending', async () => {
+    const r = await herald(['destinations', 'add', 'cli-topic', '--topic', 'projects/cli-test/topics/google-things']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('herald: invalid arguments for herald destinations add\n  - --topic: a topic name may not start with "goog" (Pub/Sub reserves it)\nhint: run "herald destinations add --help" for usage\n');
   });
 
   test('destinations remove deletes it; show is then exit 1 with a 404 message', async () => {

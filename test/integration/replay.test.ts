@@ -1,8 +1,7 @@
 import { PubSub } from '@google-cloud/pubsub';
-import { Readable } from 'node:stream';
 import { Webhook } from 'standardwebhooks';
 import { suspendDestination } from '../../shared/app/suspension';
-import { run } from '../../shared/cli/main';
+import { CliRun, runCli } from '../support/cli-harness';
 import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
 import { eventKey } from '../../shared/domain/event';
@@ -107,16 +106,8 @@ async function publishTrigger(data: string): Promise<string> {
   }
 }
 
-async function herald(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(argv, {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
-    env: { HERALD_URL: stack.url, HERALD_ADMIN_TOKEN: stack.config.adminToken, HERALD_INGEST_TOKEN: stack.config.ingestToken },
-    stdin: Readable.from([]),
-  });
-  return { code, stdout, stderr };
+function herald(argv: string[]): Promise<CliRun> {
+  return runCli(argv, { HERALD_URL: stack.url, HERALD_ADMIN_TOKEN: stack.config.adminToken, HERALD_INGEST_TOKEN: stack.config.ingestToken });
 }
 
 beforeAll(async () => {

@@ -41,3 +41,22 @@ export function harness(answer: (req: Sent) => Response | Promise<Response> = ()
       }),
   };
 }
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The CLI in-process against a real stack: `env` names the stack's URL and tokens; stdin empty unless given. */
+export async function runCli(argv: string[], env: Record<string, string>, stdin = ''): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(argv, {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    env,
+    stdin: Readable.from(stdin === '' ? [] : [Buffer.from(stdin)]),
+  });
+  return { code, stdout, stderr };
+}

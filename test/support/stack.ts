@@ -1,4 +1,4 @@
-import { startLocalStack, LocalStack } from '../../shared/local/stack';
+import { startLocalStack, LocalStack, LocalStackOptions } from '../../shared/local/stack';
 import { createLogger } from '../../shared/log';
 
 export interface TestStack extends LocalStack {
@@ -7,8 +7,8 @@ export interface TestStack extends LocalStack {
   logs: Record<string, unknown>[];
 }
 
-/** A local stack on the shared test emulators, in a project of its own. */
-export async function startTestStack(projectId: string, env: Record<string, string> = {}): Promise<TestStack> {
+/** A local stack on the shared test emulators, in a project of its own (`options`: a DNS or OIDC stand-in). */
+export async function startTestStack(projectId: string, env: Record<string, string> = {}, options: Pick<LocalStackOptions, 'resolver' | 'idTokens'> = {}): Promise<TestStack> {
   const pubsubHost = process.env.PUBSUB_EMULATOR_HOST;
   const firestoreHost = process.env.FIRESTORE_EMULATOR_HOST;
   if (!pubsubHost || !firestoreHost) throw new Error('integration tests need the emulators from test/setup/global-setup.ts');
@@ -19,6 +19,7 @@ export async function startTestStack(projectId: string, env: Record<string, stri
     emulators: { pubsubHost, firestoreHost },
     env: { ...process.env, HERALD_PROJECT_ID: projectId, ...env },
     log,
+    ...options,
   });
   const call = async (url: string, init: RequestInit) => {
     const res = await fetch(url, init);

@@ -58,6 +58,7 @@ async function stores(): Promise<AdminDeps & SuspensionDeps> {
     lanes: { ensureLane: async () => undefined, removeLane: async () => undefined },
     rateLeases: new MemoryRateLeaseStore(),
     allowLoopback: false,
+    resolver: { lookup: async () => [{ address: '93.184.215.14', family: 4 as const }] },
   };
   await destinations.put({ ...webhookDestination('orders'), technicalEmail: 'ops@example.com' });
   await destinations.put(webhookDestination('billing'));

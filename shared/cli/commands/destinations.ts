@@ -1,12 +1,13 @@
 import { Command } from 'commander';
 import { z } from 'zod';
-import { DESTINATION_ID, destinationSpecSchema, FAILURE_MODES } from '../../domain/destination';
+import { DESTINATION_ID, destinationSpecSchema, FAILURE_MODES, SECRET } from '../../domain/destination';
+import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from '../../domain/secret-rotation';
 import { POLICY_PRESET_NAMES } from '../../domain/policy';
 import { DestinationInfo, RedeliverResult } from '../client';
 import { CommandContext, connectionOptions, issuesOf, usageError, validate } from '../context';
 import { ApiError } from '../errors';
 
-/** `herald destinations add|list|show|remove|reactivate|redeliver` over the admin API. */
+/** `herald destinations add|list|show|remove|reactivate|redeliver|rotate-secret` over the admin API. */
 
 export const destinationIdSchema = z
   .string()
@@ -120,14 +121,14 @@ export function table(rows: string[][]): string {
 export function registerDestinations(program: Command, ctx: CommandContext): void {
   const group = program
     .command('destinations')
-    .description('add, list, show, remove, reactivate and redeliver destinations (the webhooks and topics events go to)');
+    .description('add, list, show, remove, reactivate, redeliver and rotate the secret of destinations (the webhooks and topics events go to)');
 
   const add = group
     .command('add')
     .argument('<id>', 'destination id: lowercase letters, digits and hyphens')
     .description('create a destination, or replace the spec of an existing one (PUT /admin/destinations/<id>)')
     .option('--url <url>', 'webhook URL that receives the events (https; loopback allowed locally)')
-    .option('--topic <topic>', 'Pub/Sub topic, projects/P/topics/T (instead of --url)')
+    .option('--topic <topic>', 'Pub/Sub topic that receives the events, projects/P/topics/T, any project (instead of --url)')
     .option('--event-types <types>', 'comma-separated event types; a trailing * matches a prefix (default: all)')
     .option('--policy <preset|json>', `delivery policy: ${POLICY_PRESET_NAMES.join(', ')} (default: ${POLICY_PRESET_NAMES[0]}), or a custom policy as JSON`)
     .option('--failure-mode <mode>', `what happens after the retries: ${FAILURE_MODES.join(' or ')} (default: retry)`)
@@ -141,8 +142,13 @@ Here --url is the webhook's URL: give Herald's own with HERALD_URL, or
 "herald --url <herald> destinations add …". The answer shows the signing secret
 once, on creation or when --secret is given: store it.
 
-Example:
-  herald destinations add orders --url https://hooks.example.com/orders --event-types 'com.example.order.*'`,
+A --topic destination gets each event as a CloudEvents Pub/Sub message (ce-*
+attributes, the data unchanged); Herald's service account needs roles/pubsub.publisher
+on that topic. Its messages are not signed: the topic's IAM says who may publish.
+
+Examples:
+  herald destinations add orders --url https://hooks.example.com/orders --event-types 'com.example.order.*'
+  herald destinations add audit --topic projects/acme-audit/topics/herald-events`,
   );
   add.action(async (id: string) => {
     // Every problem at once: the id and the spec.
@@ -156,7 +162,8 @@ Example:
     const { created, destination } = await client.putDestination(destinationId, spec);
     ctx.json(destination);
     ctx.note(`${created ? 'created' : 'updated'} destination ${destinationId}`);
-    if (destination.secret !== undefined) ctx.note('store this secret: it is shown once');
+    if (destination.secret !== undefined && destination.topic === undefined) ctx.note('store this secret: it is shown once');
+    if (destination.topic !== undefined) ctx.note(`grant Herald's service account roles/pubsub.publisher on ${destination.topic} if it is in another project`);
   });
 
   const list = group
@@ -259,6 +266,8 @@ Examples:
   herald destinations redeliver orders          # the QUEUED deliveries (failureMode queue, or a lifted suspension)
   herald destinations redeliver orders --dead   # the DEAD ones`,
   );
+  registerRotateSecret(group, ctx);
+
   redeliver.action(async (id: string) => {
     const opts = redeliver.opts<{ dead?: boolean; json?: boolean }>();
     const input = validate(z.object({ id: destinationIdSchema, dead: z.boolean().optional(), json: z.boolean().optional() }), { id, dead: opts.dead, json: opts.json }, ID_ARG, redeliver);
@@ -266,5 +275,58 @@ Examples:
     const result = await naming(input.id, () => client.redeliver(input.id, input.dead ? 'dead' : 'queued'), `reactivate it, which also sends its queued deliveries: herald destinations reactivate ${input.id}`);
     if (input.json) ctx.json(result);
     else ctx.out(redeliveredText(input.id, result));
+  });
+}
+
+/** "90", "90s", "30m", "24h", "7d" → seconds. */
+const graceSchema = z
+  .string()
+  .regex(/^\d+[smhd]?$/, 'the grace period is seconds, or a number with s, m, h or d (e.g. 24h)')
+  .transform((text) => Number(text.replace(/[smhd]$/, '')) * ({ s: 1, m: 60, h: 3600, d: 86400 }[text.slice(-1)] ?? 1))
+  .refine((seconds) => seconds <= MAX_GRACE_SECONDS, `the grace period is at most ${MAX_GRACE_SECONDS / 86400} days`);
+
+function registerRotateSecret(group: Command, ctx: CommandContext): void {
+  const rotate = group
+    .command('rotate-secret')
+    .argument('<id>', 'destination id')
+    .description("give a webhook destination a new signing secret; the old one keeps signing beside it for a grace period")
+    .option('--secret <secret>', 'the new secret, whsec_… (default: Herald generates one)')
+    .option('--grace <duration>', `how long the old secret stays valid: seconds, or 30m, 24h, 7d (default ${DEFAULT_GRACE_SECONDS / 3600}h; 0 drops it at once)`)
+    .option('--json', 'print the answer (the destination with its new "secret") instead of lines');
+  connectionOptions(rotate, 'admin');
+  rotate.addHelpText(
+    'after',
+    `
+During the grace period every delivery carries two signatures in webhook-signature, one
+per secret (space-separated), so receivers verify with either: switch them to the new
+secret, then let the old one expire. The new secret is shown once: store it.
+
+Example:
+  herald destinations rotate-secret orders --grace 48h`,
+  );
+  rotate.action(async (id: string) => {
+    const opts = rotate.opts<{ secret?: string; grace?: string; json?: boolean }>();
+    const schema = z.object({
+      id: destinationIdSchema,
+      secret: z.string().regex(SECRET, 'the secret must be whsec_ followed by base64 of 24 to 64 random bytes').optional(),
+      grace: graceSchema.optional(),
+      json: z.boolean().optional(),
+    });
+    const input = validate(schema, { id, secret: opts.secret, grace: opts.grace, json: opts.json }, { id: '<id>', secret: '--secret', grace: '--grace' }, rotate);
+    const client = ctx.client(rotate, 'admin');
+    const request = { ...(input.secret !== undefined ? { secret: input.secret } : {}), ...(input.grace !== undefined ? { graceSeconds: input.grace } : {}) };
+    const result = await naming(input.id, () => client.rotateSecret(input.id, request));
+    if (input.json) {
+      ctx.json(result);
+      return;
+    }
+    ctx.out(result.secret);
+    ctx.note(`${input.id}: new signing secret above; store it, it is shown once`);
+    // With a grace period the replaced secret is the first of previousSecrets; any others are older rotations still running.
+    const previous = result.previousSecrets ?? [];
+    const replacedKept = input.grace !== 0 && previous.length > 0;
+    ctx.note(replacedKept ? `the previous secret keeps signing until ${previous[0]!.expiresAt}` : 'the previous secret no longer signs');
+    const older = replacedKept ? previous.slice(1) : previous;
+    if (older.length) ctx.note(`${plural(older.length, 'older secret', 'older secrets')} still signing until ${older.map((p) => p.expiresAt).join(', ')}`);
   });
 }

@@ -195,6 +195,9 @@ describe('functions', () => {
         [ENV_NAMES.projectId]: PROJECT,
         [ENV_NAMES.topicPrefix]: prefix,
         [ENV_NAMES.pushServiceAccount]: PUSH_SA,
+        [ENV_NAMES.schedulerServiceAccount]: SCHEDULER_SA,
+        // Private functions: Cloud Run checks the token's signature, Herald its claims (shared/app/push-auth.ts).
+        [ENV_NAMES.pushAuth]: 'oidc-behind-iam',
         [ENV_NAMES.allowLoopback]: 'false',
       });
       expect(env[ENV_NAMES.pushToken]).toBeUndefined();

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { toPubSubMessage, PubSubMessage } from './cloudevents-pubsub';
+import { AttemptResult } from './delivery';
+import { HeraldEvent } from './event';
+import { heraldTopology, laneTopology, TopologyNames } from '../topology';
+
+/**
+ * A Pub/Sub-topic destination: what it is sent (the CloudEvents Pub/Sub binding) and what a
+ * publish's outcome comes to as an attempt. Pure: the adapter only reports the gRPC status.
+ */
+
+/** Herald's own project and topic prefix: the topics a destination may not be. */
+export interface HeraldTopics extends TopologyNames {
+  projectId: string;
+}
+
+/**
+ * Registration-time check of a topic destination beyond its form (the spec schema checks
+ * that). Any project is allowed — the runtime service account needs roles/pubsub.publisher
+ * on the topic — but not Herald's own topics (events, dead letter, replay, notifications,
+ * lanes): publishing there would route events again, or feed the wrong function.
+ */
+export function checkDestinationTopic(topic: string, herald: HeraldTopics): string | undefined {
+  const [, project, , name = ''] = topic.split('/');
+  if (project !== herald.projectId) return undefined;
+  const own = Object.values(heraldTopology(herald).topics).map((t) => t.name);
+  const lanes = laneTopology('', herald).topic.name;
+  if (own.includes(name) || name.startsWith(lanes)) return `topic ${topic} is one of Herald's own topics; a destination must be another topic`;
+  return undefined;
+}
+
+/** The one Herald attribute a topic destination gets beside the `ce-*` ones: the same on every attempt and replay. */
+export const TOPIC_DELIVERY_ID_ATTRIBUTE = 'delivery-id';
+
+/**
+ * The message published to a topic destination: every context attribute as `ce-<name>`,
+ * datacontenttype as `content-type`, the event data unchanged as the message data, and
+ * `herald-delivery-id` (the delivery record id, `<destination>.<event key>`).
+ */
+export function topicMessage(event: HeraldEvent, deliveryId: string): PubSubMessage {
+  return toPubSubMessage(event, { [TOPIC_DELIVERY_ID_ATTRIBUTE]: deliveryId });
+}
+
+/** gRPC status codes (https://grpc.github.io/grpc/core/md_doc_statuscodes.html) Herald tells apart. */
+export const GRPC = {
+  OK: 0,
+  CANCELLED: 1,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  PERMISSION_DENIED: 7,
+  UNAVAILABLE: 14,
+} as const;
+
+const GRPC_NAMES: Record<number, string> = {
+  0: 'OK', 1: 'CANCELLED', 2: 'UNKNOWN', 3: 'INVALID_ARGUMENT', 4: 'DEADLINE_EXCEEDED', 5: 'NOT_FOUND', 6: 'ALREADY_EXISTS',
+  7: 'PERMISSION_DENIED', 8: 'RESOURCE_EXHAUSTED', 9: 'FAILED_PRECONDITION', 10: 'ABORTED', 11: 'OUT_OF_RANGE',
+  12: 'UNIMPLEMENTED', 13: 'INTERNAL', 14: 'UNAVAILABLE', 15: 'DATA_LOSS', 16: 'UNAUTHENTICATED',
+};
+
+/** What a failed publish threw, as far as Herald reads it: a gRPC status code and a message. */
+const publishErrorSchema = z.looseObject({ code: z.number().int().optional(), message: z.string().optional() });
+
+export interface PublishFailure {
+  /** The gRPC status; absent when the error did not carry one (a client-side fault). */
+  code?: number;
+  message: string;
+}
+
+/** Reads any thrown value as a PublishFailure (never throws). */
+export function publishFailureOf(error: unknown): PublishFailure {
+  const parsed = publishErrorSchema.safeParse(error);
+  const message = parsed.success && parsed.data.message !== undefined ? parsed.data.message : String(error);
+  return parsed.success && parsed.data.code !== undefined ? { code: parsed.data.code, message } : { message };
+}
+
+/** "7 PERMISSION_DENIED" for a code, "no gRPC status" without one. */
+export function grpcLabel(code: number | undefined): string {
+  return code === undefined ? 'no gRPC status' : `${code} ${GRPC_NAMES[code] ?? 'UNKNOWN'}`;
+}
+
+/**
+ * One publish's outcome as an attempt:
+ * - the message id: `published` (a success);
+ * - 7 PERMISSION_DENIED, 5 NOT_FOUND: `topic` refusals (under `suspendOnTopicRefusal` they
+ *   suspend the destination; elsewhere they are retried where network errors are);
+ * - 4 DEADLINE_EXCEEDED, or no answer within the attempt timeout: `timeout`;
+ * - anything else (UNAVAILABLE, RESOURCE_EXHAUSTED, INTERNAL, UNAUTHENTICATED, …): `network`.
+ */
+export function topicAttemptResult(
+  outcome: { messageId: string } | { failure: PublishFailure } | { timedOut: true },
+  durationMs: number,
+  timeoutMs: number,
+): AttemptResult {
+  if ('messageId' in outcome) return { kind: 'published', durationMs, messageId: outcome.messageId };
+  if ('timedOut' in outcome) return { kind: 'timeout', durationMs, timeoutMs };
+  const { code, message } = outcome.failure;
+  const error = `${grpcLabel(code)}: ${excerpt(message)}`;
+  if (code === GRPC.PERMISSION_DENIED) return { kind: 'topic', durationMs, problem: 'permission-denied', error };
+  if (code === GRPC.NOT_FOUND) return { kind: 'topic', durationMs, problem: 'not-found', error };
+  if (code === GRPC.DEADLINE_EXCEEDED) return { kind: 'timeout', durationMs, timeoutMs };
+  return { kind: 'network', durationMs, error: `Pub/Sub publish failed: ${error}` };
+}
+
+/** Error texts go to records and logs: one line, bounded. */
+function excerpt(message: string): string {
+  // gRPC errors start with their own "5 NOT_FOUND: ", which the label already says.
+  const line = message.replace(/\s+/g, ' ').trim().replace(/^\d+ [A-Z_]+: /, '');
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line;
+}

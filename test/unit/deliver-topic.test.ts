@@ -1,0 +1,113 @@
+import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
+import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
+import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
+import { MemoryTopicPublisher, TopicAnswer } from '../../shared/adapters/memory/topic-publisher';
+import { DeliverDeps, deliverFromLane, LANE_ATTRIBUTES } from '../../shared/app/deliver';
+import { DeliveryLimiter } from '../../shared/app/delivery-limiter';
+import { DestinationDirectory } from '../../shared/app/destination-directory';
+import { RateRecorder } from '../../shared/app/rate-recorder';
+import { PubSubMessage, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
+import { deliveryId } from '../../shared/domain/delivery';
+import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
+import { eventKey, HeraldEvent } from '../../shared/domain/event';
+import { createLogger } from '../../shared/log';
+import { systemClock } from '../../shared/ports';
+import { MemoryDestinationStore } from '../support/memory-destination-store';
+
+/** `deliver` to a Pub/Sub-topic destination, on memory adapters: the sender chosen by kind, outcomes recorded. */
+
+const TOPIC = 'projects/acme-audit/topics/audit';
+const EVENT: HeraldEvent = {
+  attributes: { specversion: '1.0', id: 'e1', source: '/shop', type: 'com.example.order.created', time: '2026-11-23T14:00:00.000Z', datacontenttype: 'application/json' },
+  data: Buffer.from('{"orderId":42}'),
+};
+const ID = deliveryId('audit', eventKey(EVENT.attributes));
+
+async function setup(answer: TopicAnswer, spec: Record<string, unknown> = {}) {
+  const destinations = new MemoryDestinationStore();
+  await destinations.put(applySpec('audit', destinationSpecSchema.parse({ topic: TOPIC, ...spec }), undefined, new Date()));
+  const bus: { topic: string; message: PubSubMessage }[] = [];
+  const logs: Record<string, unknown>[] = [];
+  const log = createLogger({ level: 'DEBUG', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+  const topics = new MemoryTopicPublisher(() => answer);
+  const deliveries = new MemoryDeliveryStore();
+  const deps: DeliverDeps = {
+    bus: { publish: async (topic, message) => String(bus.push({ topic, message })) },
+    deadLetterTopic: 'herald-dead-letter',
+    directory: new DestinationDirectory(destinations, systemClock, 0),
+    destinations,
+    deliveries,
+    rates: new RateRecorder(new MemoryRateStore(), systemClock, log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 }),
+    limiter: new DeliveryLimiter(new MemoryRateLeaseStore(), systemClock, log, 'test'),
+    maxRateWaitMs: 30_000,
+    notificationsTopic: 'herald-notifications',
+    http: {
+      send: async () => {
+        throw new Error('a topic destination must not be sent HTTP');
+      },
+    },
+    topics,
+    clock: systemClock,
+    log,
+    policy: { presetTimeoutMs: 5000, timeScale: 1 },
+  };
+  const push = {
+    subscription: 'projects/herald-local/subscriptions/herald-lane-audit-deliver',
+    messageId: 'm1',
+    publishTime: new Date(),
+    message: toPubSubMessage(EVENT, { [LANE_ATTRIBUTES.destination]: 'audit', [LANE_ATTRIBUTES.publishedAt]: new Date().toISOString() }),
+  };
+  return { deps, push, topics, bus, logs, deliveries, destinations };
+}
+
+test('a topic destination gets the event published in the CloudEvents Pub/Sub binding, and the delivery is DELIVERED', async () => {
+  const h = await setup('ok');
+  expect(await deliverFromLane(h.deps, h.push)).toEqual({ kind: 'attempted', deliveryId: ID, decision: 'delivered', status: 'DELIVERED' });
+  expect(h.topics.published).toHaveLength(1);
+  const sent = h.topics.published[0]!;
+  expect(sent.topic).toBe(TOPIC);
+  expect(sent.timeoutMs).toBe(5000);
+  expect(sent.message.attributes).toEqual({
+    'ce-specversion': '1.0',
+    'ce-id': 'e1',
+    'ce-source': '/shop',
+    'ce-type': 'com.example.order.created',
+    'ce-time': '2026-11-23T14:00:00.000Z',
+    'content-type': 'application/json',
+    'herald-delivery-id': ID,
+  });
+  expect(sent.message.data.equals(EVENT.data)).toBe(true);
+  expect(await h.deliveries.get(ID)).toMatchObject({ status: 'DELIVERED', attempts: 1 });
+  expect(h.logs.find((l) => l.message === 'delivered')).toMatchObject({ deliveryId: ID, destinationId: 'audit', topic: TOPIC, topicMessageId: sent.messageId });
+});
+
+test('NOT_FOUND under event-platform suspends the destination, QUEUES the event and notifies', async () => {
+  const h = await setup({ failure: { code: 5, message: '5 NOT_FOUND: Resource not found (resource=audit).' } }, { technicalEmail: 'ops@example.com' });
+  expect(await deliverFromLane(h.deps, h.push)).toMatchObject({ kind: 'attempted', decision: 'suspend', status: 'QUEUED' });
+  expect(await h.deliveries.get(ID)).toMatchObject({
+    status: 'QUEUED',
+    lastError: { error: 'Pub/Sub publish refused (not-found): 5 NOT_FOUND: Resource not found (resource=audit).' },
+  });
+  const destination = await h.destinations.get('audit');
+  expect(destination).toMatchObject({ status: 'suspended', suspension: { cause: 'criteria', reason: expect.stringContaining('the topic does not exist') } });
+  expect(h.bus.map((m) => m.topic)).toEqual(['herald-notifications']);
+  expect(h.bus[0]!.message.attributes).toMatchObject({ 'herald-destination': 'audit', 'herald-to': 'ops@example.com' });
+});
+
+test('UNAVAILABLE is retried like a network error; a custom policy without network retries lets it die', async () => {
+  const unavailable: TopicAnswer = { failure: { code: 14, message: '14 UNAVAILABLE: Connection dropped' } };
+  const h = await setup(unavailable);
+  expect(await deliverFromLane(h.deps, h.push)).toMatchObject({ decision: 'retry', status: 'PENDING' });
+  expect(await h.deliveries.get(ID)).toMatchObject({ status: 'PENDING', lastError: { error: 'network error: Pub/Sub publish failed: 14 UNAVAILABLE: Connection dropped' } });
+
+  const strict = await setup(unavailable, { policy: { retryOn: { statuses: ['5xx'], networkErrors: false }, backoff: { kind: 'immediate' }, maxAttempts: 2 } });
+  expect(await deliverFromLane(strict.deps, strict.push)).toMatchObject({ decision: 'dead', status: 'DEAD' });
+  const dead = strict.bus.find((m) => m.topic === 'herald-dead-letter');
+  expect(dead?.message.attributes).toMatchObject({ 'herald-destination': 'audit', 'herald-delivery-id': ID });
+});
+
+test('a publish with no answer within the attempt timeout is a timeout', async () => {
+  const h = await setup({ timedOut: true }, { policy: 'eventarc' });
+  expect(await deliverFromLane(h.deps, h.push)).toMatchObject({ decision: 'retry', status: 'PENDING' });
+  expect(await h.deliveries.get(ID)).toMatchObject({ lastError: { error: 'timed out after 5000 ms' } });
+});
