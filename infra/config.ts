@@ -87,6 +87,9 @@ const infraConfigSchema = z
     firestoreDeletionPolicy: z.enum(['ABANDON', 'DELETE'], { error: 'must be ABANDON (keep the data on pulumi destroy) or DELETE' }).default('ABANDON'),
     publicEndpoints: bool('publicEndpoints').default(true),
     invokers: z.array(z.string().regex(MEMBER, 'each invoker must be an IAM member like user:ops@example.com or serviceAccount:ci@p.iam.gserviceaccount.com'), { error: 'invokers must be a list of IAM members' }).default([]),
+    signingSecretReaders: z
+      .array(z.string().regex(MEMBER, 'each reader must be an IAM member like group:payments@example.com or serviceAccount:hooks@p.iam.gserviceaccount.com'), { error: 'signingSecretReaders must be a list of IAM members' })
+      .default([]),
     functions: keyedBy(FUNCTION_NAMES, functionSizeSchema, (key) => `${key} is not a Herald function; size one of ${FUNCTION_NAMES.join(', ')}`).default({}),
     settings: keyedBy(TUNABLE_SETTINGS, settingValue, (key) =>
       (MANAGED_SETTINGS as readonly string[]).includes(key) ? `${key} is set by the Pulumi program itself` : `${key} is not a Herald setting; one of ${TUNABLE_SETTINGS.join(', ')}`,
@@ -141,6 +144,7 @@ const KEYS: Record<keyof z.input<typeof infraConfigSchema>, Kind> = {
   firestoreDeletionPolicy: 'string',
   publicEndpoints: 'string',
   invokers: 'json',
+  signingSecretReaders: 'json',
   functions: 'json',
   settings: 'json',
   pumpHold: 'string',

@@ -11,6 +11,7 @@ import { HeraldFunction } from './components/herald-function';
 import { Messaging } from './components/messaging';
 import { Scheduler } from './components/scheduler';
 import { Secrets } from './components/secrets';
+import { SigningSecrets } from './components/signing-secrets';
 import { ServiceAccounts } from './components/service-accounts';
 import { functionsBaseUrl, readInfraConfig } from './config';
 import { compositeIndexes } from './firestore-plan';
@@ -123,6 +124,12 @@ const declared = Object.entries(config.destinations).map(
     [id, new DeclaredDestination(`destination-${id}`, { adminUrl: functions.admin.url, adminToken: config.secrets.adminToken, destinationId: id, spec }, { dependsOn: [messaging, data, ...Object.values(functions)] })] as const,
 );
 
+const signing = new SigningSecrets(
+  'herald-signing',
+  { project, prefix: config.topicPrefix, secrets: Object.fromEntries(declared.map(([id, d]) => [id, d.secret])), readers: config.signingSecretReaders },
+  afterApis,
+);
+
 export const ingestUrl = functions.ingest.url;
 export const adminUrl = functions.admin.url;
 /** `HERALD_URL` for the CLI: functions live at `${heraldUrl}/<name>`. */
@@ -131,3 +138,5 @@ export const functionUrls = Object.fromEntries(Object.entries(functions).map(([n
 export const topics = Object.fromEntries(Object.entries(messaging.topics).map(([key, topic]) => [key, topic.name]));
 export const serviceAccounts = { runtime: accounts.runtime.email, push: accounts.push.email, scheduler: accounts.scheduler.email, build: accounts.build.email };
 export const destinationSecrets = pulumi.secret(Object.fromEntries(declared.map(([id, d]) => [id, d.secret])));
+/** Where each declared destination's signing secret is in Secret Manager. */
+export const destinationSigningSecrets = signing.names;

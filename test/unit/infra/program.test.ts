@@ -18,7 +18,13 @@ const declared: Declared[] = [];
 let program: Program;
 
 beforeAll(async () => {
-  await mockPulumi(stackConfig({ 'herald:destinations': JSON.stringify({ orders: { url: 'https://hooks.example.com/orders', eventTypes: ['com.example.order.*'] } }) }), declared);
+  await mockPulumi(
+    stackConfig({
+      'herald:destinations': JSON.stringify({ orders: { url: 'https://hooks.example.com/orders', eventTypes: ['com.example.order.*'] } }),
+      'herald:signingSecretReaders': JSON.stringify(['group:hooks@example.com']),
+    }),
+    declared,
+  );
   program = await import('../../../infra/index');
   await settled(declared);
 }, 30_000);
@@ -207,13 +213,13 @@ describe('functions', () => {
   });
 
   test('the tokens come from Secret Manager, by version; only the runtime identity may read them', () => {
-    const secrets = ofType('gcp:secretmanager/secret:Secret');
+    const secrets = ofType('gcp:secretmanager/secret:Secret').filter((s) => String(s.inputs.secretId).endsWith('-token'));
     expect(secrets.map((s) => s.inputs.secretId).sort()).toEqual([`${prefix}-admin-token`, `${prefix}-ingest-token`]);
-    const versions = ofType('gcp:secretmanager/secretVersion:SecretVersion');
+    const versions = ofType('gcp:secretmanager/secretVersion:SecretVersion').filter((v) => v.name.endsWith('Token'));
     expect(versions).toHaveLength(2);
     // Sent to the engine as secrets: encrypted in the state, masked in the logs.
     expect(versions.map((v) => v.inputs.secretData)).toContainEqual({ [pulumi.runtime.specialSigKey]: pulumi.runtime.specialSecretSig, value: ADMIN_TOKEN });
-    const readers = ofType('gcp:secretmanager/secretIamMember:SecretIamMember');
+    const readers = ofType('gcp:secretmanager/secretIamMember:SecretIamMember').filter((r) => !r.name.startsWith('herald-signing'));
     expect(readers.map((r) => [r.inputs.secretId, r.inputs.role, r.inputs.member]).sort()).toEqual(
       secrets.map((s) => [s.inputs.secretId, 'roles/secretmanager.secretAccessor', `serviceAccount:${RUNTIME_SA}`]).sort(),
     );
@@ -341,6 +347,16 @@ test('a destination declared in the stack is registered through the admin functi
   const destinations = declared.filter((r) => r.type.startsWith('pulumi-nodejs:dynamic'));
   expect(destinations).toHaveLength(1);
   expect(destinations[0]!.inputs).toMatchObject({ adminUrl: functionUrl('admin'), destinationId: 'orders', spec: { url: 'https://hooks.example.com/orders' } });
+});
+
+test("a declared destination's signing secret is kept in Secret Manager, readable by the members the stack names", async () => {
+  const secret = ofType('gcp:secretmanager/secret:Secret').find((s) => s.inputs.secretId === `${prefix}-destination-orders-signing`);
+  expect(secret).toBeDefined();
+  expect(ofType('gcp:secretmanager/secretVersion:SecretVersion').filter((v) => v.name === 'herald-signing-orders')).toHaveLength(1);
+  expect(ofType('gcp:secretmanager/secretIamMember:SecretIamMember').filter((r) => r.name.startsWith('herald-signing')).map((r) => [r.inputs.role, r.inputs.member])).toEqual([
+    ['roles/secretmanager.secretAccessor', 'group:hooks@example.com'],
+  ]);
+  expect(Object.keys(program.destinationSigningSecrets)).toEqual(['orders']);
 });
 
 test('stack outputs: the ingest and admin URLs, the CLI base URL and the topic names', async () => {
