@@ -196,8 +196,8 @@ export class DeliveryLimiter {
 
   /**
    * Leases again now if the last lease's span is over (else when it is), and keeps doing so
-   * once a span while there is work: queued callers, recent deferrals, or attempts whose
-   * outcome the controller has still to learn. Then drains: the new grids may hold turns.
+   * once a span while callers wait for turns (queued, or deferred lately). Then drains: the
+   * new grids may hold turns.
    */
   private renew(destinationId: string, lane: Lane): void {
     // A lease under way renews when it ends.
@@ -212,8 +212,11 @@ export class DeliveryLimiter {
       lane.renewTimer.unref();
       return;
     }
-    const idle = lane.queue.length === 0 && lane.inFlight.length === 0 && Object.keys(lane.feedback).length === 0 && !lane.deferrals.some((t) => t > now - DEFER_WINDOW_MS);
-    if (idle) return;
+    // Only work waiting for turns keeps the leases going: attempts in flight and their outcomes
+    // ride on the next lease that is needed (a slow destination with a couple of attempts
+    // always in flight would otherwise lease every span for nothing).
+    const waiting = lane.queue.length > 0 || lane.deferrals.some((t) => t > now - DEFER_WINDOW_MS);
+    if (!waiting) return;
     this.lease(destinationId, lane)
       .then(
         () => this.drain(destinationId, lane),
