@@ -179,7 +179,7 @@ export class DeliveryLimiter {
       const turn = nextTurn(lane.grids, this.holder, lane.lastTurnAt, Math.max(now, pause));
       // No turn on the grids known (this process joined), or past what the last lease covers:
       // the next lease brings one, and drains again.
-      if (turn === undefined || turn >= lane.validUntil) return;
+      if (turn === undefined || turn >= lane.validUntil) return this.renew(destinationId, lane);
       const at = Math.max(turn, pause);
       if (at > now) {
         lane.timer = setTimeout(() => {

@@ -159,3 +159,19 @@ test('closing fails the callers still waiting for a turn and leaves no timer beh
   expect(jest.getTimerCount()).toBe(0);
   await expect(limiter.acquire('orders', bounds, MAX_WAIT)).rejects.toThrow(/shutting down/);
 });
+
+test('a caller after a long quiet spell (the last lease long lapsed) gets a turn from a fresh lease', async () => {
+  const store = new MemoryRateLeaseStore();
+  const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
+  const gates: Gate[] = [];
+  void limiter.acquire('orders', RATE_LIMITS, MAX_WAIT).then((g) => gates.push(g));
+  await jest.advanceTimersByTimeAsync(1_000);
+  expect(gates).toEqual([{ kind: 'send' }]);
+  limiter.report('orders', ok, new Date());
+  await jest.advanceTimersByTimeAsync(60_000);
+  const leasesBefore = store.leases.length;
+  void limiter.acquire('orders', RATE_LIMITS, MAX_WAIT).then((g) => gates.push(g));
+  await jest.advanceTimersByTimeAsync(2_000);
+  expect(gates).toEqual([{ kind: 'send' }, { kind: 'send' }]);
+  expect(store.leases.length).toBeGreaterThan(leasesBefore);
+});
