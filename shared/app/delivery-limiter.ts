@@ -1,5 +1,5 @@
 import { AttemptResult, isSuccess } from '../domain/delivery';
-import { CountsBySecond, Grid, gridAt, MAX_PAUSE_MS, mergeCounts, nextTurn, RateBounds } from '../domain/rate-control';
+import { CountsBySecond, Grid, gridAt, MAX_PAUSE_MS, mergeCounts, nextTurn, RateBounds, SecondCounts, turnGapMs } from '../domain/rate-control';
 import { parseRetryAfter } from '../domain/retry-decision';
 import { Clock, Logger, RateLeaseStore } from '../ports';
 
@@ -42,13 +42,6 @@ export const MIN_LEASE_GAP_MS = 1000;
 const FORGET_IN_FLIGHT_MS = 30_000;
 const DEFER_WINDOW_MS = 3000;
 
-/** How far apart this holder's turns on `grid` are, on average, in ms. */
-function paceGapMs(grid: Grid, holder: string): number {
-  const i = grid.holders.indexOf(holder);
-  const cycle = grid.weights.reduce((a, b) => a + b, 0);
-  return (1000 * cycle) / ((grid.pace ?? grid.rate) * Math.max(1, grid.weights[i] ?? 1));
-}
-
 /**
  * Enforces each destination's adaptive rate across every process that delivers to it. This
  * process leases its turns on the destination's grid from the shared controller (one
@@ -62,6 +55,11 @@ function paceGapMs(grid: Grid, holder: string): number {
  * Each attempt's outcome is counted under the second it started in and travels with the
  * next lease, so feedback costs no write of its own.
  */
+/** This process's counts for the second `at` (epoch ms) falls in, still to be reported. */
+function countsAt(lane: Lane, at: number): SecondCounts {
+  return (lane.feedback[String(Math.floor(at / 1000))] ??= { sent: 0, ok: 0, throttled: 0 });
+}
+
 export class LimiterClosedError extends Error {
   override name = 'LimiterClosedError';
   constructor() {
@@ -90,7 +88,7 @@ export class DeliveryLimiter {
     const turn = nextTurn(lane.grids!, this.holder, lane.lastTurnAt, t);
     // This process's pace: its points per cycle of the grid (a grid it is not on yet: a span away at most).
     const grid = turn === undefined ? undefined : gridAt(lane.grids!, turn);
-    const gap = grid ? paceGapMs(grid, this.holder) : lane.spanMs;
+    const gap = (grid && turnGapMs(grid, this.holder)) ?? lane.spanMs;
     const next = Math.max(turn ?? t + lane.spanMs, lane.pausedUntil ?? 0);
     const wait = Math.max(0, next - t) + lane.queue.length * gap;
     if (wait > maxWaitMs) {
@@ -116,8 +114,7 @@ export class DeliveryLimiter {
     if (!lane) return;
     // Attempts end about in the order they started: the oldest let go is the one reported.
     lane.inFlight.shift();
-    const key = String(Math.floor(startedAt.getTime() / 1000));
-    const counts = (lane.feedback[key] ??= { sent: 0, ok: 0, throttled: 0 });
+    const counts = countsAt(lane, startedAt.getTime());
     counts.sent++;
     if (isSuccess(result)) counts.ok++;
     else if (result.kind === 'response' && result.status === 429) {
@@ -152,7 +149,7 @@ export class DeliveryLimiter {
   }
 
   private countLimited(lane: Lane, at: number): void {
-    const counts = (lane.feedback[String(Math.floor(at / 1000))] ??= { sent: 0, ok: 0, throttled: 0 });
+    const counts = countsAt(lane, at);
     counts.limited = (counts.limited ?? 0) + 1;
   }
 

@@ -199,11 +199,28 @@ export function mergeCounts(into: CountsBySecond, from: CountsBySecond): CountsB
   return out;
 }
 
-/** The grid in force at `at` (epoch ms): the last to start by then, or the first if none had. */
+/** The index of the grid in force at `at` (epoch ms): the last to start by then, or the first if none had. */
+export function gridIndexAt(grids: readonly Grid[], at: number): number {
+  return grids.reduce((found, g, j) => (g.from <= at ? j : found), 0);
+}
+
+/** The grid in force at `at` (epoch ms). */
 export function gridAt(grids: readonly Grid[], at: number): Grid | undefined {
-  let found = grids[0];
-  for (const g of grids) if (g.from <= at) found = g;
-  return found;
+  return grids[gridIndexAt(grids, at)];
+}
+
+/** A holder's place on a grid: its run of `mine` points starting `first` into each cycle of `cycle` points. */
+function placeOn(grid: Grid, holder: string): { cycle: number; first: number; mine: number } | undefined {
+  const i = grid.holders.indexOf(holder);
+  if (i < 0) return undefined;
+  const sum = (w: readonly number[]) => w.reduce((a, b) => a + b, 0);
+  return { cycle: sum(grid.weights), first: sum(grid.weights.slice(0, i)), mine: grid.weights[i]! };
+}
+
+/** How far apart a holder's turns on `grid` are on average, in ms: its pace (undefined: it has none there). */
+export function turnGapMs(grid: Grid, holder: string): number | undefined {
+  const place = placeOn(grid, holder);
+  return place && (1000 * place.cycle) / ((grid.pace ?? grid.rate) * place.mine);
 }
 
 /** One second's verdict, given the grids it went out on: the state after it (the second marked judged). */
@@ -232,8 +249,7 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
   s.era = era;
   s.bestOk = Math.max(s.bestOk ?? 0, counts.ok);
   // Sent entirely at the latest rate, and no change decided since: the round trip is complete.
-  const inForce = grids.reduce((i, g, j) => (g.from <= second * 1000 ? j : i), 0);
-  if (grids.slice(inForce).some((g) => g.rate !== s.rate)) return s;
+  if (grids.slice(gridIndexAt(grids, second * 1000)).some((g) => g.rate !== s.rate)) return s;
   // Used: most of the rate was sent, or most sends waited for their turn (senders slower than
   // their turns — a busy process — still show the receiver took all it was given).
   const used = counts.sent >= USED * before || (counts.limited ?? 0) >= counts.sent / 2;
@@ -323,8 +339,7 @@ export function scheduleGrids(grids: readonly Grid[], rate: number, pace: number
   }
   // Keep the grid in force at the oldest second still to judge (and at now), and all after it.
   const oldest = Math.min((judgedThrough + 1) * 1000, now);
-  const keepFrom = next.reduce((i, g, j) => (g.from <= oldest ? j : i), 0);
-  return next.slice(keepFrom);
+  return next.slice(gridIndexAt(next, oldest));
 }
 
 /** One lease: the sender's feedback merged, the settled seconds judged, and the grids to send on. */
@@ -343,10 +358,9 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
   const grids = scheduleGrids(current.grids, state.rate, paceFor(state.rate, bounds), holders, holder, now, state.judgedThrough);
   const unjudged: CountsBySecond = {};
   for (const [k, c] of Object.entries(seconds)) if (Number(k) > state.judgedThrough) unjudged[k] = c;
-  const inForce = grids.reduce((i, g, j) => (g.from <= now ? j : i), 0);
   return {
     doc: { state, seconds: unjudged, holders, grids },
-    lease: { rate: state.rate, grids: grids.slice(inForce), spanMs, validUntil: now + spanMs + SWITCH_SLACK_MS, ...(state.pausedUntil === undefined ? {} : { pausedUntil: state.pausedUntil }) },
+    lease: { rate: state.rate, grids: grids.slice(gridIndexAt(grids, now)), spanMs, validUntil: now + spanMs + SWITCH_SLACK_MS, ...(state.pausedUntil === undefined ? {} : { pausedUntil: state.pausedUntil }) },
   };
 }
 
@@ -361,12 +375,9 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
 export function nextTurn(grids: readonly Grid[], holder: string, lastTurnAt: number | undefined, now: number): number | undefined {
   for (const [j, g] of grids.entries()) {
     const end = grids[j + 1]?.from ?? Infinity;
-    const i = g.holders.indexOf(holder);
-    if (i < 0) continue;
-    const weights = g.weights ?? g.holders.map(() => 1);
-    const cycle = weights.reduce((a, b) => a + b, 0);
-    const first = weights.slice(0, i).reduce((a, b) => a + b, 0);
-    const mine = weights[i]!;
+    const place = placeOn(g, holder);
+    if (!place) continue;
+    const { cycle, first, mine } = place;
     const gap = 1000 / (g.pace ?? g.rate);
     const start = Math.max(g.from, now - Math.max(gap, CATCH_UP_MS), lastTurnAt === undefined ? -Infinity : lastTurnAt + 0.001);
     if (start >= end) continue;
