@@ -111,3 +111,22 @@ test('a publish with no answer within the attempt timeout is a timeout', async (
   expect(await deliverFromLane(h.deps, h.push)).toMatchObject({ decision: 'retry', status: 'PENDING' });
   expect(await h.deliveries.get(ID)).toMatchObject({ lastError: { error: 'timed out after 5000 ms' } });
 });
+
+test('a delivery whose turn under the rate is further off than it may wait is deferred unattempted, PENDING until about then', async () => {
+  // 1/s at most: the first delivery waits about a second for its turn, the second would wait two.
+  const h = await setup('ok', { rate: { min: 1, max: 1 } });
+  h.deps.maxRateWaitMs = 1_500;
+  const second: HeraldEvent = { ...EVENT, attributes: { ...EVENT.attributes, id: 'e2' } };
+  const lane = { [LANE_ATTRIBUTES.destination]: 'audit', [LANE_ATTRIBUTES.publishedAt]: new Date().toISOString() };
+  const push2 = { ...h.push, messageId: 'm2', message: toPubSubMessage(second, lane) };
+  const started = Date.now();
+  const [first, deferred] = await Promise.all([deliverFromLane(h.deps, h.push), deliverFromLane(h.deps, push2)]);
+  expect(first).toMatchObject({ kind: 'attempted', decision: 'delivered' });
+  expect(deferred).toMatchObject({ kind: 'deferred', deliveryId: deliveryId('audit', eventKey(second.attributes)) });
+  expect(h.topics.published).toHaveLength(1);
+  const record = await h.deliveries.get(deliveryId('audit', eventKey(second.attributes)));
+  expect(record).toMatchObject({ status: 'PENDING', attempts: 0 });
+  // Not a failure: no attempt, nothing counted; it comes back when its turn would have come.
+  expect(Date.parse(record!.availableAt!)).toBeGreaterThan(started + 1_500);
+  expect(record!.lastError).toBeUndefined();
+});
