@@ -1,6 +1,6 @@
 import { promises as dns, LookupOptions } from 'node:dns';
 import { isIP, LookupFunction } from 'node:net';
-import { AddressRules, BlockedAddress, normalizeHost, refusedAddress, resolvedRefusal } from '../domain/address-policy';
+import { AddressRules, BlockedAddress, firstRefused, normalizeHost, resolvedRefusal } from '../domain/address-policy';
 import { HostResolver, ResolvedAddress } from '../ports';
 
 /** The operating system's resolver (getaddrinfo: /etc/hosts, then DNS), every address in the order it gave. */
@@ -23,20 +23,14 @@ export class BlockedAddressError extends Error {
   }
 }
 
-/**
- * Every address `host` resolves to, once each has passed the rules. One refused address
- * refuses the host: a name that answers with a public and a private address is what a
- * DNS-rebinding attack looks like, and no choice among them would be safe.
- */
+/** Every address `host` resolves to, once all have passed the rules (firstRefused). */
 export async function resolveAllowed(resolver: HostResolver, rules: AddressRules, hostname: string): Promise<ResolvedAddress[]> {
   const host = normalizeHost(hostname);
   const family = isIP(host);
   const addresses = family === 0 ? await resolver.lookup(host) : [{ address: host, family: family as 4 | 6 }];
   if (addresses.length === 0) throw Object.assign(new Error(`${host} has no address`), { code: 'ENOTFOUND' });
-  for (const a of addresses) {
-    const blocked = refusedAddress(a.address, rules);
-    if (blocked) throw new BlockedAddressError(host, blocked);
-  }
+  const blocked = firstRefused(addresses, rules);
+  if (blocked) throw new BlockedAddressError(host, blocked);
   return addresses;
 }
 

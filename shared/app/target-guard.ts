@@ -1,4 +1,4 @@
-import { AddressRules, checkTargetUrl, refusedAddress, resolvedRefusal } from '../domain/address-policy';
+import { AddressRules, checkTargetUrl, firstRefused, resolvedRefusal } from '../domain/address-policy';
 import { HostResolver } from '../ports';
 
 export type TargetProblem = { status: 400 | 503; message: string };
@@ -26,9 +26,6 @@ export async function checkWebhookTarget(url: string, rules: AddressRules, resol
     return { status: 503, message: `could not resolve url host ${verdict.host} (${typeof code === 'string' ? code : 'DNS error'}); try again` };
   }
   if (addresses.length === 0) return { status: 400, message: `url host ${verdict.host} has no address` };
-  for (const { address } of addresses) {
-    const blocked = refusedAddress(address, rules);
-    if (blocked) return { status: 400, message: resolvedRefusal(verdict.host, blocked) };
-  }
-  return undefined;
+  const blocked = firstRefused(addresses, rules);
+  return blocked ? { status: 400, message: resolvedRefusal(verdict.host, blocked) } : undefined;
 }

@@ -232,6 +232,18 @@ export function literalRefusal(blocked: BlockedAddress): string {
 }
 
 /** Refusal text for an address a host name resolved to. */
+/**
+ * The first address a host resolved to that the rules refuse: one refuses the host, since a
+ * name answering with a public and a private address is what DNS rebinding looks like.
+ */
+export function firstRefused(addresses: readonly { address: string }[], rules: AddressRules): BlockedAddress | undefined {
+  for (const { address } of addresses) {
+    const blocked = refusedAddress(address, rules);
+    if (blocked) return blocked;
+  }
+  return undefined;
+}
+
 export function resolvedRefusal(host: string, blocked: BlockedAddress): string {
   return `url host ${host} resolves to ${ARTICLE[blocked.addressClass]}: ${blocked.address} is ${blocked.detail}; ${why(blocked)}`;
 }
