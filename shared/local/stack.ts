@@ -34,8 +34,12 @@ export interface LocalStack {
   config: HeraldConfig & { adminToken: string; ingestToken: string };
   emulators: EmulatorHosts;
   runtime: Runtime;
-  /** Stops serving; `purge` also deletes this project's topics and subscriptions (tests). */
-  stop(options?: { purge?: boolean }): Promise<void>;
+  /**
+   * Stops serving: new requests get 503 (Pub/Sub brings pushes again later), requests in
+   * progress get up to `drainMs` (default: the attempt timeout + 2 s) to finish and write
+   * what they did; `purge` then deletes this project's topics and subscriptions (tests).
+   */
+  stop(options?: { purge?: boolean; drainMs?: number }): Promise<void>;
 }
 
 const token = (kind: string) => `herald_${kind}_${randomBytes(18).toString('base64url')}`;
@@ -49,10 +53,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const env = options.env ?? process.env;
   const progress = options.onProgress ?? (() => undefined);
   let ready = false;
+  let stopping = false;
   let health: Record<string, unknown> = {};
   const apps = new Map<FunctionName, http.RequestListener>();
+  const active = new Set<http.ServerResponse>();
+  let drained: (() => void) | undefined;
 
   const server = http.createServer((req, res) => {
+    if (stopping) {
+      res.writeHead(503, { 'content-type': 'application/json', connection: 'close' });
+      res.end(JSON.stringify({ error: 'Herald is stopping' }));
+      return;
+    }
+    active.add(res);
+    res.on('close', () => {
+      active.delete(res);
+      if (active.size === 0) drained?.();
+    });
     const url = new URL(req.url ?? '/', 'http://local');
     if (url.pathname === '/healthz') {
       res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' });
@@ -170,12 +187,25 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       runtime,
       async stop(stopOptions = {}) {
         ready = false;
+        stopping = true;
         await Promise.all([pump.stop(), checker.stop()]);
+        // Deliveries still waiting for a rate turn give up at once (their pushes come again);
+        // attempts under way finish and are recorded, rather than meeting closed clients.
+        runtime.limiter.close();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const drainMs = stopOptions.drainMs ?? runtime.config.deliveryTimeoutMs + 2000;
+        if (active.size > 0) {
+          let timer: NodeJS.Timeout | undefined;
+          await new Promise<void>((resolve) => {
+            drained = resolve;
+            timer = setTimeout(resolve, drainMs);
+          });
+          clearTimeout(timer);
+          if (active.size > 0) runtime.log.warn(`stopping with ${active.size} requests still in progress after ${drainMs} ms; their pushes will come again`, { inProgress: active.size });
+        }
+        server.closeAllConnections();
+        await closed;
         if (stopOptions.purge) await purgeProject(runtime);
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
         await runtime.close();
         await emulatorsRef?.stop();
       },
