@@ -117,6 +117,7 @@ export class DeliveryLimiter {
     const counts = countsAt(lane, startedAt.getTime());
     counts.sent++;
     if (isSuccess(result)) counts.ok++;
+    else if (result.kind === 'timeout') counts.throttled++;
     else if (result.kind === 'response' && result.status === 429) {
       counts.throttled++;
       const after = result.retryAfter === undefined ? undefined : parseRetryAfter(result.retryAfter, this.clock.now());

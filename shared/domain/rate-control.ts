@@ -36,7 +36,12 @@
  *   of the crossing are judged. Plain AIMD (halve on 429) averages 75 % of capacity in its
  *   sawtooth; this one stays between 95 % and 100 %.
  * - A second that did not use its rate teaches nothing (an idle or slow producer): used
- *   means 80 % of the rate went out, or most sends queued for their turn.
+ *   means 80 % of the rate was accepted, or most sends queued for their turn and most were
+ *   accepted. Failures raise nothing: a receiver answering 500s has not shown it takes more.
+ * - An attempt that timed out counts as a 429 does: a receiver too slow to answer in time is
+ *   past its capacity, and a destination that hangs on every request sinks to the minimum
+ *   rate instead of holding up to 100 attempts a second open for the whole timeout (the
+ *   instances, connections and retries that would take from every other destination).
  * - Retry-After on a 429 pauses the destination until then (at most MAX_PAUSE_MS).
  */
 
@@ -79,7 +84,9 @@ const AHEAD_OF_SENT = 0.25;
 /** Attempts that started in one second (epoch seconds), across the senders that reported them. */
 export interface SecondCounts {
   sent: number;
+  /** Accepted (2xx, or a topic took the message): only these raise the rate. */
   ok: number;
+  /** The receiver's signs of overload: 429s, and attempts that timed out. */
   throttled: number;
   /** Sends that waited their turn behind others, and deliveries deferred: the rate, not the producer, set the pace. */
   limited?: number;
@@ -252,12 +259,12 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
   if (grids.slice(gridIndexAt(grids, second * 1000)).some((g) => g.rate !== s.rate)) return s;
   // Used: most of the rate was sent, or most sends waited for their turn (senders slower than
   // their turns — a busy process — still show the receiver took all it was given).
-  const used = counts.sent >= USED * before || (counts.limited ?? 0) >= counts.sent / 2;
+  const used = counts.ok >= USED * before || ((counts.limited ?? 0) >= counts.sent / 2 && counts.ok >= counts.sent / 2);
   if (!used) return s;
   const raised = s.phase === 'slow-start' ? before * 2 : before + Math.max(MIN_INCREASE, before * INCREASE_FRACTION);
-  // Never far above what was actually sent: senders that could not keep up have not shown
+  // Never far above what was actually accepted: senders that could not keep up have not shown
   // the receiver takes the rate, and would send all of a rate raised blind once they can.
-  const proven = counts.sent * (s.phase === 'slow-start' ? 2 : 1 + AHEAD_OF_SENT);
+  const proven = counts.ok * (s.phase === 'slow-start' ? 2 : 1 + AHEAD_OF_SENT);
   const rate = clampRate(Math.max(s.rate, Math.min(raised, Math.max(before, proven))), bounds);
   if (rate === s.rate) return s;
   const { era: _old, ...rest } = s;

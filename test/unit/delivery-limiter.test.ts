@@ -1,5 +1,5 @@
 import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
-import { DeliveryLimiter, Gate } from '../../shared/app/delivery-limiter';
+import { DeliveryLimiter, Gate, LimiterClosedError } from '../../shared/app/delivery-limiter';
 import { AttemptResult } from '../../shared/domain/delivery';
 import { RateBounds, RATE_LIMITS } from '../../shared/domain/rate-control';
 import { createLogger } from '../../shared/log';
@@ -174,4 +174,33 @@ test('a caller after a long quiet spell (the last lease long lapsed) gets a turn
   await jest.advanceTimersByTimeAsync(2_000);
   expect(gates).toEqual([{ kind: 'send' }, { kind: 'send' }]);
   expect(store.leases.length).toBeGreaterThan(leasesBefore);
+});
+
+test('attempts that time out lower the rate as 429s do, to the minimum, so a hanging destination holds few attempts open', async () => {
+  const store = new MemoryRateLeaseStore();
+  const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
+  const timeout: AttemptResult = { kind: 'timeout', durationMs: 5000, timeoutMs: 5000 };
+  const sends: number[] = [];
+  let stopped = false;
+  // As `deliver` does: the outcome is known, and reported, when the attempt's 5 s are up.
+  const caller = async (): Promise<void> => {
+    while (!stopped) {
+      const gate = await limiter.acquire('orders', RATE_LIMITS, MAX_WAIT);
+      if (gate.kind === 'defer') return;
+      const at = new Date();
+      sends.push(at.getTime());
+      await new Promise((r) => setTimeout(r, 5000));
+      limiter.report('orders', timeout, at);
+    }
+  };
+  const callers = Array.from({ length: 100 }, () => caller().catch((e: unknown) => void expect(e).toBeInstanceOf(LimiterClosedError)));
+  await jest.advanceTimersByTimeAsync(60_000);
+  stopped = true;
+  expect(limiter.rateOf('orders')).toBe(RATE_LIMITS.minPerSecond);
+  // The last 20 s went out at the minimum: about 20 attempts, not 10/s or more.
+  const late = sends.filter((t) => t >= 1_800_000_000_000 + 40_000);
+  expect(late.length).toBeLessThanOrEqual(22);
+  limiter.close();
+  await jest.advanceTimersByTimeAsync(6000);
+  await Promise.all(callers);
 });

@@ -85,6 +85,15 @@ describe('judging one second', () => {
     expect(judge(50, counts(45, 45, 0, 45), { phase: 'avoidance' }).rate).toBeCloseTo(51, 10);
   });
 
+  it('only accepted sends raise the rate: a second of failures that are not 429s, used or queued, raises nothing', () => {
+    expect(judge(10, counts(10, 0, 0)).rate).toBe(10);
+    expect(judge(10, counts(10, 7, 0)).rate).toBe(10); // 7 accepted: under 80 % of 10
+    expect(judge(10, counts(10, 8, 0)).rate).toBe(16); // twice what was accepted
+    expect(judge(50, counts(30, 10, 0, 30)).rate).toBe(50); // queued, but mostly refused
+    expect(judge(50, counts(30, 25, 0, 30)).rate).toBe(50); // queued, 25 accepted: twice that is at the rate, no rise
+    expect(judge(40, counts(30, 25, 0, 30)).rate).toBe(50); // the same below it: up to twice what was accepted
+  });
+
   it('after the first 429, increases are additive: 2 %, at least 0.2/s', () => {
     expect(judge(40, counts(40, 40), { phase: 'avoidance' }).rate).toBeCloseTo(40.8, 10);
     expect(judge(4, counts(4, 4), { phase: 'avoidance' }).rate).toBeCloseTo(4.2, 10);
