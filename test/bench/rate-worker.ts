@@ -12,7 +12,7 @@
  * write (the runtime's DeliveryStore instance), and when each HTTP attempt started (the
  * runtime's HttpSender instance): Herald's own pacing, apart from the receiver's clock.
  */
-import { writeFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { FirestoreRateStore } from '../../shared/adapters/firestore-rates';
 import { DeliverOutcome } from '../../shared/app/deliver';
@@ -48,11 +48,13 @@ function count(destinationId: string, outcome: DeliverOutcome): void {
   else o[outcome.kind]++;
 }
 
-/** Herald's own logger, writing nowhere: counts warnings and errors, keeps the first errors. */
+/** Herald's own logger: counts warnings and errors, keeps the first errors; BENCH_HERALD_LOG=path appends its lines to path-<worker>. */
 function countingLogger() {
+  const file = process.env.BENCH_HERALD_LOG;
   return createLogger({
     level: 'INFO',
     write: (line) => {
+      if (file) appendFileSync(`${file}-${WORKER}`, `${line}\n`);
       const severity = /^\{"severity":"(\w+)"/.exec(line)?.[1];
       if (severity === 'WARNING') logs.warnings++;
       if (severity === 'ERROR') {
