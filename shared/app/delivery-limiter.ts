@@ -1,6 +1,6 @@
-import { AttemptResult, isSuccess } from '../domain/delivery';
-import { CountsBySecond, Grid, gridAt, MAX_PAUSE_MS, mergeCounts, nextTurn, RateBounds, SecondCounts, turnGapMs } from '../domain/rate-control';
-import { parseRetryAfter } from '../domain/retry-decision';
+import { AttemptResult } from '../domain/delivery';
+import { attemptFeedback } from '../domain/rate-feedback';
+import { CountsBySecond, Grid, gridAt, mergeCounts, nextTurn, RateBounds, SecondCounts, turnGapMs } from '../domain/rate-control';
 import { Clock, Logger, RateLeaseStore } from '../ports';
 
 /** What a caller may do now: send, or defer the delivery (PENDING) to about `until`. */
@@ -115,17 +115,13 @@ export class DeliveryLimiter {
     // Attempts end about in the order they started: the oldest let go is the one reported.
     lane.inFlight.shift();
     const counts = countsAt(lane, startedAt.getTime());
+    const { signal, pauseUntil } = attemptFeedback(result, this.clock.now());
     counts.sent++;
-    if (isSuccess(result)) counts.ok++;
-    else if (result.kind === 'timeout') counts.throttled++;
-    else if (result.kind === 'response' && result.status === 429) {
-      counts.throttled++;
-      const after = result.retryAfter === undefined ? undefined : parseRetryAfter(result.retryAfter, this.clock.now());
-      if (after !== undefined && after > 0) {
-        const until = this.now() + Math.min(after, MAX_PAUSE_MS);
-        lane.pausedUntil = Math.max(lane.pausedUntil ?? 0, until);
-        lane.reportPause = Math.max(lane.reportPause ?? 0, until);
-      }
+    if (signal === 'accepted') counts.ok++;
+    if (signal === 'overload') counts.throttled++;
+    if (pauseUntil !== undefined) {
+      lane.pausedUntil = Math.max(lane.pausedUntil ?? 0, pauseUntil);
+      lane.reportPause = Math.max(lane.reportPause ?? 0, pauseUntil);
     }
   }
 

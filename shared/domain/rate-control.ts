@@ -257,8 +257,8 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
   s.bestOk = Math.max(s.bestOk ?? 0, counts.ok);
   // Sent entirely at the latest rate, and no change decided since: the round trip is complete.
   if (grids.slice(gridIndexAt(grids, second * 1000)).some((g) => g.rate !== s.rate)) return s;
-  // Used: most of the rate was sent, or most sends waited for their turn (senders slower than
-  // their turns — a busy process — still show the receiver took all it was given).
+  // Used: most of the rate was accepted, or most sends waited for their turn and were accepted
+  // (senders slower than their turns — a busy process — still show the receiver took all it was given).
   const used = counts.ok >= USED * before || ((counts.limited ?? 0) >= counts.sent / 2 && counts.ok >= counts.sent / 2);
   if (!used) return s;
   const raised = s.phase === 'slow-start' ? before * 2 : before + Math.max(MIN_INCREASE, before * INCREASE_FRACTION);

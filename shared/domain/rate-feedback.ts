@@ -1,0 +1,19 @@
+import { AttemptResult, isSuccess } from './delivery';
+import { MAX_PAUSE_MS } from './rate-control';
+import { parseRetryAfter } from './retry-decision';
+
+// Apart from rate-control.ts: destination.ts, which delivery.ts imports, builds its schema
+// from rate-control's bounds at load, so rate-control must not import delivery.ts.
+/**
+ * What one attempt tells the controller: accepted (only these raise the rate), a sign of
+ * overload (a 429, or a timeout: a receiver too slow to answer in time is past its capacity),
+ * or neither (other failures teach the rate nothing); and, for a 429 with Retry-After, when
+ * the pause it asks for ends (epoch ms, at most MAX_PAUSE_MS from `now`).
+ */
+export function attemptFeedback(result: AttemptResult, now: Date): { signal: 'accepted' | 'overload' | 'failed'; pauseUntil?: number } {
+  if (isSuccess(result)) return { signal: 'accepted' };
+  if (result.kind === 'timeout') return { signal: 'overload' };
+  if (result.kind !== 'response' || result.status !== 429) return { signal: 'failed' };
+  const after = result.retryAfter === undefined ? undefined : parseRetryAfter(result.retryAfter, now);
+  return after !== undefined && after > 0 ? { signal: 'overload', pauseUntil: now.getTime() + Math.min(after, MAX_PAUSE_MS) } : { signal: 'overload' };
+}
