@@ -191,7 +191,7 @@ interface PhaseResult {
 }
 
 /** Waits until every id in `sent` arrived at `path` (or nothing new came for stallMs); returns the latencies. */
-async function arrivals(receiver: ScriptedReceiver, path: string, sent: Map<string, number>, options: { stallMs: number; signal: AbortSignal; progress: (l: string) => void; label: string }): Promise<{ latencies: number[]; duplicates: number; problem?: string }> {
+async function arrivals(receiver: ScriptedReceiver, path: string, sent: Map<string, number>, options: { stallMs: number; signal: AbortSignal; progress: (l: string) => void; label: string }): Promise<{ latencies: number[]; firstArrival: ReadonlyMap<string, number>; duplicates: number; problem?: string }> {
   let seen = -1;
   let lastChange = performance.now();
   for (;;) {
@@ -201,7 +201,7 @@ async function arrivals(receiver: ScriptedReceiver, path: string, sent: Map<stri
     options.progress(`${options.label}: ${got.size}/${sent.size} arrived`);
     if (got.size >= sent.size) break;
     if (performance.now() - lastChange > options.stallMs) {
-      return { latencies: [], duplicates: 0, problem: `stalled: ${got.size}/${sent.size} arrived, nothing new for ${options.stallMs / 1000} s` };
+      return { latencies: [], firstArrival: new Map(), duplicates: 0, problem: `stalled: ${got.size}/${sent.size} arrived, nothing new for ${options.stallMs / 1000} s` };
     }
     await sleep(200, options.signal);
   }
@@ -213,7 +213,7 @@ async function arrivals(receiver: ScriptedReceiver, path: string, sent: Map<stri
     else first.set(r.id, r.at);
   }
   // In send order: the bootstrap draws whole seconds of them.
-  return { latencies: [...sent].filter(([id]) => first.has(id)).map(([id, at]) => first.get(id)! - at), duplicates };
+  return { latencies: [...sent].filter(([id]) => first.has(id)).map(([id, at]) => first.get(id)! - at), firstArrival: first, duplicates };
 }
 
 export async function runIsolationBench(argv: string[], h: BenchHarness): Promise<number> {
@@ -322,8 +322,7 @@ export async function runIsolationBench(argv: string[], h: BenchHarness): Promis
       const aLog = receiver.log(A.path).slice(aFrom);
       // BENCH_DUMP=path: each of B's events (sent, arrived; ms on this process's clock) and A's requests, for a closer look.
       if (process.env.BENCH_DUMP) {
-        const arrived = new Map(receiver.log(B.path).filter((r) => r.id !== undefined && b.sent.has(r.id)).map((r) => [r.id!, r.at]));
-        const events = [...b.sent].map(([id, at]) => [round(at), round(arrived.get(id) ?? Number.NaN)]);
+        const events = [...b.sent].map(([id, at]) => [round(at), round(got.firstArrival.get(id) ?? Number.NaN)]);
         appendFileSync(process.env.BENCH_DUMP, `${JSON.stringify({ phase: name, timeOrigin: performance.timeOrigin, events, aRequests: aLog.map((r) => round(r.at)) })}\n`);
       }
       return {
