@@ -24,8 +24,9 @@
  * rule, per judged second — AIMD with a capacity estimate and a slow start, its increases
  * paced by the feedback's round trip:
  * - A second with many 429s (over 20 % of its sends) sets the rate to 95 % of what the
- *   receiver accepted (its capacity, measured: the best second since the last decrease,
- *   since a second of bunched sends delivers less than the receiver takes). A few 429s (a small crossing, or
+ *   receiver accepted (its capacity, measured: the best second of the last CAPACITY_MEMORY_S,
+ *   since a second of bunched sends, or one the senders could not fill, delivers less than
+ *   the receiver takes). A few 429s (a small crossing, or
  *   sends bunched on their way) take 3 % off once they add up to 1.5 % of the sends at the
  *   current rate: one now and then is jitter, not capacity. The seconds until the lower grid
  *   starts still go out at the old rate: their 429s are not news and are not judged — one
@@ -70,6 +71,14 @@ const REPORT_SLACK_MS = 500;
 const MAX_JUDGED_PER_LEASE = 10;
 
 const DECREASE = 0.95;
+/**
+ * How far back a second's deliveries still vouch for the receiver's capacity, s. Not just
+ * since the last decrease: a few seconds the senders could not fill (a stalled process)
+ * would then make a heavy decrease fall to what they happened to send (12/s to 5.7/s at
+ * C = 10, measured), and the additive climb back takes minutes at low rates. Bounded, so a
+ * receiver whose capacity really dropped is believed within a few seconds.
+ */
+export const CAPACITY_MEMORY_S = 10;
 /** A second with at most this share of 429s was a slight overshoot: a smaller step back. */
 const MILD_THROTTLE = 0.2;
 const MILD_DECREASE = 0.97;
@@ -122,8 +131,8 @@ export interface RateState {
   pausedUntil?: number;
   /** Sends and 429s of the seconds judged at the current rate: a few 429s count only once they add up. */
   era?: { sent: number; throttled: number };
-  /** The most a judged second delivered since the last decrease: the receiver takes at least that. */
-  bestOk?: number;
+  /** What each judged second of the last CAPACITY_MEMORY_S accepted, by epoch second (a map: Firestore takes no nested arrays): the receiver takes at least their best. */
+  recentOk?: Record<string, number>;
 }
 
 export interface HolderEntry {
@@ -234,7 +243,10 @@ export function turnGapMs(grid: Grid, holder: string): number | undefined {
 export function judgeSecond(state: RateState, grids: readonly Grid[], second: number, counts: SecondCounts | undefined, bounds: RateBounds, now: number, spanMs: number): RateState {
   const s: RateState = { ...state, judgedThrough: Math.max(state.judgedThrough, second) };
   const held = s.holdUntil !== undefined && second < s.holdUntil;
-  if (!counts || counts.sent === 0 || held) return s;
+  if (!counts || counts.sent === 0) return s;
+  // Every second, held or not, shows what the receiver accepted.
+  s.recentOk = { ...Object.fromEntries(Object.entries(s.recentOk ?? {}).filter(([at]) => Number(at) > second - CAPACITY_MEMORY_S)), [second]: counts.ok };
+  if (held) return s;
   const before = gridAt(grids, second * 1000)?.rate ?? s.rate;
   // Every second judged since the last change counts toward it (one sent before the change
   // and judged after it errs toward a decrease, never away from one).
@@ -244,17 +256,16 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
     // accepted. A few (a crossing by a step, or sends bunched on their way) call for a step
     // back once they add up over the seconds at this rate: one now and then is jitter.
     const heavy = counts.throttled > MILD_THROTTLE * counts.sent;
-    const bestOk = Math.max(s.bestOk ?? 0, counts.ok);
-    if (!heavy && era.throttled <= ERA_THROTTLE * era.sent) return { ...s, era, bestOk };
-    // Capacity is at least the best second since the last decrease: a second of bunched sends
-    // (a stalled sender catching up) draws many 429s while delivering less than the receiver takes.
-    const rate = clampRate(heavy ? Math.min(s.rate, bestOk) * DECREASE : Math.min(s.rate, before) * MILD_DECREASE, bounds);
+    if (!heavy && era.throttled <= ERA_THROTTLE * era.sent) return { ...s, era };
+    // Capacity is at least the best recent second: a second of bunched sends (a stalled sender
+    // catching up) draws many 429s while delivering less than the receiver takes.
+    const capacity = Math.max(...Object.values(s.recentOk));
+    const rate = clampRate(heavy ? Math.min(s.rate, capacity) * DECREASE : Math.min(s.rate, before) * MILD_DECREASE, bounds);
     // The lower grid starts once every sender has leased again: at most a span and the slack from now.
-    const { era: _old, bestOk: _best, ...rest } = s;
+    const { era: _old, ...rest } = s;
     return { ...rest, rate: Math.min(s.rate, rate), phase: 'avoidance', holdUntil: secondOf(now + spanMs + SWITCH_SLACK_MS) + 1 };
   }
   s.era = era;
-  s.bestOk = Math.max(s.bestOk ?? 0, counts.ok);
   // Sent entirely at the latest rate, and no change decided since: the round trip is complete.
   if (grids.slice(gridIndexAt(grids, second * 1000)).some((g) => g.rate !== s.rate)) return s;
   // Used: most of the rate was accepted, or most sends waited for their turn and were accepted

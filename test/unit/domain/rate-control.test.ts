@@ -3,6 +3,7 @@ import {
   CountsBySecond,
   Grid,
   gridAt,
+  CAPACITY_MEMORY_S,
   HOLDER_GRACE_MS,
   initialRateState,
   judgeSecond,
@@ -129,12 +130,38 @@ describe('judging one second', () => {
     expect(nextTurn(l.grids, 'a', T0 + 1000 / 97, T0)! - T0).toBeCloseTo(2000 / 97, 6);
   });
 
-  it('capacity is the best second since the last decrease: a second of bunched sends delivers less than the receiver takes', () => {
+  it('capacity is the best second of the last CAPACITY_MEMORY_S: a second of bunched sends delivers less than the receiver takes', () => {
     const seen = judge(40, counts(40, 37, 3), { phase: 'avoidance', era: { sent: 400, throttled: 0 } });
-    expect(seen.bestOk).toBe(37);
+    expect(seen.recentOk).toEqual({ [S0]: 37 });
     const bunched = judgeSecond(seen, on(40), S0 + 1, counts(30, 20), B, now, span);
     expect(bunched.rate).toBeCloseTo(0.95 * 37, 10);
-    expect(bunched.bestOk).toBeUndefined();
+    expect(bunched.recentOk).toEqual({ [S0]: 37, [S0 + 1]: 20 });
+  });
+
+  it('seconds the senders could not fill after a decrease do not drag the next one down to them (12/s fell to 5.7 at C = 10)', () => {
+    // At 12/s the receiver (C = 10) took 10 a second; a heavy second takes the rate to 9.5.
+    let s = state({ rate: 12, phase: 'avoidance' });
+    for (let k = 0; k < 3; k++) s = judgeSecond(s, on(12), S0 + k, counts(12, 10, 0), B, T0 + 4000, span);
+    s = judgeSecond(s, on(12), S0 + 3, counts(12, 8), B, T0 + 4000, span);
+    expect(s.rate).toBeCloseTo(9.5, 10);
+    // A stalled sender: seconds of 3-6 sends, then a bunched second with many 429s.
+    const after = s.holdUntil!;
+    expect(after).toBeLessThan(S0 + 8);
+    for (let k = 0; k < 3; k++) s = judgeSecond(s, on(9.5), after + k, counts(4, 4, 0), B, T0 + 11_000, span);
+    s = judgeSecond(s, on(9.5), after + 3, counts(6, 4), B, T0 + 11_000, span);
+    expect(s.rate).toBeCloseTo(9.5 * 0.95, 10);
+  });
+
+  it('a receiver whose capacity really dropped is believed once the seconds before the drop are CAPACITY_MEMORY_S old', () => {
+    let s = state({ rate: 100, phase: 'avoidance' });
+    for (let k = 0; k < 5; k++) s = judgeSecond(s, on(100), S0 + k, counts(100, 100, 0), B, now, span);
+    // Capacity falls to 10: a heavy second, still measured against the seconds before the fall.
+    s = judgeSecond(s, on(100), S0 + 5, counts(100, 10), B, now, span);
+    expect(s.rate).toBeCloseTo(95, 10);
+    for (let k = 6; k < 5 + CAPACITY_MEMORY_S; k++) s = judgeSecond(s, on(s.rate), S0 + k, counts(10, 10, 0), B, now, span);
+    expect(s.holdUntil).toBeLessThan(S0 + 5 + CAPACITY_MEMORY_S);
+    s = judgeSecond(s, on(s.rate), S0 + 5 + CAPACITY_MEMORY_S, counts(95, 10), B, now, span);
+    expect(s.rate).toBeCloseTo(9.5, 10);
   });
 
   it('a 429 never raises the rate, even when the receiver accepted more than it', () => {
