@@ -10,6 +10,12 @@
  * rate: A keeps timing out all run long; event-platform would suspend it after 50 attempts).
  * Events go in through POST /ingest, one per request, paced.
  *
+ * Priming, unmeasured: a throwaway destination W times out as A will, beside B's events,
+ * then W and its deliveries are deleted. Without it phase 2 was the first to run a failing
+ * destination's code (timeouts, the pump's claims, retries through the lane), and paid the
+ * JIT compilation of it in the emulators' JVMs (their compiler threads took 10-30 % of a
+ * core in bursts) and in Node, which no baseline phase paid.
+ *
  * Each phase: A's events first for a few seconds (phases 1 and 2), warm-up events to B
  * (unmeasured: lanes, connections and B's rate controller past its slow start), then N
  * events to B at R/s: B's publish-to-receipt latency (POST /ingest sent → the receiver has
@@ -36,6 +42,7 @@ import { appendFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { createLogger } from '../../shared/log';
+import { COLLECTIONS } from '../../shared/adapters/firestore-stores';
 import { deliverDeps } from '../../shared/runtime';
 import { laneTopology } from '../../shared/topology';
 import { LocalStack, startLocalStack } from '../../shared/local/stack';
@@ -50,6 +57,8 @@ import { bootstrapRatio, distribution, Distribution, round, table } from './stat
 export const ISOLATION_PROJECT = 'herald-bench-isolation';
 const A = { id: 'iso-a', path: '/iso-a', type: 'com.example.bench.isolation.a' } as const;
 const B = { id: 'iso-b', path: '/iso-b', type: 'com.example.bench.isolation.b' } as const;
+/** The priming stage's throwaway destination: times out as A does, deleted before phase 0. */
+const W = { id: 'iso-w', path: '/iso-w', type: 'com.example.bench.isolation.w' } as const;
 /** A's receiver answers after this long: past Herald's 5 s attempt timeout. */
 const A_DELAY_MS = 6000;
 const MAX_IN_FLIGHT = 64;
@@ -66,6 +75,11 @@ attempt timeout is 5 s); B answers 204 at once. B's publish-to-receipt latency, 
   --warmup N        unmeasured events to B first (BENCH_ISOLATION_WARMUP; 60)
   --lead S          seconds A's events run before B's in phase 2 (BENCH_ISOLATION_LEAD; 5)
   --stall-timeout S give up when nothing arrives for S seconds (BENCH_STALL_TIMEOUT; 30)
+  --prime S         before phase 0, S seconds of a throwaway destination W that times out as A does
+                    (and is pulled as A is, with --a-pull), beside B's events; then W and its deliveries are deleted (BENCH_ISOLATION_PRIME; 40;
+                    0 = none). Phase 2 is the first to run the code of a failing destination (timeouts,
+                    the retry pump's claims, retries through the lane): without priming it pays the
+                    emulators' and Node's JIT compilation of it, which phases 0-1b never did
   --a-pull N        replace A's push subscription by a pull consumer in Herald's process holding up
                     to N messages (deliverFromLane on each, as the deliver function does): A then has
                     up to N attempts in flight, as Pub/Sub push allows on GCP, where the emulator's push
@@ -92,6 +106,7 @@ interface IsolationOptions {
   warmup: number;
   leadSeconds: number;
   stallMs: number;
+  primeSeconds: number;
 }
 
 function parseIsolationOptions(argv: string[]): IsolationOptions {
@@ -103,6 +118,7 @@ function parseIsolationOptions(argv: string[]): IsolationOptions {
       warmup: { type: 'string' },
       lead: { type: 'string' },
       'stall-timeout': { type: 'string' },
+      prime: { type: 'string' },
       'a-pull': { type: 'string' },
       'a-policy': { type: 'string' },
       'a-healthy': { type: 'boolean' },
@@ -122,6 +138,7 @@ function parseIsolationOptions(argv: string[]): IsolationOptions {
     warmup: intOption('warmup', values.warmup, 'BENCH_ISOLATION_WARMUP', 60, 0),
     leadSeconds: intOption('lead', values.lead, 'BENCH_ISOLATION_LEAD', 5, 0),
     stallMs: intOption('stall-timeout', values['stall-timeout'], 'BENCH_STALL_TIMEOUT', 30, 1) * 1000,
+    primeSeconds: intOption('prime', values.prime, 'BENCH_ISOLATION_PRIME', 40, 0),
   };
 }
 
@@ -190,6 +207,15 @@ interface PhaseResult {
   problem?: string;
 }
 
+/** Deletes a destination's delivery records (the priming stage's W: its retries must not run on into the phases). */
+async function deleteDeliveriesOf(stack: LocalStack, destinationId: string): Promise<void> {
+  const db = stack.runtime.firestore;
+  const { docs } = await db.collection(COLLECTIONS.deliveries).where('destinationId', '==', destinationId).get();
+  const writer = db.bulkWriter();
+  for (const d of docs) void writer.delete(d.ref);
+  await writer.close();
+}
+
 /** Waits until every id in `sent` arrived at `path` (or nothing new came for stallMs); returns the latencies. */
 async function arrivals(receiver: ScriptedReceiver, path: string, sent: Map<string, number>, options: { stallMs: number; signal: AbortSignal; progress: (l: string) => void; label: string }): Promise<{ latencies: number[]; firstArrival: ReadonlyMap<string, number>; duplicates: number; problem?: string }> {
   let seen = -1;
@@ -256,31 +282,39 @@ export async function runIsolationBench(argv: string[], h: BenchHarness): Promis
     if (alive) await clearFirestore(emulators, ISOLATION_PROJECT);
   });
   const aBehaviour: Behaviour = options.aHealthy ? { kind: 'ok' } : { kind: 'slow', delayMs: A_DELAY_MS };
-  const register = async (d: typeof A | typeof B) => {
-    receiver.route(d.path, d === A ? aBehaviour : { kind: 'ok' });
+  const admin = async (method: 'PUT' | 'DELETE', id: string, body?: unknown) => {
     const res = await h.guard(
-      fetch(`${stack.url}/admin/destinations/${d.id}`, {
-        method: 'PUT',
+      fetch(`${stack.url}/admin/destinations/${id}`, {
+        method,
         headers: { authorization: `Bearer ${stack.config.adminToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ url: `${receiver.url}${d.path}`, eventTypes: [d.type], policy: d === A ? options.aPolicy : 'event-platform' }),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(30_000),
       }),
     );
-    if (res.status !== 201 && res.status !== 200) throw new Error(`PUT /admin/destinations/${d.id} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+    if (![200, 201, 204].includes(res.status)) throw new Error(`${method} /admin/destinations/${id} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  };
+  const register = async (d: typeof A | typeof B | typeof W) => {
+    const behaviour: Behaviour = d === A ? aBehaviour : d === W ? { kind: 'slow', delayMs: A_DELAY_MS } : { kind: 'ok' };
+    receiver.route(d.path, behaviour);
+    await admin('PUT', d.id, { url: `${receiver.url}${d.path}`, eventTypes: [d.type], policy: d === B ? 'event-platform' : options.aPolicy });
   };
   await register(B);
   // A's path answers (slowly) from the start; A itself is registered only before phase 2.
   receiver.route(A.path, aBehaviour);
   let aConsumer: LaneConsumer | undefined;
   const aOutcomes: Record<string, number> = {};
+  /** Replaces a destination's push subscription by a pull consumer in this process holding up to --a-pull messages. */
+  const pullLane = async (id: string, hooks: Parameters<typeof consumeLane>[4] = {}) => {
+    const rt = stack.runtime;
+    const lane = laneTopology(id, rt.names);
+    await h.guard(rt.pubsub.subscription(lane.subscription.name).delete());
+    const [sub] = await h.guard(rt.pubsub.topic(lane.topic.name).createSubscription(`${lane.topic.name}-bench-pull`, { ackDeadlineSeconds: 60 }));
+    return { consumer: consumeLane(rt.pubsub, sub.name, options.aPull, deliverDeps(rt), hooks), subscription: sub };
+  };
   const registerA = async () => {
     await register(A);
     if (options.aPull === 0) return;
-    const rt = stack.runtime;
-    const lane = laneTopology(A.id, rt.names);
-    await h.guard(rt.pubsub.subscription(lane.subscription.name).delete());
-    const [sub] = await h.guard(rt.pubsub.topic(lane.topic.name).createSubscription(`${lane.topic.name}-bench-pull`, { ackDeadlineSeconds: 60 }));
-    const consumer = consumeLane(rt.pubsub, sub.name, options.aPull, deliverDeps(rt), {
+    const { consumer } = await pullLane(A.id, {
       onOutcome: (_, o) => void (aOutcomes[o.kind] = (aOutcomes[o.kind] ?? 0) + 1),
       onFailure: () => void (aOutcomes.error = (aOutcomes.error ?? 0) + 1),
     });
@@ -354,6 +388,31 @@ export async function runIsolationBench(argv: string[], h: BenchHarness): Promis
     }
   };
 
+  // Priming (unmeasured): W times out as A will, beside B's events, so that the code of a
+  // failing destination has run (and been compiled, in the emulators' JVMs and in Node)
+  // before anything is measured; then W goes, with its lane and its deliveries.
+  if (options.primeSeconds > 0) {
+    h.progress(`priming: a destination timing out, beside B, for ${options.primeSeconds} s`);
+    await register(W);
+    const pulled = options.aPull > 0 ? await pullLane(W.id) : undefined;
+    const w = new PacedStream(ingestSender(ingest, stack.config.ingestToken, W.type), options.rate);
+    const b = new PacedStream(sendB, options.rate);
+    const count = options.primeSeconds * options.rate;
+    await Promise.all([w.run(idFor('prime-w'), count, h.signal), b.run(idFor('prime-b'), count, h.signal)]);
+    if (pulled) {
+      // Deliveries waiting for a turn (up to 30 s) and then W (5 s) end first.
+      await pulled.consumer.close(36_000);
+      await h.guard(pulled.subscription.delete());
+    }
+    await admin('DELETE', W.id);
+    // Attempts under way end (the attempt timeout), then W's records go.
+    await sleep(stack.config.deliveryTimeoutMs + 1000, h.signal);
+    await h.guard(deleteDeliveriesOf(stack, W.id));
+    // W's own warnings and errors (its timeouts; its records abandoned once it was deleted) are not the phases'.
+    Object.assign(logs, { warnings: 0, errors: 0, firstErrors: [] });
+    h.progress('priming done', true);
+  }
+
   // Phase 0: nothing but B. Phases 1a and 1b: A's events too, but no destination A — the
   // same ingest and routing as phase 2, so that phase 2 differs only by A being there. Two of
   // them: their difference is the noise the 10 % target has to be read against.
@@ -406,7 +465,7 @@ export async function runIsolationBench(argv: string[], h: BenchHarness): Promis
     `Isolation: B (204 at once) with no other traffic (0); beside A's events with no destination A (1a, 1b); beside A registered, ${options.aHealthy ? 'answering 204 at once (--a-healthy: a control run)' : `answering after ${A_DELAY_MS / 1000} s`}`,
     `  ${options.aHealthy ? '' : '(Herald times out at 5 s) '}(2). ${options.rate} events/s to each, paced, one per POST /ingest; ${options.events} measured events to B per phase after ${options.warmup} warm-up;`,
     "  latency = POST /ingest sent → receiver has the request; Herald's local stack in this process;",
-    `  A's policy ${options.aPolicy}, B's event-platform; A's lane ${options.aPull > 0 ? `pulled in Herald's process, up to ${options.aPull} messages at once` : "pushed by the emulator (Herald's own push subscription)"}`,
+    `  primed with ${options.primeSeconds} s of a destination timing out (deleted before phase 0); A's policy ${options.aPolicy}, B's event-platform; A's lane ${options.aPull > 0 ? `pulled in Herald's process, up to ${options.aPull} messages at once` : "pushed by the emulator (Herald's own push subscription)"}`,
     '',
     table(['', 'B, quiet (0)', 'B alone (1a)', 'B alone (1b)', 'B alone (1a+1b)', 'B with A (2)', '2 ÷ (1a+1b)'], rows),
     '',
