@@ -20,8 +20,10 @@ interface Lane {
   queue: { go: () => void; stop: (e: Error) => void }[];
   /** The grid time of the last turn taken (epoch ms). */
   lastTurnAt?: number;
-  /** Where the next deferred delivery is told to come back (spreads them at this process's pace). */
+  /** Where the next deferred delivery is told to come back: after the destination's deferrals so far (the lease says), a turn of the rate apart. */
   deferCursor: number;
+  /** Deferred since the last lease (reported with the next), and the latest time one was told to come back. */
+  deferred: { count: number; until: number };
   /** Attempts by the second they started in, since the last lease. */
   feedback: CountsBySecond;
   /** When the attempts not reported yet were let go, oldest first. */
@@ -47,8 +49,9 @@ const DEFER_WINDOW_MS = 3000;
  * process leases its turns on the destination's grid from the shared controller (one
  * document, a lease about once per span: the document takes about one write a second) and
  * sends in its turns only, one caller at a time, in arrival order. A caller that would wait
- * longer than the caller's limit is told to defer instead, to a time spread at this
- * process's pace so deferred deliveries come back about as fast as they can be sent.
+ * longer than the caller's limit is told to defer instead, to a time after the
+ * destination's deferrals so far (every process's, through the lease), a turn of the rate
+ * apart: deferred deliveries come back about as fast as they can be sent.
  *
  * Nothing is granted ahead: when a lease lowers the rate, the very next turn is on the new
  * grid (slots handed out in advance would keep going out at the old rate and draw 429s).
@@ -95,7 +98,10 @@ export class DeliveryLimiter {
       this.countLimited(lane, t);
       lane.deferrals.push(t);
       const until = Math.max(t + wait, lane.deferCursor);
-      lane.deferCursor = until + gap;
+      // Spread at the destination's rate, not this process's share of it: whichever process
+      // takes a deferred delivery when it comes back sends it.
+      lane.deferCursor = until + 1000 / (lane.rate ?? 1);
+      lane.deferred = { count: lane.deferred.count + 1, until: Math.max(lane.deferred.until, until) };
       return { kind: 'defer', until };
     }
     const queued = wait > 0;
@@ -157,7 +163,7 @@ export class DeliveryLimiter {
   private lane(destinationId: string, bounds: RateBounds): Lane {
     let lane = this.lanes.get(destinationId);
     if (!lane) {
-      lane = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, feedback: {}, inFlight: [], deferrals: [] };
+      lane = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, deferred: { count: 0, until: 0 }, feedback: {}, inFlight: [], deferrals: [] };
       this.lanes.set(destinationId, lane);
     }
     lane.bounds = bounds;
@@ -237,13 +243,16 @@ export class DeliveryLimiter {
     const backlog = lane.queue.length + lane.deferrals.length;
     const feedback = lane.feedback;
     const pauseUntil = lane.reportPause;
+    const deferred = lane.deferred;
     lane.feedback = {};
     delete lane.reportPause;
+    lane.deferred = { count: 0, until: 0 };
     try {
       const granted = await this.store.lease(destinationId, {
         holder: this.holder,
         backlog,
         reportedThrough,
+        ...(deferred.count > 0 ? { deferred } : {}),
         feedback: { seconds: feedback, ...(pauseUntil !== undefined ? { pauseUntil } : {}) },
         bounds: lane.bounds,
         now,
@@ -253,11 +262,14 @@ export class DeliveryLimiter {
       lane.validUntil = granted.validUntil;
       lane.rate = granted.rate;
       lane.spanMs = granted.spanMs;
+      // The destination's cursor counts this process's deferrals reported now, and everyone else's.
+      lane.deferCursor = Math.max(lane.deferCursor, granted.deferCursor);
       if (granted.pausedUntil !== undefined) lane.pausedUntil = Math.max(lane.pausedUntil ?? 0, granted.pausedUntil);
     } catch (e) {
       // Not lost: the next lease carries it.
       lane.feedback = mergeCounts(lane.feedback, feedback);
       if (pauseUntil !== undefined) lane.reportPause = Math.max(lane.reportPause ?? 0, pauseUntil);
+      lane.deferred = { count: lane.deferred.count + deferred.count, until: Math.max(lane.deferred.until, deferred.until) };
       throw e;
     }
   }

@@ -155,6 +155,12 @@ export interface RateDoc {
   holders: Record<string, HolderEntry>;
   /** In start order: from the one in force at the oldest second still to judge, to any scheduled. */
   grids: Grid[];
+  /**
+   * Deliveries deferred to the destination's turns are due back up to here (epoch ms), at the
+   * rate, across every sender: a sender defers after it, so they come back about as fast as
+   * they can be sent, whichever process takes them then.
+   */
+  deferCursor?: number;
 }
 
 export interface RateFeedback {
@@ -171,6 +177,8 @@ export interface LeaseRequest {
   feedback: RateFeedback;
   /** Every attempt this sender started before this (epoch ms) is in this report or an earlier one; default: now less the report slack. */
   reportedThrough?: number;
+  /** Deliveries this sender deferred since its last lease, and the latest time it told one to come back (epoch ms). */
+  deferred?: { count: number; until: number };
   bounds: RateBounds;
   now: number;
 }
@@ -189,6 +197,8 @@ export interface Lease {
    */
   validUntil: number;
   pausedUntil?: number;
+  /** Defer after this (epoch ms), a turn of the rate apart: the destination's deferrals so far are due back until then. */
+  deferCursor: number;
 }
 
 const secondOf = (ms: number) => Math.floor(ms / 1000);
@@ -376,10 +386,34 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
   const grids = scheduleGrids(current.grids, state.rate, paceFor(state.rate, bounds), holders, holder, now, state.judgedThrough);
   const unjudged: CountsBySecond = {};
   for (const [k, c] of Object.entries(seconds)) if (Number(k) > state.judgedThrough) unjudged[k] = c;
+  const deferCursor = nextDeferCursor(current.deferCursor, request.deferred, state.rate, now);
   return {
-    doc: { state, seconds: unjudged, holders, grids },
-    lease: { rate: state.rate, grids: grids.slice(gridIndexAt(grids, now)), spanMs, validUntil: now + spanMs + SWITCH_SLACK_MS, ...(state.pausedUntil === undefined ? {} : { pausedUntil: state.pausedUntil }) },
+    doc: { state, seconds: unjudged, holders, grids, deferCursor },
+    lease: {
+      rate: state.rate,
+      grids: grids.slice(gridIndexAt(grids, now)),
+      spanMs,
+      validUntil: now + spanMs + SWITCH_SLACK_MS,
+      ...(state.pausedUntil === undefined ? {} : { pausedUntil: state.pausedUntil }),
+      deferCursor,
+    },
   };
+}
+
+/**
+ * Where the destination's deferrals stand after a sender reports its own: each takes a turn
+ * of the rate after those before it. Senders that deferred from the same cursor between
+ * leases overlap (their deliveries come back faster than the rate for a while, and wait
+ * their turn, at most the caller's limit, or are deferred again); the cursor still moves by
+ * all of them, so the destination's deferrals come back at the rate on average. Before, each
+ * sender spread its own at its own share of the turns, or a span apart when it had none yet:
+ * 586 deliveries deferred by one process at C = 10 were due back over 20 minutes, and the
+ * destination sat idle with work waiting (steady state 0.29 of its capacity).
+ */
+export function nextDeferCursor(cursor: number | undefined, deferred: LeaseRequest['deferred'], rate: number, now: number): number {
+  const gap = 1000 / rate;
+  if (!deferred || deferred.count === 0) return Math.max(now, cursor ?? 0);
+  return Math.max(now, (cursor ?? 0) + deferred.count * gap, deferred.until + gap);
 }
 
 /**

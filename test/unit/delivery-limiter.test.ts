@@ -74,7 +74,7 @@ test('the shared document takes about one lease a second, however many processes
   expect(steady.length / 30).toBeLessThanOrEqual(1);
 });
 
-test('a caller whose turn is further off than it may wait is told to defer, and deferred callers are spread at the pace', async () => {
+test('a caller whose turn is further off than it may wait is told to defer, and deferred callers are spread at the rate', async () => {
   const store = new MemoryRateLeaseStore();
   const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
   const bounds = { minPerSecond: 2, maxPerSecond: 2 };
@@ -91,9 +91,36 @@ test('a caller whose turn is further off than it may wait is told to defer, and 
   expect(deferred.every((g) => g.kind === 'defer')).toBe(true);
   const untils = deferred.map((g) => (g.kind === 'defer' ? g.until : 0));
   expect(untils[0]! - Date.now()).toBeGreaterThan(10_000);
-  // This process's pace: 2/s less the headroom at the bound.
-  expect(untils[1]! - untils[0]!).toBeCloseTo(1000 / (2 * 0.97), 0);
-  expect(untils[2]! - untils[1]!).toBeCloseTo(1000 / (2 * 0.97), 0);
+  // The destination's rate, 2/s: deferred deliveries come back as fast as they can be sent.
+  expect(untils[1]! - untils[0]!).toBe(500);
+  expect(untils[2]! - untils[1]!).toBe(500);
+});
+
+test("a process that joins a busy destination defers at the destination's rate, after the deferrals of the others, not at its own small share", async () => {
+  const store = new MemoryRateLeaseStore();
+  const bounds = { minPerSecond: 10, maxPerSecond: 10 };
+  const busy = new DeliveryLimiter(store, clock, quiet, 'busy');
+  const sender = busySender(busy, bounds, 20, []);
+  // The busy process defers a burst too: its deferrals reach the shared cursor with its next lease.
+  const early: Gate[] = [];
+  for (let i = 0; i < 400; i++) void busy.acquire('orders', bounds, MAX_WAIT).then((g) => early.push(g));
+  await jest.advanceTimersByTimeAsync(5000);
+  const joining = new DeliveryLimiter(store, clock, quiet, 'joining');
+  const gates: Gate[] = [];
+  // 500 deliveries at once: 30 s of turns may wait, the rest is deferred.
+  const pending = Array.from({ length: 500 }, () => joining.acquire('orders', bounds, MAX_WAIT).then((g) => gates.push(g)));
+  await jest.advanceTimersByTimeAsync(1);
+  sender.stop();
+  joining.close();
+  await Promise.allSettled(pending);
+  const untilsOf = (gs: Gate[]) => gs.flatMap((g) => (g.kind === 'defer' ? [g.until] : []));
+  const mine = untilsOf(gates);
+  const theirs = untilsOf(early);
+  expect(mine.length).toBeGreaterThan(300);
+  // A turn of the rate apart (100 ms): 300 deferrals come back within about 30 s, not over its share's pace (a second or more each).
+  expect((mine[mine.length - 1]! - mine[0]!) / (mine.length - 1)).toBeCloseTo(100, 0);
+  // After the busy process's deferrals, which the lease reported.
+  expect(mine[0]!).toBeGreaterThanOrEqual(theirs[theirs.length - 1]!);
 });
 
 test("429s one process sees lower the rate every process sends at", async () => {

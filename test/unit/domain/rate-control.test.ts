@@ -11,6 +11,7 @@ import {
   lease,
   LeaseRequest,
   MAX_PAUSE_MS,
+  nextDeferCursor,
   MAX_SPAN_MS,
   nextTurn,
   paceFor,
@@ -298,7 +299,7 @@ describe('leases: one document shared by every sender of a destination', () => {
 
   it('a first lease starts the controller at 10/s on a grid of its own, for a span', () => {
     const { doc, lease: l } = lease(undefined, req('a', T0));
-    expect(l).toEqual({ rate: 10, grids: [{ from: T0, rate: 10, holders: ['a'], weights: [10] }], spanMs: 1200, validUntil: T0 + 1200 + SWITCH_SLACK_MS });
+    expect(l).toEqual({ rate: 10, grids: [{ from: T0, rate: 10, holders: ['a'], weights: [10] }], spanMs: 1200, validUntil: T0 + 1200 + SWITCH_SLACK_MS, deferCursor: T0 });
     expect(doc.holders).toEqual({ a: { at: T0, until: T0 + 1200, backlog: 100, reportedThrough: T0 - 500 } });
   });
 
@@ -410,5 +411,22 @@ describe.each([10, 37, 150])('three senders against a receiver of capacity %i/s'
   it('writes the shared document less than once a second', () => {
     const span = (writes.at(-1)! - writes[10]!) / 1000;
     expect((writes.length - 11) / span).toBeLessThanOrEqual(0.9);
+  });
+});
+
+describe('the deferral cursor', () => {
+  it("moves a turn of the rate for each delivery a sender deferred, after the latest it handed out, and never lags now", () => {
+    expect(nextDeferCursor(undefined, undefined, 10, T0)).toBe(T0);
+    expect(nextDeferCursor(T0 + 5000, { count: 20, until: T0 + 6000 }, 10, T0)).toBe(T0 + 7000);
+    // Another sender deferred 50 from the same cursor meanwhile: both counted.
+    expect(nextDeferCursor(T0 + 7000, { count: 50, until: T0 + 9900 }, 10, T0)).toBe(T0 + 12_000);
+    expect(nextDeferCursor(T0 - 60_000, { count: 1, until: T0 - 59_000 }, 10, T0)).toBe(T0);
+  });
+
+  it('travels in the document and the lease', () => {
+    const first = lease(undefined, { holder: 'a', now: T0, backlog: 5, feedback: { seconds: {} }, deferred: { count: 30, until: T0 + 40_000 }, bounds: B });
+    expect(first.doc.deferCursor).toBe(T0 + 40_000 + 100);
+    const second = lease(first.doc, { holder: 'b', now: T0 + 500, backlog: 5, feedback: { seconds: {} }, bounds: B });
+    expect(second.lease.deferCursor).toBe(T0 + 40_100);
   });
 });
