@@ -120,21 +120,34 @@ function unusableBecause(destination: Destination | undefined, event: HeraldEven
  * duplicate window this leaves: a redelivery of the lane message that arrives while this
  * attempt is still running (at most the attempt timeout) is attempted again. Any later
  * redelivery finds the record and is skipped.
+ *
+ * A deferral costs the write alone: the record is created only if there is none, which is
+ * the duplicate check (a throttled destination's whole backlog passes through here, one
+ * deferral per event, so the read it saves is half of what the backlog costs).
  */
 async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
-  const existing = await deps.deliveries.get(t.id);
-  if (existing) {
-    // DELIVERED, DEAD or QUEUED: settled. PENDING or IN_FLIGHT: the retry engine owns it.
-    deps.log.info(`duplicate lane message skipped: the delivery is ${existing.status}`, { ...t.ids, status: existing.status });
-    return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
-  }
   const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), deps.maxRateWaitMs);
   if (gate.kind === 'defer') {
     const until = new Date(gate.until).toISOString();
     const record = newRecord(t, publishedAt, { status: 'PENDING', attempts: 0, availableAt: until });
-    if (!(await deps.deliveries.create(record))) return { kind: 'duplicate', deliveryId: t.id };
+    if (!(await deps.deliveries.create(record))) {
+      deps.log.info('duplicate lane message skipped: the delivery is already recorded', t.ids);
+      return { kind: 'duplicate', deliveryId: t.id };
+    }
     deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: until });
     return { kind: 'deferred', deliveryId: t.id, until };
+  }
+  const existing = await deps.deliveries.get(t.id).catch((e: unknown) => {
+    deps.limiter.unused(t.destination.id);
+    throw e;
+  });
+  if (existing) {
+    // The turn goes unused: a redelivered lane message is rare, and checking before the turn
+    // would cost every deferral a read.
+    deps.limiter.unused(t.destination.id);
+    // DELIVERED, DEAD or QUEUED: settled. PENDING or IN_FLIGHT: the retry engine owns it.
+    deps.log.info(`duplicate lane message skipped: the delivery is ${existing.status}`, { ...t.ids, status: existing.status });
+    return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
   }
   const at = deps.clock.now();
   const result = await attempt(deps, t, at);

@@ -131,6 +131,11 @@ export class DeliveryLimiter {
     }
   }
 
+  /** A turn let go was not used (the delivery turned out to be a duplicate): nothing to report for it. */
+  unused(destinationId: string): void {
+    this.lanes.get(destinationId)?.inFlight.shift();
+  }
+
   /**
    * Shutting down: callers still waiting for a turn fail (their push is not acked, so
    * Pub/Sub brings the event again), and no lease or timer outlives the process's clients.

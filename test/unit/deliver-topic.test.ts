@@ -23,7 +23,7 @@ const EVENT: HeraldEvent = {
 };
 const ID = deliveryId('audit', eventKey(EVENT.attributes));
 
-async function setup(answer: TopicAnswer, spec: Record<string, unknown> = {}) {
+async function setup(answer: TopicAnswer, spec: Record<string, unknown> = {}, maxRateWaitMs = 30_000) {
   const destinations = new MemoryDestinationStore();
   await destinations.put(applySpec('audit', destinationSpecSchema.parse({ topic: TOPIC, ...spec }), undefined, new Date()));
   const bus: { topic: string; message: PubSubMessage }[] = [];
@@ -39,7 +39,7 @@ async function setup(answer: TopicAnswer, spec: Record<string, unknown> = {}) {
     deliveries,
     rates: new RateRecorder(new MemoryRateStore(), systemClock, log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 }),
     limiter: new DeliveryLimiter(new MemoryRateLeaseStore(), systemClock, log, 'test'),
-    maxRateWaitMs: 30_000,
+    maxRateWaitMs,
     notificationsTopic: 'herald-notifications',
     http: {
       send: async () => {
@@ -129,4 +129,28 @@ test('a delivery whose turn under the rate is further off than it may wait is de
   // Not a failure: no attempt, nothing counted; it comes back when its turn would have come.
   expect(Date.parse(record!.availableAt!)).toBeGreaterThan(started + 1_500);
   expect(record!.lastError).toBeUndefined();
+});
+
+describe('first attempts and rate control', () => {
+  it('a deferral costs one write and no read: creating the record only if there is none is the duplicate check', async () => {
+    // At 1/s and no wait allowed, every first attempt is deferred.
+    const h = await setup('ok', { rate: { min: 1, max: 1 } }, 0);
+    const get = jest.spyOn(h.deliveries, 'get');
+    const first = await deliverFromLane(h.deps, h.push);
+    expect(first).toMatchObject({ kind: 'deferred', deliveryId: ID });
+    expect(get).not.toHaveBeenCalled();
+    expect(await h.deliveries.get(ID)).toMatchObject({ status: 'PENDING', attempts: 0 });
+    // The lane message again: deferred by the limiter too, and recognised by the create.
+    expect(await deliverFromLane(h.deps, h.push)).toEqual({ kind: 'duplicate', deliveryId: ID });
+    expect(h.topics.published).toHaveLength(0);
+  });
+
+  it('a duplicate found after a turn was granted sends nothing and hands the turn back', async () => {
+    const h = await setup('ok');
+    expect(await deliverFromLane(h.deps, h.push)).toMatchObject({ kind: 'attempted', status: 'DELIVERED' });
+    const unused = jest.spyOn(h.deps.limiter, 'unused');
+    expect(await deliverFromLane(h.deps, h.push)).toEqual({ kind: 'duplicate', deliveryId: ID, status: 'DELIVERED' });
+    expect(h.topics.published).toHaveLength(1);
+    expect(unused).toHaveBeenCalledWith('audit');
+  });
 });
