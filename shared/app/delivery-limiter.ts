@@ -121,10 +121,11 @@ export class DeliveryLimiter {
     // Attempts end about in the order they started: the oldest let go is the one reported.
     lane.inFlight.shift();
     const counts = countsAt(lane, startedAt.getTime());
-    const { signal, pauseUntil } = attemptFeedback(result, this.clock.now());
+    const { signal, timedOut, pauseUntil } = attemptFeedback(result, this.clock.now());
     counts.sent++;
     if (signal === 'accepted') counts.ok++;
     if (signal === 'overload') counts.throttled++;
+    if (timedOut) counts.timedOut = (counts.timedOut ?? 0) + 1;
     if (pauseUntil !== undefined) {
       lane.pausedUntil = Math.max(lane.pausedUntil ?? 0, pauseUntil);
       lane.reportPause = Math.max(lane.reportPause ?? 0, pauseUntil);

@@ -43,6 +43,9 @@
  *   past its capacity, and a destination that hangs on every request sinks to the minimum
  *   rate instead of holding up to 100 attempts a second open for the whole timeout (the
  *   instances, connections and retries that would take from every other destination).
+ *   A cut made mostly of timeouts measured no capacity: once the receiver answers again,
+ *   slow start takes the rate back to what it was before the cut (a webhook that hangs is
+ *   more often down than overloaded; if it was overloaded, it times out again).
  * - Retry-After on a 429 pauses the destination until then (at most MAX_PAUSE_MS).
  */
 
@@ -97,6 +100,8 @@ export interface SecondCounts {
   ok: number;
   /** The receiver's signs of overload: 429s, and attempts that timed out. */
   throttled: number;
+  /** Of those, attempts that timed out. */
+  timedOut?: number;
   /** Sends that waited their turn behind others, and deliveries deferred: the rate, not the producer, set the pace. */
   limited?: number;
 }
@@ -131,6 +136,8 @@ export interface RateState {
   pausedUntil?: number;
   /** Sends and 429s of the seconds judged at the current rate: a few 429s count only once they add up. */
   era?: { sent: number; throttled: number };
+  /** Slow start after a cut by timeouts ends here: the rate before the cut. */
+  ceiling?: number;
   /** What each judged second of the last CAPACITY_MEMORY_S accepted, by epoch second (a map: Firestore takes no nested arrays): the receiver takes at least their best. */
   recentOk?: Record<string, number>;
 }
@@ -220,7 +227,13 @@ export function mergeCounts(into: CountsBySecond, from: CountsBySecond): CountsB
   const out: CountsBySecond = { ...into };
   for (const [second, c] of Object.entries(from)) {
     const prior = out[second] ?? { sent: 0, ok: 0, throttled: 0 };
-    out[second] = { sent: prior.sent + c.sent, ok: prior.ok + c.ok, throttled: prior.throttled + c.throttled, limited: (prior.limited ?? 0) + (c.limited ?? 0) };
+    out[second] = {
+      sent: prior.sent + c.sent,
+      ok: prior.ok + c.ok,
+      throttled: prior.throttled + c.throttled,
+      limited: (prior.limited ?? 0) + (c.limited ?? 0),
+      ...(prior.timedOut || c.timedOut ? { timedOut: (prior.timedOut ?? 0) + (c.timedOut ?? 0) } : {}),
+    };
   }
   return out;
 }
@@ -272,8 +285,18 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
     const capacity = Math.max(...Object.values(s.recentOk));
     const rate = clampRate(heavy ? Math.min(s.rate, capacity) * DECREASE : Math.min(s.rate, before) * MILD_DECREASE, bounds);
     // The lower grid starts once every sender has leased again: at most a span and the slack from now.
-    const { era: _old, ...rest } = s;
-    return { ...rest, rate: Math.min(s.rate, rate), phase: 'avoidance', holdUntil: secondOf(now + spanMs + SWITCH_SLACK_MS) + 1 };
+    const { era: _old, ceiling: _c, ...rest } = s;
+    const hold = secondOf(now + spanMs + SWITCH_SLACK_MS) + 1;
+    // Cut mostly by timeouts (a receiver that hung, or went away): its capacity was never
+    // measured, and once it answers again the rate climbs back by slow start to what it was,
+    // not by 0.2/s a round trip (from 1/s to 20/s took 8 minutes, with every new event
+    // deferred meanwhile). Slow start still waits for each doubling to be seen accepted, and
+    // a timeout is reported only when its attempt's time is up: it cannot run ahead of them.
+    if (heavy && (counts.timedOut ?? 0) * 2 > counts.throttled) {
+      // A destination still timing out at the minimum keeps the ceiling its first cut set.
+      return { ...rest, rate: Math.min(s.rate, rate), phase: 'slow-start', ceiling: clampRate(Math.max(s.ceiling ?? 0, s.rate), bounds), holdUntil: hold };
+    }
+    return { ...rest, rate: Math.min(s.rate, rate), phase: 'avoidance', holdUntil: hold };
   }
   s.era = era;
   // Sent entirely at the latest rate, and no change decided since: the round trip is complete.
@@ -282,11 +305,15 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
   // (senders slower than their turns — a busy process — still show the receiver took all it was given).
   const used = counts.ok >= USED * before || ((counts.limited ?? 0) >= counts.sent / 2 && counts.ok >= counts.sent / 2);
   if (!used) return s;
-  const raised = s.phase === 'slow-start' ? before * 2 : before + Math.max(MIN_INCREASE, before * INCREASE_FRACTION);
+  const raised = s.phase === 'slow-start' ? Math.min(before * 2, s.ceiling ?? Infinity) : before + Math.max(MIN_INCREASE, before * INCREASE_FRACTION);
   // Never far above what was actually accepted: senders that could not keep up have not shown
   // the receiver takes the rate, and would send all of a rate raised blind once they can.
   const proven = counts.ok * (s.phase === 'slow-start' ? 2 : 1 + AHEAD_OF_SENT);
   const rate = clampRate(Math.max(s.rate, Math.min(raised, Math.max(before, proven))), bounds);
+  if (s.ceiling !== undefined && rate >= s.ceiling) {
+    const { era: _old, ceiling: _c, ...rest } = s;
+    return { ...rest, rate, phase: 'avoidance' };
+  }
   if (rate === s.rate) return s;
   const { era: _old, ...rest } = s;
   return { ...rest, rate };

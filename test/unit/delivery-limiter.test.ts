@@ -231,3 +231,37 @@ test('attempts that time out lower the rate as 429s do, to the minimum, so a han
   await jest.advanceTimersByTimeAsync(6000);
   await Promise.all(callers);
 });
+
+test('a destination that hung and answers again climbs back by slow start to its rate before, within 30 s', async () => {
+  const store = new MemoryRateLeaseStore();
+  const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
+  const timeout: AttemptResult = { kind: 'timeout', durationMs: 5000, timeoutMs: 5000 };
+  const start = Date.now();
+  const hangsUntil = start + 60_000;
+  let stopped = false;
+  const caller = async (): Promise<void> => {
+    while (!stopped) {
+      const gate = await limiter.acquire('orders', RATE_LIMITS, MAX_WAIT);
+      if (gate.kind === 'defer') {
+        // A deferred delivery comes back later, as the pump brings it.
+        await new Promise((r) => setTimeout(r, Math.max(0, gate.until - Date.now())));
+        continue;
+      }
+      const at = new Date();
+      const hung = at.getTime() < hangsUntil;
+      if (hung) await new Promise((r) => setTimeout(r, 5000));
+      limiter.report('orders', hung ? timeout : ok, at);
+    }
+  };
+  const callers = Array.from({ length: 100 }, () => caller().catch((e: unknown) => void expect(e).toBeInstanceOf(LimiterClosedError)));
+  await jest.advanceTimersByTimeAsync(60_000);
+  expect(limiter.rateOf('orders')).toBe(RATE_LIMITS.minPerSecond);
+  // It hung at its first rate, 10/s. By 0.2/s a round trip it would be at about 4/s 30 s later.
+  await jest.advanceTimersByTimeAsync(30_000);
+  expect(limiter.rateOf('orders')).toBeGreaterThanOrEqual(10);
+  stopped = true;
+  limiter.close();
+  // Callers asleep on a deferral stay asleep: the fake clock stops with the test.
+  await jest.advanceTimersByTimeAsync(6000);
+  expect(callers).toHaveLength(100);
+});

@@ -165,6 +165,31 @@ describe('judging one second', () => {
     expect(s.rate).toBeCloseTo(9.5, 10);
   });
 
+  it('a cut made of timeouts is recovered by slow start up to the rate before it, then additive steps', () => {
+    const timeouts = (n: number) => ({ sent: n, ok: 0, throttled: n, timedOut: n, limited: 0 });
+    let s = judgeSecond(state({ rate: 40, phase: 'avoidance' }), on(40), S0, timeouts(40), B, T0 + 2000, span);
+    expect(s).toMatchObject({ rate: 1, phase: 'slow-start', ceiling: 40 });
+    // Still hanging at the minimum: the ceiling the first cut set stays.
+    s = judgeSecond({ ...s, holdUntil: S0 + 1 }, on(1), S0 + 5, timeouts(1), B, T0 + 7000, span);
+    expect(s).toMatchObject({ rate: 1, phase: 'slow-start', ceiling: 40 });
+    // It answers again: doubling per round trip, to the ceiling, then 2 % steps.
+    const rates: number[] = [];
+    let second = s.holdUntil! + 1;
+    for (let i = 0; i < 7; i++, second += 5) {
+      s = judgeSecond(s, on(s.rate), second, counts(Math.ceil(s.rate), Math.ceil(s.rate), 0), B, (second + 1) * 1000, span);
+      rates.push(s.rate);
+    }
+    expect(rates).toEqual([2, 4, 8, 16, 32, 40, 40.8]);
+    expect(s.phase).toBe('avoidance');
+    expect(s.ceiling).toBeUndefined();
+  });
+
+  it('429s end the slow start after timeouts, as any cut by 429s', () => {
+    const s = judgeSecond(state({ rate: 8, phase: 'slow-start', ceiling: 20 }), on(8), S0, counts(8, 5), B, T0 + 2000, span);
+    expect(s.phase).toBe('avoidance');
+    expect(s.ceiling).toBeUndefined();
+  });
+
   it('a 429 never raises the rate, even when the receiver accepted more than it', () => {
     expect(judge(20, counts(100, 60)).rate).toBeLessThan(20);
   });

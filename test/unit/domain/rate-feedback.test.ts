@@ -11,9 +11,9 @@ describe('what an attempt tells the rate controller', () => {
     expect(attemptFeedback({ kind: 'published', durationMs: 3, messageId: 'm' }, now)).toEqual({ signal: 'accepted' });
   });
 
-  it('a 429 and a timeout are overload; other failures are neither', () => {
+  it('a 429 and a timeout are overload (a timeout marked as one); other failures are neither', () => {
     expect(attemptFeedback(response(429), now)).toEqual({ signal: 'overload' });
-    expect(attemptFeedback({ kind: 'timeout', durationMs: 5000, timeoutMs: 5000 }, now)).toEqual({ signal: 'overload' });
+    expect(attemptFeedback({ kind: 'timeout', durationMs: 5000, timeoutMs: 5000 }, now)).toEqual({ signal: 'overload', timedOut: true });
     expect(attemptFeedback(response(500), now)).toEqual({ signal: 'failed' });
     expect(attemptFeedback(response(503, '30'), now)).toEqual({ signal: 'failed' });
     expect(attemptFeedback({ kind: 'network', durationMs: 1, error: 'ECONNREFUSED' }, now)).toEqual({ signal: 'failed' });
