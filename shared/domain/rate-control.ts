@@ -289,8 +289,8 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
     const hold = secondOf(now + spanMs + SWITCH_SLACK_MS) + 1;
     // Cut mostly by timeouts (a receiver that hung, or went away): its capacity was never
     // measured, and once it answers again the rate climbs back by slow start to what it was,
-    // not by 0.2/s a round trip (from 1/s to 20/s took 8 minutes, with every new event
-    // deferred meanwhile). Slow start still waits for each doubling to be seen accepted, and
+    // not by 0.2/s a round trip (a limiter test: 2.9/s 30 s after a destination that hung at
+    // 10/s answered again, most new events deferred meanwhile). Slow start still waits for each doubling to be seen accepted, and
     // a timeout is reported only when its attempt's time is up: it cannot run ahead of them.
     if (heavy && (counts.timedOut ?? 0) * 2 > counts.throttled) {
       // A destination still timing out at the minimum keeps the ceiling its first cut set.
