@@ -1,6 +1,6 @@
 import { AttemptResult } from '../domain/delivery';
 import { attemptFeedback } from '../domain/rate-feedback';
-import { CountsBySecond, Grid, gridAt, mergeCounts, nextTurn, RateBounds, SecondCounts, turnGapMs } from '../domain/rate-control';
+import { addDeferred, CountsBySecond, DeferredReport, deferTo, Grid, gridAt, mergeCounts, nextTurn, RateBounds, SecondCounts, turnGapMs } from '../domain/rate-control';
 import { Clock, Logger, RateLeaseStore } from '../ports';
 
 /** What a caller may do now: send, or defer the delivery (PENDING) to about `until`. */
@@ -22,8 +22,8 @@ interface Lane {
   lastTurnAt?: number;
   /** Where the next deferred delivery is told to come back: after the destination's deferrals so far (the lease says), a turn of the rate apart. */
   deferCursor: number;
-  /** Deferred since the last lease (reported with the next), and the latest time one was told to come back. */
-  deferred: { count: number; until: number };
+  /** Deferred since the last lease: reported with the next. */
+  deferred: DeferredReport;
   /** Attempts by the second they started in, since the last lease. */
   feedback: CountsBySecond;
   /** When the attempts not reported yet were let go, oldest first. */
@@ -97,11 +97,9 @@ export class DeliveryLimiter {
     if (wait > maxWaitMs) {
       this.countLimited(lane, t);
       lane.deferrals.push(t);
-      const until = Math.max(t + wait, lane.deferCursor);
-      // Spread at the destination's rate, not this process's share of it: whichever process
-      // takes a deferred delivery when it comes back sends it.
-      lane.deferCursor = until + 1000 / (lane.rate ?? 1);
-      lane.deferred = { count: lane.deferred.count + 1, until: Math.max(lane.deferred.until, until) };
+      const { until, cursor } = deferTo(lane.deferCursor, t + wait, lane.rate ?? lane.bounds.minPerSecond);
+      lane.deferCursor = cursor;
+      lane.deferred = addDeferred(lane.deferred, { count: 1, until });
       return { kind: 'defer', until };
     }
     const queued = wait > 0;
@@ -275,7 +273,7 @@ export class DeliveryLimiter {
       // Not lost: the next lease carries it.
       lane.feedback = mergeCounts(lane.feedback, feedback);
       if (pauseUntil !== undefined) lane.reportPause = Math.max(lane.reportPause ?? 0, pauseUntil);
-      lane.deferred = { count: lane.deferred.count + deferred.count, until: Math.max(lane.deferred.until, deferred.until) };
+      lane.deferred = addDeferred(lane.deferred, deferred);
       throw e;
     }
   }

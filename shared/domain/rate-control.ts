@@ -184,8 +184,8 @@ export interface LeaseRequest {
   feedback: RateFeedback;
   /** Every attempt this sender started before this (epoch ms) is in this report or an earlier one; default: now less the report slack. */
   reportedThrough?: number;
-  /** Deliveries this sender deferred since its last lease, and the latest time it told one to come back (epoch ms). */
-  deferred?: { count: number; until: number };
+  /** Deliveries this sender deferred since its last lease. */
+  deferred?: DeferredReport;
   bounds: RateBounds;
   now: number;
 }
@@ -290,8 +290,9 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
     // Cut mostly by timeouts (a receiver that hung, or went away): its capacity was never
     // measured, and once it answers again the rate climbs back by slow start to what it was,
     // not by 0.2/s a round trip (a limiter test: 2.9/s 30 s after a destination that hung at
-    // 10/s answered again, most new events deferred meanwhile). Slow start still waits for each doubling to be seen accepted, and
-    // a timeout is reported only when its attempt's time is up: it cannot run ahead of them.
+    // 10/s answered again, most new events deferred meanwhile). Slow start still waits for
+    // each doubling to be seen accepted, and a timeout is reported only when its attempt's
+    // time is up: it cannot run ahead of them.
     if (heavy && (counts.timedOut ?? 0) * 2 > counts.throttled) {
       // A destination still timing out at the minimum keeps the ceiling its first cut set.
       return { ...rest, rate: Math.min(s.rate, rate), phase: 'slow-start', ceiling: clampRate(Math.max(s.ceiling ?? 0, s.rate), bounds), holdUntil: hold };
@@ -437,10 +438,35 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
  * 586 deliveries deferred by one process at C = 10 were due back over 20 minutes, and the
  * destination sat idle with work waiting (steady state 0.29 of its capacity).
  */
-export function nextDeferCursor(cursor: number | undefined, deferred: LeaseRequest['deferred'], rate: number, now: number): number {
-  const gap = 1000 / rate;
+export function nextDeferCursor(cursor: number | undefined, deferred: DeferredReport | undefined, rate: number, now: number): number {
+  const gap = deferGapMs(rate);
   if (!deferred || deferred.count === 0) return Math.max(now, cursor ?? 0);
   return Math.max(now, (cursor ?? 0) + deferred.count * gap, deferred.until + gap);
+}
+
+/** Deliveries a sender deferred: how many, and the latest time it told one to come back (epoch ms). */
+export interface DeferredReport {
+  count: number;
+  until: number;
+}
+
+/** Deferred deliveries come back a turn of the destination's rate apart. */
+const deferGapMs = (rate: number) => 1000 / rate;
+
+/**
+ * Where a delivery deferred now is told to come back: at its earliest turn (`earliest`, epoch
+ * ms) or after the destination's deferrals so far (`cursor`), whichever is later; the
+ * cursor then moves a turn of the rate past it. The rate, not this sender's share of it:
+ * whichever sender takes the delivery when it comes back sends it.
+ */
+export function deferTo(cursor: number, earliest: number, rate: number): { until: number; cursor: number } {
+  const until = Math.max(earliest, cursor);
+  return { until, cursor: until + deferGapMs(rate) };
+}
+
+/** Two reports of deferrals as one (a sender's, kept while a lease failed, and its newer ones). */
+export function addDeferred(a: DeferredReport, b: DeferredReport): DeferredReport {
+  return { count: a.count + b.count, until: Math.max(a.until, b.until) };
 }
 
 /**

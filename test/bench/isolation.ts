@@ -76,8 +76,8 @@ attempt timeout is 5 s); B answers 204 at once. B's publish-to-receipt latency, 
   --lead S          seconds A's events run before B's in phase 2 (BENCH_ISOLATION_LEAD; 5)
   --stall-timeout S give up when nothing arrives for S seconds (BENCH_STALL_TIMEOUT; 30)
   --prime S         before phase 0, S seconds of a throwaway destination W that times out as A does
-                    (and is pulled as A is, with --a-pull), beside B's events; then W and its deliveries are deleted (BENCH_ISOLATION_PRIME; 40;
-                    0 = none). Phase 2 is the first to run the code of a failing destination (timeouts,
+                    (and is pulled as A is, with --a-pull), beside B's events; then W and its
+                    deliveries are deleted (BENCH_ISOLATION_PRIME; 40; 0 = none). Phase 2 is the first to run the code of a failing destination (timeouts,
                     the retry pump's claims, retries through the lane): without priming it pays the
                     emulators' and Node's JIT compilation of it, which phases 0-1b never did
   --a-pull N        replace A's push subscription by a pull consumer in Herald's process holding up
@@ -304,6 +304,8 @@ export async function runIsolationBench(argv: string[], h: BenchHarness): Promis
   let aConsumer: LaneConsumer | undefined;
   const aOutcomes: Record<string, number> = {};
   /** Replaces a destination's push subscription by a pull consumer in this process holding up to --a-pull messages. */
+  // A pulled lane's deliveries wait for a turn, then for their receiver: let them end before what follows.
+  const pulledDrainMs = deliverDeps(stack.runtime).maxRateWaitMs + stack.config.deliveryTimeoutMs + 1000;
   const pullLane = async (id: string, hooks: Parameters<typeof consumeLane>[4] = {}) => {
     const rt = stack.runtime;
     const lane = laneTopology(id, rt.names);
@@ -319,8 +321,7 @@ export async function runIsolationBench(argv: string[], h: BenchHarness): Promis
       onFailure: () => void (aOutcomes.error = (aOutcomes.error ?? 0) + 1),
     });
     aConsumer = consumer;
-    // Its deliveries wait up to 30 s for a turn, then 5 s for A: let them end before Herald stops.
-    h.addCleanup("closing A's pull consumer", () => consumer.close(36_000));
+    h.addCleanup("closing A's pull consumer", () => consumer.close(pulledDrainMs));
   };
   const ingest = `${stack.url}/ingest`;
   const sendB = ingestSender(ingest, stack.config.ingestToken, B.type);
@@ -400,8 +401,7 @@ export async function runIsolationBench(argv: string[], h: BenchHarness): Promis
     const count = options.primeSeconds * options.rate;
     await Promise.all([w.run(idFor('prime-w'), count, h.signal), b.run(idFor('prime-b'), count, h.signal)]);
     if (pulled) {
-      // Deliveries waiting for a turn (up to 30 s) and then W (5 s) end first.
-      await pulled.consumer.close(36_000);
+      await pulled.consumer.close(pulledDrainMs);
       await h.guard(pulled.subscription.delete());
     }
     await admin('DELETE', W.id);

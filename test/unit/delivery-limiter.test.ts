@@ -203,26 +203,40 @@ test('a caller after a long quiet spell (the last lease long lapsed) gets a turn
   expect(store.leases.length).toBeGreaterThan(leasesBefore);
 });
 
-test('attempts that time out lower the rate as 429s do, to the minimum, so a hanging destination holds few attempts open', async () => {
-  const store = new MemoryRateLeaseStore();
-  const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
+/**
+ * 100 callers on a destination whose receiver hangs until `hangsUntil` (epoch ms), as
+ * `deliver` makes them: an attempt's outcome is known, and reported, when it ends — after the
+ * 5 s timeout while the receiver hangs. A deferred caller either gives up or, with
+ * `comeBack`, waits until its time and asks again, as the pump brings the delivery back.
+ */
+function callersOfHangingReceiver(limiter: DeliveryLimiter, hangsUntil: number, comeBack: boolean) {
   const timeout: AttemptResult = { kind: 'timeout', durationMs: 5000, timeoutMs: 5000 };
   const sends: number[] = [];
   let stopped = false;
-  // As `deliver` does: the outcome is known, and reported, when the attempt's 5 s are up.
   const caller = async (): Promise<void> => {
     while (!stopped) {
       const gate = await limiter.acquire('orders', RATE_LIMITS, MAX_WAIT);
-      if (gate.kind === 'defer') return;
+      if (gate.kind === 'defer') {
+        if (!comeBack) return;
+        await new Promise((r) => setTimeout(r, Math.max(0, gate.until - Date.now())));
+        continue;
+      }
       const at = new Date();
       sends.push(at.getTime());
-      await new Promise((r) => setTimeout(r, 5000));
-      limiter.report('orders', timeout, at);
+      const hung = at.getTime() < hangsUntil;
+      if (hung) await new Promise((r) => setTimeout(r, 5000));
+      limiter.report('orders', hung ? timeout : ok, at);
     }
   };
   const callers = Array.from({ length: 100 }, () => caller().catch((e: unknown) => void expect(e).toBeInstanceOf(LimiterClosedError)));
+  return { sends, callers, stop: () => (stopped = true) };
+}
+
+test('attempts that time out lower the rate as 429s do, to the minimum, so a hanging destination holds few attempts open', async () => {
+  const limiter = new DeliveryLimiter(new MemoryRateLeaseStore(), clock, quiet, 'a');
+  const { sends, callers, stop } = callersOfHangingReceiver(limiter, Infinity, false);
   await jest.advanceTimersByTimeAsync(60_000);
-  stopped = true;
+  stop();
   expect(limiter.rateOf('orders')).toBe(RATE_LIMITS.minPerSecond);
   // The last 20 s went out at the minimum: about 20 attempts, not 10/s or more.
   const late = sends.filter((t) => t >= 1_800_000_000_000 + 40_000);
@@ -233,35 +247,14 @@ test('attempts that time out lower the rate as 429s do, to the minimum, so a han
 });
 
 test('a destination that hung and answers again climbs back by slow start to its rate before, within 30 s', async () => {
-  const store = new MemoryRateLeaseStore();
-  const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
-  const timeout: AttemptResult = { kind: 'timeout', durationMs: 5000, timeoutMs: 5000 };
-  const start = Date.now();
-  const hangsUntil = start + 60_000;
-  let stopped = false;
-  const caller = async (): Promise<void> => {
-    while (!stopped) {
-      const gate = await limiter.acquire('orders', RATE_LIMITS, MAX_WAIT);
-      if (gate.kind === 'defer') {
-        // A deferred delivery comes back later, as the pump brings it.
-        await new Promise((r) => setTimeout(r, Math.max(0, gate.until - Date.now())));
-        continue;
-      }
-      const at = new Date();
-      const hung = at.getTime() < hangsUntil;
-      if (hung) await new Promise((r) => setTimeout(r, 5000));
-      limiter.report('orders', hung ? timeout : ok, at);
-    }
-  };
-  const callers = Array.from({ length: 100 }, () => caller().catch((e: unknown) => void expect(e).toBeInstanceOf(LimiterClosedError)));
+  const limiter = new DeliveryLimiter(new MemoryRateLeaseStore(), clock, quiet, 'a');
+  const { stop } = callersOfHangingReceiver(limiter, Date.now() + 60_000, true);
   await jest.advanceTimersByTimeAsync(60_000);
   expect(limiter.rateOf('orders')).toBe(RATE_LIMITS.minPerSecond);
   // It hung at its first rate, 10/s. By 0.2/s a round trip it would be at about 4/s 30 s later.
   await jest.advanceTimersByTimeAsync(30_000);
   expect(limiter.rateOf('orders')).toBeGreaterThanOrEqual(10);
-  stopped = true;
-  limiter.close();
   // Callers asleep on a deferral stay asleep: the fake clock stops with the test.
-  await jest.advanceTimersByTimeAsync(6000);
-  expect(callers).toHaveLength(100);
+  stop();
+  limiter.close();
 });
