@@ -86,6 +86,8 @@ export interface DeliveryStore {
   due(now: Date, claimExpiredBefore: Date, limit: number): Promise<string[]>;
   /** The earliest availableAt of any PENDING delivery. */
   nextAvailableAt(): Promise<Date | undefined>;
+  /** Ids of the destination's PENDING deliveries deferred by rate control (`rateDeferred`), earliest availableAt first. */
+  rateDeferred(destinationId: string, limit: number): Promise<string[]>;
   list(destinationId: string, query: { status?: DeliveryStatus; limit: number; cursor?: string }): Promise<DeliveryPage>;
 }
 

@@ -12,7 +12,7 @@ import { FirestoreReplayStore } from './adapters/firestore-replays';
 import { PubSubLanes, PushTarget } from './adapters/pubsub-topology';
 import { DeliverDeps } from './app/deliver';
 import { DestinationDirectory } from './app/destination-directory';
-import { PumpDeps } from './app/pump';
+import { bringForward, PumpDeps } from './app/pump';
 import { RATE_SHARDS, rateBucketMs, RateRecorder } from './app/rate-recorder';
 import { HOUR } from './domain/policy';
 import { SuspensionDeps } from './app/suspension';
@@ -124,11 +124,12 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   });
   const rateLeases = new FirestoreRateLeaseStore(firestore, firestoreOps);
   const deadLetters = new PubSubDeadLetterQueue(pubsub, deadLetterHoldName(names));
-  const limiter = new DeliveryLimiter(rateLeases, clock, log, randomUUID());
+  // The limiter brings deferred deliveries forward as a pump round does, through this runtime's stores and lanes.
+  const limiter = new DeliveryLimiter(rateLeases, clock, log, randomUUID(), (destinationId, count) => bringForward(pumpDeps(rt), destinationId, count));
   // Counts left by a request are written even if no other request comes (where the CPU is allocated between requests).
   const flusher = setInterval(() => void rates.flushIfDue(), config.rateFlushMs);
   flusher.unref();
-  return {
+  const rt: Runtime = {
     config,
     credentials,
     pushAuth,
@@ -154,12 +155,14 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     firestore,
     async close() {
       limiter.close();
+      await limiter.settled();
       clearInterval(flusher);
       await rates.flush();
       await deadLetters.close().catch(() => undefined);
       await Promise.allSettled([pubsub.close(), topics.close(), firestore.terminate(), http instanceof UndiciHttpSender ? http.close() : Promise.resolve()]);
     },
   };
+  return rt;
 }
 
 /** What `deliver` needs, from a runtime. */

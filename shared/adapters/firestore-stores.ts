@@ -23,6 +23,8 @@ export const COLLECTIONS = { destinations: 'destinations', deliveries: 'deliveri
 export const FIRESTORE_QUERIES = {
   duePending: { collection: COLLECTIONS.deliveries, equality: ['status'], orderBy: 'availableAt' },
   expiredClaims: { collection: COLLECTIONS.deliveries, equality: ['status'], orderBy: 'claimedAt' },
+  // Rate control brings a destination's deferred deliveries forward when its turns go unused.
+  rateDeferred: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'status', 'rateDeferred'], orderBy: 'availableAt' },
   byDestination: { collection: COLLECTIONS.deliveries, equality: ['destinationId'], orderBy: 'id' },
   byDestinationAndStatus: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'status'], orderBy: 'id' },
   rateWindow: { collection: COLLECTIONS.rates, equality: ['destinationId'], orderBy: 'bucketStart' },
@@ -172,6 +174,20 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     this.ops.reads += 1;
     const at = snap.docs[0]?.get(q.orderBy) as string | undefined;
     return at === undefined ? undefined : new Date(at);
+  }
+
+  async rateDeferred(destinationId: string, limit: number): Promise<string[]> {
+    const [destination, status, marker] = FIRESTORE_QUERIES.rateDeferred.equality;
+    const snap = await this.col
+      .where(destination, '==', destinationId)
+      .where(status, '==', 'PENDING')
+      .where(marker, '==', true)
+      .orderBy(FIRESTORE_QUERIES.rateDeferred.orderBy)
+      .limit(limit)
+      .select()
+      .get();
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs.map((d) => d.id);
   }
 
   async list(destinationId: string, query: { status?: DeliveryStatus; limit: number; cursor?: string }): Promise<DeliveryPage> {

@@ -129,7 +129,7 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
   const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), deps.maxRateWaitMs);
   if (gate.kind === 'defer') {
     const until = new Date(gate.until).toISOString();
-    const record = newRecord(t, publishedAt, { status: 'PENDING', attempts: 0, availableAt: until });
+    const record = newRecord(t, publishedAt, { status: 'PENDING', attempts: 0, availableAt: until, rateDeferred: true });
     if (!(await deps.deliveries.create(record))) {
       deps.log.info('duplicate lane message skipped: the delivery is already recorded', t.ids);
       return { kind: 'duplicate', deliveryId: t.id };

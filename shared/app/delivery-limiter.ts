@@ -1,10 +1,16 @@
 import { AttemptResult } from '../domain/delivery';
 import { attemptFeedback } from '../domain/rate-feedback';
-import { addDeferred, CountsBySecond, DeferredReport, deferTo, Grid, gridAt, mergeCounts, nextTurn, RateBounds, SecondCounts, turnGapMs } from '../domain/rate-control';
+import { addDeferred, CountsBySecond, DeferredReport, deferGapMs, deferTo, Grid, gridAt, mergeCounts, nextTurn, RateBounds, SecondCounts, turnGapMs } from '../domain/rate-control';
 import { Clock, Logger, RateLeaseStore } from '../ports';
 
 /** What a caller may do now: send, or defer the delivery (PENDING) to about `until`. */
 export type Gate = { kind: 'send' } | { kind: 'defer'; until: number };
+
+/**
+ * Brings up to `count` of a destination's deferred deliveries forward, onto its lane (app/pump.ts
+ * bringForward); `drained`: fewer were left.
+ */
+export type Advancer = (destinationId: string, count: number) => Promise<{ drained: boolean }>;
 
 interface Lane {
   bounds: RateBounds;
@@ -24,6 +30,10 @@ interface Lane {
   deferCursor: number;
   /** Deferred since the last lease: reported with the next. */
   deferred: DeferredReport;
+  /** Deferred deliveries being brought forward (one grant at a time). */
+  advancing?: Promise<void>;
+  /** When a grant found no deferred delivery left beyond it (epoch ms): reported with the next lease. */
+  drainedAt?: number;
   /** Attempts by the second they started in, since the last lease. */
   feedback: CountsBySecond;
   /** When the attempts not reported yet were let go, oldest first. */
@@ -80,6 +90,8 @@ export class DeliveryLimiter {
     private readonly log: Logger,
     /** This process, as the controller counts its senders. */
     private readonly holder: string,
+    /** Carries out the controller's grants to bring deferred deliveries forward; absent, none is brought. */
+    private readonly advancer?: Advancer,
   ) {}
 
   /** Resolves when this process may send to the destination, or at once with a defer. */
@@ -148,6 +160,11 @@ export class DeliveryLimiter {
       lane.renewTimer = undefined;
       for (const waiter of lane.queue.splice(0)) waiter.stop(new LimiterClosedError());
     }
+  }
+
+  /** Resolves once no deferred deliveries are being brought forward (after close(), before the clients close). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.lanes.values()].map((lane) => lane.advancing));
   }
 
   /** The destination's rate as this process last leased it. */
@@ -248,8 +265,10 @@ export class DeliveryLimiter {
     const feedback = lane.feedback;
     const pauseUntil = lane.reportPause;
     const deferred = lane.deferred;
+    const drainedAt = lane.drainedAt;
     lane.feedback = {};
     delete lane.reportPause;
+    delete lane.drainedAt;
     lane.deferred = { count: 0, until: 0 };
     try {
       const granted = await this.store.lease(destinationId, {
@@ -257,6 +276,7 @@ export class DeliveryLimiter {
         backlog,
         reportedThrough,
         ...(deferred.count > 0 ? { deferred } : {}),
+        ...(drainedAt !== undefined ? { drainedAt } : {}),
         feedback: { seconds: feedback, ...(pauseUntil !== undefined ? { pauseUntil } : {}) },
         bounds: lane.bounds,
         now,
@@ -266,15 +286,39 @@ export class DeliveryLimiter {
       lane.validUntil = granted.validUntil;
       lane.rate = granted.rate;
       lane.spanMs = granted.spanMs;
-      // The destination's cursor counts this process's deferrals reported now, and everyone else's.
-      lane.deferCursor = Math.max(lane.deferCursor, granted.deferCursor);
+      // The destination's cursor counts this process's deferrals reported now, and everyone
+      // else's; it starts again from now once they have all come back. Deferrals made while
+      // this lease was under way are not in it yet: the next go after them.
+      lane.deferCursor = lane.deferred.count > 0 ? Math.max(granted.deferCursor, lane.deferred.until + deferGapMs(granted.rate)) : granted.deferCursor;
       if (granted.pausedUntil !== undefined) lane.pausedUntil = Math.max(lane.pausedUntil ?? 0, granted.pausedUntil);
+      if (granted.advance > 0) this.bringForward(destinationId, lane, granted.advance);
     } catch (e) {
       // Not lost: the next lease carries it.
       lane.feedback = mergeCounts(lane.feedback, feedback);
       if (pauseUntil !== undefined) lane.reportPause = Math.max(lane.reportPause ?? 0, pauseUntil);
       lane.deferred = addDeferred(lane.deferred, deferred);
+      if (drainedAt !== undefined) lane.drainedAt ??= drainedAt;
       throw e;
     }
+  }
+
+  /**
+   * The controller granted turns that no sender has work for while deliveries wait deferred:
+   * those are brought forward (they then wait their turns here, or wherever their lane pushes
+   * them). A grant that fails, or comes while the last is still under way, is dropped: the
+   * next lease grants again what is still unused.
+   */
+  private bringForward(destinationId: string, lane: Lane, count: number): void {
+    if (!this.advancer || lane.advancing !== undefined || this.closed) return;
+    // Taken before the query: a deferral written after it is reported after it, and keeps the cursor.
+    const lookedAt = this.now();
+    lane.advancing = this.advancer(destinationId, count)
+      .then(
+        ({ drained }) => {
+          if (drained) lane.drainedAt = lookedAt;
+        },
+        (e: unknown) => this.log.warn('bringing deferred deliveries forward failed; a later lease grants their turns again', { destinationId, error: (e as Error).message }),
+      )
+      .finally(() => (lane.advancing = undefined));
   }
 }

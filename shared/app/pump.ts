@@ -46,12 +46,19 @@ export interface PumpReport {
 export async function pumpOnce(deps: PumpDeps): Promise<PumpReport> {
   const now = deps.clock.now();
   const ids = await deps.deliveries.due(now, new Date(now.getTime() - deps.claimTtlMs), deps.batchSize);
+  const report = await claimAndDispatch(deps, ids, now, false);
+  if (report.due > 0) deps.log.debug('retry pump round', { ...report });
+  return report;
+}
+
+/** Claims each delivery (before its time, with `early`, if rate control deferred it) and sends the claimed ones to their lanes. */
+async function claimAndDispatch(deps: PumpDeps, ids: readonly string[], now: Date, early: boolean): Promise<PumpReport> {
   const report: PumpReport = { due: ids.length, sent: 0, skipped: 0, abandoned: 0, queued: 0 };
   await Promise.all(
     ids.map(async (id) => {
       const claimed = await deps.deliveries.update(id, (current) => {
         if (!current) return undefined;
-        const next = transition(current, { type: 'claim', now, claimTtlMs: deps.claimTtlMs });
+        const next = transition(current, { type: 'claim', now, claimTtlMs: deps.claimTtlMs, early });
         return next.ok ? next.state : undefined;
       });
       if (!claimed) {
@@ -62,8 +69,26 @@ export async function pumpOnce(deps: PumpDeps): Promise<PumpReport> {
       report[outcome]++;
     }),
   );
-  if (report.due > 0) deps.log.debug('retry pump round', { ...report });
   return report;
+}
+
+/** What bringing deferred deliveries forward came to: `drained` when fewer were left than asked for. */
+export interface BroughtForward extends PumpReport {
+  drained: boolean;
+}
+
+/**
+ * Rate control's grant (domain/rate-control.ts advanceGrant): up to `count` of the
+ * destination's rate-deferred deliveries, earliest first, claimed now and sent to its lane,
+ * where they wait for the turns that would otherwise go unused. A retry waiting for its time
+ * is never among them. As a pump round, for one destination, before the deliveries' times.
+ */
+export async function bringForward(deps: PumpDeps, destinationId: string, count: number): Promise<BroughtForward> {
+  const now = deps.clock.now();
+  const ids = await deps.deliveries.rateDeferred(destinationId, count);
+  const report = await claimAndDispatch(deps, ids, now, true);
+  deps.log.debug('deferred deliveries brought forward: turns of their destination were going unused', { destinationId, granted: count, ...report });
+  return { ...report, drained: ids.length < count };
 }
 
 async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' | 'abandoned' | 'queued'> {

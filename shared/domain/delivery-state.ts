@@ -11,12 +11,16 @@ import { AttemptHistory, Decision } from './retry-decision';
 /** The part of a DeliveryRecord the state machine reads and writes. */
 export type DeliveryState = Pick<
   DeliveryRecord,
-  'status' | 'attempts' | 'throttled' | 'reason' | 'lastError' | 'availableAt' | 'claimedAt' | 'firstAttemptAt' | 'lastAttemptAt' | 'deliveredAt'
+  'status' | 'attempts' | 'throttled' | 'reason' | 'lastError' | 'availableAt' | 'rateDeferred' | 'claimedAt' | 'firstAttemptAt' | 'lastAttemptAt' | 'deliveredAt'
 >;
 
 export type Transition =
-  /** Take a due PENDING delivery, or one whose IN_FLIGHT claim is older than claimTtlMs. */
-  | { type: 'claim'; now: Date; claimTtlMs: number }
+  /**
+   * Take a due PENDING delivery, or one whose IN_FLIGHT claim is older than claimTtlMs. `early`:
+   * rate control brings a rate-deferred delivery forward (turns of its destination go unused),
+   * before its availableAt — never one waiting for a retry's time.
+   */
+  | { type: 'claim'; now: Date; claimTtlMs: number; early?: boolean }
   /** The claimed attempt, made at `at`, came to `result`, which decide() judged `decision`. */
   | { type: 'attempted'; at: Date; result: AttemptResult; decision: Decision }
   /** The message a claim sent reached `deliver`: the attempt starts, renewing the claim if it is still `claimedAt`. */
@@ -74,8 +78,11 @@ export function transition<S extends DeliveryState>(state: S, t: Transition): Tr
     case 'claim': {
       const now = t.now.toISOString();
       if (state.status === 'PENDING') {
-        if (state.availableAt !== undefined && state.availableAt > now) return fail('not-due', `not due before ${state.availableAt}`);
-        return ok(next(state, { status: 'IN_FLIGHT', claimedAt: now }, []));
+        const mayBeEarly = t.early === true && state.rateDeferred === true;
+        if (state.availableAt !== undefined && state.availableAt > now && !mayBeEarly) {
+          return fail('not-due', `not due before ${state.availableAt}${t.early && !state.rateDeferred ? ' (waiting for a retry, not for a turn of its rate)' : ''}`);
+        }
+        return ok(next(state, { status: 'IN_FLIGHT', claimedAt: now }, ['rateDeferred']));
       }
       if (state.status === 'IN_FLIGHT') {
         const expiresAt = state.claimedAt === undefined ? undefined : new Date(Date.parse(state.claimedAt) + t.claimTtlMs).toISOString();
@@ -90,7 +97,7 @@ export function transition<S extends DeliveryState>(state: S, t: Transition): Tr
       return ok(next(state, { claimedAt: t.now.toISOString() }, []));
     case 'abandon':
       if (state.status === 'DELIVERED' || state.status === 'DEAD') return invalid();
-      return ok(next(state, { status: 'DEAD', reason: t.reason }, ['claimedAt', 'availableAt']));
+      return ok(next(state, { status: 'DEAD', reason: t.reason }, ['claimedAt', 'availableAt', 'rateDeferred']));
     case 'attempted': {
       if (state.status !== 'IN_FLIGHT') return invalid();
       const { decision, result } = t;
@@ -101,14 +108,14 @@ export function transition<S extends DeliveryState>(state: S, t: Transition): Tr
     }
     case 'queue':
       if (state.status !== 'PENDING' && state.status !== 'IN_FLIGHT') return invalid();
-      return ok(next(state, { status: 'QUEUED', reason: t.reason }, ['availableAt', 'claimedAt']));
+      return ok(next(state, { status: 'QUEUED', reason: t.reason }, ['availableAt', 'claimedAt', 'rateDeferred']));
     case 'defer':
       if (state.status !== 'IN_FLIGHT') return invalid();
-      return ok(next(state, { status: 'PENDING', availableAt: t.until.toISOString() }, ['claimedAt']));
+      return ok(next(state, { status: 'PENDING', availableAt: t.until.toISOString(), rateDeferred: true }, ['claimedAt']));
     case 'redeliver':
       if (state.status !== 'QUEUED' && state.status !== 'DEAD') return invalid();
       return ok(
-        next(state, { status: 'PENDING', availableAt: t.now.toISOString(), attempts: 0, throttled: 0 }, ['claimedAt', 'firstAttemptAt', 'reason']),
+        next(state, { status: 'PENDING', availableAt: t.now.toISOString(), attempts: 0, throttled: 0 }, ['claimedAt', 'firstAttemptAt', 'reason', 'rateDeferred']),
       );
   }
 }

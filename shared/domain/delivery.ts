@@ -68,6 +68,12 @@ export interface DeliveryRecord {
   publishedAt?: string;
   lastError?: LastError;
   availableAt?: string;
+  /**
+   * PENDING for a turn of the destination's rate, not for a retry's time: its availableAt is
+   * its place in the destination's queue, and rate control may bring it forward when turns
+   * go unused (the rate rose since it was deferred). Absent on every other record.
+   */
+  rateDeferred?: true;
   claimedAt?: string;
   firstAttemptAt?: string;
   lastAttemptAt?: string;

@@ -168,6 +168,10 @@ export interface RateDoc {
    * they can be sent, whichever process takes them then.
    */
   deferCursor?: number;
+  /** When a lease last reported deferrals (epoch ms): a sender that found none left before this may not reset the cursor. */
+  deferredReportedAt?: number;
+  /** Deliveries brought forward fill the destination's turns up to here (epoch ms): the next are brought for the turns after. */
+  advancedThrough?: number;
 }
 
 export interface RateFeedback {
@@ -186,6 +190,11 @@ export interface LeaseRequest {
   reportedThrough?: number;
   /** Deliveries this sender deferred since its last lease. */
   deferred?: DeferredReport;
+  /**
+   * When this sender, bringing deferred deliveries forward, found fewer than it was granted
+   * (epoch ms): none was left beyond them, so the destination's deferrals start again from now.
+   */
+  drainedAt?: number;
   bounds: RateBounds;
   now: number;
 }
@@ -206,6 +215,11 @@ export interface Lease {
   pausedUntil?: number;
   /** Defer after this (epoch ms), a turn of the rate apart: the destination's deferrals so far are due back until then. */
   deferCursor: number;
+  /**
+   * Deferred deliveries this sender is to bring forward now, earliest first: turns of the next
+   * ADVANCE_AHEAD_MS that no sender has work for, while deferrals wait beyond them.
+   */
+  advance: number;
 }
 
 const secondOf = (ms: number) => Math.floor(ms / 1000);
@@ -414,9 +428,30 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
   const grids = scheduleGrids(current.grids, state.rate, paceFor(state.rate, bounds), holders, holder, now, state.judgedThrough);
   const unjudged: CountsBySecond = {};
   for (const [k, c] of Object.entries(seconds)) if (Number(k) > state.judgedThrough) unjudged[k] = c;
-  const deferCursor = nextDeferCursor(current.deferCursor, request.deferred, state.rate, now);
+  // A sender found no deferral left, and none was reported since it looked: they all came back.
+  const drained = request.drainedAt !== undefined && request.drainedAt >= (current.deferredReportedAt ?? -Infinity);
+  const deferCursor = nextDeferCursor(drained ? undefined : current.deferCursor, request.deferred, state.rate, now);
+  const reported = request.deferred && request.deferred.count > 0 ? now : current.deferredReportedAt;
+  const backlog = Object.values(holders).reduce((n, h) => n + (h.backlog ?? 0), 0);
+  const advance = advanceGrant({
+    deferCursor,
+    advancedThrough: current.advancedThrough,
+    rate: state.rate,
+    backlog,
+    deferring: (request.deferred?.count ?? 0) > 0,
+    now,
+    ...(state.pausedUntil === undefined ? {} : { pausedUntil: state.pausedUntil }),
+  });
   return {
-    doc: { state, seconds: unjudged, holders, grids, deferCursor },
+    doc: {
+      state,
+      seconds: unjudged,
+      holders,
+      grids,
+      deferCursor,
+      ...(reported === undefined ? {} : { deferredReportedAt: reported }),
+      ...(advance.advancedThrough === undefined ? {} : { advancedThrough: advance.advancedThrough }),
+    },
     lease: {
       rate: state.rate,
       grids: grids.slice(gridIndexAt(grids, now)),
@@ -424,8 +459,52 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
       validUntil: now + spanMs + SWITCH_SLACK_MS,
       ...(state.pausedUntil === undefined ? {} : { pausedUntil: state.pausedUntil }),
       deferCursor,
+      advance: advance.count,
     },
   };
+}
+
+/**
+ * How far ahead deferred deliveries are brought forward to fill turns, ms: brought now, they
+ * wait for those turns queued (well inside the 30 s a caller may wait, so none is deferred
+ * again), and a lease or two later the next are brought for the turns after.
+ */
+export const ADVANCE_AHEAD_MS = 5000;
+
+export interface AdvanceInput {
+  /** The destination's deferrals are due back up to here (epoch ms). */
+  deferCursor: number;
+  advancedThrough: number | undefined;
+  rate: number;
+  /** Every sender's backlog at its last lease: deliveries waiting for a turn, or deferred lately. */
+  backlog: number;
+  /** The leasing sender deferred deliveries since its last lease: it has more work than turns. */
+  deferring: boolean;
+  pausedUntil?: number;
+  now: number;
+}
+
+/**
+ * Deferred deliveries come back at the rate they were deferred at: a destination that timed
+ * out for an hour at 20 events/s sits at 1/s, and that hour's events are deferred a second
+ * apart, over some 20 hours. When it answers again, its rate climbs, and without this rule
+ * the backlog would still come back at 1/s while the turns went unused. So each lease grants
+ * the turns of the next ADVANCE_AHEAD_MS that the senders' backlogs do not fill — after those
+ * already granted (`advancedThrough`, so senders leasing one after the other do not bring the
+ * same turns' worth twice) — as long as deferrals wait beyond that window (nearer ones come
+ * back in time on their own). A destination whose senders are busy (a backlog of a window's
+ * turns, or deferrals of their own lately) or paused by Retry-After is granted nothing.
+ */
+export function advanceGrant(input: AdvanceInput): { count: number; advancedThrough?: number } {
+  const { now, rate } = input;
+  const horizon = now + ADVANCE_AHEAD_MS;
+  const kept = input.advancedThrough === undefined ? {} : { advancedThrough: input.advancedThrough };
+  if (input.deferring || (input.pausedUntil ?? 0) > now || input.deferCursor <= horizon) return { count: 0, ...kept };
+  const from = Math.max(now, input.advancedThrough ?? 0);
+  const turns = Math.floor(((horizon - from) * rate) / 1000);
+  const count = Math.max(0, turns - input.backlog);
+  if (count === 0) return { count: 0, ...kept };
+  return { count, advancedThrough: from + deferGapMs(rate) * count };
 }
 
 /**
@@ -451,7 +530,7 @@ export interface DeferredReport {
 }
 
 /** Deferred deliveries come back a turn of the destination's rate apart. */
-const deferGapMs = (rate: number) => 1000 / rate;
+export const deferGapMs = (rate: number) => 1000 / rate;
 
 /**
  * Where a delivery deferred now is told to come back: at its earliest turn (`earliest`, epoch

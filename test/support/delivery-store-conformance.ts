@@ -53,6 +53,17 @@ export function deliveryStoreConformance(name: string, make: () => Promise<Deliv
       expect((await store.nextAvailableAt())?.toISOString()).toBe(at(5));
     });
 
+    test("finds a destination's rate-deferred deliveries, earliest first, and no retry waiting for its time", async () => {
+      await store.put(record('dest-a.late', { availableAt: at(90), rateDeferred: true }));
+      await store.put(record('dest-a.soon', { availableAt: at(20), rateDeferred: true }));
+      await store.put(record('dest-a.retry', { availableAt: at(10), attempts: 1 }));
+      await store.put(record('dest-a.sent', { status: 'IN_FLIGHT', claimedAt: at(5) }));
+      await store.put(record('dest-b.other', { destinationId: 'dest-b', availableAt: at(1), rateDeferred: true }));
+      expect(await store.rateDeferred('dest-a', 10)).toEqual(['dest-a.soon', 'dest-a.late']);
+      expect(await store.rateDeferred('dest-a', 1)).toEqual(['dest-a.soon']);
+      expect(await store.rateDeferred('dest-c', 10)).toEqual([]);
+    });
+
     test('lists a destination’s deliveries by status, a page at a time', async () => {
       for (let i = 0; i < 5; i++) await store.put(record(`dest-a.e${i}`, { status: i % 2 ? 'DEAD' : 'PENDING' }));
       await store.put(record('dest-b.e0', { destinationId: 'dest-b' }));

@@ -258,3 +258,76 @@ test('a destination that hung and answers again climbs back by slow start to its
   stop();
   limiter.close();
 });
+
+/**
+ * A producer of 20 events/s for `produceMs` to a receiver that hangs (every attempt times out
+ * after 5 s) until `hangsUntil` and accepts everything after. Each event asks the limiter for
+ * a turn; a deferred one waits for its time, as its PENDING record waits for the pump — unless
+ * the limiter's advancer brings it forward first, as app/pump.ts bringForward does with the
+ * earliest rate-deferred records. An event whose attempt timed out is done here (its retry
+ * policy owns it).
+ */
+function producerBeforeAndAfterAHang(hangsUntil: number, produceMs: number) {
+  const timeout: AttemptResult = { kind: 'timeout', durationMs: 5000, timeoutMs: 5000 };
+  const waiting: { until: number; wake: () => void }[] = [];
+  const advanced: number[] = [];
+  const advancer = async (_destinationId: string, count: number) => {
+    waiting.sort((a, b) => a.until - b.until);
+    const brought = waiting.splice(0, count);
+    advanced.push(brought.length);
+    brought.forEach((w) => w.wake());
+    return { drained: brought.length < count };
+  };
+  const limiter = new DeliveryLimiter(new MemoryRateLeaseStore(), clock, quiet, 'a', advancer);
+  const delivered: number[] = [];
+  let timedOut = 0;
+  const event = async (): Promise<void> => {
+    for (;;) {
+      const gate = await limiter.acquire('orders', RATE_LIMITS, MAX_WAIT);
+      if (gate.kind === 'defer') {
+        await new Promise<void>((wake) => {
+          const entry = { until: gate.until, wake: () => (clearTimeout(timer), wake()) };
+          const timer = setTimeout(() => {
+            waiting.splice(waiting.indexOf(entry), 1);
+            wake();
+          }, Math.max(0, gate.until - Date.now()));
+          waiting.push(entry);
+        });
+        continue;
+      }
+      const at = new Date();
+      if (at.getTime() < hangsUntil) {
+        await new Promise((r) => setTimeout(r, 5000));
+        timedOut++;
+        limiter.report('orders', timeout, at);
+        return;
+      }
+      delivered.push(at.getTime());
+      limiter.report('orders', ok, at);
+      return;
+    }
+  };
+  const events: Promise<void>[] = [];
+  const producer = setInterval(() => events.push(event().catch((e: unknown) => void expect(e).toBeInstanceOf(LimiterClosedError))), 50);
+  setTimeout(() => clearInterval(producer), produceMs);
+  return { limiter, delivered, advanced, waiting, events, timedOut: () => timedOut };
+}
+
+test("a destination that hung at 20 events/s and answers again gets its deferred backlog at the recovered rate, not at the 1/s it was deferred at", async () => {
+  const start = Date.now();
+  const run = producerBeforeAndAfterAHang(start + 60_000, 60_000);
+  await jest.advanceTimersByTimeAsync(60_000);
+  expect(run.limiter.rateOf('orders')).toBe(RATE_LIMITS.minPerSecond);
+  // Most of the minute's 1200 events wait deferred, a second apart: some 15 minutes of them.
+  expect(run.waiting.length).toBeGreaterThan(900);
+  expect(Math.max(...run.waiting.map((w) => w.until)) - Date.now()).toBeGreaterThan(800_000);
+  await jest.advanceTimersByTimeAsync(150_000);
+  // Every event not spent on a timeout was delivered within 2.5 minutes of the recovery (84 s when
+  // written; at the 1/s they were deferred at, 15 minutes: 283 of the 1200 were done by now).
+  expect(run.delivered.length + run.timedOut()).toBe(1200);
+  expect(run.waiting).toHaveLength(0);
+  // Brought forward in grants of a few seconds of turns, not all at once.
+  expect(Math.max(...run.advanced)).toBeLessThanOrEqual(5 * run.limiter.rateOf('orders')! + 5);
+  run.limiter.close();
+  await Promise.all(run.events);
+});

@@ -1,5 +1,5 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
-import { runPump, PumpDeps } from '../../shared/app/pump';
+import { bringForward, runPump, PumpDeps } from '../../shared/app/pump';
 import { DestinationDirectory } from '../../shared/app/destination-directory';
 import { DeliveryRecord } from '../../shared/domain/delivery';
 import { createLogger } from '../../shared/log';
@@ -89,4 +89,22 @@ test('an unbounded run (local mode) goes on with nothing due until stopped', asy
   await loop.stop();
   expect(await loop.done).toMatchObject({ sent: 1, ended: 'stopped' });
   expect(published).toHaveLength(1);
+});
+
+test("bringing forward claims the destination's rate-deferred deliveries, earliest first, and sends them to its lane before their time", async () => {
+  const { deps, deliveries, published } = await setup();
+  const inAnHour = (s: number) => new Date(Date.now() + 3_600_000 + s * 1000);
+  for (const [id, s] of [['third', 3], ['first', 1], ['second', 2]] as const) await deliveries.put({ ...pending(id, inAnHour(s)), attempts: 0, rateDeferred: true });
+  // A retry waiting for its time, due sooner than all of them: not rate control's to bring.
+  await deliveries.put(pending('retry', new Date(Date.now() + 60_000)));
+  const report = await bringForward(deps, 'orders', 2);
+  expect(report).toMatchObject({ due: 2, sent: 2, drained: false });
+  expect(published.map((p) => p.message.attributes?.['ce-id'])).toEqual(['first', 'second']);
+  expect(published.every((p) => p.topic === 'herald-lane-orders' && p.message.attributes?.['herald-claim'] !== undefined)).toBe(true);
+  expect(await deliveries.get('orders.first')).toMatchObject({ status: 'IN_FLIGHT' });
+  expect(await deliveries.get('orders.first')).not.toHaveProperty('rateDeferred');
+  expect(await deliveries.get('orders.retry')).toMatchObject({ status: 'PENDING', attempts: 1 });
+  // One left of the two asked for: drained, and the retry stays where it is.
+  expect(await bringForward(deps, 'orders', 2)).toMatchObject({ sent: 1, drained: true });
+  expect(await deliveries.get('orders.retry')).toMatchObject({ status: 'PENDING' });
 });

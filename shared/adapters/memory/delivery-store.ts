@@ -41,6 +41,14 @@ export class MemoryDeliveryStore implements DeliveryStore {
     return times[0] === undefined ? undefined : new Date(times[0]);
   }
 
+  async rateDeferred(destinationId: string, limit: number): Promise<string[]> {
+    return [...this.records.values()]
+      .filter((r) => r.destinationId === destinationId && r.status === 'PENDING' && r.rateDeferred === true)
+      .sort((a, b) => (a.availableAt ?? '').localeCompare(b.availableAt ?? ''))
+      .slice(0, limit)
+      .map((r) => r.id);
+  }
+
   async list(destinationId: string, query: { status?: DeliveryStatus; limit: number; cursor?: string }): Promise<DeliveryPage> {
     const matching = [...this.records.values()]
       .filter((r) => r.destinationId === destinationId && (query.status === undefined || r.status === query.status))

@@ -51,6 +51,38 @@ describe('claim', () => {
   });
 });
 
+describe('rate deferrals', () => {
+  const deferred: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: iso(HOURISH), rateDeferred: true };
+
+  it('a claimed delivery deferred for a turn is PENDING, marked as waiting for its rate', () => {
+    expect(expectOk(transition(inFlight, { type: 'defer', until: at(HOURISH) }))).toEqual(deferred);
+  });
+
+  it('rate control may claim it before its time (brought forward), and the claim clears the mark', () => {
+    expect(expectOk(transition(deferred, { type: 'claim', now: at(1000), claimTtlMs: TTL, early: true }))).toEqual({
+      status: 'IN_FLIGHT',
+      attempts: 0,
+      availableAt: iso(HOURISH),
+      claimedAt: iso(1000),
+    });
+    // Not the ordinary pump's claim.
+    expect(transition(deferred, { type: 'claim', now: at(1000), claimTtlMs: TTL })).toMatchObject({ ok: false, error: { code: 'not-due' } });
+  });
+
+  it('never a retry waiting for its time', () => {
+    const retrying: DeliveryState = { status: 'PENDING', attempts: 1, availableAt: iso(5 * MINUTE) };
+    const result = transition(retrying, { type: 'claim', now: at(1000), claimTtlMs: TTL, early: true });
+    expect(result).toMatchObject({ ok: false, error: { code: 'not-due', message: expect.stringContaining('waiting for a retry') } });
+  });
+
+  it('queueing, abandoning or redelivering clears the mark', () => {
+    expect(expectOk(transition(deferred, { type: 'queue', now: T0, reason: 'suspended' }))).not.toHaveProperty('rateDeferred');
+    expect(expectOk(transition(deferred, { type: 'abandon', reason: 'gone' }))).not.toHaveProperty('rateDeferred');
+    const queued = expectOk(transition(deferred, { type: 'queue', now: T0, reason: 'suspended' }));
+    expect(expectOk(transition({ ...queued, rateDeferred: true }, { type: 'redeliver', now: T0 }))).not.toHaveProperty('rateDeferred');
+  });
+});
+
 describe('start and abandon', () => {
   it('starts the attempt its claim sent, renewing the claim', () => {
     expect(expectOk(transition(inFlight, { type: 'start', now: at(500), claimedAt: iso(0) }))).toEqual({ ...inFlight, claimedAt: iso(500) });

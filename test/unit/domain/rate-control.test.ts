@@ -1,4 +1,7 @@
 import {
+  ADVANCE_AHEAD_MS,
+  advanceGrant,
+  AdvanceInput,
   clampRate,
   CountsBySecond,
   Grid,
@@ -324,7 +327,7 @@ describe('leases: one document shared by every sender of a destination', () => {
 
   it('a first lease starts the controller at 10/s on a grid of its own, for a span', () => {
     const { doc, lease: l } = lease(undefined, req('a', T0));
-    expect(l).toEqual({ rate: 10, grids: [{ from: T0, rate: 10, holders: ['a'], weights: [10] }], spanMs: 1200, validUntil: T0 + 1200 + SWITCH_SLACK_MS, deferCursor: T0 });
+    expect(l).toEqual({ rate: 10, grids: [{ from: T0, rate: 10, holders: ['a'], weights: [10] }], spanMs: 1200, validUntil: T0 + 1200 + SWITCH_SLACK_MS, deferCursor: T0, advance: 0 });
     expect(doc.holders).toEqual({ a: { at: T0, until: T0 + 1200, backlog: 100, reportedThrough: T0 - 500 } });
   });
 
@@ -453,5 +456,57 @@ describe('the deferral cursor', () => {
     expect(first.doc.deferCursor).toBe(T0 + 40_000 + 100);
     const second = lease(first.doc, { holder: 'b', now: T0 + 500, backlog: 5, feedback: { seconds: {} }, bounds: B });
     expect(second.lease.deferCursor).toBe(T0 + 40_100);
+  });
+});
+
+describe('bringing deferred deliveries forward when turns go unused', () => {
+  const idle = (extra: Partial<AdvanceInput> = {}): AdvanceInput => ({ deferCursor: T0 + 3_600_000, advancedThrough: undefined, rate: 20, backlog: 0, deferring: false, now: T0, ...extra });
+
+  it(`grants the turns of the next ${ADVANCE_AHEAD_MS} ms while deferrals wait beyond them`, () => {
+    expect(advanceGrant(idle())).toEqual({ count: 100, advancedThrough: T0 + 5000 });
+    // At the minimum rate: 5 turns.
+    expect(advanceGrant(idle({ rate: 1 }))).toEqual({ count: 5, advancedThrough: T0 + 5000 });
+  });
+
+  it('less what the senders already have waiting for a turn', () => {
+    expect(advanceGrant(idle({ backlog: 30 })).count).toBe(70);
+    expect(advanceGrant(idle({ backlog: 100 })).count).toBe(0);
+    expect(advanceGrant(idle({ backlog: 5000 })).count).toBe(0);
+  });
+
+  it('after the turns already granted: senders leasing one after the other do not bring the same turns twice', () => {
+    const first = advanceGrant(idle());
+    const second = advanceGrant(idle({ now: T0 + 1200, advancedThrough: first.advancedThrough }));
+    // Only the 1.2 s of turns that came into the window since.
+    expect(second).toEqual({ count: 24, advancedThrough: T0 + 6200 });
+    // Granted turns are not forgotten when nothing more is granted.
+    expect(advanceGrant(idle({ now: T0 + 100, advancedThrough: T0 + 5000, backlog: 90 }))).toEqual({ count: 0, advancedThrough: T0 + 5000 });
+  });
+
+  it('nothing while the deferrals come back within the window anyway, while paused, or while the sender itself defers', () => {
+    expect(advanceGrant(idle({ deferCursor: T0 + ADVANCE_AHEAD_MS })).count).toBe(0);
+    expect(advanceGrant(idle({ pausedUntil: T0 + 10_000 })).count).toBe(0);
+    expect(advanceGrant(idle({ deferring: true })).count).toBe(0);
+  });
+
+  it('a lease carries the grant, and a sender that found the deferrals drained starts the cursor again from now', () => {
+    const deferred = lease(undefined, { holder: 'a', now: T0, backlog: 400, feedback: { seconds: {} }, deferred: { count: 400, until: T0 + 400_000 }, bounds: B });
+    expect(deferred.lease.advance).toBe(0);
+    // Its queue emptied: a is granted the window's turns at 10/s.
+    const idleNow = lease(deferred.doc, { holder: 'a', now: T0 + 1000, backlog: 0, feedback: { seconds: {} }, bounds: B });
+    expect(idleNow.lease.advance).toBe(50);
+    // b, joining a second later, gets only the turns that came into the window since.
+    const again = lease(idleNow.doc, { holder: 'b', now: T0 + 2000, backlog: 0, feedback: { seconds: {} }, bounds: B });
+    expect(again.lease.advance).toBe(10);
+    expect(again.lease.deferCursor).toBe(T0 + 400_100);
+    const drained = lease(again.doc, { holder: 'b', now: T0 + 3000, backlog: 0, feedback: { seconds: {} }, drainedAt: T0 + 2500, bounds: B });
+    expect(drained.lease.deferCursor).toBe(T0 + 3000);
+    expect(drained.lease.advance).toBe(0);
+  });
+
+  it('a drained report older than a deferral reported since keeps the cursor: that deferral may be out there still', () => {
+    const deferred = lease(undefined, { holder: 'a', now: T0, backlog: 10, feedback: { seconds: {} }, deferred: { count: 10, until: T0 + 60_000 }, bounds: B });
+    const stale = lease(deferred.doc, { holder: 'b', now: T0 + 500, backlog: 0, feedback: { seconds: {} }, drainedAt: T0 - 100, bounds: B });
+    expect(stale.lease.deferCursor).toBe(T0 + 60_100);
   });
 });
