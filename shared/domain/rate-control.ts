@@ -308,8 +308,13 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
     // each doubling to be seen accepted, and a timeout is reported only when its attempt's
     // time is up: it cannot run ahead of them.
     if (heavy && (counts.timedOut ?? 0) * 2 > counts.throttled) {
-      // A destination still timing out at the minimum keeps the ceiling its first cut set.
-      return { ...rest, rate: Math.min(s.rate, rate), phase: 'slow-start', ceiling: clampRate(Math.max(s.ceiling ?? 0, s.rate), bounds), holdUntil: hold };
+      // A destination still timing out at the minimum keeps the ceiling its first cut set. One
+      // cut while still in its first slow start (no 429 yet, so no capacity known: a new
+      // destination hangs at its initial 10/s) gets none: it probes again as a new destination
+      // does (measured: one that hung at 10/s for a minute, then took 37/s, crept from 10 to
+      // 11.5/s in the 90 s after, by 2 % steps, capped by the ceiling of its initial rate).
+      const probing = s.phase === 'slow-start' && s.ceiling === undefined;
+      return { ...rest, rate: Math.min(s.rate, rate), phase: 'slow-start', ...(probing ? {} : { ceiling: clampRate(Math.max(s.ceiling ?? 0, s.rate), bounds) }), holdUntil: hold };
     }
     return { ...rest, rate: Math.min(s.rate, rate), phase: 'avoidance', holdUntil: hold };
   }

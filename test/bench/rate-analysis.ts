@@ -244,3 +244,59 @@ export function analyseRate(input: RateInputs): RateAnalysis {
     },
   };
 }
+
+export interface RecoveryInputs {
+  /** min(C, 100). */
+  target: number;
+  /** When the receiver answered again (epoch ms): the measured run is [t0, t0 + seconds·1000). */
+  t0: number;
+  seconds: number;
+  /** The ids of the events published while the receiver hung. */
+  duringHang: readonly string[];
+  /** What the hanging receiver was sent (only the ids are read: those events were attempted, and timed out). */
+  hangRequests: readonly RequestLog[];
+  /** What the receiver answered after, epoch ms. */
+  requests: readonly RequestLog[];
+}
+
+export interface RecoveryAnalysis {
+  publishedDuringHang: number;
+  /** Of those, attempted while it hung (timed out: their retry policy has them now). */
+  attemptedDuringHang: number;
+  /** The rest: deferred by rate control, waiting for turns when the receiver answered again. */
+  backlog: number;
+  /** Of the backlog, delivered during the run. */
+  backlogDelivered: number;
+  /** Seconds from when the receiver answered until the last of the backlog was delivered; undefined if some never were. */
+  drainedSeconds?: number;
+  /** Seconds the backlog would take at the minimum rate it was deferred at (1/s). */
+  atMinimumRateSeconds: number;
+  /** Delivered/s (backlog and new events) from first reaching 80 % of the target until the backlog drained (or the run ended), ÷ target. */
+  drainingRatio?: number;
+}
+
+/** How the recovery scenario's deferred backlog came back (`npm run bench -- rate --hang`). Pure. */
+export function analyseRecovery(input: RecoveryInputs): RecoveryAnalysis {
+  const { t0, target } = input;
+  const end = t0 + input.seconds * 1000;
+  const attempted = new Set(input.hangRequests.flatMap((r) => (r.id === undefined ? [] : [r.id])));
+  const backlog = input.duringHang.filter((id) => !attempted.has(id));
+  const delivered = input.requests.filter((r) => r.at >= t0 && r.at < end && r.status >= 200 && r.status < 300).sort((a, b) => a.at - b.at);
+  const firstDelivered = new Map<string, number>();
+  for (const r of delivered) if (r.id !== undefined && !firstDelivered.has(r.id)) firstDelivered.set(r.id, r.at);
+  const backlogTimes = backlog.flatMap((id) => (firstDelivered.has(id) ? [firstDelivered.get(id)!] : []));
+  const drainedAt = backlogTimes.length === backlog.length ? Math.max(t0, ...backlogTimes) : undefined;
+  const reachMs = firstReach(delivered.map((r) => r.at), t0, Math.ceil(RATE_TARGETS.reachFraction * target));
+  const from = reachMs === undefined ? undefined : t0 + reachMs;
+  const to = drainedAt ?? end;
+  const drainingRatio = from !== undefined && to - from >= 1000 ? round(delivered.filter((r) => r.at >= from && r.at <= to).length / ((to - from) / 1000) / target, 3) : undefined;
+  return {
+    publishedDuringHang: input.duringHang.length,
+    attemptedDuringHang: input.duringHang.length - backlog.length,
+    backlog: backlog.length,
+    backlogDelivered: backlogTimes.length,
+    ...(drainedAt !== undefined ? { drainedSeconds: round((drainedAt - t0) / 1000, 1) } : {}),
+    atMinimumRateSeconds: backlog.length,
+    ...(drainingRatio !== undefined ? { drainingRatio } : {}),
+  };
+}

@@ -60,6 +60,8 @@ export interface WorkerStatus {
   /** The controller's rate per destination as this worker last leased it. */
   rates: Record<string, number>;
   pump?: { rounds: number; due: number; sent: number };
+  /** Deferred deliveries this worker brought forward (rate control's grants), per destination. */
+  broughtForward: Record<string, number>;
 }
 
 export interface WorkerReport extends Omit<WorkerStatus, 'type'> {

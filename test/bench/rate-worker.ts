@@ -37,6 +37,7 @@ const firstFailures: string[] = [];
 let leaseErrors = 0;
 let consumers: LaneConsumer[] = [];
 const pump = { rounds: 0, due: 0, sent: 0 };
+const broughtForward: Record<string, number> = {};
 const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 let runsPump = false;
 
@@ -99,6 +100,12 @@ function instrument(rt: Runtime): void {
     if (created) recordWrites.push({ doc: record.id, at: now() });
     return created;
   };
+  const rateDeferred = deliveries.rateDeferred.bind(deliveries);
+  deliveries.rateDeferred = async (destinationId, limit) => {
+    const ids = await rateDeferred(destinationId, limit);
+    broughtForward[destinationId] = (broughtForward[destinationId] ?? 0) + ids.length;
+    return ids;
+  };
   const update = deliveries.update.bind(deliveries);
   deliveries.update = async (id, decide) => {
     const written = await update(id, decide);
@@ -113,7 +120,7 @@ function status(rt: Runtime): Omit<WorkerStatus, 'type'> {
     const r = rt.limiter.rateOf(id);
     if (r !== undefined) rates[id] = r;
   }
-  return { worker: WORKER, outcomes: structuredClone(outcomes), inFlight: consumers.reduce((n, c) => n + c.inFlight(), 0), rates, ...(runsPump ? { pump: { ...pump } } : {}) };
+  return { worker: WORKER, outcomes: structuredClone(outcomes), inFlight: consumers.reduce((n, c) => n + c.inFlight(), 0), rates, broughtForward: { ...broughtForward }, ...(runsPump ? { pump: { ...pump } } : {}) };
 }
 
 function consume(rt: Runtime, start: WorkerStart): { stop(): Promise<void> } {

@@ -92,6 +92,17 @@ describe('herald deliveries list', () => {
     expect(h.stdout().split('\n')[1]).toBe('orders.key08  evt-08    com.example.order.created  IN_FLIGHT  1         -           -');
   });
 
+  test('a delivery waiting for a turn of its rate says so beside its time (it may come sooner); a retry does not', async () => {
+    const deps = await stores();
+    await deps.deliveries.put(record(8, 'PENDING', { availableAt: '2025-01-01T05:00:00.000Z', rateDeferred: true }));
+    const h = harness(adminApi(deps));
+    expect(await h.run(['deliveries', 'list', 'orders', '--status', 'pending'])).toBe(0);
+    expect(h.stdout().split('\n').slice(1, 3)).toEqual([
+      'orders.key03  evt-03    com.example.order.created  PENDING  0         -           2025-01-01T00:00:03.000Z',
+      'orders.key08  evt-08    com.example.order.created  PENDING  0         -           2025-01-01T05:00:00.000Z (rate)',
+    ]);
+  });
+
   test('pages: the hint on stderr gives the --cursor of the next page, and following it reaches the end', async () => {
     const h = await cli();
     expect(await h.run(['deliveries', 'list', 'orders', '--limit', '3'])).toBe(0);

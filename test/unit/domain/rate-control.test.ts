@@ -187,6 +187,22 @@ describe('judging one second', () => {
     expect(s.ceiling).toBeUndefined();
   });
 
+  it('a destination that hangs in its first slow start (no capacity known yet) probes again without a ceiling once it answers', () => {
+    const timeouts = (n: number) => ({ sent: n, ok: 0, throttled: n, timedOut: n, limited: 0 });
+    let s = judgeSecond(state({ rate: 10, phase: 'slow-start' }), on(10), S0, timeouts(10), B, T0 + 2000, span);
+    expect(s).toMatchObject({ rate: 1, phase: 'slow-start' });
+    expect(s.ceiling).toBeUndefined();
+    const rates: number[] = [];
+    let second = s.holdUntil! + 1;
+    for (let i = 0; i < 7; i++, second += 5) {
+      s = judgeSecond(s, on(s.rate), second, counts(Math.ceil(s.rate), Math.ceil(s.rate), 0), B, (second + 1) * 1000, span);
+      rates.push(s.rate);
+    }
+    // Doubling past its initial 10/s, to the bound, as a new destination would until its first 429.
+    expect(rates).toEqual([2, 4, 8, 16, 32, 64, 100]);
+    expect(s.phase).toBe('slow-start');
+  });
+
   it('429s end the slow start after timeouts, as any cut by 429s', () => {
     const s = judgeSecond(state({ rate: 8, phase: 'slow-start', ceiling: 20 }), on(8), S0, counts(8, 5), B, T0 + 2000, span);
     expect(s.phase).toBe('avoidance');
