@@ -32,6 +32,8 @@ interface Lane {
   deferred: DeferredReport;
   /** Deferred deliveries being brought forward (one grant at a time). */
   advancing?: Promise<void>;
+  /** Granted while the last grant was still being carried out: brought next. */
+  advanceOwed: number;
   /** When a grant found no deferred delivery left beyond it (epoch ms): reported with the next lease. */
   drainedAt?: number;
   /** Attempts by the second they started in, since the last lease. */
@@ -184,7 +186,7 @@ export class DeliveryLimiter {
   private lane(destinationId: string, bounds: RateBounds): Lane {
     let lane = this.lanes.get(destinationId);
     if (!lane) {
-      lane = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, deferred: { count: 0, until: 0 }, feedback: {}, inFlight: [], deferrals: [] };
+      lane = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, feedback: {}, inFlight: [], deferrals: [] };
       this.lanes.set(destinationId, lane);
     }
     lane.bounds = bounds;
@@ -305,11 +307,15 @@ export class DeliveryLimiter {
   /**
    * The controller granted turns that no sender has work for while deliveries wait deferred:
    * those are brought forward (they then wait their turns here, or wherever their lane pushes
-   * them). A grant that fails, or comes while the last is still under way, is dropped: the
-   * next lease grants again what is still unused.
+   * them), one grant at a time; a grant that comes meanwhile is carried out next. A grant
+   * that fails is dropped: the turns it was for go unused, and later leases grant the next.
    */
   private bringForward(destinationId: string, lane: Lane, count: number): void {
-    if (!this.advancer || lane.advancing !== undefined || this.closed) return;
+    if (!this.advancer || this.closed) return;
+    if (lane.advancing !== undefined) {
+      lane.advanceOwed += count;
+      return;
+    }
     // Taken before the query: a deferral written after it is reported after it, and keeps the cursor.
     const lookedAt = this.now();
     lane.advancing = this.advancer(destinationId, count)
@@ -319,6 +325,12 @@ export class DeliveryLimiter {
         },
         (e: unknown) => this.log.warn('bringing deferred deliveries forward failed; a later lease grants their turns again', { destinationId, error: (e as Error).message }),
       )
-      .finally(() => (lane.advancing = undefined));
+      .finally(() => {
+        lane.advancing = undefined;
+        const owed = lane.advanceOwed;
+        lane.advanceOwed = 0;
+        // Nothing left to bring: what was granted since has nothing to fill it either.
+        if (owed > 0 && lane.drainedAt === undefined) this.bringForward(destinationId, lane, owed);
+      });
   }
 }

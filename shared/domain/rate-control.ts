@@ -138,6 +138,11 @@ export interface RateState {
   era?: { sent: number; throttled: number };
   /** Slow start after a cut by timeouts ends here: the rate before the cut. */
   ceiling?: number;
+  /**
+   * Cut by timeouts and not seen accepting since: the first round trip accepted in full takes
+   * the rate straight to where a new destination starts (INITIAL_RATE, or the ceiling if lower).
+   */
+  resume?: true;
   /** What each judged second of the last CAPACITY_MEMORY_S accepted, by epoch second (a map: Firestore takes no nested arrays): the receiver takes at least their best. */
   recentOk?: Record<string, number>;
 }
@@ -299,7 +304,7 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
     const capacity = Math.max(...Object.values(s.recentOk));
     const rate = clampRate(heavy ? Math.min(s.rate, capacity) * DECREASE : Math.min(s.rate, before) * MILD_DECREASE, bounds);
     // The lower grid starts once every sender has leased again: at most a span and the slack from now.
-    const { era: _old, ceiling: _c, ...rest } = s;
+    const { era: _old, ceiling: _c, resume: _r, ...rest } = s;
     const hold = secondOf(now + spanMs + SWITCH_SLACK_MS) + 1;
     // Cut mostly by timeouts (a receiver that hung, or went away): its capacity was never
     // measured, and once it answers again the rate climbs back by slow start to what it was,
@@ -314,7 +319,8 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
       // does (measured: one that hung at 10/s for a minute, then took 37/s, crept from 10 to
       // 11.5/s in the 90 s after, by 2 % steps, capped by the ceiling of its initial rate).
       const probing = s.phase === 'slow-start' && s.ceiling === undefined;
-      return { ...rest, rate: Math.min(s.rate, rate), phase: 'slow-start', ...(probing ? {} : { ceiling: clampRate(Math.max(s.ceiling ?? 0, s.rate), bounds) }), holdUntil: hold };
+      const ceiling = probing ? {} : { ceiling: clampRate(Math.max(s.ceiling ?? 0, s.rate), bounds) };
+      return { ...rest, rate: Math.min(s.rate, rate), phase: 'slow-start', ...ceiling, resume: true, holdUntil: hold };
     }
     return { ...rest, rate: Math.min(s.rate, rate), phase: 'avoidance', holdUntil: hold };
   }
@@ -329,13 +335,17 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
   // Never far above what was actually accepted: senders that could not keep up have not shown
   // the receiver takes the rate, and would send all of a rate raised blind once they can.
   const proven = counts.ok * (s.phase === 'slow-start' ? 2 : 1 + AHEAD_OF_SENT);
-  const rate = clampRate(Math.max(s.rate, Math.min(raised, Math.max(before, proven))), bounds);
+  // Answering again after a cut by timeouts, a destination is granted at once what a new one
+  // starts at, without proof, as a new one is: doubling from the minimum took about 8 s a
+  // step with three instances (a new grid per step), 30 s to get from 1 back to 8/s.
+  const restart = s.resume ? clampRate(Math.min(INITIAL_RATE, s.ceiling ?? Infinity), bounds) : 0;
+  const rate = clampRate(Math.max(s.rate, restart, Math.min(raised, Math.max(before, proven))), bounds);
   if (s.ceiling !== undefined && rate >= s.ceiling) {
-    const { era: _old, ceiling: _c, ...rest } = s;
+    const { era: _old, ceiling: _c, resume: _r, ...rest } = s;
     return { ...rest, rate, phase: 'avoidance' };
   }
   if (rate === s.rate) return s;
-  const { era: _old, ...rest } = s;
+  const { era: _old, resume: _r, ...rest } = s;
   return { ...rest, rate };
 }
 
@@ -474,7 +484,9 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
  * wait for those turns queued (well inside the 30 s a caller may wait, so none is deferred
  * again), and a lease or two later the next are brought for the turns after.
  */
-export const ADVANCE_AHEAD_MS = 5000;
+export const ADVANCE_AHEAD_MS = 10_000;
+/** At most this many in one grant: each is a claim transaction, and a sender carries a grant out at once. */
+export const MAX_ADVANCE = 250;
 
 export interface AdvanceInput {
   /** The destination's deferrals are due back up to here (epoch ms). */
@@ -507,7 +519,7 @@ export function advanceGrant(input: AdvanceInput): { count: number; advancedThro
   if (input.deferring || (input.pausedUntil ?? 0) > now || input.deferCursor <= horizon) return { count: 0, ...kept };
   const from = Math.max(now, input.advancedThrough ?? 0);
   const turns = Math.floor(((horizon - from) * rate) / 1000);
-  const count = Math.max(0, turns - input.backlog);
+  const count = Math.min(MAX_ADVANCE, Math.max(0, turns - input.backlog));
   if (count === 0) return { count: 0, ...kept };
   return { count, advancedThrough: from + deferGapMs(rate) * count };
 }

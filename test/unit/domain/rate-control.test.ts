@@ -2,6 +2,7 @@ import {
   ADVANCE_AHEAD_MS,
   advanceGrant,
   AdvanceInput,
+  MAX_ADVANCE,
   clampRate,
   CountsBySecond,
   Grid,
@@ -168,23 +169,24 @@ describe('judging one second', () => {
     expect(s.rate).toBeCloseTo(9.5, 10);
   });
 
-  it('a cut made of timeouts is recovered by slow start up to the rate before it, then additive steps', () => {
+  it('a cut made of timeouts is recovered at once to the initial rate, then by slow start up to the rate before it, then additive steps', () => {
     const timeouts = (n: number) => ({ sent: n, ok: 0, throttled: n, timedOut: n, limited: 0 });
     let s = judgeSecond(state({ rate: 40, phase: 'avoidance' }), on(40), S0, timeouts(40), B, T0 + 2000, span);
     expect(s).toMatchObject({ rate: 1, phase: 'slow-start', ceiling: 40 });
     // Still hanging at the minimum: the ceiling the first cut set stays.
     s = judgeSecond({ ...s, holdUntil: S0 + 1 }, on(1), S0 + 5, timeouts(1), B, T0 + 7000, span);
     expect(s).toMatchObject({ rate: 1, phase: 'slow-start', ceiling: 40 });
-    // It answers again: doubling per round trip, to the ceiling, then 2 % steps.
+    // It answers again: where a new destination starts (10/s), doubling per round trip to the ceiling, then 2 % steps.
     const rates: number[] = [];
     let second = s.holdUntil! + 1;
     for (let i = 0; i < 7; i++, second += 5) {
       s = judgeSecond(s, on(s.rate), second, counts(Math.ceil(s.rate), Math.ceil(s.rate), 0), B, (second + 1) * 1000, span);
       rates.push(s.rate);
     }
-    expect(rates).toEqual([2, 4, 8, 16, 32, 40, 40.8]);
+    expect(rates.map((r) => Math.round(r * 1000) / 1000)).toEqual([10, 20, 40, 40.8, 41.616, 42.448, 43.297]);
     expect(s.phase).toBe('avoidance');
     expect(s.ceiling).toBeUndefined();
+    expect(s.resume).toBeUndefined();
   });
 
   it('a destination that hangs in its first slow start (no capacity known yet) probes again without a ceiling once it answers', () => {
@@ -198,9 +200,16 @@ describe('judging one second', () => {
       s = judgeSecond(s, on(s.rate), second, counts(Math.ceil(s.rate), Math.ceil(s.rate), 0), B, (second + 1) * 1000, span);
       rates.push(s.rate);
     }
-    // Doubling past its initial 10/s, to the bound, as a new destination would until its first 429.
-    expect(rates).toEqual([2, 4, 8, 16, 32, 64, 100]);
+    // Its initial 10/s again, then doubling past it to the bound, as a new destination would until its first 429.
+    expect(rates).toEqual([10, 20, 40, 80, 100, 100, 100]);
     expect(s.phase).toBe('slow-start');
+  });
+
+  it('the restart at the initial rate never passes a lower ceiling (a destination that took 4/s before it hung)', () => {
+    const timeouts = (n: number) => ({ sent: n, ok: 0, throttled: n, timedOut: n, limited: 0 });
+    let s = judgeSecond(state({ rate: 4, phase: 'avoidance' }), on(4), S0, timeouts(4), B, T0 + 2000, span);
+    s = judgeSecond(s, on(s.rate), s.holdUntil! + 1, counts(1, 1, 0), B, (s.holdUntil! + 2) * 1000, span);
+    expect(s).toMatchObject({ rate: 4, phase: 'avoidance' });
   });
 
   it('429s end the slow start after timeouts, as any cut by 429s', () => {
@@ -479,14 +488,18 @@ describe('bringing deferred deliveries forward when turns go unused', () => {
   const idle = (extra: Partial<AdvanceInput> = {}): AdvanceInput => ({ deferCursor: T0 + 3_600_000, advancedThrough: undefined, rate: 20, backlog: 0, deferring: false, now: T0, ...extra });
 
   it(`grants the turns of the next ${ADVANCE_AHEAD_MS} ms while deferrals wait beyond them`, () => {
-    expect(advanceGrant(idle())).toEqual({ count: 100, advancedThrough: T0 + 5000 });
-    // At the minimum rate: 5 turns.
-    expect(advanceGrant(idle({ rate: 1 }))).toEqual({ count: 5, advancedThrough: T0 + 5000 });
+    expect(advanceGrant(idle())).toEqual({ count: 200, advancedThrough: T0 + 10_000 });
+    // At the minimum rate: 10 turns.
+    expect(advanceGrant(idle({ rate: 1 }))).toEqual({ count: 10, advancedThrough: T0 + 10_000 });
+  });
+
+  it(`at most ${MAX_ADVANCE} in one grant (each a claim), the window's later turns left to the next leases`, () => {
+    expect(advanceGrant(idle({ rate: 100 }))).toEqual({ count: MAX_ADVANCE, advancedThrough: T0 + MAX_ADVANCE * 10 });
   });
 
   it('less what the senders already have waiting for a turn', () => {
-    expect(advanceGrant(idle({ backlog: 30 })).count).toBe(70);
-    expect(advanceGrant(idle({ backlog: 100 })).count).toBe(0);
+    expect(advanceGrant(idle({ backlog: 30 })).count).toBe(170);
+    expect(advanceGrant(idle({ backlog: 200 })).count).toBe(0);
     expect(advanceGrant(idle({ backlog: 5000 })).count).toBe(0);
   });
 
@@ -494,9 +507,9 @@ describe('bringing deferred deliveries forward when turns go unused', () => {
     const first = advanceGrant(idle());
     const second = advanceGrant(idle({ now: T0 + 1200, advancedThrough: first.advancedThrough }));
     // Only the 1.2 s of turns that came into the window since.
-    expect(second).toEqual({ count: 24, advancedThrough: T0 + 6200 });
+    expect(second).toEqual({ count: 24, advancedThrough: T0 + 11_200 });
     // Granted turns are not forgotten when nothing more is granted.
-    expect(advanceGrant(idle({ now: T0 + 100, advancedThrough: T0 + 5000, backlog: 90 }))).toEqual({ count: 0, advancedThrough: T0 + 5000 });
+    expect(advanceGrant(idle({ now: T0 + 100, advancedThrough: T0 + 10_000, backlog: 190 }))).toEqual({ count: 0, advancedThrough: T0 + 10_000 });
   });
 
   it('nothing while the deferrals come back within the window anyway, while paused, or while the sender itself defers', () => {
@@ -510,7 +523,7 @@ describe('bringing deferred deliveries forward when turns go unused', () => {
     expect(deferred.lease.advance).toBe(0);
     // Its queue emptied: a is granted the window's turns at 10/s.
     const idleNow = lease(deferred.doc, { holder: 'a', now: T0 + 1000, backlog: 0, feedback: { seconds: {} }, bounds: B });
-    expect(idleNow.lease.advance).toBe(50);
+    expect(idleNow.lease.advance).toBe(100);
     // b, joining a second later, gets only the turns that came into the window since.
     const again = lease(idleNow.doc, { holder: 'b', now: T0 + 2000, backlog: 0, feedback: { seconds: {} }, bounds: B });
     expect(again.lease.advance).toBe(10);
