@@ -541,16 +541,26 @@ describe('bringing deferred deliveries forward when turns go unused', () => {
   it('a lease carries the grant, and a sender that found the deferrals drained starts the cursor again from now', () => {
     const deferred = lease(undefined, { holder: 'a', now: T0, backlog: 400, feedback: { seconds: {} }, deferred: { count: 400, until: T0 + 400_000 }, bounds: B });
     expect(deferred.lease.advance).toBe(0);
-    // Its queue emptied: a is granted the window's turns at 10/s.
-    const idleNow = lease(deferred.doc, { holder: 'a', now: T0 + 1000, backlog: 0, unusedTurns: 3, feedback: { seconds: {} }, bounds: B });
+    // Its queue emptied and its turns went unused, but it deferred within the window: nothing yet.
+    const soon = lease(deferred.doc, { holder: 'a', now: T0 + 1000, backlog: 0, unusedTurns: 3, feedback: { seconds: {} }, bounds: B });
+    expect(soon.lease.advance).toBe(0);
+    // A window after the last deferral: a is granted the window's turns at 10/s.
+    const t = T0 + ADVANCE_AHEAD_MS + 1000;
+    const idleNow = lease(soon.doc, { holder: 'a', now: t, backlog: 0, unusedTurns: 3, feedback: { seconds: {} }, bounds: B });
     expect(idleNow.lease.advance).toBe(100);
     // b, joining a second later, gets only the turns that came into the window since.
-    const again = lease(idleNow.doc, { holder: 'b', now: T0 + 2000, backlog: 0, unusedTurns: 5, feedback: { seconds: {} }, bounds: B });
+    const again = lease(idleNow.doc, { holder: 'b', now: t + 1000, backlog: 0, unusedTurns: 5, feedback: { seconds: {} }, bounds: B });
     expect(again.lease.advance).toBe(10);
     expect(again.lease.deferCursor).toBe(T0 + 400_100);
-    const drained = lease(again.doc, { holder: 'b', now: T0 + 3000, backlog: 0, feedback: { seconds: {} }, drainedAt: T0 + 2500, bounds: B });
-    expect(drained.lease.deferCursor).toBe(T0 + 3000);
+    const drained = lease(again.doc, { holder: 'b', now: t + 2000, backlog: 0, feedback: { seconds: {} }, drainedAt: t + 1500, bounds: B });
+    expect(drained.lease.deferCursor).toBe(t + 2000);
     expect(drained.lease.advance).toBe(0);
+  });
+
+  it("nothing to a sender with unused turns while another deferred within the window: that one's share is short, not the destination's turns", () => {
+    const busy = lease(undefined, { holder: 'busy', now: T0, backlog: 10, feedback: { seconds: {} }, deferred: { count: 50, until: T0 + 600_000 }, bounds: B });
+    const idle = lease(busy.doc, { holder: 'idle', now: T0 + 3000, backlog: 0, unusedTurns: 20, feedback: { seconds: {} }, bounds: B });
+    expect(idle.lease.advance).toBe(0);
   });
 
   it('a drained report older than a deferral reported since keeps the cursor: that deferral may be out there still', () => {
