@@ -1,6 +1,6 @@
 import { AttemptResult } from '../domain/delivery';
 import { attemptFeedback } from '../domain/rate-feedback';
-import { ADVANCE_AHEAD_MS, addDeferred, CountsBySecond, DeferredReport, deferGapMs, deferTo, Grid, gridAt, mergeCounts, nextTurn, RateBounds, SecondCounts, turnGapMs, turnsBetween } from '../domain/rate-control';
+import { addDeferred, CountsBySecond, DeferredReport, deferGapMs, deferTo, Grid, gridAt, mergeCounts, nextTurn, RateBounds, SecondCounts, turnGapMs } from '../domain/rate-control';
 import { Clock, Logger, RateLeaseStore } from '../ports';
 
 /** What a caller may do now: send, or defer the delivery (PENDING) to about `until`. */
@@ -36,10 +36,6 @@ interface Lane {
   advanceOwed: number;
   /** When a grant found no deferred delivery left beyond it (epoch ms): reported with the next lease. */
   drainedAt?: number;
-  /** Nothing has waited for a turn since (epoch ms); undefined while callers wait. */
-  idleSince?: number;
-  /** This process's turns that passed with nothing waiting, since the last lease: reported with the next. */
-  unusedTurns: number;
   /** Attempts by the second they started in, since the last lease. */
   feedback: CountsBySecond;
   /** When the attempts not reported yet were let go, oldest first. */
@@ -72,8 +68,9 @@ const DEFER_WINDOW_MS = 3000;
  * Nothing is granted ahead: when a lease lowers the rate, the very next turn is on the new
  * grid (slots handed out in advance would keep going out at the old rate and draw 429s).
  * The other way round, when the rate rises past the work in hand while deliveries wait
- * deferred at the spacing of a lower rate, a lease grants this process the unused turns and
- * it brings that many deferred deliveries forward (the advancer: app/pump.ts bringForward).
+ * deferred at the spacing of a lower rate, a lease grants this process the turns no sender
+ * has work for and it brings that many deferred deliveries forward (the advancer: app/pump.ts
+ * bringForward).
  * Each attempt's outcome is counted under the second it started in and travels with the
  * next lease, so feedback costs no write of its own.
  */
@@ -126,7 +123,6 @@ export class DeliveryLimiter {
     const queued = wait > 0;
     if (this.closed) throw new LimiterClosedError();
     await new Promise<void>((go, stop) => {
-      if (lane.queue.length === 0) this.countIdleTurns(lane, this.now(), undefined);
       lane.queue.push({ go, stop });
       this.drain(destinationId, lane);
     });
@@ -194,7 +190,7 @@ export class DeliveryLimiter {
   private lane(destinationId: string, bounds: RateBounds): Lane {
     let lane = this.lanes.get(destinationId);
     if (!lane) {
-      lane = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, unusedTurns: 0, feedback: {}, inFlight: [], deferrals: [] };
+      lane = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, feedback: {}, inFlight: [], deferrals: [] };
       this.lanes.set(destinationId, lane);
     }
     lane.bounds = bounds;
@@ -222,14 +218,7 @@ export class DeliveryLimiter {
       lane.lastTurnAt = turn;
       lane.inFlight.push(now);
       lane.queue.shift()!.go();
-      if (lane.queue.length === 0) lane.idleSince = turn;
     }
-  }
-
-  /** Adds the turns that passed with nothing waiting, from `idleSince` to `now`; then idle from `next` on (undefined: a caller waits now). */
-  private countIdleTurns(lane: Lane, now: number, next: number | undefined): void {
-    if (lane.idleSince !== undefined && lane.grids !== undefined) lane.unusedTurns += turnsBetween(lane.grids, this.holder, lane.idleSince, Math.min(now, lane.validUntil));
-    lane.idleSince = next;
   }
 
   /**
@@ -252,11 +241,8 @@ export class DeliveryLimiter {
     }
     // Only work waiting for turns keeps the leases going: attempts in flight and their outcomes
     // ride on the next lease that is needed (a slow destination with a couple of attempts
-    // always in flight would otherwise lease every span for nothing). Deferred deliveries
-    // count while they wait beyond the next grant's window: an idle process's leases report
-    // its unused turns and bring them forward, until none is left and the cursor comes back.
-    const deferredWait = this.advancer !== undefined && lane.deferCursor > now + ADVANCE_AHEAD_MS;
-    const waiting = lane.queue.length > 0 || lane.deferrals.some((t) => t > now - DEFER_WINDOW_MS) || deferredWait;
+    // always in flight would otherwise lease every span for nothing).
+    const waiting = lane.queue.length > 0 || lane.deferrals.some((t) => t > now - DEFER_WINDOW_MS);
     if (!waiting) return;
     this.lease(destinationId, lane)
       .then(
@@ -286,9 +272,6 @@ export class DeliveryLimiter {
     const pauseUntil = lane.reportPause;
     const deferred = lane.deferred;
     const drainedAt = lane.drainedAt;
-    if (lane.queue.length === 0) this.countIdleTurns(lane, now, now);
-    const unusedTurns = lane.unusedTurns;
-    lane.unusedTurns = 0;
     lane.feedback = {};
     delete lane.reportPause;
     delete lane.drainedAt;
@@ -300,7 +283,6 @@ export class DeliveryLimiter {
         reportedThrough,
         ...(deferred.count > 0 ? { deferred } : {}),
         ...(drainedAt !== undefined ? { drainedAt } : {}),
-        ...(unusedTurns > 0 ? { unusedTurns } : {}),
         feedback: { seconds: feedback, ...(pauseUntil !== undefined ? { pauseUntil } : {}) },
         bounds: lane.bounds,
         now,
@@ -322,7 +304,6 @@ export class DeliveryLimiter {
       if (pauseUntil !== undefined) lane.reportPause = Math.max(lane.reportPause ?? 0, pauseUntil);
       lane.deferred = addDeferred(lane.deferred, deferred);
       if (drainedAt !== undefined) lane.drainedAt ??= drainedAt;
-      lane.unusedTurns += unusedTurns;
       throw e;
     }
   }

@@ -195,8 +195,6 @@ export interface LeaseRequest {
   reportedThrough?: number;
   /** Deliveries this sender deferred since its last lease. */
   deferred?: DeferredReport;
-  /** This sender's turns since its last lease that passed with nothing waiting for them. */
-  unusedTurns?: number;
   /**
    * When this sender, bringing deferred deliveries forward, found fewer than it was granted
    * (epoch ms): none was left beyond them, so the destination's deferrals start again from now.
@@ -281,27 +279,6 @@ function placeOn(grid: Grid, holder: string): { cycle: number; first: number; mi
 export function turnGapMs(grid: Grid, holder: string): number | undefined {
   const place = placeOn(grid, holder);
   return place && (1000 * place.cycle) / ((grid.pace ?? grid.rate) * place.mine);
-}
-
-/**
- * How many of `holder`'s points on `grids` fall in (from, to] (epoch ms): its turns in that
- * time, whether taken or not.
- */
-export function turnsBetween(grids: readonly Grid[], holder: string, from: number, to: number): number {
-  let turns = 0;
-  for (const [j, g] of grids.entries()) {
-    const place = placeOn(g, holder);
-    const lo = Math.max(from, g.from);
-    const hi = Math.min(to, grids[j + 1]?.from ?? Infinity);
-    if (!place || hi <= lo) continue;
-    const gap = 1000 / (g.pace ?? g.rate);
-    // Points g.from + k·gap, k ≥ 1, in (lo, hi]: this holder's are those `first` to `first + mine` into each cycle.
-    for (let k = Math.max(1, Math.floor((lo - g.from) / gap) + 1); g.from + k * gap <= hi; k++) {
-      const r = k % place.cycle;
-      if (r >= place.first && r < place.first + place.mine) turns++;
-    }
-  }
-  return turns;
 }
 
 /** One second's verdict, given the grids it went out on: the state after it (the second marked judged). */
@@ -476,9 +453,7 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
     advancedThrough: current.advancedThrough,
     rate: state.rate,
     backlog,
-    // This sender deferred since its last lease, or another reported deferrals within the window.
-    deferring: (request.deferred?.count ?? 0) > 0 || (current.deferredReportedAt ?? -Infinity) > now - ADVANCE_AHEAD_MS,
-    unusedTurns: request.unusedTurns ?? 0,
+    deferring: (request.deferred?.count ?? 0) > 0,
     now,
     ...(state.pausedUntil === undefined ? {} : { pausedUntil: state.pausedUntil }),
   });
@@ -520,13 +495,8 @@ export interface AdvanceInput {
   rate: number;
   /** Every sender's backlog at its last lease: deliveries waiting for a turn, or deferred lately. */
   backlog: number;
-  /**
-   * A sender deferred deliveries lately (the leasing one since its last lease, or any within
-   * ADVANCE_AHEAD_MS): somewhere the destination has more work than turns.
-   */
+  /** The leasing sender deferred deliveries since its last lease: it has more work than turns. */
   deferring: boolean;
-  /** The leasing sender's turns since its last lease that passed with nothing waiting for them. */
-  unusedTurns: number;
   pausedUntil?: number;
   now: number;
 }
@@ -539,21 +509,14 @@ export interface AdvanceInput {
  * the turns of the next ADVANCE_AHEAD_MS that the senders' backlogs do not fill — after those
  * already granted (`advancedThrough`, so senders leasing one after the other do not bring the
  * same turns' worth twice) — as long as deferrals wait beyond that window (nearer ones come
- * back in time on their own). Only to a sender whose own turns went unused lately: a sender's
- * backlog is only what it holds, and the work still in Pub/Sub behind it is not counted (a
- * lane with thousands of messages and senders each holding their flow control's worth looks
- * idle by backlog alone; bringing deliveries forward then only adds them behind that lane's
- * backlog, measured: 0.86 of the target at C = 150 instead of 0.94). Nothing while any sender
- * deferred lately: one sender's turns can go unused while another, its share of the grid not
- * yet matched to its backlog, defers (a grant then only brings deliveries forward to be
- * deferred again, to the back of the queue: 3,835 deferrals in a minute at C = 37, 0.66 of
- * the target). Nothing while paused by Retry-After.
+ * back in time on their own). A destination whose senders are busy (a backlog of a window's
+ * turns, or deferrals of their own lately) or paused by Retry-After is granted nothing.
  */
 export function advanceGrant(input: AdvanceInput): { count: number; advancedThrough?: number } {
   const { now, rate } = input;
   const horizon = now + ADVANCE_AHEAD_MS;
   const kept = input.advancedThrough === undefined ? {} : { advancedThrough: input.advancedThrough };
-  if (input.unusedTurns === 0 || input.deferring || (input.pausedUntil ?? 0) > now || input.deferCursor <= horizon) return { count: 0, ...kept };
+  if (input.deferring || (input.pausedUntil ?? 0) > now || input.deferCursor <= horizon) return { count: 0, ...kept };
   const from = Math.max(now, input.advancedThrough ?? 0);
   const turns = Math.floor(((horizon - from) * rate) / 1000);
   const count = Math.min(MAX_ADVANCE, Math.max(0, turns - input.backlog));
