@@ -1,5 +1,6 @@
 import {
   ADVANCE_AHEAD_MS,
+  ADVANCE_RATE_FACTOR,
   advanceGrant,
   AdvanceInput,
   MAX_ADVANCE,
@@ -518,11 +519,20 @@ describe('bringing deferred deliveries forward when turns go unused', () => {
     expect(advanceGrant(idle({ deferring: true })).count).toBe(0);
   });
 
+  it(`nothing until the rate is ${ADVANCE_RATE_FACTOR}× the rate the deferrals were spread at: before, they come back about as fast as they can go`, () => {
+    expect(advanceGrant(idle({ rate: 20, deferredAtRate: 15 })).count).toBe(0);
+    expect(advanceGrant(idle({ rate: 20, deferredAtRate: 13 })).count).toBe(200);
+    expect(advanceGrant(idle({ rate: 20, deferredAtRate: 1 })).count).toBe(200);
+  });
+
   it('a lease carries the grant, and a sender that found the deferrals drained starts the cursor again from now', () => {
     const deferred = lease(undefined, { holder: 'a', now: T0, backlog: 400, feedback: { seconds: {} }, deferred: { count: 400, until: T0 + 400_000 }, bounds: B });
     expect(deferred.lease.advance).toBe(0);
-    // Its queue emptied: a is granted the window's turns at 10/s.
-    const idleNow = lease(deferred.doc, { holder: 'a', now: T0 + 1000, backlog: 0, feedback: { seconds: {} }, bounds: B });
+    expect(deferred.doc.deferredAtRate).toBe(10);
+    // Spread at 10/s and sent at 10/s, they come back as fast as they can go: nothing to bring.
+    expect(lease(deferred.doc, { holder: 'a', now: T0 + 1000, backlog: 0, feedback: { seconds: {} }, bounds: B }).lease.advance).toBe(0);
+    // Had they been spread while the rate was 2/s, its queue emptied: a is granted the window's turns at 10/s.
+    const idleNow = lease({ ...deferred.doc, deferredAtRate: 2 }, { holder: 'a', now: T0 + 1000, backlog: 0, feedback: { seconds: {} }, bounds: B });
     expect(idleNow.lease.advance).toBe(100);
     // b, joining a second later, gets only the turns that came into the window since.
     const again = lease(idleNow.doc, { holder: 'b', now: T0 + 2000, backlog: 0, feedback: { seconds: {} }, bounds: B });
