@@ -175,7 +175,7 @@ export interface RateDoc {
   deferCursor?: number;
   /** When a lease last reported deferrals (epoch ms): a sender that found none left before this may not reset the cursor. */
   deferredReportedAt?: number;
-  /** The rate the latest deferrals were spread at (a turn of it apart): they come back at it. */
+  /** The lowest rate the deferrals still out were spread at (a turn of it apart): they come back no faster. */
   deferredAtRate?: number;
   /** Deliveries brought forward fill the destination's turns up to here (epoch ms): the next are brought for the turns after. */
   advancedThrough?: number;
@@ -450,7 +450,10 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
   const deferCursor = nextDeferCursor(drained ? undefined : current.deferCursor, request.deferred, state.rate, now);
   const reporting = request.deferred !== undefined && request.deferred.count > 0;
   const reported = reporting ? now : current.deferredReportedAt;
-  const deferredAtRate = reporting ? state.rate : current.deferredAtRate;
+  // The lowest rate any deferral still out was spread at: a few deferred at the rate of now
+  // (a burst on a sender whose share lags) do not hide a backlog spread at 1/s before them.
+  const outstanding = !drained && (current.deferCursor ?? 0) > now ? current.deferredAtRate : undefined;
+  const deferredAtRate = reporting ? Math.min(outstanding ?? Infinity, state.rate) : outstanding;
   const backlog = Object.values(holders).reduce((n, h) => n + (h.backlog ?? 0), 0);
   const advance = advanceGrant({
     deferCursor,
@@ -491,7 +494,7 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
  * again), and a lease or two later the next are brought for the turns after.
  */
 export const ADVANCE_AHEAD_MS = 10_000;
-/** Deferrals are brought forward only once the rate is this many times the rate they were spread at. */
+/** Deferrals are brought forward only once the rate is this many times the lowest rate they were spread at. */
 export const ADVANCE_RATE_FACTOR = 1.5;
 /** At most this many in one grant: each is a claim transaction, and a sender carries a grant out at once. */
 export const MAX_ADVANCE = 250;
@@ -505,7 +508,7 @@ export interface AdvanceInput {
   backlog: number;
   /** The leasing sender deferred deliveries since its last lease: it has more work than turns. */
   deferring: boolean;
-  /** The rate the latest deferrals were spread at. */
+  /** The lowest rate the deferrals still out were spread at. */
   deferredAtRate?: number;
   pausedUntil?: number;
   now: number;

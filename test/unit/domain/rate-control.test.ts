@@ -543,6 +543,17 @@ describe('bringing deferred deliveries forward when turns go unused', () => {
     expect(drained.lease.advance).toBe(0);
   });
 
+  it('the deferrals still out are taken to come back at the lowest rate any was spread at; a cursor that came back forgets it', () => {
+    const slow = lease(undefined, { holder: 'a', now: T0, backlog: 30, feedback: { seconds: {} }, deferred: { count: 600, until: T0 + 600_000 }, bounds: { minPerSecond: 1, maxPerSecond: 1 } });
+    expect(slow.doc.deferredAtRate).toBe(1);
+    // A few more deferred once the rate is 10/s: still 1.
+    const more = lease(slow.doc, { holder: 'a', now: T0 + 2000, backlog: 30, feedback: { seconds: {} }, deferred: { count: 3, until: T0 + 600_300 }, bounds: { minPerSecond: 10, maxPerSecond: 10 } });
+    expect(more.doc.deferredAtRate).toBe(1);
+    // Long after the cursor came back, new deferrals at 10/s stand alone.
+    const later = lease(more.doc, { holder: 'a', now: T0 + 700_000, backlog: 30, feedback: { seconds: {} }, deferred: { count: 3, until: T0 + 740_000 }, bounds: { minPerSecond: 10, maxPerSecond: 10 } });
+    expect(later.doc.deferredAtRate).toBe(10);
+  });
+
   it('a drained report older than a deferral reported since keeps the cursor: that deferral may be out there still', () => {
     const deferred = lease(undefined, { holder: 'a', now: T0, backlog: 10, feedback: { seconds: {} }, deferred: { count: 10, until: T0 + 60_000 }, bounds: B });
     const stale = lease(deferred.doc, { holder: 'b', now: T0 + 500, backlog: 0, feedback: { seconds: {} }, drainedAt: T0 - 100, bounds: B });
