@@ -128,14 +128,16 @@ function unusableBecause(destination: Destination | undefined, event: HeraldEven
 async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
   const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), deps.maxRateWaitMs);
   if (gate.kind === 'defer') {
-    const until = new Date(gate.until).toISOString();
-    const record = newRecord(t, publishedAt, { status: 'PENDING', attempts: 0, availableAt: until, rateDeferred: true });
+    // Played in memory as for an attempt: claimed, then deferred (the state machine marks it rate-deferred).
+    const now = deps.clock.now();
+    const claimed = settled(transition({ status: 'PENDING', attempts: 0, availableAt: now.toISOString() }, { type: 'claim', now, claimTtlMs: 0 }));
+    const record = newRecord(t, publishedAt, settled(transition(claimed, { type: 'defer', until: new Date(gate.until) })));
     if (!(await deps.deliveries.create(record))) {
       deps.log.info('duplicate lane message skipped: the delivery is already recorded', t.ids);
       return { kind: 'duplicate', deliveryId: t.id };
     }
-    deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: until });
-    return { kind: 'deferred', deliveryId: t.id, until };
+    deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: record.availableAt });
+    return { kind: 'deferred', deliveryId: t.id, until: record.availableAt! };
   }
   const existing = await deps.deliveries.get(t.id).catch((e: unknown) => {
     deps.limiter.unused(t.destination.id);

@@ -1,6 +1,6 @@
 import { AttemptResult } from '../domain/delivery';
 import { attemptFeedback } from '../domain/rate-feedback';
-import { addDeferred, CountsBySecond, DeferredReport, deferGapMs, deferTo, Grid, gridAt, mergeCounts, nextTurn, RateBounds, SecondCounts, turnGapMs } from '../domain/rate-control';
+import { addDeferred, CountsBySecond, DeferredReport, deferTo, Grid, gridAt, mergeCounts, nextDeferCursor, nextTurn, RateBounds, SecondCounts, turnGapMs } from '../domain/rate-control';
 import { Clock, Logger, RateLeaseStore } from '../ports';
 
 /** What a caller may do now: send, or defer the delivery (PENDING) to about `until`. */
@@ -294,8 +294,8 @@ export class DeliveryLimiter {
       lane.spanMs = granted.spanMs;
       // The destination's cursor counts this process's deferrals reported now, and everyone
       // else's; it starts again from now once they have all come back. Deferrals made while
-      // this lease was under way are not in it yet: the next go after them.
-      lane.deferCursor = lane.deferred.count > 0 ? Math.max(granted.deferCursor, lane.deferred.until + deferGapMs(granted.rate)) : granted.deferCursor;
+      // this lease was under way are not in it yet: moved by them, as the next lease will.
+      lane.deferCursor = nextDeferCursor(granted.deferCursor, lane.deferred, granted.rate, this.now());
       if (granted.pausedUntil !== undefined) lane.pausedUntil = Math.max(lane.pausedUntil ?? 0, granted.pausedUntil);
       if (granted.advance > 0) this.bringForward(destinationId, lane, granted.advance);
     } catch (e) {

@@ -566,7 +566,7 @@ export interface DeferredReport {
 }
 
 /** Deferred deliveries come back a turn of the destination's rate apart. */
-export const deferGapMs = (rate: number) => 1000 / rate;
+const deferGapMs = (rate: number) => 1000 / rate;
 
 /**
  * Where a delivery deferred now is told to come back: at its earliest turn (`earliest`, epoch

@@ -506,12 +506,16 @@ export async function runRateBench(argv: string[], h: BenchHarness): Promise<num
       (options.hangSeconds > 0 ? `; recovery: each receiver first held every request 6 s for ${options.hangSeconds} s (every attempt timed out), then accepted C/s` : ''),
   ];
   const runs = results.flatMap((g) =>
-    g.analyses.map((a) => ({ ...a, outcomes: g.outcomes[destinationOf(a.capacity)] ?? emptyOutcomes(), broughtForward: g.broughtForward[destinationOf(a.capacity)] ?? 0 })),
+    g.analyses.map((a, j) => ({
+      ...a,
+      outcomes: g.outcomes[destinationOf(a.capacity)] ?? emptyOutcomes(),
+      broughtForward: g.broughtForward[destinationOf(a.capacity)] ?? 0,
+      ...(g.recoveries?.[j] ? { recovery: g.recoveries[j] } : {}),
+    })),
   );
-  const recoveries = results.flatMap((g) => g.recoveries ?? []);
-  for (const [i, r] of runs.entries()) out.push(formatRun(r, r.outcomes, r.broughtForward, options, recoveries[i]));
-  const summary = runs.map((r, i) => {
-    const recovery = recoveries[i];
+  for (const r of runs) out.push(formatRun(r, r.outcomes, r.broughtForward, options, r.recovery));
+  const summary = runs.map((r) => {
+    const { recovery } = r;
     const ratio = recovery ? recoveryMet(recovery) : r.targets.steady.met;
     return [
       `C=${r.capacity}`,
@@ -545,7 +549,7 @@ export async function runRateBench(argv: string[], h: BenchHarness): Promise<num
     bench: 'rate',
     emulators: { reused: !own, pubsub: emulators.pubsubHost, firestore: emulators.firestoreHost },
     settings: { ...options, policy: POLICY, timeScale: 1, receiver: 'sliding 1 s window' },
-    runs: runs.map(({ perSecond, ...r }, i) => ({ ...r, ...(recoveries[i] ? { recovery: recoveries[i] } : {}), perSecond })),
+    runs: runs.map(({ perSecond, ...r }) => ({ ...r, perSecond })),
     workers: results.map((g) => ({ cpuPercent: g.workerCpuPercent, loopDelayMs: g.workerLoopDelayMs, pump: g.pump, benchLoopDelayMs: g.benchLoopDelayMs, problems: g.problems })),
     runSeconds,
   };

@@ -125,7 +125,9 @@ test('a delivery whose turn under the rate is further off than it may wait is de
   expect(deferred).toMatchObject({ kind: 'deferred', deliveryId: deliveryId('audit', eventKey(second.attributes)) });
   expect(h.topics.published).toHaveLength(1);
   const record = await h.deliveries.get(deliveryId('audit', eventKey(second.attributes)));
-  expect(record).toMatchObject({ status: 'PENDING', attempts: 0 });
+  // Marked as waiting for its rate, so rate control may bring it forward; no claim left on it.
+  expect(record).toMatchObject({ status: 'PENDING', attempts: 0, rateDeferred: true });
+  expect(record).not.toHaveProperty('claimedAt');
   // Not a failure: no attempt, nothing counted; it comes back when its turn would have come.
   expect(Date.parse(record!.availableAt!)).toBeGreaterThan(started + 1_500);
   expect(record!.lastError).toBeUndefined();
