@@ -118,15 +118,23 @@ function unusableBecause(destination: Destination | undefined, event: HeraldEven
 /**
  * The first attempt costs one read and one write: no claim is written before it. The
  * duplicate window this leaves: a redelivery of the lane message that arrives while this
- * attempt is still running (at most the attempt timeout) is attempted again. Any later
- * redelivery finds the record and is skipped.
+ * attempt waits for its turn or runs (at most the caller's wait and the attempt timeout,
+ * both inside the lane's ack deadline) is attempted again. Any later redelivery finds the
+ * record and is skipped.
  *
  * A deferral costs the write alone: the record is created only if there is none, which is
  * the duplicate check (a throttled destination's whole backlog passes through here, one
  * deferral per event, so the read it saves is half of what the backlog costs).
  */
 async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
-  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), deps.maxRateWaitMs);
+  // The duplicate check is made only by a caller not deferred, before its turn (DeliveryLimiter: BeforeTurn).
+  const found: { record?: DeliveryRecord } = {};
+  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), deps.maxRateWaitMs, {
+    beforeTurn: async () => {
+      found.record = await deps.deliveries.get(t.id);
+      return found.record === undefined;
+    },
+  });
   if (gate.kind === 'defer') {
     // Played in memory as for an attempt: claimed, then deferred (the state machine marks it rate-deferred).
     const now = deps.clock.now();
@@ -139,14 +147,8 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
     deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: record.availableAt });
     return { kind: 'deferred', deliveryId: t.id, until: record.availableAt! };
   }
-  const existing = await deps.deliveries.get(t.id).catch((e: unknown) => {
-    deps.limiter.unused(t.destination.id);
-    throw e;
-  });
-  if (existing) {
-    // The turn goes unused: a redelivered lane message is rare, and checking before the turn
-    // would cost every deferral a read.
-    deps.limiter.unused(t.destination.id);
+  if (gate.kind === 'skip') {
+    const existing = found.record!;
     // DELIVERED, DEAD or QUEUED: settled. PENDING or IN_FLIGHT: the retry engine owns it.
     deps.log.info(`duplicate lane message skipped: the delivery is ${existing.status}`, { ...t.ids, status: existing.status });
     return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
@@ -188,7 +190,7 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
     deps.log.info(`claimed lane message skipped: ${refused ?? 'claim lost'}`, { ...t.ids, claim });
     return { kind: 'duplicate', deliveryId: t.id };
   }
-  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), deps.maxRateWaitMs);
+  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), deps.maxRateWaitMs, { returning: started.rateDeferred === true });
   if (gate.kind === 'defer') {
     const deferred = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'defer', until: new Date(gate.until) });
     if (!deferred) return { kind: 'duplicate', deliveryId: t.id };

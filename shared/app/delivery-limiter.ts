@@ -3,8 +3,42 @@ import { attemptFeedback } from '../domain/rate-feedback';
 import { addDeferred, CountsBySecond, DeferredReport, deferTo, Grid, gridAt, mergeCounts, nextDeferCursor, nextTurn, RateBounds, SecondCounts, turnGapMs } from '../domain/rate-control';
 import { Clock, Logger, RateLeaseStore } from '../ports';
 
-/** What a caller may do now: send, or defer the delivery (PENDING) to about `until`. */
-export type Gate = { kind: 'send' } | { kind: 'defer'; until: number };
+/**
+ * What a caller may do now: send, or defer the delivery (PENDING) to about `until`; or, its
+ * work before the turn found nothing to send, leave without one.
+ */
+export type Gate = { kind: 'send' } | { kind: 'defer'; until: number } | { kind: 'skip' };
+
+/**
+ * What a caller that is not deferred does before its turn (a read that may show the delivery
+ * is done already), in its place in the queue: resolves whether it still needs the turn.
+ * Done before the turn, not after it: a send that waits on a read after its turn goes out
+ * whenever the read comes back, and reads that come back together (a stall in the store or
+ * the process) put a second's sends past the rate (107 in one second at 100/s, measured).
+ */
+export type BeforeTurn = () => Promise<boolean>;
+
+export interface AcquireOptions {
+  beforeTurn?: BeforeTurn;
+  /**
+   * The delivery comes back from a deferral for a turn (`rateDeferred`). Deferred again, it
+   * goes near its turn, not behind the destination's deferrals: several senders that defer
+   * between two leases each place theirs from the cursor they last leased, so some come back
+   * faster than the turns, and the cursor has already moved past all of them. Put behind it
+   * again, they would leave the slots kept for them empty (measured at C = 10: two workers
+   * deferred 1,445 deliveries in the first seconds, due back within 72 s; the cursor moved
+   * 145 s, the 345 deferred again were due after 170 s, and nothing was due between 100 and
+   * 170 s; in another run the destination sat idle from the 65th second).
+   */
+  returning?: boolean;
+}
+
+interface Waiter {
+  /** Its work before the turn is done: it may take one. */
+  ready: boolean;
+  go: () => void;
+  stop: (e: Error) => void;
+}
 
 /**
  * Brings up to `count` of a destination's deferred deliveries forward, onto its lane (app/pump.ts
@@ -22,12 +56,16 @@ interface Lane {
   spanMs: number;
   leasedAt?: number;
   leasing?: Promise<void>;
-  /** Callers waiting for their turn to send, first come first served. */
-  queue: { go: () => void; stop: (e: Error) => void }[];
+  /** Callers waiting for their turn to send, first come first served (a turn goes to the first that is ready). */
+  queue: Waiter[];
   /** The grid time of the last turn taken (epoch ms). */
   lastTurnAt?: number;
   /** Where the next deferred delivery is told to come back: after the destination's deferrals so far (the lease says), a turn of the rate apart. */
   deferCursor: number;
+  /** Where the next delivery deferred again (AcquireOptions.returning) is told to come back: this process's turns apart. */
+  againCursor: number;
+  /** Deliveries deferred again since the last lease: reported with the next (they keep no place behind the cursor). */
+  deferredAgain: number;
   /** Deferred since the last lease: reported with the next. */
   deferred: DeferredReport;
   /** Deferred deliveries being brought forward (one grant at a time). */
@@ -100,8 +138,13 @@ export class DeliveryLimiter {
     private readonly advancer?: Advancer,
   ) {}
 
-  /** Resolves when this process may send to the destination, or at once with a defer. */
-  async acquire(destinationId: string, bounds: RateBounds, maxWaitMs: number): Promise<Gate> {
+  /**
+   * Resolves when this process may send to the destination, or at once with a defer. A caller
+   * with work to do before its turn (`beforeTurn`) keeps its place meanwhile: a turn that
+   * comes first goes to the next caller that is ready.
+   */
+  async acquire(destinationId: string, bounds: RateBounds, maxWaitMs: number, options: AcquireOptions = {}): Promise<Gate> {
+    const { beforeTurn } = options;
     const lane = this.lane(destinationId, bounds);
     if (lane.grids === undefined) await this.lease(destinationId, lane);
     this.renew(destinationId, lane);
@@ -115,6 +158,12 @@ export class DeliveryLimiter {
     if (wait > maxWaitMs) {
       this.countLimited(lane, t);
       lane.deferrals.push(t);
+      if (options.returning === true) {
+        const again = deferTo(lane.againCursor, t + wait, 1000 / gap);
+        lane.againCursor = again.cursor;
+        lane.deferredAgain++;
+        return { kind: 'defer', until: again.until };
+      }
       const { until, cursor } = deferTo(lane.deferCursor, t + wait, lane.rate ?? lane.bounds.minPerSecond);
       lane.deferCursor = cursor;
       lane.deferred = addDeferred(lane.deferred, { count: 1, until });
@@ -122,10 +171,26 @@ export class DeliveryLimiter {
     }
     const queued = wait > 0;
     if (this.closed) throw new LimiterClosedError();
-    await new Promise<void>((go, stop) => {
-      lane.queue.push({ go, stop });
-      this.drain(destinationId, lane);
+    let waiter!: Waiter;
+    const myTurn = new Promise<void>((go, stop) => {
+      waiter = { ready: beforeTurn === undefined, go, stop };
+      lane.queue.push(waiter);
     });
+    // Closing fails the waiter while its work may still run: awaited below.
+    myTurn.catch(() => undefined);
+    if (beforeTurn !== undefined) {
+      const wanted = await beforeTurn().catch((e: unknown) => {
+        this.leave(lane, waiter);
+        throw e;
+      });
+      if (!wanted) {
+        this.leave(lane, waiter);
+        return { kind: 'skip' };
+      }
+      waiter.ready = true;
+    }
+    this.drain(destinationId, lane);
+    await myTurn;
     if (queued) this.countLimited(lane, this.now());
     return { kind: 'send' };
   }
@@ -148,9 +213,10 @@ export class DeliveryLimiter {
     }
   }
 
-  /** A turn let go was not used (the delivery turned out to be a duplicate): nothing to report for it. */
-  unused(destinationId: string): void {
-    this.lanes.get(destinationId)?.inFlight.shift();
+  /** A waiter gives up its place before its turn. */
+  private leave(lane: Lane, waiter: Waiter): void {
+    const at = lane.queue.indexOf(waiter);
+    if (at >= 0) lane.queue.splice(at, 1);
   }
 
   /**
@@ -190,17 +256,20 @@ export class DeliveryLimiter {
   private lane(destinationId: string, bounds: RateBounds): Lane {
     let lane = this.lanes.get(destinationId);
     if (!lane) {
-      lane = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, feedback: {}, inFlight: [], deferrals: [] };
+      lane = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, againCursor: 0, deferredAgain: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, feedback: {}, inFlight: [], deferrals: [] };
       this.lanes.set(destinationId, lane);
     }
     lane.bounds = bounds;
     return lane;
   }
 
-  /** Hands out this process's turns, one caller each, none inside a pause. */
+  /**
+   * Hands out this process's turns, one caller each (the first ready), none inside a pause.
+   * With no caller ready, turns pass unused: the next to be ready drains again.
+   */
   private drain(destinationId: string, lane: Lane): void {
     if (this.closed || lane.timer !== undefined || lane.grids === undefined) return;
-    while (lane.queue.length > 0) {
+    while (lane.queue.some((w) => w.ready)) {
       const now = this.now();
       const pause = lane.pausedUntil ?? 0;
       const turn = nextTurn(lane.grids, this.holder, lane.lastTurnAt, Math.max(now, pause));
@@ -217,7 +286,8 @@ export class DeliveryLimiter {
       }
       lane.lastTurnAt = turn;
       lane.inFlight.push(now);
-      lane.queue.shift()!.go();
+      const first = lane.queue.findIndex((w) => w.ready);
+      lane.queue.splice(first, 1)[0]!.go();
     }
   }
 
@@ -272,6 +342,8 @@ export class DeliveryLimiter {
     const pauseUntil = lane.reportPause;
     const deferred = lane.deferred;
     const drainedAt = lane.drainedAt;
+    const deferredAgain = lane.deferredAgain;
+    lane.deferredAgain = 0;
     lane.feedback = {};
     delete lane.reportPause;
     delete lane.drainedAt;
@@ -282,6 +354,7 @@ export class DeliveryLimiter {
         backlog,
         reportedThrough,
         ...(deferred.count > 0 ? { deferred } : {}),
+        ...(deferredAgain > 0 ? { deferredAgain } : {}),
         ...(drainedAt !== undefined ? { drainedAt } : {}),
         feedback: { seconds: feedback, ...(pauseUntil !== undefined ? { pauseUntil } : {}) },
         bounds: lane.bounds,
@@ -303,6 +376,7 @@ export class DeliveryLimiter {
       lane.feedback = mergeCounts(lane.feedback, feedback);
       if (pauseUntil !== undefined) lane.reportPause = Math.max(lane.reportPause ?? 0, pauseUntil);
       lane.deferred = addDeferred(lane.deferred, deferred);
+      lane.deferredAgain += deferredAgain;
       if (drainedAt !== undefined) lane.drainedAt ??= drainedAt;
       throw e;
     }

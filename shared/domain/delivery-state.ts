@@ -82,7 +82,8 @@ export function transition<S extends DeliveryState>(state: S, t: Transition): Tr
         if (state.availableAt !== undefined && state.availableAt > now && !mayBeEarly) {
           return fail('not-due', `not due before ${state.availableAt}${t.early && !state.rateDeferred ? ' (waiting for a retry, not for a turn of its rate)' : ''}`);
         }
-        return ok(next(state, { status: 'IN_FLIGHT', claimedAt: now }, ['rateDeferred']));
+        // A rate-deferred delivery stays marked while claimed: deferred again, it goes near its turn, not to the back.
+        return ok(next(state, { status: 'IN_FLIGHT', claimedAt: now }, []));
       }
       if (state.status === 'IN_FLIGHT') {
         const expiresAt = state.claimedAt === undefined ? undefined : new Date(Date.parse(state.claimedAt) + t.claimTtlMs).toISOString();
@@ -104,7 +105,7 @@ export function transition<S extends DeliveryState>(state: S, t: Transition): Tr
       if ((decision.kind === 'delivered') !== isSuccess(result)) {
         return fail('inconsistent-decision', `decision ${decision.kind} does not fit the result (${result.kind === 'response' ? `HTTP ${result.status}` : result.kind})`);
       }
-      return ok(settle(state, t));
+      return ok(settle(next(state, {}, ['rateDeferred']), t));
     }
     case 'queue':
       if (state.status !== 'PENDING' && state.status !== 'IN_FLIGHT') return invalid();

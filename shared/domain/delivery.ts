@@ -71,7 +71,9 @@ export interface DeliveryRecord {
   /**
    * PENDING for a turn of the destination's rate, not for a retry's time: its availableAt is
    * its place in the destination's queue, and rate control may bring it forward when turns
-   * go unused (the rate rose since it was deferred). Absent on every other record.
+   * go unused (the rate rose since it was deferred). Kept while it is claimed (IN_FLIGHT)
+   * until it is attempted: deferred again then, it is put back near its turn, not behind the
+   * destination's other deferrals. Absent on every other record.
    */
   rateDeferred?: true;
   claimedAt?: string;

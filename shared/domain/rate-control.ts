@@ -195,8 +195,10 @@ export interface LeaseRequest {
   feedback: RateFeedback;
   /** Every attempt this sender started before this (epoch ms) is in this report or an earlier one; default: now less the report slack. */
   reportedThrough?: number;
-  /** Deliveries this sender deferred since its last lease. */
+  /** Deliveries this sender deferred since its last lease (each keeps a place behind the cursor). */
   deferred?: DeferredReport;
+  /** Deliveries this sender deferred again since its last lease, back from a deferral: near their turn, behind no cursor. */
+  deferredAgain?: number;
   /**
    * When this sender, bringing deferred deliveries forward, found fewer than it was granted
    * (epoch ms): none was left beyond them, so the destination's deferrals start again from now.
@@ -448,7 +450,7 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
   // A sender found no deferral left, and none was reported since it looked: they all came back.
   const drained = request.drainedAt !== undefined && request.drainedAt >= (current.deferredReportedAt ?? -Infinity);
   const deferCursor = nextDeferCursor(drained ? undefined : current.deferCursor, request.deferred, state.rate, now);
-  const reporting = request.deferred !== undefined && request.deferred.count > 0;
+  const reporting = (request.deferred?.count ?? 0) > 0 || (request.deferredAgain ?? 0) > 0;
   const reported = reporting ? now : current.deferredReportedAt;
   // The lowest rate any deferral still out was spread at: a few deferred at the rate of now
   // (a burst on a sender whose share lags) do not hide a backlog spread at 1/s before them.
@@ -460,7 +462,7 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
     advancedThrough: current.advancedThrough,
     rate: state.rate,
     backlog,
-    deferring: (request.deferred?.count ?? 0) > 0,
+    deferring: reporting,
     ...(deferredAtRate === undefined ? {} : { deferredAtRate }),
     now,
     ...(state.pausedUntil === undefined ? {} : { pausedUntil: state.pausedUntil }),

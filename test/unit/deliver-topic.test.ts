@@ -147,12 +147,45 @@ describe('first attempts and rate control', () => {
     expect(h.topics.published).toHaveLength(0);
   });
 
-  it('a duplicate found after a turn was granted sends nothing and hands the turn back', async () => {
-    const h = await setup('ok');
+  it('a delivery back from a deferral (claimed by the pump) and deferred again comes back near its turn, not behind the fresh deferrals', async () => {
+    const h = await setup('ok', { rate: { min: 1, max: 1 } }, 0);
+    const lane = { [LANE_ATTRIBUTES.destination]: 'audit', [LANE_ATTRIBUTES.publishedAt]: new Date().toISOString() };
+    const fresh = [];
+    for (let i = 2; i <= 21; i++) {
+      const event: HeraldEvent = { ...EVENT, attributes: { ...EVENT.attributes, id: `e${i}` } };
+      fresh.push(await deliverFromLane(h.deps, { ...h.push, messageId: `m${i}`, message: toPubSubMessage(event, lane) }));
+    }
+    // 20 deferred a second apart (1/s): the last about 20 s out.
+    const last = Math.max(...fresh.map((o) => (o.kind === 'deferred' ? Date.parse(o.until) : NaN)));
+    expect(last - Date.now()).toBeGreaterThan(18_000);
+    // e1 was deferred before and is due: the pump claimed it and sent it to the lane.
+    const claimedAt = new Date().toISOString();
+    await h.deliveries.put({ id: ID, destinationId: 'audit', eventId: 'e1', eventSource: '/shop', eventType: EVENT.attributes.type, status: 'IN_FLIGHT', attempts: 0, availableAt: claimedAt, claimedAt, rateDeferred: true, event: EVENT });
+    const again = await deliverFromLane(h.deps, { ...h.push, message: toPubSubMessage(EVENT, { ...lane, [LANE_ATTRIBUTES.claim]: claimedAt }) });
+    expect(again).toMatchObject({ kind: 'deferred', deliveryId: ID });
+    const until = Date.parse((again as { until: string }).until);
+    expect(until - Date.now()).toBeLessThan(3_000);
+    expect(await h.deliveries.get(ID)).toMatchObject({ status: 'PENDING', rateDeferred: true });
+  });
+
+  it('a duplicate is found before its turn: it sends nothing and takes no turn from the deliveries behind it', async () => {
+    // At 1/s: a turn taken by the duplicate would put the next delivery a second later.
+    const h = await setup('ok', { rate: { min: 1, max: 1 } });
     expect(await deliverFromLane(h.deps, h.push)).toMatchObject({ kind: 'attempted', status: 'DELIVERED' });
-    const unused = jest.spyOn(h.deps.limiter, 'unused');
-    expect(await deliverFromLane(h.deps, h.push)).toEqual({ kind: 'duplicate', deliveryId: ID, status: 'DELIVERED' });
-    expect(h.topics.published).toHaveLength(1);
-    expect(unused).toHaveBeenCalledWith('audit');
+    const firstAt = Date.now();
+    const other: HeraldEvent = { ...EVENT, attributes: { ...EVENT.attributes, id: 'e2' } };
+    const lane = { [LANE_ATTRIBUTES.destination]: 'audit', [LANE_ATTRIBUTES.publishedAt]: new Date().toISOString() };
+    const push2 = { ...h.push, messageId: 'm2', message: toPubSubMessage(other, lane) };
+    const done: number[] = [];
+    const [duplicate, next] = await Promise.all([
+      deliverFromLane(h.deps, h.push).finally(() => done.push(Date.now())),
+      deliverFromLane(h.deps, push2).finally(() => done.push(Date.now())),
+    ]);
+    expect(duplicate).toEqual({ kind: 'duplicate', deliveryId: ID, status: 'DELIVERED' });
+    expect(next).toMatchObject({ kind: 'attempted', status: 'DELIVERED' });
+    expect(h.topics.published).toHaveLength(2);
+    // The duplicate left at once; the other took the next turn, about a second after the first.
+    expect(done[0]! - firstAt).toBeLessThan(300);
+    expect(done[1]! - firstAt).toBeLessThan(1_600);
   });
 });

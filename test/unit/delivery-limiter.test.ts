@@ -96,6 +96,57 @@ test('a caller whose turn is further off than it may wait is told to defer, and 
   expect(untils[2]! - untils[1]!).toBe(500);
 });
 
+test('a delivery back from a deferral and deferred again goes near its turn, not behind the deferrals, and keeps no place there', async () => {
+  const store = new MemoryRateLeaseStore();
+  const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
+  const bounds = { minPerSecond: 2, maxPerSecond: 2 };
+  const waiting = Array.from({ length: 40 }, () => limiter.acquire('orders', bounds, 10_000));
+  await jest.advanceTimersByTimeAsync(1);
+  const untilOf = (g: Gate) => (g.kind === 'defer' ? g.until : NaN);
+  const fresh: number[] = [];
+  for (let i = 0; i < 100; i++) fresh.push(untilOf(await limiter.acquire('orders', bounds, 10_000)));
+  const again = [untilOf(await limiter.acquire('orders', bounds, 10_000, { returning: true })), untilOf(await limiter.acquire('orders', bounds, 10_000, { returning: true }))];
+  const next = untilOf(await limiter.acquire('orders', bounds, 10_000));
+  const now = Date.now();
+  // The 100 deferred first stretch 50 s past the queue's 10 s; the two deferred again come back after the queue.
+  expect(fresh[99]! - now).toBeGreaterThan(55_000);
+  expect(again[0]! - now).toBeGreaterThan(10_000);
+  expect(again[0]! - now).toBeLessThan(12_000);
+  // This process's turns apart (it holds all of them: 2/s, 3 % slower at the bound).
+  expect(again[1]! - again[0]!).toBeCloseTo(1000 / (2 * 0.97), 0);
+  // The next fresh deferral comes a turn after the last fresh one: the two took no place behind it.
+  expect(next - fresh[99]!).toBe(500);
+  limiter.close();
+  await Promise.allSettled(waiting);
+});
+
+test('three processes that defer a burst from the same cursor keep the destination busy until the work is done: what comes back too fast is deferred again near its turn', async () => {
+  const store = new MemoryRateLeaseStore();
+  const bounds = { minPerSecond: 10, maxPerSecond: 10 };
+  const limiters = ['a', 'b', 'c'].map((h) => new DeliveryLimiter(store, clock, quiet, h));
+  const sends: number[] = [];
+  let next = 0;
+  // The retry pump brings a deferred delivery back at its time, through the lane, to any process.
+  const deliver = async (limiter: DeliveryLimiter, returning: boolean): Promise<void> => {
+    const gate = await limiter.acquire('orders', bounds, MAX_WAIT, { returning });
+    if (gate.kind === 'defer') {
+      setTimeout(() => void deliver(limiters[next++ % 3]!, true), gate.until - Date.now());
+      return;
+    }
+    sends.push(Date.now());
+    limiter.report('orders', ok, new Date());
+  };
+  const start = Date.now();
+  // Each takes 400 at once (a lane's backlog, pulled 400 at a time): about 100 wait, 300 are deferred before any lease reports them.
+  for (const limiter of limiters) for (let i = 0; i < 400; i++) void deliver(limiter, false);
+  await jest.advanceTimersByTimeAsync(160_000);
+  limiters.forEach((l) => l.close());
+  // 1,200 at 9.7/s (the bound's headroom) take about 124 s: every 10 s until then is busy.
+  const busy = Array.from({ length: 11 }, (_, i) => sends.filter((t) => t >= start + 5000 + i * 10_000 && t < start + 15_000 + i * 10_000).length);
+  expect(Math.min(...busy)).toBeGreaterThanOrEqual(85);
+  expect(sends.length).toBe(1200);
+});
+
 test("a process that joins a busy destination defers at the destination's rate, after the deferrals of the others, not at its own small share", async () => {
   const store = new MemoryRateLeaseStore();
   const bounds = { minPerSecond: 10, maxPerSecond: 10 };
@@ -185,6 +236,66 @@ test('closing fails the callers still waiting for a turn and leaves no timer beh
   expect(settled.filter((r) => r.status === 'rejected').length).toBeGreaterThanOrEqual(4);
   expect(jest.getTimerCount()).toBe(0);
   await expect(limiter.acquire('orders', bounds, MAX_WAIT)).rejects.toThrow(/shutting down/);
+});
+
+describe('work before the turn (a read that may find the delivery done)', () => {
+  const bounds = { minPerSecond: 2, maxPerSecond: 2 };
+  const after = (ms: number, value: boolean) => () => new Promise<boolean>((done) => setTimeout(() => done(value), ms));
+
+  test('a caller keeps its place while it works, and a turn that comes meanwhile goes to the next caller that is ready', async () => {
+    const limiter = new DeliveryLimiter(new MemoryRateLeaseStore(), clock, quiet, 'a');
+    const sent: [string, number][] = [];
+    const send = (name: string, beforeTurn?: () => Promise<boolean>) =>
+      limiter.acquire('orders', bounds, MAX_WAIT, { beforeTurn }).then((g) => {
+        expect(g.kind).toBe('send');
+        sent.push([name, Date.now()]);
+      });
+    const start = Date.now();
+    const all = [send('first'), send('slow', after(1200, true)), send('ready'), send('last')];
+    await jest.advanceTimersByTimeAsync(5000);
+    await Promise.all(all);
+    const order = sent.map(([name]) => name);
+    // The slow caller's read outlasted the second turn (500 ms): that turn went to the next
+    // caller ready; its own came first once it was ready, before the callers who came after it.
+    expect(order).toEqual(['first', 'ready', 'slow', 'last']);
+    const at = Object.fromEntries(sent.map(([name, t]) => [name, t - start]));
+    expect(at.slow).toBeGreaterThanOrEqual(1200);
+    // No turn lost to it: four sends in four turns in a row (500 ms apart, 3 % more at the bound).
+    expect(at.last! - at.first!).toBeLessThan(1600);
+  });
+
+  test('a caller whose work finds nothing to send leaves without a turn: the next takes the turn it would have had', async () => {
+    const limiter = new DeliveryLimiter(new MemoryRateLeaseStore(), clock, quiet, 'a');
+    const first = limiter.acquire('orders', bounds, MAX_WAIT);
+    const done = limiter.acquire('orders', bounds, MAX_WAIT, { beforeTurn: after(10, false) });
+    let nextAt: number | undefined;
+    const next = limiter.acquire('orders', bounds, MAX_WAIT).then(() => (nextAt = Date.now()));
+    const start = Date.now();
+    await jest.advanceTimersByTimeAsync(2000);
+    await expect(first).resolves.toEqual({ kind: 'send' });
+    await expect(done).resolves.toEqual({ kind: 'skip' });
+    await next;
+    // The second turn (the first is about 500 ms in), not the third.
+    expect(nextAt! - start).toBeLessThan(1100);
+  });
+
+  test('work that fails fails the caller and frees its place; closing while it works fails it as shutting down', async () => {
+    const limiter = new DeliveryLimiter(new MemoryRateLeaseStore(), clock, quiet, 'a');
+    const first = limiter.acquire('orders', bounds, MAX_WAIT);
+    await jest.advanceTimersByTimeAsync(600);
+    await expect(first).resolves.toEqual({ kind: 'send' });
+    const failing = limiter.acquire('orders', bounds, MAX_WAIT, { beforeTurn: () => Promise.reject(new Error('store unavailable')) });
+    const next = limiter.acquire('orders', bounds, MAX_WAIT);
+    await expect(failing).rejects.toThrow('store unavailable');
+    await jest.advanceTimersByTimeAsync(600);
+    await expect(next).resolves.toEqual({ kind: 'send' });
+    const working = limiter.acquire('orders', bounds, MAX_WAIT, { beforeTurn: after(1000, true) });
+    await jest.advanceTimersByTimeAsync(10);
+    limiter.close();
+    const closed = expect(working).rejects.toThrow(LimiterClosedError);
+    await jest.advanceTimersByTimeAsync(1000);
+    await closed;
+  });
 });
 
 test('a caller after a long quiet spell (the last lease long lapsed) gets a turn from a fresh lease', async () => {

@@ -56,7 +56,7 @@ export function deliveriesTable(deliveries: readonly DeliveryView[]): string {
   return table([
     ['DELIVERY ID', 'EVENT ID', 'TYPE', 'STATUS', 'ATTEMPTS', 'LAST ERROR', 'AVAILABLE AT'],
     // "(rate)": waiting for a turn of the destination's rate, not for a retry; it may come sooner.
-    ...deliveries.map((d) => [d.id, d.eventId, d.eventType, d.status, String(d.attempts), dash(d.lastError?.error), d.rateDeferred && d.availableAt ? `${d.availableAt} (rate)` : dash(d.availableAt)]),
+    ...deliveries.map((d) => [d.id, d.eventId, d.eventType, d.status, String(d.attempts), dash(d.lastError?.error), d.rateDeferred && d.status === 'PENDING' && d.availableAt ? `${d.availableAt} (rate)` : dash(d.availableAt)]),
   ]);
 }
 

@@ -58,13 +58,13 @@ describe('rate deferrals', () => {
     expect(expectOk(transition(inFlight, { type: 'defer', until: at(HOURISH) }))).toEqual(deferred);
   });
 
-  it('rate control may claim it before its time (brought forward), and the claim clears the mark', () => {
-    expect(expectOk(transition(deferred, { type: 'claim', now: at(1000), claimTtlMs: TTL, early: true }))).toEqual({
-      status: 'IN_FLIGHT',
-      attempts: 0,
-      availableAt: iso(HOURISH),
-      claimedAt: iso(1000),
-    });
+  it('rate control may claim it before its time (brought forward); the claim keeps the mark until the attempt', () => {
+    const claimed = expectOk(transition(deferred, { type: 'claim', now: at(1000), claimTtlMs: TTL, early: true }));
+    expect(claimed).toEqual({ status: 'IN_FLIGHT', attempts: 0, availableAt: iso(HOURISH), claimedAt: iso(1000), rateDeferred: true });
+    // Started: still marked (deferred again, it goes near its turn); attempted: no longer waiting for its rate.
+    const started = expectOk(transition(claimed, { type: 'start', now: at(1100), claimedAt: iso(1000) }));
+    expect(started).toMatchObject({ rateDeferred: true });
+    expect(expectOk(transition(started, { type: 'attempted', at: at(1200), result: ok200, decision: delivered }))).not.toHaveProperty('rateDeferred');
     // Not the ordinary pump's claim.
     expect(transition(deferred, { type: 'claim', now: at(1000), claimTtlMs: TTL })).toMatchObject({ ok: false, error: { code: 'not-due' } });
   });

@@ -554,6 +554,22 @@ describe('bringing deferred deliveries forward when turns go unused', () => {
     expect(later.doc.deferredAtRate).toBe(10);
   });
 
+  it('deliveries deferred again keep no place behind the cursor, but the sender is deferring: no grant, and a drained report before them is stale', () => {
+    const deferred = lease({ ...lease(undefined, { holder: 'a', now: T0, backlog: 10, feedback: { seconds: {} }, bounds: B }).doc, deferCursor: T0 + 60_000, deferredAtRate: 2 }, {
+      holder: 'a',
+      now: T0 + 1000,
+      backlog: 0,
+      feedback: { seconds: {} },
+      deferredAgain: 40,
+      bounds: B,
+    });
+    expect(deferred.lease.deferCursor).toBe(T0 + 60_000);
+    expect(deferred.lease.advance).toBe(0);
+    expect(deferred.doc.deferredReportedAt).toBe(T0 + 1000);
+    const stale = lease(deferred.doc, { holder: 'b', now: T0 + 1500, backlog: 0, feedback: { seconds: {} }, drainedAt: T0 + 900, bounds: B });
+    expect(stale.lease.deferCursor).toBe(T0 + 60_000);
+  });
+
   it('a drained report older than a deferral reported since keeps the cursor: that deferral may be out there still', () => {
     const deferred = lease(undefined, { holder: 'a', now: T0, backlog: 10, feedback: { seconds: {} }, deferred: { count: 10, until: T0 + 60_000 }, bounds: B });
     const stale = lease(deferred.doc, { holder: 'b', now: T0 + 500, backlog: 0, feedback: { seconds: {} }, drainedAt: T0 - 100, bounds: B });
