@@ -190,7 +190,8 @@ export function deliverDeps(rt: Runtime): DeliverDeps {
  * (PENDING, one write) rather than held in its push request. Holding is cheaper than a
  * deferral and its pump round trip, and keeps the backlog in Pub/Sub, whose flow control
  * then stops pushing more; 30 s plus the attempt timeout stays well inside the 60 s push
- * ack deadline and the claim TTL.
+ * ack deadline and the claim TTL (a custom policy's longer timeout shortens the wait:
+ * deliver.ts rateWaitFor).
  */
 const MAX_RATE_WAIT_MS = 30_000;
 

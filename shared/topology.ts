@@ -57,6 +57,12 @@ const DAY = 24 * 3600;
 // Long enough for a 5 s delivery timeout plus Firestore work, with room to spare: an
 // ack deadline shorter than the handler means endless redelivery.
 const PUSH_ACK_DEADLINE_SECONDS = 60;
+/**
+ * What handling one lane push may take, wait for a turn and attempt together: the ack
+ * deadline less room for its Firestore work. Past the deadline Pub/Sub pushes the message
+ * again while the first push is still handled, and the delivery may be sent twice.
+ */
+export const LANE_HANDLING_BUDGET_MS = (PUSH_ACK_DEADLINE_SECONDS - 15) * 1000;
 const PUSH_RETRY = { minimumBackoffSeconds: 10, maximumBackoffSeconds: 600 };
 const BACKSTOP_ATTEMPTS = 100;
 export const PUMP_RUN_SECONDS = 55;

@@ -17,6 +17,7 @@ import { DeliveryLimiter } from './delivery-limiter';
 import { queuedBecauseSuspended } from '../domain/suspension';
 import { updateUnderClaim } from './claimed-update';
 import { RateRecorder } from './rate-recorder';
+import { LANE_HANDLING_BUDGET_MS } from '../topology';
 import { suspendDestination } from './suspension';
 
 export interface DeliverDeps {
@@ -129,7 +130,7 @@ function unusableBecause(destination: Destination | undefined, event: HeraldEven
 async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
   // The duplicate check is made only by a caller not deferred, before its turn (DeliveryLimiter: BeforeTurn).
   const found: { record?: DeliveryRecord } = {};
-  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), deps.maxRateWaitMs, {
+  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t.policy), {
     beforeTurn: async () => {
       found.record = await deps.deliveries.get(t.id);
       return found.record === undefined;
@@ -190,7 +191,7 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
     deps.log.info(`claimed lane message skipped: ${refused ?? 'claim lost'}`, { ...t.ids, claim });
     return { kind: 'duplicate', deliveryId: t.id };
   }
-  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), deps.maxRateWaitMs, { returning: started.rateDeferred === true });
+  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t.policy), { returning: started.rateDeferred === true });
   if (gate.kind === 'defer') {
     const deferred = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'defer', until: new Date(gate.until) });
     if (!deferred) return { kind: 'duplicate', deliveryId: t.id };
@@ -252,6 +253,15 @@ function countAttempt(deps: DeliverDeps, t: Target, result: AttemptResult, at: D
 async function suspendIfDecided(deps: DeliverDeps, t: Target, decision: Decision, record: DeliveryRecord): Promise<void> {
   if (decision.kind !== 'suspend') return;
   await suspendDestination(deps, t.destination.id, { cause: decision.cause, reason: decision.reason, ...(record.lastError ? { lastError: record.lastError } : {}) });
+}
+
+/**
+ * How long a delivery may wait for its turn: the runtime's limit, shortened for a policy whose
+ * attempt timeout is long (a custom policy may take up to 60 s), so that the wait and the
+ * attempt together stay inside what handling a lane push may take.
+ */
+function rateWaitFor(deps: DeliverDeps, policy: DeliveryPolicy): number {
+  return Math.max(0, Math.min(deps.maxRateWaitMs, LANE_HANDLING_BUDGET_MS - policy.attemptTimeoutMs));
 }
 
 /** One attempt, by the destination's kind: a signed POST to its url, or a publish to its topic. */

@@ -293,7 +293,11 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
   // Every second, held or not, shows what the receiver accepted.
   s.recentOk = { ...Object.fromEntries(Object.entries(s.recentOk ?? {}).filter(([at]) => Number(at) > second - CAPACITY_MEMORY_S)), [second]: counts.ok };
   if (held) return s;
-  const before = gridAt(grids, second * 1000)?.rate ?? s.rate;
+  // The rate the second ended on: a second a higher grid started in crossed capacity at that
+  // rate, not at the one it began on (a step back from the lower one took a destination that
+  // had just doubled to 40/s against a receiver of 37/s down to 19.4/s, and 2 % steps took
+  // minutes to climb back: 0.61 of the target in the recovery bench).
+  const before = gridAt(grids, second * 1000 + 999)?.rate ?? s.rate;
   // Every second judged since the last change counts toward it (one sent before the change
   // and judged after it errs toward a decrease, never away from one).
   const era = { sent: (s.era?.sent ?? 0) + counts.sent, throttled: (s.era?.throttled ?? 0) + counts.throttled };

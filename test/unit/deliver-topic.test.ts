@@ -147,6 +147,23 @@ describe('first attempts and rate control', () => {
     expect(h.topics.published).toHaveLength(0);
   });
 
+  it('a policy with a long attempt timeout waits less for a turn: the wait and the attempt stay inside the push ack deadline', async () => {
+    // 40 s to answer leaves 5 s of the 45 s a push may be handled in: a turn 5 s or more away is deferred.
+    const policy = { retryOn: { statuses: ['5xx'] }, backoff: { kind: 'immediate' }, maxAttempts: 2, attemptTimeoutMs: 40_000 };
+    const h = await setup('ok', { rate: { min: 1, max: 1 }, policy });
+    const lane = { [LANE_ATTRIBUTES.destination]: 'audit', [LANE_ATTRIBUTES.publishedAt]: new Date().toISOString() };
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => {
+        const event: HeraldEvent = { ...EVENT, attributes: { ...EVENT.attributes, id: `e${i + 1}` } };
+        return deliverFromLane(h.deps, { ...h.push, messageId: `m${i + 1}`, message: toPubSubMessage(event, lane) });
+      }),
+    );
+    const kinds = outcomes.map((o) => o.kind);
+    // At 1/s, 8 at once would all wait their turns under the default 30 s; here the later ones are deferred.
+    expect(kinds.filter((k) => k === 'attempted').length).toBeLessThanOrEqual(6);
+    expect(kinds.filter((k) => k === 'deferred').length).toBeGreaterThanOrEqual(2);
+  }, 15_000);
+
   it('a delivery back from a deferral (claimed by the pump) and deferred again comes back near its turn, not behind the fresh deferrals', async () => {
     const h = await setup('ok', { rate: { min: 1, max: 1 } }, 0);
     const lane = { [LANE_ATTRIBUTES.destination]: 'audit', [LANE_ATTRIBUTES.publishedAt]: new Date().toISOString() };

@@ -127,6 +127,11 @@ describe('judging one second', () => {
     expect(dropped.era).toBeUndefined();
   });
 
+  it('a few 429s in a second a higher grid started in take 3 % off the higher rate, not the one the second began on', () => {
+    const doubled: Grid[] = [...on(20), { from: S0 * 1000 + 400, rate: 40, holders: ['a'], weights: [1] }];
+    expect(judge(40, counts(30, 28), {}, doubled).rate).toBeCloseTo(38.8, 10);
+  });
+
   it('at the upper bound the points run 3 % slower than the rate, so jitter never takes a second past it', () => {
     expect(paceFor(100, B)).toBeCloseTo(97, 10);
     expect(paceFor(99, B)).toBe(99);
