@@ -23,12 +23,12 @@ afterEach(() => {
  * instance does: each resolved caller is replaced at once. Records each send's time and
  * reports `outcome(time)` for it.
  */
-function busySender(limiter: DeliveryLimiter, bounds: RateBounds, backlog: number, sends: number[], outcome: (at: number) => AttemptResult = () => ok) {
+function busySender(limiter: DeliveryLimiter, bounds: RateBounds, backlog: number, sends: number[], outcome: (at: number) => AttemptResult = () => ok, maxWait = MAX_WAIT) {
   let stopped = false;
   const gates: Gate[] = [];
   const one = async (): Promise<void> => {
     while (!stopped) {
-      const gate = await limiter.acquire('orders', bounds, MAX_WAIT);
+      const gate = await limiter.acquire('orders', bounds, maxWait);
       gates.push(gate);
       if (gate.kind === 'defer') return;
       const at = Date.now();
@@ -147,6 +147,50 @@ test('three processes that defer a burst from the same cursor keep the destinati
   expect(sends.length).toBe(1200);
 });
 
+test('a burst on a process with a small share of the grid is held for the turns the split will give it, not deferred; none waits past its limit', async () => {
+  const store = new MemoryRateLeaseStore();
+  const bounds = { minPerSecond: 10, maxPerSecond: 10 };
+  const busy = busySender(new DeliveryLimiter(store, clock, quiet, 'busy'), bounds, 20, []);
+  await jest.advanceTimersByTimeAsync(10_000);
+  // 60 land on a process that has no share yet: at a share's pace (a span each until it has one) only a few could wait.
+  const small = new DeliveryLimiter(store, clock, quiet, 'small');
+  const start = Date.now();
+  const sentAt: number[] = [];
+  const pending = Array.from({ length: 60 }, async () => {
+    const gate = await small.acquire('orders', bounds, MAX_WAIT);
+    if (gate.kind === 'send') {
+      sentAt.push(Date.now() - start);
+      small.report('orders', ok, new Date());
+    }
+    return gate;
+  });
+  await jest.advanceTimersByTimeAsync(40_000);
+  const gates = await Promise.all(pending);
+  busy.stop();
+  expect(gates.filter((g) => g.kind === 'defer').length).toBeLessThanOrEqual(3);
+  expect(Math.max(...sentAt)).toBeLessThanOrEqual(MAX_WAIT);
+});
+
+test('a caller still waiting for its turn at its limit (a Retry-After came meanwhile) is deferred then, not held past it', async () => {
+  const limiter = new DeliveryLimiter(new MemoryRateLeaseStore(), clock, quiet, 'a');
+  const bounds = { minPerSecond: 2, maxPerSecond: 2 };
+  const first = limiter.acquire('orders', bounds, 5000);
+  await jest.advanceTimersByTimeAsync(600);
+  await expect(first).resolves.toEqual({ kind: 'send' });
+  const start = Date.now();
+  const settledAt: number[] = [];
+  const waiting = Array.from({ length: 4 }, () => limiter.acquire('orders', bounds, 5000).finally(() => settledAt.push(Date.now() - start)));
+  await jest.advanceTimersByTimeAsync(1);
+  // The first send's answer: 429, Retry-After 60 s.
+  limiter.report('orders', tooMany('60'), new Date(start - 600));
+  await jest.advanceTimersByTimeAsync(10_000);
+  const gates = await Promise.all(waiting);
+  // None went in the pause; each was deferred at its 5 s limit, not at the pause's end.
+  expect(gates.every((g) => g.kind === 'defer')).toBe(true);
+  expect(Math.max(...settledAt)).toBeLessThanOrEqual(5001);
+  limiter.close();
+});
+
 test("a process that joins a busy destination defers at the destination's rate, after the deferrals of the others, not at its own small share", async () => {
   const store = new MemoryRateLeaseStore();
   const bounds = { minPerSecond: 10, maxPerSecond: 10 };
@@ -199,7 +243,8 @@ test('Retry-After pauses the destination: no send before it ends', async () => {
   const a = new DeliveryLimiter(store, clock, quiet, 'a');
   const sends: number[] = [];
   const start = Date.now();
-  const s = busySender(a, RATE_LIMITS, 5, sends, (at) => (at - start < 2000 ? ok : at - start < 2200 ? tooMany('30') : ok));
+  // Callers that may wait past the pause (at 30 s they would be deferred at its end).
+  const s = busySender(a, RATE_LIMITS, 5, sends, (at) => (at - start < 2000 ? ok : at - start < 2200 ? tooMany('30') : ok), 60_000);
   await jest.advanceTimersByTimeAsync(40_000);
   s.stop();
   const throttledAt = sends.find((t) => t - start >= 2000)!;

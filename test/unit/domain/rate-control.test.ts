@@ -358,7 +358,7 @@ describe('leases: one document shared by every sender of a destination', () => {
 
   it('a first lease starts the controller at 10/s on a grid of its own, for a span', () => {
     const { doc, lease: l } = lease(undefined, req('a', T0));
-    expect(l).toEqual({ rate: 10, grids: [{ from: T0, rate: 10, holders: ['a'], weights: [10] }], spanMs: 1200, validUntil: T0 + 1200 + SWITCH_SLACK_MS, deferCursor: T0, advance: 0 });
+    expect(l).toEqual({ rate: 10, grids: [{ from: T0, rate: 10, holders: ['a'], weights: [10] }], spanMs: 1200, validUntil: T0 + 1200 + SWITCH_SLACK_MS, deferCursor: T0, advance: 0, othersBacklog: 0 });
     expect(doc.holders).toEqual({ a: { at: T0, until: T0 + 1200, backlog: 100, reportedThrough: T0 - 500 } });
   });
 
