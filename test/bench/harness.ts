@@ -20,7 +20,7 @@ export class BenchFailure extends Error {
 
 export class BenchHarness {
   readonly controller = new AbortController();
-  private readonly cleanups: { what: string; run: () => Promise<void> }[] = [];
+  private readonly cleanups: { what: string; run: () => Promise<void>; limitMs: number }[] = [];
   private progressOpen = false;
   private interrupts = 0;
 
@@ -52,8 +52,9 @@ export class BenchHarness {
     this.progressOpen = false;
   }
 
-  addCleanup(what: string, run: () => Promise<void>): void {
-    this.cleanups.push({ what, run });
+  /** `limitMs`: how long the step may take (CLEANUP_STEP_MS unless it says it needs longer). */
+  addCleanup(what: string, run: () => Promise<void>, limitMs = CLEANUP_STEP_MS): void {
+    this.cleanups.push({ what, run, limitMs });
   }
 
   /** Rejects as soon as the run is interrupted, so no step keeps Ctrl-C waiting. */
@@ -105,10 +106,10 @@ export class BenchHarness {
   };
 
   private async runCleanups(): Promise<void> {
-    for (const { what, run } of this.cleanups.reverse()) {
+    for (const { what, run, limitMs } of this.cleanups.reverse()) {
       let timer: NodeJS.Timeout | undefined;
       try {
-        await Promise.race([run(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`took over ${CLEANUP_STEP_MS / 1000} s`)), CLEANUP_STEP_MS)))]);
+        await Promise.race([run(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`took over ${limitMs / 1000} s`)), limitMs)))]);
       } catch (e) {
         this.note(`cleanup: ${what} failed: ${(e as Error).message}`);
       } finally {

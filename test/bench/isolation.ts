@@ -321,7 +321,8 @@ export async function runIsolationBench(argv: string[], h: BenchHarness): Promis
       onFailure: () => void (aOutcomes.error = (aOutcomes.error ?? 0) + 1),
     });
     aConsumer = consumer;
-    h.addCleanup("closing A's pull consumer", () => consumer.close(pulledDrainMs));
+    // Its deliveries may each wait a turn and an attempt: longer than a cleanup step's usual limit.
+    h.addCleanup("closing A's pull consumer", () => consumer.close(pulledDrainMs), pulledDrainMs + 1000);
   };
   const ingest = `${stack.url}/ingest`;
   const sendB = ingestSender(ingest, stack.config.ingestToken, B.type);
