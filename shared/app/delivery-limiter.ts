@@ -102,10 +102,11 @@ const DEFER_WINDOW_MS = 3000;
  * Enforces each destination's adaptive rate across every process that delivers to it. This
  * process leases its turns on the destination's grid from the shared controller (one
  * document, a lease about once per span: the document takes about one write a second) and
- * sends in its turns only, one caller at a time, in arrival order. A caller that would wait
- * longer than the caller's limit is told to defer instead, to a time after the
+ * sends in its turns only, one caller at a time, in arrival order (of those ready). A caller
+ * that would wait longer than its limit is told to defer instead, to a time after the
  * destination's deferrals so far (every process's, through the lease), a turn of the rate
- * apart: deferred deliveries come back about as fast as they can be sent.
+ * apart: deferred deliveries come back about as fast as they can be sent. One told to wait
+ * and still waiting at its limit is deferred then.
  *
  * Nothing is granted ahead: when a lease lowers the rate, the very next turn is on the new
  * grid (slots handed out in advance would keep going out at the old rate and draw 429s).
