@@ -107,8 +107,19 @@ describe('judging one second', () => {
     expect(judge(99.5, counts(100, 100), { phase: 'avoidance' }).rate).toBe(100);
   });
 
+  it('one second of many 429s alone waits for the next (sends bunched on their way): two in a row are a receiver over capacity', () => {
+    const first = judge(10, counts(10, 7), { phase: 'avoidance' });
+    expect(first.rate).toBe(10);
+    expect(first).toMatchObject({ heavyAt: S0, era: { sent: 10, throttled: 3 } });
+    // The next second heavy too: the cut, to 95 % of the best second.
+    expect(judgeSecond(first, on(10), S0 + 1, counts(10, 6), B, now, span).rate).toBeCloseTo(0.95 * 7, 10);
+    // The next clean, and one later heavy again: alone again, no cut.
+    const clean = judgeSecond(first, on(10), S0 + 1, counts(10, 10, 0), B, now, span);
+    expect(judgeSecond(clean, on(10), S0 + 2, counts(10, 7), B, now, span).rate).toBe(clean.rate);
+  });
+
   it('a second with many 429s drops to 95 % of what the receiver accepted, enters avoidance and holds until the lower grid starts', () => {
-    const s = judgeSecond(state({ rate: 80 }), on(80), S0, counts(80, 37), B, now, 3000);
+    const s = judgeSecond(state({ rate: 80, heavyAt: S0 - 1 }), on(80), S0, counts(80, 37), B, now, 3000);
     expect(s.rate).toBeCloseTo(35.15, 10);
     expect(s.phase).toBe('avoidance');
     expect(s.holdUntil).toBe(Math.floor((now + 3000 + SWITCH_SLACK_MS) / 1000) + 1);
@@ -144,7 +155,8 @@ describe('judging one second', () => {
   it('capacity is the best second of the last CAPACITY_MEMORY_S: a second of bunched sends delivers less than the receiver takes', () => {
     const seen = judge(40, counts(40, 37, 3), { phase: 'avoidance', era: { sent: 400, throttled: 0 } });
     expect(seen.recentOk).toEqual({ [S0]: 37 });
-    const bunched = judgeSecond(seen, on(40), S0 + 1, counts(30, 20), B, now, span);
+    // (the second before it heavy too)
+    const bunched = judgeSecond({ ...seen, heavyAt: S0 }, on(40), S0 + 1, counts(30, 20), B, now, span);
     expect(bunched.rate).toBeCloseTo(0.95 * 37, 10);
     expect(bunched.recentOk).toEqual({ [S0]: 37, [S0 + 1]: 20 });
   });
@@ -153,13 +165,13 @@ describe('judging one second', () => {
     // At 12/s the receiver (C = 10) took 10 a second; a heavy second takes the rate to 9.5.
     let s = state({ rate: 12, phase: 'avoidance' });
     for (let k = 0; k < 3; k++) s = judgeSecond(s, on(12), S0 + k, counts(12, 10, 0), B, T0 + 4000, span);
-    s = judgeSecond(s, on(12), S0 + 3, counts(12, 8), B, T0 + 4000, span);
+    s = judgeSecond({ ...s, heavyAt: S0 + 2 }, on(12), S0 + 3, counts(12, 8), B, T0 + 4000, span);
     expect(s.rate).toBeCloseTo(9.5, 10);
     // A stalled sender: seconds of 3-6 sends, then a bunched second with many 429s.
     const after = s.holdUntil!;
     expect(after).toBeLessThan(S0 + 8);
     for (let k = 0; k < 3; k++) s = judgeSecond(s, on(9.5), after + k, counts(4, 4, 0), B, T0 + 11_000, span);
-    s = judgeSecond(s, on(9.5), after + 3, counts(6, 4), B, T0 + 11_000, span);
+    s = judgeSecond({ ...s, heavyAt: after + 2 }, on(9.5), after + 3, counts(6, 4), B, T0 + 11_000, span);
     expect(s.rate).toBeCloseTo(9.5 * 0.95, 10);
   });
 
@@ -167,20 +179,20 @@ describe('judging one second', () => {
     let s = state({ rate: 100, phase: 'avoidance' });
     for (let k = 0; k < 5; k++) s = judgeSecond(s, on(100), S0 + k, counts(100, 100, 0), B, now, span);
     // Capacity falls to 10: a heavy second, still measured against the seconds before the fall.
-    s = judgeSecond(s, on(100), S0 + 5, counts(100, 10), B, now, span);
+    s = judgeSecond({ ...s, heavyAt: S0 + 4 }, on(100), S0 + 5, counts(100, 10), B, now, span);
     expect(s.rate).toBeCloseTo(95, 10);
     for (let k = 6; k < 5 + CAPACITY_MEMORY_S; k++) s = judgeSecond(s, on(s.rate), S0 + k, counts(10, 10, 0), B, now, span);
     expect(s.holdUntil).toBeLessThan(S0 + 5 + CAPACITY_MEMORY_S);
-    s = judgeSecond(s, on(s.rate), S0 + 5 + CAPACITY_MEMORY_S, counts(95, 10), B, now, span);
+    s = judgeSecond({ ...s, heavyAt: S0 + 4 + CAPACITY_MEMORY_S }, on(s.rate), S0 + 5 + CAPACITY_MEMORY_S, counts(95, 10), B, now, span);
     expect(s.rate).toBeCloseTo(9.5, 10);
   });
 
   it('a cut made of timeouts is recovered at once to the initial rate, then by slow start up to the rate before it, then additive steps', () => {
     const timeouts = (n: number) => ({ sent: n, ok: 0, throttled: n, timedOut: n, limited: 0 });
-    let s = judgeSecond(state({ rate: 40, phase: 'avoidance' }), on(40), S0, timeouts(40), B, T0 + 2000, span);
+    let s = judgeSecond(state({ rate: 40, phase: 'avoidance', heavyAt: S0 - 1 }), on(40), S0, timeouts(40), B, T0 + 2000, span);
     expect(s).toMatchObject({ rate: 1, phase: 'slow-start', ceiling: 40 });
     // Still hanging at the minimum: the ceiling the first cut set stays.
-    s = judgeSecond({ ...s, holdUntil: S0 + 1 }, on(1), S0 + 5, timeouts(1), B, T0 + 7000, span);
+    s = judgeSecond({ ...s, holdUntil: S0 + 1, heavyAt: S0 + 4 }, on(1), S0 + 5, timeouts(1), B, T0 + 7000, span);
     expect(s).toMatchObject({ rate: 1, phase: 'slow-start', ceiling: 40 });
     // It answers again: where a new destination starts (10/s), doubling per round trip to the ceiling, then 2 % steps.
     const rates: number[] = [];
@@ -197,7 +209,7 @@ describe('judging one second', () => {
 
   it('a destination that hangs in its first slow start (no capacity known yet) probes again without a ceiling once it answers', () => {
     const timeouts = (n: number) => ({ sent: n, ok: 0, throttled: n, timedOut: n, limited: 0 });
-    let s = judgeSecond(state({ rate: 10, phase: 'slow-start' }), on(10), S0, timeouts(10), B, T0 + 2000, span);
+    let s = judgeSecond(state({ rate: 10, phase: 'slow-start', heavyAt: S0 - 1 }), on(10), S0, timeouts(10), B, T0 + 2000, span);
     expect(s).toMatchObject({ rate: 1, phase: 'slow-start' });
     expect(s.ceiling).toBeUndefined();
     const rates: number[] = [];
@@ -213,30 +225,30 @@ describe('judging one second', () => {
 
   it('the restart at the initial rate never passes a lower ceiling (a destination that took 4/s before it hung)', () => {
     const timeouts = (n: number) => ({ sent: n, ok: 0, throttled: n, timedOut: n, limited: 0 });
-    let s = judgeSecond(state({ rate: 4, phase: 'avoidance' }), on(4), S0, timeouts(4), B, T0 + 2000, span);
+    let s = judgeSecond(state({ rate: 4, phase: 'avoidance', heavyAt: S0 - 1 }), on(4), S0, timeouts(4), B, T0 + 2000, span);
     s = judgeSecond(s, on(s.rate), s.holdUntil! + 1, counts(1, 1, 0), B, (s.holdUntil! + 2) * 1000, span);
     expect(s).toMatchObject({ rate: 4, phase: 'avoidance' });
   });
 
   it('429s end the slow start after timeouts, as any cut by 429s', () => {
-    const s = judgeSecond(state({ rate: 8, phase: 'slow-start', ceiling: 20 }), on(8), S0, counts(8, 5), B, T0 + 2000, span);
+    const s = judgeSecond(state({ rate: 8, phase: 'slow-start', ceiling: 20, heavyAt: S0 - 1 }), on(8), S0, counts(8, 5), B, T0 + 2000, span);
     expect(s.phase).toBe('avoidance');
     expect(s.ceiling).toBeUndefined();
   });
 
   it('a 429 never raises the rate, even when the receiver accepted more than it', () => {
-    expect(judge(20, counts(100, 60)).rate).toBeLessThan(20);
+    expect(judge(20, counts(100, 60), { heavyAt: S0 - 1 }).rate).toBeLessThan(20);
   });
 
   it('seconds sent at the old rate after a decrease are not judged again (one decrease per episode)', () => {
-    const dropped = judgeSecond(state({ rate: 80 }), on(80), S0, counts(80, 37), B, now, 3000);
+    const dropped = judgeSecond(state({ rate: 80, heavyAt: S0 - 1 }), on(80), S0, counts(80, 37), B, now, 3000);
     expect(judgeSecond(dropped, on(80), S0 + 1, counts(80, 37), B, now + 500, 3000).rate).toBe(dropped.rate);
     expect(judgeSecond(dropped, on(dropped.rate), dropped.holdUntil!, counts(36, 35), B, now + 5000, 3000).rate).toBeLessThan(dropped.rate);
   });
 
   it('a receiver that accepts nothing drives the rate to the minimum, never below', () => {
-    expect(judge(10, counts(10, 0)).rate).toBe(1);
-    expect(judge(1, counts(1, 0), { phase: 'avoidance' }).rate).toBe(1);
+    expect(judge(10, counts(10, 0), { heavyAt: S0 - 1 }).rate).toBe(1);
+    expect(judge(1, counts(1, 0), { phase: 'avoidance', heavyAt: S0 - 1 }).rate).toBe(1);
   });
 });
 
