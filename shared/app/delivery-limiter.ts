@@ -1,6 +1,6 @@
 import { AttemptResult } from '../domain/delivery';
 import { attemptFeedback } from '../domain/rate-feedback';
-import { addDeferred, CountsBySecond, DeferredReport, deferTo, Grid, gridAt, mergeCounts, nextDeferCursor, nextTurn, RateBounds, SecondCounts, SWITCH_SLACK_MS, turnGapMs } from '../domain/rate-control';
+import { addDeferred, CountsBySecond, DeferredReport, deferTo, Grid, mergeCounts, nextDeferCursor, nextTurn, RateBounds, SecondCounts, waitForTurn } from '../domain/rate-control';
 import { Clock, Logger, RateLeaseStore } from '../ports';
 
 /**
@@ -190,33 +190,20 @@ export class DeliveryLimiter {
     return gate;
   }
 
-  /**
-   * How long a delivery that joins the queue now would wait for its turn (ms), and this
-   * process's pace (ms between its turns). At this process's share of the grid, or — when
-   * that is less — once the split follows the backlogs (the next grid, a span and the slack
-   * away at most): then this process's queue and the others' backlogs share the whole rate
-   * of the latest grid.
-   * The share alone lags: a burst landing on a process with few points (brought-forward
-   * deliveries, or deferrals coming back, spread over every process by Pub/Sub) was deferred
-   * again while other processes' turns went unused (0.79 of the target at C = 37 in one run,
-   * 5,226 deferrals for 2,155 deliveries).
-   */
+  /** How long a delivery that joins this process's queue now would wait for its turn, and this process's pace (rate-control.ts waitForTurn). */
   private waitAt(lane: Lane, t: number): { wait: number; gap: number } {
-    const turn = nextTurn(lane.grids!, this.holder, lane.lastTurnAt, t);
-    // This process's pace: its points per cycle of the grid (a grid it is not on yet: a span away at most).
-    const grid = turn === undefined ? undefined : gridAt(lane.grids!, turn);
-    const gap = (grid && turnGapMs(grid, this.holder)) ?? lane.spanMs;
-    const first = Math.max(0, Math.max(turn ?? t + lane.spanMs, lane.pausedUntil ?? 0) - t);
-    const queue = lane.queue.length;
-    const own = first + queue * gap;
-    const latest = lane.grids!.at(-1);
-    const pace = latest ? (latest.pace ?? latest.rate) : (lane.rate ?? lane.bounds.minPerSecond);
-    // The others' backlogs are as old as their leases: each is taken to be at least this
-    // process's queue (Pub/Sub spreads a lane's messages over every process), so a burst here
-    // is never thought to have the rate to itself.
-    const others = latest ? latest.holders.filter((h) => h !== this.holder).length : 0;
-    const shared = first + lane.spanMs + SWITCH_SLACK_MS + ((queue + Math.max(lane.othersBacklog, queue * others)) * 1000) / pace;
-    return { wait: Math.min(own, shared), gap };
+    const { waitMs, gapMs } = waitForTurn({
+      grids: lane.grids!,
+      holder: this.holder,
+      ...(lane.lastTurnAt === undefined ? {} : { lastTurnAt: lane.lastTurnAt }),
+      ...(lane.pausedUntil === undefined ? {} : { pausedUntil: lane.pausedUntil }),
+      queue: lane.queue.length,
+      othersBacklog: lane.othersBacklog,
+      spanMs: lane.spanMs,
+      rate: lane.rate ?? lane.bounds.minPerSecond,
+      now: t,
+    });
+    return { wait: waitMs, gap: gapMs };
   }
 
   /**

@@ -24,9 +24,9 @@
  * rule, per judged second — AIMD with a capacity estimate and a slow start, its increases
  * paced by the feedback's round trip:
  * - Two seconds in a row with many 429s (over 20 % of their sends; one alone is more often
- *   sends bunched on their way) set the rate to 95 % of what the receiver accepted (its capacity, measured: the best second of the last CAPACITY_MEMORY_S,
- *   since a second of bunched sends, or one the senders could not fill, delivers less than
- *   the receiver takes). A few 429s (a small crossing, or
+ *   sends bunched on their way) set the rate to 95 % of what the receiver accepted (its
+ *   capacity, measured: the best second of the last CAPACITY_MEMORY_S, since a second of
+ *   bunched sends, or one the senders could not fill, delivers less than the receiver takes). A few 429s (a small crossing, or
  *   sends bunched on their way) take 3 % off once they add up to 1.5 % of the sends at the
  *   current rate: one now and then is jitter, not capacity. The seconds until the lower grid
  *   starts still go out at the old rate: their 429s are not news and are not judged — one
@@ -630,6 +630,49 @@ export function nextTurn(grids: readonly Grid[], holder: string, lastTurnAt: num
     if (at < end) return at;
   }
   return undefined;
+}
+
+export interface TurnWaitInput {
+  /** The grids the sender was leased, and its place on them. */
+  grids: readonly Grid[];
+  holder: string;
+  lastTurnAt?: number;
+  pausedUntil?: number;
+  /** Callers already waiting for this sender's turns. */
+  queue: number;
+  /** The other senders' backlogs, as the sender's last lease said. */
+  othersBacklog: number;
+  spanMs: number;
+  /** The rate to count with when the grids have none (epoch ms `now` is before any). */
+  rate: number;
+  now: number;
+}
+
+/**
+ * How long a delivery that joins a sender's queue now would wait for its turn (ms), and the
+ * sender's pace (ms between its turns). At the sender's share of the grid, or — when that is
+ * less — once the split follows the backlogs (the next grid, a span and the slack away at
+ * most): then its queue and the others' backlogs share the whole rate of the latest grid.
+ * The share alone lags: a burst landing on a sender with few points (brought-forward
+ * deliveries, or deferrals coming back, spread over every sender by Pub/Sub) was deferred
+ * again while other senders' turns went unused (0.79 of the target at C = 37 in one run,
+ * 5,226 deferrals for 2,155 deliveries). The others' backlogs are as old as their leases:
+ * each is taken to be at least this sender's queue (Pub/Sub spreads a lane's messages over
+ * every sender), so a burst here is never thought to have the rate to itself.
+ */
+export function waitForTurn(input: TurnWaitInput): { waitMs: number; gapMs: number } {
+  const { grids, holder, queue, spanMs, now } = input;
+  const turn = nextTurn(grids, holder, input.lastTurnAt, now);
+  // The sender's pace: its points per cycle of the grid (a grid it is not on yet: a span away at most).
+  const grid = turn === undefined ? undefined : gridAt(grids, turn);
+  const gapMs = (grid && turnGapMs(grid, holder)) ?? spanMs;
+  const first = Math.max(0, Math.max(turn ?? now + spanMs, input.pausedUntil ?? 0) - now);
+  const atShare = first + queue * gapMs;
+  const latest = grids.at(-1);
+  const pace = latest ? (latest.pace ?? latest.rate) : input.rate;
+  const others = latest ? latest.holders.filter((h) => h !== holder).length : 0;
+  const onceSplit = first + spanMs + SWITCH_SLACK_MS + ((queue + Math.max(input.othersBacklog, queue * others)) * 1000) / pace;
+  return { waitMs: Math.min(atShare, onceSplit), gapMs };
 }
 
 /**

@@ -28,6 +28,7 @@ import {
   settledThrough,
   spanFor,
   SWITCH_SLACK_MS,
+  waitForTurn,
 } from '../../../shared/domain/rate-control';
 
 const T0 = 1_000_000_000; // a whole second, in ms
@@ -591,5 +592,33 @@ describe('bringing deferred deliveries forward when turns go unused', () => {
     const deferred = lease(undefined, { holder: 'a', now: T0, backlog: 10, feedback: { seconds: {} }, deferred: { count: 10, until: T0 + 60_000 }, bounds: B });
     const stale = lease(deferred.doc, { holder: 'b', now: T0 + 500, backlog: 0, feedback: { seconds: {} }, drainedAt: T0 - 100, bounds: B });
     expect(stale.lease.deferCursor).toBe(T0 + 60_100);
+  });
+});
+
+describe('the wait for a turn', () => {
+  // 10/s, the busy sender holding 9 points of every 10, the small one 1: its own turns are a second apart.
+  const grids: Grid[] = [{ from: T0, rate: 10, holders: ['busy', 'small'], weights: [9, 1] }];
+  const base = { grids, holder: 'small', queue: 20, othersBacklog: 0, spanMs: 2400, rate: 10, now: T0 };
+
+  it("at the sender's share while that is the shorter: a busy sender's own queue", () => {
+    const { waitMs, gapMs } = waitForTurn({ ...base, holder: 'busy', queue: 5 });
+    expect(gapMs).toBeCloseTo(1000 / 9, 6);
+    expect(waitMs).toBeLessThan(1000);
+  });
+
+  it('once the split follows the backlogs when that is shorter: a small share does not make a burst look 20 s long', () => {
+    const { waitMs, gapMs } = waitForTurn(base);
+    expect(gapMs).toBe(1000);
+    // First turn, then a span and the slack, then its 20 and (at least) as many of the other's at 10/s.
+    expect(waitMs).toBeLessThan(20 * gapMs);
+    expect(waitMs).toBeGreaterThanOrEqual(2400 + SWITCH_SLACK_MS + 4000);
+    // The other's reported backlog counts when it is the larger: behind 200 of its, the split helps no more than the share.
+    const behind = waitForTurn({ ...base, othersBacklog: 200 }).waitMs;
+    expect(behind).toBeGreaterThan(waitMs);
+    expect(behind).toBeLessThanOrEqual(21 * gapMs);
+  });
+
+  it('a pause pushes the first turn back', () => {
+    expect(waitForTurn({ ...base, queue: 0, pausedUntil: T0 + 30_000 }).waitMs).toBeGreaterThanOrEqual(30_000);
   });
 });
