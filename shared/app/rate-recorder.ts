@@ -31,7 +31,10 @@ export const RATE_SHARDS = 1024;
  */
 export class RateRecorder {
   private pending = new Map<string, RateDelta>();
+  /** When this writer's last write was issued (not asked for): the interval runs from it. */
   private lastFlushAt = -Infinity;
+  /** A flush is queued and not started: asks meanwhile join it. */
+  private flushQueued = false;
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
@@ -58,18 +61,22 @@ export class RateRecorder {
   }
 
   /**
-   * Flushes unless this writer flushed less than `flushMs` ago: every path that flushes
-   * (after a delivery, the timer) goes through here, so a counter document never takes two
-   * writes from one writer within `flushMs`.
+   * Flushes unless this writer flushed less than `flushMs` ago or a flush is queued already:
+   * every path that flushes (after a delivery, the timer) goes through here, so a counter
+   * document never takes two writes from one writer within `flushMs`. A flush can queue behind
+   * a window read; without the second check, each delivery that ended meanwhile queued one
+   * more, and they went out back to back (writes 595 ms apart on one document, measured).
    */
   flushIfDue(): Promise<void> {
-    if (this.pending.size === 0 || this.clock.now().getTime() - this.lastFlushAt < this.options.flushMs) return this.flushing;
+    if (this.pending.size === 0 || this.flushQueued || this.clock.now().getTime() - this.lastFlushAt < this.options.flushMs) return this.flushing;
     return this.flush();
   }
 
   /** Writes every unflushed count now (one write per document); a failed write keeps them for the next flush. On shutdown. */
   flush(): Promise<void> {
+    this.flushQueued = true;
     this.flushing = this.flushing.then(async () => {
+      this.flushQueued = false;
       if (this.pending.size === 0) return;
       const deltas = [...this.pending.values()];
       this.pending = new Map();

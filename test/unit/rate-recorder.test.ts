@@ -123,3 +123,52 @@ test('a window read while a flush is being written still sees the counts being w
   await flushing;
   expect(await read).toMatchObject({ attempts: 1, failures: 1 });
 });
+
+test('flushes asked for while one waits behind a window read make one write: a document never takes two writes from one writer within the interval', async () => {
+  const clock = manualClock();
+  const store = new MemoryRateStore();
+  const issued: number[] = [];
+  const gates: (() => void)[] = [];
+  const held = () => new Promise<void>((r) => gates.push(r));
+  const slow = {
+    add: async (deltas: readonly RateDelta[], shard: number) => {
+      issued.push(clock.now().getTime());
+      await held();
+      await store.add(deltas, shard);
+    },
+    window: async (destinationId: string, since: number) => {
+      await held();
+      return store.window(destinationId, since);
+    },
+  };
+  const tick = () => new Promise((r) => setImmediate(r));
+  const recorder = new RateRecorder(slow, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 0 });
+  recorder.record('orders', 'success', clock.now());
+  // A suspension check reads the window; two deliveries end meanwhile and each asks for a flush.
+  const read = recorder.window('orders');
+  await tick();
+  const asked = [recorder.flushIfDue(), recorder.flushIfDue()];
+  clock.advance(300);
+  gates.shift()!();
+  await tick();
+  // The flush is being written; another delivery ends.
+  expect(issued).toHaveLength(1);
+  recorder.record('orders', 'success', clock.now());
+  clock.advance(300);
+  const releaseAll = async () => {
+    for (let i = 0; i < 5; i++) {
+      gates.splice(0).forEach((go) => go());
+      await tick();
+    }
+  };
+  await releaseAll();
+  await Promise.all([read, ...asked]);
+  expect(issued).toHaveLength(1);
+  // The interval runs from the write: the count recorded during it waits for the next due flush.
+  clock.advance(700);
+  const due = recorder.flushIfDue();
+  await releaseAll();
+  await due;
+  expect(issued).toEqual([1_000_300, 1_001_300]);
+  expect(await store.window('orders', 0)).toEqual([expect.objectContaining({ attempts: 2 })]);
+});
