@@ -1,7 +1,7 @@
 import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
 import { DeliveryLimiter, Gate, LimiterClosedError } from '../../shared/app/delivery-limiter';
 import { AttemptResult } from '../../shared/domain/delivery';
-import { ADVANCE_AHEAD_MS, RateBounds, RATE_LIMITS } from '../../shared/domain/rate-control';
+import { ADVANCE_AHEAD_MS, BOUND_HEADROOM, RateBounds, RATE_LIMITS } from '../../shared/domain/rate-control';
 import { createLogger } from '../../shared/log';
 
 // Modern fake timers move Date too: the limiter's clock and its timers share one virtual time.
@@ -59,8 +59,8 @@ test('three processes sharing a destination never send more than its rate in any
   senders.forEach((s) => s.stop());
   const all = sends.flat().filter((t) => t >= 1_800_000_000_000 + 5000);
   expect(mostInAnySecond(all)).toBeLessThanOrEqual(10);
-  // 25 s at 10/s less the headroom at the bound (3 %), less a turn or two at the edges.
-  expect(all.length).toBeGreaterThanOrEqual(0.97 * 250 - 3);
+  // 25 s at 10/s less the headroom at the bound, less a turn or two at the edges.
+  expect(all.length).toBeGreaterThanOrEqual((1 - BOUND_HEADROOM) * 250 - 3);
   // Each its part: the same backlog, about the same turns.
   for (const s of sends) expect(s.filter((t) => t >= 1_800_000_000_000 + 5000).length).toBeGreaterThanOrEqual(60);
 });
@@ -112,8 +112,8 @@ test('a delivery back from a deferral and deferred again goes near its turn, not
   expect(fresh[99]! - now).toBeGreaterThan(55_000);
   expect(again[0]! - now).toBeGreaterThan(10_000);
   expect(again[0]! - now).toBeLessThan(12_000);
-  // This process's turns apart (it holds all of them: 2/s, 3 % slower at the bound).
-  expect(again[1]! - again[0]!).toBeCloseTo(1000 / (2 * 0.97), 0);
+  // This process's turns apart (it holds all of them: 2/s, slower by the headroom at the bound).
+  expect(again[1]! - again[0]!).toBeCloseTo(1000 / (2 * (1 - BOUND_HEADROOM)), 0);
   // The next fresh deferral comes a turn after the last fresh one: the two took no place behind it.
   expect(next - fresh[99]!).toBe(500);
   limiter.close();
