@@ -1,7 +1,7 @@
 import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
 import { DeliveryLimiter, Gate, LimiterClosedError } from '../../shared/app/delivery-limiter';
 import { AttemptResult } from '../../shared/domain/delivery';
-import { ADVANCE_AHEAD_MS, BOUND_HEADROOM, RateBounds, RATE_LIMITS } from '../../shared/domain/rate-control';
+import { ADVANCE_AHEAD_MS, BOUND_HEADROOM, LeaseRequest, RateBounds, RATE_LIMITS } from '../../shared/domain/rate-control';
 import { createLogger } from '../../shared/log';
 
 // Modern fake timers move Date too: the limiter's clock and its timers share one virtual time.
@@ -72,6 +72,33 @@ test('the shared document takes about one lease a second, however many processes
   senders.forEach((s) => s.stop());
   const steady = store.leases.filter((l) => l.at >= 1_800_000_000_000 + 10_000);
   expect(steady.length / 30).toBeLessThanOrEqual(1);
+});
+
+test('busy processes take turns at the shared document: no two leases within a second, though their transactions take different times', async () => {
+  const memory = new MemoryRateLeaseStore();
+  // Each lease transaction takes its own time (Firestore's vary): spans counted from when each
+  // sender asked drift against each other, and spans that meet put two leases in one instant.
+  const latency: Record<string, number> = { a: 40, b: 290, c: 170 };
+  const store = {
+    lease: async (id: string, request: LeaseRequest) => {
+      await new Promise((r) => setTimeout(r, latency[request.holder]));
+      return memory.lease(id, { ...request, now: Date.now() });
+    },
+    peek: (id: string) => memory.peek(id),
+  };
+  // They start a little apart, as instances do.
+  const senders: { stop: () => void }[] = [];
+  for (const h of ['a', 'b', 'c']) {
+    senders.push(busySender(new DeliveryLimiter(store, clock, quiet, h), RATE_LIMITS, 20, []));
+    await jest.advanceTimersByTimeAsync(300);
+  }
+  await jest.advanceTimersByTimeAsync(60_000);
+  senders.forEach((s) => s.stop());
+  const times = memory.leases.map((l) => l.at).filter((t) => t >= 1_800_000_000_000 + 10_000);
+  const gaps = times.slice(1).map((t, i) => t - times[i]!);
+  expect(Math.min(...gaps)).toBeGreaterThanOrEqual(900);
+  expect(times.length / 50).toBeGreaterThanOrEqual(0.7);
+  expect(times.length / 50).toBeLessThanOrEqual(1);
 });
 
 test('a caller whose turn is further off than it may wait is told to defer, and deferred callers are spread at the rate', async () => {
