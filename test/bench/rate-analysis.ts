@@ -80,7 +80,7 @@ export interface RateAnalysis {
     steady: { limit: number; measured: number; met: boolean };
     throttledShare: { limit: number; measured?: number; met: boolean; over: 'steady half' };
     peak: { limit: number; measured: number; met: boolean; attempts: number; attemptsMet: boolean };
-    hottestDoc: { limit: number; doc?: string; meanPerSecond?: number; maxIn1s?: number; meanMet: boolean; maxMet: boolean };
+    hottestDoc: { limit: number; doc?: string; meanPerSecond?: number; maxIn1s?: number; meanMet: boolean };
   };
 }
 
@@ -238,8 +238,8 @@ export function analyseRate(input: RateInputs): RateAnalysis {
         limit: RATE_TARGETS.hottestWritesPerSecond,
         ...(hot ? { doc: hot.doc, maxIn1s: hot.maxIn1s } : {}),
         ...(hot?.meanPerSecond !== undefined ? { meanPerSecond: hot.meanPerSecond } : {}),
+        // Firestore's limit is a sustained rate; a burst (instances that join lease close together) is shown, not judged.
         meanMet: (hot?.meanPerSecond ?? 0) <= RATE_TARGETS.hottestWritesPerSecond,
-        maxMet: (hot?.maxIn1s ?? 0) <= RATE_TARGETS.hottestWritesPerSecond,
       },
     },
   };

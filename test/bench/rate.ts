@@ -451,7 +451,7 @@ function formatRun(a: RateAnalysis, o: OutcomeCounts | undefined, broughtForward
         : `steady ≥ ${t.steady.limit}: ${t.steady.measured} — ${mark(t.steady.met)}; `) +
       `429 share ≤ ${RATE_TARGETS.throttledShare * 100} %: ${pct(t.throttledShare.measured) ?? 'no requests in the steady half'} — ${mark(t.throttledShare.met)};`,
     `           peak delivered ≤ ${t.peak.limit}/s: ${t.peak.measured} — ${mark(t.peak.met)} (requests incl. 429s: ${t.peak.attempts} — ${mark(t.peak.attemptsMet)});`,
-    `           hottest doc (${t.hottestDoc.doc ?? '—'}) ≤ ${t.hottestDoc.limit} write/s: mean ${t.hottestDoc.meanPerSecond ?? '—'} — ${mark(t.hottestDoc.meanMet)}, most in any 1 s window ${t.hottestDoc.maxIn1s ?? '—'} — ${mark(t.hottestDoc.maxMet)}`,
+    `           hottest doc (${t.hottestDoc.doc ?? '—'}) ≤ ${t.hottestDoc.limit} write/s: mean ${t.hottestDoc.meanPerSecond ?? '—'} — ${mark(t.hottestDoc.meanMet)}, most in any 1 s window ${t.hottestDoc.maxIn1s ?? '—'} (a burst: Firestore's limit is the sustained rate)`,
   ].join('\n');
 }
 
