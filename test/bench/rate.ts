@@ -16,8 +16,9 @@
  *   - W ≥ 3 worker processes (rate-worker.ts, forked with this process's execArgv, i.e. tsx),
  *     each with its own Herald runtime at HERALD_TIME_SCALE=1, pulling from every lane (each
  *     message goes to one worker) with flow control of M messages per subscription, calling
- *     deliverFromLane for each and acking after it; worker 0 also runs the retry pump every
- *     200 ms (deferred and throttled deliveries come back through it, onto the lane).
+ *     deliverFromLane for each and acking after it; one more process runs the retry pump every
+ *     200 ms and pulls nothing (deferred and throttled deliveries come back through it, onto
+ *     the lane).
  * By default the capacities run one after the other: each alone is what a destination sees
  * in production, and three at once triple the load on a 2-core machine running both
  * emulators, three workers and the receiver (event-loop delays of a second and Firestore
@@ -76,7 +77,7 @@ W Herald worker processes pulling each destination's lane, for S seconds per cap
   --seconds S         measured seconds per capacity (BENCH_RATE_SECONDS; 90)
   --workers W         delivering worker processes (BENCH_RATE_WORKERS; 3)
   --max-messages M    pull flow control per worker and subscription (BENCH_RATE_MAX_MESSAGES; 200)
-  --pump-interval MS  the retry pump's interval, in worker 0 (BENCH_RATE_PUMP_INTERVAL; 200)
+  --pump-interval MS  the retry pump's interval, in its own process (BENCH_RATE_PUMP_INTERVAL; 200)
   --retry-after S     put Retry-After: S on every 429 (default: no Retry-After)
   --hang S            recovery: a producer of min(C, 100)/2 events/s instead of a backlog; for the first
                       S s every request is held 6 s (attempts time out, the rate sinks to 1/s, events are
@@ -284,13 +285,17 @@ async function runGroup(capacities: number[], options: RateOptions, ctx: { h: Be
     h.progress(`${label}: publishing ${backlog} events onto ${lane.topic.name}`);
     await publishBacklog(rt.pubsub, capacity, backlog, runId, h, rt.names.prefix);
   }
-  h.progress(`${label}: starting ${options.workers} workers`, true);
-  const workers = await h.guard(Promise.all(Array.from({ length: options.workers }, (_, i) => RateWorker.start(i, env, h))));
+  h.progress(`${label}: starting ${options.workers} workers and the retry pump`, true);
+  // The last process runs the retry pump and pulls nothing, as the pump is a function of its own
+  // in production. Run inside a delivering worker, it took that worker's lane messages: the
+  // emulator gave it half of what the others got, then none from about 65 s in (a third of
+  // the turns unused until the split followed, 74–85/s for 5–9 s at C=150).
+  const workers = await h.guard(Promise.all(Array.from({ length: options.workers + 1 }, (_, i) => RateWorker.start(i, env, h))));
 
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   const started = epochNow();
-  workers.forEach((w, i) => w.send({ type: 'start', subscriptions, maxMessages: options.maxMessages, ...(i === 0 ? { pumpIntervalMs: options.pumpIntervalMs } : {}) }));
+  workers.forEach((w, i) => w.send({ type: 'start', subscriptions: i < options.workers ? subscriptions : [], maxMessages: options.maxMessages, ...(i === options.workers ? { pumpIntervalMs: options.pumpIntervalMs } : {}) }));
   // With --hang, the measured run starts when the receiver answers again (its log starts afresh then).
   const t0 = started + options.hangSeconds * 1000;
   const end = t0 + options.seconds * 1000;
@@ -373,7 +378,7 @@ async function runGroup(capacities: number[], options: RateOptions, ctx: { h: Be
     ...(recoveries ? { recoveries } : {}),
     outcomes,
     broughtForward,
-    ...(reports[0]?.pump ? { pump: reports[0].pump } : {}),
+    ...(reports.find((r) => r.pump)?.pump ? { pump: reports.find((r) => r.pump)!.pump! } : {}),
     // Over the worker's whole life (start-up included), as a share of one core.
     workerCpuPercent: reports.map((r) => round((r.cpuMicros / 1000 / r.uptimeMs) * 100, 0)!),
     workerLoopDelayMs: reports.map((r) => r.loopDelayMs),
@@ -491,7 +496,7 @@ export async function runRateBench(argv: string[], h: BenchHarness): Promise<num
 
   h.note(
     `rate: C = ${options.capacities.join(', ')}; ${options.seconds} s each, ${options.sequential ? 'one after the other' : 'all at once'}; ${options.workers} workers, ` +
-      `flow control ${options.maxMessages} messages per subscription; policy ${POLICY}; retry pump every ${options.pumpIntervalMs} ms in worker 0`,
+      `flow control ${options.maxMessages} messages per subscription; policy ${POLICY}; retry pump every ${options.pumpIntervalMs} ms in a process of its own`,
   );
   const groups = options.sequential ? options.capacities.map((c) => [c]) : [options.capacities];
   const results: GroupResult[] = [];
@@ -538,7 +543,7 @@ export async function runRateBench(argv: string[], h: BenchHarness): Promise<num
   for (const [i, g] of results.entries()) {
     out.push(
       '',
-      `Workers${groups.length > 1 ? ` (run ${i + 1})` : ''}: CPU ${g.workerCpuPercent.join(' / ')} % of a core; event-loop delay p99 / max ${g.workerLoopDelayMs.map((d) => `${d.p99 ?? '—'}/${d.max ?? '—'}`).join(', ')} ms; retry pump ${g.pump ? `${g.pump.rounds} rounds, ${g.pump.due} due, ${g.pump.sent} sent to lanes` : '—'}; ` +
+      `Workers${groups.length > 1 ? ` (run ${i + 1})` : ''} and the pump process (last): CPU ${g.workerCpuPercent.join(' / ')} % of a core; event-loop delay p99 / max ${g.workerLoopDelayMs.map((d) => `${d.p99 ?? '—'}/${d.max ?? '—'}`).join(', ')} ms; retry pump ${g.pump ? `${g.pump.rounds} rounds, ${g.pump.due} due, ${g.pump.sent} sent to lanes` : '—'}; ` +
         `bench process (receiver) event-loop delay p99 ${g.benchLoopDelayMs.p99 ?? '—'} ms, max ${g.benchLoopDelayMs.max ?? '—'} ms`,
     );
     for (const p of g.problems) out.push(`  ${p}`);
