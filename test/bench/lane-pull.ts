@@ -36,7 +36,7 @@ export function consumeLane(pubsub: PubSub, subscriptionName: string, maxMessage
   let peak = 0;
   const subscription = pubsub.subscription(subscriptionName, {
     flowControl: { maxMessages, allowExcessMessages: false },
-    // Herald holds a message at most ~10 s for its rate slot plus the attempt timeout.
+    // Herald holds a message at most 30 s for its turn plus the attempt timeout (45 s together).
     minAckDeadline: Duration.from({ seconds: 60 }),
     maxAckDeadline: Duration.from({ seconds: 60 }),
   });

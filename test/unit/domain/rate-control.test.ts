@@ -533,8 +533,10 @@ describe('bringing deferred deliveries forward when turns go unused', () => {
     expect(advanceGrant(idle({ now: T0 + 100, advancedThrough: T0 + 10_000, backlog: 190 }))).toEqual({ count: 0, advancedThrough: T0 + 10_000 });
   });
 
-  it('nothing while the deferrals come back within the window anyway, while paused, or while the sender itself defers', () => {
-    expect(advanceGrant(idle({ deferCursor: T0 + ADVANCE_AHEAD_MS })).count).toBe(0);
+  it('nothing once every deferral is back, while paused, or while the sender itself defers', () => {
+    expect(advanceGrant(idle({ deferCursor: T0 })).count).toBe(0);
+    // Due within the window, but spread at 1/s: they would come back a second apart.
+    expect(advanceGrant(idle({ deferCursor: T0 + ADVANCE_AHEAD_MS, deferredAtRate: 1 })).count).toBe(200);
     expect(advanceGrant(idle({ pausedUntil: T0 + 10_000 })).count).toBe(0);
     expect(advanceGrant(idle({ deferring: true })).count).toBe(0);
   });
