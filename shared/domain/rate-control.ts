@@ -557,9 +557,9 @@ export interface AdvanceInput {
  * the turns of the next ADVANCE_AHEAD_MS that the senders' backlogs do not fill — after those
  * already granted (`advancedThrough`, so senders leasing one after the other do not bring the
  * same turns' worth twice) — as long as any deferral is still out, and only once the rate is
- * ADVANCE_RATE_FACTOR times the lowest rate the deferrals still out were spread at. A destination whose senders are busy (a backlog
- * of a window's turns, or deferrals of the leasing one lately) or paused by Retry-After is
- * granted nothing. Other gates measured worse (README, *Adaptive delivery rate*).
+ * ADVANCE_RATE_FACTOR times the lowest rate the deferrals still out were spread at. A
+ * destination whose senders are busy (a backlog of a window's turns, or deferrals of the
+ * leasing one lately) or paused by Retry-After is granted nothing. Other gates measured worse (README, *Adaptive delivery rate*).
  */
 export function advanceGrant(input: AdvanceInput): { count: number; advancedThrough?: number } {
   const { now, rate } = input;

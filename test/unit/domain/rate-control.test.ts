@@ -17,6 +17,8 @@ import {
   LeaseRequest,
   MAX_PAUSE_MS,
   nextDeferCursor,
+  nextLeaseAt,
+  SPAN_PER_HOLDER_MS,
   MAX_SPAN_MS,
   nextTurn,
   paceFor,
@@ -485,6 +487,35 @@ describe.each([10, 37, 150])('three senders against a receiver of capacity %i/s'
   it('writes the shared document less than once a second', () => {
     const span = (writes.at(-1)! - writes[10]!) / 1000;
     expect((writes.length - 11) / span).toBeLessThanOrEqual(0.9);
+  });
+});
+
+describe('when a sender leases next', () => {
+  const entry = (until: number) => ({ at: until - 3600, until });
+
+  it('a span from now, alone or with the others due well before', () => {
+    expect(nextLeaseAt({}, 'a', 1200, T0)).toBe(T0 + 1200);
+    expect(nextLeaseAt({ a: entry(T0), b: entry(T0 + 1200), c: entry(T0 + 2400) }, 'a', 3600, T0)).toBe(T0 + 3600);
+  });
+
+  it(`${SPAN_PER_HOLDER_MS} ms after every other sender's next lease, so two never land in one instant`, () => {
+    // b and c are due 0.1 s and 3.5 s from now: a goes 1.2 s after c, not with it at 3.6 s.
+    expect(nextLeaseAt({ b: entry(T0 + 100), c: entry(T0 + 3500) }, 'a', 3600, T0)).toBe(T0 + 3500 + SPAN_PER_HOLDER_MS);
+  });
+
+  it('at most one spacing past the span, however far the others are', () => {
+    expect(nextLeaseAt({ b: entry(T0 + 9000) }, 'a', 2400, T0)).toBe(T0 + 2400 + SPAN_PER_HOLDER_MS);
+  });
+
+  it("the lease's span and the sender's entry follow it", () => {
+    const at = (holder: string, now: number, doc?: RateDoc) => lease(doc, { holder, now, backlog: 5, feedback: { seconds: {} }, bounds: B });
+    const b1 = at('b', T0); // alone: next at T0 + 1.2 s
+    const a1 = at('a', T0 + 100, b1.doc); // two: a span of 2.4 s, next at T0 + 2.5 s
+    const b2 = at('b', T0 + 1200, a1.doc);
+    // A span of 2.4 s would put b at T0 + 3.6 s, 1.1 s after a's next: it goes 1.2 s after it.
+    expect(b2.doc.holders.b!.until).toBe(T0 + 3700);
+    expect(b2.lease.spanMs).toBe(2500);
+    expect(b2.lease.validUntil).toBe(T0 + 3700 + SWITCH_SLACK_MS);
   });
 });
 
