@@ -100,6 +100,12 @@ export interface ThresholdPolicy {
 export const EVENT_PLATFORM_THRESHOLD = { successRate: 0.95, windowMs: HOUR, minSample: 50 } as const satisfies ThresholdPolicy;
 
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 5 * SECOND;
+/**
+ * An attempt must end inside the lane's 60 s push ack deadline with room for Herald's own
+ * work (topology.ts LANE_HANDLING_BUDGET_MS): past the deadline Pub/Sub pushes the message
+ * again while the first push is still handled, and the delivery may be sent twice.
+ */
+export const MAX_ATTEMPT_TIMEOUT_MS = 45 * SECOND;
 
 /**
  * Throttle backoff when a policy names none: 10 s doubling up to 5 min, for one hour
@@ -300,7 +306,11 @@ export const customPolicySchema = z
       measureFrom: z.enum(['previous', 'origin'], { error: 'measureFrom must be "previous" or "origin"' }).default('previous'),
       maxAttempts: number('maxAttempts').int('maxAttempts must be an integer').min(1, 'maxAttempts must be at least 1').max(MAX_ATTEMPTS, `maxAttempts must be at most ${MAX_ATTEMPTS}`).optional(),
       maxAgeMs: duration('maxAgeMs', MAX_AGE_MS, 1).optional(),
-      attemptTimeoutMs: duration('attemptTimeoutMs', 60 * SECOND, 100).default(DEFAULT_ATTEMPT_TIMEOUT_MS),
+      attemptTimeoutMs: number('attemptTimeoutMs')
+        .int('attemptTimeoutMs must be a whole number of milliseconds')
+        .min(100, 'attemptTimeoutMs must be at least 100 ms')
+        .max(MAX_ATTEMPT_TIMEOUT_MS, `attemptTimeoutMs must be at most ${MAX_ATTEMPT_TIMEOUT_MS} ms: an attempt must end inside the lane's 60 s push deadline, with room for Herald's own work`)
+        .default(DEFAULT_ATTEMPT_TIMEOUT_MS),
       afterLastRetry: z.enum(['dead', 'deactivate-and-queue'], { error: 'afterLastRetry must be "dead" or "deactivate-and-queue"' }).default('dead'),
       honourRetryAfter: bool('honourRetryAfter').default(true),
       threshold: z

@@ -172,7 +172,7 @@ describe('policySpecSchema', () => {
     ['a bad on429', { retryOn: { statuses: 'any' }, backoff: { kind: 'immediate' }, maxAttempts: 2, on429: 'wait' }, 'on429 must be "retry" or "throttle"', ['on429']],
     ['throttle without on429 throttle', { retryOn: { statuses: 'any' }, backoff: { kind: 'immediate' }, maxAttempts: 2, throttle: { backoff: { kind: 'immediate' }, windowMs: 10 } }, 'throttle applies only with on429: "throttle"', ['throttle']],
     ['a bad afterLastRetry', { retryOn: { statuses: 'any' }, backoff: { kind: 'immediate' }, maxAttempts: 2, afterLastRetry: 'queue' }, 'afterLastRetry must be "dead" or "deactivate-and-queue"', ['afterLastRetry']],
-    ['a timeout too long', { retryOn: { statuses: 'any' }, backoff: { kind: 'immediate' }, maxAttempts: 2, attemptTimeoutMs: 120000 }, 'attemptTimeoutMs must be at most 60000 ms', ['attemptTimeoutMs']],
+    ['a timeout too long', { retryOn: { statuses: 'any' }, backoff: { kind: 'immediate' }, maxAttempts: 2, attemptTimeoutMs: 50000 }, "attemptTimeoutMs must be at most 45000 ms: an attempt must end inside the lane's 60 s push deadline, with room for Herald's own work", ['attemptTimeoutMs']],
   ])('rejects %s with a precise message', (_name, input, message, path) => {
     const result = policySpecSchema.safeParse(input);
     expect(result.success).toBe(false);

@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import type { Firestore } from '@google-cloud/firestore';
 import { FirestoreRateStore } from '../../../shared/adapters/firestore-rates';
 import { FIRESTORE_TTL_FIELDS } from '../../../shared/adapters/firestore-stores';
-import { FUNCTION_NAMES, heraldTopology, INTERNAL_FUNCTIONS, laneTopology, PUMP_RUN_SECONDS, Topology } from '../../../shared/topology';
+import { MAX_ATTEMPT_TIMEOUT_MS } from '../../../shared/domain/policy';
+import { FUNCTION_NAMES, heraldTopology, INTERNAL_FUNCTIONS, LANE_HANDLING_BUDGET_MS, laneTopology, PUMP_RUN_SECONDS, Topology } from '../../../shared/topology';
 import { compositeIndexes, indexName } from '../../../infra/firestore-plan';
 import { planFunctions, RUN_SLACK_SECONDS } from '../../../infra/function-plan';
 
@@ -77,6 +78,13 @@ describe('function plans', () => {
     }
     for (const p of plans.filter((f) => !f.pushed && !f.scheduled)) expect(p.timeoutSeconds).toBe(60);
     expect(plan('deliver').timeoutSeconds).toBe(60);
+  });
+
+  test("the longest attempt a policy may set fits the lane's push: inside the ack deadline, with room for Herald's own work", () => {
+    const lane = laneTopology('x', names).subscription;
+    expect(MAX_ATTEMPT_TIMEOUT_MS).toBeLessThanOrEqual(LANE_HANDLING_BUDGET_MS);
+    expect(LANE_HANDLING_BUDGET_MS).toBeLessThan(lane.ackDeadlineSeconds * 1000);
+    expect(plan('deliver').timeoutSeconds * 1000).toBeGreaterThan(MAX_ATTEMPT_TIMEOUT_MS);
   });
 
   test('a new schedule or push subscription is picked up from the topology alone', () => {
