@@ -227,11 +227,12 @@ const MAX_ATTEMPTS = 100;
 
 const number = (what: string) =>
   z.number({ error: (i) => (i.input === undefined ? `${what} is required` : `${what} must be a number`) });
-const duration = (what: string, max: number, min = 0) =>
+/** `why`: what the refusal of a longer one says after the bound. */
+const duration = (what: string, max: number, min = 0, why?: string) =>
   number(what)
     .int(`${what} must be a whole number of milliseconds`)
     .min(min, `${what} must be at least ${min} ms`)
-    .max(max, `${what} must be at most ${max} ms`);
+    .max(max, `${what} must be at most ${max} ms${why === undefined ? '' : `: ${why}`}`);
 /** A strict object's messages: its unknown keys named, or what it must be. */
 const objectError = (what: string, shape: string) => (issue: { code?: string; keys?: string[] }) =>
   issue.code === 'unrecognized_keys' ? `${what} has unknown field${issue.keys?.length === 1 ? '' : 's'} ${issue.keys?.join(', ')}` : shape;
@@ -306,11 +307,7 @@ export const customPolicySchema = z
       measureFrom: z.enum(['previous', 'origin'], { error: 'measureFrom must be "previous" or "origin"' }).default('previous'),
       maxAttempts: number('maxAttempts').int('maxAttempts must be an integer').min(1, 'maxAttempts must be at least 1').max(MAX_ATTEMPTS, `maxAttempts must be at most ${MAX_ATTEMPTS}`).optional(),
       maxAgeMs: duration('maxAgeMs', MAX_AGE_MS, 1).optional(),
-      attemptTimeoutMs: number('attemptTimeoutMs')
-        .int('attemptTimeoutMs must be a whole number of milliseconds')
-        .min(100, 'attemptTimeoutMs must be at least 100 ms')
-        .max(MAX_ATTEMPT_TIMEOUT_MS, `attemptTimeoutMs must be at most ${MAX_ATTEMPT_TIMEOUT_MS} ms: an attempt must end inside the lane's 60 s push deadline, with room for Herald's own work`)
-        .default(DEFAULT_ATTEMPT_TIMEOUT_MS),
+      attemptTimeoutMs: duration('attemptTimeoutMs', MAX_ATTEMPT_TIMEOUT_MS, 100, "an attempt must end inside the lane's 60 s push deadline, with room for Herald's own work").default(DEFAULT_ATTEMPT_TIMEOUT_MS),
       afterLastRetry: z.enum(['dead', 'deactivate-and-queue'], { error: 'afterLastRetry must be "dead" or "deactivate-and-queue"' }).default('dead'),
       honourRetryAfter: bool('honourRetryAfter').default(true),
       threshold: z

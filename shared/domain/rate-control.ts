@@ -26,9 +26,10 @@
  * - Two seconds in a row with many 429s (over 20 % of their sends; one alone is more often
  *   sends bunched on their way) set the rate to 95 % of what the receiver accepted (its
  *   capacity, measured: the best second of the last CAPACITY_MEMORY_S, since a second of
- *   bunched sends, or one the senders could not fill, delivers less than the receiver takes). A few 429s (a small crossing, or
- *   sends bunched on their way) take 3 % off once they add up to 1.5 % of the sends at the
- *   current rate: one now and then is jitter, not capacity. The seconds until the lower grid
+ *   bunched sends, or one the senders could not fill, delivers less than the receiver
+ *   takes). A few 429s (a small crossing, or sends bunched on their way) take 3 % off once
+ *   they add up to 1.5 % of the sends at the current rate: one now and then is jitter, not
+ *   capacity. The seconds until the lower grid
  *   starts still go out at the old rate: their 429s are not news and are not judged — one
  *   decrease per episode, as TCP halves once per round trip.
  * - An increase needs a used second sent entirely on the latest grid, so a rate only goes
@@ -228,7 +229,7 @@ export interface Lease {
   deferCursor: number;
   /**
    * Deferred deliveries this sender is to bring forward now, earliest first: turns of the next
-   * ADVANCE_AHEAD_MS that no sender has work for, while deferrals wait beyond them.
+   * ADVANCE_AHEAD_MS that no sender has work for, while any deferral is still out.
    */
   advance: number;
   /**
@@ -559,7 +560,8 @@ export interface AdvanceInput {
  * same turns' worth twice) — as long as any deferral is still out, and only once the rate is
  * ADVANCE_RATE_FACTOR times the lowest rate the deferrals still out were spread at. A
  * destination whose senders are busy (a backlog of a window's turns, or deferrals of the
- * leasing one lately) or paused by Retry-After is granted nothing. Other gates measured worse (README, *Adaptive delivery rate*).
+ * leasing one lately) or paused by Retry-After is granted nothing. Other gates measured
+ * worse (README, *Adaptive delivery rate*).
  */
 export function advanceGrant(input: AdvanceInput): { count: number; advancedThrough?: number } {
   const { now, rate } = input;

@@ -290,12 +290,13 @@ async function runGroup(capacities: number[], options: RateOptions, ctx: { h: Be
   // in production. Run inside a delivering worker, it took that worker's lane messages: the
   // emulator gave it half of what the others got, then none from about 65 s in (a third of
   // the turns unused until the split followed, 74–85/s for 5–9 s at C=150).
+  const pumpWorker = options.workers;
   const workers = await h.guard(Promise.all(Array.from({ length: options.workers + 1 }, (_, i) => RateWorker.start(i, env, h))));
 
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   const started = epochNow();
-  workers.forEach((w, i) => w.send({ type: 'start', subscriptions: i < options.workers ? subscriptions : [], maxMessages: options.maxMessages, ...(i === options.workers ? { pumpIntervalMs: options.pumpIntervalMs } : {}) }));
+  workers.forEach((w, i) => w.send({ type: 'start', subscriptions: i === pumpWorker ? [] : subscriptions, maxMessages: options.maxMessages, ...(i === pumpWorker ? { pumpIntervalMs: options.pumpIntervalMs } : {}) }));
   // With --hang, the measured run starts when the receiver answers again (its log starts afresh then).
   const t0 = started + options.hangSeconds * 1000;
   const end = t0 + options.seconds * 1000;
@@ -364,6 +365,7 @@ async function runGroup(capacities: number[], options: RateOptions, ctx: { h: Be
         }),
       )
     : undefined;
+  const pump = reports.find((r) => r.pump !== undefined)?.pump;
   const outcomes: Record<string, OutcomeCounts> = {};
   for (const r of reports) for (const [d, o] of Object.entries(r.outcomes)) outcomes[d] = sumOutcomes(outcomes[d] ?? emptyOutcomes(), o);
   const broughtForward: Record<string, number> = {};
@@ -378,7 +380,7 @@ async function runGroup(capacities: number[], options: RateOptions, ctx: { h: Be
     ...(recoveries ? { recoveries } : {}),
     outcomes,
     broughtForward,
-    ...(reports.find((r) => r.pump)?.pump ? { pump: reports.find((r) => r.pump)!.pump! } : {}),
+    ...(pump ? { pump } : {}),
     // Over the worker's whole life (start-up included), as a share of one core.
     workerCpuPercent: reports.map((r) => round((r.cpuMicros / 1000 / r.uptimeMs) * 100, 0)!),
     workerLoopDelayMs: reports.map((r) => r.loopDelayMs),
