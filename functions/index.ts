@@ -10,6 +10,9 @@ import { pumpHandler } from './pump';
 import { replayHandler } from './replay';
 import { suspensionCheckHandler } from './suspension-check';
 import { FUNCTION_NAMES, FunctionName } from '../shared/topology';
+import { GracefulStop } from '../shared/adapters/graceful-stop';
+import { existingRuntime } from './runtime';
+import { createLogger } from '../shared/log';
 
 /** Every Herald function, registered under the entry-point names Cloud Functions deploys. */
 export const HANDLERS: Record<FunctionName, functions.HttpFunction> = {
@@ -36,6 +39,50 @@ export function installJsonErrors(server: http.Server, fn: FunctionName): void {
   app?.use?.(jsonBodyErrors(HANDLERS[fn]));
 }
 
+/** What a deployed function may use of Cloud Run's 10 s between SIGTERM and SIGKILL to finish its requests. */
+export const SHUTDOWN_DRAIN_MS = 8_000;
+
+/**
+ * The functions framework exits at once on SIGTERM, cutting off every request under way (an
+ * attempt made but not recorded is made again; counters not flushed are lost). Herald's own
+ * handler replaces it: it stops taking requests, lets those under way finish for up to
+ * SHUTDOWN_DRAIN_MS, flushes what it holds and closes its clients, then exits.
+ */
+export function installGracefulStop(
+  server: http.Server,
+  host: { signals: Pick<NodeJS.Process, 'on' | 'removeAllListeners'>; exit: (code: number) => void; drainMs: number } = { signals: process, exit: (code) => process.exit(code), drainMs: SHUTDOWN_DRAIN_MS },
+): GracefulStop {
+  const graceful = new GracefulStop();
+  const [app] = server.listeners('request') as http.RequestListener[];
+  if (app) {
+    server.removeListener('request', app);
+    server.on('request', graceful.guard(app));
+  }
+  const stop = async (signal: string) => {
+    if (graceful.stopping) return;
+    const rt = existingRuntime();
+    const log = rt?.log ?? createLogger();
+    log.info(`${signal}: stopping; requests under way get up to ${host.drainMs} ms`, { signal });
+    // Deliveries waiting for a rate turn give up at once: their pushes come again.
+    rt?.limiter.close();
+    graceful.stopping = true;
+    server.close();
+    await graceful.drain(host.drainMs, log);
+    await rt?.close().catch(() => undefined);
+    host.exit(0);
+  };
+  // The framework registers its own handlers once it listens; take their place then.
+  server.once('listening', () =>
+    setImmediate(() => {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        host.signals.removeAllListeners(signal);
+        host.signals.on(signal, () => void stop(signal));
+      }
+    }),
+  );
+  return graceful;
+}
+
 // On Cloud Functions the framework builds its one server after loading this module and
 // offers no hook: catch that server as it is made. Local mode calls installJsonErrors itself.
 const deployedTarget = FUNCTION_NAMES.find((name) => name === process.env.FUNCTION_TARGET);
@@ -45,6 +92,7 @@ if (deployedTarget !== undefined) {
     http.createServer = createServer;
     const server = createServer(...args);
     installJsonErrors(server, deployedTarget);
+    installGracefulStop(server);
     return server;
   }) as typeof http.createServer;
 }

@@ -14,6 +14,7 @@ export const ingestHandler = guarded(
     const result = await ingest(
       {
         bus: rt.bus,
+        journal: rt.journal,
         clock: rt.clock,
         log: rt.log,
         eventsTopic: rt.topology.topics.events.name,

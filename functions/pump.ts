@@ -2,7 +2,8 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import { runPump } from '../shared/app/pump';
 import { issuesFromZod } from '../shared/domain/event';
-import { pumpDeps } from '../shared/runtime';
+import { reconcileBacklog } from '../shared/app/reconcile';
+import { pumpDeps, reconcileDeps } from '../shared/runtime';
 import { PUMP_RUN_SECONDS } from '../shared/topology';
 import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, requireNoBody, sendJson } from './http';
 import { runtime } from './runtime';
@@ -13,7 +14,8 @@ const querySchema = z.object({
 });
 
 /**
- * The retry pump as a function: Cloud Scheduler calls it each minute and it keeps
+ * The retry pump as a function, with the reconciler before it (shared/app/reconcile.ts):
+ * Cloud Scheduler calls it each minute and it keeps
  * claiming due deliveries for up to `runSeconds` (0: one round) — ending early when nothing
  * falls due before then, unless `hold=true` — then answers with what it did. Local mode
  * runs the same loop in-process instead.
@@ -31,9 +33,16 @@ export const pumpHandler = guarded(
       sendJson(res, 400, { error: 'invalid pump query', issues: issuesFromZod(query.error) });
       return;
     }
-    const loop = runPump(pumpDeps(rt), { intervalMs: rt.config.pumpIntervalMs, untilMs: query.data.runSeconds * 1000, hold: query.data.hold });
+    // The backstop first (bounded to a third of the run): what it recovers is due in this run.
+    const started = Date.now();
+    const runMs = query.data.runSeconds * 1000;
+    const reconciled = await reconcileBacklog(reconcileDeps(rt), runMs / 3).catch((e: unknown) => {
+      rt.log.error('reconciler failed; the next run tries again', { error: (e as Error).message });
+      return undefined;
+    });
+    const loop = runPump(pumpDeps(rt), { intervalMs: rt.config.pumpIntervalMs, untilMs: Math.max(0, runMs - (Date.now() - started)), hold: query.data.hold });
     const report = await loop.done;
-    rt.log.info('retry pump run finished', { ...report, runSeconds: query.data.runSeconds, hold: query.data.hold });
-    sendJson(res, 200, report);
+    rt.log.info('retry pump run finished', { ...report, ...(reconciled ? { reconciled } : {}), runSeconds: query.data.runSeconds, hold: query.data.hold });
+    sendJson(res, 200, { ...report, ...(reconciled ? { reconciled } : {}) });
   },
 );

@@ -24,6 +24,11 @@ export function runtime(): Runtime {
   return current;
 }
 
+/** The runtime if one was built or installed (shutting down must not build one). */
+export function existingRuntime(): Runtime | undefined {
+  return current;
+}
+
 export function installRuntime(rt: Runtime): void {
   current = rt;
 }

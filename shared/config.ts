@@ -47,6 +47,14 @@ const envSchema = z.object({
   claimTtlMs: int(1_000, 3_600_000).default(90_000),
   /** How often the retry pump looks for due deliveries. */
   pumpIntervalMs: int(100, 60_000).default(1_000),
+  /**
+   * The reconciler checks an accepted event this long after ingest took it: longer than Pub/Sub
+   * takes to bring it to every destination when all is well (its push backoff reaches 10 min).
+   * Local mode's default is 60 s.
+   */
+  reconcileAfterMs: int(1_000, 86_400_000).default(900_000),
+  /** How often local mode runs the reconciler (GCP: at the start of each scheduled pump run). */
+  reconcileIntervalMs: int(100, 600_000).default(5_000),
   /** Success-rate counters are flushed at most this often per process: each counter document takes at most one write per flush. */
   rateFlushMs: int(100, 60_000).default(1_000),
   /** How often local mode runs the suspension check (GCP: Cloud Scheduler, each minute); default a minute of scaled time. */
@@ -87,6 +95,8 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   timeScale: 'HERALD_TIME_SCALE',
   claimTtlMs: 'HERALD_CLAIM_TTL_MS',
   pumpIntervalMs: 'HERALD_PUMP_INTERVAL_MS',
+  reconcileAfterMs: 'HERALD_RECONCILE_AFTER_MS',
+  reconcileIntervalMs: 'HERALD_RECONCILE_INTERVAL_MS',
   rateFlushMs: 'HERALD_RATE_FLUSH_MS',
   suspensionCheckMs: 'HERALD_SUSPENSION_CHECK_MS',
   replayRunMs: 'HERALD_REPLAY_RUN_MS',

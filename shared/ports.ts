@@ -1,10 +1,11 @@
 import { Destination } from './domain/destination';
-import { AttemptResult, DeliveryRecord, DeliveryStatus, LastError } from './domain/delivery';
+import { AttemptResult, DeliveryRecord, DeliveryStatus, HeraldOverload, LastError } from './domain/delivery';
 import { RateBucket, RateCounts } from './domain/success-rate';
 import { Lease, LeaseRequest, RateDoc } from './domain/rate-control';
 import { HeraldEvent } from './domain/event';
 import { PubSubMessage } from './domain/cloudevents-pubsub';
-import { ReplayReport } from './domain/replay';
+import { ReplayReport, RunnerLock } from './domain/replay';
+import { IntakeBatch } from './domain/intake';
 
 /** The edges of Herald. Only shared/adapters/ implements these with SDKs and sockets. */
 
@@ -89,6 +90,27 @@ export interface DeliveryStore {
   /** Ids of the destination's PENDING deliveries deferred by rate control (`rateDeferred`), earliest availableAt first. */
   rateDeferred(destinationId: string, limit: number): Promise<string[]>;
   list(destinationId: string, query: { status?: DeliveryStatus; limit: number; cursor?: string }): Promise<DeliveryPage>;
+  /**
+   * How many records came from intake batch `intake` for one of `destinationIds`: a count
+   * aggregation, which Firestore bills as one read per 1,000 records counted.
+   */
+  countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number>;
+  /** Which of `ids` have a record (one read each). */
+  existing(ids: readonly string[]): Promise<Set<string>>;
+  /** DEAD records whose dead letter is still owed since `before` or earlier, oldest first. */
+  deadLettersOwed(before: Date, limit: number): Promise<string[]>;
+}
+
+/**
+ * The intake journal (domain/intake.ts): what ingest accepted, until the reconciler has
+ * matched it against the delivery records.
+ */
+export interface IntakeStore {
+  /** Resolves once the batch is durable. */
+  add(batch: IntakeBatch): Promise<void>;
+  /** Batches accepted at or before `before`, oldest first. */
+  due(before: Date, limit: number): Promise<IntakeBatch[]>;
+  remove(id: string): Promise<void>;
 }
 
 /**
@@ -143,10 +165,11 @@ export interface TopicPublishRequest {
 export interface TopicPublisher {
   /**
    * Publishes once, within `timeoutMs`. Never throws for the topic's faults: its result is
-   * `published`, a `topic` refusal (permission denied, not found), a `timeout` or a
-   * `network` error (domain/topic-publish.ts topicAttemptResult).
+   * `published`, a `topic` refusal (permission denied, not found), a `timeout`, a
+   * `network` error, or `herald-overload` when Pub/Sub itself could not take the call
+   * (domain/topic-destination.ts topicAttemptResult).
    */
-  publish(request: TopicPublishRequest): Promise<AttemptResult>;
+  publish(request: TopicPublishRequest): Promise<AttemptResult | HeraldOverload>;
   close(): Promise<void>;
 }
 
@@ -193,6 +216,10 @@ export interface ReplayStore {
   recent(limit: number): Promise<ReplayReport[]>;
   /** Reports whose status is running, oldest first. */
   running(limit: number): Promise<ReplayReport[]>;
+  /** Atomically takes the one replay runner for `id` until `until` (domain/replay.ts takeRunner). */
+  takeRunner(id: string, until: Date, now: Date): Promise<{ ok: true } | { ok: false; held: RunnerLock }>;
+  /** Frees the runner if `id` holds it. */
+  releaseRunner(id: string): Promise<void>;
 }
 
 export type { HeraldEvent };

@@ -1,6 +1,8 @@
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
-import { FirestoreDeliveryStore, FirestoreDestinationStore, OperationCounter } from './adapters/firestore-stores';
+import { FirestoreDeliveryStore, FirestoreDestinationStore, FirestoreIntakeStore, OperationCounter } from './adapters/firestore-stores';
+import { IntakeJournal } from './app/intake-journal';
+import { ReconcileDeps } from './app/reconcile';
 import { UndiciHttpSender } from './adapters/http-sender';
 import { GoogleIdTokenVerifier } from './adapters/google-id-tokens';
 import { systemResolver } from './adapters/guarded-lookup';
@@ -24,7 +26,23 @@ import { DeliveryLimiter } from './app/delivery-limiter';
 import { randomUUID } from 'node:crypto';
 import { ConfigError, ENV_NAMES, HeraldConfig, pushAuthModeOf } from './config';
 import { createLogger, parseSeverity } from './log';
-import { Clock, DeadLetterQueue, DeliveryStore, DestinationStore, HostResolver, HttpSender, IdTokenVerifier, LaneProvisioner, Logger, MessageBus, RateLeaseStore, ReplayStore, systemClock, TopicPublisher } from './ports';
+import {
+  Clock,
+  DeadLetterQueue,
+  DeliveryStore,
+  DestinationStore,
+  HostResolver,
+  HttpSender,
+  IdTokenVerifier,
+  IntakeStore,
+  LaneProvisioner,
+  Logger,
+  MessageBus,
+  RateLeaseStore,
+  ReplayStore,
+  systemClock,
+  TopicPublisher,
+} from './ports';
 import { deadLetterHoldName, FunctionName, heraldTopology, REPLAY_ACK_DEADLINE_SECONDS, Topology, TopologyNames } from './topology';
 
 /** Everything a function needs, built once per process from the configuration. */
@@ -42,6 +60,10 @@ export interface Runtime {
   lanes: LaneProvisioner;
   destinations: DestinationStore;
   deliveries: DeliveryStore;
+  /** What ingest accepted, until the reconciler has matched it against the delivery records. */
+  intake: IntakeStore;
+  /** Ingest's group-committing writer to `intake`. */
+  journal: IntakeJournal;
   directory: DestinationDirectory;
   /** Success-rate counters of this process, flushed every HERALD_RATE_FLUSH_MS. */
   rates: RateRecorder;
@@ -123,6 +145,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     shard: Math.floor(Math.random() * RATE_SHARDS),
   });
   const rateLeases = new FirestoreRateLeaseStore(firestore, firestoreOps);
+  const intake = new FirestoreIntakeStore(firestore, firestoreOps);
   const deadLetters = new PubSubDeadLetterQueue(pubsub, deadLetterHoldName(names));
   // The limiter brings deferred deliveries forward as a pump round does, through this runtime's stores and lanes.
   const limiter = new DeliveryLimiter(rateLeases, clock, log, randomUUID(), (destinationId, count) => bringForward(pumpDeps(rt), destinationId, count));
@@ -140,6 +163,8 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     lanes: new PubSubLanes(pubsub, names, pushTargetFrom(config)),
     destinations,
     deliveries: new FirestoreDeliveryStore(firestore, firestoreOps),
+    intake,
+    journal: new IntakeJournal(intake, clock),
     directory: new DestinationDirectory(destinations, clock, config.destinationCacheMs),
     rates,
     limiter,
@@ -211,6 +236,24 @@ export function pumpDeps(rt: Runtime): PumpDeps {
     log: rt.log,
     claimTtlMs: rt.config.claimTtlMs,
     batchSize: PUMP_BATCH,
+  };
+}
+
+/** Intake batches (and owed dead letters) the reconciler takes per round. */
+const RECONCILE_BATCH = 100;
+
+/** What the reconciler needs, from a runtime. */
+export function reconcileDeps(rt: Runtime): ReconcileDeps {
+  return {
+    intake: rt.intake,
+    deliveries: rt.deliveries,
+    directory: rt.directory,
+    bus: rt.bus,
+    deadLetterTopic: rt.topology.topics.deadLetter.name,
+    clock: rt.clock,
+    log: rt.log,
+    graceMs: rt.config.reconcileAfterMs,
+    batchLimit: RECONCILE_BATCH,
   };
 }
 

@@ -1,5 +1,5 @@
 import { DocumentData, Firestore } from '@google-cloud/firestore';
-import { ReplayReport } from '../domain/replay';
+import { ReplayReport, RunnerLock, takeRunner } from '../domain/replay';
 import { ReplayStore } from '../ports';
 import { COLLECTIONS, FIRESTORE_QUERIES, OperationCounter } from './firestore-stores';
 
@@ -53,6 +53,31 @@ export class FirestoreReplayStore implements ReplayStore {
     const snap = await this.col.orderBy(q.orderBy, q.direction).limit(limit).get();
     this.ops.reads += Math.max(1, snap.size);
     return snap.docs.map((d) => d.data() as ReplayReport);
+  }
+
+  private get runner() {
+    return this.db.collection(COLLECTIONS.locks).doc('replay-runner');
+  }
+
+  async takeRunner(id: string, until: Date, now: Date): Promise<{ ok: true } | { ok: false; held: RunnerLock }> {
+    const result = await this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(this.runner);
+      const taken = takeRunner(snap.exists ? (snap.data() as RunnerLock) : undefined, id, until, now);
+      if (taken.ok) tx.set(this.runner, taken.lock);
+      return taken;
+    });
+    this.ops.reads++;
+    if (!result.ok) return result;
+    this.ops.writes++;
+    return { ok: true };
+  }
+
+  async releaseRunner(id: string): Promise<void> {
+    await this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(this.runner);
+      if (snap.exists && (snap.data() as RunnerLock).holder === id) tx.delete(this.runner);
+    });
+    this.ops.reads++;
   }
 
   async running(limit: number): Promise<ReplayReport[]> {

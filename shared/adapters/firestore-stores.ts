@@ -2,19 +2,30 @@ import { DocumentData, Firestore } from '@google-cloud/firestore';
 import { DeliveryRecord, DeliveryStatus } from '../domain/delivery';
 import { Destination } from '../domain/destination';
 import { HeraldEvent } from '../domain/event';
-import { DeliveryPage, DeliveryStore, DestinationStore } from '../ports';
+import { IntakeBatch } from '../domain/intake';
+import { DeliveryPage, DeliveryStore, DestinationStore, IntakeStore } from '../ports';
 
 /** Counts every document read and write, so the benchmark reports what Herald costs. */
 export class OperationCounter {
   reads = 0;
   writes = 0;
+  deletes = 0;
   reset(): void {
     this.reads = 0;
     this.writes = 0;
+    this.deletes = 0;
   }
 }
 
-export const COLLECTIONS = { destinations: 'destinations', deliveries: 'deliveries', rates: 'rates', rateControl: 'rate-control', replays: 'replays' } as const;
+export const COLLECTIONS = {
+  destinations: 'destinations',
+  deliveries: 'deliveries',
+  rates: 'rates',
+  rateControl: 'rate-control',
+  replays: 'replays',
+  intake: 'intake',
+  locks: 'locks',
+} as const;
 
 /**
  * Every query Herald makes, as data: the store builds its queries from these,
@@ -32,6 +43,10 @@ export const FIRESTORE_QUERIES = {
   recentReplays: { collection: COLLECTIONS.replays, equality: [], orderBy: 'createdAt', direction: 'desc' },
   // POST /admin/replays refuses to start a replay while another runs.
   runningReplays: { collection: COLLECTIONS.replays, equality: ['status'], orderBy: 'createdAt' },
+  // The reconciler: intake batches past their grace, oldest first (one field: the automatic index).
+  dueIntake: { collection: COLLECTIONS.intake, equality: [], orderBy: 'acceptedAt' },
+  // The reconciler: DEAD records whose dead letter is still owed (one field: the automatic index).
+  owedDeadLetters: { collection: COLLECTIONS.deliveries, equality: [], orderBy: 'deadLetterDueAt' },
 } as const satisfies Record<string, { collection: string; equality: readonly string[]; orderBy: string; direction?: 'asc' | 'desc' }>;
 
 /**
@@ -203,6 +218,81 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     const last = deliveries[deliveries.length - 1];
     return snap.size > query.limit && last ? { deliveries, nextCursor: last.id } : { deliveries };
   }
+
+  async countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number> {
+    let total = 0;
+    for (const ids of chunks(destinationIds, IN_LIMIT)) {
+      const snap = await this.col.where('intake', '==', intake).where('destinationId', 'in', ids).count().get();
+      const count = snap.data().count;
+      // An aggregation is billed one read per 1,000 index entries it counts (at least one).
+      this.ops.reads += Math.max(1, Math.ceil(count / 1000));
+      total += count;
+    }
+    return total;
+  }
+
+  async existing(ids: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (const part of chunks(ids, GET_ALL_CHUNK)) {
+      const snaps = await this.db.getAll(...part.map((id) => this.col.doc(id)), { fieldMask: ['status'] });
+      this.ops.reads += part.length;
+      for (const snap of snaps) if (snap.exists) found.add(snap.id);
+    }
+    return found;
+  }
+
+  async deadLettersOwed(before: Date, limit: number): Promise<string[]> {
+    const field = FIRESTORE_QUERIES.owedDeadLetters.orderBy;
+    const snap = await this.col.where(field, '<=', before.toISOString()).orderBy(field).limit(limit).select().get();
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs.map((d) => d.id);
+  }
+}
+
+type StoredBatch = Omit<IntakeBatch, 'events'> & { events: { attributes: Record<string, string>; data: Buffer }[] };
+
+/** The intake journal (domain/intake.ts): one document per batch, deleted once reconciled. */
+export class FirestoreIntakeStore implements IntakeStore {
+  constructor(
+    private readonly db: Firestore,
+    private readonly ops = new OperationCounter(),
+  ) {}
+
+  private get col() {
+    return this.db.collection(COLLECTIONS.intake);
+  }
+
+  async add(batch: IntakeBatch): Promise<void> {
+    const doc: StoredBatch = { ...batch, events: batch.events.map((e) => ({ attributes: { ...e.attributes }, data: e.data })) };
+    await this.col.doc(batch.id).set(doc);
+    this.ops.writes++;
+  }
+
+  async due(before: Date, limit: number): Promise<IntakeBatch[]> {
+    const field = FIRESTORE_QUERIES.dueIntake.orderBy;
+    const snap = await this.col.where(field, '<=', before.toISOString()).orderBy(field).limit(limit).get();
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs.map((d) => {
+      const stored = d.data() as StoredBatch;
+      return { ...stored, events: stored.events.map((e) => ({ attributes: e.attributes, data: Buffer.from(e.data) }) as HeraldEvent) };
+    });
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.col.doc(id).delete();
+    this.ops.deletes++;
+  }
+}
+
+/** Firestore's `in` takes at most 30 values. */
+const IN_LIMIT = 30;
+/** Documents asked for per getAll. */
+const GET_ALL_CHUNK = 300;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
 }
 
 function toDoc(record: DeliveryRecord): StoredDelivery {

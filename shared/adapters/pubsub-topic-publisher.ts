@@ -1,6 +1,6 @@
 import { PubSub, Topic } from '@google-cloud/pubsub';
 import { publishFailureOf, PublishFailure, topicAttemptResult } from '../domain/topic-destination';
-import { AttemptResult } from '../domain/delivery';
+import { AttemptResult, HeraldOverload } from '../domain/delivery';
 import { TopicPublisher, TopicPublishRequest } from '../ports';
 
 type Outcome = { messageId: string } | { failure: PublishFailure } | { timedOut: true };
@@ -23,7 +23,7 @@ export class PubSubTopicPublisher implements TopicPublisher {
 
   constructor(private readonly pubsub: PubSub) {}
 
-  async publish(request: TopicPublishRequest): Promise<AttemptResult> {
+  async publish(request: TopicPublishRequest): Promise<AttemptResult | HeraldOverload> {
     const { message, timeoutMs } = request;
     const started = performance.now();
     let timer: NodeJS.Timeout | undefined;

@@ -1,7 +1,8 @@
 import { PushDelivery, toPubSubMessage } from '../domain/cloudevents-pubsub';
 import { DeliveryRecord } from '../domain/delivery';
+import { transition } from '../domain/delivery-state';
 import { HeraldEvent } from '../domain/event';
-import { MessageBus } from '../ports';
+import { DeliveryStore, Logger, MessageBus } from '../ports';
 
 export type RejectReason = 'invalid-event' | 'invalid-lane-message' | 'destination-deleted' | 'type-unsubscribed' | 'unsupported-destination';
 
@@ -54,4 +55,39 @@ export async function publishDeadDelivery(bus: MessageBus, topic: string, event:
     if (first) attributes['original-first-attempt-at'] = first;
   }
   await bus.publish(topic, toPubSubMessage(event, attributes));
+}
+
+export interface DeadLetterDeps {
+  bus: MessageBus;
+  deadLetterTopic: string;
+  deliveries: DeliveryStore;
+  log: Logger;
+}
+
+/**
+ * The dead letter a DEAD record owes (its `deadLetterDueAt`), published after the record was
+ * written — so only the one writer that made the delivery DEAD publishes it — and then marked
+ * sent. A publish that fails, or a process that dies before the mark, leaves the mark for the
+ * reconciler, which publishes again: a dead letter may be published twice, never not at all.
+ * Resolves whether it was published.
+ */
+export async function sendDeadLetter(deps: DeadLetterDeps, event: HeraldEvent, record: DeliveryRecord): Promise<boolean> {
+  const ids = { eventId: record.eventId, destinationId: record.destinationId, deliveryId: record.id };
+  try {
+    await publishDeadDelivery(deps.bus, deps.deadLetterTopic, event, record);
+  } catch (e) {
+    deps.log.warn('the dead letter could not be published now; the reconciler publishes it later', { ...ids, error: (e as Error).message });
+    return false;
+  }
+  try {
+    await deps.deliveries.update(record.id, (current) => {
+      if (!current) return undefined;
+      const next = transition(current, { type: 'dead-lettered' });
+      return next.ok ? next.state : undefined;
+    });
+  } catch (e) {
+    // The letter is out; at worst the reconciler publishes it once more.
+    deps.log.warn('the dead letter was published but not marked sent; it may be published once more', { ...ids, error: (e as Error).message });
+  }
+  return true;
 }

@@ -1,6 +1,6 @@
 import { binaryHeaders } from '../domain/cloudevents-http';
 import { fromPubSubMessage, heraldAttribute, PushDelivery } from '../domain/cloudevents-pubsub';
-import { AttemptResult, DeliveryRecord, deliveryId, describeFailure, isSuccess } from '../domain/delivery';
+import { AttemptResult, DeliveryRecord, deliveryId, describeFailure, HeraldOverload, isSuccess } from '../domain/delivery';
 import { DeliveryState, historyOf, transition, TransitionResult } from '../domain/delivery-state';
 import { Destination, DESTINATION_ID, deliveryPolicyOf, PolicySettings, rateBoundsOf } from '../domain/destination';
 import { eventKey, HeraldEvent, matchesType } from '../domain/event';
@@ -11,7 +11,9 @@ import { signatureHeaders, webhookIdFor } from '../domain/signing';
 import { signingSecrets } from '../domain/secret-rotation';
 import { Clock, DeliveryStore, DestinationStore, HttpSender, Logger, LogFields, MessageBus, TopicPublisher } from '../ports';
 import { topicMessage } from '../domain/topic-destination';
-import { publishDeadDelivery, rejectToDeadLetter, RejectReason } from './dead-letter';
+import { rejectToDeadLetter, RejectReason, sendDeadLetter } from './dead-letter';
+import { overloadBackoffMs } from '../domain/herald-overload';
+import { retryOnOverload } from './overload-retry';
 import { DestinationDirectory } from './destination-directory';
 import { DeliveryLimiter } from './delivery-limiter';
 import { queuedBecauseSuspended } from '../domain/suspension';
@@ -53,7 +55,16 @@ export const LANE_ATTRIBUTES = {
   publishedAt: 'published-at',
   /** Set by the retry pump: the claim this message carries (the record's claimedAt). */
   claim: 'claim',
+  /** Set by ingest: the intake batch the event was accepted in (domain/intake.ts); route passes it on. */
+  intake: 'intake',
 } as const;
+
+/**
+ * The record of an attempt already made is written again after a passing overload of
+ * Firestore (up to 3 tries over 0.3 s): failing that, the push is redelivered and the
+ * destination gets the event twice.
+ */
+const RECORD_RETRY = { tries: 3, firstPauseMs: 100 };
 
 /**
  * One attempt of one event to one destination, from its lane. A message from `route`
@@ -80,17 +91,19 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery): Pr
   const ids = { eventId: event.attributes.id, eventSource: event.attributes.source, destinationId, deliveryId: id };
   const claim = heraldAttribute(push.message, LANE_ATTRIBUTES.claim);
   const publishedAt = heraldAttribute(push.message, LANE_ATTRIBUTES.publishedAt) ?? push.publishTime.toISOString();
+  const intake = heraldAttribute(push.message, LANE_ATTRIBUTES.intake);
 
   const destination = await deps.directory.get(destinationId);
   const unusable = unusableBecause(destination, event);
   if (unusable) {
-    if (claim !== undefined) await abandon(deps, id, ids, unusable.message);
+    // A claimed retry has a record: DEAD, with a dead letter that a replay can send again.
+    if (claim !== undefined && (await abandon(deps, id, ids, unusable.message, event))) return { kind: 'rejected', reason: unusable.reason };
     await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, unusable.reason, unusable.message);
     deps.log.warn(`${unusable.message}: sent to the dead-letter topic`, { ...ids, messageId: push.messageId, reason: unusable.reason });
     return { kind: 'rejected', reason: unusable.reason };
   }
   const policy = deliveryPolicyOf(destination!, deps.policy);
-  const target = { destination: destination!, policy, event, id, ids };
+  const target: Target = { destination: destination!, policy, event, id, ids, ...(intake !== undefined ? { intake } : {}) };
   try {
     if (destination!.status === 'suspended') return await queueUnattempted(deps, target, claim, publishedAt);
     return claim === undefined ? await firstAttempt(deps, target, publishedAt) : await claimedAttempt(deps, target, claim);
@@ -105,6 +118,8 @@ interface Target {
   event: HeraldEvent;
   id: string;
   ids: LogFields;
+  /** The intake batch the event came in (ingest's journal), written on the record for the reconciler. */
+  intake?: string;
 }
 
 function unusableBecause(destination: Destination | undefined, event: HeraldEvent): { reason: RejectReason; message: string } | undefined {
@@ -156,20 +171,27 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
   }
   const at = deps.clock.now();
   const result = await attempt(deps, t, at);
-  deps.limiter.report(t.destination.id, result, at);
-  const decision = withFailureMode(decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)), t.destination.failureMode);
-  countAttempt(deps, t, result, at, publishedAt);
-  // Never stored in between: the first attempt's claim and outcome, played in memory.
+  // Never stored in between: the first attempt's claim, played in memory.
   const initial: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: at.toISOString() };
   const claimed = settled(transition(initial, { type: 'claim', now: at, claimTtlMs: 0 }));
+  if (result.kind === 'herald-overload') {
+    const record = newRecord(t, publishedAt, settled(transition(claimed, { type: 'back-off', until: backOffUntil(deps) })));
+    if (!(await retryOnOverload(() => deps.deliveries.create(record), RECORD_RETRY))) return { kind: 'duplicate', deliveryId: t.id };
+    return backedOff(deps, t, result, record);
+  }
+  deps.limiter.report(t.destination.id, result, at);
+  const decision = withFailureMode(decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)), t.destination.failureMode);
   const state = settled(transition(claimed, { type: 'attempted', at, result, decision }));
   const record = newRecord(t, publishedAt, state);
-  if (record.status === 'DEAD') await publishDeadDelivery(deps.bus, deps.deadLetterTopic, t.event, record);
-  if (!(await deps.deliveries.create(record))) {
+  // Recorded first, then counted and dead-lettered: a concurrent attempt that was recorded
+  // first (a duplicate) neither counts twice nor publishes a second dead letter.
+  if (!(await retryOnOverload(() => deps.deliveries.create(record), RECORD_RETRY))) {
     deps.log.warn('a concurrent attempt of this delivery was recorded first; this attempt was a duplicate', t.ids);
     return { kind: 'duplicate', deliveryId: t.id };
   }
+  countAttempt(deps, t, result, at, publishedAt);
   report(deps, t, result, decision, record);
+  if (record.status === 'DEAD') await sendDeadLetter(deps, t.event, record);
   await suspendIfDecided(deps, t, decision, record);
   return { kind: 'attempted', deliveryId: t.id, decision: decision.kind, status: record.status };
 }
@@ -200,24 +222,41 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
   }
   const at = deps.clock.now();
   const result = await attempt(deps, t, at);
+  if (result.kind === 'herald-overload') {
+    const waiting = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'back-off', until: backOffUntil(deps) });
+    if (!waiting) return { kind: 'duplicate', deliveryId: t.id };
+    return backedOff(deps, t, result, waiting);
+  }
   deps.limiter.report(t.destination.id, result, at);
   const publishedAt = started.publishedAt ?? started.firstAttemptAt ?? at.toISOString();
   const decision = withFailureMode(decide(t.policy, historyOf(started), result, at, new Date(publishedAt)), t.destination.failureMode);
-  countAttempt(deps, t, result, at, publishedAt);
   const outcome = settled(transition(started, { type: 'attempted', at, result, decision }));
   const record = withEvent(outcome, t.event);
-  if (record.status === 'DEAD') await publishDeadDelivery(deps.bus, deps.deadLetterTopic, t.event, record);
   // Written only if nobody took the claim over while the attempt ran (it expired meanwhile).
-  const written = await deps.deliveries.update(t.id, (current) =>
-    current?.status === 'IN_FLIGHT' && current.claimedAt === started.claimedAt ? record : undefined,
+  const written = await retryOnOverload(
+    () => deps.deliveries.update(t.id, (current) => (current?.status === 'IN_FLIGHT' && current.claimedAt === started.claimedAt ? record : undefined)),
+    RECORD_RETRY,
   );
   if (!written) {
     deps.log.warn('the claim was taken over during the attempt (it outlived HERALD_CLAIM_TTL_MS); the newer claim decides', t.ids);
     return { kind: 'duplicate', deliveryId: t.id };
   }
+  countAttempt(deps, t, result, at, publishedAt);
   report(deps, t, result, decision, record);
+  if (record.status === 'DEAD') await sendDeadLetter(deps, t.event, record);
   await suspendIfDecided(deps, t, decision, record);
   return { kind: 'attempted', deliveryId: t.id, decision: decision.kind, status: record.status };
+}
+
+/** When a delivery that met Herald's own overload is tried again (10 s ± 20 %). */
+function backOffUntil(deps: DeliverDeps): Date {
+  return new Date(deps.clock.now().getTime() + overloadBackoffMs(Math.random()));
+}
+
+/** The delivery waits, PENDING, with no attempt counted: the destination was not tried. */
+function backedOff(deps: DeliverDeps, t: Target, result: HeraldOverload, record: DeliveryRecord): DeliverOutcome {
+  deps.log.warn(`Herald's own service is overloaded (${result.error}): no attempt counted; trying again later`, { ...t.ids, availableAt: record.availableAt });
+  return { kind: 'deferred', deliveryId: t.id, until: record.availableAt! };
 }
 
 /**
@@ -265,7 +304,7 @@ function rateWaitFor(deps: DeliverDeps, policy: DeliveryPolicy): number {
 }
 
 /** One attempt, by the destination's kind: a signed POST to its url, or a publish to its topic. */
-async function attempt(deps: DeliverDeps, t: Target, at: Date): Promise<AttemptResult> {
+async function attempt(deps: DeliverDeps, t: Target, at: Date): Promise<AttemptResult | HeraldOverload> {
   if (t.destination.topic !== undefined) {
     return deps.topics.publish({ topic: t.destination.topic, message: topicMessage(t.event, t.id), timeoutMs: t.policy.attemptTimeoutMs });
   }
@@ -281,10 +320,8 @@ async function attempt(deps: DeliverDeps, t: Target, at: Date): Promise<AttemptR
 /** A delivery's first record: its ids, the event's, and `state` (with the event while it may be sent again). */
 function newRecord(t: Target, publishedAt: string, state: DeliveryState): DeliveryRecord {
   const { event } = t;
-  return withEvent(
-    { id: t.id, destinationId: t.destination.id, eventId: event.attributes.id, eventSource: event.attributes.source, eventType: event.attributes.type, publishedAt, ...state },
-    event,
-  );
+  const base = { id: t.id, destinationId: t.destination.id, eventId: event.attributes.id, eventSource: event.attributes.source, eventType: event.attributes.type, publishedAt };
+  return withEvent({ ...base, ...(t.intake !== undefined ? { intake: t.intake } : {}), ...state }, event);
 }
 
 /** The event stays on the record while it may be sent again (or redelivered by an operator); not once DELIVERED. */
@@ -294,14 +331,16 @@ function withEvent<R extends DeliveryState>(record: R, event: HeraldEvent): R & 
   return { ...(rest as R), event: { attributes: { ...event.attributes }, data: event.data } };
 }
 
-/** The delivery can no longer be attempted: DEAD through the state machine (its destination went away). */
-async function abandon(deps: DeliverDeps, id: string, ids: LogFields, reason: string): Promise<void> {
-  await deps.deliveries.update(id, (current) => {
+/** The delivery can no longer be attempted: DEAD through the state machine (its destination went away), and its dead letter sent. */
+async function abandon(deps: DeliverDeps, id: string, ids: LogFields, reason: string, event: HeraldEvent): Promise<boolean> {
+  const dead = await deps.deliveries.update(id, (current) => {
     if (!current) return undefined;
-    const next = transition(current, { type: 'abandon', reason });
+    const next = transition(current, { type: 'abandon', reason, now: deps.clock.now() });
     return next.ok ? next.state : undefined;
   });
   deps.log.warn(`delivery abandoned: ${reason}`, ids);
+  if (dead) await sendDeadLetter(deps, event, dead);
+  return dead !== undefined;
 }
 
 function settled<S>(result: TransitionResult<S>): S {

@@ -2,9 +2,13 @@ import { parseHttpEvents, HttpHeaders } from '../domain/cloudevents-http';
 import { toPubSubMessage } from '../domain/cloudevents-pubsub';
 import { eventSize, ValidationIssue } from '../domain/event';
 import { Clock, Logger, MessageBus } from '../ports';
+import { IntakeJournal } from './intake-journal';
+import { LANE_ATTRIBUTES } from './deliver';
 
 export interface IngestDeps {
   bus: MessageBus;
+  /** Herald's own record of what it accepted (domain/intake.ts), which the reconciler checks. */
+  journal: IntakeJournal;
   clock: Clock;
   log: Logger;
   eventsTopic: string;
@@ -18,9 +22,12 @@ export type IngestResult =
   | { status: 503; body: { error: string; accepted: string[]; failed: { id: string; error: string }[] } };
 
 /**
- * Validates a whole request before publishing any of it (all-or-nothing), then publishes
- * each event to the events topic. If Pub/Sub fails part-way the answer names exactly which
- * events were accepted, so a producer can resend only the rest.
+ * Validates a whole request before publishing any of it (all-or-nothing), then, at once,
+ * journals the events (Firestore) and publishes each to the events topic. An event is
+ * accepted once both hold it: the topic carries it on, the journal lets the reconciler
+ * notice if it never reaches a destination. If Pub/Sub fails part-way the answer names
+ * exactly which events were accepted, so a producer can resend only the rest; if the journal
+ * fails, none is (a resent event that was published meanwhile is recognised as a duplicate).
  */
 export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffer): Promise<IngestResult> {
   if (body.length > deps.maxBodyBytes) {
@@ -46,7 +53,23 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
       },
     };
   }
-  const results = await Promise.allSettled(events.map((e) => deps.bus.publish(deps.eventsTopic, toPubSubMessage(e))));
+  const journaled = deps.journal.add(events);
+  const [journal, ...results] = await Promise.allSettled([
+    journaled.durable,
+    ...events.map((e, i) => deps.bus.publish(deps.eventsTopic, toPubSubMessage(e, { [LANE_ATTRIBUTES.intake]: journaled.ids[i]! }))),
+  ]);
+  if (journal.status === 'rejected') {
+    const error = (journal.reason as Error).message;
+    deps.log.error('the intake journal could not record the events (Firestore); none accepted', { error, eventIds: events.map((e) => e.attributes.id) });
+    return {
+      status: 503,
+      body: {
+        error: 'Herald could not record the events durably; resend them (a resent event is not delivered twice)',
+        accepted: [],
+        failed: events.map((e) => ({ id: e.attributes.id, error: `intake journal: ${error}` })),
+      },
+    };
+  }
   const accepted: string[] = [];
   const failed: { id: string; error: string }[] = [];
   results.forEach((r, i) => {

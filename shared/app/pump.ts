@@ -3,7 +3,7 @@ import { DeliveryRecord } from '../domain/delivery';
 import { transition } from '../domain/delivery-state';
 import { Clock, DeliveryStore, LaneProvisioner, Logger, MessageBus } from '../ports';
 import { TopologyNames } from '../topology';
-import { publishDeadDelivery } from './dead-letter';
+import { sendDeadLetter } from './dead-letter';
 import { LANE_ATTRIBUTES } from './deliver';
 import { DestinationDirectory } from './destination-directory';
 import { queuedBecauseSuspended } from '../domain/suspension';
@@ -96,8 +96,8 @@ async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' 
   const destination = await deps.directory.get(record.destinationId);
   if (!destination || !record.event) {
     const reason = !destination ? 'the destination no longer exists' : 'the record holds no event to send';
-    const dead = await updateUnderClaim(deps.deliveries, record.id, record.claimedAt, { type: 'abandon', reason });
-    if (dead && record.event) await publishDeadDelivery(deps.bus, deps.deadLetterTopic, record.event, dead);
+    const dead = await updateUnderClaim(deps.deliveries, record.id, record.claimedAt, { type: 'abandon', reason, now: deps.clock.now() });
+    if (dead && record.event) await sendDeadLetter(deps, record.event, dead);
     deps.log.error(`delivery abandoned: ${reason}`, ids);
     return 'abandoned';
   }

@@ -8,6 +8,7 @@ import {
   beginRun,
   DeadLetter,
   finishRun,
+  refusedWhileRunning,
   ReplayEnd,
   ReplayItem,
   ReplayReport,
@@ -47,7 +48,12 @@ export interface ReplayTrigger {
   messageId: string;
 }
 
-export type ReplayOutcome = { kind: 'ran'; report: ReplayReport } | { kind: 'duplicate'; report: ReplayReport } | { kind: 'lost'; report: ReplayReport };
+export type ReplayOutcome =
+  | { kind: 'ran'; report: ReplayReport }
+  | { kind: 'duplicate'; report: ReplayReport }
+  | { kind: 'lost'; report: ReplayReport }
+  /** Another replay was running: this one was refused, its report says so. */
+  | { kind: 'refused'; report: ReplayReport };
 
 /** A pull that brings nothing new this many times in a row: the backlog has been read. */
 const EMPTY_PULLS_TO_END = 2;
@@ -70,14 +76,26 @@ const HOLD_MARGIN_SECONDS = 60;
  */
 export async function runReplay(deps: ReplayDeps, trigger: ReplayTrigger): Promise<ReplayOutcome> {
   const token = randomUUID();
+  const now = deps.clock.now();
+  const ids = { replayId: trigger.id, messageId: trigger.messageId };
+  // One replay at a time, however the trigger was published (the admin API checks too, but a
+  // message published straight onto the replay topic comes here alone).
+  const runner = await deps.replays.takeRunner(trigger.id, new Date(now.getTime() + deps.leaseMs), now);
+  if (!runner.ok) {
+    const report = (await deps.replays.update(trigger.id, (current) => refusedWhileRunning(current, { ...trigger, now }, runner.held))) ?? (await deps.replays.get(trigger.id));
+    if (!report) throw new Error(`replay ${trigger.id}: the refusal was not recorded`);
+    deps.log.error(`replay ${trigger.id} refused: replay ${runner.held.holder} is running; start it again once that one has ended`, { ...ids, runningReplay: runner.held.holder });
+    return { kind: 'refused', report };
+  }
   let decision: ReturnType<typeof beginRun> | undefined;
   await deps.replays.update(trigger.id, (current) => {
     decision = beginRun(current, { ...trigger, now: deps.clock.now(), leaseMs: deps.leaseMs, token });
     return decision.kind === 'run' ? decision.report : undefined;
   });
   if (!decision) throw new Error(`replay ${trigger.id}: the report store decided nothing`);
-  const ids = { replayId: trigger.id, messageId: trigger.messageId };
   if (decision.kind === 'duplicate') {
+    // A run of this replay that is still going keeps the runner; one that ended gives it back.
+    if (decision.report.status !== 'running') await deps.replays.releaseRunner(trigger.id);
     deps.log.info(`replay trigger ignored: replay ${trigger.id} is ${decision.report.status} (a redelivered or repeated trigger never runs a replay twice)`, {
       ...ids,
       status: decision.report.status,
@@ -90,7 +108,9 @@ export async function runReplay(deps: ReplayDeps, trigger: ReplayTrigger): Promi
     dryRun: decision.report.dryRun,
     runs: decision.report.runs,
   });
-  return new ReplayRun(deps, decision.report, token).run();
+  const outcome = await new ReplayRun(deps, decision.report, token).run();
+  if (outcome.kind === 'ran') await deps.replays.releaseRunner(trigger.id);
+  return outcome;
 }
 
 class ReplayRun {

@@ -1,4 +1,4 @@
-import { fromPubSubMessage, PushDelivery, toPubSubMessage } from '../domain/cloudevents-pubsub';
+import { fromPubSubMessage, heraldAttribute, PushDelivery, toPubSubMessage } from '../domain/cloudevents-pubsub';
 import { matchesType } from '../domain/event';
 import { TopologyNames } from '../topology';
 import { LaneProvisioner, Logger, MessageBus } from '../ports';
@@ -40,9 +40,11 @@ export async function routeEvent(deps: RouteDeps, push: PushDelivery): Promise<R
     deps.log.info('no destination subscribes to this event type', ids);
     return { kind: 'unmatched' };
   }
+  const intake = heraldAttribute(push.message, LANE_ATTRIBUTES.intake);
+  const carried: Record<string, string> = intake !== undefined ? { [LANE_ATTRIBUTES.intake]: intake } : {};
   await Promise.all(
     targets.map((d) =>
-      publishToLane(deps, d.id, toPubSubMessage(event, { [LANE_ATTRIBUTES.destination]: d.id, [LANE_ATTRIBUTES.publishedAt]: push.publishTime.toISOString() })),
+      publishToLane(deps, d.id, toPubSubMessage(event, { [LANE_ATTRIBUTES.destination]: d.id, [LANE_ATTRIBUTES.publishedAt]: push.publishTime.toISOString(), ...carried })),
     ),
   );
   deps.log.debug('event routed', { ...ids, destinations: targets.map((d) => d.id) });

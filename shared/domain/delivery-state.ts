@@ -11,7 +11,18 @@ import { AttemptHistory, Decision } from './retry-decision';
 /** The part of a DeliveryRecord the state machine reads and writes. */
 export type DeliveryState = Pick<
   DeliveryRecord,
-  'status' | 'attempts' | 'throttled' | 'reason' | 'lastError' | 'availableAt' | 'rateDeferred' | 'claimedAt' | 'firstAttemptAt' | 'lastAttemptAt' | 'deliveredAt'
+  | 'status'
+  | 'attempts'
+  | 'throttled'
+  | 'reason'
+  | 'lastError'
+  | 'availableAt'
+  | 'rateDeferred'
+  | 'claimedAt'
+  | 'firstAttemptAt'
+  | 'lastAttemptAt'
+  | 'deliveredAt'
+  | 'deadLetterDueAt'
 >;
 
 export type Transition =
@@ -26,11 +37,18 @@ export type Transition =
   /** The message a claim sent reached `deliver`: the attempt starts, renewing the claim if it is still `claimedAt`. */
   | { type: 'start'; now: Date; claimedAt: string }
   /** The delivery cannot be attempted any more (its destination was deleted): DEAD with `reason`. */
-  | { type: 'abandon'; reason: string }
+  | { type: 'abandon'; reason: string; now: Date }
   /** Hold a PENDING delivery, or one claimed for an attempt not made (its destination is suspended). */
   | { type: 'queue'; now: Date; reason: string }
   /** Rate control has no slot soon enough: a claimed delivery waits, unattempted, until `until`. */
   | { type: 'defer'; until: Date }
+  /**
+   * Herald itself was overloaded (its own Pub/Sub or Firestore answered UNAVAILABLE, …): the
+   * claimed delivery waits until `until` with no attempt counted against its destination.
+   */
+  | { type: 'back-off'; until: Date }
+  /** A DEAD delivery's dead letter is on the dead-letter topic: nothing is owed any more. */
+  | { type: 'dead-lettered' }
   /** Operator: a QUEUED or DEAD delivery starts over (fresh retry budget), due at once. */
   | { type: 'redeliver'; now: Date };
 
@@ -98,7 +116,7 @@ export function transition<S extends DeliveryState>(state: S, t: Transition): Tr
       return ok(next(state, { claimedAt: t.now.toISOString() }, []));
     case 'abandon':
       if (state.status === 'DELIVERED' || state.status === 'DEAD') return invalid();
-      return ok(next(state, { status: 'DEAD', reason: t.reason }, ['claimedAt', 'availableAt', 'rateDeferred']));
+      return ok(next(state, { status: 'DEAD', reason: t.reason, deadLetterDueAt: t.now.toISOString() }, ['claimedAt', 'availableAt', 'rateDeferred']));
     case 'attempted': {
       if (state.status !== 'IN_FLIGHT') return invalid();
       const { decision, result } = t;
@@ -113,10 +131,22 @@ export function transition<S extends DeliveryState>(state: S, t: Transition): Tr
     case 'defer':
       if (state.status !== 'IN_FLIGHT') return invalid();
       return ok(next(state, { status: 'PENDING', availableAt: t.until.toISOString(), rateDeferred: true }, ['claimedAt']));
+    case 'back-off':
+      if (state.status !== 'IN_FLIGHT') return invalid();
+      return ok(next(state, { status: 'PENDING', availableAt: t.until.toISOString() }, ['claimedAt']));
+    case 'dead-lettered':
+      if (state.status !== 'DEAD' || state.deadLetterDueAt === undefined) return invalid();
+      return ok(next(state, {}, ['deadLetterDueAt']));
     case 'redeliver':
       if (state.status !== 'QUEUED' && state.status !== 'DEAD') return invalid();
       return ok(
-        next(state, { status: 'PENDING', availableAt: t.now.toISOString(), attempts: 0, throttled: 0 }, ['claimedAt', 'firstAttemptAt', 'reason', 'rateDeferred']),
+        next(state, { status: 'PENDING', availableAt: t.now.toISOString(), attempts: 0, throttled: 0 }, [
+          'claimedAt',
+          'firstAttemptAt',
+          'reason',
+          'rateDeferred',
+          'deadLetterDueAt',
+        ]),
       );
   }
 }
@@ -136,6 +166,7 @@ function settle<S extends DeliveryState>(state: S, t: Extract<Transition, { type
       return next(state, { ...counted, ...throttled, status: 'PENDING', availableAt: decision.at.toISOString(), lastError }, ['claimedAt', 'reason']);
     }
     case 'dead':
+      return next(state, { ...counted, status: 'DEAD', lastError: describeFailure(result, t.at), reason: decision.reason, deadLetterDueAt: at }, ['claimedAt', 'availableAt']);
     case 'suspend':
     case 'queue': {
       const lastError = describeFailure(result, t.at);

@@ -18,6 +18,17 @@ export type AttemptResult =
   /** The SSRF guard refused the webhook's address (at connect, after DNS): nothing was sent. */
   | { kind: 'blocked'; durationMs: number; address: string; addressClass: AddressClass; error: string };
 
+/**
+ * Herald's own service could not take the attempt (a topic destination's publish met Pub/Sub's
+ * UNAVAILABLE, RESOURCE_EXHAUSTED or DEADLINE_EXCEEDED): overload of Herald, not a failure of
+ * the destination, so it is not an AttemptResult: it counts as no attempt (domain/herald-overload.ts).
+ */
+export interface HeraldOverload {
+  kind: 'herald-overload';
+  durationMs: number;
+  error: string;
+}
+
 export function isSuccess(result: AttemptResult): boolean {
   return result.kind === 'published' || (result.kind === 'response' && result.status >= 200 && result.status < 300);
 }
@@ -87,6 +98,16 @@ export interface DeliveryRecord {
   replays?: DeliveryReplay[];
   /** Kept only while the delivery may still need it (not once DELIVERED), to send it again. */
   event?: HeraldEvent;
+  /** The intake batch (domain/intake.ts) the event was accepted in, when ingest accepted it. */
+  intake?: string;
+  /**
+   * Set when the delivery became DEAD, until its dead letter is on the dead-letter topic: the
+   * record is written first and the letter published after, so a process that dies between
+   * the two leaves this mark and the reconciler publishes the letter.
+   */
+  deadLetterDueAt?: string;
+  /** When the reconciler created this record for an accepted event that never reached `deliver`. */
+  recoveredAt?: string;
 }
 
 /** One DEAD run of a delivery, as it stood when a replay sent it again. */

@@ -314,6 +314,38 @@ export function rejectedReport(id: string, messageId: string, issues: Validation
   };
 }
 
+/** Which replay may run now: one at a time, since two would each see only the dead letters the other does not hold. */
+export interface RunnerLock {
+  holder: string;
+  /** The holder's lease: after it the runner is free again (its function died). */
+  until: string;
+}
+
+/**
+ * Replay `id` takes the runner if it is free, its own already, or its holder's lease ran out;
+ * else it is refused with the holder. Checked where every run starts — however its trigger
+ * was published — not only where the admin API publishes one.
+ */
+export function takeRunner(lock: RunnerLock | undefined, id: string, until: Date, now: Date): { ok: true; lock: RunnerLock } | { ok: false; held: RunnerLock } {
+  if (lock && lock.holder !== id && lock.until > now.toISOString()) return { ok: false, held: lock };
+  return { ok: true, lock: { holder: id, until: until.toISOString() } };
+}
+
+/**
+ * A trigger that came while another replay runs: the replay is refused (a report that says
+ * which replay ran and what to do), never run beside it. A report that exists and is not
+ * waiting to start (a redelivered trigger of one that ran) is left as it is.
+ */
+export function refusedWhileRunning(existing: ReplayReport | undefined, start: Omit<RunStart, 'leaseMs' | 'token'>, held: RunnerLock): ReplayReport | undefined {
+  const at = start.now.toISOString();
+  const error = `replay ${held.holder} was running (until ${held.until} at the latest); nothing was replayed: start this one again once it has ended`;
+  if (existing === undefined) {
+    return { ...rejectedReport(start.id, start.messageId, [], start.now), request: selectionOf(start.request), dryRun: start.request.dryRun === true, error };
+  }
+  if (existing.status !== 'queued') return undefined;
+  return { ...existing, status: 'rejected', triggerMessageId: start.messageId, updatedAt: at, endedAt: at, error };
+}
+
 export interface RunStart {
   id: string;
   request: ReplayRequest;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { toPubSubMessage, PubSubMessage } from './cloudevents-pubsub';
-import { AttemptResult } from './delivery';
+import { AttemptResult, HeraldOverload } from './delivery';
+import { OVERLOAD_GRPC_CODES } from './herald-overload';
 import { HeraldEvent } from './event';
 import { heraldTopology, laneTopology, TopologyNames } from '../topology';
 
@@ -83,21 +84,24 @@ export function grpcLabel(code: number | undefined): string {
  * - the message id: `published` (a success);
  * - 7 PERMISSION_DENIED, 5 NOT_FOUND: `topic` refusals (under `suspendOnTopicRefusal` they
  *   suspend the destination; elsewhere they are retried where network errors are);
- * - 4 DEADLINE_EXCEEDED, or no answer within the attempt timeout: `timeout`;
- * - anything else (UNAVAILABLE, RESOURCE_EXHAUSTED, INTERNAL, UNAUTHENTICATED, …): `network`.
+ * - 4 DEADLINE_EXCEEDED, 8 RESOURCE_EXHAUSTED, 14 UNAVAILABLE: Pub/Sub could not take the
+ *   call now — overload of the service Herald publishes through, not the destination's
+ *   failure: `herald-overload` (no attempt counted; Herald backs off and tries again);
+ * - no answer within the attempt timeout: `timeout`;
+ * - anything else (INTERNAL, UNAUTHENTICATED, …): `network`.
  */
 export function topicAttemptResult(
   outcome: { messageId: string } | { failure: PublishFailure } | { timedOut: true },
   durationMs: number,
   timeoutMs: number,
-): AttemptResult {
+): AttemptResult | HeraldOverload {
   if ('messageId' in outcome) return { kind: 'published', durationMs, messageId: outcome.messageId };
   if ('timedOut' in outcome) return { kind: 'timeout', durationMs, timeoutMs };
   const { code, message } = outcome.failure;
   const error = `${grpcLabel(code)}: ${excerpt(message)}`;
   if (code === GRPC.PERMISSION_DENIED) return { kind: 'topic', durationMs, problem: 'permission-denied', error };
   if (code === GRPC.NOT_FOUND) return { kind: 'topic', durationMs, problem: 'not-found', error };
-  if (code === GRPC.DEADLINE_EXCEEDED) return { kind: 'timeout', durationMs, timeoutMs };
+  if (code !== undefined && OVERLOAD_GRPC_CODES.includes(code)) return { kind: 'herald-overload', durationMs, error: `Pub/Sub could not take the publish: ${error}` };
   return { kind: 'network', durationMs, error: `Pub/Sub publish failed: ${error}` };
 }
 

@@ -6,8 +6,10 @@ import { applyTopology } from '../adapters/pubsub-topology';
 import { ConfigError, HeraldConfig, loadConfig } from '../config';
 import { runPump } from '../app/pump';
 import { checkThresholds } from '../app/suspension';
-import { createRuntime, pumpDeps, pushTargetFrom, Runtime, suspensionDeps } from '../runtime';
+import { createRuntime, pumpDeps, pushTargetFrom, reconcileDeps, Runtime, suspensionDeps } from '../runtime';
+import { reconcileOnce } from '../app/reconcile';
 import { runPeriodically } from './periodic';
+import { GracefulStop } from '../adapters/graceful-stop';
 import { FUNCTION_NAMES, FunctionName } from '../topology';
 import { EmulatorHosts, RunningEmulators, startEmulators } from './emulators';
 import { HostResolver, HttpSender, IdTokenVerifier, Logger } from '../ports';
@@ -53,23 +55,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const env = options.env ?? process.env;
   const progress = options.onProgress ?? (() => undefined);
   let ready = false;
-  let stopping = false;
   let health: Record<string, unknown> = {};
   const apps = new Map<FunctionName, http.RequestListener>();
-  const active = new Set<http.ServerResponse>();
-  let drained: (() => void) | undefined;
+  const graceful = new GracefulStop();
 
-  const server = http.createServer((req, res) => {
-    if (stopping) {
-      res.writeHead(503, { 'content-type': 'application/json', connection: 'close' });
-      res.end(JSON.stringify({ error: 'Herald is stopping' }));
-      return;
-    }
-    active.add(res);
-    res.on('close', () => {
-      active.delete(res);
-      if (active.size === 0) drained?.();
-    });
+  const server = http.createServer(graceful.guard((req, res) => {
     const url = new URL(req.url ?? '/', 'http://local');
     if (url.pathname === '/healthz') {
       res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' });
@@ -86,7 +76,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // Cloud Functions hands a function the path after its name; so does local mode.
     req.url = `/${rest.join('/')}${url.search}`;
     app(req, res);
-  });
+  }));
   // A request Node cannot parse (headers over its 16 KiB limit, a broken request line) never
   // reaches a function: answer it in Herald's JSON shape too, as a 4xx that says what is wrong.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
@@ -137,6 +127,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       HERALD_INGEST_TOKEN: ingestToken,
       HERALD_PUSH_TOKEN: env.HERALD_PUSH_TOKEN || token('push'),
       HERALD_ALLOW_LOOPBACK: env.HERALD_ALLOW_LOOPBACK ?? 'true',
+      // Locally the reconciler looks a minute after ingest, not 15: the emulator strands pushes after an outage.
+      HERALD_RECONCILE_AFTER_MS: env.HERALD_RECONCILE_AFTER_MS ?? '60000',
       HERALD_PUSH_BASE_URL: url,
     });
     const overrides = {
@@ -177,6 +169,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // And the suspension check, each minute of scaled time.
     const checkMs = config.suspensionCheckMs ?? Math.max(100, Math.round(60_000 / config.timeScale));
     const checker = runPeriodically('suspension check', checkMs, () => checkThresholds(suspensionDeps(runtime)), runtime.log);
+    // The scheduled pump's first step on GCP: the reconciler, on its own interval here.
+    const reconciler = runPeriodically('reconciler', config.reconcileIntervalMs, () => reconcileOnce(reconcileDeps(runtime)), runtime.log);
     ready = true;
     const emulatorsRef = emulators;
     return {
@@ -187,22 +181,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       runtime,
       async stop(stopOptions = {}) {
         ready = false;
-        stopping = true;
-        await Promise.all([pump.stop(), checker.stop()]);
+        graceful.stopping = true;
+        await Promise.all([pump.stop(), checker.stop(), reconciler.stop()]);
         // Deliveries still waiting for a rate turn give up at once (their pushes come again);
         // attempts under way finish and are recorded, rather than meeting closed clients.
         runtime.limiter.close();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        const drainMs = stopOptions.drainMs ?? runtime.config.deliveryTimeoutMs + 2000;
-        if (active.size > 0) {
-          let timer: NodeJS.Timeout | undefined;
-          await new Promise<void>((resolve) => {
-            drained = resolve;
-            timer = setTimeout(resolve, drainMs);
-          });
-          clearTimeout(timer);
-          if (active.size > 0) runtime.log.warn(`stopping with ${active.size} requests still in progress after ${drainMs} ms; their pushes will come again`, { inProgress: active.size });
-        }
+        await graceful.drain(stopOptions.drainMs ?? runtime.config.deliveryTimeoutMs + 2000, runtime.log);
         server.closeAllConnections();
         await closed;
         if (stopOptions.purge) await purgeProject(runtime);

@@ -75,5 +75,26 @@ export function deliveryStoreConformance(name: string, make: () => Promise<Deliv
       expect(third).toEqual({ deliveries: [expect.objectContaining({ id: 'dest-a.e4' })] });
       expect((await store.list('dest-a', { status: 'DEAD', limit: 10 })).deliveries.map((d) => d.id)).toEqual(['dest-a.e1', 'dest-a.e3']);
     });
+
+    test('counts the records of an intake batch for some destinations, and tells which records exist', async () => {
+      await store.put(record('dest-a.e1', { intake: 'i-1' }));
+      await store.put(record('dest-b.e1', { destinationId: 'dest-b', intake: 'i-1' }));
+      await store.put(record('dest-c.e1', { destinationId: 'dest-c', intake: 'i-1' }));
+      await store.put(record('dest-a.e2', { intake: 'i-2' }));
+      expect(await store.countFromIntake('i-1', ['dest-a', 'dest-b'])).toBe(2);
+      expect(await store.countFromIntake('i-1', ['dest-z'])).toBe(0);
+      // More destinations than one `in` filter takes.
+      expect(await store.countFromIntake('i-1', ['dest-a', ...Array.from({ length: 40 }, (_, i) => `dest-x${i}`), 'dest-c'])).toBe(2);
+      expect(await store.existing(['dest-a.e1', 'dest-a.e9', 'dest-b.e1'])).toEqual(new Set(['dest-a.e1', 'dest-b.e1']));
+    });
+
+    test('finds DEAD records whose dead letter is owed since a time, oldest first', async () => {
+      await store.put(record('dest-a.d1', { status: 'DEAD', deadLetterDueAt: at(20) }));
+      await store.put(record('dest-a.d2', { status: 'DEAD', deadLetterDueAt: at(5) }));
+      await store.put(record('dest-a.d3', { status: 'DEAD', deadLetterDueAt: at(50) }));
+      await store.put(record('dest-a.d4', { status: 'DEAD' }));
+      expect(await store.deadLettersOwed(new Date(at(30)), 10)).toEqual(['dest-a.d2', 'dest-a.d1']);
+      expect(await store.deadLettersOwed(new Date(at(30)), 1)).toEqual(['dest-a.d2']);
+    });
   });
 }

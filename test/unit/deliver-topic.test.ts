@@ -94,16 +94,34 @@ test('NOT_FOUND under event-platform suspends the destination, QUEUES the event 
   expect(h.bus[0]!.message.attributes).toMatchObject({ 'herald-destination': 'audit', 'herald-to': 'ops@example.com' });
 });
 
-test('UNAVAILABLE is retried like a network error; a custom policy without network retries lets it die', async () => {
-  const unavailable: TopicAnswer = { failure: { code: 14, message: '14 UNAVAILABLE: Connection dropped' } };
-  const h = await setup(unavailable);
-  expect(await deliverFromLane(h.deps, h.push)).toMatchObject({ decision: 'retry', status: 'PENDING' });
-  expect(await h.deliveries.get(ID)).toMatchObject({ status: 'PENDING', lastError: { error: 'network error: Pub/Sub publish failed: 14 UNAVAILABLE: Connection dropped' } });
+test.each([
+  [14, '14 UNAVAILABLE: Connection dropped'],
+  [8, '8 RESOURCE_EXHAUSTED: quota exceeded'],
+  [4, '4 DEADLINE_EXCEEDED: deadline'],
+])('gRPC %s from Pub/Sub is Herald\'s overload: PENDING about 10 s later, no attempt counted, nothing dead', async (code, message) => {
+  const h = await setup({ failure: { code, message } }, { policy: { retryOn: { statuses: ['5xx'], networkErrors: false }, backoff: { kind: 'immediate' }, maxAttempts: 1 } });
+  const before = Date.now();
+  expect(await deliverFromLane(h.deps, h.push)).toMatchObject({ kind: 'deferred' });
+  const record = await h.deliveries.get(ID);
+  expect(record).toMatchObject({ status: 'PENDING', attempts: 0 });
+  expect(record).not.toHaveProperty('lastError');
+  expect(record).not.toHaveProperty('rateDeferred');
+  const wait = Date.parse(record!.availableAt!) - before;
+  expect(wait).toBeGreaterThanOrEqual(7_900);
+  expect(wait).toBeLessThanOrEqual(12_500);
+  expect(h.bus.filter((m) => m.topic === 'herald-dead-letter')).toHaveLength(0);
+  await h.deps.rates.flush();
+  expect(h.logs.some((l) => String(l.message).startsWith("Herald's own service is overloaded"))).toBe(true);
+});
 
-  const strict = await setup(unavailable, { policy: { retryOn: { statuses: ['5xx'], networkErrors: false }, backoff: { kind: 'immediate' }, maxAttempts: 2 } });
+test('a failure that is the topic\'s (INTERNAL) counts: a custom policy without network retries lets it die, with one dead letter', async () => {
+  const strict = await setup({ failure: { code: 13, message: '13 INTERNAL: oops' } }, { policy: { retryOn: { statuses: ['5xx'], networkErrors: false }, backoff: { kind: 'immediate' }, maxAttempts: 2 } });
   expect(await deliverFromLane(strict.deps, strict.push)).toMatchObject({ decision: 'dead', status: 'DEAD' });
-  const dead = strict.bus.find((m) => m.topic === 'herald-dead-letter');
-  expect(dead?.message.attributes).toMatchObject({ 'herald-destination': 'audit', 'herald-delivery-id': ID });
+  const dead = strict.bus.filter((m) => m.topic === 'herald-dead-letter');
+  expect(dead).toHaveLength(1);
+  expect(dead[0]!.message.attributes).toMatchObject({ 'herald-destination': 'audit', 'herald-delivery-id': ID });
+  // Published, then marked sent: the reconciler owes nothing.
+  expect(await strict.deliveries.get(ID)).not.toHaveProperty('deadLetterDueAt');
 });
 
 test('a publish with no answer within the attempt timeout is a timeout', async () => {

@@ -7,7 +7,7 @@ import { getReplay, listReplays, postReplay } from '../../shared/app/replays-adm
 import { PubSubMessage, PushDelivery, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { DeliveryRecord } from '../../shared/domain/delivery';
 import { HeraldEvent } from '../../shared/domain/event';
-import { ReplayReport, ReplayView } from '../../shared/domain/replay';
+import { queuedReport, ReplayReport, ReplayView } from '../../shared/domain/replay';
 import { createLogger } from '../../shared/log';
 import { Clock, DeliveryStore } from '../../shared/ports';
 import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
@@ -262,6 +262,28 @@ describe('the trigger message', () => {
     expect(await handleReplayTrigger(deps, push('{"destination":"orders","id":"named"}'))).toMatchObject({ kind: 'ran', report: { id: 'named', triggerMessageId: 'msg-1' } });
     expect(await handleReplayTrigger(deps, push('{"destination":"orders"}', 'msg-2'))).toMatchObject({ kind: 'ran', report: { id: 'msg-2' } });
     expect((await replays.recent(10)).map((r) => r.id).sort()).toEqual(['msg-2', 'named']);
+  });
+
+  test('a trigger published straight onto the topic while another replay runs is refused, with a report naming it; nothing is replayed', async () => {
+    const { deps, replays, queue, dead, clock } = await setup();
+    await dead('orders', 'o1', 1);
+    // Replay r1 is running in another function instance: it holds the runner for its lease.
+    expect(await replays.takeRunner('r1', new Date(clock.t + 600_000), new Date(clock.t))).toEqual({ ok: true });
+    const refused = await handleReplayTrigger(deps, push('{"destination":"orders","id":"direct"}'));
+    expect(refused).toMatchObject({ kind: 'refused', report: { id: 'direct', status: 'rejected', error: expect.stringMatching(/^replay r1 was running/) as unknown } });
+    expect(queue.remaining()).toHaveLength(1);
+    // Once r1 has ended (or its lease ran out), a trigger runs.
+    clock.t += 600_001;
+    expect(await handleReplayTrigger(deps, push('{"destination":"orders","id":"later"}', 'msg-2'))).toMatchObject({ kind: 'ran', report: { redelivered: 1 } });
+    expect(await replays.takeRunner('r9', new Date(clock.t + 1000), new Date(clock.t))).toEqual({ ok: true });
+  });
+
+  test('a replay the admin API queued that meets another running is refused, not run beside it', async () => {
+    const { deps, replays, dead, clock } = await setup();
+    await dead('orders', 'o1', 1);
+    await replays.create(queuedReport('queued-one', {}, new Date(clock.t)));
+    await replays.takeRunner('r1', new Date(clock.t + 600_000), new Date(clock.t));
+    expect(await runReplay(deps, { id: 'queued-one', request: {}, messageId: 'm' })).toMatchObject({ kind: 'refused', report: { status: 'rejected', triggerMessageId: 'm' } });
   });
 
   test('an invalid request is rejected once: an ERROR line naming each problem, a rejected report, nothing replayed', async () => {

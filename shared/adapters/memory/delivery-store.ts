@@ -58,6 +58,22 @@ export class MemoryDeliveryStore implements DeliveryStore {
     const last = deliveries[deliveries.length - 1];
     return matching.length > query.limit && last ? { deliveries, nextCursor: last.id } : { deliveries };
   }
+
+  async countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number> {
+    return [...this.records.values()].filter((r) => r.intake === intake && destinationIds.includes(r.destinationId)).length;
+  }
+
+  async existing(ids: readonly string[]): Promise<Set<string>> {
+    return new Set(ids.filter((id) => this.records.has(id)));
+  }
+
+  async deadLettersOwed(before: Date, limit: number): Promise<string[]> {
+    return [...this.records.values()]
+      .filter((r) => r.deadLetterDueAt !== undefined && r.deadLetterDueAt <= before.toISOString())
+      .sort((a, b) => a.deadLetterDueAt!.localeCompare(b.deadLetterDueAt!))
+      .slice(0, limit)
+      .map((r) => r.id);
+  }
 }
 
 function copy(record: DeliveryRecord | undefined): DeliveryRecord | undefined {

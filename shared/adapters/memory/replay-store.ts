@@ -1,4 +1,4 @@
-import { ReplayReport } from '../../domain/replay';
+import { ReplayReport, RunnerLock, takeRunner } from '../../domain/replay';
 import { ReplayStore } from '../../ports';
 
 /** Replay reports in memory, for unit tests of the use cases. */
@@ -30,6 +30,19 @@ export class MemoryReplayStore implements ReplayStore {
 
   async running(limit: number): Promise<ReplayReport[]> {
     return [...this.reports.values()].filter((r) => r.status === 'running').sort((a, b) => a.createdAt.localeCompare(b.createdAt)).slice(0, limit).map((r) => structuredClone(r));
+  }
+
+  lock: RunnerLock | undefined;
+
+  async takeRunner(id: string, until: Date, now: Date): Promise<{ ok: true } | { ok: false; held: RunnerLock }> {
+    const taken = takeRunner(this.lock, id, until, now);
+    if (!taken.ok) return taken;
+    this.lock = taken.lock;
+    return { ok: true };
+  }
+
+  async releaseRunner(id: string): Promise<void> {
+    if (this.lock?.holder === id) this.lock = undefined;
   }
 
   private write(report: ReplayReport): void {

@@ -1,4 +1,4 @@
-import { AttemptResult } from '../../domain/delivery';
+import { AttemptResult, HeraldOverload } from '../../domain/delivery';
 import { PublishFailure, topicAttemptResult } from '../../domain/topic-destination';
 import { TopicPublisher, TopicPublishRequest } from '../../ports';
 
@@ -16,7 +16,7 @@ export class MemoryTopicPublisher implements TopicPublisher {
 
   constructor(private readonly answer: (request: TopicPublishRequest) => TopicAnswer = () => 'ok') {}
 
-  async publish(request: TopicPublishRequest): Promise<AttemptResult> {
+  async publish(request: TopicPublishRequest): Promise<AttemptResult | HeraldOverload> {
     const answer = this.answer(request);
     if (answer !== 'ok') return topicAttemptResult(answer, 'timedOut' in answer ? request.timeoutMs : 1, request.timeoutMs);
     const messageId = String(this.nextId++);

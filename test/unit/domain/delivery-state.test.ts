@@ -77,7 +77,7 @@ describe('rate deferrals', () => {
 
   it('queueing, abandoning or redelivering clears the mark', () => {
     expect(expectOk(transition(deferred, { type: 'queue', now: T0, reason: 'suspended' }))).not.toHaveProperty('rateDeferred');
-    expect(expectOk(transition(deferred, { type: 'abandon', reason: 'gone' }))).not.toHaveProperty('rateDeferred');
+    expect(expectOk(transition(deferred, { type: 'abandon', reason: 'gone', now: T0 }))).not.toHaveProperty('rateDeferred');
     const queued = expectOk(transition(deferred, { type: 'queue', now: T0, reason: 'suspended' }));
     expect(expectOk(transition({ ...queued, rateDeferred: true }, { type: 'redeliver', now: T0 }))).not.toHaveProperty('rateDeferred');
   });
@@ -90,7 +90,7 @@ describe('start and abandon', () => {
 
   it('abandons a PENDING, IN_FLIGHT or QUEUED delivery as DEAD with the reason', () => {
     for (const state of [pending, inFlight, { ...pending, status: 'QUEUED' as const }]) {
-      const dead = expectOk(transition(state, { type: 'abandon', reason: 'destination deleted' }));
+      const dead = expectOk(transition(state, { type: 'abandon', reason: 'destination deleted', now: T0 }));
       expect(dead).toMatchObject({ status: 'DEAD', reason: 'destination deleted' });
       expect(dead.claimedAt).toBeUndefined();
       expect(dead.availableAt).toBeUndefined();
@@ -134,7 +134,26 @@ describe('attempted (from IN_FLIGHT)', () => {
       lastAttemptAt: iso(1000),
       lastError: { at: iso(1000), status: 500, error: 'HTTP 500', bodyExcerpt: 'oops' },
       reason: 'HTTP 500 on attempt 4',
+      deadLetterDueAt: iso(1000),
     });
+  });
+
+  it('a DEAD delivery owes its dead letter until it is marked dead-lettered; a replay clears the debt', () => {
+    const died = expectOk(transition({ ...inFlight, attempts: 3 }, { type: 'attempted', at: at(1000), result: e500, decision: dead }));
+    const sent = expectOk(transition(died, { type: 'dead-lettered' }));
+    expect(sent).not.toHaveProperty('deadLetterDueAt');
+    expect(sent.status).toBe('DEAD');
+    expect(transition(sent, { type: 'dead-lettered' })).toMatchObject({ ok: false, error: { code: 'invalid-transition' } });
+    expect(expectOk(transition(died, { type: 'redeliver', now: at(2000) }))).not.toHaveProperty('deadLetterDueAt');
+    expect(expectOk(transition(inFlight, { type: 'abandon', reason: 'gone', now: at(5) }))).toMatchObject({ status: 'DEAD', deadLetterDueAt: iso(5) });
+  });
+
+  it('a back-off (Herald overloaded) leaves the delivery PENDING with no attempt counted and no rate mark', () => {
+    const waiting = expectOk(transition({ ...inFlight, attempts: 2 }, { type: 'back-off', until: at(10_000) }));
+    expect(waiting).toMatchObject({ status: 'PENDING', attempts: 2, availableAt: iso(10_000) });
+    expect(waiting).not.toHaveProperty('claimedAt');
+    expect(waiting).not.toHaveProperty('rateDeferred');
+    expect(transition(waiting, { type: 'back-off', until: at(20_000) })).toMatchObject({ ok: false, error: { code: 'invalid-transition' } });
   });
 
   it('→ QUEUED when the destination is suspended', () => {
@@ -213,8 +232,8 @@ describe('invalid transitions return a typed error', () => {
     ['redeliver DELIVERED', s('DELIVERED'), redeliver, 'invalid-transition'],
     ['start a claim taken over', s('IN_FLIGHT', { claimedAt: iso(9) }), { type: 'start', now: T0, claimedAt: iso(0) }, 'claim-lost'],
     ['start a settled delivery', s('PENDING', { claimedAt: iso(0) }), { type: 'start', now: T0, claimedAt: iso(0) }, 'invalid-transition'],
-    ['abandon DELIVERED', s('DELIVERED'), { type: 'abandon', reason: 'r' }, 'invalid-transition'],
-    ['abandon DEAD', s('DEAD'), { type: 'abandon', reason: 'r' }, 'invalid-transition'],
+    ['abandon DELIVERED', s('DELIVERED'), { type: 'abandon', reason: 'r', now: T0 }, 'invalid-transition'],
+    ['abandon DEAD', s('DEAD'), { type: 'abandon', reason: 'r', now: T0 }, 'invalid-transition'],
   ])('%s → %s', (_name, state, t, code) => {
     const result = transition(state, t);
     expect(result.ok).toBe(false);

@@ -1,6 +1,6 @@
 import { CloudEvent } from 'cloudevents';
 import { fromPubSubMessage } from '../../../shared/domain/cloudevents-pubsub';
-import { AttemptResult, describeFailure, isSuccess } from '../../../shared/domain/delivery';
+import { AttemptResult, describeFailure, HeraldOverload, isSuccess } from '../../../shared/domain/delivery';
 import { destinationSpecSchema } from '../../../shared/domain/destination';
 import { HeraldEvent } from '../../../shared/domain/event';
 import { ADOBE_CONFIGURABLE, DeliveryPolicy, EVENT_PLATFORM, EVENTARC, policySpecSchema, resolvePolicy } from '../../../shared/domain/policy';
@@ -11,8 +11,18 @@ import { checkDestinationTopic, grpcLabel, PublishFailure, publishFailureOf, top
 /** Pub/Sub-topic destinations: the message they get, and what a publish's gRPC outcome comes to. */
 
 const T0 = new Date('2026-11-23T14:00:00.000Z');
-const failed = (code: number | undefined, message = 'something'): AttemptResult =>
+const outcome = (code: number | undefined, message = 'something'): AttemptResult | HeraldOverload =>
   topicAttemptResult({ failure: code === undefined ? { message } : { code, message } }, 12, 5000);
+/** A failure the destination answered for (never Pub/Sub's own overload). */
+const failed = (code: number | undefined, message = 'something'): AttemptResult => {
+  const r = outcome(code, message);
+  if (r.kind === 'herald-overload') throw new Error(`code ${String(code)} is overload, not an attempt`);
+  return r;
+};
+const attemptOf = (r: AttemptResult | HeraldOverload): AttemptResult => {
+  if (r.kind === 'herald-overload') throw new Error('overload, not an attempt');
+  return r;
+};
 const first = (policy: DeliveryPolicy, result: AttemptResult): Decision => decide(policy, NO_HISTORY, result, T0, T0);
 
 const EVENT: HeraldEvent = {
@@ -62,7 +72,7 @@ describe('topicAttemptResult: a publish outcome as an attempt', () => {
   it('a message id is a success', () => {
     const r = topicAttemptResult({ messageId: '42' }, 7, 5000);
     expect(r).toEqual({ kind: 'published', durationMs: 7, messageId: '42' });
-    expect(isSuccess(r)).toBe(true);
+    expect(isSuccess(attemptOf(r))).toBe(true);
   });
 
   it('7 PERMISSION_DENIED and 5 NOT_FOUND are topic refusals, without repeating the status in the text', () => {
@@ -75,14 +85,19 @@ describe('topicAttemptResult: a publish outcome as an attempt', () => {
     expect(failed(5, '5 NOT_FOUND: Resource not found (resource=t).')).toEqual({ kind: 'topic', durationMs: 12, problem: 'not-found', error: '5 NOT_FOUND: Resource not found (resource=t).' });
   });
 
-  it('4 DEADLINE_EXCEEDED and no answer within the attempt timeout are timeouts', () => {
-    expect(failed(4, 'Total timeout of API google.pubsub.v1.Publisher exceeded 5000 milliseconds')).toEqual({ kind: 'timeout', durationMs: 12, timeoutMs: 5000 });
+  it('no answer within the attempt timeout is a timeout', () => {
     expect(topicAttemptResult({ timedOut: true }, 5003, 5000)).toEqual({ kind: 'timeout', durationMs: 5003, timeoutMs: 5000 });
   });
 
   it.each([
-    [14, '14 UNAVAILABLE: Connection dropped', 'Pub/Sub publish failed: 14 UNAVAILABLE: Connection dropped'],
-    [8, 'quota exceeded', 'Pub/Sub publish failed: 8 RESOURCE_EXHAUSTED: quota exceeded'],
+    [4, 'Total timeout of API google.pubsub.v1.Publisher exceeded 5000 milliseconds', 'Pub/Sub could not take the publish: 4 DEADLINE_EXCEEDED: Total timeout of API google.pubsub.v1.Publisher exceeded 5000 milliseconds'],
+    [14, '14 UNAVAILABLE: Connection dropped', 'Pub/Sub could not take the publish: 14 UNAVAILABLE: Connection dropped'],
+    [8, 'quota exceeded', 'Pub/Sub could not take the publish: 8 RESOURCE_EXHAUSTED: quota exceeded'],
+  ])('%s is overload of Pub/Sub, not an attempt of the destination', (code, message, error) => {
+    expect(outcome(code, message)).toEqual({ kind: 'herald-overload', durationMs: 12, error });
+  });
+
+  it.each([
     [16, 'bad credentials', 'Pub/Sub publish failed: 16 UNAUTHENTICATED: bad credentials'],
     [13, 'oops', 'Pub/Sub publish failed: 13 INTERNAL: oops'],
     [undefined, 'client closed', 'Pub/Sub publish failed: no gRPC status: client closed'],
@@ -91,7 +106,7 @@ describe('topicAttemptResult: a publish outcome as an attempt', () => {
   });
 
   it('long or multi-line error texts are cut to one bounded line', () => {
-    const r = failed(14, `first\nsecond ${'x'.repeat(1000)}`);
+    const r = failed(13, `first\nsecond ${'x'.repeat(1000)}`);
     expect(r.kind === 'network' && r.error.length).toBeLessThanOrEqual(400);
     expect(r.kind === 'network' && r.error).not.toContain('\n');
   });
@@ -122,9 +137,9 @@ describe('gRPC status → attempt → decision', () => {
   });
 
   it('event-platform: other failures are retried like network errors and timeouts; a publish is delivered', () => {
-    expect(first(EVENT_PLATFORM, failed(14))).toMatchObject({ kind: 'retry', retry: 1, delayMs: 5 * 60_000 });
-    expect(first(EVENT_PLATFORM, failed(4))).toMatchObject({ kind: 'retry', reason: expect.stringMatching(/^timeout after 5000 ms/) });
-    expect(first(EVENT_PLATFORM, topicAttemptResult({ messageId: '1' }, 3, 5000))).toEqual({ kind: 'delivered' });
+    expect(first(EVENT_PLATFORM, failed(13))).toMatchObject({ kind: 'retry', retry: 1, delayMs: 5 * 60_000 });
+    expect(first(EVENT_PLATFORM, attemptOf(topicAttemptResult({ timedOut: true }, 5001, 5000)))).toMatchObject({ kind: 'retry', reason: expect.stringMatching(/^timeout after 5000 ms/) });
+    expect(first(EVENT_PLATFORM, attemptOf(topicAttemptResult({ messageId: '1' }, 3, 5000)))).toEqual({ kind: 'delivered' });
   });
 
   it('without suspendOnTopicRefusal a missing topic is a failure, retried where network errors are', () => {
@@ -132,12 +147,12 @@ describe('gRPC status → attempt → decision', () => {
     expect(first(ADOBE_CONFIGURABLE, failed(7))).toMatchObject({ kind: 'retry' });
     const noNetworkRetries = resolvePolicy(policySpecSchema.parse({ retryOn: { statuses: ['5xx'], networkErrors: false }, backoff: { kind: 'immediate' }, maxAttempts: 3 }));
     expect(first(noNetworkRetries, failed(5))).toMatchObject({ kind: 'dead', cause: 'not-retried', reason: 'Pub/Sub not-found is not retried under custom' });
-    expect(first(noNetworkRetries, failed(14))).toMatchObject({ kind: 'dead', cause: 'not-retried' });
+    expect(first(noNetworkRetries, failed(13))).toMatchObject({ kind: 'dead', cause: 'not-retried' });
   });
 
   it('counts: a publish succeeds, every failure fails the success rate', () => {
-    expect(rateOutcome(topicAttemptResult({ messageId: '1' }, 3, 5000), 0, 3_600_000)).toBe('success');
-    for (const code of [5, 7, 14, 4]) expect(rateOutcome(failed(code), 0, 3_600_000)).toBe('failure');
+    expect(rateOutcome(attemptOf(topicAttemptResult({ messageId: '1' }, 3, 5000)), 0, 3_600_000)).toBe('success');
+    for (const code of [5, 7, 13, 16]) expect(rateOutcome(failed(code), 0, 3_600_000)).toBe('failure');
   });
 
   it('the last error says what Pub/Sub answered', () => {

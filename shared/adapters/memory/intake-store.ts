@@ -1,0 +1,32 @@
+import { IntakeBatch } from '../../domain/intake';
+import { IntakeStore } from '../../ports';
+
+/** The intake journal in memory, for unit tests. `failNext` makes the next add reject. */
+export class MemoryIntakeStore implements IntakeStore {
+  readonly batches = new Map<string, IntakeBatch>();
+  /** Every add, in order (a batch's events as they were when written). */
+  readonly writes: IntakeBatch[] = [];
+  failNext: Error | undefined;
+
+  async add(batch: IntakeBatch): Promise<void> {
+    if (this.failNext) {
+      const e = this.failNext;
+      this.failNext = undefined;
+      throw e;
+    }
+    const copy = { ...batch, events: [...batch.events] };
+    this.writes.push(copy);
+    this.batches.set(batch.id, copy);
+  }
+
+  async due(before: Date, limit: number): Promise<IntakeBatch[]> {
+    return [...this.batches.values()]
+      .filter((b) => b.acceptedAt <= before.toISOString())
+      .sort((a, b) => a.acceptedAt.localeCompare(b.acceptedAt))
+      .slice(0, limit);
+  }
+
+  async remove(id: string): Promise<void> {
+    this.batches.delete(id);
+  }
+}

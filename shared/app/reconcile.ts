@@ -1,0 +1,151 @@
+import { DeliveryRecord } from '../domain/delivery';
+import { ExpectedDelivery, expectedDeliveries, IntakeBatch } from '../domain/intake';
+import { Clock, DeliveryStore, IntakeStore, Logger, MessageBus } from '../ports';
+import { sendDeadLetter } from './dead-letter';
+import { DestinationDirectory } from './destination-directory';
+
+/**
+ * The backstop behind Pub/Sub: what ingest accepted is matched, once its grace has passed,
+ * against the delivery records it should have led to, and a delivery with no record is
+ * created PENDING (the retry pump sends it); a DEAD delivery whose dead letter is still owed
+ * gets it. Whatever Pub/Sub or a dying process did with the messages, an accepted event ends
+ * with a record for every destination it was meant for.
+ *
+ * Cost, per intake batch (one or many events): the query that finds it (one read), one count
+ * aggregation per 30 destinations (one read per 1,000 records counted), and its delete; only
+ * a batch whose count falls short reads its expected records one by one.
+ */
+export interface ReconcileDeps {
+  intake: IntakeStore;
+  deliveries: DeliveryStore;
+  directory: DestinationDirectory;
+  bus: MessageBus;
+  deadLetterTopic: string;
+  clock: Clock;
+  log: Logger;
+  /** A batch is reconciled once it is this old: longer than Pub/Sub takes to deliver it when all is well. */
+  graceMs: number;
+  /** Batches (and owed dead letters) taken per round. */
+  batchLimit: number;
+}
+
+export interface ReconcileReport {
+  /** Intake batches reconciled (and removed). */
+  batches: number;
+  /** Deliveries they should have led to. */
+  expected: number;
+  /** Of those, found without a record and created PENDING. */
+  recovered: number;
+  /** Owed dead letters published. */
+  deadLetters: number;
+}
+
+const CONCURRENCY = 4;
+const DEAD_LETTER_GRACE_MS = 60_000;
+
+export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileReport> {
+  const report: ReconcileReport = { batches: 0, expected: 0, recovered: 0, deadLetters: 0 };
+  const cutoff = new Date(deps.clock.now().getTime() - deps.graceMs);
+  const batches = await deps.intake.due(cutoff, deps.batchLimit);
+  if (batches.length > 0) {
+    const destinations = await deps.directory.list();
+    await inParallel(batches, CONCURRENCY, async (batch) => {
+      const expected = expectedDeliveries(batch, destinations);
+      report.expected += expected.length;
+      report.recovered += await recoverMissing(deps, batch, expected);
+      await deps.intake.remove(batch.id);
+      report.batches++;
+    });
+  }
+  // A dead letter is published a moment after its record is written: one owed for a minute was dropped.
+  report.deadLetters = await sendOwedDeadLetters(deps, new Date(deps.clock.now().getTime() - Math.min(deps.graceMs, DEAD_LETTER_GRACE_MS)));
+  if (report.batches > 0 || report.deadLetters > 0) deps.log.debug('reconciler round', { ...report });
+  return report;
+}
+
+/** Creates the records a batch is missing; resolves how many. */
+async function recoverMissing(deps: ReconcileDeps, batch: IntakeBatch, expected: readonly ExpectedDelivery[]): Promise<number> {
+  if (expected.length === 0) return 0;
+  const destinationIds = [...new Set(expected.map((e) => e.destinationId))];
+  // The common case costs a count: every expected record carries this batch's id.
+  if ((await deps.deliveries.countFromIntake(batch.id, destinationIds)) === expected.length) return 0;
+  // Short (or a record written by an earlier intake of the same event): look at each.
+  const found = await deps.deliveries.existing(expected.map((e) => e.deliveryId));
+  let recovered = 0;
+  for (const e of expected.filter((x) => !found.has(x.deliveryId))) {
+    const now = deps.clock.now().toISOString();
+    const record: DeliveryRecord = {
+      id: e.deliveryId,
+      destinationId: e.destinationId,
+      eventId: e.event.attributes.id,
+      eventSource: e.event.attributes.source,
+      eventType: e.event.attributes.type,
+      status: 'PENDING',
+      attempts: 0,
+      availableAt: now,
+      publishedAt: batch.acceptedAt,
+      intake: batch.id,
+      recoveredAt: now,
+      event: e.event,
+    };
+    // Create-if-absent: a first attempt recorded meanwhile wins, and nothing is sent twice by this.
+    if (await deps.deliveries.create(record)) {
+      recovered++;
+      deps.log.warn('an accepted event never reached its destination\'s lane or was never attempted: recovered, PENDING for the retry pump', {
+        eventId: record.eventId,
+        eventSource: record.eventSource,
+        destinationId: record.destinationId,
+        deliveryId: record.id,
+        intake: batch.id,
+        acceptedAt: batch.acceptedAt,
+      });
+    }
+  }
+  return recovered;
+}
+
+/** Dead letters whose publish did not happen (the process died, Pub/Sub failed) since before `cutoff`. */
+async function sendOwedDeadLetters(deps: ReconcileDeps, cutoff: Date): Promise<number> {
+  const ids = await deps.deliveries.deadLettersOwed(cutoff, deps.batchLimit);
+  let sent = 0;
+  await inParallel(ids, CONCURRENCY, async (id) => {
+    const record = await deps.deliveries.get(id);
+    if (record?.status !== 'DEAD' || record.deadLetterDueAt === undefined) return;
+    if (!record.event) {
+      // Nothing to publish (a record that never held its event): the mark goes, or it would come back every round.
+      await deps.deliveries.update(id, (current) => (current?.deadLetterDueAt !== undefined ? withoutMark(current) : undefined));
+      deps.log.error('a DEAD delivery owes a dead letter but holds no event to put in it', { eventId: record.eventId, destinationId: record.destinationId, deliveryId: id });
+      return;
+    }
+    if (await sendDeadLetter(deps, record.event, record)) {
+      sent++;
+      deps.log.warn('an owed dead letter was published by the reconciler', { eventId: record.eventId, destinationId: record.destinationId, deliveryId: record.id });
+    }
+  });
+  return sent;
+}
+
+function withoutMark(record: DeliveryRecord): DeliveryRecord {
+  const { deadLetterDueAt: _owed, ...rest } = record;
+  return rest;
+}
+
+/** Reconciler rounds until one is not full or `untilMs` has passed (one round at least): the scheduled pump's first step. */
+export async function reconcileBacklog(deps: ReconcileDeps, untilMs: number): Promise<ReconcileReport> {
+  const start = Date.now();
+  const total: ReconcileReport = { batches: 0, expected: 0, recovered: 0, deadLetters: 0 };
+  for (;;) {
+    const round = await reconcileOnce(deps);
+    for (const k of Object.keys(total) as (keyof ReconcileReport)[]) total[k] += round[k];
+    if ((round.batches < deps.batchLimit && round.deadLetters < deps.batchLimit) || Date.now() - start >= untilMs) return total;
+  }
+}
+
+async function inParallel<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}

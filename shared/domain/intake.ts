@@ -1,0 +1,76 @@
+import { deliveryId } from './delivery';
+import { eventKey, eventSize, HeraldEvent, matchesType } from './event';
+
+/**
+ * The intake journal: Herald's own memory of every event ingest accepted, kept until the
+ * reconciler has seen a delivery record for each destination the event was meant for.
+ * Pub/Sub's unacked message is otherwise the only trace of an accepted event, and a push
+ * that Pub/Sub never makes again (the emulator strands some after an outage; production
+ * gives up after the retention period) would lose it without anyone noticing.
+ */
+
+/** One journal document: the events of one or more ingest requests, written at once. */
+export interface IntakeBatch {
+  /** Sortable by acceptance time (intakeBatchId). */
+  id: string;
+  /** When ingest accepted the events (ISO). */
+  acceptedAt: string;
+  events: HeraldEvent[];
+}
+
+/**
+ * A journal document stays well under Firestore's 1 MiB document limit: the events' bytes plus
+ * what Firestore adds per field. An event alone is at most HERALD_MAX_EVENT_BYTES (900 KiB).
+ */
+export const INTAKE_BATCH_BYTES = 900 * 1024;
+/** At most this many events in one document, so a reconciliation pass reads a bounded amount. */
+export const INTAKE_BATCH_EVENTS = 500;
+
+/** `i-<ms since epoch, 13 digits>-<random>`: ordered by time, unique by its tail. */
+export function intakeBatchId(now: Date, random: string): string {
+  return `i-${String(now.getTime()).padStart(13, '0')}-${random}`;
+}
+
+/** Whether `events` may join a batch that already holds `held` events of `heldBytes`. */
+export function fitsBatch(held: number, heldBytes: number, event: HeraldEvent): boolean {
+  if (held === 0) return true;
+  return held + 1 <= INTAKE_BATCH_EVENTS && heldBytes + eventSize(event) <= INTAKE_BATCH_BYTES;
+}
+
+/** One (event, destination) pair the reconciler expects a delivery record for. */
+export interface ExpectedDelivery {
+  deliveryId: string;
+  destinationId: string;
+  event: HeraldEvent;
+}
+
+/** What of a destination decides whether an accepted event was meant for it. */
+export interface RoutableDestination {
+  id: string;
+  eventTypes: readonly string[];
+  createdAt: string;
+}
+
+/**
+ * Every delivery a batch should have led to: each event to each destination that takes its
+ * type and existed when the event was accepted (route matched against those; one created
+ * later may or may not have been matched, and is not owed the event). Deleted destinations
+ * are owed nothing: `deliver` dead-letters what reaches their lanes.
+ */
+export function expectedDeliveries(batch: IntakeBatch, destinations: readonly RoutableDestination[]): ExpectedDelivery[] {
+  const existing = destinations.filter((d) => d.createdAt <= batch.acceptedAt);
+  const expected: ExpectedDelivery[] = [];
+  const seen = new Set<string>();
+  for (const event of batch.events) {
+    const key = eventKey(event.attributes);
+    for (const d of existing) {
+      if (!matchesType(d.eventTypes, event.attributes.type)) continue;
+      const id = deliveryId(d.id, key);
+      // The same event twice in one batch (a producer's retry joined to its first try) is one delivery.
+      if (seen.has(id)) continue;
+      seen.add(id);
+      expected.push({ deliveryId: id, destinationId: d.id, event });
+    }
+  }
+  return expected;
+}

@@ -1,0 +1,229 @@
+import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
+import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
+import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
+import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
+import { MemoryTopicPublisher } from '../../shared/adapters/memory/topic-publisher';
+import { DeliverDeps, deliverFromLane, LANE_ATTRIBUTES } from '../../shared/app/deliver';
+import { DeliveryLimiter } from '../../shared/app/delivery-limiter';
+import { DestinationDirectory } from '../../shared/app/destination-directory';
+import { ingest } from '../../shared/app/ingest';
+import { IntakeJournal } from '../../shared/app/intake-journal';
+import { RateRecorder } from '../../shared/app/rate-recorder';
+import { reconcileOnce, ReconcileDeps } from '../../shared/app/reconcile';
+import { PubSubMessage, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
+import { AttemptResult, deliveryId } from '../../shared/domain/delivery';
+import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
+import { eventKey, HeraldEvent } from '../../shared/domain/event';
+import { createLogger } from '../../shared/log';
+import { Clock, systemClock } from '../../shared/ports';
+import { MemoryDestinationStore } from '../support/memory-destination-store';
+
+/** Conservation on memory adapters: the journal, the reconciler, and the dead letter written before it is sent. */
+
+const event = (id: string, type = 'com.example.order'): HeraldEvent => ({
+  attributes: { specversion: '1.0', id, source: '/shop', type, time: '2026-11-25T10:00:00.000Z' },
+  data: Buffer.from(`{"n":"${id}"}`),
+});
+
+function manualClock(start: string): Clock & { advance(ms: number): void } {
+  let now = Date.parse(start);
+  return { now: () => new Date(now), advance: (ms) => (now += ms) };
+}
+
+async function world(clock: Clock = systemClock) {
+  const destinations = new MemoryDestinationStore();
+  const deliveries = new MemoryDeliveryStore();
+  const intake = new MemoryIntakeStore();
+  const bus: { topic: string; message: PubSubMessage }[] = [];
+  const logs: Record<string, unknown>[] = [];
+  const log = createLogger({ level: 'DEBUG', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+  const directory = new DestinationDirectory(destinations, clock, 0);
+  const add = (id: string, spec: Record<string, unknown>, at: Date) => destinations.put(applySpec(id, destinationSpecSchema.parse(spec), undefined, at));
+  const reconcile: ReconcileDeps = {
+    intake,
+    deliveries,
+    directory,
+    bus: { publish: async (topic, message) => String(bus.push({ topic, message })) },
+    deadLetterTopic: 'herald-dead-letter',
+    clock,
+    log,
+    graceMs: 60_000,
+    batchLimit: 100,
+  };
+  return { destinations, deliveries, intake, bus, logs, log, directory, add, reconcile };
+}
+
+/** One binary-mode event through ingest, journaled in `store`. */
+async function ingestOne(store: MemoryIntakeStore) {
+  const published: PubSubMessage[] = [];
+  const result = await ingest(
+    { bus: { publish: async (_t, m) => String(published.push(m)) }, journal: new IntakeJournal(store, systemClock), clock: systemClock, log: createLogger({ write: () => undefined }), eventsTopic: 'e', maxBodyBytes: 100_000, maxEventBytes: 10_000 },
+    { 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': 'x1', 'ce-source': '/s', 'ce-type': 't' },
+    Buffer.from('{}'),
+  );
+  return { result, published };
+}
+
+describe('the intake journal', () => {
+  it('writes the events of requests that arrive together in one document, and each learns its batch id at once', async () => {
+    const store = new MemoryIntakeStore();
+    const journal = new IntakeJournal(store, systemClock);
+    const a = journal.add([event('a1'), event('a2')]);
+    const b = journal.add([event('b1')]);
+    expect(new Set([...a.ids, ...b.ids]).size).toBe(1);
+    await Promise.all([a.durable, b.durable]);
+    expect(store.writes).toHaveLength(1);
+    expect(store.writes[0]!.events.map((e) => e.attributes.id)).toEqual(['a1', 'a2', 'b1']);
+  });
+
+  it('requests arriving while four writes are under way share the next one; a failed write fails only its own requests', async () => {
+    const store = new MemoryIntakeStore();
+    const releases: (() => void)[] = [];
+    const write = store.add.bind(store);
+    store.add = async (batch) => {
+      await new Promise<void>((r) => releases.push(r));
+      return write(batch);
+    };
+    const journal = new IntakeJournal(store, systemClock);
+    const tick = () => new Promise((r) => setImmediate(r));
+    const early = [];
+    for (let i = 0; i < 4; i++) {
+      early.push(journal.add([event(`a${i}`)]));
+      await tick();
+    }
+    const later = [journal.add([event('b')]), journal.add([event('c')])];
+    await tick();
+    expect(releases).toHaveLength(4);
+    expect(new Set(early.map((e) => e.ids[0])).size).toBe(4);
+    expect(later[0]!.ids[0]).toBe(later[1]!.ids[0]);
+    for (const r of releases.splice(0)) r();
+    await Promise.all(early.map((e) => e.durable));
+    // The writes now under way: the one the later requests share, and it fails.
+    await tick();
+    expect(releases).toHaveLength(1);
+    store.failNext = new Error('UNAVAILABLE');
+    releases[0]!();
+    await expect(Promise.all(later.map((l) => l.durable))).rejects.toThrow('UNAVAILABLE');
+    expect(store.writes.map((b) => b.events.length)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('ingest answers 503 and accepts nothing when the journal cannot record the events', async () => {
+    const store = new MemoryIntakeStore();
+    store.failNext = Object.assign(new Error('14 UNAVAILABLE: no connection'), { code: 14 });
+    const { result } = await ingestOne(store);
+    expect(result.status).toBe(503);
+    expect(result.body).toMatchObject({ accepted: [], failed: [{ id: 'x1' }] });
+  });
+
+  it('ingest stamps each published event with its batch id', async () => {
+    const store = new MemoryIntakeStore();
+    const { result, published } = await ingestOne(store);
+    expect(result.status).toBe(202);
+    expect(published[0]!.attributes['herald-intake']).toBe(store.writes[0]!.id);
+  });
+});
+
+describe('the reconciler', () => {
+  it('creates PENDING records for accepted events that never reached deliver, once their grace has passed, and removes the batch', async () => {
+    const clock = manualClock('2026-11-25T10:00:00.000Z');
+    const w = await world(clock);
+    await w.add('orders', { url: 'https://orders.example/hook', eventTypes: ['com.example.*'] }, new Date('2026-11-25T09:00:00.000Z'));
+    await w.add('audit', { url: 'https://audit.example/hook', eventTypes: ['com.other.*'] }, new Date('2026-11-25T09:00:00.000Z'));
+    // Created after the events were accepted: not owed them.
+    await w.add('late', { url: 'https://late.example/hook' }, new Date('2026-11-25T10:00:30.000Z'));
+    const journal = new IntakeJournal(w.intake, clock);
+    const { ids, durable } = journal.add([event('e1'), event('e2')]);
+    await durable;
+    // e1 reached deliver; e2 never did.
+    await w.deliveries.create({ id: deliveryId('orders', eventKey(event('e1').attributes)), destinationId: 'orders', eventId: 'e1', eventSource: '/shop', eventType: 'com.example.order', status: 'DELIVERED', attempts: 1, intake: ids[0]! });
+
+    clock.advance(30_000);
+    expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 0, recovered: 0 });
+    clock.advance(31_000);
+    expect(await reconcileOnce(w.reconcile)).toEqual({ batches: 1, expected: 2, recovered: 1, deadLetters: 0 });
+    const recovered = await w.deliveries.get(deliveryId('orders', eventKey(event('e2').attributes)));
+    expect(recovered).toMatchObject({ status: 'PENDING', attempts: 0, availableAt: clock.now().toISOString(), intake: ids[0], recoveredAt: clock.now().toISOString() });
+    expect(recovered?.event?.data.toString()).toBe('{"n":"e2"}');
+    expect(w.intake.batches.size).toBe(0);
+    expect(w.logs.filter((l) => l.severity === 'WARNING' && l.deliveryId === recovered!.id)).toHaveLength(1);
+  });
+
+  it('costs a count, not a read per delivery, when every record is there', async () => {
+    const clock = manualClock('2026-11-25T10:00:00.000Z');
+    const w = await world(clock);
+    await w.add('orders', { url: 'https://orders.example/hook' }, new Date('2026-11-25T09:00:00.000Z'));
+    const { ids, durable } = new IntakeJournal(w.intake, clock).add([event('e1')]);
+    await durable;
+    await w.deliveries.create({ id: deliveryId('orders', eventKey(event('e1').attributes)), destinationId: 'orders', eventId: 'e1', eventSource: '/shop', eventType: 'com.example.order', status: 'DELIVERED', attempts: 1, intake: ids[0]! });
+    const existing = jest.spyOn(w.deliveries, 'existing');
+    clock.advance(61_000);
+    expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 1, recovered: 0 });
+    expect(existing).not.toHaveBeenCalled();
+  });
+
+  it('publishes a dead letter still owed a minute after its delivery died, and marks it sent', async () => {
+    const clock = manualClock('2026-11-25T10:00:00.000Z');
+    const w = await world(clock);
+    await w.deliveries.create({
+      id: 'orders.k1',
+      destinationId: 'orders',
+      eventId: 'e1',
+      eventSource: '/shop',
+      eventType: 'com.example.order',
+      status: 'DEAD',
+      attempts: 4,
+      reason: 'out of retries',
+      deadLetterDueAt: clock.now().toISOString(),
+      event: event('e1'),
+    });
+    expect((await reconcileOnce(w.reconcile)).deadLetters).toBe(0);
+    clock.advance(61_000);
+    expect((await reconcileOnce(w.reconcile)).deadLetters).toBe(1);
+    expect(w.bus.filter((m) => m.topic === 'herald-dead-letter')).toHaveLength(1);
+    expect(await w.deliveries.get('orders.k1')).not.toHaveProperty('deadLetterDueAt');
+    expect((await reconcileOnce(w.reconcile)).deadLetters).toBe(0);
+  });
+});
+
+describe('a DEAD delivery is written before its dead letter is published', () => {
+  it('two copies of one lane message attempted at once publish one dead letter', async () => {
+    const w = await world();
+    await w.add('orders', { url: 'https://orders.example/hook', policy: 'adobe-best-effort' }, new Date());
+    let answered = 0;
+    // Both attempts are under way before either is recorded.
+    let bothIn!: () => void;
+    const together = new Promise<void>((r) => (bothIn = r));
+    const deps: DeliverDeps = {
+      bus: { publish: async (topic, message) => String(w.bus.push({ topic, message })) },
+      deadLetterTopic: 'herald-dead-letter',
+      directory: w.directory,
+      destinations: w.destinations,
+      deliveries: w.deliveries,
+      rates: new RateRecorder(new MemoryRateStore(), systemClock, w.log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 }),
+      limiter: new DeliveryLimiter(new MemoryRateLeaseStore(), systemClock, w.log, 'test'),
+      maxRateWaitMs: 30_000,
+      notificationsTopic: 'herald-notifications',
+      http: {
+        send: async (): Promise<AttemptResult> => {
+          if (++answered === 2) bothIn();
+          await together;
+          return { kind: 'response', status: 400, durationMs: 1, bodyExcerpt: 'bad' };
+        },
+      },
+      topics: new MemoryTopicPublisher(),
+      clock: systemClock,
+      log: w.log,
+      policy: { presetTimeoutMs: 5000, timeScale: 1 },
+    };
+    const push = {
+      subscription: 'projects/p/subscriptions/herald-lane-orders-deliver',
+      messageId: 'm1',
+      publishTime: new Date(),
+      message: toPubSubMessage(event('e1'), { [LANE_ATTRIBUTES.destination]: 'orders' }),
+    };
+    const outcomes = await Promise.all([deliverFromLane(deps, push), deliverFromLane(deps, { ...push, messageId: 'm1-again' })]);
+    expect(outcomes.map((o) => o.kind).sort()).toEqual(['attempted', 'duplicate']);
+    expect(w.bus.filter((m) => m.topic === 'herald-dead-letter')).toHaveLength(1);
+    deps.limiter.close();
+  });
+});
