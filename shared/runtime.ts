@@ -95,6 +95,7 @@ export function pushTargetFrom(config: HeraldConfig): PushTarget {
       return url.toString();
     },
     ...(config.pushServiceAccount ? { serviceAccountEmail: config.pushServiceAccount } : {}),
+    ...(process.env.PUBSUB_EMULATOR_HOST ? { emulator: true } : {}),
   };
 }
 
@@ -254,6 +255,7 @@ export function reconcileDeps(rt: Runtime): ReconcileDeps {
     log: rt.log,
     graceMs: rt.config.reconcileAfterMs,
     batchLimit: RECONCILE_BATCH,
+    rateLeases: rt.rateLeases,
   };
 }
 

@@ -10,13 +10,22 @@ export interface PushTarget {
   endpointFor(fn: FunctionName): string;
   /** On GCP: the service account whose OIDC token authenticates the push. */
   serviceAccountEmail?: string;
+  /**
+   * The Pub/Sub emulator: push subscriptions get no retry policy there. The emulator's retry
+   * queue breaks on it — two messages that fail twice in the same second make its redelivery
+   * task throw (a NullPointerException in MessageBacklog.nackMessage) and stop for good, so
+   * every message of that subscription that fails twice is never pushed again (measured,
+   * emulator 0.8.20: 88-102 of 300 messages stranded across two outages, with any backoff;
+   * none without a policy). Without one the emulator retries about every second, forever.
+   */
+  emulator?: boolean;
 }
 
 function code(e: unknown): number | undefined {
   return (e as { code?: number }).code;
 }
 
-function subscriptionMetadata(spec: SubscriptionSpec, projectId: string, target: PushTarget): CreateSubscriptionOptions {
+export function subscriptionMetadata(spec: SubscriptionSpec, projectId: string, target: PushTarget): CreateSubscriptionOptions {
   const metadata: CreateSubscriptionOptions = {
     ackDeadlineSeconds: spec.ackDeadlineSeconds,
     messageRetentionDuration: { seconds: spec.messageRetentionSeconds },
@@ -32,7 +41,7 @@ function subscriptionMetadata(spec: SubscriptionSpec, projectId: string, target:
       ...(target.serviceAccountEmail ? { oidcToken: { serviceAccountEmail: target.serviceAccountEmail, audience } } : {}),
     };
   }
-  if (spec.retryPolicy) {
+  if (spec.retryPolicy && !(target.emulator && spec.pushTo)) {
     metadata.retryPolicy = {
       minimumBackoff: { seconds: spec.retryPolicy.minimumBackoffSeconds },
       maximumBackoff: { seconds: spec.retryPolicy.maximumBackoffSeconds },

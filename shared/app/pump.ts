@@ -54,21 +54,30 @@ export async function pumpOnce(deps: PumpDeps): Promise<PumpReport> {
 /** Claims each delivery (before its time, with `early`, if rate control deferred it) and sends the claimed ones to their lanes. */
 async function claimAndDispatch(deps: PumpDeps, ids: readonly string[], now: Date, early: boolean): Promise<PumpReport> {
   const report: PumpReport = { due: ids.length, sent: 0, skipped: 0, abandoned: 0, queued: 0 };
+  const failures: string[] = [];
   await Promise.all(
     ids.map(async (id) => {
-      const claimed = await deps.deliveries.update(id, (current) => {
-        if (!current) return undefined;
-        const next = transition(current, { type: 'claim', now, claimTtlMs: deps.claimTtlMs, early });
-        return next.ok ? next.state : undefined;
-      });
-      if (!claimed) {
+      try {
+        const claimed = await deps.deliveries.update(id, (current) => {
+          if (!current) return undefined;
+          const next = transition(current, { type: 'claim', now, claimTtlMs: deps.claimTtlMs, early });
+          return next.ok ? next.state : undefined;
+        });
+        if (!claimed) {
+          report.skipped++;
+          return;
+        }
+        const outcome = await dispatch(deps, claimed);
+        report[outcome]++;
+      } catch (e) {
+        // One delivery's fault (a transaction that aborted) must not cost the round the others:
+        // this one is claimed again once its claim expires, or found due again next round.
         report.skipped++;
-        return;
+        failures.push((e as Error).message);
       }
-      const outcome = await dispatch(deps, claimed);
-      report[outcome]++;
     }),
   );
+  if (failures.length > 0) deps.log.warn(`retry pump: ${failures.length} due deliveries failed this round; they are taken again later`, { failed: failures.length, error: failures[0] });
   return report;
 }
 

@@ -1,6 +1,6 @@
 import { DeliveryRecord } from '../domain/delivery';
 import { ExpectedDelivery, expectedDeliveries, IntakeBatch } from '../domain/intake';
-import { Clock, DeliveryStore, IntakeStore, Logger, MessageBus } from '../ports';
+import { Clock, DeliveryStore, IntakeStore, Logger, MessageBus, RateLeaseStore } from '../ports';
 import { sendDeadLetter } from './dead-letter';
 import { DestinationDirectory } from './destination-directory';
 
@@ -27,11 +27,15 @@ export interface ReconcileDeps {
   graceMs: number;
   /** Batches (and owed dead letters) taken per round. */
   batchLimit: number;
+  /** Each destination's rate controller: when a sender last leased tells whether its lane is moving. */
+  rateLeases: RateLeaseStore;
 }
 
 export interface ReconcileReport {
   /** Intake batches reconciled (and removed). */
   batches: number;
+  /** Batches left for a later round: their missing deliveries are for destinations still being delivered to. */
+  postponed: number;
   /** Deliveries they should have led to. */
   expected: number;
   /** Of those, found without a record and created PENDING. */
@@ -42,37 +46,81 @@ export interface ReconcileReport {
 
 const CONCURRENCY = 4;
 const DEAD_LETTER_GRACE_MS = 60_000;
+/**
+ * A record missing for a destination whose senders leased within this long (a share of the
+ * grace, at most 30 s) is most likely still in its lane behind a backlog: the batch waits.
+ * Recovering it then would only send the backlog through the retry pump as well, at three
+ * times the cost, and slow the lane further. Past HARD_LIMIT graces it is recovered all the
+ * same (a lane that takes new messages while it holds old ones back forever).
+ */
+const ACTIVE_WINDOW_MS = 30_000;
+const HARD_LIMIT_GRACES = 4;
+
+/** Whether destinations are being delivered to now, read once per round from their rate controllers. */
+class LaneActivity {
+  private readonly seen = new Map<string, Promise<boolean>>();
+
+  constructor(
+    private readonly deps: ReconcileDeps,
+    private readonly now: number,
+  ) {}
+
+  busy(destinationId: string): Promise<boolean> {
+    let busy = this.seen.get(destinationId);
+    if (!busy) {
+      const window = Math.min(ACTIVE_WINDOW_MS, this.deps.graceMs / 2);
+      busy = this.deps.rateLeases.peek(destinationId).then((doc) => Object.values(doc?.holders ?? {}).some((h) => h.at >= this.now - window));
+      this.seen.set(destinationId, busy);
+    }
+    return busy;
+  }
+}
 
 export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileReport> {
-  const report: ReconcileReport = { batches: 0, expected: 0, recovered: 0, deadLetters: 0 };
-  const cutoff = new Date(deps.clock.now().getTime() - deps.graceMs);
-  const batches = await deps.intake.due(cutoff, deps.batchLimit);
+  const report: ReconcileReport = { batches: 0, postponed: 0, expected: 0, recovered: 0, deadLetters: 0 };
+  const now = deps.clock.now().getTime();
+  const batches = await deps.intake.due(new Date(now - deps.graceMs), deps.batchLimit);
   if (batches.length > 0) {
     const destinations = await deps.directory.list();
+    const activity = new LaneActivity(deps, now);
     await inParallel(batches, CONCURRENCY, async (batch) => {
       const expected = expectedDeliveries(batch, destinations);
+      const mayWait = Date.parse(batch.acceptedAt) > now - HARD_LIMIT_GRACES * deps.graceMs;
+      const recovered = await recoverMissing(deps, batch, expected, mayWait ? activity : undefined);
+      if (recovered === 'postponed') {
+        report.postponed++;
+        return;
+      }
       report.expected += expected.length;
-      report.recovered += await recoverMissing(deps, batch, expected);
+      report.recovered += recovered;
       await deps.intake.remove(batch.id);
       report.batches++;
     });
   }
   // A dead letter is published a moment after its record is written: one owed for a minute was dropped.
   report.deadLetters = await sendOwedDeadLetters(deps, new Date(deps.clock.now().getTime() - Math.min(deps.graceMs, DEAD_LETTER_GRACE_MS)));
-  if (report.batches > 0 || report.deadLetters > 0) deps.log.debug('reconciler round', { ...report });
+  if (report.batches > 0 || report.postponed > 0 || report.deadLetters > 0) deps.log.debug('reconciler round', { ...report });
   return report;
 }
 
-/** Creates the records a batch is missing; resolves how many. */
-async function recoverMissing(deps: ReconcileDeps, batch: IntakeBatch, expected: readonly ExpectedDelivery[]): Promise<number> {
+/**
+ * Creates the records a batch is missing; resolves how many, or `postponed` when `activity`
+ * says a destination with a missing record is still being delivered to.
+ */
+async function recoverMissing(deps: ReconcileDeps, batch: IntakeBatch, expected: readonly ExpectedDelivery[], activity: LaneActivity | undefined): Promise<number | 'postponed'> {
   if (expected.length === 0) return 0;
   const destinationIds = [...new Set(expected.map((e) => e.destinationId))];
   // The common case costs a count: every expected record carries this batch's id.
   if ((await deps.deliveries.countFromIntake(batch.id, destinationIds)) === expected.length) return 0;
   // Short (or a record written by an earlier intake of the same event): look at each.
   const found = await deps.deliveries.existing(expected.map((e) => e.deliveryId));
+  const missing = expected.filter((x) => !found.has(x.deliveryId));
+  if (activity) {
+    const busy = await Promise.all([...new Set(missing.map((m) => m.destinationId))].map((id) => activity.busy(id)));
+    if (busy.some(Boolean)) return 'postponed';
+  }
   let recovered = 0;
-  for (const e of expected.filter((x) => !found.has(x.deliveryId))) {
+  for (const e of missing) {
     const now = deps.clock.now().toISOString();
     const record: DeliveryRecord = {
       id: e.deliveryId,
@@ -133,11 +181,11 @@ function withoutMark(record: DeliveryRecord): DeliveryRecord {
 /** Reconciler rounds until one is not full or `untilMs` has passed (one round at least): the scheduled pump's first step. */
 export async function reconcileBacklog(deps: ReconcileDeps, untilMs: number): Promise<ReconcileReport> {
   const start = Date.now();
-  const total: ReconcileReport = { batches: 0, expected: 0, recovered: 0, deadLetters: 0 };
+  const total: ReconcileReport = { batches: 0, postponed: 0, expected: 0, recovered: 0, deadLetters: 0 };
   for (;;) {
     const round = await reconcileOnce(deps);
     for (const k of Object.keys(total) as (keyof ReconcileReport)[]) total[k] += round[k];
-    if ((round.batches < deps.batchLimit && round.deadLetters < deps.batchLimit) || Date.now() - start >= untilMs) return total;
+    if ((round.batches + round.postponed < deps.batchLimit && round.deadLetters < deps.batchLimit) || round.batches === 0 || Date.now() - start >= untilMs) return total;
   }
 }
 

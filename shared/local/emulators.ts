@@ -14,6 +14,8 @@ export interface EmulatorHosts {
 export interface RunningEmulators extends EmulatorHosts {
   /** which of the two this call started itself (false = reused from env) */
   started: { pubsub: boolean; firestore: boolean };
+  /** The process group of each emulator this call started (the chaos test pauses one with SIGSTOP). */
+  processGroups: { pubsub?: number; firestore?: number };
   /** stops only what this call started; idempotent */
   stop(): Promise<void>;
 }
@@ -273,6 +275,8 @@ class PortTakenError extends Error {}
 
 interface Started {
   host: string;
+  /** Absent for an emulator reused from the environment. */
+  processGroup?: number;
   stop(): Promise<void>;
 }
 
@@ -329,7 +333,7 @@ async function startOnce(kind: EmulatorKind, gcloud: string, port: number, deadl
     if (exited) return fail(`exited early (${exited})`);
     if (Date.now() > deadline) return fail(`did not answer at http://${host}/ within ${options.timeoutMs ?? 60_000} ms`);
     // If the port was taken, the answer may come from someone else: believe it only while ours is healthy.
-    if ((await answers(host, 500)).ok && !bindFailed && !exited) return { host, stop };
+    if ((await answers(host, 500)).ok && !bindFailed && !exited) return { host, stop, ...(child.pid !== undefined ? { processGroup: child.pid } : {}) };
     await sleep(150);
   }
 }
@@ -388,6 +392,10 @@ export async function startEmulators(options: StartOptions = {}): Promise<Runnin
     pubsubHost: pubsub.value.host,
     firestoreHost: firestore.value.host,
     started: { pubsub: toStart.includes('pubsub'), firestore: toStart.includes('firestore') },
+    processGroups: {
+      ...(pubsub.value.processGroup !== undefined ? { pubsub: pubsub.value.processGroup } : {}),
+      ...(firestore.value.processGroup !== undefined ? { firestore: firestore.value.processGroup } : {}),
+    },
     stop: () => (stopping ??= Promise.all([pubsub.value.stop(), firestore.value.stop()]).then(() => undefined)),
   };
 }

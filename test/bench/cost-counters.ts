@@ -32,8 +32,14 @@ export const COUNTED_STATUSES = ['PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD', 'Q
 export interface CostCounters {
   /** process.cpuUsage() user + system, µs. */
   cpuMicros: number;
-  /** Every Firestore read and write (runtime.firestoreOps): counter writes included. */
-  firestore: { reads: number; writes: number };
+  /** Every Firestore read, write and delete (runtime.firestoreOps): counter writes included. */
+  firestore: { reads: number; writes: number; deletes: number };
+  /**
+   * The crash backstop (docs/delivery-guarantees.md), also counted in `firestore`: intake
+   * journal documents written and the events in them, batches the reconciler removed, and its
+   * queries that found nothing (its fixed polling, like the pump's).
+   */
+  backstop: { journalWrites: number; journalEvents: number; batchesRemoved: number; emptyPolls: number };
   /**
    * Success-rate counter writes (FirestoreRateStore.add): `writes` documents written (one per
    * document per flush, also counted in `firestore.writes`), in `flushes` batched commits.

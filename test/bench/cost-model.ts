@@ -199,7 +199,10 @@ export function loggingPerMillion(logBytesPerEvent: number, prices: PriceList): 
   return ((logBytesPerEvent * MILLION) / 2 ** 30) * prices.logging.perGiB;
 }
 
-/** What Herald costs with no events at all: the retry pump, which Cloud Scheduler starts each minute. */
+/** An idle reconciler round (docs/delivery-guarantees.md): its two queries find nothing, one read each. */
+export const RECONCILER_READS_PER_RUN = 2;
+
+/** What Herald costs with no events at all: the retry pump (and the reconciler), which Cloud Scheduler starts each minute. */
 export interface FixedUsage {
   /** Firestore reads per month of the pump's polling with nothing due. */
   pollingReadsPerMonth: number;
@@ -239,7 +242,8 @@ export function pumpFixedUsage(readsPerRound: number, runSeconds: number, interv
   const minutes = 30 * 24 * 60;
   const roundsPerRun = hold ? Math.max(1, Math.floor((runSeconds * 1000) / intervalMs)) : 2;
   return {
-    pollingReadsPerMonth: readsPerRound * roundsPerRun * minutes,
+    // Each run starts with one reconciler round: two queries (intake batches due, owed dead letters).
+    pollingReadsPerMonth: (readsPerRound * roundsPerRun + RECONCILER_READS_PER_RUN) * minutes,
     // Billed 100 ms at least.
     pumpRequestSeconds: (hold ? Math.max(runSeconds, 0.1) : 0.1) * minutes,
     // Runs start every minute, so the instance never idles long enough to go away.

@@ -13,7 +13,8 @@
  *     (every push to /route and /deliver and every /ingest request goes through it);
  *   - messages published and their bytes, by wrapping the runtime's bus;
  *   - delivery records written, by status (to tell when every event is DELIVERED);
- *   - log lines at INFO and above and their bytes, through Herald's own JSON logger.
+ *   - log lines at INFO and above and their bytes, through Herald's own JSON logger;
+ *   - the crash backstop: intake journal writes, batches reconciled, the reconciler's empty polls.
  * The parent asks for a snapshot of the counters over IPC and subtracts two of them.
  *
  * Settings come from the environment the parent passes (HERALD_*, *_EMULATOR_HOST).
@@ -41,6 +42,7 @@ const counters: Omit<CostCounters, 'cpuMicros' | 'firestore'> = {
   recorded: Object.fromEntries(COUNTED_STATUSES.map((s) => [s, 0])) as CostCounters['recorded'],
   logs: { lines: 0, bytes: 0, warnings: 0, errors: 0 },
   rates: { writes: 0, flushes: 0 },
+  backstop: { journalWrites: 0, journalEvents: 0, batchesRemoved: 0, emptyPolls: 0 },
 };
 const problems: string[] = [];
 /** Every counter document write, in the order the flushes completed: entry i is the (i+1)th counted write. */
@@ -151,6 +153,31 @@ function instrument(stack: LocalStack): void {
     recorded(written?.status);
     return written;
   };
+  // The backstop: the journal's writes, the reconciler's removals and its empty polls.
+  const intake = stack.runtime.intake;
+  const add = intake.add.bind(intake);
+  intake.add = async (batch) => {
+    await add(batch);
+    counters.backstop.journalWrites++;
+    counters.backstop.journalEvents += batch.events.length;
+  };
+  const remove = intake.remove.bind(intake);
+  intake.remove = async (id) => {
+    await remove(id);
+    counters.backstop.batchesRemoved++;
+  };
+  const dueBatches = intake.due.bind(intake);
+  intake.due = async (...args) => {
+    const batches = await dueBatches(...args);
+    if (batches.length === 0) counters.backstop.emptyPolls++;
+    return batches;
+  };
+  const owed = deliveries.deadLettersOwed.bind(deliveries);
+  deliveries.deadLettersOwed = async (...args) => {
+    const ids = await owed(...args);
+    if (ids.length === 0) counters.backstop.emptyPolls++;
+    return ids;
+  };
   const due = deliveries.due.bind(deliveries);
   deliveries.due = async (...args) => {
     const ids = await due(...args);
@@ -164,7 +191,7 @@ function instrument(stack: LocalStack): void {
 function snapshot(stack: LocalStack): CostCounters {
   const cpu = process.cpuUsage();
   const ops = stack.runtime.firestoreOps;
-  return structuredClone({ cpuMicros: cpu.user + cpu.system, firestore: { reads: ops.reads, writes: ops.writes }, ...counters });
+  return structuredClone({ cpuMicros: cpu.user + cpu.system, firestore: { reads: ops.reads, writes: ops.writes, deletes: ops.deletes }, ...counters });
 }
 
 async function main(): Promise<void> {

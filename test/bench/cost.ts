@@ -302,6 +302,9 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
       HERALD_PUMP_INTERVAL_MS: String(COST_PUMP_INTERVAL_MS),
       HERALD_ALLOW_LOOPBACK: 'true',
       HERALD_LOG_LEVEL: 'INFO',
+      // The backstop is part of what an event costs: reconciled within the run, not 60 s later.
+      HERALD_RECONCILE_AFTER_MS: '1000',
+      HERALD_RECONCILE_INTERVAL_MS: '500',
     },
     signal,
   );
@@ -351,6 +354,13 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
       await sleep(50, signal);
       after = await stack.snapshot();
     }
+    // And for the reconciler to have checked and removed every intake batch of the run.
+    let reconciled = after;
+    const unreconciled = (c: typeof after.counters) => c.backstop.journalWrites - c.backstop.batchesRemoved;
+    while (unreconciled(reconciled.counters) > unreconciled(before.counters) && performance.now() < deadline + 10_000) {
+      await sleep(100, signal);
+      reconciled = await stack.snapshot();
+    }
     // The run's last counts are written by the next flush (at most HERALD_RATE_FLUSH_MS later): count them with it.
     await sleep(stack.ready.rateFlushMs + 300, signal);
     const settled = await stack.snapshot(before.counters.rates.writes);
@@ -380,7 +390,8 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
     writes: idleDelta.firestore.writes,
     roundsPerSecond: round(idleDelta.pump.rounds / idleSeconds, 2),
     readsPerSecond: round(idleDelta.firestore.reads / idleSeconds, 2),
-    readsPerRound: idleDelta.pump.rounds > 0 ? idleDelta.firestore.reads / idleDelta.pump.rounds : 2,
+    // The pump's alone: the reconciler's empty polls (here every 500 ms) are modelled apart, once a run on GCP.
+    readsPerRound: idleDelta.pump.rounds > 0 ? (idleDelta.firestore.reads - idleDelta.backstop.emptyPolls) / idleDelta.pump.rounds : 2,
     cpuMsPerSecond: round(idleDelta.cpuMicros / 1000 / idleSeconds, 2),
   };
   progress(`cost: idle pump ${idle.readsPerSecond} reads/s (${idle.roundsPerSecond} rounds/s), Herald CPU ${idle.cpuMsPerSecond} ms/s`, true);
@@ -404,9 +415,10 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
     const fns = d.functions;
     const pushed = fns.route.requests + fns.deliver.requests;
     const pushedBytes = fns.route.requests * avg(events) + fns.deliver.requests * avg(lane);
-    // Firestore bills a query that finds nothing one read: those reads are the pump's fixed
-    // polling cost. A round that found work ran one empty query (expired claims: none here).
-    const pollReads = idle.readsPerRound * d.pump.emptyRounds + (idle.readsPerRound / 2) * (d.pump.rounds - d.pump.emptyRounds);
+    // Firestore bills a query that finds nothing one read: those reads are the pump's and the
+    // reconciler's fixed polling cost. A pump round that found work ran one empty query
+    // (expired claims: none here).
+    const pollReads = idle.readsPerRound * d.pump.emptyRounds + (idle.readsPerRound / 2) * (d.pump.rounds - d.pump.emptyRounds) + d.backstop.emptyPolls;
     const cpuMsRaw = d.cpuMicros / 1000;
     const cpuMs = Math.max(0, cpuMsRaw - (idle.cpuMsPerSecond ?? 0) * countedSeconds);
     const invocations = fns.ingest.requests + fns.route.requests + fns.deliver.requests;
@@ -453,7 +465,7 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
     if (n > 0) {
       // Unrounded per-event figures for the model.
       const usage: PerEventUsage = {
-        firestore: { reads: (d.firestore.reads - pollReads) / n, writes: d.firestore.writes / n, deletes: 0 },
+        firestore: { reads: (d.firestore.reads - pollReads) / n, writes: d.firestore.writes / n, deletes: d.firestore.deletes / n },
         pubsub: { publish: { messages: published / n, bytes: publishedBytes / n }, delivery: { messages: pushed / n, bytes: pushedBytes / n } },
         invocations: invocations / n,
         cpuSeconds: cpuMs / 1000 / n,

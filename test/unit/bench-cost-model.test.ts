@@ -110,18 +110,19 @@ describe('bench cost model', () => {
   it('prices the retry pump as a fixed monthly cost', () => {
     const usage = pumpFixedUsage(2, 55, 1000, true);
     const minutes = 30 * 24 * 60;
-    expect(usage.pollingReadsPerMonth).toBe(2 * 55 * minutes);
+    // The pump's rounds, and the reconciler's two queries at the start of each run.
+    expect(usage.pollingReadsPerMonth).toBe((2 * 55 + 2) * minutes);
     expect(usage.pumpRequestSeconds).toBe(55 * minutes);
     expect(usage.pumpInstanceSeconds).toBe(60 * minutes);
     const monthly = fixedMonthly(usage, PRICES, A);
-    expect(monthly.polling.regional).toBeCloseTo((2 * 55 * minutes * 0.03) / 100_000, 10);
+    expect(monthly.polling.regional).toBeCloseTo(((2 * 55 + 2) * minutes * 0.03) / 100_000, 10);
     expect(monthly.pump.request).toBeCloseTo(55 * minutes * (0.000024 + 0.25 * 0.0000025) + minutes * 0.4e-6, 8);
     expect(monthly.pump.instance).toBeCloseTo(60 * minutes * (0.000018 + 0.25 * 0.000002), 8);
     // One round a run still bills 100 ms.
     expect(pumpFixedUsage(2, 0, 1000, true).pumpRequestSeconds).toBeCloseTo(0.1 * minutes, 8);
     // Without hold an idle run is a round and a look-ahead, billed 100 ms.
     const idle = pumpFixedUsage(2, 55, 1000);
-    expect(idle.pollingReadsPerMonth).toBe(2 * 2 * minutes);
+    expect(idle.pollingReadsPerMonth).toBe((2 * 2 + 2) * minutes);
     expect(idle.pumpRequestSeconds).toBeCloseTo(0.1 * minutes, 8);
     expect(fixedMonthly(idle, PRICES, A).pump.request).toBeCloseTo(0.1 * minutes * (0.000024 + 0.25 * 0.0000025) + minutes * 0.4e-6, 8);
   });

@@ -15,7 +15,8 @@ import { AttemptResult, deliveryId } from '../../shared/domain/delivery';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
 import { eventKey, HeraldEvent } from '../../shared/domain/event';
 import { createLogger } from '../../shared/log';
-import { Clock, systemClock } from '../../shared/ports';
+import { Clock, RateLeaseStore, systemClock } from '../../shared/ports';
+import { RateDoc } from '../../shared/domain/rate-control';
 import { MemoryDestinationStore } from '../support/memory-destination-store';
 
 /** Conservation on memory adapters: the journal, the reconciler, and the dead letter written before it is sent. */
@@ -39,6 +40,12 @@ async function world(clock: Clock = systemClock) {
   const log = createLogger({ level: 'DEBUG', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
   const directory = new DestinationDirectory(destinations, clock, 0);
   const add = (id: string, spec: Record<string, unknown>, at: Date) => destinations.put(applySpec(id, destinationSpecSchema.parse(spec), undefined, at));
+  /** When each destination's senders last leased (what tells the reconciler its lane is moving). */
+  const leasedAt = new Map<string, number>();
+  const rateLeases: RateLeaseStore = {
+    lease: () => Promise.reject(new Error('not used')),
+    peek: async (id) => (leasedAt.has(id) ? ({ holders: { h1: { at: leasedAt.get(id)!, until: leasedAt.get(id)! + 1000 } } } as unknown as RateDoc) : undefined),
+  };
   const reconcile: ReconcileDeps = {
     intake,
     deliveries,
@@ -49,8 +56,9 @@ async function world(clock: Clock = systemClock) {
     log,
     graceMs: 60_000,
     batchLimit: 100,
+    rateLeases,
   };
-  return { destinations, deliveries, intake, bus, logs, log, directory, add, reconcile };
+  return { destinations, deliveries, intake, bus, logs, log, directory, add, reconcile, leasedAt };
 }
 
 /** One binary-mode event through ingest, journaled in `store`. */
@@ -123,6 +131,16 @@ describe('the intake journal', () => {
   });
 });
 
+/** Destination `orders` (created an hour before) and event e1 journaled at 10:00 on a manual clock. */
+async function ordersWithOneEvent() {
+  const clock = manualClock('2026-11-25T10:00:00.000Z');
+  const w = await world(clock);
+  await w.add('orders', { url: 'https://orders.example/hook' }, new Date('2026-11-25T09:00:00.000Z'));
+  const { ids, durable } = new IntakeJournal(w.intake, clock).add([event('e1')]);
+  await durable;
+  return { clock, w, ids };
+}
+
 describe('the reconciler', () => {
   it('creates PENDING records for accepted events that never reached deliver, once their grace has passed, and removes the batch', async () => {
     const clock = manualClock('2026-11-25T10:00:00.000Z');
@@ -140,7 +158,7 @@ describe('the reconciler', () => {
     clock.advance(30_000);
     expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 0, recovered: 0 });
     clock.advance(31_000);
-    expect(await reconcileOnce(w.reconcile)).toEqual({ batches: 1, expected: 2, recovered: 1, deadLetters: 0 });
+    expect(await reconcileOnce(w.reconcile)).toEqual({ batches: 1, postponed: 0, expected: 2, recovered: 1, deadLetters: 0 });
     const recovered = await w.deliveries.get(deliveryId('orders', eventKey(event('e2').attributes)));
     expect(recovered).toMatchObject({ status: 'PENDING', attempts: 0, availableAt: clock.now().toISOString(), intake: ids[0], recoveredAt: clock.now().toISOString() });
     expect(recovered?.event?.data.toString()).toBe('{"n":"e2"}');
@@ -148,17 +166,42 @@ describe('the reconciler', () => {
     expect(w.logs.filter((l) => l.severity === 'WARNING' && l.deliveryId === recovered!.id)).toHaveLength(1);
   });
 
+  it('waits while the destination is still being delivered to (its lane has a backlog), up to four graces', async () => {
+    const { clock, w } = await ordersWithOneEvent();
+    const busyNow = () => w.leasedAt.set('orders', clock.now().getTime() - 1000);
+    clock.advance(61_000);
+    busyNow();
+    expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 0, postponed: 1, recovered: 0 });
+    expect(w.intake.batches.size).toBe(1);
+    // Idle for longer than the window: the lane is not moving; recovered.
+    clock.advance(40_000);
+    expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 1, postponed: 0, recovered: 1 });
+
+    // Busy for ever: recovered all the same once four graces have passed.
+    const { durable: second } = new IntakeJournal(w.intake, clock).add([event('e2')]);
+    await second;
+    clock.advance(61_000);
+    busyNow();
+    expect(await reconcileOnce(w.reconcile)).toMatchObject({ postponed: 1 });
+    clock.advance(180_000);
+    busyNow();
+    expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 1, recovered: 1 });
+  });
+
   it('costs a count, not a read per delivery, when every record is there', async () => {
-    const clock = manualClock('2026-11-25T10:00:00.000Z');
-    const w = await world(clock);
-    await w.add('orders', { url: 'https://orders.example/hook' }, new Date('2026-11-25T09:00:00.000Z'));
-    const { ids, durable } = new IntakeJournal(w.intake, clock).add([event('e1')]);
-    await durable;
+    const { clock, w, ids } = await ordersWithOneEvent();
     await w.deliveries.create({ id: deliveryId('orders', eventKey(event('e1').attributes)), destinationId: 'orders', eventId: 'e1', eventSource: '/shop', eventType: 'com.example.order', status: 'DELIVERED', attempts: 1, intake: ids[0]! });
     const existing = jest.spyOn(w.deliveries, 'existing');
     clock.advance(61_000);
     expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 1, recovered: 0 });
     expect(existing).not.toHaveBeenCalled();
+  });
+
+  it('a record written under an earlier intake of the same event (a producer resent it) counts: nothing recovered', async () => {
+    const { clock, w } = await ordersWithOneEvent();
+    await w.deliveries.create({ id: deliveryId('orders', eventKey(event('e1').attributes)), destinationId: 'orders', eventId: 'e1', eventSource: '/shop', eventType: 'com.example.order', status: 'DELIVERED', attempts: 1, intake: 'i-earlier' });
+    clock.advance(61_000);
+    expect(await reconcileOnce(w.reconcile)).toEqual({ batches: 1, postponed: 0, expected: 1, recovered: 0, deadLetters: 0 });
   });
 
   it('publishes a dead letter still owed a minute after its delivery died, and marks it sent', async () => {

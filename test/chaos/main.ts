@@ -1,0 +1,68 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { formatLedger, totals } from './ledger';
+import { chaosOptionsSchema } from './scenario';
+import { runChaos } from './run';
+
+/** `npm run chaos -- --events 2000 --destinations 4 --kills 2 [--seed N]`: exits 1 when anything is lost. */
+const number = (value: string): number => {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError('must be a number');
+  return n;
+};
+
+const program = new Command('chaos')
+  .description('Kills Herald (SIGKILL) while it delivers, flaps receivers and pauses the Pub/Sub emulator; then checks that no accepted event was lost.')
+  .option('--events <n>', 'events to publish', number)
+  .option('--destinations <n>', 'destinations (healthy, flaky 503s, outage, slow — in turn)', number)
+  .option('--kills <n>', 'SIGKILLs of Herald, each followed by a restart', number)
+  .option('--seed <n>', 'seed of every random choice (replays a run); default random', number)
+  .option('--rate <n>', 'events published per second', number)
+  .option('--pauses <n>', 'pauses of the Pub/Sub emulator (SIGSTOP)', number)
+  .option('--pause-seconds <n>', 'length of each pause', number)
+  .option('--outage-seconds <n>', 'how long the outage receiver is down and the slow one slow', number)
+  .option('--reconcile-after <n>', "seconds after ingest the reconciler checks an event (Herald's HERALD_RECONCILE_AFTER_MS); default 60, as in local mode", number)
+  .option('--quiet-timeout <n>', 'seconds to wait for every delivery to settle', number)
+  .showHelpAfterError();
+
+async function main(): Promise<void> {
+  program.parse();
+  const o = program.opts<Record<string, number | undefined>>();
+  const given = Object.fromEntries(
+    Object.entries({
+      events: o.events,
+      destinations: o.destinations,
+      kills: o.kills,
+      seed: o.seed ?? Math.floor(Math.random() * 2 ** 31),
+      rate: o.rate,
+      pauses: o.pauses,
+      pauseSeconds: o.pauseSeconds,
+      outageSeconds: o.outageSeconds,
+      quietTimeoutSeconds: o.quietTimeout,
+      reconcileAfterSeconds: o.reconcileAfter,
+    }).filter(([, v]) => v !== undefined),
+  );
+  const parsed = chaosOptionsSchema.safeParse(given);
+  if (!parsed.success) {
+    process.stderr.write(`chaos: ${parsed.error.issues.map((i) => i.message).join('; ')}\n`);
+    process.exit(2);
+  }
+  const result = await runChaos(parsed.data, (line) => process.stderr.write(`${line}\n`));
+  const sum = totals(result.ledgers);
+  process.stdout.write(
+    [
+      '',
+      `seed ${result.seed}; ${result.accepted} events accepted (${result.unaccepted} never accepted); Herald started ${result.heraldStarts} times; kills at ${result.plan.kills.map((k) => `${(k / 1000).toFixed(1)} s`).join(', ') || 'none'}`,
+      formatLedger(result.ledgers),
+      `time to quiet: ${result.quietAfterMs === undefined ? 'not quiet' : `${(result.quietAfterMs / 1000).toFixed(1)} s after publishing ended`}`,
+      `lost: ${sum.lost}${sum.lost > 0 ? ` — e.g. ${result.ledgers.flatMap((l) => l.lostExamples).slice(0, 5).join('; ')}` : ''}`,
+      `Herald's log: ${result.logFile}`,
+      '',
+    ].join('\n'),
+  );
+  process.exit(sum.lost > 0 ? 1 : 0);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`chaos: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(2);
+});

@@ -1,0 +1,211 @@
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { eventKey } from '../../shared/domain/event';
+import { webhookIdFor } from '../../shared/domain/signing';
+import { DELIVERY_STATUSES, DeliveryStatus } from '../../shared/domain/delivery';
+import { freePort, startEmulators } from '../../shared/local/emulators';
+import { ChaosReceiver } from './chaos-receiver';
+import { HeraldProcess } from './herald-process';
+import { DestinationLedger, isQuiet, ledgerFor, RecordState } from './ledger';
+import { ChaosOptions, ChaosPlan, planChaos, seededRandom } from './scenario';
+
+export interface ChaosResult {
+  seed: number;
+  plan: ChaosPlan;
+  ledgers: DestinationLedger[];
+  /** Events ingest answered 2xx for; only these are owed. */
+  accepted: number;
+  /** Events never accepted, though retried until the publishing window closed. */
+  unaccepted: number;
+  /** From the end of publishing until every pair was settled; undefined when it never was. */
+  quietAfterMs: number | undefined;
+  heraldStarts: number;
+  logFile: string;
+}
+
+const PROJECT = 'herald-chaos';
+/** Herald's settings for the run: schedules played 60× faster, claims retaken after 40 s. */
+const HERALD_SETTINGS = {
+  HERALD_PROJECT_ID: PROJECT,
+  HERALD_TIME_SCALE: '60',
+  HERALD_CLAIM_TTL_MS: '40000',
+  HERALD_RECONCILE_INTERVAL_MS: '2000',
+  HERALD_DELIVERY_TIMEOUT_MS: '5000',
+  HERALD_LOG_LEVEL: 'WARNING',
+};
+/** A producer keeps resending an event it could not publish for this long after the publishing window. */
+const PUBLISH_GRACE_MS = 120_000;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * The whole chaos run: its own emulators, Herald as a child process, misbehaving receivers on
+ * loopback, SIGKILLs and emulator pauses at the plan's moments while events are published;
+ * then it waits for quiet and reads what became of every accepted (event, destination) pair.
+ */
+export async function runChaos(options: ChaosOptions, note: (line: string) => void): Promise<ChaosResult> {
+  const plan = planChaos(options);
+  let t0 = Date.now();
+  const elapsed = () => ((Date.now() - t0) / 1000).toFixed(1).padStart(6);
+  const say = (line: string) => note(`[chaos ${elapsed()} s] ${line}`);
+  const logFile = path.join(tmpdir(), `herald-chaos-${options.seed}-${Date.now()}.log`);
+
+  const emulators = await startEmulators({ env: { ...process.env, PUBSUB_EMULATOR_HOST: '', FIRESTORE_EMULATOR_HOST: '' } });
+  const receivers = plan.receivers.map((r, i) => new ChaosReceiver(r, seededRandom(options.seed + i + 1), () => t0));
+  const tokens = { admin: `chaos-admin-${randomBytes(12).toString('hex')}`, ingest: `chaos-ingest-${randomBytes(12).toString('hex')}` };
+  const port = await freePort();
+  const herald = new HeraldProcess(
+    {
+      ...process.env,
+      ...HERALD_SETTINGS,
+      HERALD_RECONCILE_AFTER_MS: String(options.reconcileAfterSeconds * 1000),
+      PUBSUB_EMULATOR_HOST: emulators.pubsubHost,
+      FIRESTORE_EMULATOR_HOST: emulators.firestoreHost,
+      METADATA_SERVER_DETECTION: 'none',
+      PORT: String(port),
+      HERALD_ADMIN_TOKEN: tokens.admin,
+      HERALD_INGEST_TOKEN: tokens.ingest,
+      HERALD_PUSH_TOKEN: `chaos-push-${randomBytes(12).toString('hex')}`,
+    },
+    logFile,
+  );
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await Promise.all(receivers.map((r) => r.start()));
+    await herald.start();
+    for (const r of receivers) {
+      const res = await fetch(`${base}/admin/destinations/${r.plan.destinationId}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: r.url, policy: r.plan.policy }),
+      });
+      if (res.status !== 201) throw new Error(`registering ${r.plan.destinationId}: HTTP ${res.status} ${await res.text()}`);
+    }
+    say(`seed ${options.seed}: ${options.events} events at ${options.rate}/s to ${receivers.map((r) => `${r.plan.destinationId} (${r.plan.policy})`).join(', ')}; Herald's log: ${logFile}`);
+
+    t0 = Date.now();
+    const chaos = playChaos(plan, herald, emulators.processGroups.pubsub, say);
+    const keys: string[] = [];
+    let unaccepted = 0;
+    await Promise.all(
+      Array.from({ length: options.events }, async (_, i) => {
+        await sleep(Math.max(0, (i * 1000) / options.rate - (Date.now() - t0)));
+        const id = `e-${options.seed}-${i}`;
+        if (await publish(base, tokens.ingest, id, i, t0 + plan.publishMs + PUBLISH_GRACE_MS)) keys.push(eventKey({ source: '/chaos', id }));
+        else unaccepted++;
+        if ((i + 1) % Math.max(1, Math.round(options.rate * 10)) === 0) say(`published ${i + 1}/${options.events} (accepted so far ${keys.length})`);
+      }),
+    );
+    await chaos;
+    const publishedAt = Date.now();
+    say(`publishing done: ${keys.length} accepted, ${unaccepted} never accepted; waiting for quiet (at most ${options.quietTimeoutSeconds} s)`);
+
+    let ledgers: DestinationLedger[] = [];
+    let quietAfterMs: number | undefined;
+    let lastNote = 0;
+    for (;;) {
+      const records = await readRecords(emulators.firestoreHost);
+      ledgers = receivers.map((r) => ledgerFor(r.plan.destinationId, keys, records, r.counts, webhookIdFor));
+      if (isQuiet(ledgers)) {
+        quietAfterMs = Date.now() - publishedAt;
+        break;
+      }
+      if (Date.now() - publishedAt > options.quietTimeoutSeconds * 1000) break;
+      if (Date.now() - lastNote > 10_000) {
+        lastNote = Date.now();
+        const settled = ledgers.reduce((n, l) => n + l.delivered + l.dead + l.queued, 0);
+        say(`settled ${settled}/${keys.length * receivers.length}; scheduled ${ledgers.reduce((n, l) => n + l.scheduled, 0)}; not yet recorded ${ledgers.reduce((n, l) => n + l.lost, 0)}`);
+      }
+      await sleep(2000);
+    }
+    say(quietAfterMs === undefined ? 'not quiet before the timeout' : `quiet ${(quietAfterMs / 1000).toFixed(1)} s after publishing ended`);
+    return { seed: options.seed, plan, ledgers, accepted: keys.length, unaccepted, quietAfterMs, heraldStarts: herald.starts, logFile };
+  } finally {
+    await herald.close().catch(() => undefined);
+    await Promise.all(receivers.map((r) => r.stop()));
+    await emulators.stop();
+  }
+}
+
+/** Kills (each followed at once by a restart) and emulator pauses, at the plan's moments. */
+async function playChaos(plan: ChaosPlan, herald: HeraldProcess, pubsubGroup: number | undefined, say: (line: string) => void): Promise<void> {
+  const start = Date.now();
+  const at = (ms: number) => sleep(Math.max(0, ms - (Date.now() - start)));
+  const kills = (async () => {
+    for (const [n, ms] of plan.kills.entries()) {
+      await at(ms);
+      await herald.kill();
+      say(`kill ${n + 1}/${plan.kills.length}: Herald's process group SIGKILLed; starting it again`);
+      await herald.start();
+      say('Herald is serving again');
+    }
+  })();
+  const pauses = plan.pauses.map(async (p) => {
+    if (pubsubGroup === undefined) return say('the Pub/Sub emulator was not started by this run: no pause');
+    await at(p.atMs);
+    process.kill(-pubsubGroup, 'SIGSTOP');
+    say(`Pub/Sub emulator paused (SIGSTOP) for ${p.forMs / 1000} s`);
+    await sleep(p.forMs);
+    process.kill(-pubsubGroup, 'SIGCONT');
+    say('Pub/Sub emulator resumed');
+  });
+  await Promise.all([kills, ...pauses]);
+}
+
+/** POSTs one event until ingest answers 202 (a producer's retries); false if the deadline passes first. */
+async function publish(base: string, token: string, id: string, i: number, deadline: number): Promise<boolean> {
+  for (let pause = 200; Date.now() < deadline; pause = Math.min(pause * 2, 2000)) {
+    try {
+      const res = await fetch(`${base}/ingest`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'ce-specversion': '1.0',
+          'ce-id': id,
+          'ce-source': '/chaos',
+          'ce-type': 'com.chaos.tick',
+        },
+        body: JSON.stringify({ i }),
+        signal: AbortSignal.timeout(15_000),
+      });
+      await res.arrayBuffer();
+      if (res.status === 202) return true;
+    } catch {
+      // Herald is down or restarting: try again.
+    }
+    await sleep(pause);
+  }
+  return false;
+}
+
+const STATUSES = new Set<string>(DELIVERY_STATUSES);
+
+/** Every delivery record's state, read from the Firestore emulator's REST API (status and times only). */
+async function readRecords(firestoreHost: string): Promise<Map<string, RecordState>> {
+  const records = new Map<string, RecordState>();
+  let pageToken: string | undefined;
+  do {
+    const url = new URL(`http://${firestoreHost}/v1/projects/${PROJECT}/databases/(default)/documents/deliveries`);
+    url.searchParams.set('pageSize', '1000');
+    for (const field of ['status', 'availableAt', 'claimedAt']) url.searchParams.append('mask.fieldPaths', field);
+    if (pageToken) url.searchParams.set('pageToken', pageToken);
+    const res = await fetch(url, { headers: { authorization: 'Bearer owner' } });
+    if (!res.ok) throw new Error(`reading delivery records: HTTP ${res.status} ${await res.text()}`);
+    const page = (await res.json()) as { documents?: { name: string; fields?: Record<string, { stringValue?: string }> }[]; nextPageToken?: string };
+    for (const doc of page.documents ?? []) {
+      const status = doc.fields?.status?.stringValue;
+      if (!status || !STATUSES.has(status)) continue;
+      const availableAt = doc.fields?.availableAt?.stringValue;
+      const claimedAt = doc.fields?.claimedAt?.stringValue;
+      records.set(decodeURIComponent(doc.name.slice(doc.name.lastIndexOf('/') + 1)), {
+        status: status as DeliveryStatus,
+        ...(availableAt ? { availableAt } : {}),
+        ...(claimedAt ? { claimedAt } : {}),
+      });
+    }
+    pageToken = page.nextPageToken;
+  } while (pageToken);
+  return records;
+}

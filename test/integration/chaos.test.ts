@@ -1,0 +1,22 @@
+import { totals } from '../chaos/ledger';
+import { runChaos } from '../chaos/run';
+import { chaosOptionsSchema } from '../chaos/scenario';
+
+/**
+ * The chaos test, small (`npm run chaos` is the full one): 300 events to four misbehaving
+ * receivers while Herald is SIGKILLed once and restarted, and the Pub/Sub emulator is paused
+ * for 5 s. Every accepted (event, destination) pair must end DELIVERED, DEAD or QUEUED.
+ */
+test('nothing accepted is lost when Herald is killed mid-delivery', async () => {
+  const lines: string[] = [];
+  const options = chaosOptionsSchema.parse({ seed: 20261125, events: 300, destinations: 4, kills: 1, outageSeconds: 10, quietTimeoutSeconds: 300 });
+  const result = await runChaos(options, (line) => lines.push(line));
+  const sum = totals(result.ledgers);
+  if (sum.lost > 0 || result.quietAfterMs === undefined) console.log([...lines, ...result.ledgers.flatMap((l) => l.lostExamples)].join('\n'));
+  expect(result.heraldStarts).toBe(2);
+  expect(result.accepted).toBe(300);
+  expect(sum.expected).toBe(1200);
+  expect(sum.lost).toBe(0);
+  expect(result.quietAfterMs).toBeDefined();
+  expect(sum.delivered + sum.dead + sum.queued).toBe(sum.expected);
+}, 480_000);

@@ -1,0 +1,58 @@
+import { isQuiet, ledgerFor, RecordState } from '../chaos/ledger';
+import { chaosOptionsSchema, planChaos, seededRandom } from '../chaos/scenario';
+
+/** The chaos test's own rules: a seed plays the same run again, and the ledger calls a loss a loss. */
+
+test('the same seed plans the same run; another seed another', () => {
+  const options = chaosOptionsSchema.parse({ seed: 42 });
+  expect(planChaos(options)).toEqual(planChaos(options));
+  expect(planChaos(options).kills).not.toEqual(planChaos({ ...options, seed: 43 }).kills);
+  const a = seededRandom(7);
+  const b = seededRandom(7);
+  expect([a(), a(), a()]).toEqual([b(), b(), b()]);
+});
+
+test('kills fall one in each part of the run, from 10 % to 130 % of the publishing; receivers take the behaviours in turn', () => {
+  const plan = planChaos(chaosOptionsSchema.parse({ seed: 1, events: 2000, rate: 50, kills: 2, destinations: 5 }));
+  expect(plan.publishMs).toBe(40_000);
+  expect(plan.kills[0]).toBeGreaterThanOrEqual(4_000);
+  expect(plan.kills[0]).toBeLessThanOrEqual(28_000);
+  expect(plan.kills[1]).toBeGreaterThanOrEqual(28_000);
+  expect(plan.kills[1]).toBeLessThanOrEqual(52_000);
+  expect(plan.receivers.map((r) => r.behaviour)).toEqual(['healthy', 'flaky', 'outage', 'slow', 'healthy']);
+  expect(plan.receivers[2]!.window!.toMs - plan.receivers[2]!.window!.fromMs).toBe(20_000);
+});
+
+test('options out of range are refused with what is wrong', () => {
+  const r = chaosOptionsSchema.safeParse({ seed: -1, events: 0, destinations: 30 });
+  expect(r.success).toBe(false);
+  expect(r.error!.issues.map((i) => i.message)).toEqual(expect.arrayContaining(['seed must be 0-2147483647', 'events must be at least 1', 'destinations must be 1-20']));
+});
+
+describe('the ledger', () => {
+  const counts = (accepted: Record<string, number>) => ({ requests: new Map(Object.entries(accepted)), accepted: new Map(Object.entries(accepted)) });
+  const wid = (key: string) => `msg_${key}`;
+
+  test('each pair lands in exactly one column; duplicates are extra 2xx receptions', () => {
+    const records = new Map<string, RecordState>([
+      ['d.k1', { status: 'DELIVERED' }],
+      ['d.k2', { status: 'DEAD' }],
+      ['d.k3', { status: 'QUEUED' }],
+      ['d.k4', { status: 'PENDING', availableAt: '2026-11-25T10:00:00.000Z' }],
+      ['d.k5', { status: 'IN_FLIGHT', claimedAt: '2026-11-25T10:00:00.000Z' }],
+    ]);
+    const l = ledgerFor('d', ['k1', 'k2', 'k3', 'k4', 'k5'], records, counts({ msg_k1: 3 }), wid);
+    expect(l).toMatchObject({ expected: 5, delivered: 1, dead: 1, queued: 1, scheduled: 2, lost: 0, duplicates: 2 });
+    expect(isQuiet([l])).toBe(false);
+  });
+
+  test('no record, a DELIVERED record the receiver never accepted, or PENDING with no time: lost', () => {
+    const records = new Map<string, RecordState>([
+      ['d.k2', { status: 'DELIVERED' }],
+      ['d.k3', { status: 'PENDING' }],
+    ]);
+    const l = ledgerFor('d', ['k1', 'k2', 'k3'], records, counts({}), wid);
+    expect(l.lost).toBe(3);
+    expect(l.lostExamples).toEqual(['d.k1: no delivery record and never received', 'd.k2: DELIVERED, but the receiver never answered 2xx for it', 'd.k3: PENDING with no due time']);
+  });
+});
