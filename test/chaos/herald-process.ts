@@ -12,6 +12,7 @@ const ROOT = path.resolve(__dirname, '../..');
 export class HeraldProcess {
   private child: ChildProcess | undefined;
   private readonly log: WriteStream;
+  /** Times it started and served. */
   starts = 0;
 
   constructor(
@@ -21,9 +22,26 @@ export class HeraldProcess {
     this.log = createWriteStream(logFile, { flags: 'a' });
   }
 
-  /** Starts Herald and resolves once it serves (its "Herald is running at" line). */
-  start(): Promise<void> {
-    this.starts++;
+  /**
+   * Starts Herald and resolves once it serves, trying again — as a process supervisor would —
+   * when it exits before serving (it cannot start while the Pub/Sub emulator is paused).
+   */
+  async start(): Promise<void> {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      try {
+        await this.startOnce();
+        this.starts++;
+        return;
+      } catch (e) {
+        if (Date.now() > deadline || !/exited/.test((e as Error).message)) throw e;
+        this.log.write(`[chaos] Herald did not start (${(e as Error).message.split('\n')[0]}); starting it again in 1 s\n`);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  }
+
+  private startOnce(): Promise<void> {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'shared/local/main.ts')], {
       cwd: ROOT,
       env: this.env,
