@@ -95,6 +95,8 @@ export interface DeliveryStore {
    * aggregation, which Firestore bills as one read per 1,000 records counted.
    */
   countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number>;
+  /** How many records came from the intake batches whose ids lie from `first` to `last` (one count aggregation). */
+  countFromIntakes(first: string, last: string): Promise<number>;
   /** Which of `ids` have a record (one read each). */
   existing(ids: readonly string[]): Promise<Set<string>>;
   /** DEAD records whose dead letter is still owed since `before` or earlier, oldest first. */
@@ -110,7 +112,8 @@ export interface IntakeStore {
   add(batch: IntakeBatch): Promise<void>;
   /** Batches accepted at or before `before`, oldest first. */
   due(before: Date, limit: number): Promise<IntakeBatch[]>;
-  remove(id: string): Promise<void>;
+  /** Deletes the batches, in as few requests as the store allows. */
+  remove(ids: readonly string[]): Promise<void>;
 }
 
 /**

@@ -231,6 +231,13 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     return total;
   }
 
+  async countFromIntakes(first: string, last: string): Promise<number> {
+    const snap = await this.col.where('intake', '>=', first).where('intake', '<=', last).count().get();
+    const count = snap.data().count;
+    this.ops.reads += Math.max(1, Math.ceil(count / 1000));
+    return count;
+  }
+
   async existing(ids: readonly string[]): Promise<Set<string>> {
     const found = new Set<string>();
     for (const part of chunks(ids, GET_ALL_CHUNK)) {
@@ -278,9 +285,14 @@ export class FirestoreIntakeStore implements IntakeStore {
     });
   }
 
-  async remove(id: string): Promise<void> {
-    await this.col.doc(id).delete();
-    this.ops.deletes++;
+  async remove(ids: readonly string[]): Promise<void> {
+    // A write batch takes at most 500 operations: one request each, however many batches.
+    for (const part of chunks(ids, 500)) {
+      const batch = this.db.batch();
+      for (const id of part) batch.delete(this.col.doc(id));
+      await batch.commit();
+      this.ops.deletes += part.length;
+    }
   }
 }
 

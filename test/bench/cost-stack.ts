@@ -162,9 +162,9 @@ function instrument(stack: LocalStack): void {
     counters.backstop.journalEvents += batch.events.length;
   };
   const remove = intake.remove.bind(intake);
-  intake.remove = async (id) => {
-    await remove(id);
-    counters.backstop.batchesRemoved++;
+  intake.remove = async (ids) => {
+    await remove(ids);
+    counters.backstop.batchesRemoved += ids.length;
   };
   const dueBatches = intake.due.bind(intake);
   intake.due = async (...args) => {

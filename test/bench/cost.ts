@@ -302,9 +302,10 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
       HERALD_PUMP_INTERVAL_MS: String(COST_PUMP_INTERVAL_MS),
       HERALD_ALLOW_LOOPBACK: 'true',
       HERALD_LOG_LEVEL: 'INFO',
-      // The backstop is part of what an event costs: reconciled within the run, not 60 s later.
-      HERALD_RECONCILE_AFTER_MS: '1000',
-      HERALD_RECONCILE_INTERVAL_MS: '500',
+      // The backstop is part of what an event costs: reconciled within the run, not 60 s later,
+      // yet after its first attempts are recorded (as the 15 min grace on GCP ensures).
+      HERALD_RECONCILE_AFTER_MS: '8000',
+      HERALD_RECONCILE_INTERVAL_MS: '1000',
     },
     signal,
   );
@@ -357,7 +358,7 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
     // And for the reconciler to have checked and removed every intake batch of the run.
     let reconciled = after;
     const unreconciled = (c: typeof after.counters) => c.backstop.journalWrites - c.backstop.batchesRemoved;
-    while (unreconciled(reconciled.counters) > unreconciled(before.counters) && performance.now() < deadline + 10_000) {
+    while (unreconciled(reconciled.counters) > unreconciled(before.counters) && performance.now() < deadline + 20_000) {
       await sleep(100, signal);
       reconciled = await stack.snapshot();
     }

@@ -86,6 +86,10 @@ export function deliveryStoreConformance(name: string, make: () => Promise<Deliv
       // More destinations than one `in` filter takes.
       expect(await store.countFromIntake('i-1', ['dest-a', ...Array.from({ length: 40 }, (_, i) => `dest-x${i}`), 'dest-c'])).toBe(2);
       expect(await store.existing(['dest-a.e1', 'dest-a.e9', 'dest-b.e1'])).toEqual(new Set(['dest-a.e1', 'dest-b.e1']));
+      // Over a range of batch ids: both ends included.
+      expect(await store.countFromIntakes('i-1', 'i-2')).toBe(4);
+      expect(await store.countFromIntakes('i-2', 'i-3')).toBe(1);
+      expect(await store.countFromIntakes('i-3', 'i-4')).toBe(0);
     });
 
     test('finds DEAD records whose dead letter is owed since a time, oldest first', async () => {

@@ -84,7 +84,7 @@ describe('the intake journal', () => {
     expect(store.writes[0]!.events.map((e) => e.attributes.id)).toEqual(['a1', 'a2', 'b1']);
   });
 
-  it('requests arriving while four writes are under way share the next one; a failed write fails only its own requests', async () => {
+  it('one write at a time, at most one per gap: requests arriving meanwhile share the next; a failed write fails only its own', async () => {
     const store = new MemoryIntakeStore();
     const releases: (() => void)[] = [];
     const write = store.add.bind(store);
@@ -92,27 +92,27 @@ describe('the intake journal', () => {
       await new Promise<void>((r) => releases.push(r));
       return write(batch);
     };
-    const journal = new IntakeJournal(store, systemClock);
+    const journal = new IntakeJournal(store, systemClock, undefined, 50);
     const tick = () => new Promise((r) => setImmediate(r));
-    const early = [];
-    for (let i = 0; i < 4; i++) {
-      early.push(journal.add([event(`a${i}`)]));
-      await tick();
-    }
-    const later = [journal.add([event('b')]), journal.add([event('c')])];
-    await tick();
-    expect(releases).toHaveLength(4);
-    expect(new Set(early.map((e) => e.ids[0])).size).toBe(4);
-    expect(later[0]!.ids[0]).toBe(later[1]!.ids[0]);
-    for (const r of releases.splice(0)) r();
-    await Promise.all(early.map((e) => e.durable));
-    // The writes now under way: the one the later requests share, and it fails.
+    const first = journal.add([event('a')]);
     await tick();
     expect(releases).toHaveLength(1);
-    store.failNext = new Error('UNAVAILABLE');
+    const later = [journal.add([event('b')]), journal.add([event('c')])];
+    await tick();
+    await tick();
+    expect(releases).toHaveLength(1);
+    expect(later[0]!.ids[0]).toBe(later[1]!.ids[0]);
+    expect(later[0]!.ids[0]).not.toBe(first.ids[0]);
+    const started = Date.now();
     releases[0]!();
+    await first.durable;
+    // The next write waits for the gap since the last one started.
+    while (releases.length < 2) await new Promise((r) => setTimeout(r, 5));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(35);
+    store.failNext = new Error('UNAVAILABLE');
+    releases[1]!();
     await expect(Promise.all(later.map((l) => l.durable))).rejects.toThrow('UNAVAILABLE');
-    expect(store.writes.map((b) => b.events.length)).toEqual([1, 1, 1, 1]);
+    expect(store.writes.map((b) => b.events.map((e) => e.attributes.id))).toEqual([['a']]);
   });
 
   it('ingest answers 503 and accepts nothing when the journal cannot record the events', async () => {
@@ -188,13 +188,15 @@ describe('the reconciler', () => {
     expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 1, recovered: 1 });
   });
 
-  it('costs a count, not a read per delivery, when every record is there', async () => {
+  it('costs one count for the whole round, not a read per delivery, when every record is there', async () => {
     const { clock, w, ids } = await ordersWithOneEvent();
     await w.deliveries.create({ id: deliveryId('orders', eventKey(event('e1').attributes)), destinationId: 'orders', eventId: 'e1', eventSource: '/shop', eventType: 'com.example.order', status: 'DELIVERED', attempts: 1, intake: ids[0]! });
     const existing = jest.spyOn(w.deliveries, 'existing');
+    const perBatch = jest.spyOn(w.deliveries, 'countFromIntake');
     clock.advance(61_000);
     expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 1, recovered: 0 });
     expect(existing).not.toHaveBeenCalled();
+    expect(perBatch).not.toHaveBeenCalled();
   });
 
   it('a record written under an earlier intake of the same event (a producer resent it) counts: nothing recovered', async () => {

@@ -63,6 +63,10 @@ export class MemoryDeliveryStore implements DeliveryStore {
     return [...this.records.values()].filter((r) => r.intake === intake && destinationIds.includes(r.destinationId)).length;
   }
 
+  async countFromIntakes(first: string, last: string): Promise<number> {
+    return [...this.records.values()].filter((r) => r.intake !== undefined && r.intake >= first && r.intake <= last).length;
+  }
+
   async existing(ids: readonly string[]): Promise<Set<string>> {
     return new Set(ids.filter((id) => this.records.has(id)));
   }

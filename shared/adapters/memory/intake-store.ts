@@ -26,7 +26,7 @@ export class MemoryIntakeStore implements IntakeStore {
       .slice(0, limit);
   }
 
-  async remove(id: string): Promise<void> {
-    this.batches.delete(id);
+  async remove(ids: readonly string[]): Promise<void> {
+    for (const id of ids) this.batches.delete(id);
   }
 }
