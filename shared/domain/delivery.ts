@@ -1,5 +1,4 @@
 import type { AddressClass } from './address-policy';
-import { DESTINATION_ID } from './destination';
 import { HeraldEvent } from './event';
 
 /** Seed 004's states for one (event, destination) delivery. */
@@ -122,14 +121,5 @@ export interface DeliveryReplay {
   lastError?: LastError;
 }
 
-export function deliveryId(destinationId: string, eventKey: string): string {
-  return `${destinationId}.${eventKey}`;
-}
-
-/** `${destinationId}.${eventKey}`; checked so a stray `/` or `..` never reaches the store. */
-const EVENT_KEY = /^[A-Za-z0-9_-]{1,128}$/;
-
-export function isDeliveryId(id: string): boolean {
-  const dot = id.indexOf('.');
-  return dot > 0 && DESTINATION_ID.test(id.slice(0, dot)) && EVENT_KEY.test(id.slice(dot + 1));
-}
+// A delivery's id, with the other ids (shared/domain/ids.ts).
+export { deliveryId, isDeliveryId } from './ids';

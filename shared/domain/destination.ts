@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { AddressRules, checkTargetUrl } from './address-policy';
 import { DeliveryPolicy, PolicySpec, policySpecSchema, resolvePolicy, scalePolicy } from './policy';
-import type { Suspension } from './suspension';
+import type { Suspension } from './suspension-record';
+import { DESTINATION_ID } from './ids';
 import { RATE_LIMITS, RateBounds } from './rate-control';
 
 export const DEFAULT_POLICY: PolicySpec = 'event-platform';
@@ -10,7 +11,7 @@ export const DEFAULT_POLICY: PolicySpec = 'event-platform';
 export const FAILURE_MODES = ['retry', 'queue'] as const;
 export type FailureMode = (typeof FAILURE_MODES)[number];
 
-export const DESTINATION_ID = /^[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$|^[a-z0-9]$/;
+export { DESTINATION_ID };
 export const SECRET = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
 const TOPIC = /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/topics\/[A-Za-z][\w.~+%-]{2,254}$/;
 

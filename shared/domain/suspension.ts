@@ -1,7 +1,7 @@
 import { LastError } from './delivery';
 import { Destination } from './destination';
-import { SuspendCause } from './retry-decision';
 import { RateSummary } from './success-rate';
+import { Suspension, SuspensionCause, SuspensionNotification } from './suspension-record';
 
 /**
  * A destination's suspension (seed 000) and deactivation (seed 003) as pure functions of
@@ -9,37 +9,8 @@ import { RateSummary } from './success-rate';
  * until an operator reactivates it.
  */
 
-export type SuspensionCause = SuspendCause | 'threshold';
-
-export interface Suspension {
-  cause: SuspensionCause;
-  reason: string;
-  at: string;
-  /** The failure that suspended it (absent for a threshold suspension: see recentErrors). */
-  lastError?: LastError;
-  /** The rolling hour when it was suspended. */
-  attempts1h: number;
-  successRate1h?: number;
-  recentErrors: LastError[];
-  /** The notification published for it (also what local mode shows instead of an email). */
-  notification: SuspensionNotification;
-}
-
-export interface SuspensionNotification {
-  type: 'herald.destination.suspended';
-  destinationId: string;
-  /** The destination's technicalEmail; absent when it has none (the message is still published and logged). */
-  to?: string;
-  subject: string;
-  text: string;
-  reason: string;
-  cause: SuspensionCause;
-  suspendedAt: string;
-  attempts1h: number;
-  successRate1h?: number;
-  recentErrors: LastError[];
-  reactivate: { api: string; cli: string };
-}
+// The record a suspension leaves on its destination: suspension-record.ts.
+export type { Suspension, SuspensionCause, SuspensionNotification } from './suspension-record';
 
 export interface SuspendRequest {
   cause: SuspensionCause;
