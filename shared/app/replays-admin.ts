@@ -75,7 +75,7 @@ export async function getReplay(deps: Pick<ReplaysAdminDeps, 'replays'>, id: str
 
 const LIMIT_MESSAGE = `limit must be a whole number from 1 to ${REPLAY_LIST.maxLimit} (default ${REPLAY_LIST.defaultLimit})`;
 
-const listQuerySchema = z.object({
+export const replayListQuerySchema = z.object({
   limit: z
     .string({ error: `${LIMIT_MESSAGE}, given once` })
     .regex(/^\s*\d{1,6}\s*$/, LIMIT_MESSAGE)
@@ -89,7 +89,7 @@ export function parseReplayListQuery(query: Record<string, unknown>): { ok: true
   const unknown = Object.keys(query)
     .filter((k) => k !== 'limit')
     .map((k) => ({ path: k, message: 'unknown query parameter; use limit' }));
-  const parsed = listQuerySchema.safeParse(query);
+  const parsed = replayListQuerySchema.safeParse(query);
   const issues = [...unknown, ...(parsed.success ? [] : issuesFromZod(parsed.error))];
   if (issues.length > 0 || !parsed.success) return { ok: false, issues };
   return { ok: true, limit: parsed.data.limit };

@@ -19,7 +19,7 @@ export async function postReactivate(deps: SuspensionDeps, id: string): Promise<
   return { status: 200, body: { destination: viewOf(result), redelivered } };
 }
 
-const redeliverBodySchema = z
+export const redeliverBodySchema = z
   .strictObject(
     { status: z.enum(['queued', 'dead'], { error: 'status must be "queued" or "dead"' }).default('queued') },
     { error: 'the body must be a JSON object {"status"?: "queued" | "dead"}' },
