@@ -116,7 +116,7 @@ type ParsedConfig = z.infer<typeof infraConfigSchema>;
 
 export interface InfraConfig extends Omit<ParsedConfig, SecretSetting | 'packageDir' | 'firestoreLocation'> {
   firestoreLocation: string;
-  /** Holds package.json, package-lock.json and dist/ (npm run build): what Cloud Functions builds. */
+  /** Holds package.json, package-lock.json and dist/ (compiled by the program: infra/build.ts): what Cloud Functions builds. */
   packageDir: string;
   /** The runtime configuration every function will load, validated by the same code. */
   herald: HeraldConfig;

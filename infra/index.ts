@@ -15,6 +15,7 @@ import { SigningSecrets } from './components/signing-secrets';
 import { ServiceAccounts } from './components/service-accounts';
 import { functionsBaseUrl, readInfraConfig } from './config';
 import { compositeIndexes } from './firestore-plan';
+import { buildPackage } from './build';
 import { FunctionPlan, planFunctions } from './function-plan';
 
 const config = readInfraConfig();
@@ -31,6 +32,8 @@ const pubsubServiceAgent = pulumi.interpolate`serviceAccount:service-${projectNu
 
 const accounts = new ServiceAccounts('herald', { project, prefix: config.topicPrefix, pubsubServiceAgent }, afterApis);
 const secrets = new Secrets('herald', { project, prefix: config.topicPrefix, values: config.secrets, reader: accounts.runtime.member }, afterApis);
+// dist/ is compiled here, before it is zipped: what is deployed is the code as it is now.
+buildPackage(config.packageDir, (line) => void pulumi.log.info(line));
 const source = new FunctionSource('herald', { project, region, packageDir: config.packageDir }, afterApis);
 const data = new FirestoreData(
   'herald',

@@ -8,7 +8,7 @@ import { childOptions } from './child-options';
 export interface FunctionSourceArgs {
   project: string;
   region: string;
-  /** Holds package.json, package-lock.json and dist/ from `npm run build`. */
+  /** Holds package.json, package-lock.json and dist/ (compiled by the program itself: infra/build.ts). */
   packageDir: string;
 }
 
@@ -63,7 +63,7 @@ export function sourceFiles(packageDir: string): string[] {
   if (missing.length) throw new Error(`herald:packageDir ${packageDir} lacks ${missing.join(' and ')}`);
   const main = (JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as { main?: string }).main;
   if (main === undefined || !existsSync(path.join(packageDir, main))) {
-    throw new Error(`${path.join(packageDir, main ?? 'package.json main')} is missing: run npm run build before pulumi up (Cloud Functions runs the compiled ${BUILD_DIR}/)`);
+    throw new Error(`${path.join(packageDir, main ?? 'package.json main')} is missing: the package in herald:packageDir must hold the compiled ${BUILD_DIR}/ (npm run build there), which Cloud Functions runs`);
   }
   if (!path.normalize(main).startsWith(`${BUILD_DIR}${path.sep}`)) throw new Error(`package.json main (${main}) must lie in ${BUILD_DIR}/, the only compiled code uploaded`);
   const walk = (dir: string): string[] =>
