@@ -2,7 +2,7 @@ import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { FirestoreDeliveryStore, FirestoreDestinationStore, FirestoreIntakeStore, OperationCounter } from './adapters/firestore-stores';
 import { IntakeJournal } from './app/intake-journal';
-import { ReconcileDeps } from './app/reconcile';
+import { ReconcileDeps, ReconcilerState } from './app/reconcile';
 import { UndiciHttpSender } from './adapters/http-sender';
 import { GoogleIdTokenVerifier } from './adapters/google-id-tokens';
 import { systemResolver } from './adapters/guarded-lookup';
@@ -64,6 +64,8 @@ export interface Runtime {
   intake: IntakeStore;
   /** Ingest's group-committing writer to `intake`. */
   journal: IntakeJournal;
+  /** What the reconciler keeps between its rounds in this process. */
+  reconciler: ReconcilerState;
   directory: DestinationDirectory;
   /** Success-rate counters of this process, flushed every HERALD_RATE_FLUSH_MS. */
   rates: RateRecorder;
@@ -166,6 +168,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     deliveries: new FirestoreDeliveryStore(firestore, firestoreOps),
     intake,
     journal: new IntakeJournal(intake, clock),
+    reconciler: { restUntil: 0 },
     directory: new DestinationDirectory(destinations, clock, config.destinationCacheMs),
     rates,
     limiter,
@@ -256,6 +259,7 @@ export function reconcileDeps(rt: Runtime): ReconcileDeps {
     graceMs: rt.config.reconcileAfterMs,
     batchLimit: RECONCILE_BATCH,
     rateLeases: rt.rateLeases,
+    state: rt.reconciler,
   };
 }
 

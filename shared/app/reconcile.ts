@@ -31,6 +31,17 @@ export interface ReconcileDeps {
   batchLimit: number;
   /** Each destination's rate controller: when a sender last leased tells whether its lane is moving. */
   rateLeases: RateLeaseStore;
+  /** Kept between rounds (one per process). */
+  state: ReconcilerState;
+}
+
+export interface ReconcilerState {
+  /**
+   * Epoch ms before which no intake batch is looked at: a round that could only postpone (every
+   * missing record's lane still moving) rests for the activity window, rather than read the
+   * same batches again each round while the lanes drain.
+   */
+  restUntil: number;
 }
 
 export interface ReconcileReport {
@@ -58,6 +69,10 @@ const DEAD_LETTER_GRACE_MS = 60_000;
 const ACTIVE_WINDOW_MS = 30_000;
 const HARD_LIMIT_GRACES = 4;
 
+function activeWindowMs(deps: Pick<ReconcileDeps, 'graceMs'>): number {
+  return Math.min(ACTIVE_WINDOW_MS, deps.graceMs / 2);
+}
+
 /** Whether destinations are being delivered to now, read once per round from their rate controllers. */
 class LaneActivity {
   private readonly seen = new Map<string, Promise<boolean>>();
@@ -70,7 +85,7 @@ class LaneActivity {
   busy(destinationId: string): Promise<boolean> {
     let busy = this.seen.get(destinationId);
     if (!busy) {
-      const window = Math.min(ACTIVE_WINDOW_MS, this.deps.graceMs / 2);
+      const window = activeWindowMs(this.deps);
       busy = this.deps.rateLeases.peek(destinationId).then((doc) => Object.values(doc?.holders ?? {}).some((h) => h.at >= this.now - window));
       this.seen.set(destinationId, busy);
     }
@@ -81,7 +96,7 @@ class LaneActivity {
 export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileReport> {
   const report: ReconcileReport = { batches: 0, postponed: 0, expected: 0, recovered: 0, deadLetters: 0 };
   const now = deps.clock.now().getTime();
-  const batches = await deps.intake.due(new Date(now - deps.graceMs), deps.batchLimit);
+  const batches = now < deps.state.restUntil ? [] : await deps.intake.due(new Date(now - deps.graceMs), deps.batchLimit);
   if (batches.length > 0) {
     const destinations = await deps.directory.list();
     const planned = batches.map((batch) => ({ batch, expected: expectedDeliveries(batch, destinations) }));
@@ -111,6 +126,7 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
     }
     if (done.length > 0) await deps.intake.remove(done);
     report.batches = done.length;
+    if (done.length === 0 && report.postponed > 0) deps.state.restUntil = now + activeWindowMs(deps);
   }
   // A dead letter is published a moment after its record is written: one owed for a minute was dropped.
   report.deadLetters = await sendOwedDeadLetters(deps, new Date(deps.clock.now().getTime() - Math.min(deps.graceMs, DEAD_LETTER_GRACE_MS)));
@@ -127,6 +143,8 @@ async function recoverMissing(deps: ReconcileDeps, batch: IntakeBatch, expected:
   const destinationIds = [...new Set(expected.map((e) => e.destinationId))];
   // The common case costs a count: every expected record carries this batch's id.
   if ((await deps.deliveries.countFromIntake(batch.id, destinationIds)) === expected.length) return 0;
+  // Every destination's lane still moving: wait, without reading the records one by one.
+  if (activity && (await Promise.all(destinationIds.map((id) => activity.busy(id)))).every(Boolean)) return 'postponed';
   // Short (or a record written by an earlier intake of the same event): look at each.
   const found = await deps.deliveries.existing(expected.map((e) => e.deliveryId));
   const missing = expected.filter((x) => !found.has(x.deliveryId));

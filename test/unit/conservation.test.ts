@@ -57,6 +57,7 @@ async function world(clock: Clock = systemClock) {
     graceMs: 60_000,
     batchLimit: 100,
     rateLeases,
+    state: { restUntil: 0 },
   };
   return { destinations, deliveries, intake, bus, logs, log, directory, add, reconcile, leasedAt };
 }
@@ -173,8 +174,13 @@ describe('the reconciler', () => {
     busyNow();
     expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 0, postponed: 1, recovered: 0 });
     expect(w.intake.batches.size).toBe(1);
+    // It rests for the activity window rather than read the same batches each round.
+    const due = jest.spyOn(w.intake, 'due');
+    clock.advance(10_000);
+    expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 0, postponed: 0 });
+    expect(due).not.toHaveBeenCalled();
     // Idle for longer than the window: the lane is not moving; recovered.
-    clock.advance(40_000);
+    clock.advance(30_000);
     expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 1, postponed: 0, recovered: 1 });
 
     // Busy for ever: recovered all the same once four graces have passed.
