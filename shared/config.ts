@@ -55,6 +55,11 @@ const envSchema = z.object({
   reconcileAfterMs: int(1_000, 86_400_000).default(900_000),
   /** How often local mode runs the reconciler (GCP: at the start of each scheduled pump run). */
   reconcileIntervalMs: int(100, 600_000).default(5_000),
+  /**
+   * Least time between two intake journal writes of one process: longer is fewer writes per
+   * event under load (about 1000 / this many a second) and a longer wait for ingest's answer.
+   */
+  journalGapMs: int(0, 2_000).default(100),
   /** Success-rate counters are flushed at most this often per process: each counter document takes at most one write per flush. */
   rateFlushMs: int(100, 60_000).default(1_000),
   /** How often local mode runs the suspension check (GCP: Cloud Scheduler, each minute); default a minute of scaled time. */
@@ -97,6 +102,7 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   pumpIntervalMs: 'HERALD_PUMP_INTERVAL_MS',
   reconcileAfterMs: 'HERALD_RECONCILE_AFTER_MS',
   reconcileIntervalMs: 'HERALD_RECONCILE_INTERVAL_MS',
+  journalGapMs: 'HERALD_JOURNAL_GAP_MS',
   rateFlushMs: 'HERALD_RATE_FLUSH_MS',
   suspensionCheckMs: 'HERALD_SUSPENSION_CHECK_MS',
   replayRunMs: 'HERALD_REPLAY_RUN_MS',

@@ -110,8 +110,8 @@ export interface DeliveryStore {
 export interface IntakeStore {
   /** Resolves once the batch is durable. */
   add(batch: IntakeBatch): Promise<void>;
-  /** Batches accepted at or before `before`, oldest first. */
-  due(before: Date, limit: number): Promise<IntakeBatch[]>;
+  /** Batches accepted at or before `before` (and after `after`, an ISO time, when given), oldest first. */
+  due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]>;
   /** Deletes the batches, in as few requests as the store allows. */
   remove(ids: readonly string[]): Promise<void>;
 }

@@ -275,9 +275,11 @@ export class FirestoreIntakeStore implements IntakeStore {
     this.ops.writes++;
   }
 
-  async due(before: Date, limit: number): Promise<IntakeBatch[]> {
+  async due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]> {
     const field = FIRESTORE_QUERIES.dueIntake.orderBy;
-    const snap = await this.col.where(field, '<=', before.toISOString()).orderBy(field).limit(limit).get();
+    let query = this.col.where(field, '<=', before.toISOString());
+    if (after !== undefined) query = query.where(field, '>', after);
+    const snap = await query.orderBy(field).limit(limit).get();
     this.ops.reads += Math.max(1, snap.size);
     return snap.docs.map((d) => {
       const stored = d.data() as StoredBatch;

@@ -37,11 +37,11 @@ export interface ReconcileDeps {
 
 export interface ReconcilerState {
   /**
-   * Epoch ms before which no intake batch is looked at: a round that could only postpone (every
-   * missing record's lane still moving) rests for the activity window, rather than read the
-   * same batches again each round while the lanes drain.
+   * Batches postponed (their lanes still moving) are left alone until `until` (epoch ms): the
+   * rounds before then look only at batches accepted after `through`, rather than read the
+   * same postponed batches again each round while the lanes drain.
    */
-  restUntil: number;
+  skip?: { through: string; until: number };
 }
 
 export interface ReconcileReport {
@@ -96,7 +96,8 @@ class LaneActivity {
 export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileReport> {
   const report: ReconcileReport = { batches: 0, postponed: 0, expected: 0, recovered: 0, deadLetters: 0 };
   const now = deps.clock.now().getTime();
-  const batches = now < deps.state.restUntil ? [] : await deps.intake.due(new Date(now - deps.graceMs), deps.batchLimit);
+  if (deps.state.skip && deps.state.skip.until <= now) delete deps.state.skip;
+  const batches = await deps.intake.due(new Date(now - deps.graceMs), deps.batchLimit, deps.state.skip?.through);
   if (batches.length > 0) {
     const destinations = await deps.directory.list();
     const planned = batches.map((batch) => ({ batch, expected: expectedDeliveries(batch, destinations) }));
@@ -107,6 +108,7 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
     // batch by batch.
     const complete = owed > 0 && (await deps.deliveries.countFromIntakes(ids[0]!, ids[ids.length - 1]!)) === owed;
     const done: string[] = [];
+    const postponed: string[] = [];
     if (complete || owed === 0) {
       done.push(...ids);
       report.expected += owed;
@@ -117,6 +119,7 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
         const recovered = await recoverMissing(deps, batch, expected, mayWait ? activity : undefined);
         if (recovered === 'postponed') {
           report.postponed++;
+          postponed.push(batch.acceptedAt);
           return;
         }
         report.expected += expected.length;
@@ -126,7 +129,10 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
     }
     if (done.length > 0) await deps.intake.remove(done);
     report.batches = done.length;
-    if (done.length === 0 && report.postponed > 0) deps.state.restUntil = now + activeWindowMs(deps);
+    if (postponed.length > 0) {
+      const through = postponed.reduce((a, b) => (a > b ? a : b));
+      deps.state.skip = { through: deps.state.skip && deps.state.skip.through > through ? deps.state.skip.through : through, until: deps.state.skip?.until ?? now + activeWindowMs(deps) };
+    }
   }
   // A dead letter is published a moment after its record is written: one owed for a minute was dropped.
   report.deadLetters = await sendOwedDeadLetters(deps, new Date(deps.clock.now().getTime() - Math.min(deps.graceMs, DEAD_LETTER_GRACE_MS)));

@@ -19,9 +19,9 @@ export class MemoryIntakeStore implements IntakeStore {
     this.batches.set(batch.id, copy);
   }
 
-  async due(before: Date, limit: number): Promise<IntakeBatch[]> {
+  async due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]> {
     return [...this.batches.values()]
-      .filter((b) => b.acceptedAt <= before.toISOString())
+      .filter((b) => b.acceptedAt <= before.toISOString() && (after === undefined || b.acceptedAt > after))
       .sort((a, b) => a.acceptedAt.localeCompare(b.acceptedAt))
       .slice(0, limit);
   }
