@@ -36,6 +36,7 @@ import { formatSteadyReport, runSteadyPhase, STEADY_PROJECT, SteadyReport } from
 import { BenchHarness } from './harness';
 import { ISOLATION_HELP, runIsolationBench } from './isolation';
 import { RATE_HELP, runRateBench } from './rate';
+import { FANOUT_HELP, runFanoutBench } from './fanout';
 
 const HERALD_PROJECT = 'herald-bench';
 const DIRECT_PROJECT = 'herald-bench-direct';
@@ -47,6 +48,7 @@ const CLEANUP_STEP_MS = 15_000;
 const HELP = `Usage: npm run bench -- [options]
        npm run bench -- rate [options]        adaptive rate control (issue 5); rate --help
        npm run bench -- isolation [options]   one destination timing out beside a healthy one; isolation --help
+       npm run bench -- fanout [options]      a burst over D destinations, Herald vs the bare emulator; fanout --help
 
   --events N         events per part (env BENCH_EVENTS; default 2000)
   --batch N          events per POST /ingest batch and per direct publish round (BENCH_BATCH; 100)
@@ -504,6 +506,9 @@ const [mode, ...modeArgs] = process.argv.slice(2);
 if (mode === 'rate' || mode === 'isolation') {
   const harness = new BenchHarness(mode === 'rate' ? RATE_HELP : ISOLATION_HELP);
   harness.run(() => (mode === 'rate' ? runRateBench(modeArgs, harness) : runIsolationBench(modeArgs, harness)));
+} else if (mode === 'fanout') {
+  const harness = new BenchHarness(FANOUT_HELP);
+  harness.run(() => runFanoutBench(modeArgs, harness));
 } else {
   main()
     .then(
