@@ -75,6 +75,9 @@ async function ensureSubscription(pubsub: PubSub, spec: SubscriptionSpec, target
     if (code(e) !== ALREADY_EXISTS) throw e;
     // It exists: make its push endpoint current (local mode may have moved ports).
     if (metadata.pushConfig) await pubsub.subscription(spec.name).modifyPushConfig(metadata.pushConfig);
+    // An emulator kept from an older Herald may hold it with a retry policy, which strands
+    // messages there (see PushTarget.emulator): take it off.
+    if (target.emulator && spec.pushTo && spec.retryPolicy) await pubsub.subscription(spec.name).setMetadata({ retryPolicy: null } as unknown as Parameters<ReturnType<PubSub['subscription']>['setMetadata']>[0]);
   }
 }
 
