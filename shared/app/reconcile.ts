@@ -3,6 +3,7 @@ import { ExpectedDelivery, expectedDeliveries, IntakeBatch } from '../domain/int
 import { Clock, DeliveryStore, IntakeStore, Logger, MessageBus, RateLeaseStore } from '../ports';
 import { sendDeadLetter } from './dead-letter';
 import { DestinationDirectory } from './destination-directory';
+import { forEachLimited } from './for-each-limited';
 
 /**
  * The backstop behind Pub/Sub: what ingest accepted is matched, once its grace has passed,
@@ -114,7 +115,7 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
       report.expected += owed;
     } else {
       const activity = new LaneActivity(deps, now);
-      await inParallel(planned, CONCURRENCY, async ({ batch, expected }) => {
+      await forEachLimited(planned, CONCURRENCY, async ({ batch, expected }) => {
         const mayWait = Date.parse(batch.acceptedAt) > now - HARD_LIMIT_GRACES * deps.graceMs;
         const recovered = await recoverMissing(deps, batch, expected, mayWait ? activity : undefined);
         if (recovered === 'postponed') {
@@ -195,7 +196,7 @@ async function recoverMissing(deps: ReconcileDeps, batch: IntakeBatch, expected:
 async function sendOwedDeadLetters(deps: ReconcileDeps, cutoff: Date): Promise<number> {
   const ids = await deps.deliveries.deadLettersOwed(cutoff, deps.batchLimit);
   let sent = 0;
-  await inParallel(ids, CONCURRENCY, async (id) => {
+  await forEachLimited(ids, CONCURRENCY, async (id) => {
     const record = await deps.deliveries.get(id);
     if (record?.status !== 'DEAD' || record.deadLetterDueAt === undefined) return;
     if (!record.event) {
@@ -226,13 +227,4 @@ export async function reconcileBacklog(deps: ReconcileDeps, untilMs: number): Pr
     for (const k of Object.keys(total) as (keyof ReconcileReport)[]) total[k] += round[k];
     if ((round.batches + round.postponed < deps.batchLimit && round.deadLetters < deps.batchLimit) || round.batches === 0 || Date.now() - start >= untilMs) return total;
   }
-}
-
-async function inParallel<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) await work(items[next++]!);
-    }),
-  );
 }

@@ -21,6 +21,7 @@ import {
   SkipReason,
   STALE_SKIPS,
 } from '../domain/replay';
+import { forEachLimited } from './for-each-limited';
 import { Clock, DeadLetterQueue, DeliveryStore, DestinationStore, Logger, PulledMessage, ReplayStore } from '../ports';
 
 export interface ReplayDeps {
@@ -323,12 +324,4 @@ function counts(r: ReplayReport) {
 function eventOf(letter: DeadLetter): HeraldEvent | undefined {
   const parsed = fromPubSubMessage(letter.message, letter.deadLetteredAt);
   return parsed.ok ? parsed.value : undefined;
-}
-
-async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
