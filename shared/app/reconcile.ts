@@ -1,5 +1,5 @@
-import { DeliveryRecord } from '../domain/delivery';
-import { ExpectedDelivery, expectedDeliveries, IntakeBatch } from '../domain/intake';
+import { transition } from '../domain/delivery-state';
+import { ExpectedDelivery, expectedDeliveries, IntakeBatch, laneMoving, mayWaitForLanes, recoveredRecord, SkipPostponed, skipAfterPostponed } from '../domain/intake';
 import { Clock, DeliveryStore, IntakeStore, Logger, MessageBus, RateLeaseStore } from '../ports';
 import { sendDeadLetter } from './dead-letter';
 import { DestinationDirectory } from './destination-directory';
@@ -42,7 +42,7 @@ export interface ReconcilerState {
    * rounds before then look only at batches accepted after `through`, rather than read the
    * same postponed batches again each round while the lanes drain.
    */
-  skip?: { through: string; until: number };
+  skip?: SkipPostponed;
 }
 
 export interface ReconcileReport {
@@ -60,20 +60,6 @@ export interface ReconcileReport {
 
 const CONCURRENCY = 4;
 const DEAD_LETTER_GRACE_MS = 60_000;
-/**
- * A record missing for a destination whose senders leased within this long (a share of the
- * grace, at most 30 s) is most likely still in its lane behind a backlog: the batch waits.
- * Recovering it then would only send the backlog through the retry pump as well, at three
- * times the cost, and slow the lane further. Past HARD_LIMIT graces it is recovered all the
- * same (a lane that takes new messages while it holds old ones back forever).
- */
-const ACTIVE_WINDOW_MS = 30_000;
-const HARD_LIMIT_GRACES = 4;
-
-function activeWindowMs(deps: Pick<ReconcileDeps, 'graceMs'>): number {
-  return Math.min(ACTIVE_WINDOW_MS, deps.graceMs / 2);
-}
-
 /** Whether destinations are being delivered to now, read once per round from their rate controllers. */
 class LaneActivity {
   private readonly seen = new Map<string, Promise<boolean>>();
@@ -86,8 +72,7 @@ class LaneActivity {
   busy(destinationId: string): Promise<boolean> {
     let busy = this.seen.get(destinationId);
     if (!busy) {
-      const window = activeWindowMs(this.deps);
-      busy = this.deps.rateLeases.peek(destinationId).then((doc) => Object.values(doc?.holders ?? {}).some((h) => h.at >= this.now - window));
+      busy = this.deps.rateLeases.peek(destinationId).then((doc) => laneMoving(Object.values(doc?.holders ?? {}), this.now, this.deps.graceMs));
       this.seen.set(destinationId, busy);
     }
     return busy;
@@ -116,8 +101,7 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
     } else {
       const activity = new LaneActivity(deps, now);
       await forEachLimited(planned, CONCURRENCY, async ({ batch, expected }) => {
-        const mayWait = Date.parse(batch.acceptedAt) > now - HARD_LIMIT_GRACES * deps.graceMs;
-        const recovered = await recoverMissing(deps, batch, expected, mayWait ? activity : undefined);
+        const recovered = await recoverMissing(deps, batch, expected, mayWaitForLanes(batch.acceptedAt, now, deps.graceMs) ? activity : undefined);
         if (recovered === 'postponed') {
           report.postponed++;
           postponed.push(batch.acceptedAt);
@@ -130,10 +114,8 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
     }
     if (done.length > 0) await deps.intake.remove(done);
     report.batches = done.length;
-    if (postponed.length > 0) {
-      const through = postponed.reduce((a, b) => (a > b ? a : b));
-      deps.state.skip = { through: deps.state.skip && deps.state.skip.through > through ? deps.state.skip.through : through, until: deps.state.skip?.until ?? now + activeWindowMs(deps) };
-    }
+    const skip = skipAfterPostponed(deps.state.skip, postponed, now, deps.graceMs);
+    if (skip) deps.state.skip = skip;
   }
   // A dead letter is published a moment after its record is written: one owed for a minute was dropped.
   report.deadLetters = await sendOwedDeadLetters(deps, new Date(deps.clock.now().getTime() - Math.min(deps.graceMs, DEAD_LETTER_GRACE_MS)));
@@ -161,21 +143,7 @@ async function recoverMissing(deps: ReconcileDeps, batch: IntakeBatch, expected:
   }
   let recovered = 0;
   for (const e of missing) {
-    const now = deps.clock.now().toISOString();
-    const record: DeliveryRecord = {
-      id: e.deliveryId,
-      destinationId: e.destinationId,
-      eventId: e.event.attributes.id,
-      eventSource: e.event.attributes.source,
-      eventType: e.event.attributes.type,
-      status: 'PENDING',
-      attempts: 0,
-      availableAt: now,
-      publishedAt: batch.acceptedAt,
-      intake: batch.id,
-      recoveredAt: now,
-      event: e.event,
-    };
+    const record = recoveredRecord(e, batch, deps.clock.now());
     // Create-if-absent: a first attempt recorded meanwhile wins, and nothing is sent twice by this.
     if (await deps.deliveries.create(record)) {
       recovered++;
@@ -201,7 +169,10 @@ async function sendOwedDeadLetters(deps: ReconcileDeps, cutoff: Date): Promise<n
     if (record?.status !== 'DEAD' || record.deadLetterDueAt === undefined) return;
     if (!record.event) {
       // Nothing to publish (a record that never held its event): the mark goes, or it would come back every round.
-      await deps.deliveries.update(id, (current) => (current?.deadLetterDueAt !== undefined ? withoutMark(current) : undefined));
+      await deps.deliveries.update(id, (current) => {
+        const next = current && transition(current, { type: 'dead-lettered' });
+        return next?.ok ? next.state : undefined;
+      });
       deps.log.error('a DEAD delivery owes a dead letter but holds no event to put in it', { eventId: record.eventId, destinationId: record.destinationId, deliveryId: id });
       return;
     }
@@ -211,11 +182,6 @@ async function sendOwedDeadLetters(deps: ReconcileDeps, cutoff: Date): Promise<n
     }
   });
   return sent;
-}
-
-function withoutMark(record: DeliveryRecord): DeliveryRecord {
-  const { deadLetterDueAt: _owed, ...rest } = record;
-  return rest;
 }
 
 /** Reconciler rounds until one is not full or `untilMs` has passed (one round at least): the scheduled pump's first step. */

@@ -1,4 +1,4 @@
-import { deliveryId } from './delivery';
+import { DeliveryRecord, deliveryId } from './delivery';
 import { eventKey, eventSize, HeraldEvent, matchesType } from './event';
 
 /**
@@ -73,4 +73,68 @@ export function expectedDeliveries(batch: IntakeBatch, destinations: readonly Ro
     }
   }
   return expected;
+}
+
+/**
+ * The record the reconciler creates for an expected delivery it found missing: PENDING and
+ * due now, holding the event, so the retry pump sends it like any retry; `recoveredAt` says why
+ * it exists. Created only if absent, so a first attempt recorded meanwhile wins.
+ */
+export function recoveredRecord(e: ExpectedDelivery, batch: Pick<IntakeBatch, 'id' | 'acceptedAt'>, now: Date): DeliveryRecord {
+  const at = now.toISOString();
+  const { id, source, type } = e.event.attributes;
+  return {
+    id: e.deliveryId,
+    destinationId: e.destinationId,
+    eventId: id,
+    eventSource: source,
+    eventType: type,
+    status: 'PENDING',
+    attempts: 0,
+    availableAt: at,
+    publishedAt: batch.acceptedAt,
+    intake: batch.id,
+    recoveredAt: at,
+    event: e.event,
+  };
+}
+
+/**
+ * A record missing for a destination whose senders leased within the activity window is most
+ * likely still in its lane behind a backlog: its batch waits. Recovering it then would only
+ * send the backlog through the retry pump as well, at three times the cost, and slow the lane
+ * further. The window is half the grace, at most 30 s.
+ */
+export function activityWindowMs(graceMs: number): number {
+  return Math.min(30_000, graceMs / 2);
+}
+
+/** Whether a destination's lane is moving: one of its senders leased (epoch ms `at`) within the window. */
+export function laneMoving(leases: readonly { at: number }[], now: number, graceMs: number): boolean {
+  return leases.some((l) => l.at >= now - activityWindowMs(graceMs));
+}
+
+/** Past this many graces a batch is reconciled all the same: a lane may take new messages while it holds old ones back for ever. */
+export const HARD_LIMIT_GRACES = 4;
+
+/** Whether a batch may still wait for a moving lane. */
+export function mayWaitForLanes(acceptedAt: string, now: number, graceMs: number): boolean {
+  return Date.parse(acceptedAt) > now - HARD_LIMIT_GRACES * graceMs;
+}
+
+/** Which batches the next rounds leave alone: those accepted up to `through`, until `until` (epoch ms). */
+export interface SkipPostponed {
+  through: string;
+  until: number;
+}
+
+/**
+ * After a round postponed batches (accepted at `postponed`): the rounds of the activity
+ * window look only at later batches, rather than read the postponed ones again each round. A
+ * window already running keeps its end and takes the latest time.
+ */
+export function skipAfterPostponed(current: SkipPostponed | undefined, postponed: readonly string[], now: number, graceMs: number): SkipPostponed | undefined {
+  if (postponed.length === 0) return current;
+  const latest = [current?.through, ...postponed].filter((t): t is string => t !== undefined).reduce((a, b) => (a > b ? a : b));
+  return { through: latest, until: current?.until ?? now + activityWindowMs(graceMs) };
 }

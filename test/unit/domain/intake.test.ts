@@ -1,0 +1,48 @@
+import { activityWindowMs, expectedDeliveries, fitsBatch, laneMoving, mayWaitForLanes, recoveredRecord, skipAfterPostponed } from '../../../shared/domain/intake';
+import { HeraldEvent } from '../../../shared/domain/event';
+
+/** The intake journal's and the reconciler's rules, with the clock passed in. */
+
+const event = (id: string, type = 'com.example.order'): HeraldEvent => ({ attributes: { specversion: '1.0', id, source: '/shop', type }, data: Buffer.from('{}') });
+const T = Date.parse('2026-11-25T10:00:00.000Z');
+
+test('expected deliveries: each event to each destination of its type that existed when it was accepted, once', () => {
+  const batch = { id: 'i-1', acceptedAt: '2026-11-25T10:00:00.000Z', events: [event('e1'), event('e1'), event('e2', 'com.other')] };
+  const destinations = [
+    { id: 'orders', eventTypes: ['com.example.*'], createdAt: '2026-11-25T09:00:00.000Z' },
+    { id: 'all', eventTypes: [], createdAt: '2026-11-25T09:00:00.000Z' },
+    { id: 'late', eventTypes: [], createdAt: '2026-11-25T10:00:01.000Z' },
+  ];
+  expect(expectedDeliveries(batch, destinations).map((e) => e.destinationId).sort()).toEqual(['all', 'all', 'orders']);
+});
+
+test('a batch holds at most 500 events or 900 KiB, and always takes its first event', () => {
+  expect(fitsBatch(0, 10_000_000, event('e'))).toBe(true);
+  expect(fitsBatch(500, 0, event('e'))).toBe(false);
+  expect(fitsBatch(1, 900 * 1024, event('e'))).toBe(false);
+  expect(fitsBatch(1, 100, event('e'))).toBe(true);
+});
+
+test('a recovered record is PENDING, due now, holding the event, marked recovered', () => {
+  const r = recoveredRecord({ deliveryId: 'orders.k', destinationId: 'orders', event: event('e1') }, { id: 'i-1', acceptedAt: '2026-11-25T09:59:00.000Z' }, new Date(T));
+  expect(r).toMatchObject({ id: 'orders.k', status: 'PENDING', attempts: 0, availableAt: '2026-11-25T10:00:00.000Z', publishedAt: '2026-11-25T09:59:00.000Z', intake: 'i-1', recoveredAt: '2026-11-25T10:00:00.000Z', eventId: 'e1' });
+  expect(r.event?.attributes.id).toBe('e1');
+});
+
+test('a lane is moving while a sender leased within half the grace, at most 30 s; a batch waits for it up to four graces', () => {
+  expect(activityWindowMs(900_000)).toBe(30_000);
+  expect(activityWindowMs(20_000)).toBe(10_000);
+  expect(laneMoving([{ at: T - 29_000 }], T, 900_000)).toBe(true);
+  expect(laneMoving([{ at: T - 31_000 }], T, 900_000)).toBe(false);
+  expect(laneMoving([], T, 900_000)).toBe(false);
+  expect(mayWaitForLanes('2026-11-25T09:56:01.000Z', T, 60_000)).toBe(true);
+  expect(mayWaitForLanes('2026-11-25T09:56:00.000Z', T, 60_000)).toBe(false);
+});
+
+test('postponed batches are skipped for the activity window, through the latest of them', () => {
+  expect(skipAfterPostponed(undefined, [], T, 60_000)).toBeUndefined();
+  const first = skipAfterPostponed(undefined, ['2026-11-25T09:58:00.000Z', '2026-11-25T09:58:30.000Z'], T, 60_000);
+  expect(first).toEqual({ through: '2026-11-25T09:58:30.000Z', until: T + 30_000 });
+  expect(skipAfterPostponed(first, ['2026-11-25T09:59:00.000Z'], T + 5_000, 60_000)).toEqual({ through: '2026-11-25T09:59:00.000Z', until: T + 30_000 });
+  expect(skipAfterPostponed(first, ['2026-11-25T09:57:00.000Z'], T + 5_000, 60_000)).toEqual(first);
+});
