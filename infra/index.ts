@@ -20,7 +20,8 @@ import { FunctionPlan, planFunctions } from './function-plan';
 
 const config = readInfraConfig();
 const { project, region } = config;
-const names = { prefix: config.topicPrefix };
+// The functions get the shard counts through their settings (HERALD_LANE_SHARDS …): the same numbers.
+const names = { prefix: config.topicPrefix, laneShards: config.herald.laneShards, retryShards: config.herald.retryShards };
 const topology = heraldTopology(names);
 const plans = planFunctions({ topology, names, functions: config.functions, deliveryTimeoutMs: config.herald.deliveryTimeoutMs });
 

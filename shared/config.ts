@@ -1,3 +1,4 @@
+import { DEFAULT_LANE_SHARDS, DEFAULT_RETRY_SHARDS, MAX_SHARDS } from './topology';
 import { z } from 'zod';
 import { formatPath } from './domain/event';
 
@@ -71,6 +72,24 @@ const envSchema = z.object({
   replayRunMs: int(1_000, 540_000).default(480_000),
   allowLoopback: bool.default(false),
   destinationCacheMs: int(0, 600_000).default(10_000),
+  /**
+   * Shared lanes for first attempts and for the retry pump's retries (topology.ts): the Pulumi
+   * program declares as many as the functions use. Raising them spreads destinations wider;
+   * Pub/Sub allows 10,000 topics per project.
+   */
+  laneShards: int(1, MAX_SHARDS).default(DEFAULT_LANE_SHARDS),
+  retryShards: int(1, MAX_SHARDS).default(DEFAULT_RETRY_SHARDS),
+  /**
+   * On a shared lane a delivery waits in-process for its rate slot at most this long (a later
+   * slot defers it to the retry pump): the push it holds is a slot other destinations share.
+   */
+  sharedLaneWaitMs: int(0, 30_000).default(1_000),
+  /**
+   * A destination whose attempts take this long (or time out) is slow: while it is, its first
+   * attempts leave the shared lanes for the retry lanes (through the pump) instead of holding
+   * a push slot that other destinations share.
+   */
+  slowAttemptMs: int(100, 60_000).default(2_000),
   logLevel: z.enum(['DEBUG', 'INFO', 'WARNING', 'ERROR'], { error: 'must be DEBUG, INFO, WARNING or ERROR' }).default('INFO'),
   /** Base URL that push subscriptions call: `${pushBaseUrl}/deliver` (function URLs on GCP). */
   pushBaseUrl: z.url({ error: 'must be an absolute URL' }).optional(),
@@ -108,6 +127,10 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   replayRunMs: 'HERALD_REPLAY_RUN_MS',
   allowLoopback: 'HERALD_ALLOW_LOOPBACK',
   destinationCacheMs: 'HERALD_DESTINATION_CACHE_MS',
+  laneShards: 'HERALD_LANE_SHARDS',
+  retryShards: 'HERALD_RETRY_SHARDS',
+  sharedLaneWaitMs: 'HERALD_SHARED_LANE_WAIT_MS',
+  slowAttemptMs: 'HERALD_SLOW_ATTEMPT_MS',
   logLevel: 'HERALD_LOG_LEVEL',
   pushBaseUrl: 'HERALD_PUSH_BASE_URL',
   pushServiceAccount: 'HERALD_PUSH_SERVICE_ACCOUNT',

@@ -32,6 +32,8 @@ export interface LaneProvisioner {
   /** Creates the destination's lane topic and push subscription if missing; idempotent. */
   ensureLane(destinationId: string): Promise<void>;
   removeLane(destinationId: string): Promise<void>;
+  /** Destinations that have a lane of their own now (dedicated, or from before lanes were shared). */
+  existingLanes?(): Promise<string[]>;
 }
 
 export interface DestinationStore {
@@ -45,6 +47,17 @@ export interface DestinationStore {
    * (as DeliveryStore.update). Resolves with what was written, if anything.
    */
   update(id: string, decide: (current: Destination | undefined) => Destination | undefined): Promise<Destination | undefined>;
+  /**
+   * Follows the registry: `onChange` gets every destination first (`initial`), then each
+   * change as it is written, until the returned function stops it. `onError` ends it.
+   */
+  watch?(onChange: (change: DestinationChanges) => void, onError: (error: Error) => void): () => void;
+}
+
+export interface DestinationChanges {
+  initial: boolean;
+  upserted: Destination[];
+  removed: string[];
 }
 
 /** Counts to add to one destination's bucket (see shared/domain/success-rate.ts). */

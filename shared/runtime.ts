@@ -23,6 +23,7 @@ import { ReplaysAdminDeps } from './app/replays-admin';
 import { FirestoreRateStore } from './adapters/firestore-rates';
 import { FirestoreRateLeaseStore } from './adapters/firestore-rate-leases';
 import { DeliveryLimiter } from './app/delivery-limiter';
+import { SlowDestinations } from './domain/slow-destinations';
 import { randomUUID } from 'node:crypto';
 import { ConfigError, ENV_NAMES, HeraldConfig, pushAuthModeOf } from './config';
 import { createLogger, parseSeverity } from './log';
@@ -71,6 +72,7 @@ export interface Runtime {
   rates: RateRecorder;
   /** Adaptive rate per destination, shared with every other process through Firestore. */
   limiter: DeliveryLimiter;
+  slow: SlowDestinations;
   rateLeases: RateLeaseStore;
   /** Replay reports (Firestore `replays`). */
   replays: ReplayStore;
@@ -126,7 +128,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const firestore = new Firestore({ projectId: config.projectId, ignoreUndefinedProperties: true });
   const firestoreOps = new OperationCounter();
   const destinations = new FirestoreDestinationStore(firestore, firestoreOps);
-  const names = { prefix: config.topicPrefix };
+  const names = { prefix: config.topicPrefix, laneShards: config.laneShards, retryShards: config.retryShards };
   const resolver = overrides.resolver ?? systemResolver;
   const http = overrides.http ?? new UndiciHttpSender({ rules: { allowLoopback: config.allowLoopback }, resolver });
   const pushAuth = new PushAuthenticator(
@@ -151,6 +153,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const intake = new FirestoreIntakeStore(firestore, firestoreOps);
   const deadLetters = new PubSubDeadLetterQueue(pubsub, deadLetterHoldName(names));
   // The limiter brings deferred deliveries forward as a pump round does, through this runtime's stores and lanes.
+  const directory = new DestinationDirectory(destinations, clock, config.destinationCacheMs, log);
   const limiter = new DeliveryLimiter(rateLeases, clock, log, randomUUID(), (destinationId, count) => bringForward(pumpDeps(rt), destinationId, count));
   // Counts left by a request are written even if no other request comes (where the CPU is allocated between requests).
   const flusher = setInterval(() => void rates.flushIfDue(), config.rateFlushMs);
@@ -169,9 +172,11 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     intake,
     journal: new IntakeJournal(intake, clock, undefined, config.journalGapMs),
     reconciler: {},
-    directory: new DestinationDirectory(destinations, clock, config.destinationCacheMs),
+    directory,
     rates,
     limiter,
+    // Forgets a slow verdict after a minute without news: then the destination is tried on its shared lane again.
+    slow: new SlowDestinations({ slowMs: config.slowAttemptMs, forgetMs: 60_000 }),
     rateLeases,
     replays: new FirestoreReplayStore(firestore, firestoreOps),
     deadLetters,
@@ -183,6 +188,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     pubsub,
     firestore,
     async close() {
+      directory.close();
       limiter.close();
       await limiter.settled();
       clearInterval(flusher);
@@ -205,6 +211,8 @@ export function deliverDeps(rt: Runtime): DeliverDeps {
     rates: rt.rates,
     limiter: rt.limiter,
     maxRateWaitMs: MAX_RATE_WAIT_MS,
+    sharedLaneWaitMs: rt.config.sharedLaneWaitMs,
+    slow: rt.slow,
     notificationsTopic: rt.topology.topics.notifications.name,
     http: rt.http,
     topics: rt.topics,

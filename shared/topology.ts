@@ -44,6 +44,8 @@ export interface ScheduleSpec {
 
 export interface Topology {
   topics: Record<TopicKey, TopicSpec>;
+  /** The shared lanes' topics (laneShards first attempts, then retryShards retries); their subscriptions are in `subscriptions`. */
+  laneTopics: TopicSpec[];
   subscriptions: SubscriptionSpec[];
   schedules: ScheduleSpec[];
 }
@@ -51,7 +53,25 @@ export interface Topology {
 export interface TopologyNames {
   /** Every topic and subscription name starts with it; default "herald". */
   prefix: string;
+  /** Shared lanes for first attempts (HERALD_LANE_SHARDS); default DEFAULT_LANE_SHARDS. */
+  laneShards?: number;
+  /** Shared lanes for the retry pump's claimed retries (HERALD_RETRY_SHARDS); default DEFAULT_RETRY_SHARDS. */
+  retryShards?: number;
 }
+
+/**
+ * Destinations share a fixed set of lanes, so a deployment's Pub/Sub resources do not grow
+ * with its destinations (Pub/Sub allows 10,000 topics and 10,000 subscriptions per
+ * project). Retries travel on lanes of their own: a dead destination's retries, each held
+ * up to its attempt timeout, never take a push slot from another destination's first
+ * attempt. Herald admits each destination itself (rate leases, slow-destination shedding:
+ * app/deliver.ts), which per-destination lanes used to do by construction.
+ */
+export const DEFAULT_LANE_SHARDS = 16;
+export const DEFAULT_RETRY_SHARDS = 8;
+export const MAX_SHARDS = 256;
+
+export type LanePurpose = 'first' | 'retry';
 
 const DAY = 24 * 3600;
 // Long enough for a 5 s delivery timeout plus Firestore work, with room to spare: an
@@ -88,9 +108,12 @@ export function heraldTopology(names: TopologyNames = { prefix: 'herald' }): Top
     notifications: { name: `${p}-notifications`, messageRetentionSeconds: 7 * DAY },
   };
   const backstop = { topic: topics.deadLetter.name, maxDeliveryAttempts: BACKSTOP_ATTEMPTS };
+  const lanes = sharedLanes(names);
   return {
     topics,
+    laneTopics: lanes.map((l) => l.topic),
     subscriptions: [
+      ...lanes.map((l) => l.subscription),
       {
         name: `${p}-events-route`,
         topic: topics.events.name,
@@ -125,13 +148,8 @@ export function heraldTopology(names: TopologyNames = { prefix: 'herald' }): Top
   };
 }
 
-/**
- * Each destination gets its own lane: a topic and a push subscription to `deliver`. Pub/Sub
- * flow control, push backoff and the in-flight window are per subscription, so a slow or
- * failing destination fills only its own lane and never delays another's deliveries.
- */
-export function laneTopology(destinationId: string, names: TopologyNames = { prefix: 'herald' }): { topic: TopicSpec; subscription: SubscriptionSpec } {
-  const topic = `${names.prefix}-lane-${destinationId}`;
+/** A lane's topic and its push subscription to `deliver`. */
+function laneSpecs(topic: string, names: TopologyNames): { topic: TopicSpec; subscription: SubscriptionSpec } {
   return {
     topic: { name: topic },
     subscription: {
@@ -144,4 +162,58 @@ export function laneTopology(destinationId: string, names: TopologyNames = { pre
       deadLetter: { topic: `${names.prefix}-dead-letter`, maxDeliveryAttempts: BACKSTOP_ATTEMPTS },
     },
   };
+}
+
+/** Every shared lane of the deployment: first-attempt shards, then retry shards. */
+export function sharedLanes(names: TopologyNames = { prefix: 'herald' }): { topic: TopicSpec; subscription: SubscriptionSpec }[] {
+  const { first, retry } = shardCounts(names);
+  return [
+    ...Array.from({ length: first }, (_, k) => laneSpecs(sharedLaneTopic(names, 'first', k), names)),
+    ...Array.from({ length: retry }, (_, k) => laneSpecs(sharedLaneTopic(names, 'retry', k), names)),
+  ];
+}
+
+export function shardCounts(names: TopologyNames): { first: number; retry: number } {
+  return { first: names.laneShards ?? DEFAULT_LANE_SHARDS, retry: names.retryShards ?? DEFAULT_RETRY_SHARDS };
+}
+
+function sharedLaneTopic(names: TopologyNames, purpose: LanePurpose, shard: number): string {
+  return `${names.prefix}-${purpose === 'first' ? 'shard' : 'retry-shard'}-${shard}`;
+}
+
+/**
+ * A destination's shard: FNV-1a of its id, so every instance (and every Herald version)
+ * puts it on the same lane without asking anyone. A change in the shard count moves
+ * destinations to other lanes; messages already on the old ones are still delivered,
+ * since every lane pushes to `deliver` and its messages name their destination.
+ */
+export function shardOf(destinationId: string, shards: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < destinationId.length; i++) {
+    hash ^= destinationId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
+}
+
+/** The shared lane a destination's messages for `purpose` are published on. */
+export function sharedLaneFor(destinationId: string, purpose: LanePurpose, names: TopologyNames = { prefix: 'herald' }): string {
+  const counts = shardCounts(names);
+  return sharedLaneTopic(names, purpose, shardOf(destinationId, purpose === 'first' ? counts.first : counts.retry));
+}
+
+/**
+ * A dedicated lane: a destination whose volume earns one (`"lane": "dedicated"`) gets its own
+ * topic and push subscription to `deliver`, created when it is registered. Pub/Sub's flow
+ * control, push backoff and in-flight window are then its own, and it may wait in-process
+ * for its rate slot as long as LANE_HANDLING_BUDGET_MS allows. Before shared lanes, every
+ * destination had one; those lanes drain and are removed with their destination.
+ */
+export function laneTopology(destinationId: string, names: TopologyNames = { prefix: 'herald' }): { topic: TopicSpec; subscription: SubscriptionSpec } {
+  return laneSpecs(`${names.prefix}-lane-${destinationId}`, names);
+}
+
+/** Every topic name Herald publishes lanes on starts with one of these. */
+export function lanePrefixes(names: TopologyNames = { prefix: 'herald' }): string[] {
+  return [`${names.prefix}-lane-`, `${names.prefix}-shard-`, `${names.prefix}-retry-shard-`];
 }

@@ -26,6 +26,7 @@ export interface MessagingArgs {
 export class Messaging extends pulumi.ComponentResource {
   readonly topics: Record<TopicKey, gcp.pubsub.Topic>;
   readonly subscriptions: gcp.pubsub.Subscription[];
+  readonly laneTopics: gcp.pubsub.Topic[];
 
   constructor(name: string, args: MessagingArgs, opts?: pulumi.ComponentResourceOptions) {
     super('herald:messaging:Messaging', name, {}, opts);
@@ -46,7 +47,8 @@ export class Messaging extends pulumi.ComponentResource {
         ),
       ]),
     ) as Record<TopicKey, gcp.pubsub.Topic>;
-    const byName = new Map(entries.map(([key, spec]) => [spec.name, this.topics[key]]));
+    this.laneTopics = topology.laneTopics.map((spec) => new gcp.pubsub.Topic(spec.name, { project, name: spec.name }, child));
+    const byName = new Map([...entries.map(([key, spec]) => [spec.name, this.topics[key]] as const), ...this.laneTopics.map((t, i) => [topology.laneTopics[i]!.name, t] as const)]);
     const topicNamed = (topic: string, user: string) => {
       const found = byName.get(topic);
       if (found === undefined) throw new Error(`${user} names topic ${topic}, which the topology does not declare`);

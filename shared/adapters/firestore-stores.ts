@@ -3,7 +3,7 @@ import { DeliveryRecord, DeliveryStatus } from '../domain/delivery';
 import { Destination } from '../domain/destination';
 import { HeraldEvent } from '../domain/event';
 import { IntakeBatch } from '../domain/intake';
-import { DeliveryPage, DeliveryStore, DestinationStore, IntakeStore } from '../ports';
+import { DeliveryPage, DeliveryStore, DestinationChanges, DestinationStore, IntakeStore } from '../ports';
 
 /** Counts every document read and write, so the benchmark reports what Herald costs. */
 export class OperationCounter {
@@ -79,6 +79,21 @@ export class FirestoreDestinationStore implements DestinationStore {
     const snap = await this.col.orderBy('id').get();
     this.ops.reads += Math.max(1, snap.size);
     return snap.docs.map((d) => d.data() as Destination);
+  }
+
+  /** A listener on the collection: each change costs a read per instance following it, nothing while nothing changes. */
+  watch(onChange: (change: DestinationChanges) => void, onError: (error: Error) => void): () => void {
+    let initial = true;
+    return this.col.onSnapshot((snap) => {
+      const changes = snap.docChanges();
+      this.ops.reads += Math.max(1, changes.length);
+      onChange({
+        initial,
+        upserted: changes.filter((c) => c.type !== 'removed').map((c) => c.doc.data() as Destination),
+        removed: changes.filter((c) => c.type === 'removed').map((c) => c.doc.id),
+      });
+      initial = false;
+    }, onError);
   }
 
   async put(destination: Destination): Promise<{ created: boolean }> {

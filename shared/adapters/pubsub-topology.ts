@@ -83,7 +83,7 @@ async function ensureSubscription(pubsub: PubSub, spec: SubscriptionSpec, target
 
 /** Creates what is missing of the topology; safe to run at every start. */
 export async function applyTopology(pubsub: PubSub, topology: Topology, target: PushTarget): Promise<void> {
-  await Promise.all(Object.values(topology.topics).map((t) => ensureTopic(pubsub, t)));
+  await Promise.all([...Object.values(topology.topics), ...topology.laneTopics].map((t) => ensureTopic(pubsub, t)));
   await Promise.all(topology.subscriptions.map((s) => ensureSubscription(pubsub, s, target)));
 }
 
@@ -98,6 +98,15 @@ export class PubSubLanes implements LaneProvisioner {
     const lane = laneTopology(destinationId, this.names);
     await ensureTopic(this.pubsub, lane.topic);
     await ensureSubscription(this.pubsub, lane.subscription, this.target);
+  }
+
+  async existingLanes(): Promise<string[]> {
+    const [prefix, suffix] = [laneTopology('', this.names).subscription.name.replace(/-deliver$/, ''), '-deliver'];
+    const [subscriptions] = await this.pubsub.getSubscriptions();
+    return subscriptions
+      .map((s) => s.name.split('/').pop() ?? '')
+      .filter((name) => name.startsWith(prefix) && name.endsWith(suffix))
+      .map((name) => name.slice(prefix.length, -suffix.length));
   }
 
   async removeLane(destinationId: string): Promise<void> {

@@ -21,6 +21,7 @@ import { updateUnderClaim } from './claimed-update';
 import { RateRecorder } from './rate-recorder';
 import { LANE_HANDLING_BUDGET_MS } from '../topology';
 import { suspendDestination } from './suspension';
+import { SlowDestinations } from '../domain/slow-destinations';
 
 export interface DeliverDeps {
   bus: MessageBus;
@@ -32,6 +33,10 @@ export interface DeliverDeps {
   limiter: DeliveryLimiter;
   /** Longest a delivery waits in-process for its rate slot; a later slot defers it (PENDING) to the pump. */
   maxRateWaitMs: number;
+  /** The same on a shared lane, whose push slots other destinations share (HERALD_SHARED_LANE_WAIT_MS). */
+  sharedLaneWaitMs: number;
+  /** Destinations slow now, as this instance saw them: their first attempts leave the shared lanes. */
+  slow: SlowDestinations;
   notificationsTopic: string;
   http: HttpSender;
   /** Pub/Sub-topic destinations: one publish per attempt, in the CloudEvents Pub/Sub binding. */
@@ -143,9 +148,10 @@ function unusableBecause(destination: Destination | undefined, event: HeraldEven
  * deferral per event, so the read it saves is half of what the backlog costs).
  */
 async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
+  if (t.destination.lane !== 'dedicated' && deps.slow.isSlow(t.destination.id, deps.clock.now().getTime())) return leaveSharedLane(deps, t, publishedAt);
   // The duplicate check is made only by a caller not deferred, before its turn (DeliveryLimiter: BeforeTurn).
   const found: { record?: DeliveryRecord } = {};
-  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t.policy), {
+  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), {
     beforeTurn: async () => {
       found.record = await deps.deliveries.get(t.id);
       return found.record === undefined;
@@ -213,7 +219,7 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
     deps.log.info(`claimed lane message skipped: ${refused ?? 'claim lost'}`, { ...t.ids, claim });
     return { kind: 'duplicate', deliveryId: t.id };
   }
-  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t.policy), { returning: started.rateDeferred === true });
+  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), { returning: started.rateDeferred === true });
   if (gate.kind === 'defer') {
     const deferred = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'defer', until: new Date(gate.until) });
     if (!deferred) return { kind: 'duplicate', deliveryId: t.id };
@@ -246,6 +252,24 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
   if (record.status === 'DEAD') await sendDeadLetter(deps, t.event, record);
   await suspendIfDecided(deps, t, decision, record);
   return { kind: 'attempted', deliveryId: t.id, decision: decision.kind, status: record.status };
+}
+
+/**
+ * A slow destination's first attempt is not made on its shared lane, where it would hold a
+ * push slot its neighbours need for as long as the destination takes: the delivery is
+ * recorded PENDING, due now, without an attempt, and the retry pump sends it on the retry
+ * lanes. Costs the record's write and the pump's claim; a duplicate finds the record.
+ */
+async function leaveSharedLane(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
+  const now = deps.clock.now();
+  const claimed = settled(transition({ status: 'PENDING', attempts: 0, availableAt: now.toISOString() }, { type: 'claim', now, claimTtlMs: 0 }));
+  const record = newRecord(t, publishedAt, settled(transition(claimed, { type: 'back-off', until: now })));
+  if (!(await retryOnOverload(() => deps.deliveries.create(record), RECORD_RETRY))) {
+    deps.log.info('duplicate lane message skipped: the delivery is already recorded', t.ids);
+    return { kind: 'duplicate', deliveryId: t.id };
+  }
+  deps.log.info('slow destination: delivery handed to the retry lanes, its shared lane kept free', t.ids);
+  return { kind: 'deferred', deliveryId: t.id, until: record.availableAt! };
 }
 
 /** When a delivery that met Herald's own overload is tried again (10 s ± 20 %). */
@@ -299,12 +323,26 @@ async function suspendIfDecided(deps: DeliverDeps, t: Target, decision: Decision
  * attempt timeout is long (a custom policy may take up to 60 s), so that the wait and the
  * attempt together stay inside what handling a lane push may take.
  */
-function rateWaitFor(deps: DeliverDeps, policy: DeliveryPolicy): number {
-  return Math.max(0, Math.min(deps.maxRateWaitMs, LANE_HANDLING_BUDGET_MS - policy.attemptTimeoutMs));
+function rateWaitFor(deps: DeliverDeps, t: Pick<Target, 'destination' | 'policy'>): number {
+  const limit = t.destination.lane === 'dedicated' ? deps.maxRateWaitMs : Math.min(deps.maxRateWaitMs, deps.sharedLaneWaitMs);
+  return Math.max(0, Math.min(limit, LANE_HANDLING_BUDGET_MS - t.policy.attemptTimeoutMs));
+}
+
+/** One attempt, timed for the slow-destination verdict (SlowDestinations). */
+async function attempt(deps: DeliverDeps, t: Target, at: Date): Promise<AttemptResult | HeraldOverload> {
+  const ticket = deps.slow.begin(t.destination.id, at.getTime());
+  let result: AttemptResult | HeraldOverload | undefined;
+  try {
+    result = await attemptOnce(deps, t, at);
+    return result;
+  } finally {
+    const durationMs = result?.durationMs ?? deps.clock.now().getTime() - at.getTime();
+    deps.slow.end(t.destination.id, ticket, deps.clock.now().getTime(), durationMs, result?.kind === 'timeout');
+  }
 }
 
 /** One attempt, by the destination's kind: a signed POST to its url, or a publish to its topic. */
-async function attempt(deps: DeliverDeps, t: Target, at: Date): Promise<AttemptResult | HeraldOverload> {
+async function attemptOnce(deps: DeliverDeps, t: Target, at: Date): Promise<AttemptResult | HeraldOverload> {
   if (t.destination.topic !== undefined) {
     return deps.topics.publish({ topic: t.destination.topic, message: topicMessage(t.event, t.id), timeoutMs: t.policy.attemptTimeoutMs });
   }

@@ -54,8 +54,8 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
     return { status: urlProblem.status, body: { error, issues: [{ path: 'url', message: urlProblem.message }] } };
   }
 
-  // The lane exists before the destination is visible to routing, so no event finds it missing.
-  await deps.lanes.ensureLane(id);
+  // A dedicated lane exists before the destination is visible to routing, so no event finds it missing.
+  if (spec.lane === 'dedicated') await deps.lanes.ensureLane(id);
   // Read and written in one transaction: a suspension written meanwhile is kept, not overwritten.
   const now = deps.clock.now();
   let created = false;
@@ -63,7 +63,7 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
     created = existing === undefined;
     return applySpec(id, spec, existing, now);
   }))!;
-  deps.directory.invalidate();
+  deps.directory.changed(id, destination);
   deps.log.info(created ? 'destination created' : 'destination updated', { destinationId: id, ...(destination.topic !== undefined ? { topic: destination.topic } : {}) });
   // The secret is shown once, when Herald generated or received it; never on a plain read.
   const showSecret = created || spec.secret !== undefined;
@@ -110,7 +110,8 @@ export async function listDestinations(deps: AdminDeps): Promise<AdminResult<{ d
 export async function deleteDestination(deps: AdminDeps, id: string): Promise<AdminResult<never>> {
   if (!DESTINATION_ID.test(id)) return badId(id);
   if (!(await deps.destinations.delete(id))) return notFound(id);
-  deps.directory.invalidate();
+  deps.directory.changed(id);
+  // Its dedicated lane, or the lane it had before lanes were shared; nothing when it never had one.
   await deps.lanes.removeLane(id);
   deps.log.info('destination deleted', { destinationId: id });
   return { status: 204 };

@@ -117,7 +117,7 @@ async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' 
   }
   const attributes: Record<string, string> = { [LANE_ATTRIBUTES.destination]: record.destinationId, [LANE_ATTRIBUTES.claim]: record.claimedAt! };
   if (record.publishedAt) attributes[LANE_ATTRIBUTES.publishedAt] = record.publishedAt;
-  await publishToLane(deps, record.destinationId, toPubSubMessage(record.event, attributes));
+  await publishToLane(deps, destination, 'retry', toPubSubMessage(record.event, attributes));
   deps.log.debug('due delivery sent to its lane', { ...ids, attempts: record.attempts, claimedAt: record.claimedAt });
   return 'sent';
 }

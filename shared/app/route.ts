@@ -1,5 +1,4 @@
 import { fromPubSubMessage, heraldAttribute, PushDelivery, toPubSubMessage } from '../domain/cloudevents-pubsub';
-import { matchesType } from '../domain/event';
 import { TopologyNames } from '../topology';
 import { LaneProvisioner, Logger, MessageBus } from '../ports';
 import { publishToLane } from './lanes';
@@ -34,7 +33,7 @@ export async function routeEvent(deps: RouteDeps, push: PushDelivery): Promise<R
     return { kind: 'invalid', issues: parsed.issues };
   }
   const event = parsed.value;
-  const targets = (await deps.directory.list()).filter((d) => matchesType(d.eventTypes, event.attributes.type));
+  const targets = await deps.directory.matching(event.attributes.type);
   const ids = { eventId: event.attributes.id, eventSource: event.attributes.source, eventType: event.attributes.type };
   if (targets.length === 0) {
     deps.log.info('no destination subscribes to this event type', ids);
@@ -44,7 +43,7 @@ export async function routeEvent(deps: RouteDeps, push: PushDelivery): Promise<R
   const carried: Record<string, string> = intake !== undefined ? { [LANE_ATTRIBUTES.intake]: intake } : {};
   await Promise.all(
     targets.map((d) =>
-      publishToLane(deps, d.id, toPubSubMessage(event, { [LANE_ATTRIBUTES.destination]: d.id, [LANE_ATTRIBUTES.publishedAt]: push.publishTime.toISOString(), ...carried })),
+      publishToLane(deps, d, 'first', toPubSubMessage(event, { [LANE_ATTRIBUTES.destination]: d.id, [LANE_ATTRIBUTES.publishedAt]: push.publishTime.toISOString(), ...carried })),
     ),
   );
   deps.log.debug('event routed', { ...ids, destinations: targets.map((d) => d.id) });

@@ -37,7 +37,7 @@ export async function postRotateSecret(deps: Pick<AdminDeps, 'destinations' | 'd
     if (refusal.status === 400) return { status: 400, body: { error: 'invalid rotate-secret request', issues: [{ path: 'secret', message: refusal.message }] } };
     return { status: 409, body: { error: refusal.message } };
   }
-  deps.directory.invalidate();
+  deps.directory.changed(id, rotated);
   const previous = rotated.previousSecrets?.[0];
   deps.log.info('destination signing secret rotated', {
     destinationId: id,

@@ -33,7 +33,7 @@ export async function suspendDestination(
   const at = deps.clock.now();
   const suspended = await deps.destinations.update(destinationId, (current) => current && suspend(current, { ...why, at, window }));
   if (!suspended) return undefined;
-  deps.directory.invalidate();
+  deps.directory.changed(destinationId, suspended);
   const notification = suspended.suspension!.notification;
   const fields = { destinationId, cause: why.cause, reason: why.reason, notifyTo: notification.to ?? '(no technicalEmail)', successRate1h: notification.successRate1h, attempts1h: notification.attempts1h };
   deps.log.error(`destination suspended: ${why.reason}`, fields);
@@ -82,7 +82,7 @@ export async function reactivateDestination(deps: SuspensionDeps, destinationId:
     return current && reactivate(current, deps.clock.now());
   });
   if (!written) return found ? 'active' : undefined;
-  deps.directory.invalidate();
+  deps.directory.changed(destinationId, written);
   deps.log.info('destination reactivated', { destinationId });
   return written;
 }

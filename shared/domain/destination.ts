@@ -11,6 +11,10 @@ export const DEFAULT_POLICY: PolicySpec = 'event-platform';
 export const FAILURE_MODES = ['retry', 'queue'] as const;
 export type FailureMode = (typeof FAILURE_MODES)[number];
 
+/** `shared`: one of the deployment's shared lanes (topology.ts); `dedicated`: a lane of its own. */
+export const LANE_KINDS = ['shared', 'dedicated'] as const;
+export type LaneKind = (typeof LANE_KINDS)[number];
+
 export { DESTINATION_ID };
 export const SECRET = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
 const TOPIC = /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/topics\/[A-Za-z][\w.~+%-]{2,254}$/;
@@ -33,6 +37,7 @@ export const destinationSpecSchema = z
       failureMode: z.enum(FAILURE_MODES, { error: 'failureMode must be "retry" or "queue"' }).optional(),
       secret: z.string().regex(SECRET, 'secret must be whsec_ followed by base64 of 24 to 64 random bytes').optional(),
       technicalEmail: z.email({ error: 'technicalEmail must be an email address' }).optional(),
+      lane: z.enum(LANE_KINDS, { error: 'lane must be "shared" or "dedicated"' }).optional(),
       rate: z
         .strictObject(
           {
@@ -67,6 +72,8 @@ export interface Destination {
   technicalEmail?: string;
   /** Narrower bounds for the adaptive rate, events per second (within 1–100). */
   rate?: { min?: number; max?: number };
+  /** Present only for a destination with a lane of its own; absent: a shared lane. */
+  lane?: 'dedicated';
   status: DestinationStatus;
   /** Why and when it was suspended; present exactly while status is suspended. */
   suspension?: Suspension;
@@ -112,6 +119,7 @@ export function applySpec(id: string, spec: DestinationSpec, existing: Destinati
   if (spec.topic !== undefined) dest.topic = spec.topic;
   if (spec.technicalEmail !== undefined) dest.technicalEmail = spec.technicalEmail;
   if (spec.rate !== undefined) dest.rate = spec.rate;
+  if (spec.lane === 'dedicated') dest.lane = 'dedicated';
   // A PUT with another secret replaces it at once; rotate-secret is the way with a grace period.
   const previous = existing && secret === existing.secret ? unexpiredSecrets(existing.previousSecrets, now) : [];
   if (previous.length) dest.previousSecrets = previous;

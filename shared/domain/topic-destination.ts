@@ -3,7 +3,7 @@ import { toPubSubMessage, PubSubMessage } from './cloudevents-pubsub';
 import { AttemptResult, HeraldOverload } from './delivery';
 import { OVERLOAD_GRPC_CODES } from './herald-overload';
 import { HeraldEvent } from './event';
-import { heraldTopology, laneTopology, TopologyNames } from '../topology';
+import { heraldTopology, lanePrefixes, TopologyNames } from '../topology';
 
 /**
  * A Pub/Sub-topic destination: what it is sent (the CloudEvents Pub/Sub binding) and what a
@@ -25,8 +25,7 @@ export function checkDestinationTopic(topic: string, herald: HeraldTopics): stri
   const [, project, , name = ''] = topic.split('/');
   if (project !== herald.projectId) return undefined;
   const own = Object.values(heraldTopology(herald).topics).map((t) => t.name);
-  const lanes = laneTopology('', herald).topic.name;
-  if (own.includes(name) || name.startsWith(lanes)) return `topic ${topic} is one of Herald's own topics; a destination must be another topic`;
+  if (own.includes(name) || lanePrefixes(herald).some((lane) => name.startsWith(lane))) return `topic ${topic} is one of Herald's own topics; a destination must be another topic`;
   return undefined;
 }
 

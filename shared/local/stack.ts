@@ -1,3 +1,4 @@
+import { forEachLimited } from '../app/for-each-limited';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -151,14 +152,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     progress(`applying the topology to project ${config.projectId}`);
     const target = pushTargetFrom(config);
     await applyTopology(runtime.pubsub, runtime.topology, target);
-    // Lanes of destinations registered in an earlier run point at this run's port.
+    // Lanes of their own (dedicated ones, and those from before lanes were shared, which may
+    // still hold messages) point at this run's port.
     const destinations = await runtime.destinations.list();
-    await Promise.all(destinations.map((d) => runtime.lanes.ensureLane(d.id)));
+    const dedicated = destinations.filter((d) => d.lane === 'dedicated').map((d) => d.id);
+    const own = new Set([...dedicated, ...((await runtime.lanes.existingLanes?.()) ?? [])]);
+    await forEachLimited([...own], 8, (id) => runtime.lanes.ensureLane(id));
 
     health = {
       projectId: config.projectId,
       emulators: { pubsub: hosts.pubsubHost, firestore: hosts.firestoreHost },
       topics: Object.fromEntries(Object.entries(runtime.topology.topics).map(([k, t]) => [k, t.name])),
+      sharedLanes: runtime.topology.laneTopics.length,
       functions: Object.fromEntries(FUNCTION_NAMES.map((f) => [f, `${url}/${f}`])),
       destinations: destinations.length,
       timeScale: config.timeScale,

@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { PubSub } from '@google-cloud/pubsub';
 import { startLocalStack } from '../../shared/local/stack';
 import { createLogger } from '../../shared/log';
-import { BenchFailure, BenchHarness, intOption } from './harness';
+import { BenchFailure, BenchHarness, flagsOf, intOption } from './harness';
 import { purgeProject } from './housekeeping';
 import { round, table } from './stats';
 
@@ -29,7 +29,7 @@ const SOURCE = '/herald-bench-fanout';
 const typeOf = (d: number) => `com.example.fanout.${d}`;
 
 /** Counts first arrivals by id: Herald sends ce-id as a header, a raw push has it in the envelope's attributes. */
-class ArrivalCounter {
+export class ArrivalCounter {
   readonly arrived = new Set<string>();
   last = 0;
   private server?: http.Server;
@@ -57,6 +57,14 @@ class ArrivalCounter {
     });
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', () => r()));
     this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  /** Started, and stopped with the bench's cleanups. */
+  static async started(harness: BenchHarness): Promise<ArrivalCounter> {
+    const counter = new ArrivalCounter();
+    await counter.start();
+    harness.addCleanup('receiver', () => counter.stop());
+    return counter;
   }
 
   reset(): void {
@@ -100,7 +108,7 @@ async function timeBurst(label: string, counter: ArrivalCounter, n: number, send
 
 /** Resolves the exit code: 1 when a part did not deliver every event. */
 export async function runFanoutBench(args: string[], harness: BenchHarness): Promise<number> {
-  const flags = Object.fromEntries(args.map((a, i) => [a, args[i + 1]]).filter(([a]) => a!.startsWith('--')));
+  const flags = flagsOf(args);
   const destinations = intOption('--destinations', flags['--destinations'], 'BENCH_FANOUT_DESTINATIONS', 20, 1);
   const events = intOption('--events', flags['--events'], 'BENCH_FANOUT_EVENTS', 4000, 1);
   const batch = intOption('--batch', flags['--batch'], 'BENCH_FANOUT_BATCH', 100, 1);
@@ -108,9 +116,7 @@ export async function runFanoutBench(args: string[], harness: BenchHarness): Pro
   const note = harness.note;
 
   const emulators = await harness.emulators();
-  const counter = new ArrivalCounter();
-  await counter.start();
-  harness.addCleanup('receiver', () => counter.stop());
+  const counter = await ArrivalCounter.started(harness);
   const ids = Array.from({ length: events }, (_, i) => `fanout-${Date.now()}-${i}`);
   const dest = (i: number) => i % destinations;
 

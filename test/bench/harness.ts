@@ -153,3 +153,8 @@ export function intOption(flag: string, raw: string | undefined, env: string, fa
 }
 
 export const mark = (met: boolean): string => (met ? 'MET' : 'NOT MET');
+
+/** `--name value` pairs of a bench's arguments. */
+export function flagsOf(args: readonly string[]): Record<string, string | undefined> {
+  return Object.fromEntries(args.map((a, i) => [a, args[i + 1]]).filter(([a]) => a!.startsWith('--')));
+}

@@ -44,7 +44,7 @@ import { parseArgs } from 'node:util';
 import { createLogger } from '../../shared/log';
 import { COLLECTIONS } from '../../shared/adapters/firestore-stores';
 import { deliverDeps } from '../../shared/runtime';
-import { laneTopology } from '../../shared/topology';
+import { DEFAULT_LANE_SHARDS, laneTopology, shardOf } from '../../shared/topology';
 import { LocalStack, startLocalStack } from '../../shared/local/stack';
 import { ingestSender } from './cost';
 import { BenchFailure, BenchHarness, intOption, mark } from './harness';
@@ -56,9 +56,16 @@ import { bootstrapRatio, distribution, Distribution, round, table } from './stat
 
 export const ISOLATION_PROJECT = 'herald-bench-isolation';
 const A = { id: 'iso-a', path: '/iso-a', type: 'com.example.bench.isolation.a' } as const;
-const B = { id: 'iso-b', path: '/iso-b', type: 'com.example.bench.isolation.b' } as const;
+/**
+ * B and W share A's first-attempt lane (destinations share lanes: topology.ts), the hardest
+ * case for isolation: ids picked for it with the default shard count.
+ */
+const onShardOfA = (stem: string): string => {
+  for (let n = 0; ; n++) if (shardOf(`${stem}-${n}`, DEFAULT_LANE_SHARDS) === shardOf(A.id, DEFAULT_LANE_SHARDS)) return `${stem}-${n}`;
+};
+const B = { id: onShardOfA('iso-b'), path: '/iso-b', type: 'com.example.bench.isolation.b' } as const;
 /** The priming stage's throwaway destination: times out as A does, deleted before phase 0. */
-const W = { id: 'iso-w', path: '/iso-w', type: 'com.example.bench.isolation.w' } as const;
+const W = { id: onShardOfA('iso-w'), path: '/iso-w', type: 'com.example.bench.isolation.w' } as const;
 /** A's receiver answers after this long: past Herald's 5 s attempt timeout. */
 const A_DELAY_MS = 6000;
 const MAX_IN_FLIGHT = 64;
@@ -296,7 +303,9 @@ export async function runIsolationBench(argv: string[], h: BenchHarness): Promis
   const register = async (d: typeof A | typeof B | typeof W) => {
     const behaviour: Behaviour = d === A ? aBehaviour : d === W ? { kind: 'slow', delayMs: A_DELAY_MS } : { kind: 'ok' };
     receiver.route(d.path, behaviour);
-    await admin('PUT', d.id, { url: `${receiver.url}${d.path}`, eventTypes: [d.type], policy: d === B ? 'event-platform' : options.aPolicy });
+    // A pulled destination needs a lane of its own to pull from.
+    const lane = d !== B && options.aPull > 0 ? { lane: 'dedicated' } : {};
+    await admin('PUT', d.id, { url: `${receiver.url}${d.path}`, eventTypes: [d.type], policy: d === B ? 'event-platform' : options.aPolicy, ...lane });
   };
   await register(B);
   // A's path answers (slowly) from the start; A itself is registered only before phase 2.

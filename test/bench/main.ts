@@ -37,6 +37,7 @@ import { BenchHarness } from './harness';
 import { ISOLATION_HELP, runIsolationBench } from './isolation';
 import { RATE_HELP, runRateBench } from './rate';
 import { FANOUT_HELP, runFanoutBench } from './fanout';
+import { runScaleBench, SCALE_HELP } from './scale';
 
 const HERALD_PROJECT = 'herald-bench';
 const DIRECT_PROJECT = 'herald-bench-direct';
@@ -49,6 +50,7 @@ const HELP = `Usage: npm run bench -- [options]
        npm run bench -- rate [options]        adaptive rate control (issue 5); rate --help
        npm run bench -- isolation [options]   one destination timing out beside a healthy one; isolation --help
        npm run bench -- fanout [options]      a burst over D destinations, Herald vs the bare emulator; fanout --help
+       npm run bench -- scale [options]       10,000 destinations in one deployment; scale --help
 
   --events N         events per part (env BENCH_EVENTS; default 2000)
   --batch N          events per POST /ingest batch and per direct publish round (BENCH_BATCH; 100)
@@ -509,6 +511,9 @@ if (mode === 'rate' || mode === 'isolation') {
 } else if (mode === 'fanout') {
   const harness = new BenchHarness(FANOUT_HELP);
   harness.run(() => runFanoutBench(modeArgs, harness));
+} else if (mode === 'scale') {
+  const harness = new BenchHarness(SCALE_HELP);
+  harness.run(() => runScaleBench(modeArgs, harness));
 } else {
   main()
     .then(

@@ -275,7 +275,8 @@ async function runGroup(capacities: number[], options: RateOptions, ctx: { h: Be
     const lane = laneTopology(destinationId, rt.names);
     receiver.route(pathOf(capacity), options.hangSeconds > 0 ? HANGING : throttleAt(capacity, options));
     const now = rt.clock.now();
-    await h.guard(rt.destinations.put(applySpec(destinationId, { url: `${receiver.url}${pathOf(capacity)}`, eventTypes: [EVENT_TYPE], policy: POLICY }, undefined, now)));
+    // A lane of its own: its volume earns one (topology.ts), and the workers pull it.
+    await h.guard(rt.destinations.put(applySpec(destinationId, { url: `${receiver.url}${pathOf(capacity)}`, eventTypes: [EVENT_TYPE], policy: POLICY, lane: 'dedicated' }, undefined, now)));
     const [topic] = await h.guard(rt.pubsub.createTopic(lane.topic.name));
     const [sub] = await h.guard(topic.createSubscription(`${lane.topic.name}-bench-pull`, { ackDeadlineSeconds: 60, messageRetentionDuration: { seconds: 3600 } }));
     subscriptions.push(sub.name);

@@ -7,7 +7,7 @@ import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
 import { eventKey } from '../../shared/domain/event';
 import type { ReplayItem, ReplayView } from '../../shared/domain/replay';
 import { suspensionDeps } from '../../shared/runtime';
-import { laneTopology } from '../../shared/topology';
+import { sharedLaneFor } from '../../shared/topology';
 import { eventually } from '../support/eventually';
 import { Receiver, ReceivedRequest } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';
@@ -140,7 +140,7 @@ test('every event dies for every destination: 18 dead deliveries and a message H
   // A foreign message on alpha's lane, of a type alpha does not take: rejected, no delivery.
   const pubsub = new PubSub({ projectId: PROJECT });
   const event = { attributes: { specversion: '1.0' as const, id: 'x1', source: SOURCE, type: 'other.thing' }, data: Buffer.from('{}') };
-  await pubsub.topic(laneTopology('alpha', stack.runtime.names).topic.name).publishMessage(toPubSubMessage(event, { destination: 'alpha' }));
+  await pubsub.topic(sharedLaneFor('alpha', 'first', stack.runtime.names)).publishMessage(toPubSubMessage(event, { destination: 'alpha' }));
   await pubsub.close();
   for (const d of DESTINATIONS) for (const [id] of SECOND) await settled(d, id, 'DEAD');
 

@@ -2,7 +2,7 @@ import { PubSub } from '@google-cloud/pubsub';
 import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
 import { eventKey } from '../../shared/domain/event';
-import { laneTopology } from '../../shared/topology';
+import { sharedLaneFor } from '../../shared/topology';
 import { SubscriptionTap } from '../support/subscription-tap';
 import { eventually } from '../support/eventually';
 import { Receiver, ReceivedRequest } from '../support/receiver';
@@ -139,7 +139,7 @@ test('a lane message Pub/Sub brings again for a delivered event is not sent agai
   await settled('dup', 'dup-1', 'DELIVERED');
   // What a Pub/Sub redelivery looks like to `deliver`: the same lane message again.
   const pubsub = new PubSub({ projectId: PROJECT });
-  const lane = laneTopology('dup', stack.runtime.names).topic.name;
+  const lane = sharedLaneFor('dup', 'first', stack.runtime.names);
   const again = toPubSubMessage(
     { attributes: { id: 'dup-1', source: SOURCE, type: 'test.dup', specversion: '1.0', datacontenttype: 'application/json' }, data: Buffer.from('{"n":"dup-1"}') },
     { destination: 'dup' },

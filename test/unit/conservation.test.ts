@@ -1,3 +1,4 @@
+import { SlowDestinations } from '../../shared/domain/slow-destinations';
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
 import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
@@ -253,6 +254,8 @@ describe('a DEAD delivery is written before its dead letter is published', () =>
       rates: new RateRecorder(new MemoryRateStore(), systemClock, w.log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 }),
       limiter: new DeliveryLimiter(new MemoryRateLeaseStore(), systemClock, w.log, 'test'),
       maxRateWaitMs: 30_000,
+      sharedLaneWaitMs: 30_000,
+      slow: new SlowDestinations({ slowMs: 2000, forgetMs: 60_000 }),
       notificationsTopic: 'herald-notifications',
       http: {
         send: async (): Promise<AttemptResult> => {

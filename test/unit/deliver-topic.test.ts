@@ -1,3 +1,4 @@
+import { SlowDestinations } from '../../shared/domain/slow-destinations';
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
 import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
@@ -40,6 +41,8 @@ async function setup(answer: TopicAnswer, spec: Record<string, unknown> = {}, ma
     rates: new RateRecorder(new MemoryRateStore(), systemClock, log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 }),
     limiter: new DeliveryLimiter(new MemoryRateLeaseStore(), systemClock, log, 'test'),
     maxRateWaitMs,
+    sharedLaneWaitMs: 30_000,
+    slow: new SlowDestinations({ slowMs: 2000, forgetMs: 60_000 }),
     notificationsTopic: 'herald-notifications',
     http: {
       send: async () => {
@@ -134,6 +137,7 @@ test('a delivery whose turn under the rate is further off than it may wait is de
   // 1/s at most: the first delivery waits about a second for its turn, the second would wait two.
   const h = await setup('ok', { rate: { min: 1, max: 1 } });
   h.deps.maxRateWaitMs = 1_500;
+  h.deps.sharedLaneWaitMs = 1_500;
   const second: HeraldEvent = { ...EVENT, attributes: { ...EVENT.attributes, id: 'e2' } };
   const lane = { [LANE_ATTRIBUTES.destination]: 'audit', [LANE_ATTRIBUTES.publishedAt]: new Date().toISOString() };
   const push2 = { ...h.push, messageId: 'm2', message: toPubSubMessage(second, lane) };

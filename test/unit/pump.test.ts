@@ -6,6 +6,7 @@ import { createLogger } from '../../shared/log';
 import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { systemClock } from '../../shared/ports';
 import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
+import { sharedLaneFor } from '../../shared/topology';
 
 /** The pump loop on memory stores and the real clock: short runs, so each test takes well under a second. */
 
@@ -100,7 +101,7 @@ test("bringing forward claims the destination's rate-deferred deliveries, earlie
   const report = await bringForward(deps, 'orders', 2);
   expect(report).toMatchObject({ due: 2, sent: 2, drained: false });
   expect(published.map((p) => p.message.attributes?.['ce-id'])).toEqual(['first', 'second']);
-  expect(published.every((p) => p.topic === 'herald-lane-orders' && p.message.attributes?.['herald-claim'] !== undefined)).toBe(true);
+  expect(published.every((p) => p.topic === sharedLaneFor('orders', 'retry') && p.message.attributes?.['herald-claim'] !== undefined)).toBe(true);
   expect(await deliveries.get('orders.first')).toMatchObject({ status: 'IN_FLIGHT' });
   // Still marked while claimed: deferred again, it goes near its turn.
   expect(await deliveries.get('orders.first')).toMatchObject({ rateDeferred: true });

@@ -137,7 +137,8 @@ describe('topology: the program declares what local mode applies', () => {
     expect(stack.topics).toEqual(local.topics);
     expect(stack.subscriptions.sort(byName)).toEqual(local.subscriptions.sort(byName));
     // And both are the whole topology, not an agreeing subset.
-    expect(Object.keys(stack.topics).sort()).toEqual(Object.values(topology.topics).map((t) => t.name).sort());
+    expect(Object.keys(stack.topics).sort()).toEqual([...Object.values(topology.topics), ...topology.laneTopics].map((t) => t.name).sort());
+    expect(topology.laneTopics.length).toBeGreaterThan(0);
     expect(stack.subscriptions.map((s) => s.name).sort()).toEqual(topology.subscriptions.map((s) => s.name).sort());
   });
 

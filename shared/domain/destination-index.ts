@@ -1,0 +1,102 @@
+import type { Destination } from './destination';
+
+/**
+ * The registry in memory, indexed for routing: the destinations an event type reaches are
+ * found with one lookup per distinct wildcard length in use, never by looking at every
+ * destination (a deployment may hold 100,000).
+ */
+export class DestinationIndex {
+  private readonly byId = new Map<string, Destination>();
+  /** Exact event type → destination ids. */
+  private readonly exact = new Map<string, Set<string>>();
+  /** Wildcard prefix (`com.example.` for `com.example.*`) → destination ids. */
+  private readonly prefixes = new Map<string, Set<string>>();
+  /** How many wildcard prefixes of each length exist: only these lengths are looked up. */
+  private readonly prefixLengths = new Map<number, number>();
+  /** Destinations without eventTypes: every event. */
+  private readonly everything = new Set<string>();
+  private sorted?: Destination[];
+
+  static of(destinations: readonly Destination[]): DestinationIndex {
+    const index = new DestinationIndex();
+    for (const d of destinations) index.put(d);
+    return index;
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  get(id: string): Destination | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Every destination, by id. */
+  list(): Destination[] {
+    this.sorted ??= [...this.byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return this.sorted;
+  }
+
+  put(destination: Destination): void {
+    this.remove(destination.id);
+    this.byId.set(destination.id, destination);
+    this.sorted = undefined;
+    if (destination.eventTypes.length === 0) this.everything.add(destination.id);
+    for (const pattern of destination.eventTypes) {
+      if (pattern.endsWith('*')) {
+        const prefix = pattern.slice(0, -1);
+        if (add(this.prefixes, prefix, destination.id)) this.prefixLengths.set(prefix.length, (this.prefixLengths.get(prefix.length) ?? 0) + 1);
+      } else add(this.exact, pattern, destination.id);
+    }
+  }
+
+  remove(id: string): void {
+    const old = this.byId.get(id);
+    if (!old) return;
+    this.byId.delete(id);
+    this.sorted = undefined;
+    this.everything.delete(id);
+    for (const pattern of old.eventTypes) {
+      if (pattern.endsWith('*')) {
+        const prefix = pattern.slice(0, -1);
+        if (drop(this.prefixes, prefix, id)) {
+          const left = (this.prefixLengths.get(prefix.length) ?? 1) - 1;
+          if (left === 0) this.prefixLengths.delete(prefix.length);
+          else this.prefixLengths.set(prefix.length, left);
+        }
+      } else drop(this.exact, pattern, id);
+    }
+  }
+
+  /** The destinations an event of `type` goes to (matchesType's rules), by id. */
+  matching(type: string): Destination[] {
+    const ids = new Set<string>(this.everything);
+    for (const id of this.exact.get(type) ?? []) ids.add(id);
+    for (const length of this.prefixLengths.keys()) {
+      if (length > type.length) continue;
+      for (const id of this.prefixes.get(type.slice(0, length)) ?? []) ids.add(id);
+    }
+    return [...ids].sort().map((id) => this.byId.get(id)!);
+  }
+}
+
+/** Adds `id` under `key`; whether the key is new. */
+function add(map: Map<string, Set<string>>, key: string, id: string): boolean {
+  const set = map.get(key);
+  if (set) {
+    set.add(id);
+    return false;
+  }
+  map.set(key, new Set([id]));
+  return true;
+}
+
+/** Removes `id` from under `key`; whether the key went away. */
+function drop(map: Map<string, Set<string>>, key: string, id: string): boolean {
+  const set = map.get(key);
+  if (!set) return false;
+  set.delete(id);
+  if (set.size > 0) return false;
+  map.delete(key);
+  return true;
+}
