@@ -77,6 +77,8 @@ export interface RateStore {
   add(deltas: readonly RateDelta[], shard: number): Promise<void>;
   /** Every shard of every bucket of the destination that started at or after `since` (epoch ms), merged per bucket. */
   window(destinationId: string, since: number): Promise<RateBucket[]>;
+  /** Destinations with a bucket that started at or after `since`: one read per such bucket shard, none per idle destination. */
+  activeSince(since: number): Promise<string[]>;
 }
 
 export interface DeliveryPage {

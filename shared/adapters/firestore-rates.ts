@@ -59,6 +59,13 @@ export class FirestoreRateStore implements RateStore {
     this.ops.reads += Math.max(1, snap.size);
     return mergeShards(snap.docs.map((d) => d.data() as StoredRate));
   }
+
+  async activeSince(since: number): Promise<string[]> {
+    // A single-field range: Firestore's automatic index serves it.
+    const snap = await this.col.where(FIRESTORE_QUERIES.rateWindow.orderBy, '>=', since).select(FIRESTORE_QUERIES.rateWindow.equality[0]).get();
+    this.ops.reads += Math.max(1, snap.size);
+    return [...new Set(snap.docs.map((d) => (d.data() as Pick<StoredRate, 'destinationId'>).destinationId))];
+  }
 }
 
 /** Shards of the same bucket, summed. */

@@ -29,6 +29,11 @@ export class DestinationDirectory {
     private readonly log?: Logger,
   ) {}
 
+  /** The registry as this instance knows it now, indexed. */
+  current(): Promise<DestinationIndex> {
+    return this.index();
+  }
+
   private index(): Promise<DestinationIndex> {
     if (this.watched) return this.watched.ready;
     const now = this.clock.now().getTime();

@@ -91,6 +91,18 @@ export class RateRecorder {
     return this.flushing;
   }
 
+  /**
+   * Destinations with attempts counted in the last three buckets (stored, or still in this
+   * writer's memory): the only ones whose success rate can have moved since a check a
+   * bucket ago. Costs a read per recent bucket document, nothing per idle destination.
+   */
+  async recentlyActive(): Promise<string[]> {
+    const since = bucketStart(this.clock.now().getTime(), this.options.bucketMs) - 2 * this.options.bucketMs;
+    const stored = await this.store.activeSince(since);
+    const local = [...this.pending.values()].filter((d) => d.bucketStart >= since).map((d) => d.destinationId);
+    return [...new Set([...stored, ...local])].sort();
+  }
+
   /** The destination's last `windowMs` (default: the scaled hour), this writer's unflushed counts included. */
   window(destinationId: string, windowMs = this.hourMs): Promise<RateSummary> {
     // Read between flushes, never during one: the counts a flush is writing are in neither

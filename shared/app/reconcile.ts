@@ -85,8 +85,8 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
   if (deps.state.skip && deps.state.skip.until <= now) delete deps.state.skip;
   const batches = await deps.intake.due(new Date(now - deps.graceMs), deps.batchLimit, deps.state.skip?.through);
   if (batches.length > 0) {
-    const destinations = await deps.directory.list();
-    const planned = batches.map((batch) => ({ batch, expected: expectedDeliveries(batch, destinations) }));
+    const index = await deps.directory.current();
+    const planned = batches.map((batch) => ({ batch, expected: expectedDeliveries(batch, (type) => index.matching(type)) }));
     const owed = planned.reduce((n, p) => n + p.expected.length, 0);
     const ids = batches.map((b) => b.id).sort();
     // The common case costs one count for the whole round: every record of these batches is

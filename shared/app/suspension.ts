@@ -55,14 +55,20 @@ export interface ThresholdReport {
 }
 
 /**
- * The scheduled suspension check: every active destination whose policy has a threshold
- * is judged on its rolling window by the pure rule, and suspended below it.
+ * The scheduled suspension check: every active destination with attempts in the last few
+ * minutes whose policy has a threshold is judged on its rolling window by the pure rule, and
+ * suspended below it. Only those: a destination's success rate moves with its attempts, so
+ * one idle since the last check has its verdict already, and a deployment of 100,000
+ * mostly quiet destinations costs reads for the busy ones alone, not two per destination a
+ * minute. (A window that drops below its threshold only by ageing, with no new attempt, is
+ * judged at its next attempt.)
  */
 export async function checkThresholds(deps: SuspensionDeps): Promise<ThresholdReport> {
   // The window read includes this process's unflushed counts: no flush needed (nor wanted: one writer, one flush per flushMs).
   const report: ThresholdReport = { checked: 0, suspended: [] };
-  for (const destination of await deps.destinations.list()) {
-    if (destination.status !== 'active') continue;
+  for (const id of await deps.rates.recentlyActive()) {
+    const destination = await deps.directory.get(id);
+    if (destination?.status !== 'active') continue;
     const threshold = deliveryPolicyOf(destination, deps.policy).threshold;
     if (!threshold) continue;
     report.checked++;

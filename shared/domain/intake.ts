@@ -1,5 +1,5 @@
 import { DeliveryRecord, deliveryId } from './delivery';
-import { eventKey, eventSize, HeraldEvent, matchesType } from './event';
+import { eventKey, eventSize, HeraldEvent } from './event';
 
 /**
  * The intake journal: Herald's own memory of every event ingest accepted, kept until the
@@ -53,18 +53,20 @@ export interface RoutableDestination {
 
 /**
  * Every delivery a batch should have led to: each event to each destination that takes its
- * type and existed when the event was accepted (route matched against those; one created
+ * type (`destinationsFor`: the directory's index, not a look at every destination) and existed when the event was accepted (route matched against those; one created
  * later may or may not have been matched, and is not owed the event). Deleted destinations
  * are owed nothing: `deliver` dead-letters what reaches their lanes.
  */
-export function expectedDeliveries(batch: IntakeBatch, destinations: readonly RoutableDestination[]): ExpectedDelivery[] {
-  const existing = destinations.filter((d) => d.createdAt <= batch.acceptedAt);
+export function expectedDeliveries(batch: IntakeBatch, destinationsFor: (type: string) => readonly RoutableDestination[]): ExpectedDelivery[] {
+  const byType = new Map<string, RoutableDestination[]>();
   const expected: ExpectedDelivery[] = [];
   const seen = new Set<string>();
   for (const event of batch.events) {
+    const type = event.attributes.type;
+    let targets = byType.get(type);
+    if (!targets) byType.set(type, (targets = destinationsFor(type).filter((d) => d.createdAt <= batch.acceptedAt)));
     const key = eventKey(event.attributes);
-    for (const d of existing) {
-      if (!matchesType(d.eventTypes, event.attributes.type)) continue;
+    for (const d of targets) {
       const id = deliveryId(d.id, key);
       // The same event twice in one batch (a producer's retry joined to its first try) is one delivery.
       if (seen.has(id)) continue;

@@ -9,6 +9,8 @@
  * Firestore reads and writes and latency per delivered event, and the process's memory —
  * what routing and delivery cost must not grow with the destinations registered.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { performance } from 'node:perf_hooks';
 import { startLocalStack } from '../../shared/local/stack';
 import { createLogger } from '../../shared/log';
@@ -21,7 +23,8 @@ export const SCALE_HELP = `Usage: npm run bench -- scale [options]
   --live L           destinations that receive the delivery runs (BENCH_SCALE_LIVE; 10)
   --events N         events per delivery run, spread over the live destinations (BENCH_SCALE_EVENTS; 1000)
   --concurrency C    registrations in flight at once (BENCH_SCALE_CONCURRENCY; 16)
-  --stall-timeout S  give up when nothing arrives for S seconds (BENCH_STALL_TIMEOUT; 60)`;
+  --stall-timeout S  give up when nothing arrives for S seconds (BENCH_STALL_TIMEOUT; 60)
+BENCH_PROFILE=file.cpuprofile writes a CPU profile of the second delivery run.`;
 
 const PROJECT = 'herald-bench-scale';
 const SOURCE = '/herald-bench-scale';
@@ -40,6 +43,21 @@ interface DeliveryRun {
 }
 
 const mib = (bytes: number) => round(bytes / 2 ** 20, 1)!;
+
+/** BENCH_PROFILE=file: a V8 CPU profile of the second delivery run (open it in Chrome's DevTools). */
+async function startProfile(): Promise<(file: string) => Promise<string>> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string) => new Promise<unknown>((resolve, reject) => session.post(method, (e, r) => (e ? reject(e) : resolve(r))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return async (file) => {
+    const { profile } = (await post('Profiler.stop')) as { profile: object };
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+    return file;
+  };
+}
 
 export async function runScaleBench(args: string[], harness: BenchHarness): Promise<number> {
   const flags = flagsOf(args);
@@ -140,7 +158,9 @@ export async function runScaleBench(args: string[], harness: BenchHarness): Prom
   await new Promise((r) => setTimeout(r, 2000));
 
   note(`delivery run with ${live + many} destinations registered`);
+  const stopProfile = process.env.BENCH_PROFILE ? await startProfile() : undefined;
   const large = await deliveryRun(live + many);
+  if (stopProfile) note(`CPU profile of that run: ${await stopProfile(process.env.BENCH_PROFILE!)}`);
 
   const registration = { destinations: many, seconds: round(registerSeconds, 1)!, perSecond: round(many / registerSeconds, 1)!, secondsPerThousand: perThousand, topics: topics.length, subscriptions: subscriptions.length };
   process.stdout.write(

@@ -29,6 +29,7 @@ test('100 events/s to one destination for 10 s: one write per second to one docu
       await store.add(deltas, shard);
     },
     window: store.window.bind(store),
+    activeSince: store.activeSince.bind(store),
   };
   const recorder = new RateRecorder(timed, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 3 });
   for (let ms = 0; ms < 10_000; ms += 10) {
@@ -82,6 +83,7 @@ test('a failed write keeps the counts for the next flush: nothing counted is dro
   const flaky = {
     add: (deltas: readonly RateDelta[], shard: number) => (fail ? Promise.reject(new Error('unavailable')) : store.add(deltas, shard)),
     window: store.window.bind(store),
+    activeSince: store.activeSince.bind(store),
   };
   const warnings: string[] = [];
   const recorder = new RateRecorder(flaky, clock, createLogger({ write: (l) => warnings.push(l) }), { bucketMs: MIN, flushMs: 1000, shard: 0 });
@@ -113,6 +115,7 @@ test('a window read while a flush is being written still sees the counts being w
       await store.add(deltas, shard);
     },
     window: store.window.bind(store),
+    activeSince: store.activeSince.bind(store),
   };
   const recorder = new RateRecorder(slow, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 0 });
   recorder.record('orders', 'failure', clock.now());
@@ -140,6 +143,7 @@ test('flushes asked for while one waits behind a window read make one write: a d
       await held();
       return store.window(destinationId, since);
     },
+    activeSince: store.activeSince.bind(store),
   };
   const tick = () => new Promise((r) => setImmediate(r));
   const recorder = new RateRecorder(slow, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 0 });
@@ -171,4 +175,19 @@ test('flushes asked for while one waits behind a window read make one write: a d
   await due;
   expect(issued).toEqual([1_000_300, 1_001_300]);
   expect(await store.window('orders', 0)).toEqual([expect.objectContaining({ attempts: 2 })]);
+});
+
+test('recently active: destinations with attempts in the last three buckets, stored or still in memory, and no others', async () => {
+  const store = new MemoryRateStore();
+  const clock = manualClock();
+  const recorder = new RateRecorder(store, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 0 });
+  recorder.record('idle-since-long', 'success', clock.now());
+  await recorder.flush();
+  clock.advance(10 * MIN);
+  recorder.record('flushed', 'failure', clock.now());
+  await recorder.flush();
+  recorder.record('in-memory', 'success', clock.now());
+  expect(await recorder.recentlyActive()).toEqual(['flushed', 'in-memory']);
+  clock.advance(3 * MIN);
+  expect(await recorder.recentlyActive()).toEqual([]);
 });

@@ -24,6 +24,10 @@ export class MemoryRateStore implements RateStore {
     this.writes.push({ at: Date.now(), docs });
   }
 
+  async activeSince(since: number): Promise<string[]> {
+    return [...new Set([...this.rows.values()].filter((r) => r.bucketStart >= since).map((r) => r.destinationId))];
+  }
+
   async window(destinationId: string, since: number): Promise<RateBucket[]> {
     return mergeShards([...this.rows.values()].filter((r) => r.destinationId === destinationId && r.bucketStart >= since));
   }
