@@ -48,16 +48,18 @@ export interface DestinationStore {
    */
   update(id: string, decide: (current: Destination | undefined) => Destination | undefined): Promise<Destination | undefined>;
   /**
-   * Follows the registry: `onChange` gets every destination first (`initial`), then each
-   * change as it is written, until the returned function stops it. `onError` ends it.
+   * What changed since `since`, a `readTime` this method returned before (undefined: every
+   * destination, `initial`). A store without it is reloaded whole by the directory.
    */
-  watch?(onChange: (change: DestinationChanges) => void, onError: (error: Error) => void): () => void;
+  changesSince?(since: Date | undefined): Promise<DestinationChanges>;
 }
 
 export interface DestinationChanges {
   initial: boolean;
   upserted: Destination[];
   removed: string[];
+  /** Pass it back as `since` next time. */
+  readTime: Date;
 }
 
 /** Counts to add to one destination's bucket (see shared/domain/success-rate.ts). */

@@ -153,7 +153,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const intake = new FirestoreIntakeStore(firestore, firestoreOps);
   const deadLetters = new PubSubDeadLetterQueue(pubsub, deadLetterHoldName(names));
   // The limiter brings deferred deliveries forward as a pump round does, through this runtime's stores and lanes.
-  const directory = new DestinationDirectory(destinations, clock, config.destinationCacheMs, log);
+  const directory = new DestinationDirectory(destinations, clock, config.destinationCacheMs);
   const limiter = new DeliveryLimiter(rateLeases, clock, log, randomUUID(), (destinationId, count) => bringForward(pumpDeps(rt), destinationId, count));
   // Counts left by a request are written even if no other request comes (where the CPU is allocated between requests).
   const flusher = setInterval(() => void rates.flushIfDue(), config.rateFlushMs);
@@ -188,7 +188,6 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     pubsub,
     firestore,
     async close() {
-      directory.close();
       limiter.close();
       await limiter.settled();
       clearInterval(flusher);

@@ -1,113 +1,77 @@
 import { Destination } from '../domain/destination';
 import { DestinationIndex } from '../domain/destination-index';
-import { Clock, DestinationStore, Logger } from '../ports';
+import { Clock, DestinationStore } from '../ports';
 
-/** After a listener failed, how long the directory polls before it listens again. */
-const REWATCH_AFTER_MS = 30_000;
+/**
+ * A directory that has not looked for this long reloads the registry whole: the change log
+ * keeps entries a day (CHANGE_KEEP_MS), so half of that is safe.
+ */
+const RELOAD_AFTER_MS = 12 * 3600_000;
 
 /**
  * The destination registry for the hot path, in memory and indexed by event type: routing
  * an event costs no Firestore read and no look at every destination.
  *
- * With a store that can be followed (Firestore's listener), the registry is read once and
- * then kept current change by change: an instance pays a read per change, not a read per
- * destination every `ttlMs` (10,000 destinations every 10 s would be 1,000 reads a second).
- * Otherwise, or while a listener is down, it is reloaded whole when `ttlMs` has passed.
- * Either way a write through this process's admin API is seen at once (`changed`); other
- * instances see it when the listener brings it, or within `ttlMs`.
+ * Read whole once; then, every `ttlMs`, only what changed (the store's change log: one
+ * read when nothing did), never the whole registry again (10,000 destinations every 10 s
+ * would be 1,000 reads a second per instance). A write through this process's admin API
+ * is seen here at once (`changed`); other instances see it within `ttlMs`. A store without
+ * a change log is reloaded whole each `ttlMs`.
  */
 export class DestinationDirectory {
-  private polled?: { at: number; value: Promise<DestinationIndex> };
-  private watched?: { ready: Promise<DestinationIndex>; live?: DestinationIndex; stop: () => void };
-  private rewatchAt = 0;
-  private closed = false;
+  private state?: { index: DestinationIndex; readTime?: Date; lookedAt: number };
+  private loading?: Promise<DestinationIndex>;
 
   constructor(
     private readonly store: DestinationStore,
     private readonly clock: Clock,
     private readonly ttlMs: number,
-    private readonly log?: Logger,
   ) {}
 
   /** The registry as this instance knows it now, indexed. */
   current(): Promise<DestinationIndex> {
-    return this.index();
-  }
-
-  private index(): Promise<DestinationIndex> {
-    if (this.watched) return this.watched.ready;
     const now = this.clock.now().getTime();
-    if (this.store.watch && !this.closed && now >= this.rewatchAt) return this.watch();
-    if (!this.polled || now - this.polled.at >= this.ttlMs) {
-      const value = this.store.list().then((all) => DestinationIndex.of(all));
-      this.polled = { at: now, value };
-      // A failed load must not be cached: the next caller tries again.
-      value.catch(() => {
-        if (this.polled?.value === value) this.polled = undefined;
-      });
+    if (this.state && now - this.state.lookedAt < this.ttlMs) return Promise.resolve(this.state.index);
+    // One look at a time; a failed one is not kept, the next caller tries again.
+    this.loading ??= this.look(now).finally(() => (this.loading = undefined));
+    return this.loading;
+  }
+
+  private async look(now: number): Promise<DestinationIndex> {
+    const state = this.state;
+    const incremental = state?.readTime !== undefined && this.store.changesSince !== undefined && now - state.lookedAt < RELOAD_AFTER_MS;
+    if (incremental) {
+      const changes = await this.store.changesSince!(state.readTime);
+      for (const d of changes.upserted) state.index.put(d);
+      for (const id of changes.removed) state.index.remove(id);
+      this.state = { index: state.index, readTime: changes.readTime, lookedAt: now };
+    } else if (this.store.changesSince) {
+      const all = await this.store.changesSince(undefined);
+      this.state = { index: DestinationIndex.of(all.upserted), readTime: all.readTime, lookedAt: now };
+    } else {
+      this.state = { index: DestinationIndex.of(await this.store.list()), lookedAt: now };
     }
-    return this.polled.value;
-  }
-
-  private watch(): Promise<DestinationIndex> {
-    let settle!: { resolve: (index: DestinationIndex) => void; reject: (e: Error) => void };
-    const ready = new Promise<DestinationIndex>((resolve, reject) => (settle = { resolve, reject }));
-    const watched: NonNullable<DestinationDirectory['watched']> = { ready, stop: () => undefined };
-    this.watched = watched;
-    watched.stop = this.store.watch!(
-      (change) => {
-        if (change.initial || !watched.live) {
-          watched.live = DestinationIndex.of(change.upserted);
-          settle.resolve(watched.live);
-          return;
-        }
-        for (const d of change.upserted) watched.live.put(d);
-        for (const id of change.removed) watched.live.remove(id);
-      },
-      (error) => {
-        // The listener is over: poll for a while, then listen again.
-        if (this.watched === watched) this.watched = undefined;
-        this.rewatchAt = this.clock.now().getTime() + REWATCH_AFTER_MS;
-        this.log?.warn('destination listener failed: polling the registry until it listens again', { error: error.message, retryInMs: REWATCH_AFTER_MS });
-        settle.reject(error);
-      },
-    );
-    // A first snapshot that never comes (the listener failed) falls back to a load.
-    return ready.catch(() => this.index());
-  }
-
-  list(): Promise<Destination[]> {
-    return this.index().then((i) => i.list());
+    return this.state.index;
   }
 
   /** The destinations an event of `type` goes to, by id. */
   async matching(type: string): Promise<Destination[]> {
-    return (await this.index()).matching(type);
+    return (await this.current()).matching(type);
   }
 
   async get(id: string): Promise<Destination | undefined> {
-    const found = (await this.index()).get(id);
+    const found = (await this.current()).get(id);
     // A destination created on another instance and not seen here yet: ask the store once.
     return found ?? (await this.store.get(id));
   }
 
   /**
    * This process wrote `destination` (or deleted `id`): routing here sees it at once. The
-   * listener brings the same change again, which changes nothing.
+   * change log brings the same change again, which changes nothing.
    */
   changed(id: string, destination?: Destination): void {
-    const live = this.watched?.live;
-    if (live) {
-      if (destination) live.put(destination);
-      else live.remove(id);
-    }
-    this.polled = undefined;
-  }
-
-  /** Stops following the registry (the runtime closes). */
-  close(): void {
-    this.closed = true;
-    this.watched?.stop();
-    this.watched = undefined;
+    if (!this.state) return;
+    if (destination) this.state.index.put(destination);
+    else this.state.index.remove(id);
   }
 }

@@ -15,7 +15,6 @@ export class DestinationIndex {
   private readonly prefixLengths = new Map<number, number>();
   /** Destinations without eventTypes: every event. */
   private readonly everything = new Set<string>();
-  private sorted?: Destination[];
 
   static of(destinations: readonly Destination[]): DestinationIndex {
     const index = new DestinationIndex();
@@ -23,24 +22,13 @@ export class DestinationIndex {
     return index;
   }
 
-  get size(): number {
-    return this.byId.size;
-  }
-
   get(id: string): Destination | undefined {
     return this.byId.get(id);
-  }
-
-  /** Every destination, by id. */
-  list(): Destination[] {
-    this.sorted ??= [...this.byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    return this.sorted;
   }
 
   put(destination: Destination): void {
     this.remove(destination.id);
     this.byId.set(destination.id, destination);
-    this.sorted = undefined;
     if (destination.eventTypes.length === 0) this.everything.add(destination.id);
     for (const pattern of destination.eventTypes) {
       if (pattern.endsWith('*')) {
@@ -54,7 +42,6 @@ export class DestinationIndex {
     const old = this.byId.get(id);
     if (!old) return;
     this.byId.delete(id);
-    this.sorted = undefined;
     this.everything.delete(id);
     for (const pattern of old.eventTypes) {
       if (pattern.endsWith('*')) {

@@ -29,7 +29,7 @@ test('a changed or removed destination stops matching what it no longer takes', 
   expect(index.matching('org.x').map((d) => d.id)).toEqual(['a']);
   index.remove('b');
   expect(index.matching('com.example.y')).toEqual([]);
-  expect(index.list().map((d) => d.id)).toEqual(['a']);
+  expect(index.get('a')?.eventTypes).toEqual(['org.x']);
   expect(index.get('b')).toBeUndefined();
 });
 

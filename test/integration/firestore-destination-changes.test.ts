@@ -1,0 +1,38 @@
+import { Firestore } from '@google-cloud/firestore';
+import { FirestoreDestinationStore } from '../../shared/adapters/firestore-stores';
+import { applySpec } from '../../shared/domain/destination';
+
+/** The destination change log on the Firestore emulator: every write path logs, and a look returns only what changed. */
+const projectId = 'destination-changes-test';
+const db = new Firestore({ projectId, ignoreUndefinedProperties: true });
+afterAll(() => db.terminate());
+
+const at = new Date('2026-11-25T10:00:00Z');
+const dest = (id: string, types: string[] = []) => applySpec(id, { url: `https://example.com/${id}`, eventTypes: types }, undefined, at);
+const ids = (ds: { id: string }[]) => ds.map((d) => d.id).sort();
+
+test('a full look, then put, update and delete each show up once, and nothing else does', async () => {
+  const store = new FirestoreDestinationStore(db);
+  await store.put(dest('kept'));
+  await store.put(dest('changed'));
+  await store.put(dest('deleted'));
+  const all = await store.changesSince(undefined);
+  expect(all.initial).toBe(true);
+  expect(ids(all.upserted)).toEqual(['changed', 'deleted', 'kept']);
+
+  // A look reaches 5 s back before the last one (a change seen twice changes nothing):
+  // once the writes are older than that, a look with nothing new returns nothing.
+  await new Promise((r) => setTimeout(r, 5_100));
+  const overlap = await store.changesSince(all.readTime);
+  const quiet = await store.changesSince(overlap.readTime);
+  expect(quiet).toMatchObject({ initial: false, upserted: [], removed: [] });
+
+  await store.update('changed', (d) => d && { ...d, eventTypes: ['com.example.x'] });
+  await store.delete('deleted');
+  await store.put(dest('added'));
+  const next = await store.changesSince(quiet.readTime);
+  expect(ids(next.upserted)).toEqual(['added', 'changed']);
+  expect(next.upserted.find((d) => d.id === 'changed')?.eventTypes).toEqual(['com.example.x']);
+  expect(next.removed).toEqual(['deleted']);
+  expect(next.readTime.getTime()).toBeGreaterThanOrEqual(quiet.readTime.getTime());
+}, 20_000);
