@@ -101,7 +101,9 @@ export class PubSubLanes implements LaneProvisioner {
   }
 
   async existingLanes(): Promise<string[]> {
-    const [prefix, suffix] = [laneTopology('', this.names).subscription.name.replace(/-deliver$/, ''), '-deliver'];
+    // A dedicated lane's subscription is its topic's name, `<prefix>-lane-<id>`, and a suffix.
+    const blank = laneTopology('', this.names);
+    const [prefix, suffix] = [blank.topic.name, blank.subscription.name.slice(blank.topic.name.length)];
     const [subscriptions] = await this.pubsub.getSubscriptions();
     return subscriptions
       .map((s) => s.name.split('/').pop() ?? '')

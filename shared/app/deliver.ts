@@ -1,7 +1,7 @@
 import { binaryHeaders } from '../domain/cloudevents-http';
 import { fromPubSubMessage, heraldAttribute, PushDelivery } from '../domain/cloudevents-pubsub';
 import { AttemptResult, DeliveryRecord, deliveryId, describeFailure, HeraldOverload, isSuccess } from '../domain/delivery';
-import { DeliveryState, historyOf, transition, TransitionResult } from '../domain/delivery-state';
+import { DeliveryState, historyOf, transition, Transition, TransitionResult } from '../domain/delivery-state';
 import { Destination, DESTINATION_ID, deliveryPolicyOf, PolicySettings, rateBoundsOf } from '../domain/destination';
 import { eventKey, HeraldEvent, matchesType } from '../domain/event';
 import { DeliveryPolicy } from '../domain/policy';
@@ -22,6 +22,7 @@ import { RateRecorder } from './rate-recorder';
 import { LANE_HANDLING_BUDGET_MS } from '../topology';
 import { suspendDestination } from './suspension';
 import { SlowDestinations } from '../domain/slow-destinations';
+import { leavesSharedLane, rateWaitLimitMs } from '../domain/lane-admission';
 
 export interface DeliverDeps {
   bus: MessageBus;
@@ -148,7 +149,7 @@ function unusableBecause(destination: Destination | undefined, event: HeraldEven
  * deferral per event, so the read it saves is half of what the backlog costs).
  */
 async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
-  if (t.destination.lane !== 'dedicated' && deps.slow.isSlow(t.destination.id, deps.clock.now().getTime())) return leaveSharedLane(deps, t, publishedAt);
+  if (leavesSharedLane(t.destination, deps.slow.isSlow(t.destination.id, deps.clock.now().getTime()))) return leaveSharedLane(deps, t, publishedAt);
   // The duplicate check is made only by a caller not deferred, before its turn (DeliveryLimiter: BeforeTurn).
   const found: { record?: DeliveryRecord } = {};
   const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), {
@@ -158,16 +159,8 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
     },
   });
   if (gate.kind === 'defer') {
-    // Played in memory as for an attempt: claimed, then deferred (the state machine marks it rate-deferred).
-    const now = deps.clock.now();
-    const claimed = settled(transition({ status: 'PENDING', attempts: 0, availableAt: now.toISOString() }, { type: 'claim', now, claimTtlMs: 0 }));
-    const record = newRecord(t, publishedAt, settled(transition(claimed, { type: 'defer', until: new Date(gate.until) })));
-    if (!(await deps.deliveries.create(record))) {
-      deps.log.info('duplicate lane message skipped: the delivery is already recorded', t.ids);
-      return { kind: 'duplicate', deliveryId: t.id };
-    }
-    deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: record.availableAt });
-    return { kind: 'deferred', deliveryId: t.id, until: record.availableAt! };
+    // The state machine marks it rate-deferred.
+    return recordUnattempted(deps, t, publishedAt, { type: 'defer', until: new Date(gate.until) }, 'delivery deferred by rate control');
   }
   if (gate.kind === 'skip') {
     const existing = found.record!;
@@ -177,18 +170,14 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
   }
   const at = deps.clock.now();
   const result = await attempt(deps, t, at);
-  // Never stored in between: the first attempt's claim, played in memory.
-  const initial: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: at.toISOString() };
-  const claimed = settled(transition(initial, { type: 'claim', now: at, claimTtlMs: 0 }));
   if (result.kind === 'herald-overload') {
-    const record = newRecord(t, publishedAt, settled(transition(claimed, { type: 'back-off', until: backOffUntil(deps) })));
+    const record = firstRecord(t, publishedAt, at, { type: 'back-off', until: backOffUntil(deps) });
     if (!(await retryOnOverload(() => deps.deliveries.create(record), RECORD_RETRY))) return { kind: 'duplicate', deliveryId: t.id };
     return backedOff(deps, t, result, record);
   }
   deps.limiter.report(t.destination.id, result, at);
   const decision = withFailureMode(decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)), t.destination.failureMode);
-  const state = settled(transition(claimed, { type: 'attempted', at, result, decision }));
-  const record = newRecord(t, publishedAt, state);
+  const record = firstRecord(t, publishedAt, at, { type: 'attempted', at, result, decision });
   // Recorded first, then counted and dead-lettered: a concurrent attempt that was recorded
   // first (a duplicate) neither counts twice nor publishes a second dead letter.
   if (!(await retryOnOverload(() => deps.deliveries.create(record), RECORD_RETRY))) {
@@ -260,16 +249,30 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
  * recorded PENDING, due now, without an attempt, and the retry pump sends it on the retry
  * lanes. Costs the record's write and the pump's claim; a duplicate finds the record.
  */
-async function leaveSharedLane(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
-  const now = deps.clock.now();
-  const claimed = settled(transition({ status: 'PENDING', attempts: 0, availableAt: now.toISOString() }, { type: 'claim', now, claimTtlMs: 0 }));
-  const record = newRecord(t, publishedAt, settled(transition(claimed, { type: 'back-off', until: now })));
-  if (!(await retryOnOverload(() => deps.deliveries.create(record), RECORD_RETRY))) {
+function leaveSharedLane(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
+  return recordUnattempted(deps, t, publishedAt, { type: 'back-off', until: deps.clock.now() }, 'slow destination: delivery handed to the retry lanes, its shared lane kept free');
+}
+
+/**
+ * A first delivery put off without an attempt: its record created (only if there is none,
+ * which is the duplicate check) in the state `next` leads to. A store failure throws, the
+ * push is not acked and comes again: nothing was sent, so nothing is sent twice.
+ */
+async function recordUnattempted(deps: DeliverDeps, t: Target, publishedAt: string, next: Transition, message: string): Promise<DeliverOutcome> {
+  const record = firstRecord(t, publishedAt, deps.clock.now(), next);
+  if (!(await deps.deliveries.create(record))) {
     deps.log.info('duplicate lane message skipped: the delivery is already recorded', t.ids);
     return { kind: 'duplicate', deliveryId: t.id };
   }
-  deps.log.info('slow destination: delivery handed to the retry lanes, its shared lane kept free', t.ids);
+  deps.log.info(message, { ...t.ids, availableAt: record.availableAt });
   return { kind: 'deferred', deliveryId: t.id, until: record.availableAt! };
+}
+
+/** A delivery's first record: its first claim, never stored, played in memory at `claimedAt`, then `next`. */
+function firstRecord(t: Target, publishedAt: string, claimedAt: Date, next: Transition): DeliveryRecord {
+  const initial: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: claimedAt.toISOString() };
+  const claimed = settled(transition(initial, { type: 'claim', now: claimedAt, claimTtlMs: 0 }));
+  return newRecord(t, publishedAt, settled(transition(claimed, next)));
 }
 
 /** When a delivery that met Herald's own overload is tried again (10 s ± 20 %). */
@@ -319,13 +322,11 @@ async function suspendIfDecided(deps: DeliverDeps, t: Target, decision: Decision
 }
 
 /**
- * How long a delivery may wait for its turn: the runtime's limit, shortened for a policy whose
- * attempt timeout is long (a custom policy may take up to 60 s), so that the wait and the
- * attempt together stay inside what handling a lane push may take.
+ * How long a delivery may wait for its turn: the runtime's limit, shorter on a shared lane,
+ * shortened for a policy whose attempt timeout is long (the rule: domain/lane-admission.ts).
  */
 function rateWaitFor(deps: DeliverDeps, t: Pick<Target, 'destination' | 'policy'>): number {
-  const limit = t.destination.lane === 'dedicated' ? deps.maxRateWaitMs : Math.min(deps.maxRateWaitMs, deps.sharedLaneWaitMs);
-  return Math.max(0, Math.min(limit, LANE_HANDLING_BUDGET_MS - t.policy.attemptTimeoutMs));
+  return rateWaitLimitMs(t.destination, t.policy.attemptTimeoutMs, { dedicatedMs: deps.maxRateWaitMs, sharedMs: deps.sharedLaneWaitMs, handlingBudgetMs: LANE_HANDLING_BUDGET_MS });
 }
 
 /** One attempt, timed for the slow-destination verdict (SlowDestinations). */

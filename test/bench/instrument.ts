@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Runtime } from '../../shared/runtime';
+import { lanePrefixes } from '../../shared/topology';
 import { Logger, LogFields } from '../../shared/ports';
 import { distribution, Distribution } from './stats';
 
@@ -42,7 +43,7 @@ export const PROBED_CALLS = [
   'publish events topic (ingest)',
   'publish lane (route)',
   'publish other',
-  'directory.list',
+  'directory.matching (route)',
   'deliveries.get',
   'deliveries.create',
   'http.send (to receiver)',
@@ -61,16 +62,16 @@ export class RuntimeProbe {
     const t = (c: ProbedCall) => this.timings.get(c)!;
     const { bus, deliveries, directory, http, topology } = runtime;
     const eventsTopic = topology.topics.events.name;
-    const lanePrefix = `${runtime.names.prefix}-lane-`;
+    const lanes = lanePrefixes(runtime.names);
     const publish = bus.publish.bind(bus);
     bus.publish = (topic, message) =>
-      t(topic === eventsTopic ? 'publish events topic (ingest)' : topic.startsWith(lanePrefix) ? 'publish lane (route)' : 'publish other').time(() => publish(topic, message));
+      t(topic === eventsTopic ? 'publish events topic (ingest)' : lanes.some((prefix) => topic.startsWith(prefix)) ? 'publish lane (route)' : 'publish other').time(() => publish(topic, message));
     const get = deliveries.get.bind(deliveries);
     deliveries.get = (id) => t('deliveries.get').time(() => get(id));
     const create = deliveries.create.bind(deliveries);
     deliveries.create = (record) => t('deliveries.create').time(() => create(record));
-    const list = directory.list.bind(directory);
-    directory.list = () => t('directory.list').time(() => list());
+    const matching = directory.matching.bind(directory);
+    directory.matching = (type) => t('directory.matching (route)').time(() => matching(type));
     const send = http.send.bind(http);
     http.send = (request) => t('http.send (to receiver)').time(() => send(request));
   }
