@@ -212,6 +212,7 @@ export function deliverDeps(rt: Runtime): DeliverDeps {
     maxRateWaitMs: MAX_RATE_WAIT_MS,
     sharedLaneWaitMs: rt.config.sharedLaneWaitMs,
     slow: rt.slow,
+    names: rt.names,
     notificationsTopic: rt.topology.topics.notifications.name,
     http: rt.http,
     topics: rt.topics,

@@ -1,5 +1,5 @@
 import { binaryHeaders } from '../domain/cloudevents-http';
-import { fromPubSubMessage, heraldAttribute, PushDelivery } from '../domain/cloudevents-pubsub';
+import { fromPubSubMessage, heraldAttribute, PushDelivery, toPubSubMessage } from '../domain/cloudevents-pubsub';
 import { AttemptResult, DeliveryRecord, deliveryId, describeFailure, HeraldOverload, isSuccess } from '../domain/delivery';
 import { DeliveryState, historyOf, transition, Transition, TransitionResult } from '../domain/delivery-state';
 import { Destination, DESTINATION_ID, deliveryPolicyOf, PolicySettings, rateBoundsOf } from '../domain/destination';
@@ -19,7 +19,7 @@ import { DeliveryLimiter } from './delivery-limiter';
 import { queuedBecauseSuspended } from '../domain/suspension';
 import { updateUnderClaim } from './claimed-update';
 import { RateRecorder } from './rate-recorder';
-import { LANE_HANDLING_BUDGET_MS } from '../topology';
+import { LANE_HANDLING_BUDGET_MS, sharedLaneFor, TopologyNames } from '../topology';
 import { suspendDestination } from './suspension';
 import { SlowDestinations } from '../domain/slow-destinations';
 import { leavesSharedLane, rateWaitLimitMs } from '../domain/lane-admission';
@@ -38,6 +38,8 @@ export interface DeliverDeps {
   sharedLaneWaitMs: number;
   /** Destinations slow now, as this instance saw them: their first attempts leave the shared lanes. */
   slow: SlowDestinations;
+  /** Where the retry lanes are (a slow destination's first attempts are handed over to them). */
+  names: TopologyNames;
   notificationsTopic: string;
   http: HttpSender;
   /** Pub/Sub-topic destinations: one publish per attempt, in the CloudEvents Pub/Sub binding. */
@@ -52,6 +54,7 @@ export type DeliverOutcome =
   | { kind: 'duplicate'; deliveryId: string; status?: DeliveryRecord['status'] }
   | { kind: 'queued'; deliveryId: string }
   | { kind: 'deferred'; deliveryId: string; until: string }
+  | { kind: 'handed-over'; deliveryId: string; topic: string }
   | { kind: 'rejected'; reason: RejectReason };
 
 /** Lane message attributes (with the `herald-` prefix) that `route` and the retry pump set. */
@@ -63,6 +66,8 @@ export const LANE_ATTRIBUTES = {
   claim: 'claim',
   /** Set by ingest: the intake batch the event was accepted in (domain/intake.ts); route passes it on. */
   intake: 'intake',
+  /** Set by deliver on a slow destination's first attempt it moved to the retry lanes: it is attempted there, never moved again. */
+  handedOver: 'handed-over',
 } as const;
 
 /**
@@ -98,6 +103,7 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery): Pr
   const claim = heraldAttribute(push.message, LANE_ATTRIBUTES.claim);
   const publishedAt = heraldAttribute(push.message, LANE_ATTRIBUTES.publishedAt) ?? push.publishTime.toISOString();
   const intake = heraldAttribute(push.message, LANE_ATTRIBUTES.intake);
+  const handedOver = heraldAttribute(push.message, LANE_ATTRIBUTES.handedOver) !== undefined;
 
   const destination = await deps.directory.get(destinationId);
   const unusable = unusableBecause(destination, event);
@@ -112,7 +118,9 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery): Pr
   const target: Target = { destination: destination!, policy, event, id, ids, ...(intake !== undefined ? { intake } : {}) };
   try {
     if (destination!.status === 'suspended') return await queueUnattempted(deps, target, claim, publishedAt);
-    return claim === undefined ? await firstAttempt(deps, target, publishedAt) : await claimedAttempt(deps, target, claim);
+    if (claim !== undefined) return await claimedAttempt(deps, target, claim);
+    if (!handedOver && leavesSharedLane(target.destination, deps.slow.isSlow(target.destination.id, deps.clock.now().getTime()))) return await handOver(deps, target, publishedAt);
+    return await firstAttempt(deps, target, publishedAt);
   } finally {
     await deps.rates.flushIfDue();
   }
@@ -149,7 +157,6 @@ function unusableBecause(destination: Destination | undefined, event: HeraldEven
  * deferral per event, so the read it saves is half of what the backlog costs).
  */
 async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
-  if (leavesSharedLane(t.destination, deps.slow.isSlow(t.destination.id, deps.clock.now().getTime()))) return leaveSharedLane(deps, t, publishedAt);
   // The duplicate check is made only by a caller not deferred, before its turn (DeliveryLimiter: BeforeTurn).
   const found: { record?: DeliveryRecord } = {};
   const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), {
@@ -245,16 +252,23 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
 
 /**
  * A slow destination's first attempt is not made on its shared lane, where it would hold a
- * push slot its neighbours need for as long as the destination takes: the delivery is
- * recorded PENDING, due now, without an attempt, and the retry pump sends it on the retry
- * lanes. Costs the record's write and the pump's claim; a duplicate finds the record.
+ * push slot its neighbours need for as long as the destination takes: the lane message is
+ * published again on the destination's retry lane, marked, and attempted there as a first
+ * attempt. One publish, no Firestore write: a slow destination's events cost its lane's
+ * neighbours a few milliseconds each. Published before the push is acked, so a failure
+ * brings the message again (a crash in between: a duplicate, which the record finds).
  */
-function leaveSharedLane(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
-  return recordUnattempted(deps, t, publishedAt, { type: 'back-off', until: deps.clock.now() }, 'slow destination: delivery handed to the retry lanes, its shared lane kept free');
+async function handOver(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
+  const topic = sharedLaneFor(t.destination.id, 'retry', deps.names);
+  const attributes: Record<string, string> = { [LANE_ATTRIBUTES.destination]: t.destination.id, [LANE_ATTRIBUTES.publishedAt]: publishedAt, [LANE_ATTRIBUTES.handedOver]: '1' };
+  if (t.intake !== undefined) attributes[LANE_ATTRIBUTES.intake] = t.intake;
+  await deps.bus.publish(topic, toPubSubMessage(t.event, attributes));
+  deps.log.info('slow destination: delivery handed to the retry lanes, its shared lane kept free', { ...t.ids, topic });
+  return { kind: 'handed-over', deliveryId: t.id, topic };
 }
 
 /**
- * A first delivery put off without an attempt: its record created (only if there is none,
+ * A first delivery put off (deferred) without an attempt: its record created (only if there is none,
  * which is the duplicate check) in the state `next` leads to. A store failure throws, the
  * push is not acked and comes again: nothing was sent, so nothing is sent twice.
  */

@@ -21,6 +21,7 @@ export interface OutcomeCounts {
   /** Attempts by decision (delivered, throttle, retry, dead, …). */
   attempted: Record<string, number>;
   deferred: number;
+  'handed-over': number;
   duplicate: number;
   queued: number;
   rejected: number;
@@ -28,7 +29,7 @@ export interface OutcomeCounts {
   errors: number;
 }
 
-export const emptyOutcomes = (): OutcomeCounts => ({ attempted: {}, deferred: 0, duplicate: 0, queued: 0, rejected: 0, errors: 0 });
+export const emptyOutcomes = (): OutcomeCounts => ({ attempted: {}, deferred: 0, 'handed-over': 0, duplicate: 0, queued: 0, rejected: 0, errors: 0 });
 
 /** One lease from a destination's rate-control document (one committed write). */
 export interface LeaseLog {

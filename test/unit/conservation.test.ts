@@ -256,6 +256,7 @@ describe('a DEAD delivery is written before its dead letter is published', () =>
       maxRateWaitMs: 30_000,
       sharedLaneWaitMs: 30_000,
       slow: new SlowDestinations({ slowMs: 2000, forgetMs: 60_000 }),
+      names: { prefix: 'herald' },
       notificationsTopic: 'herald-notifications',
       http: {
         send: async (): Promise<AttemptResult> => {

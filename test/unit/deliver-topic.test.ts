@@ -43,6 +43,7 @@ async function setup(answer: TopicAnswer, spec: Record<string, unknown> = {}, ma
     maxRateWaitMs,
     sharedLaneWaitMs: 30_000,
     slow: new SlowDestinations({ slowMs: 2000, forgetMs: 60_000 }),
+      names: { prefix: 'herald' },
     notificationsTopic: 'herald-notifications',
     http: {
       send: async () => {
