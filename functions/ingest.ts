@@ -3,7 +3,7 @@ import { ingest } from '../shared/app/ingest';
 import { guarded, HeraldRequest, rawBodyOf, requireBearer, requireMethod, sendJson } from './http';
 import { runtime } from './runtime';
 
-/** POST /ingest: CloudEvents in binary, structured or batch mode → the events topic. */
+/** POST /ingest: CloudEvents in binary, structured or batch mode → the lanes of the destinations they go to. */
 export const ingestHandler = guarded(
   () => runtime().log,
   'ingest',
@@ -14,10 +14,12 @@ export const ingestHandler = guarded(
     const result = await ingest(
       {
         bus: rt.bus,
+        lanes: rt.lanes,
+        names: rt.names,
+        directory: rt.directory,
         journal: rt.journal,
         clock: rt.clock,
         log: rt.log,
-        eventsTopic: rt.topology.topics.events.name,
         maxBodyBytes: rt.config.maxBodyBytes,
         maxEventBytes: rt.config.maxEventBytes,
       },

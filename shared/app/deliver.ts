@@ -23,6 +23,7 @@ import { LANE_HANDLING_BUDGET_MS, sharedLaneFor, TopologyNames } from '../topolo
 import { suspendDestination } from './suspension';
 import { SlowDestinations } from '../domain/slow-destinations';
 import { leavesSharedLane, rateWaitLimitMs } from '../domain/lane-admission';
+import { LANE_ATTRIBUTES } from './lanes';
 
 export interface DeliverDeps {
   bus: MessageBus;
@@ -57,18 +58,7 @@ export type DeliverOutcome =
   | { kind: 'handed-over'; deliveryId: string; topic: string }
   | { kind: 'rejected'; reason: RejectReason };
 
-/** Lane message attributes (with the `herald-` prefix) that `route` and the retry pump set. */
-export const LANE_ATTRIBUTES = {
-  destination: 'destination',
-  /** When the event was first published to Herald (max-age limits count from it). */
-  publishedAt: 'published-at',
-  /** Set by the retry pump: the claim this message carries (the record's claimedAt). */
-  claim: 'claim',
-  /** Set by ingest: the intake batch the event was accepted in (domain/intake.ts); route passes it on. */
-  intake: 'intake',
-  /** Set by deliver on a slow destination's first attempt it moved to the retry lanes: it is attempted there, never moved again. */
-  handedOver: 'handed-over',
-} as const;
+export { LANE_ATTRIBUTES };
 
 /**
  * The record of an attempt already made is written again after a passing overload of

@@ -1,17 +1,18 @@
 import { parseHttpEvents, HttpHeaders } from '../domain/cloudevents-http';
-import { toPubSubMessage } from '../domain/cloudevents-pubsub';
-import { eventSize, ValidationIssue } from '../domain/event';
-import { Clock, Logger, MessageBus } from '../ports';
+import { eventSize, HeraldEvent, ValidationIssue } from '../domain/event';
+import { DestinationIndex } from '../domain/destination-index';
+import { Clock, Logger } from '../ports';
 import { IntakeJournal } from './intake-journal';
-import { LANE_ATTRIBUTES } from './deliver';
+import { fanOut, LaneDeps } from './lanes';
+import { DestinationDirectory } from './destination-directory';
 
-export interface IngestDeps {
-  bus: MessageBus;
+export interface IngestDeps extends LaneDeps {
   /** Herald's own record of what it accepted (domain/intake.ts), which the reconciler checks. */
   journal: IntakeJournal;
+  /** Which destinations each event goes to. */
+  directory: DestinationDirectory;
   clock: Clock;
   log: Logger;
-  eventsTopic: string;
   maxBodyBytes: number;
   maxEventBytes: number;
 }
@@ -23,11 +24,14 @@ export type IngestResult =
 
 /**
  * Validates a whole request before publishing any of it (all-or-nothing), then, at once,
- * journals the events (Firestore) and publishes each to the events topic. An event is
- * accepted once both hold it: the topic carries it on, the journal lets the reconciler
- * notice if it never reaches a destination. If Pub/Sub fails part-way the answer names
- * exactly which events were accepted, so a producer can resend only the rest; if the journal
- * fails, none is (a resent event that was published meanwhile is recognised as a duplicate).
+ * journals the events (Firestore) and publishes each onto the first-attempt lane of every
+ * destination it goes to. An event is accepted once both hold it: the lanes carry it on, the
+ * journal lets the reconciler notice if it never reaches a destination. Ingest fans out
+ * itself rather than through the events topic and `route`: one hop, one invocation and one
+ * publish fewer per event (the events topic and `route` remain for producers that publish to
+ * Pub/Sub directly). If Pub/Sub fails part-way the answer names exactly which events were
+ * accepted, so a producer can resend only the rest; if the journal fails, none is (a resent
+ * event that was published meanwhile is recognised as a duplicate by `deliver`).
  */
 export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffer): Promise<IngestResult> {
   if (body.length > deps.maxBodyBytes) {
@@ -53,22 +57,25 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
       },
     };
   }
+  let index: DestinationIndex;
+  try {
+    index = await deps.directory.current();
+  } catch (e) {
+    const error = (e as Error).message;
+    deps.log.error('the destination registry could not be read (Firestore); no event accepted', { error, eventIds: events.map((ev) => ev.attributes.id) });
+    return unavailable('Herald could not read its destinations; resend the events', events, `destination registry: ${error}`);
+  }
+  const acceptedAt = deps.clock.now();
   const journaled = deps.journal.add(events);
+  const targets = events.map((e) => index.matching(e.attributes.type));
   const [journal, ...results] = await Promise.allSettled([
     journaled.durable,
-    ...events.map((e, i) => deps.bus.publish(deps.eventsTopic, toPubSubMessage(e, { [LANE_ATTRIBUTES.intake]: journaled.ids[i]! }))),
+    ...events.map((e, i) => fanOut(deps, e, targets[i]!, { publishedAt: acceptedAt, intake: journaled.ids[i]! })),
   ]);
   if (journal.status === 'rejected') {
     const error = (journal.reason as Error).message;
     deps.log.error('the intake journal could not record the events (Firestore); none accepted', { error, eventIds: events.map((e) => e.attributes.id) });
-    return {
-      status: 503,
-      body: {
-        error: 'Herald could not record the events durably; resend them (a resent event is not delivered twice)',
-        accepted: [],
-        failed: events.map((e) => ({ id: e.attributes.id, error: `intake journal: ${error}` })),
-      },
-    };
+    return unavailable('Herald could not record the events durably; resend them (a resent event is not delivered twice)', events, `intake journal: ${error}`);
   }
   const accepted: string[] = [];
   const failed: { id: string; error: string }[] = [];
@@ -76,12 +83,20 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     const id = events[i]!.attributes.id;
     if (r.status === 'fulfilled') {
       accepted.push(id);
-      deps.log.debug('event accepted', { eventId: id, eventSource: events[i]!.attributes.source, eventType: events[i]!.attributes.type });
+      const destinations = targets[i]!.map((d) => d.id);
+      const fields = { eventId: id, eventSource: events[i]!.attributes.source, eventType: events[i]!.attributes.type, destinations };
+      if (destinations.length) deps.log.debug('event accepted', fields);
+      else deps.log.info('event accepted; no destination subscribes to its type', fields);
     } else failed.push({ id, error: (r.reason as Error).message });
   });
   if (failed.length) {
-    deps.log.error('publishing to the events topic failed', { failed, accepted });
-    return { status: 503, body: { error: 'the events topic is unavailable; resend the failed events', accepted, failed } };
+    deps.log.error('publishing to the lanes failed (Pub/Sub)', { failed, accepted });
+    return { status: 503, body: { error: 'Pub/Sub is unavailable; resend the failed events (one already delivered is not delivered twice)', accepted, failed } };
   }
   return { status: 202, body: { accepted } };
+}
+
+/** 503, none of the request's events accepted. */
+function unavailable(error: string, events: readonly HeraldEvent[], cause: string): IngestResult {
+  return { status: 503, body: { error, accepted: [], failed: events.map((e) => ({ id: e.attributes.id, error: cause })) } };
 }

@@ -1,10 +1,9 @@
-import { fromPubSubMessage, heraldAttribute, PushDelivery, toPubSubMessage } from '../domain/cloudevents-pubsub';
+import { fromPubSubMessage, heraldAttribute, PushDelivery } from '../domain/cloudevents-pubsub';
 import { TopologyNames } from '../topology';
 import { LaneProvisioner, Logger, MessageBus } from '../ports';
-import { publishToLane } from './lanes';
+import { fanOut, LANE_ATTRIBUTES } from './lanes';
 import { DestinationDirectory } from './destination-directory';
 import { rejectToDeadLetter } from './dead-letter';
-import { LANE_ATTRIBUTES } from './deliver';
 
 export interface RouteDeps {
   bus: MessageBus;
@@ -40,12 +39,7 @@ export async function routeEvent(deps: RouteDeps, push: PushDelivery): Promise<R
     return { kind: 'unmatched' };
   }
   const intake = heraldAttribute(push.message, LANE_ATTRIBUTES.intake);
-  const carried: Record<string, string> = intake !== undefined ? { [LANE_ATTRIBUTES.intake]: intake } : {};
-  await Promise.all(
-    targets.map((d) =>
-      publishToLane(deps, d, 'first', toPubSubMessage(event, { [LANE_ATTRIBUTES.destination]: d.id, [LANE_ATTRIBUTES.publishedAt]: push.publishTime.toISOString(), ...carried })),
-    ),
-  );
+  await fanOut(deps, event, targets, { publishedAt: push.publishTime, ...(intake !== undefined ? { intake } : {}) });
   deps.log.debug('event routed', { ...ids, destinations: targets.map((d) => d.id) });
   return { kind: 'routed', destinations: targets.map((d) => d.id) };
 }

@@ -27,7 +27,7 @@ import { FirestoreRateStore } from '../../shared/adapters/firestore-rates';
 import { createLogger } from '../../shared/log';
 import { LocalStack, startLocalStack } from '../../shared/local/stack';
 import { Logger } from '../../shared/ports';
-import { FUNCTION_NAMES, FunctionName } from '../../shared/topology';
+import { FUNCTION_NAMES, FunctionName, lanePrefixes } from '../../shared/topology';
 import { ChildMessage, COUNTED_STATUSES, CostCounters, FunctionCount, ParentMessage, TOPIC_KINDS, TopicKind } from './cost-counters';
 import { messageBytes } from './cost-model';
 import { CounterWrite } from './counter-writes';
@@ -128,7 +128,13 @@ function watchNextServer(): void {
 function instrument(stack: LocalStack): void {
   const { bus, deliveries, topology, names } = stack.runtime;
   const kindOf = (topic: string): TopicKind =>
-    topic === topology.topics.events.name ? 'events' : topic === topology.topics.deadLetter.name ? 'deadLetter' : topic.startsWith(`${names.prefix}-lane-`) ? 'lane' : 'other';
+    topic === topology.topics.events.name
+      ? 'events'
+      : topic === topology.topics.deadLetter.name
+        ? 'deadLetter'
+        : lanePrefixes(names).some((prefix) => topic.startsWith(prefix))
+          ? 'lane'
+          : 'other';
   const publish = bus.publish.bind(bus);
   bus.publish = async (topic, message) => {
     const id = await publish(topic, message);

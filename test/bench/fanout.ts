@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { PubSub } from '@google-cloud/pubsub';
 import { startLocalStack } from '../../shared/local/stack';
 import { createLogger } from '../../shared/log';
-import { BenchFailure, BenchHarness, flagsOf, intOption } from './harness';
+import { BenchFailure, BenchHarness, flagsOf, intOption, startProfile } from './harness';
 import { purgeProject } from './housekeeping';
 import { round, table } from './stats';
 
@@ -21,16 +21,17 @@ export const FANOUT_HELP = `Usage: npm run bench -- fanout [options]
   --destinations D   destinations, one event type each (BENCH_FANOUT_DESTINATIONS; 20)
   --events N         events in the burst, spread evenly over the types (BENCH_FANOUT_EVENTS; 4000)
   --batch B          events per POST /ingest (batch mode) and per publish round (BENCH_FANOUT_BATCH; 100)
-  --stall-timeout S  give up when nothing arrives for S seconds (BENCH_STALL_TIMEOUT; 60)`;
+  --stall-timeout S  give up when nothing arrives for S seconds (BENCH_STALL_TIMEOUT; 60)
+BENCH_PROFILE=file.cpuprofile writes a CPU profile of Herald's run.`;
 
 const PROJECT = 'herald-bench-fanout';
 const RAW_PROJECT = 'herald-bench-fanout-raw';
 const SOURCE = '/herald-bench-fanout';
 const typeOf = (d: number) => `com.example.fanout.${d}`;
 
-/** Counts first arrivals by id: Herald sends ce-id as a header, a raw push has it in the envelope's attributes. */
+/** Counts first arrivals by id (and when, performance.now()): Herald sends ce-id as a header, a raw push has it in the envelope's attributes. */
 export class ArrivalCounter {
-  readonly arrived = new Set<string>();
+  readonly arrived = new Map<string, number>();
   last = 0;
   private server?: http.Server;
   url = '';
@@ -49,8 +50,8 @@ export class ArrivalCounter {
           }
         }
         if (id !== undefined && !this.arrived.has(id)) {
-          this.arrived.add(id);
           this.last = performance.now();
+          this.arrived.set(id, this.last);
         }
         res.writeHead(204).end();
       });
@@ -150,6 +151,7 @@ export async function runFanoutBench(args: string[], harness: BenchHarness): Pro
     });
     if (res.status !== 201) throw new BenchFailure(`registering fanout-${d}: HTTP ${res.status} ${await res.text()}`);
   }
+  const stopProfile = process.env.BENCH_PROFILE ? await startProfile() : undefined;
   const cpuBefore = process.cpuUsage();
   const heraldSend = async () => {
     const batches: string[][] = [];
@@ -164,6 +166,7 @@ export async function runFanoutBench(args: string[], harness: BenchHarness): Pro
   };
   const herald = await timeBurst('herald', counter, events, heraldSend, stallMs, note);
   const cpu = process.cpuUsage(cpuBefore);
+  if (stopProfile) note(`CPU profile of Herald's run: ${await stopProfile(process.env.BENCH_PROFILE!)}`);
   const rawAfter = await timeBurst('raw (after)', counter, events, rawSend, stallMs, note);
 
   const rawMean = (rawBefore.perSecond + rawAfter.perSecond) / 2;

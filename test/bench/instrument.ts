@@ -40,8 +40,8 @@ class Timing {
 }
 
 export const PROBED_CALLS = [
-  'publish events topic (ingest)',
-  'publish lane (route)',
+  'publish events topic',
+  'publish lane (ingest, route)',
   'publish other',
   'directory.matching (route)',
   'deliveries.get',
@@ -65,7 +65,7 @@ export class RuntimeProbe {
     const lanes = lanePrefixes(runtime.names);
     const publish = bus.publish.bind(bus);
     bus.publish = (topic, message) =>
-      t(topic === eventsTopic ? 'publish events topic (ingest)' : lanes.some((prefix) => topic.startsWith(prefix)) ? 'publish lane (route)' : 'publish other').time(() => publish(topic, message));
+      t(topic === eventsTopic ? 'publish events topic' : lanes.some((prefix) => topic.startsWith(prefix)) ? 'publish lane (ingest, route)' : 'publish other').time(() => publish(topic, message));
     const get = deliveries.get.bind(deliveries);
     deliveries.get = (id) => t('deliveries.get').time(() => get(id));
     const create = deliveries.create.bind(deliveries);

@@ -37,6 +37,7 @@ import { BenchHarness } from './harness';
 import { ISOLATION_HELP, runIsolationBench } from './isolation';
 import { RATE_HELP, runRateBench } from './rate';
 import { FANOUT_HELP, runFanoutBench } from './fanout';
+import { LATENCY_HELP, runLatencyBench } from './latency';
 import { runScaleBench, SCALE_HELP } from './scale';
 
 const HERALD_PROJECT = 'herald-bench';
@@ -50,6 +51,7 @@ const HELP = `Usage: npm run bench -- [options]
        npm run bench -- rate [options]        adaptive rate control (issue 5); rate --help
        npm run bench -- isolation [options]   one destination timing out beside a healthy one; isolation --help
        npm run bench -- fanout [options]      a burst over D destinations, Herald vs the bare emulator; fanout --help
+       npm run bench -- latency [options]     paced events, latency Herald adds over the bare emulator; latency --help
        npm run bench -- scale [options]       10,000 destinations in one deployment; scale --help
 
   --events N         events per part (env BENCH_EVENTS; default 2000)
@@ -413,7 +415,7 @@ async function runThroughput(options: Options, receiver: BenchReceiver, emulator
       probe.reset();
       ops.reset();
     },
-    detail: () => `routed ${probe.count('publish lane (route)')}`,
+    detail: () => `routed ${probe.count('publish lane (ingest, route)')}`,
     afterLoad: async (r) => {
       // A delivery is recorded after the receiver answered: let those writes land before counting.
       const deadline = performance.now() + 5000;
@@ -422,8 +424,8 @@ async function runThroughput(options: Options, receiver: BenchReceiver, emulator
       firestore = { reads: ops.reads, writes: ops.writes, readsPerEvent: per(ops.reads), writesPerEvent: per(ops.writes) };
       internals = probe.summary();
       // The middle stage: when the last event was on its lane (route done), from the first send.
-      const routed = probe.count('publish lane (route)');
-      const end = probe.lastEnd('publish lane (route)');
+      const routed = probe.count('publish lane (ingest, route)');
+      const end = probe.lastEnd('publish lane (ingest, route)');
       const routedMs = end === undefined ? undefined : end - r.firstSentAt;
       routing = { routed, ...(routedMs !== undefined ? { routedMs: round(routedMs), routedPerSecond: round((routed / routedMs) * 1000) } : {}) };
     },
@@ -514,6 +516,9 @@ if (mode === 'rate' || mode === 'isolation') {
 } else if (mode === 'scale') {
   const harness = new BenchHarness(SCALE_HELP);
   harness.run(() => runScaleBench(modeArgs, harness));
+} else if (mode === 'latency') {
+  const harness = new BenchHarness(LATENCY_HELP);
+  harness.run(() => runLatencyBench(modeArgs, harness));
 } else {
   main()
     .then(

@@ -9,13 +9,11 @@
  * Firestore reads and writes and latency per delivered event, and the process's memory —
  * what routing and delivery cost must not grow with the destinations registered.
  */
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector';
 import { performance } from 'node:perf_hooks';
 import { startLocalStack } from '../../shared/local/stack';
 import { createLogger } from '../../shared/log';
 import { ArrivalCounter } from './fanout';
-import { BenchFailure, BenchHarness, flagsOf, intOption } from './harness';
+import { BenchFailure, BenchHarness, flagsOf, intOption, startProfile } from './harness';
 import { round, table } from './stats';
 
 export const SCALE_HELP = `Usage: npm run bench -- scale [options]
@@ -43,21 +41,6 @@ interface DeliveryRun {
 }
 
 const mib = (bytes: number) => round(bytes / 2 ** 20, 1)!;
-
-/** BENCH_PROFILE=file: a V8 CPU profile of the second delivery run (open it in Chrome's DevTools). */
-async function startProfile(): Promise<(file: string) => Promise<string>> {
-  const session = new Session();
-  session.connect();
-  const post = (method: string) => new Promise<unknown>((resolve, reject) => session.post(method, (e, r) => (e ? reject(e) : resolve(r))));
-  await post('Profiler.enable');
-  await post('Profiler.start');
-  return async (file) => {
-    const { profile } = (await post('Profiler.stop')) as { profile: object };
-    writeFileSync(file, JSON.stringify(profile));
-    session.disconnect();
-    return file;
-  };
-}
 
 export async function runScaleBench(args: string[], harness: BenchHarness): Promise<number> {
   const flags = flagsOf(args);

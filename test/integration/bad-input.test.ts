@@ -1,5 +1,7 @@
 import { startTestStack, TestStack } from '../support/stack';
 import { SubscriptionTap } from '../support/subscription-tap';
+import { Receiver } from '../support/receiver';
+import { eventually } from '../support/eventually';
 
 /**
  * Bad input on every HTTP surface of a real local stack (emulators): each is answered with
@@ -20,8 +22,8 @@ type Expected = { path: string; message: RegExp };
 
 let stack: TestStack;
 const taps: SubscriptionTap[] = [];
-/** Every message that reached the events topic during this file: only valid events may. */
-let eventsTopicTap: SubscriptionTap;
+/** The destination of the events this file sends: only valid events may reach it. */
+const sink = new Receiver();
 
 // ---------------------------------------------------------------- requests
 
@@ -105,13 +107,19 @@ function expectError(reply: Reply, status: number, message: RegExp): void {
 
 beforeAll(async () => {
   stack = await startTestStack(PROJECT, { HERALD_MAX_BODY_BYTES: String(MAX_BODY_BYTES), HERALD_MAX_EVENT_BYTES: String(MAX_EVENT_BYTES) });
-  eventsTopicTap = await SubscriptionTap.create(PROJECT, 'bad-input-events-tap', stack.runtime.topology.topics.events.name);
-  taps.push(eventsTopicTap);
+  await sink.start();
+  const res = await fetch(`${stack.url}/admin/destinations/bad-input-sink`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${stack.config.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: `${sink.url}/sink`, eventTypes: [ATTRIBUTES.type] }),
+  });
+  expect(res.status).toBe(201);
 });
 
 afterAll(async () => {
   await Promise.all(taps.map((t) => t.close()));
   await stack?.stop({ purge: true });
+  await sink.stop();
 });
 
 // ---------------------------------------------------------------- ingest
@@ -421,13 +429,13 @@ describe('after all of the above', () => {
     expect(reply.body).toEqual(expect.objectContaining({ status: 'ok', projectId: PROJECT }));
   });
 
-  test('a valid event is still accepted (202), and it is the only one that reached the events topic', async () => {
+  test('a valid event is still accepted (202) and delivered, and it is the only one delivered', async () => {
     const reply = await ingest(binaryHeaders({ ...ATTRIBUTES, id: 'still-alive' }), '{"ok":true}');
     expect(reply.status).toBe(202);
     expect(reply.body).toEqual({ accepted: ['still-alive'] });
-    await eventsTopicTap.find('the valid event on the events topic', (m) => m.attributes['ce-id'] === 'still-alive');
-    await new Promise((r) => setTimeout(r, 500)); // let any stray message from a rejected request arrive
-    expect(eventsTopicTap.received.map((m) => m.attributes['ce-id'])).toEqual(['still-alive']);
+    await eventually('the valid event at its destination', () => sink.requests.find((r) => r.headers['ce-id'] === 'still-alive'));
+    await new Promise((r) => setTimeout(r, 500)); // let any stray delivery of a rejected request arrive
+    expect(sink.requests.map((r) => r.headers['ce-id'])).toEqual(['still-alive']);
     expect(taps.flatMap((t) => t.errors)).toEqual([]);
   });
 });

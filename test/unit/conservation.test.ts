@@ -63,11 +63,23 @@ async function world(clock: Clock = systemClock) {
   return { destinations, deliveries, intake, bus, logs, log, directory, add, reconcile, leasedAt };
 }
 
-/** One binary-mode event through ingest, journaled in `store`. */
+/** One binary-mode event of type `t` through ingest, journaled in `store`, to the one destination that takes it. */
 async function ingestOne(store: MemoryIntakeStore) {
   const published: PubSubMessage[] = [];
+  const destinations = new MemoryDestinationStore();
+  await destinations.put(applySpec('d1', destinationSpecSchema.parse({ url: 'https://hooks.example.com/d1', eventTypes: ['t'] }), undefined, new Date()));
   const result = await ingest(
-    { bus: { publish: async (_t, m) => String(published.push(m)) }, journal: new IntakeJournal(store, systemClock), clock: systemClock, log: createLogger({ write: () => undefined }), eventsTopic: 'e', maxBodyBytes: 100_000, maxEventBytes: 10_000 },
+    {
+      bus: { publish: async (_t, m) => String(published.push(m)) },
+      lanes: { ensureLane: async () => undefined, removeLane: async () => undefined },
+      names: { prefix: 'herald' },
+      directory: new DestinationDirectory(destinations, systemClock, 0),
+      journal: new IntakeJournal(store, systemClock),
+      clock: systemClock,
+      log: createLogger({ write: () => undefined }),
+      maxBodyBytes: 100_000,
+      maxEventBytes: 10_000,
+    },
     { 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': 'x1', 'ce-source': '/s', 'ce-type': 't' },
     Buffer.from('{}'),
   );

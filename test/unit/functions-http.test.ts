@@ -1,0 +1,52 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import * as functions from '@google-cloud/functions-framework';
+import { getTestServer } from '@google-cloud/functions-framework/testing';
+import { guarded } from '../../functions/http';
+import { createLogger } from '../../shared/log';
+
+const lines: string[] = [];
+const log = createLogger({ write: (line) => lines.push(line) });
+const seen: { atStart?: unknown; afterAwait?: unknown } = {};
+const domainOf = () => (process as { domain?: unknown }).domain ?? undefined;
+
+functions.http(
+  'guarded-probe',
+  guarded(
+    () => log,
+    'probe',
+    async (req, res) => {
+      seen.atStart = domainOf();
+      await new Promise((r) => setTimeout(r, 1));
+      seen.afterAwait = domainOf();
+      if (req.path === '/fail') throw new Error('boom');
+      res.status(204).end();
+    },
+  ),
+);
+
+async function call(path: string): Promise<{ status: number; body: string }> {
+  const server = getTestServer('guarded-probe');
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  try {
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`, { method: 'POST' });
+    return { status: res.status, body: await res.text() };
+  } finally {
+    await new Promise<void>((r) => (server as http.Server).close(() => r()));
+  }
+}
+
+describe('guarded handlers under the functions framework', () => {
+  it("run outside the framework's per-request domain, before and after an await", async () => {
+    expect((await call('/')).status).toBe(204);
+    expect(seen.atStart).toBeUndefined();
+    expect(seen.afterAwait).toBeUndefined();
+  });
+
+  it('still answer a fault with a logged 500 in JSON', async () => {
+    const reply = await call('/fail');
+    expect(reply.status).toBe(500);
+    expect(JSON.parse(reply.body)).toEqual({ error: 'internal error in probe; it has been logged, retry later' });
+    expect(lines.some((l) => /"message":"probe failed"/.test(l) && /boom/.test(l))).toBe(true);
+  });
+});

@@ -1,0 +1,96 @@
+import { DestinationDirectory } from '../../shared/app/destination-directory';
+import { ingest, IngestDeps } from '../../shared/app/ingest';
+import { IntakeJournal } from '../../shared/app/intake-journal';
+import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
+import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
+import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
+import { createLogger } from '../../shared/log';
+import { systemClock } from '../../shared/ports';
+import { laneTopology, sharedLaneFor } from '../../shared/topology';
+import { MemoryDestinationStore } from '../support/memory-destination-store';
+
+/** Ingest fans each accepted event out onto the lanes itself (no events topic, no `route` hop). */
+
+const names = { prefix: 'herald' };
+const batch = (events: { id: string; type: string }[]) => Buffer.from(JSON.stringify(events.map((e) => ({ specversion: '1.0', source: '/shop', data: { n: e.id }, ...e }))));
+const BATCH = { 'content-type': 'application/cloudevents-batch+json' };
+
+async function world(options: { failFor?: string } = {}) {
+  const destinations = new MemoryDestinationStore();
+  const add = (id: string, spec: Record<string, unknown>) => destinations.put(applySpec(id, destinationSpecSchema.parse(spec), undefined, new Date('2026-11-25T09:00:00Z')));
+  await add('orders', { url: 'https://hooks.example.com/orders', eventTypes: ['com.example.order.*'] });
+  await add('audit', { url: 'https://hooks.example.com/audit', eventTypes: ['*'], lane: 'dedicated' });
+  await add('billing', { url: 'https://hooks.example.com/billing', eventTypes: ['com.example.invoice.paid'] });
+  const published: { topic: string; message: PubSubMessage }[] = [];
+  const store = new MemoryIntakeStore();
+  const logs: Record<string, unknown>[] = [];
+  const deps: IngestDeps = {
+    bus: {
+      publish: async (topic, message) => {
+        if (message.attributes['herald-destination'] === options.failFor) throw new Error('14 UNAVAILABLE: pubsub down');
+        return String(published.push({ topic, message }));
+      },
+    },
+    lanes: { ensureLane: async () => undefined, removeLane: async () => undefined },
+    names,
+    directory: new DestinationDirectory(destinations, systemClock, 0),
+    journal: new IntakeJournal(store, systemClock),
+    clock: systemClock,
+    log: createLogger({ level: 'DEBUG', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) }),
+    maxBodyBytes: 100_000,
+    maxEventBytes: 10_000,
+  };
+  return { deps, published, store, logs, destinations };
+}
+
+describe('ingest', () => {
+  it("publishes each event once onto the first-attempt lane of every destination that takes it, with the destination, intake batch and acceptance time", async () => {
+    const { deps, published, store } = await world();
+    const before = Date.now();
+    const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }, { id: 'e2', type: 'com.example.invoice.paid' }]));
+    expect(result).toEqual({ status: 202, body: { accepted: ['e1', 'e2'] } });
+    const sent = published.map((p) => ({ topic: p.topic, id: p.message.attributes['ce-id'], to: p.message.attributes['herald-destination'] }));
+    expect(sent.sort((a, b) => `${a.id}${a.to}`.localeCompare(`${b.id}${b.to}`))).toEqual([
+      { topic: laneTopology('audit', names).topic.name, id: 'e1', to: 'audit' },
+      { topic: sharedLaneFor('orders', 'first', names), id: 'e1', to: 'orders' },
+      { topic: laneTopology('audit', names).topic.name, id: 'e2', to: 'audit' },
+      { topic: sharedLaneFor('billing', 'first', names), id: 'e2', to: 'billing' },
+    ]);
+    expect(store.writes).toHaveLength(1);
+    for (const p of published) {
+      expect(p.message.attributes['herald-intake']).toBe(store.writes[0]!.id);
+      expect(Date.parse(p.message.attributes['herald-published-at']!)).toBeGreaterThanOrEqual(before - 1);
+    }
+  });
+
+  it('accepts and journals an event no destination takes, publishes nothing, and says so in the log', async () => {
+    const { deps, published, store, logs, destinations } = await world();
+    await destinations.delete('audit');
+    const result = await ingest(deps, BATCH, batch([{ id: 'lonely', type: 'com.example.nobody.cares' }]));
+    expect(result).toEqual({ status: 202, body: { accepted: ['lonely'] } });
+    expect(published).toEqual([]);
+    expect(store.writes.flatMap((w) => w.events.map((e) => e.attributes.id))).toEqual(['lonely']);
+    expect(logs).toContainEqual(expect.objectContaining({ severity: 'INFO', message: 'event accepted; no destination subscribes to its type', eventId: 'lonely' }));
+  });
+
+  it('a lane that cannot be published to: the events bound for it are named failed (503), the others accepted', async () => {
+    const { deps } = await world({ failFor: 'billing' });
+    const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }, { id: 'e2', type: 'com.example.invoice.paid' }]));
+    expect(result.status).toBe(503);
+    expect(result.body).toMatchObject({ accepted: ['e1'], failed: [{ id: 'e2', error: expect.stringMatching(/UNAVAILABLE/) }] });
+  });
+
+  it('the registry unreadable: 503, nothing journaled, nothing published', async () => {
+    const { deps, published, store } = await world();
+    class Unreadable extends MemoryDestinationStore {
+      override list(): Promise<never> {
+        return Promise.reject(new Error('14 UNAVAILABLE: firestore down'));
+      }
+    }
+    deps.directory = new DestinationDirectory(new Unreadable(), systemClock, 0);
+    const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
+    expect(result).toEqual({ status: 503, body: { error: expect.stringMatching(/resend/), accepted: [], failed: [{ id: 'e1', error: expect.stringMatching(/destination registry: .*UNAVAILABLE/) }] } });
+    expect(published).toEqual([]);
+    expect(store.writes).toEqual([]);
+  });
+});
