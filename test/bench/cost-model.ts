@@ -29,7 +29,7 @@ export interface PriceList {
     /** CPU allocated for the instance's whole life ("instance-based billing"): no request fee. */
     instanceBased: { perVcpuSecond: number; perGiBSecond: number };
   };
-  /** Cloud Logging ingestion, shown for information (outside the list of components). */
+  /** Cloud Logging ingestion of Herald's own lines at the default level (INFO). */
   logging: { perGiB: number };
 }
 
@@ -88,7 +88,7 @@ export interface PerEventUsage {
    * (concurrency 1): each request's duration rounded up to 100 ms. Absent: not measured.
    */
   soloBilledSeconds?: number;
-  /** Log bytes Herald writes per event (information only). */
+  /** Log bytes Herald writes per event at the default level (INFO). */
   logBytes?: number;
 }
 
@@ -100,7 +100,7 @@ export interface PerEventUsage {
 export type Billing = 'request' | 'instance' | 'request-solo';
 export type FirestoreLocation = 'regional' | 'multiRegion';
 
-export const COMPONENTS = ['firestoreReads', 'firestoreWrites', 'firestoreDeletes', 'pubsubPublish', 'pubsubDelivery', 'invocations', 'cpu', 'memory'] as const;
+export const COMPONENTS = ['firestoreReads', 'firestoreWrites', 'firestoreDeletes', 'pubsubPublish', 'pubsubDelivery', 'invocations', 'cpu', 'memory', 'logging'] as const;
 export type Component = (typeof COMPONENTS)[number];
 
 export const COMPONENT_LABELS: Record<Component, string> = {
@@ -112,6 +112,7 @@ export const COMPONENT_LABELS: Record<Component, string> = {
   invocations: 'function invocations',
   cpu: 'function CPU',
   memory: 'function memory',
+  logging: 'Cloud Logging',
 };
 
 /** Dollars per million events, by component, and their sum. */
@@ -164,6 +165,7 @@ export function costPerMillion(usage: PerEventUsage, prices: PriceList, a: Model
     invocations: usage.invocations * rates.perMillionRequests,
     cpu: instanceSeconds * a.vcpus * rates.perVcpuSecond,
     memory: instanceSeconds * a.memoryGiB * rates.perGiBSecond,
+    logging: loggingPerMillion(usage.logBytes ?? 0, prices),
   };
   return { ...parts, total: COMPONENTS.reduce((sum, c) => sum + parts[c], 0) };
 }
@@ -194,7 +196,7 @@ export function ranked(breakdown: CostBreakdown): { component: Component; dollar
     .sort((x, y) => y.dollars - x.dollars);
 }
 
-/** Dollars per million events for the log bytes Herald writes per event (information only). */
+/** Dollars per million events for the log bytes Herald writes per event. */
 export function loggingPerMillion(logBytesPerEvent: number, prices: PriceList): number {
   return ((logBytesPerEvent * MILLION) / 2 ** 30) * prices.logging.perGiB;
 }

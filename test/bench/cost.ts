@@ -580,7 +580,6 @@ export function formatCostReport(r: CostReport): string {
     [
       ...COMPONENTS.filter((c) => c !== 'firestoreDeletes').map((c) => [`${COMPONENT_LABELS[c]}${c.startsWith('firestore') ? ' (us-central1)' : ['invocations', 'cpu', 'memory'].includes(c) ? ' (request-based)' : ''}`, ...col((x) => dollars(x.perMillion?.[headlineVariant.key]?.[c]))]),
       ...VARIANTS.map((v) => [`TOTAL ${v.label}`, ...col((x) => dollars(x.perMillion?.[v.key]?.total))]),
-      ['Cloud Logging for Herald\'s own lines (not in the totals)', ...col((x) => dollars(x.loggingPerMillion))],
     ],
   );
   const f = r.fixed;

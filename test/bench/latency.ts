@@ -13,7 +13,7 @@ import { PubSub } from '@google-cloud/pubsub';
 import { startLocalStack } from '../../shared/local/stack';
 import { createLogger } from '../../shared/log';
 import { ArrivalCounter } from './fanout';
-import { BenchFailure, BenchHarness, flagsOf, intOption, mark } from './harness';
+import { BenchFailure, BenchHarness, flagsOf, intOption, mark, startProfile } from './harness';
 import { purgeProject } from './housekeeping';
 import { distribution, Distribution, round, table } from './stats';
 
@@ -22,7 +22,8 @@ export const LATENCY_HELP = `Usage: npm run bench -- latency [options]
   --rate R           events per second, paced, over all destinations (BENCH_LATENCY_RATE; 100)
   --seconds S        how long each part sends (BENCH_LATENCY_SECONDS; 20)
   --warmup N         unmeasured events through each part first (BENCH_LATENCY_WARMUP; 100)
-  --stall-timeout S  give up when nothing arrives for S seconds (BENCH_STALL_TIMEOUT; 30)`;
+  --stall-timeout S  give up when nothing arrives for S seconds (BENCH_STALL_TIMEOUT; 30)
+BENCH_PROFILE=file.cpuprofile writes a CPU profile of Herald's part.`;
 
 const PROJECT = 'herald-bench-latency';
 const RAW_PROJECT = 'herald-bench-latency-raw';
@@ -125,7 +126,9 @@ export async function runLatencyBench(args: string[], harness: BenchHarness): Pr
     return { label, ...result };
   };
   const rawBefore = await part('raw (before)', rawSend);
+  const stopProfile = process.env.BENCH_PROFILE ? await startProfile() : undefined;
   const herald = await part('herald', heraldSend);
+  if (stopProfile) note(`CPU profile of Herald's part: ${await stopProfile(process.env.BENCH_PROFILE!)}`);
   const rawAfter = await part('raw (after)', rawSend);
 
   const rawMean = (k: 'p50' | 'p99') => ((rawBefore.latency[k] ?? NaN) + (rawAfter.latency[k] ?? NaN)) / 2;

@@ -127,8 +127,13 @@ describe('bench cost model', () => {
     expect(fixedMonthly(idle, PRICES, A).pump.request).toBeCloseTo(0.1 * minutes * (0.000024 + 0.25 * 0.0000025) + minutes * 0.4e-6, 8);
   });
 
-  it('prices log bytes per GiB', () => {
+  it('prices log bytes per GiB, and counts them in the total', () => {
     expect(loggingPerMillion(2 ** 30 / 1e6, PRICES)).toBeCloseTo(0.5, 10);
+    const quiet = costPerMillion(FIRST, PRICES, A, { firestore: 'regional', billing: 'request' });
+    const logged = costPerMillion({ ...FIRST, logBytes: 2 ** 30 / 1e6 }, PRICES, A, { firestore: 'regional', billing: 'request' });
+    expect(quiet.logging).toBe(0);
+    expect(logged.logging).toBeCloseTo(0.5, 10);
+    expect(logged.total - quiet.total).toBeCloseTo(0.5, 10);
   });
 
   it('ships list prices and assumptions that match the README', () => {
