@@ -1,3 +1,4 @@
+import type { Account, AccountKey } from './domain/account';
 import { Destination } from './domain/destination';
 import { AttemptResult, DeliveryRecord, DeliveryStatus, HeraldOverload, LastError } from './domain/delivery';
 import { RateBucket, RateCounts } from './domain/success-rate';
@@ -34,6 +35,23 @@ export interface LaneProvisioner {
   removeLane(destinationId: string): Promise<void>;
   /** Destinations that have a lane of their own now (dedicated, or from before lanes were shared). */
   existingLanes?(): Promise<string[]>;
+}
+
+/** Accounts and their keys (domain/account.ts). */
+export interface AccountStore {
+  get(id: string): Promise<Account | undefined>;
+  /** By id, a page at a time: `cursor` is the last id of the page before. */
+  list(page: { limit: number; cursor?: string }): Promise<{ accounts: Account[]; nextCursor?: string }>;
+  /** Creates the account unless the id is taken: whether it did. */
+  create(account: Account): Promise<boolean>;
+  /** Reads, decides and writes atomically (as DestinationStore.update); what was written. */
+  update(id: string, decide: (current: Account | undefined) => Account | undefined): Promise<Account | undefined>;
+  delete(id: string): Promise<boolean>;
+  putKey(key: AccountKey): Promise<void>;
+  getKey(id: string): Promise<AccountKey | undefined>;
+  listKeys(account: string): Promise<AccountKey[]>;
+  /** Reads, decides and writes one key atomically; what was written. */
+  updateKey(id: string, decide: (current: AccountKey | undefined) => AccountKey | undefined): Promise<AccountKey | undefined>;
 }
 
 export interface DestinationStore {

@@ -2,6 +2,8 @@ import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { FirestoreDeliveryStore, FirestoreDestinationStore, FirestoreIntakeStore, OperationCounter } from './adapters/firestore-stores';
 import { IntakeJournal } from './app/intake-journal';
+import { KeyVerifier } from './app/key-verifier';
+import { FirestoreAccountStore } from './adapters/firestore-accounts';
 import { ReconcileDeps, ReconcilerState } from './app/reconcile';
 import { UndiciHttpSender } from './adapters/http-sender';
 import { GoogleIdTokenVerifier } from './adapters/google-id-tokens';
@@ -28,6 +30,7 @@ import { randomUUID } from 'node:crypto';
 import { ConfigError, ENV_NAMES, HeraldConfig, pushAuthModeOf } from './config';
 import { createLogger, parseSeverity } from './log';
 import {
+  AccountStore,
   Clock,
   DeadLetterQueue,
   DeliveryStore,
@@ -51,6 +54,10 @@ export interface Runtime {
   config: HeraldConfig;
   /** SHA-256 digests of the admin and ingest tokens (from the token or its configured hash): requests are compared against these. */
   credentials: { admin: Buffer; ingest: Buffer };
+  /** Accounts and their keys (POST /admin/accounts…). */
+  accounts: AccountStore;
+  /** Account keys presented as bearer tokens, each record re-read at most every few seconds. */
+  keys: KeyVerifier;
   /** Authenticates the internal endpoints (push and scheduler requests). */
   pushAuth: PushAuthenticator;
   /** DNS as the SSRF guard sees it (registration and every attempt). */
@@ -158,9 +165,12 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   // Counts left by a request are written even if no other request comes (where the CPU is allocated between requests).
   const flusher = setInterval(() => void rates.flushIfDue(), config.rateFlushMs);
   flusher.unref();
+  const accounts = new FirestoreAccountStore(firestore, firestoreOps);
   const rt: Runtime = {
     config,
     credentials,
+    accounts,
+    keys: new KeyVerifier(accounts, clock),
     pushAuth,
     resolver,
     clock,

@@ -26,6 +26,8 @@ export const COLLECTIONS = {
   intake: 'intake',
   locks: 'locks',
   destinationChanges: 'destination-changes',
+  accounts: 'accounts',
+  accountKeys: 'account-keys',
 } as const;
 
 /**

@@ -2,7 +2,9 @@ import { binaryHeaders } from '../domain/cloudevents-http';
 import { fromPubSubMessage, heraldAttribute, PushDelivery, toPubSubMessage } from '../domain/cloudevents-pubsub';
 import { AttemptResult, DeliveryRecord, deliveryId, describeFailure, HeraldOverload, isSuccess } from '../domain/delivery';
 import { DeliveryState, historyOf, transition, Transition, TransitionResult } from '../domain/delivery-state';
-import { Destination, DESTINATION_ID, deliveryPolicyOf, PolicySettings, rateBoundsOf } from '../domain/destination';
+import { Destination, deliveryPolicyOf, PolicySettings, rateBoundsOf } from '../domain/destination';
+import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../domain/ids';
+import { eventAccount } from '../domain/account';
 import { eventKey, HeraldEvent, matchesType } from '../domain/event';
 import { DeliveryPolicy } from '../domain/policy';
 import { decide, Decision, NO_HISTORY, withFailureMode } from '../domain/retry-decision';
@@ -77,7 +79,7 @@ const RECORD_RETRY = { tries: 3, firstPauseMs: 100 };
 export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery): Promise<DeliverOutcome> {
   const destinationId = heraldAttribute(push.message, LANE_ATTRIBUTES.destination);
   const parsed = fromPubSubMessage(push.message, push.publishTime);
-  if (!destinationId || !DESTINATION_ID.test(destinationId) || !parsed.ok) {
+  if (!destinationId || !INTERNAL_DESTINATION_ID.test(destinationId) || !parsed.ok) {
     // Only `route` and the pump publish to lanes, after validating: this is a foreign message.
     await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, 'invalid-lane-message', 'lane message without a valid herald-destination attribute or event');
     deps.log.warn('lane message without a valid herald-destination attribute or event: sent to the dead-letter topic', {
@@ -128,6 +130,9 @@ interface Target {
 
 function unusableBecause(destination: Destination | undefined, event: HeraldEvent): { reason: RejectReason; message: string } | undefined {
   if (!destination) return { reason: 'destination-deleted', message: 'the destination no longer exists' };
+  if (splitDestinationId(destination.id).account !== eventAccount(event.attributes)) {
+    return { reason: 'type-unsubscribed', message: `destination ${destination.id} is not of the event's account ${eventAccount(event.attributes)}` };
+  }
   if (!matchesType(destination.eventTypes, event.attributes.type)) {
     return { reason: 'type-unsubscribed', message: `destination ${destination.id} no longer subscribes to ${event.attributes.type}` };
   }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES, DeliveryRecord, DeliveryStatus, isDeliveryId } from '../domain/delivery';
-import { DESTINATION_ID } from '../domain/destination';
+import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../domain/ids';
 import { issuesFromZod, ValidationIssue } from '../domain/event';
 import { AdminDeps, AdminResult, badId, notFound } from './destinations-admin';
 
@@ -11,12 +11,13 @@ import { AdminDeps, AdminResult, badId, notFound } from './destinations-admin';
 
 export type DeliveriesDeps = Pick<AdminDeps, 'destinations' | 'deliveries'>;
 
-/** A delivery as the admin API shows it: the record without its event (no payload, no attributes beyond id/source/type). */
-export type DeliveryView = Omit<DeliveryRecord, 'event'>;
+/** A delivery as the admin API shows it: the record without its event (no payload, no attributes beyond id/source/type), its destination by the account's own id. */
+export type DeliveryView = Omit<DeliveryRecord, 'event'> & { account: string };
 
 export function deliveryViewOf(record: DeliveryRecord): DeliveryView {
   const { event: _event, ...view } = record;
-  return view;
+  const { account, id } = splitDestinationId(record.destinationId);
+  return { ...view, destinationId: id, account };
 }
 
 export const DELIVERY_PAGE = { defaultLimit: 50, maxLimit: 500 } as const;
@@ -64,7 +65,7 @@ export async function listDeliveries(
   destinationId: string,
   query: Record<string, unknown>,
 ): Promise<AdminResult<{ deliveries: DeliveryView[]; nextCursor?: string }>> {
-  if (!DESTINATION_ID.test(destinationId)) return badId(destinationId);
+  if (!INTERNAL_DESTINATION_ID.test(destinationId)) return badId(destinationId);
   const parsed = parseDeliveriesQuery(query);
   if (!parsed.ok) return { status: 400, body: { error: 'invalid deliveries query', issues: parsed.issues } };
   if (!(await deps.destinations.get(destinationId))) return notFound(destinationId);
@@ -77,7 +78,8 @@ export async function listDeliveries(
 
 export { isDeliveryId };
 
-export async function getDelivery(deps: Pick<DeliveriesDeps, 'deliveries'>, id: string): Promise<AdminResult<DeliveryView>> {
+/** One delivery, if it belongs to `account` (a delivery of another account's destination is not there: 404). */
+export async function getDelivery(deps: Pick<DeliveriesDeps, 'deliveries'>, id: string, account: string): Promise<AdminResult<DeliveryView>> {
   if (!isDeliveryId(id)) {
     return {
       status: 400,
@@ -87,7 +89,7 @@ export async function getDelivery(deps: Pick<DeliveriesDeps, 'deliveries'>, id: 
       },
     };
   }
-  const record = await deps.deliveries.get(id);
+  const record = splitDestinationId(id.slice(0, id.indexOf('.'))).account === account ? await deps.deliveries.get(id) : undefined;
   if (!record) {
     return { status: 404, body: { error: `no delivery ${JSON.stringify(id)}; list a destination's deliveries with GET /admin/destinations/{id}/deliveries` } };
   }

@@ -54,9 +54,9 @@ export class DestinationDirectory {
     return this.state.index;
   }
 
-  /** The destinations an event of `type` goes to, by id. */
-  async matching(type: string): Promise<Destination[]> {
-    return (await this.current()).matching(type);
+  /** The destinations of `account` an event of `type` goes to, by id. */
+  async matching(type: string, account?: string): Promise<Destination[]> {
+    return (await this.current()).matching(type, account);
   }
 
   async get(id: string): Promise<Destination | undefined> {

@@ -1,4 +1,5 @@
-import { applySpec, rateBoundsOf, DESTINATION_ID, destinationSpecSchema, DestinationView, viewOf } from '../domain/destination';
+import { INTERNAL_DESTINATION_ID } from '../domain/ids';
+import { applySpec, rateBoundsOf, destinationSpecSchema, DestinationView, viewOf } from '../domain/destination';
 import { issuesFromZod, ValidationIssue } from '../domain/event';
 import { LastError } from '../domain/delivery';
 import { checkDestinationTopic, HeraldTopics } from '../domain/topic-destination';
@@ -27,7 +28,7 @@ export interface AdminDeps {
 export type AdminResult<T> =
   | { status: 200 | 201 | 202; body: T }
   | { status: 204 }
-  | { status: 400 | 404 | 409 | 503; body: { error: string; issues?: ValidationIssue[] } };
+  | { status: 400 | 403 | 404 | 409 | 503; body: { error: string; issues?: ValidationIssue[] } };
 
 /** 400 for an id that cannot be a destination's (shared by every admin route under /destinations/{id}). */
 export const badId = (id: string): AdminResult<never> => ({
@@ -42,7 +43,7 @@ export const notFound = (id: string): AdminResult<never> => ({
 });
 
 export async function putDestination(deps: AdminDeps, id: string, body: unknown): Promise<AdminResult<DestinationView & { secret?: string }>> {
-  if (!DESTINATION_ID.test(id)) return badId(id);
+  if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
   const parsed = destinationSpecSchema.safeParse(body);
   if (!parsed.success) return { status: 400, body: { error: 'invalid destination spec', issues: issuesFromZod(parsed.error) } };
   const spec = parsed.data;
@@ -86,7 +87,7 @@ export interface DestinationStats {
 }
 
 export async function getDestination(deps: AdminDeps, id: string): Promise<AdminResult<DestinationView & { stats: DestinationStats }>> {
-  if (!DESTINATION_ID.test(id)) return badId(id);
+  if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
   const destination = await deps.destinations.get(id);
   if (!destination) return notFound(id);
   const [hour, control] = await Promise.all([deps.rates.window(id), deps.rateLeases.peek(id)]);
@@ -103,12 +104,15 @@ export async function getDestination(deps: AdminDeps, id: string): Promise<Admin
   return { status: 200, body: { ...viewOf(destination, deps.clock.now()), stats } };
 }
 
-export async function listDestinations(deps: AdminDeps): Promise<AdminResult<{ destinations: DestinationView[] }>> {
-  return { status: 200, body: { destinations: (await deps.destinations.list()).map((d) => viewOf(d, deps.clock.now())) } };
+/** The destinations of one account. */
+export async function listDestinations(deps: AdminDeps, account: string): Promise<AdminResult<{ destinations: DestinationView[] }>> {
+  const now = deps.clock.now();
+  const views = (await deps.destinations.list()).map((d) => viewOf(d, now)).filter((v) => v.account === account);
+  return { status: 200, body: { destinations: views } };
 }
 
 export async function deleteDestination(deps: AdminDeps, id: string): Promise<AdminResult<never>> {
-  if (!DESTINATION_ID.test(id)) return badId(id);
+  if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
   if (!(await deps.destinations.delete(id))) return notFound(id);
   deps.directory.changed(id);
   // Its dedicated lane, or the lane it had before lanes were shared; nothing when it never had one.

@@ -1,6 +1,7 @@
 import { parseHttpEvents, HttpHeaders } from '../domain/cloudevents-http';
 import { eventSize, HeraldEvent, ValidationIssue } from '../domain/event';
 import { DestinationIndex } from '../domain/destination-index';
+import { ACCOUNT_EXTENSION, ACCOUNT_ID, eventAccount, withAccount } from '../domain/account';
 import { Clock, Logger } from '../ports';
 import { IntakeJournal } from './intake-journal';
 import { fanOut, LaneDeps } from './lanes';
@@ -13,13 +14,15 @@ export interface IngestDeps extends LaneDeps {
   directory: DestinationDirectory;
   clock: Clock;
   log: Logger;
+  /** The account of the key that publishes: every event is stamped with it. Absent: the ingest token, and each event's own `heraldaccount` (none: `default`). */
+  account?: string;
   maxBodyBytes: number;
   maxEventBytes: number;
 }
 
 export type IngestResult =
   | { status: 202; body: { accepted: string[] } }
-  | { status: 400 | 413; body: { error: string; issues: ValidationIssue[] } }
+  | { status: 400 | 403 | 413; body: { error: string; issues: ValidationIssue[] } }
   | { status: 503; body: { error: string; accepted: string[]; failed: { id: string; error: string }[] } };
 
 /**
@@ -44,7 +47,7 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
   if (!parsed.ok) {
     return { status: 400, body: { error: `invalid CloudEvent${parsed.mode === 'batch' ? ' batch' : ''}: ${parsed.issues.length} problem(s)`, issues: parsed.issues } };
   }
-  const events = parsed.value;
+  let events = parsed.value;
   const oversized = events
     .map((e, i) => ({ size: eventSize(e), path: parsed.mode === 'batch' ? `[${i}]` : 'body' }))
     .filter((e) => e.size > deps.maxEventBytes);
@@ -57,6 +60,16 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
       },
     };
   }
+  const paths = events.map((_, i) => (parsed.mode === 'batch' ? `[${i}]` : 'body'));
+  const named = events.map((e) => e.attributes[ACCOUNT_EXTENSION]);
+  if (deps.account !== undefined) {
+    const foreign = named.flatMap((a, i) => (a !== undefined && a !== deps.account ? [{ path: `${paths[i]}.${ACCOUNT_EXTENSION}`, message: `this key publishes for account ${deps.account} only` }] : []));
+    if (foreign.length) return { status: 403, body: { error: `an event names another account than the key's (${deps.account}); nothing accepted`, issues: foreign } };
+  } else {
+    const bad = named.flatMap((a, i) => (a !== undefined && !ACCOUNT_ID.test(a) ? [{ path: `${paths[i]}.${ACCOUNT_EXTENSION}`, message: 'heraldaccount must be an account id: 1-63 lowercase letters, digits and hyphens' }] : []));
+    if (bad.length) return { status: 400, body: { error: 'invalid heraldaccount', issues: bad } };
+  }
+  if (deps.account !== undefined) events = events.map((e) => withAccount(e, deps.account!));
   let index: DestinationIndex;
   try {
     index = await deps.directory.current();
@@ -67,7 +80,7 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
   }
   const acceptedAt = deps.clock.now();
   const journaled = deps.journal.add(events);
-  const targets = events.map((e) => index.matching(e.attributes.type));
+  const targets = events.map((e) => index.matching(e.attributes.type, eventAccount(e.attributes)));
   const [journal, ...results] = await Promise.allSettled([
     journaled.durable,
     ...events.map((e, i) => fanOut(deps, e, targets[i]!, { publishedAt: acceptedAt, intake: journaled.ids[i]! })),

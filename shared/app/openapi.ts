@@ -8,7 +8,7 @@ import { customPolicySchema, POLICY_PRESET_NAMES, policySpecSchema } from '../do
  * documentation cannot drift apart. The admin function serves it at /openapi.json.
  */
 
-export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';
+export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE';
 
 /** What the documentation says of one admin route, beside the code that runs it. */
 export interface RouteDoc {

@@ -86,7 +86,7 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
   const batches = await deps.intake.due(new Date(now - deps.graceMs), deps.batchLimit, deps.state.skip?.through);
   if (batches.length > 0) {
     const index = await deps.directory.current();
-    const planned = batches.map((batch) => ({ batch, expected: expectedDeliveries(batch, (type) => index.matching(type)) }));
+    const planned = batches.map((batch) => ({ batch, expected: expectedDeliveries(batch, (type, account) => index.matching(type, account)) }));
     const owed = planned.reduce((n, p) => n + p.expected.length, 0);
     const ids = batches.map((b) => b.id).sort();
     // The common case costs one count for the whole round: every record of these batches is

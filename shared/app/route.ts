@@ -4,6 +4,7 @@ import { LaneProvisioner, Logger, MessageBus } from '../ports';
 import { fanOut, LANE_ATTRIBUTES } from './lanes';
 import { DestinationDirectory } from './destination-directory';
 import { rejectToDeadLetter } from './dead-letter';
+import { ACCOUNT_EXTENSION, ACCOUNT_ID, eventAccount, withAccount } from '../domain/account';
 
 export interface RouteDeps {
   bus: MessageBus;
@@ -31,8 +32,17 @@ export async function routeEvent(deps: RouteDeps, push: PushDelivery): Promise<R
     deps.log.warn('invalid event on the events topic: sent to the dead-letter topic', { messageId: push.messageId, issues: parsed.issues });
     return { kind: 'invalid', issues: parsed.issues };
   }
-  const event = parsed.value;
-  const targets = await deps.directory.matching(event.attributes.type);
+  // A producer publishing straight to the topic names the account as a message attribute (or as the CloudEvents extension).
+  const named = push.message.attributes[ACCOUNT_EXTENSION];
+  const conflict = named !== undefined && parsed.value.attributes[ACCOUNT_EXTENSION] !== undefined && named !== parsed.value.attributes[ACCOUNT_EXTENSION];
+  if ((named !== undefined && !ACCOUNT_ID.test(named)) || conflict) {
+    const issues = [{ path: `attributes.${ACCOUNT_EXTENSION}`, message: conflict ? 'the heraldaccount attribute and the ce-heraldaccount extension name different accounts' : 'heraldaccount must be an account id: 1-63 lowercase letters, digits and hyphens' }];
+    await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, 'invalid-event', JSON.stringify(issues));
+    deps.log.warn('invalid event on the events topic: sent to the dead-letter topic', { messageId: push.messageId, issues });
+    return { kind: 'invalid', issues };
+  }
+  const event = named !== undefined ? withAccount(parsed.value, named) : parsed.value;
+  const targets = await deps.directory.matching(event.attributes.type, eventAccount(event.attributes));
   const ids = { eventId: event.attributes.id, eventSource: event.attributes.source, eventType: event.attributes.type };
   if (targets.length === 0) {
     deps.log.info('no destination subscribes to this event type', ids);

@@ -1,4 +1,5 @@
-import { DESTINATION_ID, DestinationView, generateSecret, viewOf } from '../domain/destination';
+import { INTERNAL_DESTINATION_ID } from '../domain/ids';
+import { DestinationView, generateSecret, viewOf } from '../domain/destination';
 import { issuesFromZod } from '../domain/event';
 import { DEFAULT_GRACE_SECONDS, rotateSecret, rotateSecretSchema } from '../domain/secret-rotation';
 import { AdminDeps, AdminResult, badId, notFound } from './destinations-admin';
@@ -11,7 +12,7 @@ type Refusal = { status: 404 | 409 | 400; message: string };
  * default). One transaction on the destination; the answer shows the new secret, once.
  */
 export async function postRotateSecret(deps: Pick<AdminDeps, 'destinations' | 'directory' | 'clock' | 'log'>, id: string, body: unknown): Promise<AdminResult<DestinationView & { secret: string }>> {
-  if (!DESTINATION_ID.test(id)) return badId(id);
+  if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
   const parsed = rotateSecretSchema.safeParse(body ?? {});
   if (!parsed.success) return { status: 400, body: { error: 'invalid rotate-secret request', issues: issuesFromZod(parsed.error) } };
   const secret = parsed.data.secret ?? generateSecret();

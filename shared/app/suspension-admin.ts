@@ -1,12 +1,13 @@
+import { INTERNAL_DESTINATION_ID } from '../domain/ids';
 import { z } from 'zod';
-import { DESTINATION_ID, DestinationView, viewOf } from '../domain/destination';
+import { DestinationView, viewOf } from '../domain/destination';
 import { issuesFromZod } from '../domain/event';
 import { AdminResult, badId, notFound } from './destinations-admin';
 import { reactivateDestination, redeliverAll, SuspensionDeps } from './suspension';
 
 /** `POST /admin/destinations/{id}/reactivate`: the suspension cleared, its QUEUED events sent again. */
 export async function postReactivate(deps: SuspensionDeps, id: string): Promise<AdminResult<{ destination: DestinationView; redelivered: number }>> {
-  if (!DESTINATION_ID.test(id)) return badId(id);
+  if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
   const result = await reactivateDestination(deps, id);
   if (result === undefined) return notFound(id);
   if (result === 'active') {
@@ -28,7 +29,7 @@ export const redeliverBodySchema = z
 
 /** `POST /admin/destinations/{id}/redeliver` with `{"status"?: "queued" | "dead"}`: those deliveries start over. */
 export async function postRedeliver(deps: SuspensionDeps, id: string, body: unknown): Promise<AdminResult<{ redelivered: number; status: 'QUEUED' | 'DEAD' }>> {
-  if (!DESTINATION_ID.test(id)) return badId(id);
+  if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
   const parsed = redeliverBodySchema.safeParse(body);
   if (!parsed.success) return { status: 400, body: { error: 'invalid redeliver request', issues: issuesFromZod(parsed.error) } };
   const destination = await deps.destinations.get(id);

@@ -1,20 +1,15 @@
 import type { Destination } from './destination';
+import { DEFAULT_ACCOUNT, splitDestinationId } from './ids';
 
 /**
- * The registry in memory, indexed for routing: the destinations an event type reaches are
- * found with one lookup per distinct wildcard length in use, never by looking at every
- * destination (a deployment may hold 100,000).
+ * The registry in memory, indexed for routing: the destinations an event of one account and
+ * type reaches are found with one lookup per distinct wildcard length that account uses, never
+ * by looking at every destination (a deployment may hold 100,000). An event reaches only its
+ * own account's destinations.
  */
 export class DestinationIndex {
   private readonly byId = new Map<string, Destination>();
-  /** Exact event type → destination ids. */
-  private readonly exact = new Map<string, Set<string>>();
-  /** Wildcard prefix (`com.example.` for `com.example.*`) → destination ids. */
-  private readonly prefixes = new Map<string, Set<string>>();
-  /** How many wildcard prefixes of each length exist: only these lengths are looked up. */
-  private readonly prefixLengths = new Map<number, number>();
-  /** Destinations without eventTypes: every event. */
-  private readonly everything = new Set<string>();
+  private readonly accounts = new Map<string, TypeIndex>();
 
   static of(destinations: readonly Destination[]): DestinationIndex {
     const index = new DestinationIndex();
@@ -29,6 +24,44 @@ export class DestinationIndex {
   put(destination: Destination): void {
     this.remove(destination.id);
     this.byId.set(destination.id, destination);
+    const account = splitDestinationId(destination.id).account;
+    let types = this.accounts.get(account);
+    if (!types) this.accounts.set(account, (types = new TypeIndex()));
+    types.put(destination);
+  }
+
+  remove(id: string): void {
+    const old = this.byId.get(id);
+    if (!old) return;
+    this.byId.delete(id);
+    const account = splitDestinationId(id).account;
+    const types = this.accounts.get(account);
+    types?.remove(old);
+    if (types?.empty) this.accounts.delete(account);
+  }
+
+  /** The destinations of `account` an event of `type` goes to (matchesType's rules), by id. */
+  matching(type: string, account: string = DEFAULT_ACCOUNT): Destination[] {
+    return (this.accounts.get(account)?.matching(type) ?? []).map((id) => this.byId.get(id)!);
+  }
+}
+
+/** One account's destinations by the event types they take. */
+class TypeIndex {
+  /** Exact event type → destination ids. */
+  private readonly exact = new Map<string, Set<string>>();
+  /** Wildcard prefix (`com.example.` for `com.example.*`) → destination ids. */
+  private readonly prefixes = new Map<string, Set<string>>();
+  /** How many wildcard prefixes of each length exist: only these lengths are looked up. */
+  private readonly prefixLengths = new Map<number, number>();
+  /** Destinations without eventTypes: every event. */
+  private readonly everything = new Set<string>();
+
+  get empty(): boolean {
+    return this.everything.size === 0 && this.exact.size === 0 && this.prefixes.size === 0;
+  }
+
+  put(destination: Destination): void {
     if (destination.eventTypes.length === 0) this.everything.add(destination.id);
     for (const pattern of destination.eventTypes) {
       if (pattern.endsWith('*')) {
@@ -38,10 +71,8 @@ export class DestinationIndex {
     }
   }
 
-  remove(id: string): void {
-    const old = this.byId.get(id);
-    if (!old) return;
-    this.byId.delete(id);
+  remove(old: Destination): void {
+    const id = old.id;
     this.everything.delete(id);
     for (const pattern of old.eventTypes) {
       if (pattern.endsWith('*')) {
@@ -55,15 +86,15 @@ export class DestinationIndex {
     }
   }
 
-  /** The destinations an event of `type` goes to (matchesType's rules), by id. */
-  matching(type: string): Destination[] {
+  /** The ids of the destinations an event of `type` goes to, sorted. */
+  matching(type: string): string[] {
     const ids = new Set<string>(this.everything);
     for (const id of this.exact.get(type) ?? []) ids.add(id);
     for (const length of this.prefixLengths.keys()) {
       if (length > type.length) continue;
       for (const id of this.prefixes.get(type.slice(0, length)) ?? []) ids.add(id);
     }
-    return [...ids].sort().map((id) => this.byId.get(id)!);
+    return [...ids].sort();
   }
 }
 

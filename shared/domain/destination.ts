@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AddressRules, checkTargetUrl } from './address-policy';
 import { DeliveryPolicy, PolicySpec, policySpecSchema, resolvePolicy, scalePolicy } from './policy';
 import type { Suspension } from './suspension-record';
-import { DESTINATION_ID } from './ids';
+import { DESTINATION_ID, splitDestinationId } from './ids';
 import { RATE_LIMITS, RateBounds } from './rate-control';
 
 export const DEFAULT_POLICY: PolicySpec = 'event-platform';
@@ -90,7 +90,7 @@ export interface PreviousSecret {
 }
 
 /** What the API shows: never a secret, only until when replaced ones still sign. */
-export type DestinationView = Omit<Destination, 'secret' | 'previousSecrets'> & { previousSecrets?: { expiresAt: string }[] };
+export type DestinationView = Omit<Destination, 'secret' | 'previousSecrets'> & { account: string; previousSecrets?: { expiresAt: string }[] };
 
 /** Replaced secrets whose grace period has not ended at `now` (expired ones are dropped lazily, here). */
 export function unexpiredSecrets(previous: readonly PreviousSecret[] | undefined, now: Date): PreviousSecret[] {
@@ -149,8 +149,10 @@ export function rateBoundsOf(destination: Pick<Destination, 'rate'>): RateBounds
 }
 
 /** `now` given: replaced secrets past their grace period are left out (as delivery leaves them out). */
+/** As the API shows it: the account's own id and the account (inside Herald the id names both: ids.ts). */
 export function viewOf(dest: Destination, now?: Date): DestinationView {
-  const { secret: _secret, previousSecrets, ...view } = dest;
+  const { secret: _secret, previousSecrets, ...rest } = dest;
+  const view = { ...rest, ...splitDestinationId(dest.id) };
   const live = now ? unexpiredSecrets(previousSecrets, now) : (previousSecrets ?? []);
   return live.length ? { ...view, previousSecrets: live.map((p) => ({ expiresAt: p.expiresAt })) } : view;
 }

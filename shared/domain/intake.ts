@@ -1,3 +1,4 @@
+import { eventAccount } from './account';
 import { DeliveryRecord, deliveryId } from './delivery';
 import { eventKey, eventSize, HeraldEvent } from './event';
 
@@ -57,14 +58,16 @@ export interface RoutableDestination {
  * later may or may not have been matched, and is not owed the event). Deleted destinations
  * are owed nothing: `deliver` dead-letters what reaches their lanes.
  */
-export function expectedDeliveries(batch: IntakeBatch, destinationsFor: (type: string) => readonly RoutableDestination[]): ExpectedDelivery[] {
+export function expectedDeliveries(batch: IntakeBatch, destinationsFor: (type: string, account: string) => readonly RoutableDestination[]): ExpectedDelivery[] {
   const byType = new Map<string, RoutableDestination[]>();
   const expected: ExpectedDelivery[] = [];
   const seen = new Set<string>();
   for (const event of batch.events) {
     const type = event.attributes.type;
-    let targets = byType.get(type);
-    if (!targets) byType.set(type, (targets = destinationsFor(type).filter((d) => d.createdAt <= batch.acceptedAt)));
+    const account = eventAccount(event.attributes);
+    const cacheKey = `${account}\n${type}`;
+    let targets = byType.get(cacheKey);
+    if (!targets) byType.set(cacheKey, (targets = destinationsFor(type, account).filter((d) => d.createdAt <= batch.acceptedAt)));
     const key = eventKey(event.attributes);
     for (const d of targets) {
       const id = deliveryId(d.id, key);

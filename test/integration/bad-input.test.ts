@@ -130,7 +130,7 @@ describe('ingest: authentication and method', () => {
     ['a wrong token', 'herald_ingest_not-the-right-token'],
   ])('%s → 401 naming the header to send', async (_, token) => {
     const reply = await ingest(binaryHeaders(ATTRIBUTES), '{}', { token });
-    expectError(reply, 401, /Authorization: Bearer <ingest token>/);
+    expectError(reply, 401, /Authorization: Bearer <ingest token or an account key with the publish scope>/);
     expect(reply.headers.get('www-authenticate')).toBe('Bearer');
   });
 
@@ -285,12 +285,12 @@ describe('admin: authentication', () => {
     ['the ingest token', 'ingest'],
   ])('%s → 401 naming the header to send', async (_, token) => {
     const reply = await admin('GET', '/destinations', undefined, { token: token === 'ingest' ? stack.config.ingestToken : token });
-    expectError(reply, 401, /Authorization: Bearer <admin token>/);
+    expectError(reply, 401, /Authorization: Bearer <admin token or account key>/);
     expect(reply.headers.get('www-authenticate')).toBe('Bearer');
   });
 
   test('the token is checked before the body: broken JSON without a token → 401', async () => {
-    expectError(await admin('PUT', '/destinations/x', '{"url": ', { token: undefined }), 401, /Authorization: Bearer <admin token>/);
+    expectError(await admin('PUT', '/destinations/x', '{"url": ', { token: undefined }), 401, /Authorization: Bearer <admin token or account key>/);
   });
 });
 

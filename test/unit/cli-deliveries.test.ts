@@ -51,7 +51,7 @@ function adminApi(deps: DeliveriesDeps) {
     const list = /^\/admin\/destinations\/([^/]+)\/deliveries$/.exec(url.pathname);
     const one = /^\/admin\/deliveries\/([^/]+)$/.exec(url.pathname);
     if (list) result = await listDeliveries(deps, decodeURIComponent(list[1]!), query);
-    else if (one) result = await getDelivery(deps, decodeURIComponent(one[1]!));
+    else if (one) result = await getDelivery(deps, decodeURIComponent(one[1]!), 'default');
     else return Response.json({ error: `no admin route GET ${url.pathname}` }, { status: 404 });
     return 'body' in result ? Response.json(result.body, { status: result.status }) : new Response(null, { status: result.status });
   };
@@ -152,6 +152,7 @@ describe('herald deliveries list', () => {
     expect(out.deliveries[0]).toEqual({
       id: 'orders.key02',
       destinationId: 'orders',
+      account: 'default',
       eventId: 'evt-02',
       eventSource: '/shop',
       eventType: 'com.example.order.created',

@@ -94,6 +94,7 @@ describe('GET /admin/destinations/{id}/deliveries', () => {
     expect(views.find((v) => v.id === 'orders.key08')).toEqual({
       id: 'orders.key08',
       destinationId: 'orders',
+      account: 'default',
       eventId: 'evt-08',
       eventSource: '/shop',
       eventType: 'com.example.order.created',
@@ -110,10 +111,11 @@ describe('GET /admin/destinations/{id}/deliveries', () => {
     });
   });
 
-  test('deliveryViewOf drops only the event', () => {
+  test("deliveryViewOf drops only the event, and names the destination by its account's own id", () => {
     const r = record('orders', 1, 'PENDING');
     const { event: _event, ...rest } = r;
-    expect(deliveryViewOf(r)).toEqual(rest);
+    expect(deliveryViewOf(r)).toEqual({ ...rest, account: 'default' });
+    expect(deliveryViewOf({ ...r, destinationId: 'acme_orders', id: 'acme_orders.key01' })).toEqual({ ...rest, id: 'acme_orders.key01', destinationId: 'orders', account: 'acme' });
   });
 
   test.each<[Record<string, unknown>, { path: string; message: string | RegExp }[]]>([
@@ -163,7 +165,7 @@ describe('GET /admin/destinations/{id}/deliveries', () => {
 describe('GET /admin/deliveries/{id}', () => {
   test('200 with the view', async () => {
     const deps = await setup();
-    const r = await getDelivery(deps, 'orders.key02');
+    const r = await getDelivery(deps, 'orders.key02', 'default');
     expect(r.status).toBe(200);
     expect((r as { body: Record<string, unknown> }).body).toMatchObject({ id: 'orders.key02', eventId: 'evt-02', status: 'DEAD', attempts: 1 });
     expect((r as { body: Record<string, unknown> }).body).not.toHaveProperty('event');
@@ -171,7 +173,7 @@ describe('GET /admin/deliveries/{id}', () => {
 
   test('404 says how to find deliveries', async () => {
     const deps = await setup();
-    expect(await getDelivery(deps, 'orders.nothere')).toEqual({
+    expect(await getDelivery(deps, 'orders.nothere', 'default')).toEqual({
       status: 404,
       body: { error: 'no delivery "orders.nothere"; list a destination\'s deliveries with GET /admin/destinations/{id}/deliveries' },
     });
@@ -180,6 +182,6 @@ describe('GET /admin/deliveries/{id}', () => {
   test.each(['no-dot', 'orders.', '.key', 'orders.a/b', 'Orders.key', 'orders.key.more', '../x'])('%j is not a delivery id: 400', async (id) => {
     const deps = await setup();
     expect(isDeliveryId(id)).toBe(false);
-    expect(await getDelivery(deps, id)).toMatchObject({ status: 400, body: { error: `invalid delivery id ${JSON.stringify(id)}`, issues: [{ path: 'deliveryId' }] } });
+    expect(await getDelivery(deps, id, 'default')).toMatchObject({ status: 400, body: { error: `invalid delivery id ${JSON.stringify(id)}`, issues: [{ path: 'deliveryId' }] } });
   });
 });

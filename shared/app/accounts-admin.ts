@@ -1,0 +1,179 @@
+import { z } from 'zod';
+import {
+  Account,
+  ACCOUNT_ID,
+  accountCreateSchema,
+  accountIdFromName,
+  AccountKeyView,
+  accountPatchSchema,
+  AccountSettings,
+  accountSettingsSchema,
+  actorOf,
+  Caller,
+  DEFAULT_ACCOUNT,
+  keyCreateSchema,
+  keyView,
+  mintKey,
+  newAccount,
+  patchAccount,
+  reaches,
+  withSettings,
+} from '../domain/account';
+import { issuesFromZod } from '../domain/event';
+import { splitDestinationId } from '../domain/ids';
+import { AccountStore, Clock, DestinationStore, Logger } from '../ports';
+import { AdminResult } from './destinations-admin';
+import { KeyVerifier } from './key-verifier';
+
+export interface AccountsAdminDeps {
+  accounts: AccountStore;
+  destinations: Pick<DestinationStore, 'list'>;
+  keys: KeyVerifier;
+  clock: Clock;
+  log: Logger;
+}
+
+/** The account everything belongs to when nobody said otherwise: it always exists, stored or not. */
+function defaultAccount(): Account {
+  return { id: DEFAULT_ACCOUNT, name: 'Default account', settings: {}, createdAt: '1970-01-01T00:00:00.000Z', updatedAt: '1970-01-01T00:00:00.000Z' };
+}
+
+/** An account as the caller may see it: undefined (404) for one it does not reach or that does not exist. */
+export async function findAccount(deps: Pick<AccountsAdminDeps, 'accounts'>, caller: Caller, id: string): Promise<Account | undefined> {
+  if (!ACCOUNT_ID.test(id) || !reaches(caller, id)) return undefined;
+  return (await deps.accounts.get(id)) ?? (id === DEFAULT_ACCOUNT ? defaultAccount() : undefined);
+}
+
+export const noAccount = (id: string): AdminResult<never> => ({ status: 404, body: { error: `no account ${JSON.stringify(id)}; list them with GET /admin/accounts` } });
+
+const operatorOnly = (what: string): AdminResult<never> => ({ status: 403, body: { error: `${what} is for the operator (the admin token) only; an account key cannot` } });
+
+const invalid = (what: string, error: z.ZodError): AdminResult<never> => ({ status: 400, body: { error: `invalid ${what}`, issues: issuesFromZod(error) } });
+
+export const accountListQuerySchema = z.strictObject(
+  {
+    limit: z.coerce.number({ error: 'limit must be a whole number from 1 to 500' }).int('limit must be a whole number from 1 to 500').min(1, 'limit must be a whole number from 1 to 500').max(500, 'limit must be a whole number from 1 to 500').default(100),
+    cursor: z.string({ error: 'cursor must be given once, as the nextCursor of the previous page' }).regex(ACCOUNT_ID, 'cursor must be the nextCursor of the previous page').optional(),
+  },
+  { error: 'the query takes limit and cursor only' },
+);
+
+export async function createAccount(deps: AccountsAdminDeps, caller: Caller, body: unknown): Promise<AdminResult<Account>> {
+  if (caller.kind !== 'operator') return operatorOnly('creating an account');
+  const parsed = accountCreateSchema.safeParse(body);
+  if (!parsed.success) return invalid('account', parsed.error);
+  const spec = parsed.data;
+  if (spec.id === DEFAULT_ACCOUNT) return { status: 409, body: { error: 'the account "default" always exists; choose another id' } };
+  const now = deps.clock.now();
+  for (const id of spec.id !== undefined ? [spec.id] : [accountIdFromName(spec.name), accountIdFromName(`${spec.name} ${Math.random().toString(36).slice(2, 8)}`)]) {
+    const account = newAccount(id, spec, now);
+    if (await deps.accounts.create(account)) {
+      deps.log.info('account created', { account: id, actor: actorOf(caller) });
+      return { status: 201, body: account };
+    }
+  }
+  return { status: 409, body: { error: `the account id ${JSON.stringify(spec.id ?? accountIdFromName(spec.name))} is taken; give another "id"` } };
+}
+
+export async function listAccounts(deps: AccountsAdminDeps, caller: Caller, query: Record<string, unknown>): Promise<AdminResult<{ accounts: Account[]; nextCursor?: string }>> {
+  const parsed = accountListQuerySchema.safeParse(query);
+  if (!parsed.success) return invalid('query', parsed.error);
+  if (caller.kind === 'key') {
+    const own = await findAccount(deps, caller, caller.account);
+    return { status: 200, body: { accounts: own ? [own] : [] } };
+  }
+  const page = await deps.accounts.list({ limit: parsed.data.limit, ...(parsed.data.cursor !== undefined ? { cursor: parsed.data.cursor } : {}) });
+  // `default` sorts among the stored ids; shown in its place whether or not it was ever stored.
+  const accounts = page.accounts.some((a) => a.id === DEFAULT_ACCOUNT) ? page.accounts : withDefault(page.accounts, parsed.data.cursor, page.nextCursor);
+  return { status: 200, body: { accounts, ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) } };
+}
+
+/** The page with the never-stored `default` account put in its sorted place, if it falls within the page. */
+function withDefault(accounts: Account[], after: string | undefined, through: string | undefined): Account[] {
+  if (after !== undefined && after >= DEFAULT_ACCOUNT) return accounts;
+  if (through !== undefined && through < DEFAULT_ACCOUNT) return accounts;
+  return [...accounts, defaultAccount()].sort((a, b) => a.id.localeCompare(b.id));
+}
+
+export async function getAccount(deps: AccountsAdminDeps, caller: Caller, id: string): Promise<AdminResult<Account>> {
+  const account = await findAccount(deps, caller, id);
+  return account ? { status: 200, body: account } : noAccount(id);
+}
+
+export async function updateAccount(deps: AccountsAdminDeps, caller: Caller, id: string, body: unknown): Promise<AdminResult<Account>> {
+  if (!(await findAccount(deps, caller, id))) return noAccount(id);
+  if (caller.kind !== 'operator') return operatorOnly("changing an account's name or email");
+  const parsed = accountPatchSchema.safeParse(body);
+  if (!parsed.success) return invalid('change', parsed.error);
+  const now = deps.clock.now();
+  const written = await deps.accounts.update(id, (current) => patchAccount(current ?? (id === DEFAULT_ACCOUNT ? defaultAccount() : current!), parsed.data, now));
+  deps.log.info('account changed', { account: id, actor: actorOf(caller), changed: Object.keys(parsed.data) });
+  return { status: 200, body: written! };
+}
+
+export async function deleteAccount(deps: AccountsAdminDeps, caller: Caller, id: string): Promise<AdminResult<never>> {
+  if (!(await findAccount(deps, caller, id))) return noAccount(id);
+  if (caller.kind !== 'operator') return operatorOnly('deleting an account');
+  if (id === DEFAULT_ACCOUNT) return { status: 409, body: { error: 'the account "default" cannot be deleted' } };
+  const left = (await deps.destinations.list()).filter((d) => splitDestinationId(d.id).account === id).length;
+  if (left > 0) return { status: 409, body: { error: `account ${JSON.stringify(id)} still has ${left} destination(s): delete them first (GET /admin/accounts/${id}/destinations)` } };
+  const now = deps.clock.now().toISOString();
+  // Its keys stop working with it: revoked, so a key that outlived a cache is refused too.
+  for (const key of await deps.accounts.listKeys(id)) {
+    await deps.accounts.updateKey(key.id, (k) => (k && k.revokedAt === undefined ? { ...k, revokedAt: now } : undefined));
+    deps.keys.forget(key.id);
+  }
+  await deps.accounts.delete(id);
+  deps.log.info('account deleted', { account: id, actor: actorOf(caller) });
+  return { status: 204 };
+}
+
+export async function getSettings(deps: AccountsAdminDeps, caller: Caller, id: string): Promise<AdminResult<AccountSettings>> {
+  const account = await findAccount(deps, caller, id);
+  return account ? { status: 200, body: account.settings } : noAccount(id);
+}
+
+/** Seed 003: POST sets the settings (what it leaves out returns to its default), PATCH changes what it names. */
+export async function setSettings(deps: AccountsAdminDeps, caller: Caller, id: string, body: unknown, mode: 'replace' | 'merge'): Promise<AdminResult<AccountSettings>> {
+  if (!(await findAccount(deps, caller, id))) return noAccount(id);
+  const parsed = accountSettingsSchema.safeParse(body);
+  if (!parsed.success) return invalid('settings', parsed.error);
+  const now = deps.clock.now();
+  const written = await deps.accounts.update(id, (current) => {
+    const base = current ?? (id === DEFAULT_ACCOUNT ? defaultAccount() : undefined);
+    return base && withSettings(base, parsed.data as AccountSettings, mode, now);
+  });
+  if (!written) return noAccount(id);
+  deps.log.info('account settings changed', { account: id, actor: actorOf(caller), settings: written.settings });
+  return { status: 200, body: written.settings };
+}
+
+export async function createKey(deps: AccountsAdminDeps, caller: Caller, account: string, body: unknown): Promise<AdminResult<AccountKeyView & { key: string }>> {
+  if (!(await findAccount(deps, caller, account))) return noAccount(account);
+  const now = deps.clock.now();
+  const parsed = keyCreateSchema(now).safeParse(body);
+  if (!parsed.success) return invalid('key', parsed.error);
+  const { key, record } = mintKey(account, parsed.data, actorOf(caller), now);
+  await deps.accounts.putKey(record);
+  deps.log.info('account key created', { account, keyId: record.id, scopes: record.scopes, actor: actorOf(caller) });
+  return { status: 201, body: { ...keyView(record), key } };
+}
+
+export async function listKeys(deps: AccountsAdminDeps, caller: Caller, account: string): Promise<AdminResult<{ keys: AccountKeyView[] }>> {
+  if (!(await findAccount(deps, caller, account))) return noAccount(account);
+  return { status: 200, body: { keys: (await deps.accounts.listKeys(account)).map(keyView) } };
+}
+
+export async function revokeKey(deps: AccountsAdminDeps, caller: Caller, account: string, keyId: string): Promise<AdminResult<never>> {
+  if (!(await findAccount(deps, caller, account))) return noAccount(account);
+  const now = deps.clock.now().toISOString();
+  let found = false;
+  await deps.accounts.updateKey(keyId, (k) => {
+    found = k?.account === account;
+    return found && k!.revokedAt === undefined ? { ...k!, revokedAt: now } : undefined;
+  });
+  if (!found) return { status: 404, body: { error: `no key ${JSON.stringify(keyId)} in account ${JSON.stringify(account)}; list them with GET /admin/accounts/${account}/keys` } };
+  deps.keys.forget(keyId);
+  deps.log.info('account key revoked', { account, keyId, actor: actorOf(caller) });
+  return { status: 204 };
+}
