@@ -19,7 +19,7 @@ import {
   setSettings,
   updateAccount,
 } from '../shared/app/accounts-admin';
-import { accountCreateSchema, accountPatchSchema, accountSettingsSchema, Caller, DEFAULT_ACCOUNT, FAILURE_POLICY_SETTING, hasScope, keyCreateSchema, OPERATOR, scopeFor } from '../shared/domain/account';
+import { accountCreateSchema, accountPatchSchema, accountSettingsSchema, actorOf, Caller, DEFAULT_ACCOUNT, FAILURE_POLICY_SETTING, hasScope, keyCreateSchema, OPERATOR, scopeFor } from '../shared/domain/account';
 import { DESTINATION_ID, internalDestinationId } from '../shared/domain/ids';
 import { keyCaller } from '../shared/app/key-verifier';
 import { bearerOf, matchesDigest } from '../shared/app/push-auth';
@@ -306,7 +306,17 @@ export const adminHandler = guarded(
     }
     const account = route.accountParam ? params[0]! : caller.kind === 'key' ? caller.account : DEFAULT_ACCOUNT;
     try {
-      const result = await route.run({ ...deps, caller, account }, params, (optional) => parseJsonBody(req, optional), { ...(req.query as Record<string, unknown>) });
+      let fields: string[] = [];
+      const body = (optional?: boolean) => {
+        const parsed = parseJsonBody(req, optional);
+        fields = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? Object.keys(parsed) : [];
+        return parsed;
+      };
+      const result = await route.run({ ...deps, caller, account }, params, body, { ...(req.query as Record<string, unknown>) });
+      // The audit trail: every change, who made it, in which account, and which fields it set (never their values: secrets).
+      if (req.method !== 'GET' && result.status < 400) {
+        rt.log.info(`audit: ${route.method} /admin${route.path}`, { audit: true, actor: actorOf(caller), account, route: `${route.method} ${route.path}`, ids: params, fields, status: result.status });
+      }
       sendJson(res, result.status, 'body' in result ? result.body : undefined);
     } catch (e) {
       if (!(e instanceof BadJson)) throw e;

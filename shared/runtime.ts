@@ -3,6 +3,7 @@ import { PubSub } from '@google-cloud/pubsub';
 import { FirestoreDeliveryStore, FirestoreDestinationStore, FirestoreIntakeStore, OperationCounter } from './adapters/firestore-stores';
 import { IntakeJournal } from './app/intake-journal';
 import { KeyVerifier } from './app/key-verifier';
+import { AccountPolicies } from './app/account-policies';
 import { FirestoreAccountStore } from './adapters/firestore-accounts';
 import { ReconcileDeps, ReconcilerState } from './app/reconcile';
 import { UndiciHttpSender } from './adapters/http-sender';
@@ -58,6 +59,8 @@ export interface Runtime {
   accounts: AccountStore;
   /** Account keys presented as bearer tokens, each record re-read at most every few seconds. */
   keys: KeyVerifier;
+  /** Each account's failure policy (seed 003), re-read at most every HERALD_DESTINATION_CACHE_MS. */
+  accountPolicies: AccountPolicies;
   /** Authenticates the internal endpoints (push and scheduler requests). */
   pushAuth: PushAuthenticator;
   /** DNS as the SSRF guard sees it (registration and every attempt). */
@@ -171,6 +174,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     credentials,
     accounts,
     keys: new KeyVerifier(accounts, clock),
+    accountPolicies: new AccountPolicies(accounts, clock, log, config.destinationCacheMs),
     pushAuth,
     resolver,
     clock,
@@ -229,6 +233,7 @@ export function deliverDeps(rt: Runtime): DeliverDeps {
     clock: rt.clock,
     log: rt.log,
     policy: { presetTimeoutMs: rt.config.deliveryTimeoutMs, timeScale: rt.config.timeScale },
+    failurePolicy: (account) => rt.accountPolicies.policyOf(account),
   };
 }
 

@@ -4,7 +4,7 @@ import { AttemptResult, DeliveryRecord, deliveryId, describeFailure, HeraldOverl
 import { DeliveryState, historyOf, transition, Transition, TransitionResult } from '../domain/delivery-state';
 import { Destination, deliveryPolicyOf, PolicySettings, rateBoundsOf } from '../domain/destination';
 import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../domain/ids';
-import { eventAccount } from '../domain/account';
+import { eventAccount, FailurePolicy } from '../domain/account';
 import { eventKey, HeraldEvent, matchesType } from '../domain/event';
 import { DeliveryPolicy } from '../domain/policy';
 import { decide, Decision, NO_HISTORY, withFailureMode } from '../domain/retry-decision';
@@ -50,6 +50,8 @@ export interface DeliverDeps {
   clock: Clock;
   log: Logger;
   policy: PolicySettings;
+  /** An account's failure policy (seed 003), for destinations without a failureMode of their own; absent: retry. */
+  failurePolicy?: (account: string) => Promise<FailurePolicy>;
 }
 
 export type DeliverOutcome =
@@ -178,7 +180,7 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
     return backedOff(deps, t, result, record);
   }
   deps.limiter.report(t.destination.id, result, at);
-  const decision = withFailureMode(decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)), t.destination.failureMode);
+  const decision = await withFailureModeOf(deps, t, decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)));
   const record = firstRecord(t, publishedAt, at, { type: 'attempted', at, result, decision });
   // Recorded first, then counted and dead-lettered: a concurrent attempt that was recorded
   // first (a duplicate) neither counts twice nor publishes a second dead letter.
@@ -226,7 +228,7 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
   }
   deps.limiter.report(t.destination.id, result, at);
   const publishedAt = started.publishedAt ?? started.firstAttemptAt ?? at.toISOString();
-  const decision = withFailureMode(decide(t.policy, historyOf(started), result, at, new Date(publishedAt)), t.destination.failureMode);
+  const decision = await withFailureModeOf(deps, t, decide(t.policy, historyOf(started), result, at, new Date(publishedAt)));
   const outcome = settled(transition(started, { type: 'attempted', at, result, decision }));
   const record = withEvent(outcome, t.event);
   // Written only if nobody took the claim over while the attempt ran (it expired meanwhile).
@@ -316,6 +318,16 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, claim: string | un
   return { kind: 'queued', deliveryId: t.id };
 }
 
+
+/**
+ * A failure retried or queued as the destination's `failureMode` says, or, without one, as its
+ * account's policy does (seed 003): looked up only when the attempt failed.
+ */
+async function withFailureModeOf(deps: DeliverDeps, t: Target, decision: Decision): Promise<Decision> {
+  if (decision.kind !== 'retry' && decision.kind !== 'dead') return decision;
+  const mode = t.destination.failureMode ?? (deps.failurePolicy ? await deps.failurePolicy(splitDestinationId(t.destination.id).account) : 'retry');
+  return withFailureMode(decision, mode);
+}
 
 /** Every attempt counts toward the destination's success rate (seed 000's rules in rateOutcome). */
 function countAttempt(deps: DeliverDeps, t: Target, result: AttemptResult, at: Date, publishedAt: string): void {

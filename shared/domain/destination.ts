@@ -65,7 +65,8 @@ export interface Destination {
   eventTypes: string[];
   /** A preset's name, or a custom policy (validated when the destination was written). */
   policy: PolicySpec;
-  failureMode: FailureMode;
+  /** Absent: the account's failure policy decides (seed 003; `retry` when the account never set one). */
+  failureMode?: FailureMode;
   secret: string;
   /** Secrets a rotation replaced, newest first, each still signing deliveries until its expiresAt. */
   previousSecrets?: PreviousSecret[];
@@ -109,7 +110,7 @@ export function applySpec(id: string, spec: DestinationSpec, existing: Destinati
     id,
     eventTypes: spec.eventTypes ?? [],
     policy: spec.policy ?? DEFAULT_POLICY,
-    failureMode: spec.failureMode ?? 'retry',
+    ...(spec.failureMode !== undefined ? { failureMode: spec.failureMode } : {}),
     secret,
     status: existing?.status ?? 'active',
     createdAt: existing?.createdAt ?? at,

@@ -86,7 +86,8 @@ describe('herald CLI against a running Herald', () => {
     expect(table.code).toBe(0);
     const [header, row] = table.stdout.trimEnd().split('\n');
     expect(header).toMatch(/^ID\s+STATUS\s+POLICY\s+ON FAILURE\s+EVENT TYPES\s+TARGET$/);
-    expect(row!.split(/\s+/)).toEqual(['cli-hook', 'active', 'event-platform', 'retry', 'com.example.cli.*', `${receiver.url}/cli-hook`]);
+    // No failureMode of its own: its account's policy decides (seed 003).
+    expect(row!.split(/\s+/)).toEqual(['cli-hook', 'active', 'event-platform', 'account', 'com.example.cli.*', `${receiver.url}/cli-hook`]);
     const json = await herald(['destinations', 'list', '--json']);
     expect(json.code).toBe(0);
     const list = JSON.parse(json.stdout) as Record<string, unknown>[];
@@ -98,7 +99,8 @@ describe('herald CLI against a running Herald', () => {
     const r = await herald(['destinations', 'show', 'cli-hook']);
     expect(r.code).toBe(0);
     const shown = JSON.parse(r.stdout) as Record<string, unknown>;
-    expect(shown).toMatchObject({ id: 'cli-hook', policy: 'event-platform', failureMode: 'retry' });
+    expect(shown).toMatchObject({ id: 'cli-hook', account: 'default', policy: 'event-platform' });
+    expect(shown).not.toHaveProperty('failureMode');
     expect(shown).not.toHaveProperty('secret');
   });
 
@@ -242,7 +244,7 @@ describe('herald deliveries against a running Herald (records seeded in its stor
     const shown = await herald(['deliveries', 'show', `${dest}.key3`]);
     expect(shown.code).toBe(0);
     const { event: _event, ...view } = seeded[2]!;
-    expect(JSON.parse(shown.stdout)).toEqual(view);
+    expect(JSON.parse(shown.stdout)).toEqual({ ...view, account: 'default' });
     const missing = await herald(['deliveries', 'show', `${dest}.nope`]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe(`herald: no delivery "${dest}.nope"\nhint: see the deliveries there are with: herald deliveries list ${dest}\n`);

@@ -168,7 +168,7 @@ test('a topic destination in another project gets each event as a CloudEvents Pu
   expect(shown.stats).toMatchObject({ attempts1h: 2, successRate1h: 1, lastErrors: [] });
   const listed = await herald(['destinations', 'list']);
   expect(listed.code).toBe(0);
-  expect(listed.stdout).toMatch(new RegExp(`^audit +active +event-platform +retry +test\\.audit\\.\\* +${AUDIT_TOPIC}$`, 'm'));
+  expect(listed.stdout).toMatch(new RegExp(`^audit +active +event-platform +account +test\\.audit\\.\\* +${AUDIT_TOPIC}$`, 'm'));
   const cli = await herald(['destinations', 'show', 'audit', '--json']);
   expect(cli.code).toBe(0);
   expect(JSON.parse(cli.stdout)).toMatchObject({ id: 'audit', topic: AUDIT_TOPIC, stats: { attempts1h: 2 } });

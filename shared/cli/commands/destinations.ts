@@ -185,7 +185,7 @@ Examples:
       ['ID', 'STATUS', 'POLICY', 'ON FAILURE', 'EVENT TYPES', 'TARGET'],
       ...[...destinations]
         .sort((a, b) => a.id.localeCompare(b.id))
-        .map((d) => [d.id, d.status, typeof d.policy === 'string' ? d.policy : 'custom', d.failureMode, d.eventTypes.length ? d.eventTypes.join(',') : '(all)', target(d)]),
+        .map((d) => [d.id, d.status, typeof d.policy === 'string' ? d.policy : 'custom', d.failureMode ?? 'account', d.eventTypes.length ? d.eventTypes.join(',') : '(all)', target(d)]),
     ];
     ctx.out(table(rows));
   });

@@ -1,0 +1,268 @@
+import { ROUTES } from '../../functions/admin';
+import { eventually } from '../support/eventually';
+import { Receiver } from '../support/receiver';
+import { startTestStack, TestStack } from '../support/stack';
+
+/**
+ * Accounts end to end on the emulators: the same destination id in three accounts, events
+ * reaching only their own account, keys (scopes, revocation, expiry), seed 003's settings, and
+ * an isolation suite that takes the admin router's own route list, so a new route without
+ * coverage fails here.
+ */
+
+let stack: TestStack;
+const receiver = new Receiver((req) => ({ status: req.path.startsWith('/fail') ? 500 : 204 }));
+const keys = {} as Record<'acme' | 'acmeReader' | 'globex', { key: string; id: string }>;
+const TYPE = 'com.example.order.created';
+
+type Reply = { status: number; body: unknown };
+
+async function as(token: string, method: string, path: string, body?: unknown): Promise<Reply> {
+  const res = await fetch(`${stack.url}/admin${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as unknown) : undefined };
+}
+
+const operator = (method: string, path: string, body?: unknown) => as(stack.config.adminToken, method, path, body);
+
+async function publish(token: string, id: string, extra: Record<string, string> = {}): Promise<Reply> {
+  const res = await fetch(`${stack.url}/ingest`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'ce-id': id, 'ce-source': '/accounts-test', 'ce-type': TYPE, 'ce-specversion': '1.0', ...extra },
+    body: `{"id":"${id}"}`,
+  });
+  return { status: res.status, body: (await res.json()) as unknown };
+}
+
+async function mintKey(account: string, spec: Record<string, unknown>, token = stack.config.adminToken): Promise<{ key: string; id: string }> {
+  const r = await as(token, 'POST', `/accounts/${account}/keys`, spec);
+  expect(r.status).toBe(201);
+  const body = r.body as { key: string; id: string; scopes: string[] };
+  return { key: body.key, id: body.id };
+}
+
+beforeAll(async () => {
+  await receiver.start();
+  stack = await startTestStack('accounts-test');
+  for (const [id, name] of [
+    ['acme', 'Acme Corp'],
+    ['globex', 'Globex'],
+  ]) {
+    expect((await operator('POST', '/accounts', { id, name, technicalEmail: `ops@${id}.example` })).status).toBe(201);
+  }
+  keys.acme = await mintKey('acme', { name: 'acme all' });
+  keys.acmeReader = await mintKey('acme', { name: 'acme reader', scopes: ['read'] });
+  keys.globex = await mintKey('globex', { name: 'globex all' });
+  // The same id, `orders`, in three accounts: by the key's own account, by the operator under an account, and in default.
+  const spec = (path: string) => ({ url: `${receiver.url}${path}`, eventTypes: ['com.example.order.*'] });
+  expect((await as(keys.acme.key, 'PUT', '/destinations/orders', spec('/acme'))).status).toBe(201);
+  expect((await operator('PUT', '/accounts/globex/destinations/orders', spec('/globex'))).status).toBe(201);
+  expect((await operator('PUT', '/destinations/orders', spec('/default'))).status).toBe(201);
+});
+
+afterAll(async () => {
+  await stack?.stop({ purge: true });
+  await receiver.stop();
+});
+
+describe('destinations belong to accounts', () => {
+  test('one id in three accounts: each sees its own, with its account', async () => {
+    const mine = await as(keys.acme.key, 'GET', '/destinations/orders');
+    expect(mine).toMatchObject({ status: 200, body: { id: 'orders', account: 'acme', url: `${receiver.url}/acme` } });
+    expect(await operator('GET', '/accounts/acme/destinations/orders')).toMatchObject({ status: 200, body: { id: 'orders', account: 'acme' } });
+    expect(await operator('GET', '/destinations/orders')).toMatchObject({ status: 200, body: { id: 'orders', account: 'default', url: `${receiver.url}/default` } });
+    const lists = await Promise.all([as(keys.acme.key, 'GET', '/destinations'), as(keys.globex.key, 'GET', '/destinations'), operator('GET', '/destinations')]);
+    expect(lists.map((l) => (l.body as { destinations: { account: string; url: string }[] }).destinations.map((d) => `${d.account} ${d.url.replace(receiver.url, '')}`))).toEqual([['acme /acme'], ['globex /globex'], ['default /default']]);
+  });
+
+  test('an event reaches only its own account: the key stamps it, the ingest token reads heraldaccount', async () => {
+    expect(await publish(keys.acme.key, 'from-acme')).toEqual({ status: 202, body: { accepted: ['from-acme'] } });
+    expect(await publish(stack.config.ingestToken, 'for-globex', { 'ce-heraldaccount': 'globex' })).toEqual({ status: 202, body: { accepted: ['for-globex'] } });
+    expect(await publish(stack.config.ingestToken, 'for-default')).toEqual({ status: 202, body: { accepted: ['for-default'] } });
+    await receiver.waitFor(3);
+    await new Promise((r) => setTimeout(r, 1000)); // any stray copy to another account would be here by now
+    const seen = (path: string) => receiver.on(path).map((r) => r.headers['ce-id']);
+    expect(seen('/acme')).toEqual(['from-acme']);
+    expect(seen('/globex')).toEqual(['for-globex']);
+    expect(seen('/default')).toEqual(['for-default']);
+    expect(receiver.on('/acme')[0]!.headers['ce-heraldaccount']).toBe('acme');
+  });
+
+  test("a key publishing for another account is refused (403) and nothing is accepted; a key without publish gets 403", async () => {
+    const foreign = await publish(keys.acme.key, 'sneaky', { 'ce-heraldaccount': 'globex' });
+    expect(foreign).toMatchObject({ status: 403, body: { error: expect.stringMatching(/another account/), issues: [{ path: 'body.heraldaccount' }] } });
+    expect(await publish(keys.acmeReader.key, 'reader')).toMatchObject({ status: 403, body: { error: expect.stringMatching(/lacks the "publish" scope/) } });
+    const bad = await publish(stack.config.ingestToken, 'bad-account', { 'ce-heraldaccount': 'Not An Id' });
+    expect(bad).toMatchObject({ status: 400, body: { issues: [{ path: 'body.heraldaccount' }] } });
+  });
+});
+
+describe('keys', () => {
+  test('scopes: a read key reads its account and changes nothing', async () => {
+    expect((await as(keys.acmeReader.key, 'GET', '/destinations/orders')).status).toBe(200);
+    expect(await as(keys.acmeReader.key, 'DELETE', '/destinations/orders')).toMatchObject({ status: 403, body: { error: expect.stringMatching(/lacks the "write" scope/) } });
+    expect((await as(keys.acme.key, 'GET', '/destinations/orders')).status).toBe(200);
+  });
+
+  test('every change is in the audit log with its actor, account and the fields it set (never their values)', async () => {
+    const audit = stack.logs.filter((l) => l.audit === true);
+    expect(audit).toContainEqual(expect.objectContaining({ actor: `key:${keys.acme.id}`, account: 'acme', route: 'PUT /destinations/{id}', ids: ['orders'], fields: ['url', 'eventTypes'], status: 201, severity: 'INFO' }));
+    expect(audit).toContainEqual(expect.objectContaining({ actor: 'admin', account: 'globex', route: 'PUT /accounts/{accountId}/destinations/{id}', ids: ['globex', 'orders'] }));
+    expect(audit).toContainEqual(expect.objectContaining({ actor: 'admin', account: 'default', route: 'POST /accounts', fields: ['id', 'name', 'technicalEmail'], status: 201 }));
+    expect(JSON.stringify(audit)).not.toContain(receiver.url);
+  });
+
+  test('are listed without the key or its hash, and an account key manages its own keys', async () => {
+    const own = await mintKey('acme', { name: 'made by a key', scopes: ['publish'] }, keys.acme.key);
+    const list = await as(keys.acme.key, 'GET', '/accounts/acme/keys');
+    expect(list.status).toBe(200);
+    const text = JSON.stringify(list.body);
+    expect(text).not.toContain(keys.acme.key);
+    expect(text).not.toContain('"hash"');
+    expect((list.body as { keys: { id: string; createdBy: string }[] }).keys.find((k) => k.id === own.id)).toMatchObject({ createdBy: `key:${keys.acme.id}` });
+  });
+
+  test('a revoked key is refused within 5 s', async () => {
+    const temp = await mintKey('acme', { name: 'temporary' });
+    expect((await as(temp.key, 'GET', '/destinations')).status).toBe(200);
+    expect((await operator('DELETE', `/accounts/acme/keys/${temp.id}`)).status).toBe(204);
+    const revokedAt = Date.now();
+    await eventually('the revoked key refused', async () => ((await as(temp.key, 'GET', '/destinations')).status === 401 ? true : undefined), 5000, 100);
+    expect(Date.now() - revokedAt).toBeLessThan(5000);
+    expect(await as(temp.key, 'GET', '/destinations')).toMatchObject({ status: 401, body: { error: expect.stringMatching(/revoked/) } });
+    expect((await publish(temp.key, 'after-revoke')).status).toBe(401);
+  });
+
+  test('an expired key is refused within 5 s of its expiry', async () => {
+    const expiresAt = new Date(Date.now() + 1500).toISOString();
+    const short = await mintKey('acme', { name: 'short', expiresAt });
+    expect((await as(short.key, 'GET', '/destinations')).status).toBe(200);
+    await eventually('the expired key refused', async () => ((await as(short.key, 'GET', '/destinations')).status === 401 ? true : undefined), 8000, 100);
+    expect(Date.now() - Date.parse(expiresAt)).toBeLessThan(5000);
+  });
+});
+
+describe('seed 003: account settings', () => {
+  test('retry when never set; POST sets, PATCH changes; the account itself may set them; invalid values named', async () => {
+    expect(await as(keys.acme.key, 'GET', '/accounts/acme/settings')).toEqual({ status: 200, body: {} });
+    expect(await as(keys.acme.key, 'POST', '/accounts/acme/settings', { 'notification.webhook.failure.policy': 'queue' })).toEqual({ status: 200, body: { 'notification.webhook.failure.policy': 'queue' } });
+    expect(await operator('PATCH', '/accounts/acme/settings', { 'notification.webhook.failure.policy': 'retry' })).toEqual({ status: 200, body: { 'notification.webhook.failure.policy': 'retry' } });
+    expect(await operator('GET', '/accounts/acme/settings')).toEqual({ status: 200, body: { 'notification.webhook.failure.policy': 'retry' } });
+    expect(await operator('PATCH', '/accounts/acme/settings', { 'notification.webhook.failure.policy': 'later' })).toMatchObject({
+      status: 400,
+      body: { issues: [{ path: 'notification.webhook.failure.policy', message: 'notification.webhook.failure.policy must be "retry" or "queue"' }] },
+    });
+    expect(await as(keys.acmeReader.key, 'PATCH', '/accounts/acme/settings', { 'notification.webhook.failure.policy': 'queue' })).toMatchObject({ status: 403 });
+  });
+
+  test("queue: a failed event of a destination without its own failureMode is QUEUED; one that says retry is retried", async () => {
+    expect((await operator('POST', '/accounts', { id: 'initrode', name: 'Initrode' })).status).toBe(201);
+    expect((await operator('POST', '/accounts/initrode/settings', { 'notification.webhook.failure.policy': 'queue' })).status).toBe(200);
+    const spec = (failureMode?: string) => ({ url: `${receiver.url}/fail`, eventTypes: [TYPE], policy: 'eventarc', ...(failureMode ? { failureMode } : {}) });
+    expect((await operator('PUT', '/accounts/initrode/destinations/follows', spec())).body).not.toHaveProperty('failureMode');
+    expect((await operator('PUT', '/accounts/initrode/destinations/own', spec('retry'))).body).toMatchObject({ failureMode: 'retry' });
+    expect((await publish(stack.config.ingestToken, 'fails-once', { 'ce-heraldaccount': 'initrode' })).status).toBe(202);
+    const statusOf = async (id: string) => ((await operator('GET', `/accounts/initrode/destinations/${id}/deliveries`)).body as { deliveries: { status: string }[] }).deliveries[0]?.status;
+    expect(await eventually('the follower queued', async () => ((await statusOf('follows')) === 'QUEUED' ? 'QUEUED' : undefined))).toBe('QUEUED');
+    expect(await eventually('the other recorded', () => statusOf('own'))).toBe('PENDING');
+  });
+});
+
+describe('accounts', () => {
+  test('only the operator creates, renames and deletes; a key lists its own account alone', async () => {
+    expect(await operator('POST', '/accounts', { id: 'acme', name: 'again' })).toMatchObject({ status: 409, body: { error: expect.stringMatching(/taken/) } });
+    expect(await as(keys.acme.key, 'POST', '/accounts', { name: 'mine' })).toMatchObject({ status: 403, body: { error: expect.stringMatching(/operator/) } });
+    expect(await as(keys.acme.key, 'PATCH', '/accounts/acme', { name: 'Acme!' })).toMatchObject({ status: 403 });
+    expect(await as(keys.acme.key, 'GET', '/accounts')).toMatchObject({ status: 200, body: { accounts: [{ id: 'acme', name: 'Acme Corp' }] } });
+    const all = (await operator('GET', '/accounts')).body as { accounts: { id: string }[] };
+    expect(all.accounts.map((a) => a.id)).toEqual(expect.arrayContaining(['acme', 'default', 'globex']));
+    expect(await operator('DELETE', '/accounts/acme')).toMatchObject({ status: 409, body: { error: expect.stringMatching(/still has 1 destination/) } });
+    expect(await operator('DELETE', '/accounts/default')).toMatchObject({ status: 409 });
+  });
+
+  test('an account made from a name gets an id from it; deleting it revokes its keys', async () => {
+    const made = await operator('POST', '/accounts', { name: 'Initech Ltd' });
+    expect(made).toMatchObject({ status: 201, body: { id: 'initech-ltd', name: 'Initech Ltd', settings: {} } });
+    const key = await mintKey('initech-ltd', { name: 'k' });
+    expect((await as(key.key, 'GET', '/destinations')).status).toBe(200);
+    expect((await operator('DELETE', '/accounts/initech-ltd')).status).toBe(204);
+    expect((await as(key.key, 'GET', '/destinations')).status).toBe(401);
+    expect((await operator('GET', '/accounts/initech-ltd')).status).toBe(404);
+  });
+});
+
+describe("isolation: account A's key on account B's resources, for every route the router has", () => {
+  /** What a route's path looks like filled in with globex's resources. */
+  async function globexPath(path: string): Promise<string> {
+    const deliveries = (await operator('GET', '/accounts/globex/destinations/orders/deliveries')).body as { deliveries: { id: string }[] };
+    const deliveryId = deliveries.deliveries[0]?.id ?? 'globex_orders.nothing';
+    return path.replace('{accountId}', 'globex').replace('{keyId}', keys.globex.id).replace('/deliveries/{id}', `/deliveries/${deliveryId}`).replace('{id}', 'orders');
+  }
+
+  const bodyFor: Record<string, unknown> = {
+    'PUT /destinations/{id}': { url: 'https://attacker.example/hook', eventTypes: ['*'] },
+    'POST /accounts/{accountId}/settings': { 'notification.webhook.failure.policy': 'queue' },
+    'PATCH /accounts/{accountId}/settings': { 'notification.webhook.failure.policy': 'queue' },
+    'PATCH /accounts/{accountId}': { name: 'pwned' },
+    'POST /accounts/{accountId}/keys': { name: 'stolen' },
+    'POST /destinations/{id}/rotate-secret': {},
+    'POST /destinations/{id}/redeliver': {},
+  };
+
+  /** Routes without an account in the path: what a key may do with them, decided here one by one. */
+  const UNSCOPED: Record<string, (key: string) => Promise<void>> = {
+    // The key's own account: globex's `orders` is out of reach whatever the verb (checked through globex's state below).
+    'GET /destinations': async (key) => expect(((await as(key, 'GET', '/destinations')).body as { destinations: { account: string }[] }).destinations.every((d) => d.account === 'acme')).toBe(true),
+    'PUT /destinations/{id}': async (key) => expect(await as(key, 'PUT', '/destinations/orders', { url: `${receiver.url}/acme`, eventTypes: ['com.example.order.*'], technicalEmail: 'new@acme.example' })).toMatchObject({ status: 200, body: { account: 'acme', technicalEmail: 'new@acme.example' } }),
+    'GET /destinations/{id}': async (key) => expect((await as(key, 'GET', '/destinations/orders')).body).toMatchObject({ account: 'acme' }),
+    'POST /destinations/{id}/reactivate': async (key) => expect(await as(key, 'POST', '/destinations/orders/reactivate')).toMatchObject({ status: 409, body: { error: expect.stringMatching(/not suspended/) } }),
+    'POST /destinations/{id}/redeliver': async (key) => expect(await as(key, 'POST', '/destinations/orders/redeliver', {})).toMatchObject({ status: 202 }),
+    'POST /destinations/{id}/rotate-secret': async (key) => expect(await as(key, 'POST', '/destinations/orders/rotate-secret', {})).toMatchObject({ status: 200, body: { account: 'acme', secret: expect.stringMatching(/^whsec_/) } }),
+    'GET /destinations/{id}/deliveries': async (key) => expect(((await as(key, 'GET', '/destinations/orders/deliveries')).body as { deliveries: { account: string }[] }).deliveries.every((d) => d.account === 'acme')).toBe(true),
+    'GET /deliveries/{id}': async (key) => expect((await as(key, 'GET', await globexPath('/deliveries/{id}'))).status).toBe(404),
+    'POST /accounts': async (key) => expect((await as(key, 'POST', '/accounts', { id: 'evil', name: 'evil' })).status).toBe(403),
+    'GET /accounts': async (key) => expect((await as(key, 'GET', '/accounts')).body).toEqual({ accounts: [expect.objectContaining({ id: 'acme' })] }),
+    'POST /replays': async (key) => expect((await as(key, 'POST', '/replays', {})).status).toBe(403),
+    'GET /replays': async (key) => expect((await as(key, 'GET', '/replays')).status).toBe(403),
+    'GET /replays/{id}': async (key) => expect((await as(key, 'GET', '/replays/replay-1')).status).toBe(403),
+    // Last: it removes acme's own `orders`, and globex's stays.
+    'DELETE /destinations/{id}': async (key) => expect((await as(key, 'DELETE', '/destinations/orders')).status).toBe(204),
+  };
+
+  async function globexState(): Promise<unknown> {
+    const [account, settings, keyList, destination, deliveries] = await Promise.all([
+      operator('GET', '/accounts/globex'),
+      operator('GET', '/accounts/globex/settings'),
+      operator('GET', '/accounts/globex/keys'),
+      operator('GET', '/accounts/globex/destinations/orders'),
+      operator('GET', '/accounts/globex/destinations/orders/deliveries'),
+    ]);
+    const { stats: _stats, ...spec } = destination.body as { stats: unknown };
+    return { account, settings, keyList, spec, deliveries };
+  }
+
+  test('every route is covered: with the account in the path, or decided above', () => {
+    const uncovered = ROUTES.filter((r) => !r.accountParam && !(`${r.method} ${r.path}` in UNSCOPED)).map((r) => `${r.method} ${r.path}`);
+    expect(uncovered).toEqual([]);
+  });
+
+  test.each(ROUTES.filter((r) => r.accountParam).map((r) => [`${r.method} ${r.path}`, r] as const))('%s → 404, and globex unchanged', async (name, route) => {
+    const before = await globexState();
+    for (const key of [keys.acme.key, keys.acmeReader.key]) {
+      const reply = await as(key, route.method, await globexPath(route.path), bodyFor[name.replace('/accounts/{accountId}/destinations', '/destinations').replace('/accounts/{accountId}/deliveries', '/deliveries')] ?? bodyFor[name]);
+      expect([name, reply.status]).toEqual([name, 404]);
+      expect(reply.body).toEqual({ error: 'no account "globex"; list them with GET /admin/accounts' });
+    }
+    expect(await globexState()).toEqual(before);
+  });
+
+  test.each(Object.keys(UNSCOPED))('%s with a key: its own account only', async (name) => {
+    const before = await globexState();
+    await UNSCOPED[name]!(keys.acme.key);
+    expect(await globexState()).toEqual(before);
+  });
+});
