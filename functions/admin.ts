@@ -19,6 +19,7 @@ import {
   setSettings,
   updateAccount,
 } from '../shared/app/accounts-admin';
+import { accountDeliveriesQuerySchema, accountRedeliverSchema, listAccountDeliveries, postAccountRedeliver } from '../shared/app/account-deliveries-admin';
 import { accountCreateSchema, accountPatchSchema, accountSettingsSchema, actorOf, Caller, DEFAULT_ACCOUNT, FAILURE_POLICY_SETTING, hasScope, keyCreateSchema, OPERATOR, scopeFor } from '../shared/domain/account';
 import { DESTINATION_ID, internalDestinationId } from '../shared/domain/ids';
 import { keyCaller } from '../shared/app/key-verifier';
@@ -52,14 +53,17 @@ import { guarded, HeraldRequest, rawBodyOf, sendJson } from './http';
 import { runtime } from './runtime';
 
 /** What a route runs with: every admin dependency, who is calling, and the account the request is about. */
-type Ctx = AdminDeps & SuspensionDeps & ReplaysAdminDeps & AccountsAdminDeps & { caller: Caller; account: string };
+type Ctx = AdminDeps & SuspensionDeps & ReplaysAdminDeps & AccountsAdminDeps & {
+  caller: Caller;
+  account: string;
+  /** The account a replay is confined to; undefined for the admin token on the bare /replays paths (every account). */
+  replayScope: string | undefined;
+};
 
 type Route = RouteDoc & {
   pattern: RegExp;
   /** The first path parameter is an account id: a caller that does not reach it gets 404, before anything else. */
   accountParam?: boolean;
-  /** Not for account keys (403): what is not yet scoped to an account. */
-  operatorOnly?: boolean;
   /** `body(true)`: the body may be empty (undefined then). `query` is the parsed query string (a repeated parameter is an array). */
   run: (ctx: Ctx, params: string[], body: (optional?: boolean) => unknown, query: Record<string, unknown>) => Promise<AdminResult<unknown>>;
 };
@@ -133,6 +137,24 @@ const ACCOUNT_SCOPED: Route[] = [
     pattern: /^\/destinations\/([^/]+)\/deliveries\/?$/,
     run: (d, [id], _body, query) => inAccount(d, id!, (iid) => listDeliveries(d, iid, query)),
   },
+  {
+    method: 'GET',
+    path: '/deliveries',
+    summary: "The account's QUEUED (default) or DEAD deliveries, to one receiver URL if given, each with its event (seed 003)",
+    query: accountDeliveriesQuerySchema,
+    responses: { 200: 'deliveries with their events, and nextCursor', 400: 'invalid query: every problem named' },
+    pattern: /^\/deliveries\/?$/,
+    run: (d, _params, _body, query) => listAccountDeliveries(d, d.account, query),
+  },
+  {
+    method: 'POST',
+    path: '/deliveries/redeliver',
+    summary: "Send the account's QUEUED (default) or DEAD deliveries again, to one receiver URL if given (seed 003)",
+    body: { schema: accountRedeliverSchema, required: false, examples: [{}, { status: 'queued', url: 'https://events.myservice.com/receiver' }] },
+    responses: { 202: 'how many are PENDING again, per destination; suspended destinations named and left queued', 400: 'invalid body' },
+    pattern: /^\/deliveries\/redeliver\/?$/,
+    run: (d, _params, body) => postAccountRedeliver(d, d.account, body(true)),
+  },
   { method: 'GET', path: '/deliveries/{id}', summary: 'One delivery record', responses: { 200: 'the delivery', ...BAD_ID, 404: 'no such delivery' }, pattern: /^\/deliveries\/([^/]+)$/, run: (d, [id]) => getDelivery(d, id!, d.account) },
 ];
 
@@ -187,20 +209,22 @@ const ACCOUNT_ROUTES: Route[] = [
   { method: 'DELETE', path: '/accounts/{accountId}/keys/{keyId}', summary: 'Revoke a key: refused everywhere within 5 s', accountParam: true, responses: { 204: 'revoked', 404: 'no such account or key' }, pattern: /^\/accounts\/([^/]+)\/keys\/([^/]+)$/, run: (d, [id, keyId]) => revokeKey(d, d.caller, id!, keyId!) },
 ];
 
-/** Replays: not yet scoped to an account, so for the operator alone. */
-const OPERATOR_ROUTES: Route[] = [
+/**
+ * Replays of dead letters. With an account (a key's own, or the path's) a replay sees only that
+ * account's destinations; the admin token on the bare paths works across every account.
+ */
+const REPLAY_ROUTES: Route[] = [
   {
     method: 'POST',
     path: '/replays',
-    summary: 'Replay dead letters (one replay at a time; operator only)',
-    operatorOnly: true,
+    summary: "Replay dead letters: the account's (a key, or under /accounts/{id}), or every account's (the admin token); one replay at a time",
     body: { schema: replayRequestSchema, required: true, examples: [{}, { destination: 'orders', since: '2026-11-24T00:00:00Z', eventTypes: ['com.example.*'], limit: 100 }, { destination: 'orders', dryRun: true }] },
-    responses: { 202: 'queued: follow the report', ...BAD_ID, 403: 'an account key cannot', 409: 'another replay is running, or the id is taken', 503: 'the replay topic refused it; nothing replayed' },
+    responses: { 202: 'queued: follow the report', ...BAD_ID, 409: 'another replay is running, or the id is taken', 503: 'the replay topic refused it; nothing replayed' },
     pattern: /^\/replays\/?$/,
-    run: (d, _params, body) => postReplay(d, body()),
+    run: (d, _params, body) => postReplay(d, body(), d.replayScope),
   },
-  { method: 'GET', path: '/replays', summary: 'Recent replays, newest first (operator only)', operatorOnly: true, query: replayListQuerySchema, responses: { 200: 'replay summaries', ...BAD_ID, 403: 'an account key cannot' }, pattern: /^\/replays\/?$/, run: (d, _params, _body, query) => listReplays(d, query) },
-  { method: 'GET', path: '/replays/{id}', summary: "A replay's report (operator only)", operatorOnly: true, responses: { 200: 'the report', ...BAD_ID, 403: 'an account key cannot', 404: 'no such replay' }, pattern: /^\/replays\/([^/]+)$/, run: (d, [id]) => getReplay(d, id!) },
+  { method: 'GET', path: '/replays', summary: 'Recent replays, newest first (an account sees its own)', query: replayListQuerySchema, responses: { 200: 'replay summaries', ...BAD_ID }, pattern: /^\/replays\/?$/, run: (d, _params, _body, query) => listReplays(d, query, d.replayScope) },
+  { method: 'GET', path: '/replays/{id}', summary: "A replay's report", responses: { 200: 'the report', ...BAD_ID, 404: 'no such replay (or not yours)' }, pattern: /^\/replays\/([^/]+)$/, run: (d, [id]) => getReplay(d, id!, d.replayScope) },
 ];
 
 /** An account-scoped route again under `/accounts/{accountId}`: the account comes from the path. */
@@ -216,7 +240,7 @@ function underAccount(route: Route): Route {
 }
 
 /** Every admin route with its documentation (/openapi.json is generated from these). */
-export const ROUTES: Route[] = [...ACCOUNT_SCOPED, ...ACCOUNT_SCOPED.map(underAccount), ...ACCOUNT_ROUTES, ...OPERATOR_ROUTES];
+export const ROUTES: Route[] = [...ACCOUNT_SCOPED, ...ACCOUNT_SCOPED.map(underAccount), ...ACCOUNT_ROUTES, ...REPLAY_ROUTES, ...REPLAY_ROUTES.map(underAccount)];
 
 /** Herald's version, from its package.json: beside functions/ in the sources, one level up from dist/functions/ when built. */
 function packageVersion(): string {
@@ -286,7 +310,7 @@ export const adminHandler = guarded(
     }
     // Express has already refused a path that does not decode (jsonBodyErrors answers 400).
     const params = (route.pattern.exec(path) ?? []).slice(1).map((p) => decodeURIComponent(p));
-    const deps = { ...suspensionDeps(rt), ...replaysAdminDeps(rt), lanes: rt.lanes, rateLeases: rt.rateLeases, allowLoopback: rt.config.allowLoopback, resolver: rt.resolver, herald: { projectId: rt.config.projectId, prefix: rt.names.prefix }, accounts: rt.accounts, keys: rt.keys };
+    const deps = { ...suspensionDeps(rt), ...replaysAdminDeps(rt), lanes: rt.lanes, rateLeases: rt.rateLeases, allowLoopback: rt.config.allowLoopback, resolver: rt.resolver, herald: { projectId: rt.config.projectId, prefix: rt.names.prefix }, accounts: rt.accounts, keys: rt.keys, quotasOf: (account: string) => rt.accountPolicies.quotasOf(account), quotaDefaults: { publishPerSecond: rt.config.accountPublishQuota, destinations: rt.config.accountDestinationQuota } };
     // Another account's anything does not exist for a key: 404 before scopes, so a key learns nothing of it.
     if (route.accountParam && !(await findAccount(deps, caller, params[0]!))) {
       const missing = noAccount(params[0]!);
@@ -294,10 +318,6 @@ export const adminHandler = guarded(
       return;
     }
     if (caller.kind === 'key') {
-      if (route.operatorOnly) {
-        sendJson(res, 403, { error: `${route.method} /admin${route.path} is for the operator (the admin token) only; account keys cannot use it yet` });
-        return;
-      }
       const scope = scopeFor(req.method);
       if (!hasScope(caller, scope)) {
         sendJson(res, 403, { error: `this key lacks the "${scope}" scope; create a key with it (POST /admin/accounts/${caller.account}/keys)` });
@@ -312,7 +332,8 @@ export const adminHandler = guarded(
         fields = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? Object.keys(parsed) : [];
         return parsed;
       };
-      const result = await route.run({ ...deps, caller, account }, params, body, { ...(req.query as Record<string, unknown>) });
+      const replayScope = route.accountParam || caller.kind === 'key' ? account : undefined;
+      const result = await route.run({ ...deps, caller, account, replayScope }, params, body, { ...(req.query as Record<string, unknown>) });
       // The audit trail: every change, who made it, in which account, and which fields it set (never their values: secrets).
       if (req.method !== 'GET' && result.status < 400) {
         rt.log.info(`audit: ${route.method} /admin${route.path}`, { audit: true, actor: actorOf(caller), account, route: `${route.method} ${route.path}`, ids: params, fields, status: result.status });

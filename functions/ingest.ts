@@ -43,12 +43,14 @@ export const ingestHandler = guarded(
         clock: rt.clock,
         log: rt.log,
         ...publisher,
+        quotas: rt.publishQuotas,
         maxBodyBytes: rt.config.maxBodyBytes,
         maxEventBytes: rt.config.maxEventBytes,
       },
       req.headers,
       rawBodyOf(req),
     );
+    if (result.status === 429) res.set('retry-after', String(result.retryAfterSeconds));
     sendJson(res, result.status, result.body);
   },
 );

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ConfigError, ENV_NAMES, HeraldConfig, loadConfig } from '../shared/config';
 import { checkDestinationUrl, DESTINATION_ID, DestinationSpec, destinationSpecSchema } from '../shared/domain/destination';
 import { issuesFromZod } from '../shared/domain/event';
+import { secretsKeySchema } from '../shared/domain/secret-box';
 import { FUNCTION_NAMES } from '../shared/topology';
 
 /**
@@ -26,10 +27,11 @@ export const MANAGED_SETTINGS = [
   'pushAuth',
   'allowLoopback',
   'suspensionCheckMs',
+  'secretsKey',
 ] as const satisfies readonly (keyof HeraldConfig)[];
 
 /** The settings that come from Secret Manager: the runtime refuses to start without them. */
-export const SECRET_SETTINGS = ['adminToken', 'ingestToken'] as const satisfies readonly (keyof HeraldConfig)[];
+export const SECRET_SETTINGS = ['adminToken', 'ingestToken', 'secretsKey'] as const satisfies readonly (keyof HeraldConfig)[];
 export type SecretSetting = (typeof SECRET_SETTINGS)[number];
 
 /** Every other Herald setting may be tuned per stack: new settings in shared/config.ts join without a change here. */
@@ -101,6 +103,8 @@ const infraConfigSchema = z
     packageDir: z.string().min(1).optional(),
     adminToken: z.string({ error: 'required: pulumi config set --secret herald:adminToken <at least 16 characters>' }).min(16, 'must be at least 16 characters'),
     ingestToken: z.string({ error: 'required: pulumi config set --secret herald:ingestToken <at least 16 characters>' }).min(16, 'must be at least 16 characters'),
+    /** Optional: without it the program generates the key and keeps it in the stack's state (infra/index.ts). */
+    secretsKey: secretsKeySchema.optional(),
   })
   .superRefine((c, ctx) => {
     for (const [id, spec] of Object.entries(c.destinations)) {
@@ -122,7 +126,8 @@ export interface InfraConfig extends Omit<ParsedConfig, SecretSetting | 'package
   herald: HeraldConfig;
   /** Environment variables of every function (the managed ones are added with the resources they name). */
   settingsEnv: Record<string, string>;
-  secrets: Record<SecretSetting, pulumi.Output<string>>;
+  /** The stack's own secretsKey when it sets one; otherwise the program generates it. */
+  secrets: Record<Exclude<SecretSetting, 'secretsKey'>, pulumi.Output<string>> & { secretsKey?: pulumi.Output<string> };
   destinations: Record<string, DestinationSpec>;
 }
 
@@ -152,6 +157,7 @@ const KEYS: Record<keyof z.input<typeof infraConfigSchema>, Kind> = {
   packageDir: 'string',
   adminToken: 'string',
   ingestToken: 'string',
+  secretsKey: 'string',
 };
 
 /** Reads the stack's `herald:*` config once; a bad value stops the preview with the field named. */
@@ -177,7 +183,7 @@ export function readInfraConfig(config = new pulumi.Config('herald'), gcpConfig 
   if (!parsed.success) throw new InfraConfigError(issuesFromZod(parsed.error).map((i) => `herald:${i.path}: ${i.message}`));
   const c = parsed.data;
   const settingsEnv = Object.fromEntries(Object.entries(c.settings).map(([k, v]) => [ENV_NAMES[k as keyof HeraldConfig], String(v)]));
-  const { adminToken: _adminToken, ingestToken: _ingestToken, packageDir, firestoreLocation, ...rest } = c;
+  const { adminToken: _adminToken, ingestToken: _ingestToken, secretsKey, packageDir, firestoreLocation, ...rest } = c;
   return {
     ...rest,
     firestoreLocation: firestoreLocation ?? c.region,
@@ -185,7 +191,11 @@ export function readInfraConfig(config = new pulumi.Config('herald'), gcpConfig 
     herald: runtimeConfigOf(c, settingsEnv),
     settingsEnv,
     // Read as secrets so the values stay encrypted in the state and out of the logs.
-    secrets: { adminToken: config.requireSecret('adminToken'), ingestToken: config.requireSecret('ingestToken') },
+    secrets: {
+      adminToken: config.requireSecret('adminToken'),
+      ingestToken: config.requireSecret('ingestToken'),
+      ...(secretsKey !== undefined ? { secretsKey: config.requireSecret('secretsKey') } : {}),
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import * as gcp from '@pulumi/gcp';
 import * as pulumi from '@pulumi/pulumi';
+import * as random from '@pulumi/random';
 import { FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../shared/adapters/firestore-stores';
 import { ENV_NAMES } from '../shared/config';
 import { FunctionName, heraldTopology } from '../shared/topology';
@@ -32,7 +33,15 @@ const projectNumber = gcp.organizations.getProjectOutput({ projectId: project })
 const pubsubServiceAgent = pulumi.interpolate`serviceAccount:service-${projectNumber}@gcp-sa-pubsub.iam.gserviceaccount.com`;
 
 const accounts = new ServiceAccounts('herald', { project, prefix: config.topicPrefix, pubsubServiceAgent }, afterApis);
-const secrets = new Secrets('herald', { project, prefix: config.topicPrefix, values: config.secrets, reader: accounts.runtime.member }, afterApis);
+/**
+ * HERALD_SECRETS_KEY, which encrypts destination signing secrets in Firestore: the stack's
+ * herald:secretsKey, else 32 random bytes made once and kept in the stack's state (a secret
+ * there). Declared even when the stack sets its own key, so a generated key that encrypted
+ * data before is never deleted with the resource.
+ */
+const generatedSecretsKey = new random.RandomBytes('herald-secrets-key', { length: 32 });
+const secretsKey = config.secrets.secretsKey ?? generatedSecretsKey.base64;
+const secrets = new Secrets('herald', { project, prefix: config.topicPrefix, values: { ...config.secrets, secretsKey }, reader: accounts.runtime.member }, afterApis);
 // dist/ is compiled here, before it is zipped: what is deployed is the code as it is now.
 buildPackage(config.packageDir, (line) => void pulumi.log.info(line));
 const source = new FunctionSource('herald', { project, region, packageDir: config.packageDir }, afterApis);

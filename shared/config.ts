@@ -1,6 +1,7 @@
 import { DEFAULT_LANE_SHARDS, DEFAULT_RETRY_SHARDS, MAX_SHARDS } from './topology';
 import { z } from 'zod';
 import { formatPath } from './domain/event';
+import { secretsKeySchema } from './domain/secret-box';
 
 /**
  * Every setting Herald reads, resolved from the environment in this one place and
@@ -38,6 +39,12 @@ const envSchema = z.object({
   /** The admin and ingest tokens may be given as their SHA-256 instead (hex): the process then never holds them. */
   adminTokenSha256: sha256Hex.optional(),
   ingestTokenSha256: sha256Hex.optional(),
+  /**
+   * The keyring destination signing secrets are encrypted with in Firestore (shared/domain/secret-box.ts):
+   * comma-separated base64 keys of 32 bytes, the first encrypting, all decrypting. Required
+   * against real Firestore (runtime.ts); local mode makes and keeps one.
+   */
+  secretsKey: secretsKeySchema.optional(),
   maxBodyBytes: int(1 * KIB, 10 * 1024 * KIB).default(1024 * KIB),
   maxEventBytes: int(1 * KIB, 900 * KIB).default(256 * KIB),
   /** Attempt timeout under the presets; a custom policy names its own. Never scaled. */
@@ -90,6 +97,13 @@ const envSchema = z.object({
    * a push slot that other destinations share.
    */
   slowAttemptMs: int(100, 60_000).default(2_000),
+  /**
+   * The quotas of an account the operator gave none (PATCH /admin/accounts/{id} "quotas"); 0
+   * means none. The `default` account, which everything from before accounts belongs to, has
+   * none unless the operator sets them.
+   */
+  accountPublishQuota: int(0, 1_000_000).default(1_000),
+  accountDestinationQuota: int(0, 1_000_000).default(1_000),
   logLevel: z.enum(['DEBUG', 'INFO', 'WARNING', 'ERROR'], { error: 'must be DEBUG, INFO, WARNING or ERROR' }).default('INFO'),
   /** Base URL that push subscriptions call: `${pushBaseUrl}/deliver` (function URLs on GCP). */
   pushBaseUrl: z.url({ error: 'must be an absolute URL' }).optional(),
@@ -131,6 +145,8 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   retryShards: 'HERALD_RETRY_SHARDS',
   sharedLaneWaitMs: 'HERALD_SHARED_LANE_WAIT_MS',
   slowAttemptMs: 'HERALD_SLOW_ATTEMPT_MS',
+  accountPublishQuota: 'HERALD_ACCOUNT_PUBLISH_QUOTA',
+  accountDestinationQuota: 'HERALD_ACCOUNT_DESTINATION_QUOTA',
   logLevel: 'HERALD_LOG_LEVEL',
   pushBaseUrl: 'HERALD_PUSH_BASE_URL',
   pushServiceAccount: 'HERALD_PUSH_SERVICE_ACCOUNT',
@@ -138,6 +154,7 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   ingestTokenSha256: 'HERALD_INGEST_TOKEN_SHA256',
   schedulerServiceAccount: 'HERALD_SCHEDULER_SERVICE_ACCOUNT',
   pushAuth: 'HERALD_PUSH_AUTH',
+  secretsKey: 'HERALD_SECRETS_KEY',
 };
 
 export class ConfigError extends Error {

@@ -54,6 +54,12 @@ export interface AccountStore {
   updateKey(id: string, decide: (current: AccountKey | undefined) => AccountKey | undefined): Promise<AccountKey | undefined>;
 }
 
+/** Each account's publish bucket, shared by every ingest instance (domain/quota.ts). */
+export interface QuotaStore {
+  /** Atomically hands out up to `want` tokens of `account`'s bucket, refilling at `limit`/s: how many it did. */
+  take(account: string, want: number, limit: number, nowMs: number): Promise<number>;
+}
+
 export interface DestinationStore {
   get(id: string): Promise<Destination | undefined>;
   list(): Promise<Destination[]>;
@@ -250,8 +256,8 @@ export interface ReplayStore {
   create(report: ReplayReport): Promise<boolean>;
   /** As DeliveryStore.update: `decide` may run more than once and must be pure. */
   update(id: string, decide: (current: ReplayReport | undefined) => ReplayReport | undefined): Promise<ReplayReport | undefined>;
-  /** Newest first (by createdAt). */
-  recent(limit: number): Promise<ReplayReport[]>;
+  /** Newest first (by createdAt); with `account`, only the replays scoped to it (`request.account`). */
+  recent(limit: number, account?: string): Promise<ReplayReport[]>;
   /** Reports whose status is running, oldest first. */
   running(limit: number): Promise<ReplayReport[]>;
   /** Atomically takes the one replay runner for `id` until `until` (domain/replay.ts takeRunner). */

@@ -4,6 +4,8 @@ import { FirestoreDeliveryStore, FirestoreDestinationStore, FirestoreIntakeStore
 import { IntakeJournal } from './app/intake-journal';
 import { KeyVerifier } from './app/key-verifier';
 import { AccountPolicies } from './app/account-policies';
+import { PublishQuotas } from './app/publish-quotas';
+import { FirestoreQuotaStore } from './adapters/firestore-quotas';
 import { FirestoreAccountStore } from './adapters/firestore-accounts';
 import { ReconcileDeps, ReconcilerState } from './app/reconcile';
 import { UndiciHttpSender } from './adapters/http-sender';
@@ -27,6 +29,7 @@ import { FirestoreRateStore } from './adapters/firestore-rates';
 import { FirestoreRateLeaseStore } from './adapters/firestore-rate-leases';
 import { DeliveryLimiter } from './app/delivery-limiter';
 import { SlowDestinations } from './domain/slow-destinations';
+import { SecretBox } from './domain/secret-box';
 import { randomUUID } from 'node:crypto';
 import { ConfigError, ENV_NAMES, HeraldConfig, pushAuthModeOf } from './config';
 import { createLogger, parseSeverity } from './log';
@@ -61,6 +64,8 @@ export interface Runtime {
   keys: KeyVerifier;
   /** Each account's failure policy (seed 003), re-read at most every HERALD_DESTINATION_CACHE_MS. */
   accountPolicies: AccountPolicies;
+  /** Each account's publish rate at ingest. */
+  publishQuotas: PublishQuotas;
   /** Authenticates the internal endpoints (push and scheduler requests). */
   pushAuth: PushAuthenticator;
   /** DNS as the SSRF guard sees it (registration and every attempt). */
@@ -127,6 +132,24 @@ function credentialDigest(token: string | undefined, sha256: string | undefined,
   throw new ConfigError(`${env[0]} (at least 16 characters) or ${env[1]} must be set`);
 }
 
+/**
+ * What seals destination signing secrets in Firestore. Against real Firestore a key is
+ * required; against the emulator (tests and tools that build a runtime directly, without
+ * local mode, which always brings a key) secrets are stored as they are, with a warning.
+ */
+export function secretBoxOf(config: Pick<HeraldConfig, 'secretsKey'>, log: Logger, env: NodeJS.ProcessEnv = process.env): SecretBox | undefined {
+  if (config.secretsKey !== undefined) return SecretBox.fromConfig(config.secretsKey);
+  if (!env.FIRESTORE_EMULATOR_HOST) {
+    throw new ConfigError(
+      `${ENV_NAMES.secretsKey} is not set: Herald encrypts destination signing secrets in Firestore with it. ` +
+        `The Pulumi program sets it from Secret Manager (herald:secretsKey, or a key generated with the stack); ` +
+        `elsewhere set it to a base64 key of 32 random bytes: ${ENV_NAMES.secretsKey}=$(openssl rand -base64 32)`,
+    );
+  }
+  log.warn(`${ENV_NAMES.secretsKey} is not set: destination signing secrets are stored unencrypted (Firestore emulator only)`);
+  return undefined;
+}
+
 export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides = {}): Runtime {
   const credentials = {
     admin: credentialDigest(config.adminToken, config.adminTokenSha256, 'admin'),
@@ -134,10 +157,12 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   };
   const clock = overrides.clock ?? systemClock;
   const log = overrides.log ?? createLogger({ level: parseSeverity(config.logLevel) });
+  // Before any client is made: a missing key stops start-up with nothing left open.
+  const secrets = secretBoxOf(config, log);
   const pubsub = new PubSub({ projectId: config.projectId });
   const firestore = new Firestore({ projectId: config.projectId, ignoreUndefinedProperties: true });
   const firestoreOps = new OperationCounter();
-  const destinations = new FirestoreDestinationStore(firestore, firestoreOps);
+  const destinations = new FirestoreDestinationStore(firestore, firestoreOps, secrets);
   const names = { prefix: config.topicPrefix, laneShards: config.laneShards, retryShards: config.retryShards };
   const resolver = overrides.resolver ?? systemResolver;
   const http = overrides.http ?? new UndiciHttpSender({ rules: { allowLoopback: config.allowLoopback }, resolver });
@@ -169,12 +194,14 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const flusher = setInterval(() => void rates.flushIfDue(), config.rateFlushMs);
   flusher.unref();
   const accounts = new FirestoreAccountStore(firestore, firestoreOps);
+  const accountPolicies = new AccountPolicies(accounts, clock, log, config.destinationCacheMs, { publishPerSecond: config.accountPublishQuota, destinations: config.accountDestinationQuota });
   const rt: Runtime = {
     config,
     credentials,
     accounts,
     keys: new KeyVerifier(accounts, clock),
-    accountPolicies: new AccountPolicies(accounts, clock, log, config.destinationCacheMs),
+    accountPolicies,
+    publishQuotas: new PublishQuotas(new FirestoreQuotaStore(firestore, firestoreOps), (account) => accountPolicies.quotasOf(account), clock, log),
     pushAuth,
     resolver,
     clock,

@@ -15,8 +15,9 @@ export interface SecretsArgs {
 }
 
 /**
- * Herald's tokens in Secret Manager, handed to the functions as environment variables by
- * version: a new value is a new version, which redeploys the functions onto it.
+ * Herald's tokens and its secrets key (HERALD_SECRETS_KEY) in Secret Manager, handed to the
+ * functions as environment variables by version: a new value is a new version, which
+ * redeploys the functions onto it. Each is readable by the functions' identity alone.
  */
 export class Secrets extends pulumi.ComponentResource {
   readonly environment: SecretEnv[];
@@ -27,7 +28,10 @@ export class Secrets extends pulumi.ComponentResource {
     this.environment = (Object.entries(args.values) as [SecretSetting, pulumi.Output<string>][]).map(([key, value]) => {
       const secretId = `${args.prefix}-${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
       const secret = new gcp.secretmanager.Secret(`${name}-${key}`, { project: args.project, secretId, replication: { auto: {} } }, child);
-      const version = new gcp.secretmanager.SecretVersion(`${name}-${key}`, { secret: secret.id, secretData: value }, child);
+      // A replaced secrets key is disabled, not destroyed: data it encrypted stays readable if a
+      // new value left it out by mistake (enable the version, put the key back after the first).
+      const keep = key === 'secretsKey' ? { deletionPolicy: 'DISABLE' } : {};
+      const version = new gcp.secretmanager.SecretVersion(`${name}-${key}`, { secret: secret.id, secretData: pulumi.secret(value), ...keep }, child);
       new gcp.secretmanager.SecretIamMember(`${name}-${key}-reader`, { project: args.project, secretId: secret.secretId, role: 'roles/secretmanager.secretAccessor', member: args.reader }, child);
       return { key: ENV_NAMES[key], projectId: args.project, secret: secret.secretId, version: version.version };
     });

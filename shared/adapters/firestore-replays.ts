@@ -48,9 +48,10 @@ export class FirestoreReplayStore implements ReplayStore {
     return written;
   }
 
-  async recent(limit: number): Promise<ReplayReport[]> {
-    const q = FIRESTORE_QUERIES.recentReplays;
-    const snap = await this.col.orderBy(q.orderBy, q.direction).limit(limit).get();
+  async recent(limit: number, account?: string): Promise<ReplayReport[]> {
+    const q = account === undefined ? FIRESTORE_QUERIES.recentReplays : FIRESTORE_QUERIES.accountReplays;
+    const scoped = account === undefined ? this.col : this.col.where(FIRESTORE_QUERIES.accountReplays.equality[0], '==', account);
+    const snap = await scoped.orderBy(q.orderBy, q.direction).limit(limit).get();
     this.ops.reads += Math.max(1, snap.size);
     return snap.docs.map((d) => d.data() as ReplayReport);
   }

@@ -1,6 +1,7 @@
 import { DocumentData, DocumentReference, FieldValue, Firestore, Timestamp } from '@google-cloud/firestore';
 import { DeliveryRecord, DeliveryStatus } from '../domain/delivery';
 import { Destination } from '../domain/destination';
+import { isSealed, SecretBox, SecretBoxError, sealedKeyId } from '../domain/secret-box';
 import { HeraldEvent } from '../domain/event';
 import { IntakeBatch } from '../domain/intake';
 import { DeliveryPage, DeliveryStore, DestinationChanges, DestinationStore, IntakeStore } from '../ports';
@@ -28,6 +29,7 @@ export const COLLECTIONS = {
   destinationChanges: 'destination-changes',
   accounts: 'accounts',
   accountKeys: 'account-keys',
+  publishQuotas: 'publish-quotas',
 } as const;
 
 /**
@@ -44,6 +46,8 @@ export const FIRESTORE_QUERIES = {
   rateWindow: { collection: COLLECTIONS.rates, equality: ['destinationId'], orderBy: 'bucketStart' },
   // GET /admin/replays: newest first (one field: Firestore's automatic index serves it).
   recentReplays: { collection: COLLECTIONS.replays, equality: [], orderBy: 'createdAt', direction: 'desc' },
+  // GET /admin/accounts/{id}/replays: one account's, newest first.
+  accountReplays: { collection: COLLECTIONS.replays, equality: ['request.account'], orderBy: 'createdAt', direction: 'desc' },
   // POST /admin/replays refuses to start a replay while another runs.
   runningReplays: { collection: COLLECTIONS.replays, equality: ['status'], orderBy: 'createdAt' },
   // The reconciler: intake batches past their grace, oldest first (one field: the automatic index).
@@ -70,25 +74,65 @@ export const CHANGE_KEEP_MS = 24 * 3600_000;
 const CHANGE_OVERLAP_MS = 5_000;
 
 export class FirestoreDestinationStore implements DestinationStore {
+  /**
+   * `box`: the signing secrets (`secret`, every `previousSecrets[].secret`) are sealed with it
+   * in every document written, and opened in every document read; the rest of Herald sees
+   * plaintext. Without one (the emulator only: runtime.ts refuses real Firestore without
+   * HERALD_SECRETS_KEY) they are written as they are.
+   */
   constructor(
     private readonly db: Firestore,
     private readonly ops = new OperationCounter(),
+    private readonly box?: SecretBox,
   ) {}
 
   private get col() {
     return this.db.collection(COLLECTIONS.destinations);
   }
 
+  /** The document for a destination: its secrets sealed, bound to its id (a sealed value copied to another destination does not open). */
+  private toDoc(destination: Destination): Destination {
+    const box = this.box;
+    if (!box) return destination;
+    const seal = (secret: string) => box.seal(secret, secretContext(destination.id));
+    const doc: Destination = { ...destination, secret: seal(destination.secret) };
+    if (destination.previousSecrets) doc.previousSecrets = destination.previousSecrets.map((p) => ({ ...p, secret: seal(p.secret) }));
+    return doc;
+  }
+
+  /**
+   * A destination from its document, its secrets opened. A plaintext secret is one written
+   * before Herald encrypted them (older deployments): taken as it is, and sealed on the
+   * destination's next write.
+   */
+  private fromDoc(data: DocumentData): Destination {
+    const doc = data as Destination;
+    const open = (stored: string) => {
+      if (!isSealed(stored)) return stored;
+      try {
+        if (!this.box) {
+          throw new SecretBoxError(`its secret is encrypted (key id ${sealedKeyId(stored) ?? 'unknown'}) and HERALD_SECRETS_KEY is not set: set it to the key this data was written with`);
+        }
+        return this.box.open(stored, secretContext(doc.id));
+      } catch (e) {
+        throw e instanceof SecretBoxError ? new SecretBoxError(`destination ${doc.id}: ${e.message}`) : e;
+      }
+    };
+    const destination: Destination = { ...doc, secret: open(doc.secret) };
+    if (doc.previousSecrets) destination.previousSecrets = doc.previousSecrets.map((p) => ({ ...p, secret: open(p.secret) }));
+    return destination;
+  }
+
   async get(id: string): Promise<Destination | undefined> {
     const snap = await this.col.doc(id).get();
     this.ops.reads++;
-    return snap.exists ? (snap.data() as Destination) : undefined;
+    return snap.exists ? this.fromDoc(snap.data()!) : undefined;
   }
 
   async list(): Promise<Destination[]> {
     const snap = await this.col.orderBy('id').get();
     this.ops.reads += Math.max(1, snap.size);
-    return snap.docs.map((d) => d.data() as Destination);
+    return snap.docs.map((d) => this.fromDoc(d.data()));
   }
 
   /**
@@ -102,7 +146,7 @@ export class FirestoreDestinationStore implements DestinationStore {
     if (since === undefined) {
       const snap = await this.col.get();
       this.ops.reads += Math.max(1, snap.size);
-      return { initial: true, upserted: snap.docs.map((d) => d.data() as Destination), removed: [], readTime: snap.readTime.toDate() };
+      return { initial: true, upserted: snap.docs.map((d) => this.fromDoc(d.data())), removed: [], readTime: snap.readTime.toDate() };
     }
     // A little overlap: a change read twice is applied twice, to the same result.
     const after = Timestamp.fromMillis(since.getTime() - CHANGE_OVERLAP_MS);
@@ -113,7 +157,7 @@ export class FirestoreDestinationStore implements DestinationStore {
     this.ops.reads += docs.length;
     return {
       initial: false,
-      upserted: docs.filter((d) => d.exists).map((d) => d.data() as Destination),
+      upserted: docs.filter((d) => d.exists).map((d) => this.fromDoc(d.data()!)),
       removed: docs.filter((d) => !d.exists).map((d) => d.id),
       readTime: snap.readTime.toDate(),
     };
@@ -130,10 +174,11 @@ export class FirestoreDestinationStore implements DestinationStore {
 
   async put(destination: Destination): Promise<{ created: boolean }> {
     const ref = this.col.doc(destination.id);
+    const doc = this.toDoc(destination);
     for (const created of [true, false]) {
       const batch = this.db.batch();
-      if (created) batch.create(ref, destination);
-      else batch.set(ref, destination);
+      if (created) batch.create(ref, doc);
+      else batch.set(ref, doc);
       batch.set(...this.changeEntry(destination.id));
       try {
         await batch.commit();
@@ -167,9 +212,9 @@ export class FirestoreDestinationStore implements DestinationStore {
     const written = await this.db.runTransaction(async (tx) => {
       const snap = await tx.get(ref);
       reads++;
-      const next = decide(snap.exists ? (snap.data() as Destination) : undefined);
+      const next = decide(snap.exists ? this.fromDoc(snap.data()!) : undefined);
       if (next !== undefined) {
-        tx.set(ref, next);
+        tx.set(ref, this.toDoc(next));
         tx.set(...this.changeEntry(id));
       }
       return next;
@@ -178,6 +223,11 @@ export class FirestoreDestinationStore implements DestinationStore {
     if (written !== undefined) this.ops.writes += 2;
     return written;
   }
+}
+
+/** What a destination's sealed secrets are bound to (GCM additional data). */
+function secretContext(destinationId: string): string {
+  return `herald:destination:${destinationId}:secret`;
 }
 
 type StoredDelivery = Omit<DeliveryRecord, 'event'> & { event?: { attributes: Record<string, string>; data: Buffer } };

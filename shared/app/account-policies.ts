@@ -1,34 +1,51 @@
-import { FailurePolicy, failurePolicyOf } from '../domain/account';
+import { Account, AccountQuotas, FailurePolicy, failurePolicyOf } from '../domain/account';
+import { QuotaDefaults, quotasOf } from '../domain/quota';
 import { AccountStore, Clock, Logger } from '../ports';
 
 /**
- * Each account's failure policy (seed 003) as deliver needs it: read at most once per `ttlMs`
- * per account and instance, so a change applies to new failures within that bound
- * (HERALD_DESTINATION_CACHE_MS, 10 s by default). Read only when an attempt has failed.
+ * What each account's settings mean for delivery and ingest: its failure policy (seed 003)
+ * and its quotas. An account is read at most once per `ttlMs` per instance, so a change
+ * applies within that bound (HERALD_DESTINATION_CACHE_MS, 10 s by default). The policy is
+ * read only when an attempt has failed; the quotas on each publish (from the cache).
  */
 export class AccountPolicies {
-  private readonly known = new Map<string, { policy: FailurePolicy; readAt: number }>();
+  private readonly known = new Map<string, { account: Account | undefined; readAt: number }>();
 
   constructor(
     private readonly store: Pick<AccountStore, 'get'>,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly ttlMs: number,
+    private readonly defaults: QuotaDefaults = { publishPerSecond: 0, destinations: 0 },
   ) {}
 
   async policyOf(account: string): Promise<FailurePolicy> {
+    const read = await this.read(account);
+    // The attempt is made: its outcome is recorded with what was last known (retry, the default, if nothing), not lost.
+    if (!read.ok) this.log.warn(`the settings of account ${account} could not be read; its failure policy is taken as ${failurePolicyOf(read.last)}`, { account, error: read.error });
+    return failurePolicyOf(read.ok ? read.account : read.last);
+  }
+
+  /** The quotas that apply; when the account cannot be read, the last known (none at all if never read: ingest stays open). */
+  async quotasOf(account: string): Promise<AccountQuotas> {
+    const read = await this.read(account);
+    if (!read.ok) {
+      this.log.warn(`the quotas of account ${account} could not be read; ${read.last ? 'the last known apply' : 'none apply until they can be'}`, { account, error: read.error });
+      return read.last ? quotasOf(account, read.last, this.defaults) : {};
+    }
+    return quotasOf(account, read.account, this.defaults);
+  }
+
+  private async read(account: string): Promise<{ ok: true; account: Account | undefined } | { ok: false; last: Account | undefined; error: string }> {
     const now = this.clock.now().getTime();
     const cached = this.known.get(account);
-    if (cached && now - cached.readAt < this.ttlMs) return cached.policy;
+    if (cached && now - cached.readAt < this.ttlMs) return { ok: true, account: cached.account };
     try {
-      const policy = failurePolicyOf(await this.store.get(account));
-      this.known.set(account, { policy, readAt: now });
-      return policy;
+      const found = await this.store.get(account);
+      this.known.set(account, { account: found, readAt: now });
+      return { ok: true, account: found };
     } catch (e) {
-      // The attempt is made: its outcome is recorded with what was last known (retry, the default, if nothing), not lost.
-      const policy = cached?.policy ?? 'retry';
-      this.log.warn(`the settings of account ${account} could not be read; its failure policy is taken as ${policy}`, { account, error: (e as Error).message });
-      return policy;
+      return { ok: false, last: cached?.account, error: (e as Error).message };
     }
   }
 }

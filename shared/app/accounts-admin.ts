@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   Account,
+  AccountQuotas,
   ACCOUNT_ID,
   accountCreateSchema,
   accountIdFromName,
@@ -20,6 +21,7 @@ import {
   withSettings,
 } from '../domain/account';
 import { issuesFromZod } from '../domain/event';
+import { QuotaDefaults, quotasOf } from '../domain/quota';
 import { splitDestinationId } from '../domain/ids';
 import { AccountStore, Clock, DestinationStore, Logger } from '../ports';
 import { AdminResult } from './destinations-admin';
@@ -31,6 +33,15 @@ export interface AccountsAdminDeps {
   keys: KeyVerifier;
   clock: Clock;
   log: Logger;
+  /** The deployment's quotas for accounts without their own (shown as `quotasInForce`). */
+  quotaDefaults?: QuotaDefaults;
+}
+
+/** An account, with the quotas that apply to it (its own, or the deployment's defaults; absent: no limit). */
+export type AccountView = Account & { quotasInForce: AccountQuotas };
+
+function accountView(deps: Pick<AccountsAdminDeps, 'quotaDefaults'>, account: Account): AccountView {
+  return { ...account, quotasInForce: quotasOf(account.id, account, deps.quotaDefaults ?? { publishPerSecond: 0, destinations: 0 }) };
 }
 
 /** The account everything belongs to when nobody said otherwise: it always exists, stored or not. */
@@ -95,20 +106,20 @@ function withDefault(accounts: Account[], after: string | undefined, through: st
   return [...accounts, defaultAccount()].sort((a, b) => a.id.localeCompare(b.id));
 }
 
-export async function getAccount(deps: AccountsAdminDeps, caller: Caller, id: string): Promise<AdminResult<Account>> {
+export async function getAccount(deps: AccountsAdminDeps, caller: Caller, id: string): Promise<AdminResult<AccountView>> {
   const account = await findAccount(deps, caller, id);
-  return account ? { status: 200, body: account } : noAccount(id);
+  return account ? { status: 200, body: accountView(deps, account) } : noAccount(id);
 }
 
-export async function updateAccount(deps: AccountsAdminDeps, caller: Caller, id: string, body: unknown): Promise<AdminResult<Account>> {
+export async function updateAccount(deps: AccountsAdminDeps, caller: Caller, id: string, body: unknown): Promise<AdminResult<AccountView>> {
   if (!(await findAccount(deps, caller, id))) return noAccount(id);
-  if (caller.kind !== 'operator') return operatorOnly("changing an account's name or email");
+  if (caller.kind !== 'operator') return operatorOnly("changing an account's name, email or quotas");
   const parsed = accountPatchSchema.safeParse(body);
   if (!parsed.success) return invalid('change', parsed.error);
   const now = deps.clock.now();
   const written = await deps.accounts.update(id, (current) => patchAccount(current ?? (id === DEFAULT_ACCOUNT ? defaultAccount() : current!), parsed.data, now));
   deps.log.info('account changed', { account: id, actor: actorOf(caller), changed: Object.keys(parsed.data) });
-  return { status: 200, body: written! };
+  return { status: 200, body: accountView(deps, written!) };
 }
 
 export async function deleteAccount(deps: AccountsAdminDeps, caller: Caller, id: string): Promise<AdminResult<never>> {

@@ -26,6 +26,14 @@ const STATUS_MESSAGE = `status must be one of ${DELIVERY_STATUSES.join(', ')} (a
 const LIMIT_MESSAGE = `limit must be a whole number from 1 to ${DELIVERY_PAGE.maxLimit} (default ${DELIVERY_PAGE.defaultLimit})`;
 const QUERY_PARAMETERS = ['status', 'limit', 'cursor'] as const;
 
+/** A page's size in a query string (the deliveries listings share it). */
+export const deliveryLimitSchema = z
+  .string({ error: `${LIMIT_MESSAGE}, given once` })
+  .regex(/^\s*\d{1,6}\s*$/, LIMIT_MESSAGE)
+  .transform(Number)
+  .pipe(z.number().int().min(1, LIMIT_MESSAGE).max(DELIVERY_PAGE.maxLimit, LIMIT_MESSAGE))
+  .default(DELIVERY_PAGE.defaultLimit);
+
 /** The query string of GET /admin/destinations/{id}/deliveries. A repeated parameter arrives as an array and is refused. */
 export const deliveriesQuerySchema = z.object({
   status: z
@@ -33,12 +41,7 @@ export const deliveriesQuerySchema = z.object({
     .transform((s) => s.trim().toUpperCase())
     .pipe(z.enum(DELIVERY_STATUSES, { error: STATUS_MESSAGE }))
     .optional(),
-  limit: z
-    .string({ error: `${LIMIT_MESSAGE}, given once` })
-    .regex(/^\s*\d{1,6}\s*$/, LIMIT_MESSAGE)
-    .transform(Number)
-    .pipe(z.number().int().min(1, LIMIT_MESSAGE).max(DELIVERY_PAGE.maxLimit, LIMIT_MESSAGE))
-    .default(DELIVERY_PAGE.defaultLimit),
+  limit: deliveryLimitSchema,
   cursor: z
     .string({ error: 'cursor must be given once, as the nextCursor of the previous page' })
     .min(1, 'cursor must not be empty: pass the nextCursor of the previous page, or leave it out for the first page')

@@ -1,4 +1,5 @@
-import { INTERNAL_DESTINATION_ID } from '../domain/ids';
+import type { AccountQuotas } from '../domain/account';
+import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../domain/ids';
 import { applySpec, rateBoundsOf, destinationSpecSchema, DestinationView, viewOf } from '../domain/destination';
 import { issuesFromZod, ValidationIssue } from '../domain/event';
 import { LastError } from '../domain/delivery';
@@ -23,6 +24,8 @@ export interface AdminDeps {
   resolver: HostResolver;
   /** Herald's own project and prefix: a topic destination may not be one of its topics. */
   herald?: HeraldTopics;
+  /** The quotas that apply to an account (absent: none). */
+  quotasOf?: (account: string) => Promise<AccountQuotas>;
 }
 
 export type AdminResult<T> =
@@ -55,6 +58,9 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
     return { status: urlProblem.status, body: { error, issues: [{ path: 'url', message: urlProblem.message }] } };
   }
 
+  const overQuota = await destinationQuotaProblem(deps, id);
+  if (overQuota) return { status: 409, body: { error: overQuota } };
+
   // A dedicated lane exists before the destination is visible to routing, so no event finds it missing.
   if (spec.lane === 'dedicated') await deps.lanes.ensureLane(id);
   // Read and written in one transaction: a suspension written meanwhile is kept, not overwritten.
@@ -70,6 +76,19 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
   const showSecret = created || spec.secret !== undefined;
   const view = viewOf(destination, now);
   return { status: created ? 201 : 200, body: showSecret ? { ...view, secret: destination.secret } : view };
+}
+
+/**
+ * A new destination past its account's quota: why, else undefined. Checked before the write,
+ * so two creates at the same instant may pass it by one each; replacing one never counts.
+ */
+async function destinationQuotaProblem(deps: AdminDeps, id: string): Promise<string | undefined> {
+  const { account } = splitDestinationId(id);
+  const limit = deps.quotasOf ? (await deps.quotasOf(account)).destinations : undefined;
+  if (limit === undefined || (await deps.destinations.get(id))) return undefined;
+  const count = (await deps.destinations.list()).filter((d) => splitDestinationId(d.id).account === account).length;
+  if (count < limit) return undefined;
+  return `account ${account} has ${count} destinations, its quota (${limit}): delete one it no longer needs, or ask the operator to raise quotas.destinations (PATCH /admin/accounts/${account})`;
 }
 
 /** The rolling hour of a destination, as `GET /admin/destinations/{id}` shows it. */

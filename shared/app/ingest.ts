@@ -6,6 +6,7 @@ import { Clock, Logger } from '../ports';
 import { IntakeJournal } from './intake-journal';
 import { fanOut, LaneDeps } from './lanes';
 import { DestinationDirectory } from './destination-directory';
+import { PublishQuotas, QuotaVerdict } from './publish-quotas';
 
 export interface IngestDeps extends LaneDeps {
   /** Herald's own record of what it accepted (domain/intake.ts), which the reconciler checks. */
@@ -18,11 +19,14 @@ export interface IngestDeps extends LaneDeps {
   account?: string;
   maxBodyBytes: number;
   maxEventBytes: number;
+  /** Each account's publish rate (absent: no quotas, as in unit tests of other things). */
+  quotas?: Pick<PublishQuotas, 'admit' | 'refusedNow'>;
 }
 
 export type IngestResult =
   | { status: 202; body: { accepted: string[] } }
   | { status: 400 | 403 | 413; body: { error: string; issues: ValidationIssue[] } }
+  | { status: 429; retryAfterSeconds: number; body: { error: string; issues: ValidationIssue[] } }
   | { status: 503; body: { error: string; accepted: string[]; failed: { id: string; error: string }[] } };
 
 /**
@@ -43,6 +47,8 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
       body: { error: `request body is ${body.length} bytes; the limit is ${deps.maxBodyBytes}`, issues: [{ path: 'body', message: `over ${deps.maxBodyBytes} bytes` }] },
     };
   }
+  const refused = deps.account !== undefined ? deps.quotas?.refusedNow(deps.account) : undefined;
+  if (refused) return overQuota(refused, 1);
   const parsed = parseHttpEvents(headers, body, deps.clock.now());
   if (!parsed.ok) {
     return { status: 400, body: { error: `invalid CloudEvent${parsed.mode === 'batch' ? ' batch' : ''}: ${parsed.issues.length} problem(s)`, issues: parsed.issues } };
@@ -70,6 +76,12 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     if (bad.length) return { status: 400, body: { error: 'invalid heraldaccount', issues: bad } };
   }
   if (deps.account !== undefined) events = events.map((e) => withAccount(e, deps.account!));
+  if (deps.quotas) {
+    const counts = new Map<string, number>();
+    for (const e of events) counts.set(eventAccount(e.attributes), (counts.get(eventAccount(e.attributes)) ?? 0) + 1);
+    const verdict = await deps.quotas.admit(counts);
+    if (!verdict.ok) return overQuota(verdict, counts.get(verdict.account)!);
+  }
   let index: DestinationIndex;
   try {
     index = await deps.directory.current();
@@ -107,6 +119,15 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     return { status: 503, body: { error: 'Pub/Sub is unavailable; resend the failed events (one already delivered is not delivered twice)', accepted, failed } };
   }
   return { status: 202, body: { accepted } };
+}
+
+function overQuota(verdict: Extract<QuotaVerdict, { ok: false }>, n: number): IngestResult {
+  const { account, limit, retryAfterSeconds } = verdict;
+  const error =
+    verdict.why === 'too-big'
+      ? `this request has ${n} events of account ${account}, more than its quota of ${limit} events per second: split it into requests of at most ${limit}`
+      : `account ${account} is over its publish quota of ${limit} events per second; nothing accepted: resend after ${retryAfterSeconds} s (Retry-After), or ask the operator to raise quotas.publishPerSecond`;
+  return { status: 429, retryAfterSeconds, body: { error, issues: [{ path: ACCOUNT_EXTENSION, message: `${account}: over ${limit} events/s` }] } };
 }
 
 /** 503, none of the request's events accepted. */

@@ -29,26 +29,34 @@ export function newReplayId(now: Date): string {
 
 export type ReplayAccepted = { id: string; status: 'queued'; dryRun: boolean; request: ReplayView['request']; report: string };
 
-export async function postReplay(deps: ReplaysAdminDeps, body: unknown): Promise<AdminResult<ReplayAccepted>> {
+/**
+ * `account`: the replay is scoped to it (an account key, or a path under /accounts/{id}): only
+ * its destinations' dead letters are selected. Undefined: the operator, every account's.
+ */
+export async function postReplay(deps: ReplaysAdminDeps, body: unknown, account?: string): Promise<AdminResult<ReplayAccepted>> {
   const parsed = parseReplayRequest(body);
   if (!parsed.ok) return { status: 400, body: { error: 'invalid replay request', issues: parsed.issues } };
+  if (account !== undefined && parsed.value.account !== undefined && parsed.value.account !== account) {
+    return { status: 400, body: { error: 'invalid replay request', issues: [{ path: 'account', message: `this replay is for account ${JSON.stringify(account)}, as its path or key says: leave account out` }] } };
+  }
+  const request = account !== undefined ? { ...parsed.value, account } : parsed.value;
   const now = deps.clock.now();
   // Two replays at once would each see only the dead letters the other does not hold.
   const running = (await deps.replays.running(10)).find((r) => r.runningUntil !== undefined && r.runningUntil > now.toISOString());
   if (running) {
-    return {
-      status: 409,
-      body: { error: `replay ${running.id} is running (since ${running.startedAt ?? running.createdAt}); wait for it to end (GET /admin/replays/${running.id}): two replays at once would each see only part of the dead-letter topic` },
-    };
+    // Another account's replay is not the caller's to look at: only that one runs.
+    const theirs = account === undefined || running.request.account === account;
+    const which = theirs ? `replay ${running.id} is running (since ${running.startedAt ?? running.createdAt}); wait for it to end (GET ${replayPath(account, running.id)})` : 'another replay is running; try again when it ends (usually within a minute)';
+    return { status: 409, body: { error: `${which}: one replay runs at a time, since two would each see only part of the dead-letter topic` } };
   }
-  const id = parsed.value.id ?? newReplayId(now);
-  const report = queuedReport(id, parsed.value, now);
+  const id = request.id ?? newReplayId(now);
+  const report = queuedReport(id, request, now);
   if (!(await deps.replays.create(report))) {
     return { status: 409, body: { error: `replay id ${JSON.stringify(id)} is already used; see GET /admin/replays/${id}`, issues: [{ path: 'id', message: 'already used' }] } };
   }
   try {
     const messageId = await deps.bus.publish(deps.replayTopic, {
-      data: Buffer.from(JSON.stringify({ ...parsed.value, id })),
+      data: Buffer.from(JSON.stringify({ ...request, id })),
       attributes: { 'herald-type': 'herald.replay.requested', 'herald-replay-id': id },
     });
     deps.log.info('replay requested', { replayId: id, messageId, request: report.request, dryRun: report.dryRun });
@@ -58,7 +66,7 @@ export async function postReplay(deps: ReplaysAdminDeps, body: unknown): Promise
     deps.log.error(error, { replayId: id });
     return { status: 503, body: { error: `${error}; nothing was replayed: try again` } };
   }
-  return { status: 202, body: { id, status: 'queued', dryRun: report.dryRun, request: report.request, report: `/admin/replays/${id}` } };
+  return { status: 202, body: { id, status: 'queued', dryRun: report.dryRun, request: report.request, report: replayPath(account, id) } };
 }
 
 const badReplayId = (id: string): AdminResult<never> => ({
@@ -66,9 +74,16 @@ const badReplayId = (id: string): AdminResult<never> => ({
   body: { error: `invalid replay id ${JSON.stringify(id)}`, issues: [{ path: 'id', message: 'a replay id is 1-64 letters, digits, "_" or "-", as POST /admin/replays returned it' }] },
 });
 
-export async function getReplay(deps: Pick<ReplaysAdminDeps, 'replays'>, id: string): Promise<AdminResult<ReplayView>> {
+/** Where a replay's report is, for whoever asked for it. */
+function replayPath(account: string | undefined, id: string): string {
+  return account === undefined ? `/admin/replays/${id}` : `/admin/accounts/${account}/replays/${id}`;
+}
+
+/** With `account`, another account's replay (or the operator's unscoped one) is not there: 404. */
+export async function getReplay(deps: Pick<ReplaysAdminDeps, 'replays'>, id: string, account?: string): Promise<AdminResult<ReplayView>> {
   if (!REPLAY_ID.test(id)) return badReplayId(id);
-  const report = await deps.replays.get(id);
+  const found = await deps.replays.get(id);
+  const report = account === undefined || found?.request.account === account ? found : undefined;
   if (!report) return { status: 404, body: { error: `no replay ${JSON.stringify(id)}; list them with GET /admin/replays` } };
   return { status: 200, body: replayViewOf(report) };
 }
@@ -95,9 +110,9 @@ export function parseReplayListQuery(query: Record<string, unknown>): { ok: true
   return { ok: true, limit: parsed.data.limit };
 }
 
-export async function listReplays(deps: Pick<ReplaysAdminDeps, 'replays'>, query: Record<string, unknown>): Promise<AdminResult<{ replays: ReplaySummary[] }>> {
+export async function listReplays(deps: Pick<ReplaysAdminDeps, 'replays'>, query: Record<string, unknown>, account?: string): Promise<AdminResult<{ replays: ReplaySummary[] }>> {
   const parsed = parseReplayListQuery(query);
   if (!parsed.ok) return { status: 400, body: { error: 'invalid replays query', issues: parsed.issues } };
-  const reports = await deps.replays.recent(parsed.limit);
+  const reports = await deps.replays.recent(parsed.limit, account);
   return { status: 200, body: { replays: reports.map(replaySummaryOf) } };
 }

@@ -4,7 +4,8 @@ import type { DeliveryStatus } from '../domain/delivery';
 import type { DestinationSpec, DestinationView } from '../domain/destination';
 import type { ReplayAccepted } from '../app/replays-admin';
 import type { ReplaySelection, ReplaySummary, ReplayView } from '../domain/replay';
-import { ApiError, ConnectError, Issue, UsageError } from './errors';
+import { apiError, connectError, objectOf, unexpected } from './answers';
+import { Credential, noCredential } from './credentials';
 
 /** A small typed client over fetch for Herald's ingest and admin APIs. */
 
@@ -13,8 +14,14 @@ export type Api = 'admin' | 'ingest';
 export interface ClientOptions {
   /** Herald's base URL, e.g. http://127.0.0.1:8080 (functions live at /ingest and /admin). */
   baseUrl: string;
-  adminToken?: string;
-  ingestToken?: string;
+  /** What each API is called with: a token, or an account key (`hk_…`) for either. */
+  credentials: Partial<Record<Api, Credential>>;
+  /**
+   * Destinations, deliveries and replays under `/admin/accounts/{account}/…` instead of
+   * `/admin/…` (the caller's own account: a key's; for the admin token, `default`, and every
+   * account for replays).
+   */
+  account?: string;
   /** Defaults to the global fetch; tests pass their own. */
   fetch?: typeof fetch;
   timeoutMs?: number;
@@ -61,15 +68,17 @@ export interface BinaryEvent {
   contentType?: string;
 }
 
-const TOKEN_ENV: Record<Api, string> = { admin: 'HERALD_ADMIN_TOKEN', ingest: 'HERALD_INGEST_TOKEN' };
-
 export class HeraldClient {
   private readonly baseUrl: string;
   private readonly fetchFn: typeof fetch;
 
+  /** Where destinations, deliveries and replays live: `/admin`, or `/admin/accounts/{account}`. */
+  private readonly scope: string;
+
   constructor(private readonly options: ClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.fetchFn = options.fetch ?? fetch;
+    this.scope = options.account === undefined ? '/admin' : `/admin/accounts/${encodeURIComponent(options.account)}`;
   }
 
   /** POST /ingest in binary mode; resolves to the accepted event ids. */
@@ -91,7 +100,7 @@ export class HeraldClient {
   }
 
   async putDestination(id: string, spec: DestinationSpec): Promise<PutDestinationResult> {
-    const { status, body } = await this.request('admin', 'PUT', `/admin/destinations/${encodeURIComponent(id)}`, {
+    const { status, body } = await this.request('admin', 'PUT', `${this.scope}/destinations/${encodeURIComponent(id)}`, {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(spec),
     });
@@ -99,34 +108,33 @@ export class HeraldClient {
   }
 
   async listDestinations(): Promise<DestinationInfo[]> {
-    const { body } = await this.request('admin', 'GET', '/admin/destinations');
+    const { body } = await this.request('admin', 'GET', `${this.scope}/destinations`);
     const list = (body as { destinations?: unknown } | undefined)?.destinations;
     if (!Array.isArray(list)) throw unexpected('GET /admin/destinations', body);
     return list as DestinationInfo[];
   }
 
   async getDestination(id: string): Promise<DestinationInfo> {
-    const { body } = await this.request('admin', 'GET', `/admin/destinations/${encodeURIComponent(id)}`);
+    const { body } = await this.request('admin', 'GET', `${this.scope}/destinations/${encodeURIComponent(id)}`);
     return objectOf('GET /admin/destinations/{id}', body) as DestinationInfo;
   }
 
   async deleteDestination(id: string): Promise<void> {
-    await this.request('admin', 'DELETE', `/admin/destinations/${encodeURIComponent(id)}`);
+    await this.request('admin', 'DELETE', `${this.scope}/destinations/${encodeURIComponent(id)}`);
   }
 
   /** POST /admin/destinations/{id}/reactivate: clears the suspension; its QUEUED deliveries are sent again. */
   async reactivateDestination(id: string): Promise<ReactivateResult> {
     const call = 'POST /admin/destinations/{id}/reactivate';
-    const { body } = await this.request('admin', 'POST', `/admin/destinations/${encodeURIComponent(id)}/reactivate`);
+    const { body } = await this.request('admin', 'POST', `${this.scope}/destinations/${encodeURIComponent(id)}/reactivate`);
     const b = objectOf(call, body);
     if (typeof b.redelivered !== 'number' || typeof b.destination !== 'object' || b.destination === null) throw unexpected(call, body);
     return b as unknown as ReactivateResult;
   }
 
-  /** POST /admin/destinations/{id}/redeliver: every delivery in `from` (QUEUED or DEAD) starts over. */
   async rotateSecret(id: string, request: { secret?: string; graceSeconds?: number }): Promise<RotateSecretResult> {
     const call = 'POST /admin/destinations/{id}/rotate-secret';
-    const { body } = await this.request('admin', 'POST', `/admin/destinations/${encodeURIComponent(id)}/rotate-secret`, {
+    const { body } = await this.request('admin', 'POST', `${this.scope}/destinations/${encodeURIComponent(id)}/rotate-secret`, {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(request),
     });
@@ -135,9 +143,10 @@ export class HeraldClient {
     return b as unknown as RotateSecretResult;
   }
 
+  /** POST /admin/destinations/{id}/redeliver: every delivery in `from` (QUEUED or DEAD) starts over. */
   async redeliver(id: string, from: RedeliverFrom): Promise<RedeliverResult> {
     const call = 'POST /admin/destinations/{id}/redeliver';
-    const { body } = await this.request('admin', 'POST', `/admin/destinations/${encodeURIComponent(id)}/redeliver`, {
+    const { body } = await this.request('admin', 'POST', `${this.scope}/destinations/${encodeURIComponent(id)}/redeliver`, {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ status: from }),
     });
@@ -153,7 +162,7 @@ export class HeraldClient {
     if (query.limit !== undefined) params.set('limit', String(query.limit));
     if (query.cursor !== undefined) params.set('cursor', query.cursor);
     const qs = params.size > 0 ? `?${params.toString()}` : '';
-    const { body } = await this.request('admin', 'GET', `/admin/destinations/${encodeURIComponent(destinationId)}/deliveries${qs}`);
+    const { body } = await this.request('admin', 'GET', `${this.scope}/destinations/${encodeURIComponent(destinationId)}/deliveries${qs}`);
     const page = objectOf('GET /admin/destinations/{id}/deliveries', body);
     if (!Array.isArray(page.deliveries)) throw unexpected('GET /admin/destinations/{id}/deliveries', body);
     return {
@@ -162,15 +171,17 @@ export class HeraldClient {
     };
   }
 
-  async getDelivery(deliveryId: string): Promise<DeliveryView> {
-    const { body } = await this.request('admin', 'GET', `/admin/deliveries/${encodeURIComponent(deliveryId)}`);
+  /** GET …/deliveries/{id}; `account` overrides the client's (a delivery id names its account: `acme_orders.…`). */
+  async getDelivery(deliveryId: string, account?: string): Promise<DeliveryView> {
+    const scope = account === undefined ? this.scope : `/admin/accounts/${encodeURIComponent(account)}`;
+    const { body } = await this.request('admin', 'GET', `${scope}/deliveries/${encodeURIComponent(deliveryId)}`);
     return objectOf('GET /admin/deliveries/{id}', body) as unknown as DeliveryView;
   }
 
   /** POST /admin/replays: the request is validated, recorded (queued) and published on the replay topic. */
   async startReplay(request: ReplaySelection): Promise<ReplayAccepted> {
     const call = 'POST /admin/replays';
-    const { body } = await this.request('admin', 'POST', '/admin/replays', { headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
+    const { body } = await this.request('admin', 'POST', `${this.scope}/replays`, { headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
     const b = objectOf(call, body);
     if (typeof b.id !== 'string') throw unexpected(call, body);
     return b as unknown as ReplayAccepted;
@@ -179,7 +190,7 @@ export class HeraldClient {
   /** GET /admin/replays/{id}: the report as it stands. */
   async getReplay(id: string): Promise<ReplayView> {
     const call = 'GET /admin/replays/{id}';
-    const { body } = await this.request('admin', 'GET', `/admin/replays/${encodeURIComponent(id)}`);
+    const { body } = await this.request('admin', 'GET', `${this.scope}/replays/${encodeURIComponent(id)}`);
     const b = objectOf(call, body);
     if (typeof b.status !== 'string' || typeof b.matched !== 'number') throw unexpected(call, body);
     return b as unknown as ReplayView;
@@ -188,7 +199,7 @@ export class HeraldClient {
   /** GET /admin/replays: the newest first. */
   async listReplays(limit?: number): Promise<ReplaySummary[]> {
     const call = 'GET /admin/replays';
-    const { body } = await this.request('admin', 'GET', `/admin/replays${limit !== undefined ? `?limit=${limit}` : ''}`);
+    const { body } = await this.request('admin', 'GET', `${this.scope}/replays${limit !== undefined ? `?limit=${limit}` : ''}`);
     const list = objectOf(call, body).replays;
     if (!Array.isArray(list)) throw unexpected(call, body);
     return list as ReplaySummary[];
@@ -196,17 +207,15 @@ export class HeraldClient {
 
   /** One call: bearer auth, JSON answers, Herald's error shape → ApiError, no answer → ConnectError. */
   async request(api: Api, method: string, path: string, init: { headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<{ status: number; body: unknown }> {
-    const token = api === 'admin' ? this.options.adminToken : this.options.ingestToken;
-    if (!token) {
-      throw new UsageError(`no ${api} token`, [], `pass --${api}-token or set ${TOKEN_ENV[api]} (npm start prints it)`);
-    }
+    const credential = this.options.credentials[api];
+    if (!credential) throw noCredential(api);
     const url = `${this.baseUrl}${path}`;
     const timeoutMs = this.options.timeoutMs ?? 30_000;
     let res: Response;
     try {
       res = await this.fetchFn(url, {
         method,
-        headers: { accept: 'application/json', ...init.headers, authorization: `Bearer ${token}` },
+        headers: { accept: 'application/json', ...init.headers, authorization: `Bearer ${credential.token}` },
         ...(init.body !== undefined ? { body: init.body } : {}),
         redirect: 'manual',
         signal: AbortSignal.timeout(timeoutMs),
@@ -231,58 +240,8 @@ export class HeraldClient {
       }
     }
     if (res.ok && json) return { status: res.status, body };
-    throw apiError(api, method, path, res, body, json, this.baseUrl);
+    throw apiError({ api, method, path, baseUrl: this.baseUrl, credential }, res, body, json);
   }
-}
-
-function apiError(api: Api, method: string, path: string, res: Response, body: unknown, json: boolean, baseUrl: string): ApiError {
-  const shaped = json && typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'string';
-  if (!shaped) {
-    const type = res.headers.get('content-type') ?? 'no content type';
-    return new ApiError(
-      res.status,
-      `${method} ${path} answered ${res.status} ${res.statusText} with ${json ? 'an unexpected body' : type}, not a Herald answer`,
-      [],
-      `is ${baseUrl} Herald's URL? set HERALD_URL or --url`,
-    );
-  }
-  const b = body as { error: string; issues?: unknown; failed?: unknown };
-  const issues: Issue[] = [];
-  if (Array.isArray(b.issues)) {
-    for (const i of b.issues as { path?: unknown; message?: unknown }[]) issues.push({ path: String(i?.path ?? ''), message: String(i?.message ?? '') });
-  }
-  if (Array.isArray(b.failed)) {
-    for (const f of b.failed as { id?: unknown; error?: unknown }[]) issues.push({ path: String(f?.id ?? ''), message: String(f?.error ?? '') });
-  }
-  return new ApiError(res.status, b.error, issues, hintFor(api, res.status, baseUrl));
-}
-
-function hintFor(api: Api, status: number, baseUrl: string): string | undefined {
-  if (status === 401 || status === 403) return `check ${TOKEN_ENV[api]} — npm start prints it`;
-  if (status === 413) return 'send less data: the limits are in the README (HERALD_MAX_EVENT_BYTES)';
-  if (status === 404 && api === 'admin') return undefined; // the command knows what was missing
-  if (status === 404 || status === 405) return `is ${baseUrl} Herald's URL? set HERALD_URL or --url`;
-  if (status >= 500) return 'Herald logged the details; retry, and check its log if it persists';
-  return undefined;
-}
-
-function unexpected(call: string, body: unknown): ApiError {
-  return new ApiError(200, `${call} answered an unexpected body: ${JSON.stringify(body)?.slice(0, 200)}`, [], 'is the CLI the same version as Herald?');
-}
-
-function objectOf(call: string, body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw unexpected(call, body);
-  return body as Record<string, unknown>;
-}
-
-function connectError(baseUrl: string, e: unknown, timeoutMs: number): ConnectError {
-  const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string; errors?: { code?: string }[] } };
-  if (err.name === 'TimeoutError' || err.name === 'AbortError') {
-    return new ConnectError(`no answer from ${baseUrl} within ${timeoutMs / 1000}s`, [], 'is Herald running and healthy? check its log; the request may or may not have been applied');
-  }
-  const code = err.cause?.code ?? err.cause?.errors?.[0]?.code;
-  const detail = code ?? err.cause?.message ?? err.message ?? String(e);
-  return new ConnectError(`cannot connect to ${baseUrl} (${detail})`, [], 'is Herald running? start it with npm start, or set HERALD_URL');
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { z } from 'zod';
 import { Api, HeraldClient } from './client';
+import { ACCOUNT_ENV, accountIdSchema, API_KEY_ENV, credentialSchema, nonEmpty, pickAccount, pickCredential } from './credentials';
 import { Issue, UsageError } from './errors';
 
 /** What a CLI run talks to: the process's streams and environment, or a test's. */
@@ -34,66 +35,87 @@ export class CommandContext {
     this.out(JSON.stringify(value, null, 2));
   }
 
-  /**
-   * The client for one API. The URL comes from the command's own --url (where it means
-   * Herald), then `herald --url`, HERALD_URL, the default; tokens likewise.
-   */
+  /** The client for one API; see connect(). */
   client(command: Command, api: Api): HeraldClient {
+    return this.connect(command, api).client;
+  }
+
+  /**
+   * The client for one API, and the account the command acts in (if any). Each setting
+   * comes from the command's own flag (its --url only where it means Herald), then the
+   * root's (`herald --url … destinations list`), then the environment, then the default;
+   * the credential by the rule in credentials.ts. Everything wrong is reported at once.
+   */
+  connect(command: Command, api: Api): { client: HeraldClient; account?: string } {
     const own = command.opts<ConnectionOptions>();
     const root = rootOf(command).opts<ConnectionOptions>();
     const flagUrl = (CONNECTION_URL.has(command) ? own.url : undefined) ?? root.url;
     const envUrl = nonEmpty(this.io.env.HERALD_URL);
     const tokenKey = api === 'admin' ? 'adminToken' : 'ingestToken';
-    const tokenEnv = TOKEN_ENV[api];
-    const flagToken = own[tokenKey] ?? root[tokenKey];
-    const token = flagToken ?? nonEmpty(this.io.env[tokenEnv]);
-    if (token === undefined) {
-      throw new UsageError(`no ${api} token`, [], `pass --${api}-token or set ${tokenEnv} (npm start prints it)`);
-    }
+    const credential = pickCredential(api, { token: own[tokenKey] ?? root[tokenKey], apiKey: own.apiKey ?? root.apiKey }, this.io.env);
+    const use = ACCOUNT_USE.get(command) ?? 'ignore';
+    const picked = use === 'ignore' ? undefined : pickAccount(own.account ?? root.account, this.io.env);
     const connection = validate(
-      connectionSchema,
-      { url: flagUrl ?? envUrl ?? DEFAULT_URL, token },
-      { url: flagUrl === undefined && envUrl !== undefined ? 'HERALD_URL' : '--url', token: flagToken !== undefined ? `--${api}-token` : tokenEnv },
+      z.object({ url: urlSchema, token: credentialSchema(credential.kind), account: accountIdSchema.optional() }),
+      { url: flagUrl ?? envUrl ?? DEFAULT_URL, token: credential.token, account: picked?.account },
+      { url: flagUrl === undefined && envUrl !== undefined ? 'HERALD_URL' : '--url', token: credential.source, account: picked?.name ?? '--account' },
       command,
     );
-    return new HeraldClient({
+    const account = connection.account;
+    const client = new HeraldClient({
       baseUrl: connection.url,
-      ...(api === 'admin' ? { adminToken: connection.token } : { ingestToken: connection.token }),
+      credentials: { [api]: { ...credential, token: connection.token } },
+      // Publishing names the account in each event, not in the path.
+      ...(account !== undefined && api === 'admin' ? { account } : {}),
       ...(this.io.fetch ? { fetch: this.io.fetch } : {}),
     });
+    return { client, ...(account !== undefined ? { account } : {}) };
   }
 }
 
-const TOKEN_ENV = { admin: 'HERALD_ADMIN_TOKEN', ingest: 'HERALD_INGEST_TOKEN' } as const;
-
 /** Commands whose own --url is Herald's URL (not, as in `destinations add`, a webhook's). */
 const CONNECTION_URL = new WeakSet<Command>();
+
+/**
+ * What a command does with --account / HERALD_ACCOUNT: acts in that account (`path`: its
+ * paths go under /admin/accounts/{id}, or publish stamps its events), or has no use for it
+ * (`ignore`: accounts and keys name the account as an argument).
+ */
+export type AccountUse = 'path' | 'ignore';
+const ACCOUNT_USE = new WeakMap<Command, AccountUse>();
 
 interface ConnectionOptions {
   url?: string;
   adminToken?: string;
   ingestToken?: string;
+  apiKey?: string;
+  account?: string;
 }
 
-const nonEmpty = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim());
+const urlSchema = z
+  .string()
+  .refine((u) => /^https?:\/\/[^/]/i.test(u) && URL.canParse(u), 'must be an http(s) URL such as http://127.0.0.1:8080')
+  .transform((u) => u.replace(/\/+$/, ''));
 
-const connectionSchema = z.object({
-  url: z
-    .string()
-    .refine((u) => /^https?:\/\/[^/]/i.test(u) && URL.canParse(u), 'must be an http(s) URL such as http://127.0.0.1:8080')
-    .transform((u) => u.replace(/\/+$/, '')),
-  token: z.string().regex(/^\S+$/, 'must be one word with no spaces'),
-});
+export const API_KEY_HELP = `account key, hk_… (env ${API_KEY_ENV}): acts for its own account`;
+export const ACCOUNT_HELP = `act in this account: /admin/accounts/<id>/… (env ${ACCOUNT_ENV}; default: the key's own account, or "default" with the admin token)`;
+const PUBLISH_ACCOUNT_HELP = `publish for this account: sets the heraldaccount attribute (env ${ACCOUNT_ENV}); a key publishes for its own account only`;
 
-/** Adds the connection options to a command; `url: false` where --url means something else. */
-export function connectionOptions(command: Command, api: Api, { url = true } = {}): Command {
+/**
+ * Adds the connection options to a command: `url: false` where --url means something else;
+ * `account` says what the command does with --account (see AccountUse).
+ */
+export function connectionOptions(command: Command, api: Api, { url = true, account = 'path' as AccountUse } = {}): Command {
   if (url) {
     command.option('--url <url>', `Herald's base URL (env HERALD_URL, default ${DEFAULT_URL})`);
     CONNECTION_URL.add(command);
   }
-  return api === 'admin'
-    ? command.option('--admin-token <token>', 'admin API token (env HERALD_ADMIN_TOKEN)')
-    : command.option('--ingest-token <token>', 'ingest token (env HERALD_INGEST_TOKEN)');
+  if (api === 'admin') command.option('--admin-token <token>', 'admin API token (env HERALD_ADMIN_TOKEN)');
+  else command.option('--ingest-token <token>', 'ingest token (env HERALD_INGEST_TOKEN)');
+  command.option('--api-key <key>', API_KEY_HELP);
+  if (account === 'path') command.option('--account <id>', api === 'admin' ? ACCOUNT_HELP : PUBLISH_ACCOUNT_HELP);
+  ACCOUNT_USE.set(command, account);
+  return command;
 }
 
 export function rootOf(command: Command): Command {

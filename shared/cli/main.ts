@@ -1,20 +1,29 @@
 import { Command, CommanderError } from 'commander';
+import { registerAccounts } from './commands/accounts';
 import { registerDeliveries } from './commands/deliveries';
 import { registerDestinations } from './commands/destinations';
+import { registerKeys } from './commands/keys';
 import { registerPublish } from './commands/publish';
 import { registerReplay } from './commands/replay';
 import { registerSimulate } from './commands/simulate';
-import { CliIo, CommandContext, commandPath, DEFAULT_URL } from './context';
+import { ACCOUNT_HELP, API_KEY_HELP, CliIo, CommandContext, commandPath, DEFAULT_URL } from './context';
 import { CliError, EXIT } from './errors';
 
 export type { CliIo } from './context';
 export { EXIT } from './errors';
 
 const HELP_AFTER = `
-Connection: --url, --admin-token and --ingest-token go before the command
-(herald --url http://host:8080 destinations list) or after it where the command lists
-them; otherwise HERALD_URL (default ${DEFAULT_URL}), HERALD_ADMIN_TOKEN and
-HERALD_INGEST_TOKEN are used. npm start prints all three. simulate needs none of them.
+Connection: --url, --admin-token, --ingest-token, --api-key and --account go before the
+command (herald --url http://host:8080 destinations list) or after it where the command
+lists them; otherwise HERALD_URL (default ${DEFAULT_URL}), HERALD_ADMIN_TOKEN,
+HERALD_INGEST_TOKEN, HERALD_API_KEY and HERALD_ACCOUNT are used. npm start prints the URL
+and both tokens. simulate needs none of them.
+
+Credentials: an account key (hk_…, from herald keys create) works wherever a token does and
+acts for its own account. A flag beats the environment; --api-key with --admin-token (or
+--ingest-token) is a usage error; with both only in the environment, HERALD_API_KEY wins.
+--account <id> puts destinations, deliveries and replays under /admin/accounts/<id>/
+(the operator: any account; a key: its own) and names the account of published events.
 
 Exit codes:
   0  success
@@ -29,7 +38,10 @@ Examples:
   herald deliveries list my-hook --status dead
   herald destinations reactivate my-hook
   herald replay --destination my-hook --since 2h --dry-run
-  herald simulate --policy event-platform --responses 500,500,429,200`;
+  herald simulate --policy event-platform --responses 500,500,429,200
+  herald accounts create 'Acme Corp' --id acme --email ops@acme.example
+  herald keys create acme --name ci --scopes read,write
+  HERALD_API_KEY=hk_… herald destinations list`;
 
 /** The commander program: one module per command group registers its commands. */
 export function buildProgram(ctx: CommandContext): Command {
@@ -46,6 +58,8 @@ export function buildProgram(ctx: CommandContext): Command {
     .option('--url <url>', `Herald's base URL (env HERALD_URL, default ${DEFAULT_URL})`)
     .option('--admin-token <token>', 'admin API token (env HERALD_ADMIN_TOKEN)')
     .option('--ingest-token <token>', 'ingest token (env HERALD_INGEST_TOKEN)')
+    .option('--api-key <key>', API_KEY_HELP)
+    .option('--account <id>', ACCOUNT_HELP)
     .addHelpText('after', HELP_AFTER);
   // Subcommands inherit the settings above (exit override, output), so they come after.
   registerPublish(program, ctx);
@@ -53,6 +67,8 @@ export function buildProgram(ctx: CommandContext): Command {
   registerDeliveries(program, ctx);
   registerReplay(program, ctx);
   registerSimulate(program, ctx);
+  registerAccounts(program, ctx);
+  registerKeys(program, ctx);
   return program;
 }
 

@@ -37,11 +37,20 @@ export interface AccountSettings {
   [FAILURE_POLICY_SETTING]?: FailurePolicy;
 }
 
+/** Limits the operator sets on an account; one left out takes the deployment's default (domain/quota.ts). */
+export interface AccountQuotas {
+  /** Events accepted per second at ingest, across every instance. */
+  publishPerSecond?: number;
+  /** Destinations the account may have. */
+  destinations?: number;
+}
+
 export interface Account {
   id: string;
   name: string;
   technicalEmail?: string;
   settings: AccountSettings;
+  quotas?: AccountQuotas;
   createdAt: string;
   updatedAt: string;
 }
@@ -61,9 +70,26 @@ export const accountCreateSchema = z.strictObject(
 );
 export type AccountCreate = z.infer<typeof accountCreateSchema>;
 
+const quotaSchema = (name: string, max: number) =>
+  z
+    .number({ error: `quotas.${name} must be a number, or null for the deployment's default` })
+    .int(`quotas.${name} must be a whole number`)
+    .min(1, `quotas.${name} must be at least 1`)
+    .max(max, `quotas.${name} must be at most ${max}`)
+    .nullable()
+    .optional();
+
+export const accountQuotasSchema = z.strictObject(
+  { publishPerSecond: quotaSchema('publishPerSecond', 1_000_000), destinations: quotaSchema('destinations', 1_000_000) },
+  { error: 'quotas must be a JSON object {"publishPerSecond"?, "destinations"?} (null: the default)' },
+);
+
 export const accountPatchSchema = z
-  .strictObject({ name: nameSchema.optional(), technicalEmail: emailSchema.nullable().optional() }, { error: 'the change must be a JSON object {"name"?, "technicalEmail"?}' })
-  .refine((p) => p.name !== undefined || p.technicalEmail !== undefined, { message: 'give name or technicalEmail (null removes the email)', path: ['name'] });
+  .strictObject(
+    { name: nameSchema.optional(), technicalEmail: emailSchema.nullable().optional(), quotas: accountQuotasSchema.optional() },
+    { error: 'the change must be a JSON object {"name"?, "technicalEmail"?, "quotas"?}' },
+  )
+  .refine((p) => p.name !== undefined || p.technicalEmail !== undefined || p.quotas !== undefined, { message: 'give name, technicalEmail (null removes the email) or quotas', path: ['name'] });
 export type AccountPatch = z.infer<typeof accountPatchSchema>;
 
 export const accountSettingsSchema = z.strictObject(
@@ -95,6 +121,16 @@ export function patchAccount(account: Account, patch: AccountPatch, now: Date): 
   if (patch.name !== undefined) next.name = patch.name;
   if (patch.technicalEmail === null) delete next.technicalEmail;
   else if (patch.technicalEmail !== undefined) next.technicalEmail = patch.technicalEmail;
+  if (patch.quotas !== undefined) {
+    const quotas: AccountQuotas = { ...account.quotas };
+    for (const key of ['publishPerSecond', 'destinations'] as const) {
+      const value = patch.quotas[key];
+      if (value === null) delete quotas[key];
+      else if (value !== undefined) quotas[key] = value;
+    }
+    if (Object.keys(quotas).length > 0) next.quotas = quotas;
+    else delete next.quotas;
+  }
   return next;
 }
 

@@ -170,3 +170,22 @@ function percentDecode(value: string): { value: string } | { problem: string } {
     return { problem: 'its percent-encoded bytes are not UTF-8' };
   }
 }
+
+/**
+ * An event in the CloudEvents JSON format, the inverse of a structured ingest: JSON data as
+ * JSON, other UTF-8 text as a string, anything else as `data_base64`.
+ */
+export function structuredEvent(event: HeraldEvent): Record<string, unknown> {
+  const attributes: Record<string, unknown> = { ...event.attributes };
+  if (event.data.length === 0) return attributes;
+  const contentType = event.attributes.datacontenttype;
+  const text = new TextDecoder('utf-8', { fatal: true });
+  try {
+    const decoded = text.decode(event.data);
+    if (contentType === undefined || /[/+]json(\s*;|$)/i.test(contentType)) return { ...attributes, data: JSON.parse(decoded) as unknown };
+    if (/^text\//i.test(contentType)) return { ...attributes, data: decoded };
+  } catch {
+    // Not UTF-8, or not the JSON it says it is: the bytes as they are.
+  }
+  return { ...attributes, data_base64: event.data.toString('base64') };
+}

@@ -3,6 +3,7 @@ import { PubSubMessage } from './cloudevents-pubsub';
 import { DeliveryRecord, DeliveryReplay, isDeliveryId } from './delivery';
 import { transition } from './delivery-state';
 import { DESTINATION_ID } from './destination';
+import { ACCOUNT_ID, internalDestinationId, splitDestinationId } from './ids';
 import { issuesFromZod, matchesType, Parsed, ValidationIssue } from './event';
 
 /**
@@ -29,7 +30,7 @@ const timestamp = (name: string) =>
     .datetime({ offset: true, error: `${name} must be an ISO 8601 timestamp with seconds and a zone, e.g. 2026-11-23T14:00:00Z` })
     .transform((v) => new Date(v).toISOString());
 
-const REQUEST_SHAPE = '{"destination"?, "since"?, "until"?, "eventTypes"?, "limit"?, "dryRun"?, "id"?}';
+const REQUEST_SHAPE = '{"destination"?, "since"?, "until"?, "eventTypes"?, "limit"?, "dryRun"?, "id"?, "account"?}';
 
 export const replayRequestSchema = z
   .strictObject(
@@ -38,6 +39,8 @@ export const replayRequestSchema = z
         .string({ error: 'id must be a string' })
         .regex(REPLAY_ID, 'id must be 1-64 letters, digits, "_" or "-", starting with a letter or digit')
         .optional(),
+      /** Only this account's dead letters; `destination` is then the account's own id for it. Absent: every account's (the operator). */
+      account: z.string({ error: 'account must be a string' }).regex(ACCOUNT_ID, 'account must be an account id: 1-63 lowercase letters, digits and hyphens').optional(),
       destination: z
         .string({ error: 'destination must be a string' })
         .regex(DESTINATION_ID, 'destination must be a destination id: 1-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit')
@@ -150,7 +153,9 @@ export function runSelection(request: ReplaySelection, startedAt: string): Repla
 
 export function selectDeadLetter(letter: DeadLetter, request: ReplaySelection): Selection {
   const facts = factsOf(letter);
-  if (request.destination !== undefined && facts.destination !== request.destination) return { kind: 'unselected' };
+  // An account's replay sees its own destinations' dead letters alone; the rest stay for their owners.
+  if (request.account !== undefined && (facts.destination === undefined || splitDestinationId(facts.destination).account !== request.account)) return { kind: 'unselected' };
+  if (request.destination !== undefined && facts.destination !== (request.account !== undefined ? internalDestinationId(request.account, request.destination) : request.destination)) return { kind: 'unselected' };
   if (!inWindow(letter.deadLetteredAt, request)) return { kind: 'unselected' };
   if (request.eventTypes !== undefined && (facts.eventType === undefined || !matchesType(request.eventTypes, facts.eventType))) return { kind: 'unselected' };
   const { deliveryId, destination } = facts;
@@ -429,7 +434,9 @@ export function finishRun(report: ReplayReport, ended: ReplayEnd, now: Date, err
 
 export function replayViewOf(report: ReplayReport): ReplayView {
   const { runToken: _token, ...view } = report;
-  return view;
+  // An account's own replay names its destinations as the account does (`orders`, not `acme_orders`).
+  if (report.request.account === undefined) return view;
+  return { ...view, items: view.items.map((i) => (i.destination !== undefined ? { ...i, destination: splitDestinationId(i.destination).id } : i)) };
 }
 
 export function replaySummaryOf(report: ReplayReport): ReplaySummary {

@@ -1,6 +1,8 @@
 import { ConfigError } from '../config';
 import { EmulatorPrerequisiteError } from './emulators';
 import { startLocalStack } from './stack';
+import { LOCAL_SECRETS_KEY_FILE } from './secrets-key';
+import { SecretBoxError } from '../domain/secret-box';
 
 /** `npm start`: the whole pipeline on this machine, until Ctrl-C. */
 async function main(): Promise<void> {
@@ -14,7 +16,7 @@ async function main(): Promise<void> {
   };
   let stack: Awaited<ReturnType<typeof startLocalStack>>;
   try {
-    stack = await startLocalStack({ onProgress: progress });
+    stack = await startLocalStack({ onProgress: progress, secretsKeyFile: LOCAL_SECRETS_KEY_FILE });
   } catch (e) {
     for (const line of emulatorLines.slice(-40)) note(line);
     throw e;
@@ -52,7 +54,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  if (e instanceof EmulatorPrerequisiteError || e instanceof ConfigError) {
+  if (e instanceof EmulatorPrerequisiteError || e instanceof ConfigError || e instanceof SecretBoxError) {
     process.stderr.write(`herald: ${e.message}\n`);
   } else {
     process.stderr.write(`herald: could not start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);

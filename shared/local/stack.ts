@@ -14,6 +14,8 @@ import { GracefulStop } from '../adapters/graceful-stop';
 import { FUNCTION_NAMES, FunctionName } from '../topology';
 import { EmulatorHosts, RunningEmulators, startEmulators } from './emulators';
 import { HostResolver, HttpSender, IdTokenVerifier, Logger } from '../ports';
+import { loadOrCreateLocalSecretsKey } from './secrets-key';
+import { generateSecretsKey } from '../domain/secret-box';
 
 export interface LocalStackOptions {
   /** Port to serve on; 0 picks a free one. Default: PORT or 8080. */
@@ -29,6 +31,13 @@ export interface LocalStackOptions {
   /** OIDC token verification (tests: certificates of a local key). */
   idTokens?: IdTokenVerifier;
   onProgress?: (line: string) => void;
+  /**
+   * Where to keep the key destination secrets are encrypted with when HERALD_SECRETS_KEY is
+   * not set: read from there, or made and written there once (`npm start`: .herald/secrets.key),
+   * so a restart against the same emulator data still decrypts. Not given: a key for this
+   * stack alone, kept nowhere.
+   */
+  secretsKeyFile?: string;
 }
 
 export interface LocalStack {
@@ -102,6 +111,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   progress(`listening on ${url}`);
 
   let emulators: RunningEmulators | undefined;
+  let made: Runtime | undefined;
   try {
     let hosts = options.emulators;
     if (!hosts) {
@@ -124,6 +134,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const ingestToken = env.HERALD_INGEST_TOKEN || token('ingest');
     const config = loadConfig({
       ...env,
+      HERALD_SECRETS_KEY: localSecretsKey(env, options.secretsKeyFile, progress),
       HERALD_ADMIN_TOKEN: adminToken,
       HERALD_INGEST_TOKEN: ingestToken,
       HERALD_PUSH_TOKEN: env.HERALD_PUSH_TOKEN || token('push'),
@@ -139,6 +150,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.idTokens ? { idTokens: options.idTokens } : {}),
     };
     const runtime = createRuntime(config, overrides);
+    made = runtime;
 
     const { installRuntime } = await import('../../functions/runtime');
     const { installJsonErrors } = await import('../../functions/index');
@@ -202,9 +214,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     };
   } catch (e) {
     server.close();
+    // A start-up that failed after the runtime was made (a secret it cannot decrypt, say) leaves no client open.
+    await made?.close();
     await emulators?.stop();
     throw e;
   }
+}
+
+/** HERALD_SECRETS_KEY as given; else kept in (or made into) `file`; else one for this stack only. */
+function localSecretsKey(env: NodeJS.ProcessEnv, file: string | undefined, progress: (line: string) => void): string {
+  if (env.HERALD_SECRETS_KEY) return env.HERALD_SECRETS_KEY;
+  if (file === undefined) return generateSecretsKey();
+  const local = loadOrCreateLocalSecretsKey(file);
+  progress(`destination signing secrets are encrypted in Firestore with key ${local.keyIds[0]!} from ${local.file} (${local.created ? 'made now' : 'kept from an earlier run'}; set HERALD_SECRETS_KEY to use your own)`);
+  if (local.warning) progress(local.warning);
+  return local.key;
 }
 
 /** Deletes every subscription and topic of the runtime's project (tests share emulators). */

@@ -41,10 +41,10 @@ interface PartResult {
   sendLagMaxMs: number;
 }
 
-type SendOne = (id: string, d: number) => Promise<void>;
+export type SendOne = (id: string, d: number) => Promise<void>;
 
 /** Fires one event every 1000/rate ms (each send not awaited), then waits for every arrival. */
-async function pacedPart(label: string, counter: ArrivalCounter, ids: readonly string[], destinations: number, rate: number, send: SendOne, stallMs: number, note: (line: string) => void): Promise<Omit<PartResult, 'label'> & { sentAt: Map<string, number> }> {
+export async function pacedPart(label: string, counter: ArrivalCounter, ids: readonly string[], destinations: number, rate: number, send: SendOne, stallMs: number, note: (line: string) => void): Promise<Omit<PartResult, 'label'> & { sentAt: Map<string, number> }> {
   const sentAt = new Map<string, number>();
   const pending: Promise<void>[] = [];
   const start = performance.now();

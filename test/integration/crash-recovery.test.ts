@@ -4,7 +4,7 @@ import { deliveryId } from '../../shared/domain/delivery';
 import { eventKey } from '../../shared/domain/event';
 import { eventually } from '../support/eventually';
 import { Receiver } from '../support/receiver';
-import { startTestStack, TestStack } from '../support/stack';
+import { startTestStack, TestStack, testSecretsKey } from '../support/stack';
 
 /**
  * A Herald process killed (SIGKILL) while a retry is in flight loses nothing: the claim it
@@ -17,6 +17,8 @@ const ENV = {
   HERALD_ADMIN_TOKEN: 'crash-test-admin-token-0123456789',
   HERALD_INGEST_TOKEN: 'crash-test-ingest-token-0123456789',
   HERALD_PUSH_TOKEN: 'crash-test-push-token-0123456789',
+  // The survivor (a test stack) reads what the killed process wrote: one key for both.
+  HERALD_SECRETS_KEY: testSecretsKey(PROJECT),
   // event-platform's first retry (5 min) in 1 s; a claim lives 3 s.
   HERALD_TIME_SCALE: '300',
   HERALD_CLAIM_TTL_MS: '3000',

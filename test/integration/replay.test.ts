@@ -306,3 +306,44 @@ test('herald replay: a dry run prints the matching dead letters; then replays th
     verifySignature(requestsFor('gamma', id)[2]!, secrets.gamma!);
   }
 });
+
+test("an account's key replays its own dead letters alone, and sees only its own replays", async () => {
+  answer['/tenant-alpha'] = 500;
+  expect((await stack.admin('POST', '/accounts', { id: 'tenant', name: 'Tenant' })).status).toBe(201);
+  const key = ((await stack.admin('POST', '/accounts/tenant/keys', { name: 'replayer' })).body as { key: string }).key;
+  const asTenant = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${stack.url}/admin${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  // The same destination id as default's `alpha`, in another account.
+  expect((await asTenant('PUT', '/destinations/alpha', { url: `${receiver.url}/tenant-alpha`, eventTypes: ['test.*'], policy: POLICY })).status).toBe(201);
+  const res = await stack.ingest({ 'ce-id': 't1', 'ce-source': SOURCE, 'ce-type': 'test.order.created', 'ce-specversion': '1.0', 'ce-heraldaccount': 'tenant', 'content-type': 'application/json' }, '{"n":"t1"}');
+  expect(res.status).toBe(202);
+  await settled('tenant_alpha', 't1', 'DEAD');
+  await eventually("tenant's dead letter", () => (deadLettersOf('tenant_alpha', 't1').length > 0 ? true : undefined));
+  answer['/tenant-alpha'] = 204;
+
+  const posted = await asTenant('POST', '/replays', {});
+  expect(posted).toMatchObject({ status: 202, body: { request: { account: 'tenant' } } });
+  const id = posted.body.id as string;
+  expect(posted.body.report).toBe(`/admin/accounts/tenant/replays/${id}`);
+  expect(await asTenant('POST', '/replays', { account: 'default' })).toMatchObject({ status: 400, body: { issues: [{ path: 'account' }] } });
+  const report = await eventually('the tenant replay to end', async () => {
+    const r = await asTenant('GET', `/replays/${id}`);
+    return ['done', 'incomplete', 'failed'].includes(r.body.status as string) ? (r.body as unknown as ReplayView) : undefined;
+  }, 40_000, 200);
+  // Only its own: default's alpha (and beta, gamma) dead letters were read past, not selected.
+  expect(report).toMatchObject({ status: 'done', matched: 1, redelivered: 1 });
+  expect(report.items.map(keyOf)).toEqual(['alpha/t1']);
+  await settled('tenant_alpha', 't1', 'DELIVERED');
+  expect(receiver.on('/tenant-alpha').filter((r) => r.headers['ce-id'] === 't1')).toHaveLength(3);
+
+  const everything = await replay({ dryRun: true });
+  expect(everything.items.some((i) => i.destination === 'alpha')).toBe(true);
+  expect(everything.items.some((i) => i.destination === 'tenant_alpha')).toBe(false);
+  // The operator's replays are not the tenant's to see; its own are, by either path.
+  expect((await asTenant('GET', `/replays/${everything.id}`)).status).toBe(404);
+  expect(((await asTenant('GET', '/replays')).body.replays as { id: string }[]).map((r) => r.id)).toEqual([id]);
+  expect(((await stack.admin('GET', '/accounts/tenant/replays')).body as { replays: { id: string }[] }).replays.map((r) => r.id)).toEqual([id]);
+  expect(((await stack.admin('GET', '/replays')).body as { replays: { id: string }[] }).replays.map((r) => r.id)).toContain(id);
+});

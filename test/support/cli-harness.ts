@@ -60,3 +60,8 @@ export async function runCli(argv: string[], env: Record<string, string>, stdin 
   });
   return { code, stdout, stderr };
 }
+
+/** What `npm start` prints for a stack (its URL and both tokens), with `overrides` on top. */
+export function stackEnv(stack: { url: string; config: { adminToken: string; ingestToken: string } }, overrides: Record<string, string> = {}): Record<string, string> {
+  return { HERALD_URL: stack.url, HERALD_ADMIN_TOKEN: stack.config.adminToken, HERALD_INGEST_TOKEN: stack.config.ingestToken, ...overrides };
+}

@@ -1,10 +1,21 @@
 import { startLocalStack, LocalStack, LocalStackOptions } from '../../shared/local/stack';
+import { createHash } from 'node:crypto';
 import { createLogger } from '../../shared/log';
 
 export interface TestStack extends LocalStack {
   admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
   ingest(headers: Record<string, string>, body: string | Buffer): Promise<{ status: number; body: unknown }>;
   logs: Record<string, unknown>[];
+}
+
+/**
+ * A test project's HERALD_SECRETS_KEY: another for every project, and the same for every
+ * stack of one project, so a second stack, a restart, or a rerun on reused emulators reads
+ * what an earlier stack of the project wrote (a key made afresh for each stack would find
+ * the project's earlier destinations unreadable). Test data only: derived, not secret.
+ */
+export function testSecretsKey(projectId: string): string {
+  return createHash('sha256').update(`herald test secrets key:${projectId}`).digest('base64');
 }
 
 /** A local stack on the shared test emulators, in a project of its own (`options`: a DNS or OIDC stand-in). */
@@ -17,7 +28,7 @@ export async function startTestStack(projectId: string, env: Record<string, stri
   const stack = await startLocalStack({
     port: 0,
     emulators: { pubsubHost, firestoreHost },
-    env: { ...process.env, HERALD_PROJECT_ID: projectId, ...env },
+    env: { ...process.env, HERALD_PROJECT_ID: projectId, HERALD_SECRETS_KEY: testSecretsKey(projectId), ...env },
     log,
     ...options,
   });

@@ -211,7 +211,7 @@ describe('herald deliveries list', () => {
   test('no admin token: exit 2; cannot connect: exit 3', async () => {
     const h = await cli();
     expect(await h.run(['deliveries', 'list', 'orders'], { env: {} })).toBe(2);
-    expect(h.stderr()).toMatch(/^herald: no admin token\n/);
+    expect(h.stderr()).toMatch(/^herald: no admin token or account key\n/);
     const down = harness(() => {
       throw Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
     });

@@ -113,14 +113,14 @@ describe('help and usage errors (exit 2, nothing sent)', () => {
   test('no ingest token: exit 2 and where to get one', async () => {
     const h = harness();
     expect(await h.run(PUBLISH, { env: {} })).toBe(2);
-    expect(h.stderr()).toBe('herald: no ingest token\nhint: pass --ingest-token or set HERALD_INGEST_TOKEN (npm start prints it)\n');
+    expect(h.stderr()).toBe('herald: no ingest token or account key\nhint: pass --ingest-token or set HERALD_INGEST_TOKEN (npm start prints it), or use an account key: --api-key or HERALD_API_KEY\n');
     expect(h.sent).toHaveLength(0);
   });
 
   test('no admin token', async () => {
     const h = harness();
     expect(await h.run(['destinations', 'list'], { env: { HERALD_INGEST_TOKEN: 'x' } })).toBe(2);
-    expect(h.stderr()).toMatch(/^herald: no admin token\nhint: pass --admin-token or set HERALD_ADMIN_TOKEN/);
+    expect(h.stderr()).toMatch(/^herald: no admin token or account key\nhint: pass --admin-token or set HERALD_ADMIN_TOKEN/);
   });
 
   test('a bad Herald URL, from the flag or from HERALD_URL', async () => {

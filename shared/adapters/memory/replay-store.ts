@@ -24,8 +24,8 @@ export class MemoryReplayStore implements ReplayStore {
     return next && structuredClone(next);
   }
 
-  async recent(limit: number): Promise<ReplayReport[]> {
-    return [...this.reports.values()].sort((a, b) => b.createdAt.localeCompare(a.createdAt)).slice(0, limit).map((r) => structuredClone(r));
+  async recent(limit: number, account?: string): Promise<ReplayReport[]> {
+    return [...this.reports.values()].filter((r) => account === undefined || r.request.account === account).sort((a, b) => b.createdAt.localeCompare(a.createdAt)).slice(0, limit).map((r) => structuredClone(r));
   }
 
   async running(limit: number): Promise<ReplayReport[]> {

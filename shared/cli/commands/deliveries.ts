@@ -2,10 +2,12 @@ import { Command } from 'commander';
 import { z } from 'zod';
 import { DELIVERY_PAGE, DeliveryView, isDeliveryId } from '../../app/deliveries-admin';
 import { DELIVERY_STATUSES } from '../../domain/delivery';
+import { DEFAULT_ACCOUNT, splitDestinationId } from '../../domain/ids';
 import { DeliveryPageInfo, DeliveryQuery, HeraldClient } from '../client';
 import { CommandContext, connectionOptions, validate } from '../context';
 import { ApiError } from '../errors';
-import { destinationIdSchema, table } from './destinations';
+import { accountFlag, naming } from '../answers';
+import { destinationIdSchema, noDestination, table } from './destinations';
 
 /** `herald deliveries list|show` over the admin API: where each (event, destination) delivery stands. */
 
@@ -34,16 +36,6 @@ const LIST_FLAGS = { destination: '<destination>' };
 const deliveryIdSchema = z
   .string()
   .refine(isDeliveryId, 'a delivery id is <destination id>.<event key>, as the first column of herald deliveries list shows it');
-
-/** A 404 said plainly, with where to look instead. */
-async function naming<T>(what: string, hint: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 404 && !e.hint) throw new ApiError(404, what, e.issues, hint);
-    throw e;
-  }
-}
 
 /** A word the shell passes on unchanged, quoted when it has to be. */
 function shellWord(s: string): string {
@@ -101,22 +93,21 @@ Examples:
   herald deliveries list orders --all --json`,
   );
   list.action(async (destination: string) => {
-    const { adminToken: _token, url: _url, ...options } = list.opts<Record<string, unknown>>();
+    const { adminToken: _token, apiKey: _key, account: _account, url: _url, ...options } = list.opts<Record<string, unknown>>();
     const input = validate(listOptionsSchema, { destination, ...options }, LIST_FLAGS, list);
-    const client = ctx.client(list, 'admin');
+    const { client, account } = ctx.connect(list, 'admin');
     const query: DeliveryQuery = {
       ...(input.status !== undefined ? { status: input.status } : {}),
       ...(input.limit !== undefined || input.all ? { limit: input.limit ?? DELIVERY_PAGE.maxLimit } : {}),
       ...(input.cursor !== undefined ? { cursor: input.cursor } : {}),
     };
-    const page = await naming(`no destination ${JSON.stringify(input.destination)}`, 'see the destinations there are with: herald destinations list', () =>
-      input.all ? allPages(client, input.destination, query) : client.listDeliveries(input.destination, query),
-    );
+    const page = await naming(() => (input.all ? allPages(client, input.destination, query) : client.listDeliveries(input.destination, query)), noDestination(input.destination, account));
     if (input.json) ctx.json(page);
     else if (page.deliveries.length === 0) ctx.note(`no deliveries${input.status ? ` with status ${input.status}` : ''} for destination ${input.destination}${input.cursor ? ' after this cursor' : ''}`);
     else ctx.out(deliveriesTable(page.deliveries));
     if (page.nextCursor !== undefined) {
       const again = ['herald deliveries list', input.destination];
+      if (account !== undefined) again.push('--account', account);
       if (input.status !== undefined) again.push('--status', input.status);
       if (input.limit !== undefined) again.push('--limit', String(input.limit));
       if (input.json) again.push('--json');
@@ -132,8 +123,12 @@ Examples:
   connectionOptions(show, 'admin');
   show.action(async (id: string) => {
     const deliveryId = validate(z.object({ id: deliveryIdSchema }), { id }, { id: '<delivery-id>' }, show).id;
-    const client = ctx.client(show, 'admin');
-    const dest = deliveryId.slice(0, deliveryId.indexOf('.'));
-    ctx.json(await naming(`no delivery ${JSON.stringify(deliveryId)}`, `see the deliveries there are with: herald deliveries list ${dest}`, () => client.getDelivery(deliveryId)));
+    const { client, account } = ctx.connect(show, 'admin');
+    // An id names its destination as Herald does inside (`acme_orders.…` in account acme), so without
+    // --account the id's own account is asked: the operator shows what a list printed, no flag needed.
+    const dest = splitDestinationId(deliveryId.slice(0, deliveryId.indexOf('.')));
+    const inAccount = account ?? (dest.account === DEFAULT_ACCOUNT ? undefined : dest.account);
+    const missing = { what: `no delivery ${JSON.stringify(deliveryId)}`, hint: `see the deliveries there are with: herald deliveries list ${dest.id}${accountFlag(inAccount)}` };
+    ctx.json(await naming(() => client.getDelivery(deliveryId, account === undefined ? inAccount : undefined), missing));
   });
 }

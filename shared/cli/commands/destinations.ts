@@ -3,9 +3,10 @@ import { z } from 'zod';
 import { DESTINATION_ID, destinationSpecSchema, FAILURE_MODES, SECRET } from '../../domain/destination';
 import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from '../../domain/secret-rotation';
 import { POLICY_PRESET_NAMES } from '../../domain/policy';
+import { DEFAULT_ACCOUNT } from '../../domain/ids';
 import { DestinationInfo, RedeliverResult } from '../client';
+import { accountFlag, naming } from '../answers';
 import { CommandContext, connectionOptions, issuesOf, usageError, validate } from '../context';
-import { ApiError } from '../errors';
 
 /** `herald destinations add|list|show|remove|reactivate|redeliver|rotate-secret` over the admin API. */
 
@@ -55,21 +56,12 @@ const SPEC_FLAGS = {
   technicalEmail: '--technical-email',
 };
 
-/**
- * A missing destination: say which, and how to see the ones there are. A 409 (the
- * destination is not in the state the call needs) keeps Herald's message and gets
- * `conflict`, the command to run instead, as its hint.
- */
-async function naming<T>(id: string, call: () => Promise<T>, conflict?: string): Promise<T> {
-  try {
-    return await call();
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 404 && !e.hint) {
-      throw new ApiError(404, `no destination ${JSON.stringify(id)}`, e.issues, 'see the destinations there are with: herald destinations list');
-    }
-    if (e instanceof ApiError && e.status === 409 && conflict !== undefined && !e.hint) throw new ApiError(409, e.message, e.issues, conflict);
-    throw e;
-  }
+/** A missing destination: which, and how to list the ones there are (in the same account). */
+export function noDestination(id: string, account: string | undefined): { what: string; hint: string } {
+  return {
+    what: `no destination ${JSON.stringify(id)}${account === undefined ? '' : ` in account ${JSON.stringify(account)}`}`,
+    hint: `see the destinations there are with: herald destinations list${accountFlag(account)}`,
+  };
 }
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
@@ -99,7 +91,9 @@ export function destinationSummary(d: DestinationInfo): string[] {
     const last = d.stats.lastErrors[0];
     if (last) lines.push(`  last error: ${last.at}  ${last.error}`);
   }
-  if (d.status === 'suspended') lines.push(`  its events are QUEUED; once the endpoint is fixed: herald destinations reactivate ${d.id}`);
+  // Older Herald versions show no account: then it is `default`, which needs no --account.
+  const inAccount = d.account === undefined || d.account === DEFAULT_ACCOUNT ? undefined : d.account;
+  if (d.status === 'suspended') lines.push(`  its events are QUEUED; once the endpoint is fixed: herald destinations reactivate ${d.id}${accountFlag(inAccount)}`);
   return lines;
 }
 
@@ -153,7 +147,7 @@ Examples:
   add.action(async (id: string) => {
     // Every problem at once: the id and the spec.
     const idResult = issuesOf(z.object({ id: destinationIdSchema }), { id }, ID_ARG);
-    const { adminToken: _token, ...options } = add.opts<Record<string, unknown>>();
+    const { adminToken: _token, apiKey: _key, account: _account, ...options } = add.opts<Record<string, unknown>>();
     const specResult = issuesOf(specFromOptions, options, SPEC_FLAGS);
     if (!idResult.ok || !specResult.ok) throw usageError(add, [...(idResult.ok ? [] : idResult.issues), ...(specResult.ok ? [] : specResult.issues)]);
     const destinationId = idResult.data.id;
@@ -172,13 +166,14 @@ Examples:
     .option('--json', 'print a JSON array instead of a table');
   connectionOptions(list, 'admin');
   list.action(async () => {
-    const destinations = await ctx.client(list, 'admin').listDestinations();
+    const { client, account } = ctx.connect(list, 'admin');
+    const destinations = await client.listDestinations();
     if (list.opts<{ json?: boolean }>().json) {
       ctx.json(destinations);
       return;
     }
     if (destinations.length === 0) {
-      ctx.note('no destinations yet; add one with: herald destinations add <id> --url <url>');
+      ctx.note(`no destinations yet${account === undefined ? '' : ` in account ${account}`}; add one with: herald destinations add <id> --url <url>${accountFlag(account)}`);
       return;
     }
     const rows = [
@@ -206,8 +201,8 @@ stderr gets a short summary for people, unless --json.`,
   );
   show.action(async (id: string) => {
     const input = validate(z.object({ id: destinationIdSchema, json: z.boolean().optional() }), { id, json: show.opts<{ json?: boolean }>().json }, ID_ARG, show);
-    const client = ctx.client(show, 'admin');
-    const destination = await naming(input.id, () => client.getDestination(input.id));
+    const { client, account } = ctx.connect(show, 'admin');
+    const destination = await naming(() => client.getDestination(input.id), noDestination(input.id, account));
     ctx.json(destination);
     if (!input.json) for (const line of destinationSummary(destination)) ctx.note(line);
   });
@@ -219,9 +214,9 @@ stderr gets a short summary for people, unless --json.`,
   connectionOptions(remove, 'admin');
   remove.action(async (id: string) => {
     const destinationId = validate(z.object({ id: destinationIdSchema }), { id }, ID_ARG, remove).id;
-    const client = ctx.client(remove, 'admin');
-    await naming(destinationId, () => client.deleteDestination(destinationId));
-    ctx.note(`removed destination ${destinationId}`);
+    const { client, account } = ctx.connect(remove, 'admin');
+    await naming(() => client.deleteDestination(destinationId), noDestination(destinationId, account));
+    ctx.note(`removed destination ${destinationId}${account === undefined ? '' : ` of account ${account}`}`);
   });
 
   const reactivate = group
@@ -242,8 +237,8 @@ Example:
   );
   reactivate.action(async (id: string) => {
     const input = validate(z.object({ id: destinationIdSchema, json: z.boolean().optional() }), { id, json: reactivate.opts<{ json?: boolean }>().json }, ID_ARG, reactivate);
-    const client = ctx.client(reactivate, 'admin');
-    const result = await naming(input.id, () => client.reactivateDestination(input.id), `to send its queued deliveries again: herald destinations redeliver ${input.id}`);
+    const { client, account } = ctx.connect(reactivate, 'admin');
+    const result = await naming(() => client.reactivateDestination(input.id), noDestination(input.id, account), `to send its queued deliveries again: herald destinations redeliver ${input.id}${accountFlag(account)}`);
     if (input.json) ctx.json(result);
     else ctx.out(`${input.id} reactivated; ${plural(result.redelivered, 'queued delivery', 'queued deliveries')} sent again`);
   });
@@ -271,8 +266,8 @@ Examples:
   redeliver.action(async (id: string) => {
     const opts = redeliver.opts<{ dead?: boolean; json?: boolean }>();
     const input = validate(z.object({ id: destinationIdSchema, dead: z.boolean().optional(), json: z.boolean().optional() }), { id, dead: opts.dead, json: opts.json }, ID_ARG, redeliver);
-    const client = ctx.client(redeliver, 'admin');
-    const result = await naming(input.id, () => client.redeliver(input.id, input.dead ? 'dead' : 'queued'), `reactivate it, which also sends its queued deliveries: herald destinations reactivate ${input.id}`);
+    const { client, account } = ctx.connect(redeliver, 'admin');
+    const result = await naming(() => client.redeliver(input.id, input.dead ? 'dead' : 'queued'), noDestination(input.id, account), `reactivate it, which also sends its queued deliveries: herald destinations reactivate ${input.id}${accountFlag(account)}`);
     if (input.json) ctx.json(result);
     else ctx.out(redeliveredText(input.id, result));
   });
@@ -313,9 +308,9 @@ Example:
       json: z.boolean().optional(),
     });
     const input = validate(schema, { id, secret: opts.secret, grace: opts.grace, json: opts.json }, { id: '<id>', secret: '--secret', grace: '--grace' }, rotate);
-    const client = ctx.client(rotate, 'admin');
+    const { client, account } = ctx.connect(rotate, 'admin');
     const request = { ...(input.secret !== undefined ? { secret: input.secret } : {}), ...(input.grace !== undefined ? { graceSeconds: input.grace } : {}) };
-    const result = await naming(input.id, () => client.rotateSecret(input.id, request));
+    const result = await naming(() => client.rotateSecret(input.id, request), noDestination(input.id, account));
     if (input.json) {
       ctx.json(result);
       return;

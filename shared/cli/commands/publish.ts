@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { z } from 'zod';
+import { ACCOUNT_EXTENSION } from '../../domain/account';
 import { eventAttributesSchema } from '../../domain/event';
 import { BinaryEvent } from '../client';
 import { CliIo, CommandContext, connectionOptions, issuesOf, usageError, validate } from '../context';
@@ -24,6 +25,7 @@ const NOT_EXTENSIONS: Record<string, string> = {
   data: 'use --data',
   data_base64: 'use --data-file',
   herald: 'the name is reserved by Herald',
+  [ACCOUNT_EXTENSION]: 'use --account (or HERALD_ACCOUNT)',
 };
 
 const required = (what: string) =>
@@ -131,11 +133,15 @@ export function registerPublish(program: Command, ctx: CommandContext): void {
 Examples:
   herald publish --type com.example.order.created --source /shop --data '{"orderId":42}'
   echo 'hello' | herald publish --type com.example.note --source /cli --data -
-  herald publish --type com.example.image --source /cam --data-file photo.png --content-type image/png`,
+  herald publish --type com.example.image --source /cam --data-file photo.png --content-type image/png
+  herald publish --account acme --type com.example.order.created --source /shop --data '{"orderId":42}'
+
+With the ingest token, --account (or HERALD_ACCOUNT) picks the event's account; none means
+"default". An account key with the publish scope publishes for its own account.`,
   );
   command.action(async () => {
     const input = validate(publishSchema, command.opts(), {}, command);
-    const client = ctx.client(command, 'ingest');
+    const { client, account } = ctx.connect(command, 'ingest');
     const data = await readData(input, ctx.io);
     const contentType = input.contentType ?? (data !== undefined ? inferContentType(data) : undefined);
     const event: BinaryEvent = {
@@ -144,7 +150,8 @@ Examples:
       type: input.type,
       ...(input.subject !== undefined ? { subject: input.subject } : {}),
       ...(input.time !== undefined ? { time: input.time } : {}),
-      extensions: input.ext,
+      // The ingest token publishes for the account the event names; a key, for its own (another is refused).
+      extensions: account !== undefined ? { ...input.ext, [ACCOUNT_EXTENSION]: account } : input.ext,
       ...(data !== undefined ? { data } : {}),
       ...(contentType !== undefined ? { contentType } : {}),
     };

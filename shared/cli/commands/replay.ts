@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { REPLAY_LIST } from '../../app/replays-admin';
 import { FINAL_STATUSES, REPLAY_ID, REPLAY_LIMITS, ReplayItem, ReplaySelection, ReplaySummary, ReplayView } from '../../domain/replay';
 import { HeraldClient } from '../client';
+import { accountFlag, naming } from '../answers';
 import { CommandContext, connectionOptions, validate } from '../context';
 import { ApiError } from '../errors';
 import { destinationIdSchema, table } from './destinations';
@@ -74,7 +75,7 @@ export function replayLine(r: ReplaySummary): string {
 }
 
 /** What `herald replay` prints when the replay has ended (stdout), and what people read (stderr). */
-function printReport(ctx: CommandContext, report: ReplayView, json: boolean): void {
+function printReport(ctx: CommandContext, report: ReplayView, json: boolean, account: string | undefined): void {
   if (json) ctx.json(report);
   else {
     ctx.out(replayLine(report));
@@ -85,7 +86,7 @@ function printReport(ctx: CommandContext, report: ReplayView, json: boolean): vo
   if (skipped.length > 0) ctx.note(`skipped: ${skipped.join(', ')} (the items say why; not-replayable, no-record and deleted destinations stay on the dead-letter topic)`);
   if (report.status === 'incomplete') ctx.note('the replay ran out of time before reading every dead letter: run the same command again to continue');
   if (report.dryRun && report.status === 'done') ctx.note('dry run: nothing was redelivered or removed; run the command without --dry-run to replay');
-  if (!report.dryRun && report.redelivered > 0) ctx.note(`the retry pump sends them at each destination's rate; follow them with: herald deliveries list ${report.request.destination ?? '<destination>'}`);
+  if (!report.dryRun && report.redelivered > 0) ctx.note(`the retry pump sends them at each destination's rate; follow them with: herald deliveries list ${report.request.destination ?? '<destination>'}${accountFlag(account)}`);
 }
 
 interface Progress {
@@ -126,7 +127,7 @@ function progressFor(ctx: CommandContext, id: string, limit: number | undefined)
 }
 
 /** Polls the report until the replay has ended (or `timeoutMs` has passed). */
-async function follow(ctx: CommandContext, client: HeraldClient, id: string, options: { timeoutMs: number; pollMs: number; limit?: number }): Promise<ReplayView> {
+async function follow(ctx: CommandContext, client: HeraldClient, id: string, options: { timeoutMs: number; pollMs: number; limit?: number; account?: string }): Promise<ReplayView> {
   const progress = progressFor(ctx, id, options.limit);
   const start = Date.now();
   let warned = false;
@@ -141,7 +142,7 @@ async function follow(ctx: CommandContext, client: HeraldClient, id: string, opt
         ctx.note(`replay ${id} is still queued after ${Math.round(waited / 1000)} s: is the replay function running (subscription <prefix>-replay-trigger)?`);
       }
       if (waited > options.timeoutMs) {
-        throw new ApiError(200, `replay ${id} has not ended after ${Math.round(options.timeoutMs / 1000)} s (it is ${report.status})`, [], `it goes on in Herald; follow it with: herald replays show ${id}`);
+        throw new ApiError(200, `replay ${id} has not ended after ${Math.round(options.timeoutMs / 1000)} s (it is ${report.status})`, [], `it goes on in Herald; follow it with: herald replays show ${id}${accountFlag(options.account)}`);
       }
       await new Promise((resolve) => setTimeout(resolve, options.pollMs));
     }
@@ -178,9 +179,9 @@ Examples:
   herald replay --destination orders --since 2026-11-23T14:00:00Z --until 2026-11-23T15:00:00Z --type 'com.example.order.*'`,
   );
   replay.action(async () => {
-    const { adminToken: _token, url: _url, ...raw } = replay.opts<Record<string, unknown>>();
+    const { adminToken: _token, apiKey: _key, account: _account, url: _url, ...raw } = replay.opts<Record<string, unknown>>();
     const input = validate(replayOptionsSchema(() => Date.now()), raw, FLAGS, replay);
-    const client = ctx.client(replay, 'admin');
+    const { client, account } = ctx.connect(replay, 'admin');
     const request: ReplaySelection = {
       destination: input.destination,
       since: input.since,
@@ -193,15 +194,16 @@ Examples:
     if (input.wait === false) {
       if (input.json) ctx.json(accepted);
       else ctx.out(accepted.id);
-      ctx.note(`replay ${accepted.id} queued; follow it with: herald replays show ${accepted.id}`);
+      ctx.note(`replay ${accepted.id} queued; follow it with: herald replays show ${accepted.id}${accountFlag(account)}`);
       return;
     }
     const report = await follow(ctx, client, accepted.id, {
       timeoutMs: (input.timeout ?? DEFAULT_TIMEOUT_S) * 1000,
       pollMs: input.pollMs ?? DEFAULT_POLL_MS,
       ...(input.limit !== undefined ? { limit: input.limit } : {}),
+      ...(account !== undefined ? { account } : {}),
     });
-    printReport(ctx, report, input.json === true);
+    printReport(ctx, report, input.json === true, account);
     if (report.status === 'failed' || report.status === 'rejected') {
       throw new ApiError(200, `replay ${report.id} ${report.status}: ${report.error ?? 'see the report'}`, report.issues ?? [], "Herald's log has the details; fix the cause and run the command again");
     }
@@ -215,11 +217,12 @@ Examples:
     .option('--json', 'print {"replays": [...]}');
   connectionOptions(list, 'admin');
   list.action(async () => {
-    const { adminToken: _token, url: _url, ...raw } = list.opts<Record<string, unknown>>();
+    const { adminToken: _token, apiKey: _key, account: _account, url: _url, ...raw } = list.opts<Record<string, unknown>>();
     const input = validate(z.object({ limit: positive(`must be a whole number from 1 to ${REPLAY_LIST.maxLimit}`, REPLAY_LIST.maxLimit).optional(), json: z.boolean().optional() }), raw, {}, list);
-    const replays = await ctx.client(list, 'admin').listReplays(input.limit);
+    const { client, account } = ctx.connect(list, 'admin');
+    const replays = await client.listReplays(input.limit);
     if (input.json) ctx.json({ replays });
-    else if (replays.length === 0) ctx.note('no replays yet');
+    else if (replays.length === 0) ctx.note(`no replays yet${account === undefined ? '' : ` in account ${account}`}`);
     else {
       ctx.out(
         table([
@@ -234,13 +237,9 @@ Examples:
   connectionOptions(show, 'admin');
   show.action(async (id: string) => {
     const input = validate(z.object({ id: z.string().regex(REPLAY_ID, 'a replay id is 1-64 letters, digits, "_" or "-", as herald replay printed it') }), { id }, { id: '<id>' }, show);
-    try {
-      const report = await ctx.client(show, 'admin').getReplay(input.id);
-      ctx.json(report);
-      ctx.note(replayLine(report));
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 404 && !e.hint) throw new ApiError(404, `no replay ${JSON.stringify(input.id)}`, e.issues, 'see the replays there are with: herald replays list');
-      throw e;
-    }
+    const { client, account } = ctx.connect(show, 'admin');
+    const report = await naming(() => client.getReplay(input.id), { what: `no replay ${JSON.stringify(input.id)}`, hint: `see the replays there are with: herald replays list${accountFlag(account)}` });
+    ctx.json(report);
+    ctx.note(replayLine(report));
   });
 }

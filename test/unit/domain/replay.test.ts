@@ -110,8 +110,23 @@ describe('selectDeadLetter', () => {
     ['its exact type', 'replayable', { eventTypes: ['com.example.order.created'] }],
     ['a prefix of its type', 'replayable', { eventTypes: ['com.example.order.*'] }],
     ['other types', 'unselected', { eventTypes: ['com.example.user.*', 'com.example.order.paid'] }],
+    ['its account (default)', 'replayable', { account: 'default' }],
+    ['another account', 'unselected', { account: 'acme' }],
+    ["another account's destination of the same id", 'unselected', { account: 'acme', destination: 'orders' }],
   ])('%s → %s', (_, kind, request) => {
     expect(selectDeadLetter(letter, request).kind).toBe(kind);
+  });
+
+  test("an account's replay: its own destination by the account's id for it; nothing of another account's, nor what Herald rejected", () => {
+    const acme = deadDelivery('acme_orders', 'e2', 'com.example.order.created');
+    expect(selectDeadLetter(acme, { account: 'acme', destination: 'orders' }).kind).toBe('replayable');
+    expect(selectDeadLetter(acme, { account: 'acme' }).kind).toBe('replayable');
+    expect(selectDeadLetter(acme, { destination: 'acme_orders' }).kind).toBe('replayable');
+    expect(selectDeadLetter(acme, { account: 'default', destination: 'orders' }).kind).toBe('unselected');
+    expect(selectDeadLetter(acme, { account: 'acme-two' }).kind).toBe('unselected');
+    const rejected: DeadLetter = { messageId: 'm-r', deadLetteredAt: AT, message: { data: Buffer.from('{}'), attributes: { 'herald-reason': 'invalid-event' } } };
+    expect(selectDeadLetter(rejected, { account: 'acme' }).kind).toBe('unselected');
+    expect(selectDeadLetter(rejected, {}).kind).toBe('not-replayable');
   });
 
   test('a replayable dead letter names its delivery, destination and event', () => {

@@ -3,7 +3,7 @@ import { InfraConfig, readInfraConfig } from '../../../infra/config';
 import { planFunctions } from '../../../infra/function-plan';
 import { ENV_NAMES } from '../../../shared/config';
 import { heraldTopology } from '../../../shared/topology';
-import { PROJECT, REGION, stackConfig } from './mocks';
+import { PROJECT, REGION, stackConfig, valueOf } from './mocks';
 
 /** The stack config as Pulumi would hand it to the program, then read by it. */
 function read(overrides: Record<string, string | undefined>): InfraConfig {
@@ -71,6 +71,10 @@ test.each([
   ['an unknown size field', { 'herald:functions': JSON.stringify({ deliver: { memroy: '1Gi' } }) }, 'herald:functions.deliver'],
   ['memory without a unit', { 'herald:functions': JSON.stringify({ admin: { memory: '512' } }) }, 'herald:functions.admin.memory: memory must be a size'],
   ['a setting the program manages', { 'herald:settings': JSON.stringify({ allowLoopback: true }) }, 'herald:settings.allowLoopback'],
+  // A plain setting would be a plain environment variable: the key only ever travels through Secret Manager.
+  ['the secrets key as a plain setting', { 'herald:settings': JSON.stringify({ secretsKey: Buffer.alloc(32).toString('base64') }) }, 'herald:settings.secretsKey: secretsKey is set by the Pulumi program itself'],
+  ['a secrets key of the wrong length', { 'herald:secretsKey': Buffer.alloc(16, 1).toString('base64') }, 'herald:secretsKey: the key decodes to 16 bytes, not 32'],
+  ['a secrets key that is not base64', { 'herald:secretsKey': 'not a key!' }, 'herald:secretsKey: the key is not base64'],
   ['a setting Herald refuses', { 'herald:settings': JSON.stringify({ deliveryTimeoutMs: 'soon' }) }, 'herald:settings.deliveryTimeoutMs: HERALD_DELIVERY_TIMEOUT_MS="soon": must be a number'],
   ['settings Herald refuses together', { 'herald:settings': JSON.stringify({ claimTtlMs: 4000 }) }, 'herald:settings'],
   ['an invoker that is everyone', { 'herald:invokers': JSON.stringify(['allUsers']) }, 'herald:invokers[0]: each invoker must be an IAM member'],
@@ -99,4 +103,26 @@ test('every problem is listed at once', () => {
 test('the program itself stops on a bad config, before declaring anything', async () => {
   pulumi.runtime.setAllConfig(stackConfig({ 'herald:functions': JSON.stringify({ deliver: { concurrency: 0 } }) }), ['herald:adminToken', 'herald:ingestToken']);
   await expect(jest.isolateModulesAsync(async () => void (await import('../../../infra/index')))).rejects.toThrow('herald:functions.deliver.concurrency');
+});
+
+describe('herald:secretsKey', () => {
+  test('optional: without it the program generates one (infra/index.ts)', () => {
+    expect(read({}).secrets.secretsKey).toBeUndefined();
+  });
+
+  test("a stack's own keyring is read as a secret, for Secret Manager only (never a plain setting)", async () => {
+    const keyring = [Buffer.alloc(32, 1), Buffer.alloc(32, 2)].map((k) => k.toString('base64')).join(',');
+    const config = read({ 'herald:secretsKey': keyring });
+    expect(await valueOf(config.secrets.secretsKey!)).toBe(keyring);
+    expect(await pulumi.isSecret(config.secrets.secretsKey!)).toBe(true);
+    expect(JSON.stringify(config.settingsEnv)).not.toContain(keyring);
+    expect(config.herald.secretsKey).toBeUndefined();
+  });
+
+  test('a bad key is refused without its value in the message', () => {
+    const key = 'c2hvcnQta2V5LW9mLTE2Yg==';
+    const error = failure({ 'herald:secretsKey': key });
+    expect(error).toContain('herald:secretsKey');
+    expect(error).not.toContain(key);
+  });
 });

@@ -16,6 +16,8 @@ export const PROJECT_NUMBER = '123456789012';
 export const REGION = 'europe-west1';
 export const ADMIN_TOKEN = 'admin-token-0123456789';
 export const INGEST_TOKEN = 'ingest-token-0123456789';
+/** What random.RandomBytes answers for the generated HERALD_SECRETS_KEY (32 bytes, base64). */
+export const GENERATED_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 
 /** What Cloud Functions would answer for the URL of a function. */
 export const functionUrl = (name: string, region = REGION, project = PROJECT) => `https://${region}-${project}.cloudfunctions.net/${name}`;
@@ -64,6 +66,10 @@ function computed(type: string, name: string, inputs: Record<string, unknown>): 
       return { name: inputs.name ?? `${name}-7f3a9c1` };
     case 'gcp:secretmanager/secretVersion:SecretVersion':
       return { version: '1' };
+    case 'random:index/randomBytes:RandomBytes': {
+      const bytes = Buffer.from(GENERATED_SECRETS_KEY, 'base64').subarray(0, Number(inputs.length));
+      return { base64: bytes.toString('base64'), hex: bytes.toString('hex') };
+    }
     case 'pulumi-nodejs:dynamic:Resource':
       return { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' };
     default:

@@ -6,7 +6,8 @@ import { ENV_NAMES } from '../../../shared/config';
 import { FUNCTION_NAMES, FunctionName, heraldTopology, INTERNAL_FUNCTIONS, laneTopology, PUMP_RUN_SECONDS } from '../../../shared/topology';
 import { REQUIRED_APIS } from '../../../infra/components/apis';
 import { compositeIndexes, QuerySpec } from '../../../infra/firestore-plan';
-import { ADMIN_TOKEN, Declared, functionUrl, mockPulumi, PROJECT, PROJECT_NUMBER, REGION, settled, stackConfig, valueOf } from './mocks';
+import { SecretBox } from '../../../shared/domain/secret-box';
+import { ADMIN_TOKEN, Declared, functionUrl, GENERATED_SECRETS_KEY, mockPulumi, PROJECT, PROJECT_NUMBER, REGION, settled, stackConfig, valueOf } from './mocks';
 
 /**
  * The whole Pulumi program, run once against Pulumi's mocks with a stack that declares one
@@ -213,11 +214,14 @@ describe('functions', () => {
     }
   });
 
-  test('the tokens come from Secret Manager, by version; only the runtime identity may read them', () => {
-    const secrets = ofType('gcp:secretmanager/secret:Secret').filter((s) => String(s.inputs.secretId).endsWith('-token'));
-    expect(secrets.map((s) => s.inputs.secretId).sort()).toEqual([`${prefix}-admin-token`, `${prefix}-ingest-token`]);
-    const versions = ofType('gcp:secretmanager/secretVersion:SecretVersion').filter((v) => v.name.endsWith('Token'));
-    expect(versions).toHaveLength(2);
+  const HERALD_SECRET_IDS = [`${prefix}-admin-token`, `${prefix}-ingest-token`, `${prefix}-secrets-key`];
+  const heraldSecrets = () => ofType('gcp:secretmanager/secret:Secret').filter((s) => HERALD_SECRET_IDS.includes(String(s.inputs.secretId)));
+
+  test('the tokens and the secrets key come from Secret Manager, by version; only the runtime identity may read them', () => {
+    const secrets = heraldSecrets();
+    expect(secrets.map((s) => s.inputs.secretId).sort()).toEqual(HERALD_SECRET_IDS);
+    const versions = ofType('gcp:secretmanager/secretVersion:SecretVersion').filter((v) => !v.name.startsWith('herald-signing'));
+    expect(versions.map((v) => v.name).sort()).toEqual(['herald-adminToken', 'herald-ingestToken', 'herald-secretsKey']);
     // Sent to the engine as secrets: encrypted in the state, masked in the logs.
     expect(versions.map((v) => v.inputs.secretData)).toContainEqual({ [pulumi.runtime.specialSigKey]: pulumi.runtime.specialSecretSig, value: ADMIN_TOKEN });
     const readers = ofType('gcp:secretmanager/secretIamMember:SecretIamMember').filter((r) => !r.name.startsWith('herald-signing'));
@@ -229,9 +233,39 @@ describe('functions', () => {
       expect(secretEnv.map((e) => [e.key, e.secret, e.version]).sort()).toEqual([
         [ENV_NAMES.adminToken, `${prefix}-admin-token`, '1'],
         [ENV_NAMES.ingestToken, `${prefix}-ingest-token`, '1'],
+        [ENV_NAMES.secretsKey, `${prefix}-secrets-key`, '1'],
       ]);
       expect(JSON.stringify(serviceConfig(fn).environmentVariables)).not.toContain(ADMIN_TOKEN);
     }
+  });
+
+  test('HERALD_SECRETS_KEY: generated once (random bytes, kept secret in the state) into Secret Manager, a secret variable of every function and never a plain one', async () => {
+    const generated = ofType('random:index/randomBytes:RandomBytes');
+    expect(generated.map((r) => [r.name, r.inputs.length])).toEqual([['herald-secrets-key', 32]]);
+    const [secret] = ofType('gcp:secretmanager/secret:Secret').filter((s) => s.inputs.secretId === `${prefix}-secrets-key`);
+    expect(secret?.inputs).toMatchObject({ project: PROJECT, replication: { auto: {} } });
+    // The generated key is what the secret holds, as a secret; it decodes to a 32-byte key the functions accept.
+    const version = ofType('gcp:secretmanager/secretVersion:SecretVersion').find((v) => v.name === 'herald-secretsKey');
+    expect(version?.inputs.secretData).toEqual({ [pulumi.runtime.specialSigKey]: pulumi.runtime.specialSecretSig, value: GENERATED_SECRETS_KEY });
+    // A replaced key is disabled, not destroyed: what it encrypted can still be recovered.
+    expect(version?.inputs.deletionPolicy).toBe('DISABLE');
+    expect(() => SecretBox.fromConfig(GENERATED_SECRETS_KEY)).not.toThrow();
+    // Exactly one principal may read it: the functions' runtime identity; nobody is granted more on it.
+    const grants = ofType('gcp:secretmanager/secretIamMember:SecretIamMember').filter((r) => r.inputs.secretId === `${prefix}-secrets-key`);
+    expect(grants.map((g) => [g.inputs.role, g.inputs.member])).toEqual([['roles/secretmanager.secretAccessor', `serviceAccount:${RUNTIME_SA}`]]);
+    expect(ofType('gcp:secretmanager/secretIamBinding:SecretIamBinding')).toEqual([]);
+    expect(ofType('gcp:secretmanager/secretIamPolicy:SecretIamPolicy')).toEqual([]);
+    expect(FUNCTION_NAMES.map((name) => serviceConfig(functionNamed(name)).serviceAccountEmail)).toEqual(FUNCTION_NAMES.map(() => RUNTIME_SA));
+    for (const fn of ofType(FUNCTION)) {
+      const config = serviceConfig(fn);
+      const secretEnv = config.secretEnvironmentVariables as { key: string; projectId: string; secret: string; version: string }[];
+      expect(secretEnv.filter((e) => e.key === ENV_NAMES.secretsKey)).toEqual([{ key: ENV_NAMES.secretsKey, projectId: PROJECT, secret: `${prefix}-secrets-key`, version: '1' }]);
+      const plain = (config.environmentVariables ?? {}) as Record<string, string>;
+      expect(Object.keys(plain)).not.toContain(ENV_NAMES.secretsKey);
+      expect(JSON.stringify(plain)).not.toContain(GENERATED_SECRETS_KEY);
+    }
+    // Never a stack output either.
+    expect(JSON.stringify(await valueOf(pulumi.output(Object.fromEntries(Object.entries(program).filter(([k]) => k !== 'destinationSecrets')))))).not.toContain(GENERATED_SECRETS_KEY);
   });
 
   test("every function's timeout exceeds the delivery timeout, and a scheduled one's its run", () => {
@@ -326,6 +360,8 @@ describe('Firestore', () => {
     const key = (i: { collection: unknown; fields: string[] }) => `${String(i.collection)}:${i.fields.join(',')}`;
     expect(declaredIndexes.map(key).sort()).toEqual([...new Set(needed.map(key))].sort());
     expect(declaredIndexes).toHaveLength(compositeIndexes(FIRESTORE_QUERIES).length);
+    // The accounts issue's query: one account's replays, newest first.
+    expect(declaredIndexes).toContainEqual({ collection: 'replays', fields: ['request.account ASCENDING', 'createdAt DESCENDING'] });
   });
 
   test('a TTL policy on every expiry field the stores write, rates.expireAt among them', () => {
