@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { extname, join, resolve, sep } from 'node:path';
 import type { Response } from 'express';
 import { getDelivery, listDeliveries } from '../shared/app/deliveries-admin';
-import { AdminDeps, AdminResult, badId, deleteDestination, getDestination, listDestinations, putDestination } from '../shared/app/destinations-admin';
+import { AdminDeps, AdminResult, badId, deleteDestination, getDestination, listDestinations, notFound, putDestination } from '../shared/app/destinations-admin';
 import {
   accountListQuerySchema,
   AccountsAdminDeps,
@@ -20,8 +20,13 @@ import {
   updateAccount,
 } from '../shared/app/accounts-admin';
 import { accountDeliveriesQuerySchema, accountRedeliverSchema, listAccountDeliveries, postAccountRedeliver } from '../shared/app/account-deliveries-admin';
-import { accountCreateSchema, accountPatchSchema, accountSettingsSchema, actorOf, Caller, DEFAULT_ACCOUNT, FAILURE_POLICY_SETTING, hasScope, keyCreateSchema, OPERATOR, scopeFor } from '../shared/domain/account';
-import { DESTINATION_ID, internalDestinationId } from '../shared/domain/ids';
+import { accountCreateSchema, accountPatchSchema, accountSettingsSchema, actorOf, Caller, DEFAULT_ACCOUNT, FAILURE_POLICY_SETTING, hasScope, keyCreateSchema, OPERATOR, scopeFor, seesDestination } from '../shared/domain/account';
+import { portalKeyOf, portalLinkSchema, portalScopes, portalSecretOf, portalSessionSchema, SESSION_PREFIX, verifyPortalToken } from '../shared/domain/portal';
+import { exchangePortalLink, mintPortalLink, PortalRefusal } from '../shared/app/portal-admin';
+import { getAccountStats, statsQuerySchema } from '../shared/app/stats-admin';
+import { FirestoreRateStore } from '../shared/adapters/firestore-rates';
+import { RateStore } from '../shared/ports';
+import { DESTINATION_ID, internalDestinationId, splitDestinationId } from '../shared/domain/ids';
 import { keyCaller } from '../shared/app/key-verifier';
 import { bearerOf, matchesDigest } from '../shared/app/push-auth';
 import { Runtime } from '../shared/runtime';
@@ -58,23 +63,75 @@ type Ctx = AdminDeps & SuspensionDeps & ReplaysAdminDeps & AccountsAdminDeps & {
   account: string;
   /** The account a replay is confined to; undefined for the admin token on the bare /replays paths (every account). */
   replayScope: string | undefined;
+  /** Signs portal links and sessions (domain/portal.ts). */
+  portalKey: Buffer;
+  /** Where the console is, as the caller reaches this function: `<origin><mount>/console`. */
+  consoleBase: string;
+  rateStore: Pick<RateStore, 'window'>;
+  rateBucketMs: number;
+  timeScale: number;
 };
 
 type Route = RouteDoc & {
   pattern: RegExp;
   /** The first path parameter is an account id: a caller that does not reach it gets 404, before anything else. */
   accountParam?: boolean;
+  /** Anyone may call it, without a bearer token (the portal link exchange: the link is the credential). */
+  public?: boolean;
   /** `body(true)`: the body may be empty (undefined then). `query` is the parsed query string (a repeated parameter is an array). */
-  run: (ctx: Ctx, params: string[], body: (optional?: boolean) => unknown, query: Record<string, unknown>) => Promise<AdminResult<unknown>>;
+  run: (ctx: Ctx, params: string[], body: (optional?: boolean) => unknown, query: Record<string, unknown>) => Promise<AdminResult<unknown> | PortalRefusal>;
 };
 
 const NOT_FOUND = { 404: 'no such destination' } as const;
 const BAD_ID = { 400: 'invalid id or body: every problem named' } as const;
 const NO_ACCOUNT = { 404: 'no such account (or not yours)' } as const;
 
-/** A destination route's id, checked, then named as Herald names it inside (the account's own id, or `<account>_<id>`). */
+/**
+ * A destination route's id, checked, then named as Herald names it inside (the account's own
+ * id, or `<account>_<id>`). A portal session narrowed to some destinations finds no other: 404,
+ * exactly as for one that does not exist.
+ */
 function inAccount<T>(ctx: Ctx, id: string, run: (internalId: string) => Promise<AdminResult<T>>): Promise<AdminResult<T>> {
-  return DESTINATION_ID.test(id) ? run(internalDestinationId(ctx.account, id)) : Promise.resolve(badId(id));
+  if (!DESTINATION_ID.test(id)) return Promise.resolve(badId(id));
+  const internal = internalDestinationId(ctx.account, id);
+  return seesDestination(ctx.caller, id) ? run(internal) : Promise.resolve(notFound(internal));
+}
+
+/** What a portal session narrowed to some destinations sees of a destination store: only those of its account. */
+function narrowed(ctx: Ctx): Ctx {
+  const { caller } = ctx;
+  if (caller.kind !== 'portal' || caller.destinations === undefined) return ctx;
+  const hidden = (id: string) => {
+    const own = splitDestinationId(id);
+    return own.account === caller.account && !seesDestination(caller, own.id);
+  };
+  const store = ctx.destinations;
+  // Methods named one by one: the store is a class instance, whose methods a spread would not copy.
+  const destinations: typeof store = {
+    get: async (id) => (hidden(id) ? undefined : store.get(id)),
+    list: async () => (await store.list()).filter((d) => !hidden(d.id)),
+    put: (d) => store.put(d),
+    delete: (id) => store.delete(id),
+    update: (id, decide) => store.update(id, decide),
+  };
+  return { ...ctx, destinations };
+}
+
+/** The destinations a narrowed portal session sees, or undefined for every one of the account's. */
+function portalDestinations(caller: Caller): readonly string[] | undefined {
+  return caller.kind === 'portal' ? caller.destinations : undefined;
+}
+
+/** Whether a delivery id is of a destination the caller sees (an id without a destination is judged by getDelivery: 400). */
+function deliveryInSight(caller: Caller, id: string): boolean {
+  const dot = id.indexOf('.');
+  return dot <= 0 || seesDestination(caller, splitDestinationId(id.slice(0, dot)).id);
+}
+
+/** A narrowed portal session's replays: those of one of its destinations only. */
+function replayInSight(caller: Caller, request: { destination?: string }): boolean {
+  const only = portalDestinations(caller);
+  return only === undefined || (request.destination !== undefined && only.includes(request.destination));
 }
 
 /**
@@ -155,7 +212,23 @@ const ACCOUNT_SCOPED: Route[] = [
     pattern: /^\/deliveries\/redeliver\/?$/,
     run: (d, _params, body) => postAccountRedeliver(d, d.account, body(true)),
   },
-  { method: 'GET', path: '/deliveries/{id}', summary: 'One delivery record', responses: { 200: 'the delivery', ...BAD_ID, 404: 'no such delivery' }, pattern: /^\/deliveries\/([^/]+)$/, run: (d, [id]) => getDelivery(d, id!, d.account) },
+  {
+    method: 'GET',
+    path: '/deliveries/{id}',
+    summary: 'One delivery record',
+    responses: { 200: 'the delivery', ...BAD_ID, 404: 'no such delivery' },
+    pattern: /^\/deliveries\/([^/]+)$/,
+    run: (d, [id]) => (deliveryInSight(d.caller, id!) ? getDelivery(d, id!, d.account) : Promise.resolve({ status: 404, body: { error: `no delivery ${JSON.stringify(id)}; list a destination's deliveries with GET /admin/destinations/{id}/deliveries` } })),
+  },
+  {
+    method: 'GET',
+    path: '/stats',
+    summary: "The account's attempts over the last hour or day (the console's overview), from counters: never a scan",
+    query: statsQuerySchema,
+    responses: { 200: 'series of attempts, successes and failures; success rate; queued and dead counts', 400: 'invalid query' },
+    pattern: /^\/stats\/?$/,
+    run: (d, _params, _body, query) => getAccountStats(d, d.caller, d.account, query),
+  },
 ];
 
 /** Accounts, their settings (seed 003) and keys: the account id is in the path. */
@@ -206,7 +279,31 @@ const ACCOUNT_ROUTES: Route[] = [
     run: (d, [id], body) => createKey(d, d.caller, id!, body()),
   },
   { method: 'GET', path: '/accounts/{accountId}/keys', summary: "The account's keys (never the keys themselves)", accountParam: true, responses: { 200: 'keys', ...NO_ACCOUNT }, pattern: /^\/accounts\/([^/]+)\/keys\/?$/, run: (d, [id]) => listKeys(d, d.caller, id!) },
+  {
+    method: 'POST',
+    path: '/accounts/{accountId}/portal-links',
+    summary: 'Mint a customer portal link for the account: signed, short-lived, the token in the URL fragment (docs/console.md)',
+    accountParam: true,
+    body: { schema: portalLinkSchema, required: true, examples: [{ ttlSeconds: 3600 }, { ttlSeconds: 900, readOnly: true, destinations: ['orders'], returnUrl: 'https://app.example.com/settings/webhooks' }] },
+    responses: { 201: 'the link ({"url", "expiresAt"})', 400: 'invalid body: every problem named', 403: 'a portal session cannot', ...NO_ACCOUNT },
+    pattern: /^\/accounts\/([^/]+)\/portal-links\/?$/,
+    run: (d, [id], body) => mintPortalLink(d, d.caller, id!, body(), d.consoleBase),
+  },
   { method: 'DELETE', path: '/accounts/{accountId}/keys/{keyId}', summary: 'Revoke a key: refused everywhere within 5 s', accountParam: true, responses: { 204: 'revoked', 404: 'no such account or key' }, pattern: /^\/accounts\/([^/]+)\/keys\/([^/]+)$/, run: (d, [id, keyId]) => revokeKey(d, d.caller, id!, keyId!) },
+];
+
+/** The customer portal's door: a portal link exchanged for a session, with no bearer token (the link is the credential). */
+const PORTAL_ROUTES: Route[] = [
+  {
+    method: 'POST',
+    path: '/portal/sessions',
+    summary: 'Exchange a portal link token for a portal session (no Authorization header: the link is the credential)',
+    public: true,
+    body: { schema: portalSessionSchema, required: true, examples: [{ token: 'hpl_eyJpZCI6Ii4uLiJ9.c2lnbmF0dXJl' }] },
+    responses: { 200: 'the session: sessionToken (hps_…, a bearer token for this API), account, readOnly, destinations, expiresAt, returnUrl, theme', 400: 'invalid body', 401: 'the link expired (with returnUrl) or is not valid' },
+    pattern: /^\/portal\/sessions\/?$/,
+    run: (d, _params, body) => exchangePortalLink(d, body()),
+  },
 ];
 
 /**
@@ -221,10 +318,39 @@ const REPLAY_ROUTES: Route[] = [
     body: { schema: replayRequestSchema, required: true, examples: [{}, { destination: 'orders', since: '2026-11-24T00:00:00Z', eventTypes: ['com.example.*'], limit: 100 }, { destination: 'orders', dryRun: true }] },
     responses: { 202: 'queued: follow the report', ...BAD_ID, 409: 'another replay is running, or the id is taken', 503: 'the replay topic refused it; nothing replayed' },
     pattern: /^\/replays\/?$/,
-    run: (d, _params, body) => postReplay(d, body(), d.replayScope),
+    run: async (d, _params, body) => {
+      const request = body();
+      const only = portalDestinations(d.caller);
+      if (only !== undefined && !replayInSight(d.caller, (request ?? {}) as { destination?: string })) {
+        return { status: 403, body: { error: `this portal session sees only the destinations ${only.join(', ')}: name one of them in "destination"`, issues: [{ path: 'destination', message: `must be one of ${only.join(', ')}` }] } };
+      }
+      return postReplay(d, request, d.replayScope);
+    },
   },
-  { method: 'GET', path: '/replays', summary: 'Recent replays, newest first (an account sees its own)', query: replayListQuerySchema, responses: { 200: 'replay summaries', ...BAD_ID }, pattern: /^\/replays\/?$/, run: (d, _params, _body, query) => listReplays(d, query, d.replayScope) },
-  { method: 'GET', path: '/replays/{id}', summary: "A replay's report", responses: { 200: 'the report', ...BAD_ID, 404: 'no such replay (or not yours)' }, pattern: /^\/replays\/([^/]+)$/, run: (d, [id]) => getReplay(d, id!, d.replayScope) },
+  {
+    method: 'GET',
+    path: '/replays',
+    summary: 'Recent replays, newest first (an account sees its own)',
+    query: replayListQuerySchema,
+    responses: { 200: 'replay summaries', ...BAD_ID },
+    pattern: /^\/replays\/?$/,
+    run: async (d, _params, _body, query) => {
+      const result = await listReplays(d, query, d.replayScope);
+      return result.status === 200 && 'body' in result ? { ...result, body: { replays: result.body.replays.filter((r) => replayInSight(d.caller, r.request)) } } : result;
+    },
+  },
+  {
+    method: 'GET',
+    path: '/replays/{id}',
+    summary: "A replay's report",
+    responses: { 200: 'the report', ...BAD_ID, 404: 'no such replay (or not yours)' },
+    pattern: /^\/replays\/([^/]+)$/,
+    run: async (d, [id]) => {
+      const result = await getReplay(d, id!, d.replayScope);
+      if (result.status !== 200 || !('body' in result) || replayInSight(d.caller, result.body.request)) return result;
+      return { status: 404, body: { error: `no replay ${JSON.stringify(id)}; list them with GET /admin/replays` } };
+    },
+  },
 ];
 
 /** An account-scoped route again under `/accounts/{accountId}`: the account comes from the path. */
@@ -240,16 +366,24 @@ function underAccount(route: Route): Route {
 }
 
 /** Every admin route with its documentation (/openapi.json is generated from these). */
-export const ROUTES: Route[] = [...ACCOUNT_SCOPED, ...ACCOUNT_SCOPED.map(underAccount), ...ACCOUNT_ROUTES, ...REPLAY_ROUTES, ...REPLAY_ROUTES.map(underAccount)];
+export const ROUTES: Route[] = [...ACCOUNT_SCOPED, ...ACCOUNT_SCOPED.map(underAccount), ...ACCOUNT_ROUTES, ...PORTAL_ROUTES, ...REPLAY_ROUTES, ...REPLAY_ROUTES.map(underAccount)];
 
-/** Herald's version, from its package.json: beside functions/ in the sources, one level up from dist/functions/ when built. */
-function packageVersion(): string {
-  for (const file of [join(__dirname, '..', 'package.json'), join(__dirname, '..', '..', 'package.json')]) {
+/** Herald's package root: beside functions/ in the sources, one level up from dist/functions/ when built. */
+function packageRoot(): string | undefined {
+  for (const dir of [join(__dirname, '..'), join(__dirname, '..', '..')]) {
+    const file = join(dir, 'package.json');
     if (!existsSync(file)) continue;
-    const manifest = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-    if (manifest.name === 'herald' && manifest.version) return manifest.version;
+    const manifest = JSON.parse(readFileSync(file, 'utf8')) as { name?: string };
+    if (manifest.name === 'herald') return dir;
   }
-  return '0.0.0';
+  return undefined;
+}
+
+/** Herald's version, from its package.json. */
+function packageVersion(): string {
+  const root = packageRoot();
+  const manifest = root === undefined ? {} : (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: string });
+  return manifest.version ?? '0.0.0';
 }
 /** Built once: it only changes with the code. */
 let openApi: string | undefined;
@@ -267,13 +401,187 @@ function parseJsonBody(req: HeraldRequest, optional = false): unknown {
   return parsed.value;
 }
 
+// ---------------------------------------------------------------- the console (static files)
+
+const CONSOLE_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.webmanifest': 'application/manifest+json; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.ico': 'image/x-icon',
+  '.woff': 'font/woff',
+  '.woff2': 'font/woff2',
+  '.ttf': 'font/ttf',
+};
+
+/** A built asset whose name carries its content hash (`index-3f9a1c2b.js`): it never changes, so it may be cached for good. */
+const HASHED_ASSET = /[.-][A-Za-z0-9_]{8,}\.[a-z0-9]+$/;
+
+/** Where the console's built files are: HERALD_CONSOLE_DIR, else console/dist in the package. */
+function consoleDirOf(rt: Runtime): string | undefined {
+  if (rt.config.consoleDir !== undefined) return resolve(rt.config.consoleDir);
+  const root = packageRoot();
+  return root === undefined ? undefined : join(root, 'console', 'dist');
+}
+
+function consoleHeaders(res: Response, rt: Runtime): void {
+  res.set({
+    'content-security-policy': `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; form-action 'self'; object-src 'none'; frame-ancestors ${rt.config.consoleFrameAncestors}`,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+  });
+}
+
+/** The file a console path names inside `dir`, or undefined when it would leave it (`..`, an encoded slash or NUL, a symlink out). */
+function consoleFile(dir: string, path: string): string | undefined {
+  let relative: string;
+  try {
+    relative = decodeURIComponent(path.slice('/console'.length));
+  } catch {
+    return undefined;
+  }
+  const segments = relative.split('/').filter((s) => s !== '');
+  if (segments.some((s) => s === '..' || s === '.' || s.includes('\\') || s.includes('\0'))) return undefined;
+  const file = resolve(dir, ...segments);
+  return file === dir || file.startsWith(dir + sep) ? file : undefined;
+}
+
+/**
+ * GET /console and /console/*: the console's built files, no credential needed (they hold
+ * no data; the API they call checks every request). `/console` redirects to `/console/`; a
+ * path without an extension that names no file is a route of the console's own: index.html.
+ */
+function serveConsole(req: HeraldRequest, res: Response, rt: Runtime): void {
+  consoleHeaders(res, rt);
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.set('allow', 'GET, HEAD');
+    sendJson(res, 405, { error: `method ${req.method} not allowed on ${req.path}; the console is read with GET` });
+    return;
+  }
+  // Its files are named relative to `…/console/`: without the slash, `app.js` would resolve beside it. The fragment (a portal link) survives a redirect.
+  if (req.path === '/console') {
+    const search = req.originalUrl.indexOf('?');
+    res.status(308).set({ location: `console/${search >= 0 ? req.originalUrl.slice(search) : ''}`, 'cache-control': 'no-cache' }).end();
+    return;
+  }
+  const dir = consoleDirOf(rt);
+  const index = dir === undefined ? undefined : join(dir, 'index.html');
+  if (dir === undefined || index === undefined || !existsSync(index)) {
+    sendJson(res, 503, { error: `the console is not built (no ${dir ?? 'console/dist'}/index.html): run \`npm run build:console\`, then reload` });
+    return;
+  }
+  const file = consoleFile(dir, req.path);
+  if (file === undefined) {
+    sendJson(res, 400, { error: `invalid console path ${JSON.stringify(req.path)}: it leaves the console's directory` });
+    return;
+  }
+  let target = file;
+  let stat = statSync(target, { throwIfNoEntry: false });
+  if (stat?.isDirectory()) {
+    target = join(target, 'index.html');
+    stat = statSync(target, { throwIfNoEntry: false });
+  }
+  if (!stat?.isFile()) {
+    if (extname(file) !== '') {
+      sendJson(res, 404, { error: `no console file ${JSON.stringify(req.path)}` });
+      return;
+    }
+    target = index;
+  }
+  // A symbolic link inside the directory must not lead out of it.
+  const realDir = realpathSync(dir);
+  const real = realpathSync(target);
+  if (real !== realDir && !real.startsWith(realDir + sep)) {
+    sendJson(res, 400, { error: `invalid console path ${JSON.stringify(req.path)}: it leaves the console's directory` });
+    return;
+  }
+  const type = CONSOLE_TYPES[extname(target).toLowerCase()] ?? 'application/octet-stream';
+  const html = type.startsWith('text/html');
+  res.status(200).set({ 'content-type': type, 'cache-control': html || !HASHED_ASSET.test(target) ? 'no-cache' : 'public, max-age=31536000, immutable' });
+  res.send(readFileSync(real));
+}
+
+// ---------------------------------------------------------------- callers
+
+/** A public route's caller: reaches no account and holds no scope (a public route needs neither). */
+const NOBODY: Caller = { kind: 'portal', account: '', sessionId: 'anonymous', scopes: [] };
+
+/** The portal signing key of a runtime: derived once (every instance derives the same). */
+const portalKeys = new WeakMap<Runtime, Buffer>();
+function portalKeyFor(rt: Runtime): Buffer {
+  let key = portalKeys.get(rt);
+  if (!key) {
+    key = portalKeyOf(portalSecretOf(rt.config.secretsKey, rt.credentials.admin));
+    portalKeys.set(rt, key);
+  }
+  return key;
+}
+
+/** The counters' raw buckets for the overview (one store per runtime). */
+const rateStores = new WeakMap<Runtime, RateStore>();
+function rateStoreFor(rt: Runtime): RateStore {
+  let store = rateStores.get(rt);
+  if (!store) {
+    store = new FirestoreRateStore(rt.firestore, rt.firestoreOps);
+    rateStores.set(rt, store);
+  }
+  return store;
+}
+
+const FORWARDED_PROTO = /^https?$/;
+const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const PREFIX = /^(?:\/[A-Za-z0-9._~-]+)*$/;
+
+/**
+ * Where the console is for whoever made this request: its origin (X-Forwarded-Proto and
+ * X-Forwarded-Host when a proxy set them, else the Host header) and the admin function's
+ * mount: X-Forwarded-Prefix when given, else `/admin`, the function's path both in local
+ * mode (http://127.0.0.1:PORT/admin) and at its Cloud Functions URL
+ * (https://REGION-PROJECT.cloudfunctions.net/admin); nothing at a Cloud Run URL of its own (*.run.app).
+ */
+export function consoleBaseOf(headers: { get(name: string): string | undefined }, protocol: string, fallback: string | undefined): string {
+  const first = (name: string) => headers.get(name)?.split(',')[0]?.trim() || undefined;
+  const proto = first('x-forwarded-proto') ?? protocol;
+  const host = first('x-forwarded-host') ?? headers.get('host');
+  if (!FORWARDED_PROTO.test(proto) || host === undefined || !HOST.test(host)) return `${(fallback ?? 'http://127.0.0.1:8080').replace(/\/$/, '')}/admin/console`;
+  const forwardedPrefix = first('x-forwarded-prefix');
+  const prefix = forwardedPrefix !== undefined && PREFIX.test(forwardedPrefix.replace(/\/$/, '')) ? forwardedPrefix.replace(/\/$/, '') : /\.run\.app(?::\d+)?$/.test(host) ? '' : '/admin';
+  return `${proto}://${host}${prefix}/console`;
+}
+
 /**
  * Who is calling: the admin token is the operator; an account key (`hk_…`) acts for its
- * account. Anything else is refused with 401, and says which credential to send.
+ * account; a portal session (`hps_…`) for its account, as its link said. Anything else is
+ * refused with 401, and says which credential to send.
  */
 async function callerOf(req: HeraldRequest, res: Response, rt: Runtime): Promise<Caller | undefined> {
   const token = bearerOf(req.get('authorization'));
   if (matchesDigest(token, rt.credentials.admin)) return OPERATOR;
+  if (token?.startsWith(SESSION_PREFIX)) {
+    const session = verifyPortalToken(portalKeyFor(rt), SESSION_PREFIX, token, rt.clock.now());
+    // Stateless, so checked against its account each time: a deleted account's sessions end with it (one read).
+    const gone = session.ok && !(await findAccount(rt, OPERATOR, session.claims.account));
+    if (session.ok && !gone) {
+      const { id, account, destinations } = session.claims;
+      return { kind: 'portal', account, sessionId: id, scopes: portalScopes(session.claims), ...(destinations !== undefined ? { destinations } : {}) };
+    }
+    res.set('www-authenticate', 'Bearer');
+    sendJson(res, 401, {
+      error: gone ? "the portal session's account no longer exists" : session.ok || session.reason === 'invalid' ? 'the portal session is not valid: open the portal link again' : 'the portal session has expired: open a new portal link',
+      reason: !session.ok && session.reason === 'expired' ? 'expired' : 'invalid',
+    });
+    return undefined;
+  }
   const verdict = token !== undefined ? await rt.keys.verify(token) : undefined;
   if (verdict?.ok) return keyCaller(verdict.key);
   res.set('www-authenticate', 'Bearer');
@@ -295,7 +603,12 @@ export const adminHandler = guarded(
       res.status(200).set('content-type', 'application/json; charset=utf-8').send(openApi);
       return;
     }
-    const caller = await callerOf(req, res, rt);
+    if (path === '/console' || path.startsWith('/console/')) {
+      serveConsole(req, res, rt);
+      return;
+    }
+    const publicRoute = ROUTES.find((r) => r.public && r.method === req.method && r.pattern.test(path));
+    const caller = publicRoute ? NOBODY : await callerOf(req, res, rt);
     if (!caller) return;
     const matching = ROUTES.filter((r) => r.pattern.test(path));
     if (matching.length === 0) {
@@ -317,14 +630,15 @@ export const adminHandler = guarded(
       sendJson(res, missing.status, 'body' in missing ? missing.body : undefined);
       return;
     }
-    if (caller.kind === 'key') {
+    if (caller.kind !== 'operator' && !route.public) {
       const scope = scopeFor(req.method);
       if (!hasScope(caller, scope)) {
-        sendJson(res, 403, { error: `this key lacks the "${scope}" scope; create a key with it (POST /admin/accounts/${caller.account}/keys)` });
+        const why = caller.kind === 'key' ? `this key lacks the "${scope}" scope; create a key with it (POST /admin/accounts/${caller.account}/keys)` : 'this portal session is read-only: it can look but not change anything';
+        sendJson(res, 403, { error: why });
         return;
       }
     }
-    const account = route.accountParam ? params[0]! : caller.kind === 'key' ? caller.account : DEFAULT_ACCOUNT;
+    const account = route.accountParam ? params[0]! : caller.kind !== 'operator' ? caller.account : DEFAULT_ACCOUNT;
     try {
       let fields: string[] = [];
       const body = (optional?: boolean) => {
@@ -332,10 +646,22 @@ export const adminHandler = guarded(
         fields = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? Object.keys(parsed) : [];
         return parsed;
       };
-      const replayScope = route.accountParam || caller.kind === 'key' ? account : undefined;
-      const result = await route.run({ ...deps, caller, account, replayScope }, params, body, { ...(req.query as Record<string, unknown>) });
+      const replayScope = route.accountParam || caller.kind !== 'operator' ? account : undefined;
+      const ctx: Ctx = {
+        ...deps,
+        caller,
+        account,
+        replayScope,
+        portalKey: portalKeyFor(rt),
+        consoleBase: consoleBaseOf({ get: (name) => req.get(name) }, req.protocol, rt.config.pushBaseUrl),
+        rateStore: rateStoreFor(rt),
+        rateBucketMs: rt.rates.options.bucketMs,
+        timeScale: rt.config.timeScale,
+      };
+      const result = await route.run(narrowed(ctx), params, body, { ...(req.query as Record<string, unknown>) });
       // The audit trail: every change, who made it, in which account, and which fields it set (never their values: secrets).
-      if (req.method !== 'GET' && result.status < 400) {
+      // A public route changes nothing of anyone's (the portal exchange logs the session it opens).
+      if (req.method !== 'GET' && result.status < 400 && !route.public) {
         rt.log.info(`audit: ${route.method} /admin${route.path}`, { audit: true, actor: actorOf(caller), account, route: `${route.method} ${route.path}`, ids: params, fields, status: result.status });
       }
       sendJson(res, result.status, 'body' in result ? result.body : undefined);

@@ -104,6 +104,21 @@ const envSchema = z.object({
    */
   accountPublishQuota: int(0, 1_000_000).default(1_000),
   accountDestinationQuota: int(0, 1_000_000).default(1_000),
+  /**
+   * Who may frame the console (its CSP frame-ancestors): space-separated sources, `*` (the
+   * default: any site may embed the customer portal), `'self'`, `'none'` or origins such as
+   * https://app.example.com and https://*.example.com.
+   */
+  consoleFrameAncestors: z
+    .string()
+    .trim()
+    .refine(
+      (v) => v.split(/\s+/).every((s) => /^(?:\*|'self'|'none'|https?:\/\/(?:\*\.)?[A-Za-z0-9.-]+(?::\d{1,5})?)$/.test(s)),
+      "must be space-separated sources: *, 'self', 'none' or origins like https://app.example.com or https://*.example.com",
+    )
+    .default('*'),
+  /** Where the console's built files are (default console/dist in the package); tests point it elsewhere. */
+  consoleDir: z.string().min(1).optional(),
   logLevel: z.enum(['DEBUG', 'INFO', 'WARNING', 'ERROR'], { error: 'must be DEBUG, INFO, WARNING or ERROR' }).default('INFO'),
   /** Base URL that push subscriptions call: `${pushBaseUrl}/deliver` (function URLs on GCP). */
   pushBaseUrl: z.url({ error: 'must be an absolute URL' }).optional(),
@@ -147,6 +162,8 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   slowAttemptMs: 'HERALD_SLOW_ATTEMPT_MS',
   accountPublishQuota: 'HERALD_ACCOUNT_PUBLISH_QUOTA',
   accountDestinationQuota: 'HERALD_ACCOUNT_DESTINATION_QUOTA',
+  consoleFrameAncestors: 'HERALD_CONSOLE_FRAME_ANCESTORS',
+  consoleDir: 'HERALD_CONSOLE_DIR',
   logLevel: 'HERALD_LOG_LEVEL',
   pushBaseUrl: 'HERALD_PUSH_BASE_URL',
   pushServiceAccount: 'HERALD_PUSH_SERVICE_ACCOUNT',

@@ -142,6 +142,11 @@ export interface DeliveryStore {
   existing(ids: readonly string[]): Promise<Set<string>>;
   /** DEAD records whose dead letter is still owed since `before` or earlier, oldest first. */
   deadLettersOwed(before: Date, limit: number): Promise<string[]>;
+  /**
+   * How many records of these destinations have `status`: count aggregations (one per 30
+   * destinations), billed one read per 1,000 records counted. The console's overview.
+   */
+  countByStatus?(destinationIds: readonly string[], status: DeliveryStatus): Promise<number>;
 }
 
 /**

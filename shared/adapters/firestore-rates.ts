@@ -4,8 +4,12 @@ import { RateBucket, RECENT_ERRORS } from '../domain/success-rate';
 import { RateDelta, RateStore } from '../ports';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, OperationCounter } from './firestore-stores';
 
-/** How long a counter document is worth keeping: Firestore's TTL policy on `expireAt` (FIRESTORE_TTL_FIELDS) deletes it after. */
-const KEEP_MS = 2 * 60 * 60 * 1000;
+/**
+ * How long a counter document is worth keeping: Firestore's TTL policy on `expireAt`
+ * (FIRESTORE_TTL_FIELDS) deletes it after. 25 h: the console charts a day of them
+ * (GET /admin/stats?window=24h); suspension reads only the last hour.
+ */
+const KEEP_MS = 25 * 60 * 60 * 1000;
 
 interface StoredRate {
   destinationId: string;

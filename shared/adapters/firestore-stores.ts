@@ -355,7 +355,16 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     return found;
   }
 
-  async deadLettersOwed(before: Date, limit: number): Promise<string[]> {
+  async countByStatus(destinationIds: readonly string[], status: DeliveryStatus): Promise<number> {
+    // The equality fields of byDestinationAndStatus: its composite index serves the count.
+    const [destination, statusField] = FIRESTORE_QUERIES.byDestinationAndStatus.equality;
+    const counts = await Promise.all(chunks(destinationIds, IN_LIMIT).map((ids) => this.col.where(destination, 'in', ids).where(statusField, '==', status).count().get()));
+    const total = counts.reduce((sum, snap) => sum + snap.data().count, 0);
+    this.ops.reads += counts.reduce((sum, snap) => sum + Math.max(1, Math.ceil(snap.data().count / 1000)), 0);
+    return total;
+  }
+
+    async deadLettersOwed(before: Date, limit: number): Promise<string[]> {
     const field = FIRESTORE_QUERIES.owedDeadLetters.orderBy;
     const snap = await this.col.where(field, '<=', before.toISOString()).orderBy(field).limit(limit).select().get();
     this.ops.reads += Math.max(1, snap.size);

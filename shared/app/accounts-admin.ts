@@ -57,7 +57,10 @@ export async function findAccount(deps: Pick<AccountsAdminDeps, 'accounts'>, cal
 
 export const noAccount = (id: string): AdminResult<never> => ({ status: 404, body: { error: `no account ${JSON.stringify(id)}; list them with GET /admin/accounts` } });
 
-const operatorOnly = (what: string): AdminResult<never> => ({ status: 403, body: { error: `${what} is for the operator (the admin token) only; an account key cannot` } });
+const operatorOnly = (what: string): AdminResult<never> => ({ status: 403, body: { error: `${what} is for the operator (the admin token) only; an account key or portal session cannot` } });
+
+/** What a customer portal session may never do, even with `write`: its platform manages keys, settings and links. */
+export const notInPortal = (what: string): AdminResult<never> => ({ status: 403, body: { error: `${what} is not possible from the customer portal; ask the platform that gave you the link` } });
 
 const invalid = (what: string, error: z.ZodError): AdminResult<never> => ({ status: 400, body: { error: `invalid ${what}`, issues: issuesFromZod(error) } });
 
@@ -89,7 +92,7 @@ export async function createAccount(deps: AccountsAdminDeps, caller: Caller, bod
 export async function listAccounts(deps: AccountsAdminDeps, caller: Caller, query: Record<string, unknown>): Promise<AdminResult<{ accounts: Account[]; nextCursor?: string }>> {
   const parsed = accountListQuerySchema.safeParse(query);
   if (!parsed.success) return invalid('query', parsed.error);
-  if (caller.kind === 'key') {
+  if (caller.kind !== 'operator') {
     const own = await findAccount(deps, caller, caller.account);
     return { status: 200, body: { accounts: own ? [own] : [] } };
   }
@@ -113,7 +116,7 @@ export async function getAccount(deps: AccountsAdminDeps, caller: Caller, id: st
 
 export async function updateAccount(deps: AccountsAdminDeps, caller: Caller, id: string, body: unknown): Promise<AdminResult<AccountView>> {
   if (!(await findAccount(deps, caller, id))) return noAccount(id);
-  if (caller.kind !== 'operator') return operatorOnly("changing an account's name, email or quotas");
+  if (caller.kind !== 'operator') return operatorOnly("changing an account's name, email, quotas or portal theme");
   const parsed = accountPatchSchema.safeParse(body);
   if (!parsed.success) return invalid('change', parsed.error);
   const now = deps.clock.now();
@@ -147,6 +150,7 @@ export async function getSettings(deps: AccountsAdminDeps, caller: Caller, id: s
 /** Seed 003: POST sets the settings (what it leaves out returns to its default), PATCH changes what it names. */
 export async function setSettings(deps: AccountsAdminDeps, caller: Caller, id: string, body: unknown, mode: 'replace' | 'merge'): Promise<AdminResult<AccountSettings>> {
   if (!(await findAccount(deps, caller, id))) return noAccount(id);
+  if (caller.kind === 'portal') return notInPortal("changing the account's settings");
   const parsed = accountSettingsSchema.safeParse(body);
   if (!parsed.success) return invalid('settings', parsed.error);
   const now = deps.clock.now();
@@ -161,6 +165,7 @@ export async function setSettings(deps: AccountsAdminDeps, caller: Caller, id: s
 
 export async function createKey(deps: AccountsAdminDeps, caller: Caller, account: string, body: unknown): Promise<AdminResult<AccountKeyView & { key: string }>> {
   if (!(await findAccount(deps, caller, account))) return noAccount(account);
+  if (caller.kind === 'portal') return notInPortal('creating a key');
   const now = deps.clock.now();
   const parsed = keyCreateSchema(now).safeParse(body);
   if (!parsed.success) return invalid('key', parsed.error);
@@ -172,11 +177,13 @@ export async function createKey(deps: AccountsAdminDeps, caller: Caller, account
 
 export async function listKeys(deps: AccountsAdminDeps, caller: Caller, account: string): Promise<AdminResult<{ keys: AccountKeyView[] }>> {
   if (!(await findAccount(deps, caller, account))) return noAccount(account);
+  if (caller.kind === 'portal') return notInPortal("listing the account's keys");
   return { status: 200, body: { keys: (await deps.accounts.listKeys(account)).map(keyView) } };
 }
 
 export async function revokeKey(deps: AccountsAdminDeps, caller: Caller, account: string, keyId: string): Promise<AdminResult<never>> {
   if (!(await findAccount(deps, caller, account))) return noAccount(account);
+  if (caller.kind === 'portal') return notInPortal('revoking a key');
   const now = deps.clock.now().toISOString();
   let found = false;
   await deps.accounts.updateKey(keyId, (k) => {

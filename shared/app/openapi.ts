@@ -22,6 +22,8 @@ export interface RouteDoc {
   query?: z.ZodObject;
   /** Status → what it means. */
   responses: Partial<Record<number, string>>;
+  /** No Authorization header: the body is the credential (a portal link). */
+  public?: boolean;
 }
 
 /** Every error answer: a message that says what to do, and each problem by field. */
@@ -64,7 +66,7 @@ const ERROR = { $ref: '#/components/schemas/Error' };
 
 function responsesOf(doc: RouteDoc): JsonSchema {
   const responses: JsonSchema = {};
-  const all = { ...doc.responses, 401: 'missing or invalid bearer token' };
+  const all = doc.public ? doc.responses : { ...doc.responses, 401: 'missing or invalid bearer token' };
   for (const [status, description] of Object.entries(all)) {
     const code = Number(status);
     if (code === 204) responses[status] = { description };
@@ -78,7 +80,7 @@ function operationOf(doc: RouteDoc): JsonSchema {
   return {
     summary: doc.summary,
     operationId: `${doc.method.toLowerCase()}${doc.path.replace(/\{([^}]+)\}/g, 'By-$1').replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
-    security: [{ adminToken: [] }],
+    security: doc.public ? [] : [{ adminToken: [] }],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(doc.body
       ? { requestBody: { required: doc.body.required, content: { 'application/json': { schema: jsonSchemaOf(doc.body.schema), examples: Object.fromEntries(doc.body.examples.map((v, i) => [`example${i + 1}`, { value: v }])) } } } }
@@ -132,7 +134,7 @@ export function openApiDocument(routes: readonly RouteDoc[], version: string): J
     components: {
       schemas: { Error: jsonSchemaOf(errorBodySchema) },
       securitySchemes: {
-        adminToken: { type: 'http', scheme: 'bearer', description: 'HERALD_ADMIN_TOKEN' },
+        adminToken: { type: 'http', scheme: 'bearer', description: 'HERALD_ADMIN_TOKEN (the operator), an account key hk_… (its account), or a portal session hps_… (its account, as the link allowed)' },
         ingestToken: { type: 'http', scheme: 'bearer', description: 'HERALD_INGEST_TOKEN' },
       },
     },

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ACCOUNT_ID, DEFAULT_ACCOUNT } from './ids';
 import type { HeraldEvent } from './event';
+import { PortalTheme, portalThemeSchema, PortalThemePatch, patchTheme } from './portal';
 
 /**
  * Accounts: the platform's customers, each with its own destinations, keys and settings
@@ -51,6 +52,8 @@ export interface Account {
   technicalEmail?: string;
   settings: AccountSettings;
   quotas?: AccountQuotas;
+  /** How the customer portal looks for the account (docs/console.md); absent: Herald's own look. */
+  portal?: PortalTheme;
   createdAt: string;
   updatedAt: string;
 }
@@ -86,10 +89,10 @@ export const accountQuotasSchema = z.strictObject(
 
 export const accountPatchSchema = z
   .strictObject(
-    { name: nameSchema.optional(), technicalEmail: emailSchema.nullable().optional(), quotas: accountQuotasSchema.optional() },
-    { error: 'the change must be a JSON object {"name"?, "technicalEmail"?, "quotas"?}' },
+    { name: nameSchema.optional(), technicalEmail: emailSchema.nullable().optional(), quotas: accountQuotasSchema.optional(), portal: portalThemeSchema.nullable().optional() },
+    { error: 'the change must be a JSON object {"name"?, "technicalEmail"?, "quotas"?, "portal"?}' },
   )
-  .refine((p) => p.name !== undefined || p.technicalEmail !== undefined || p.quotas !== undefined, { message: 'give name, technicalEmail (null removes the email) or quotas', path: ['name'] });
+  .refine((p) => p.name !== undefined || p.technicalEmail !== undefined || p.quotas !== undefined || p.portal !== undefined, { message: 'give name, technicalEmail (null removes the email), quotas or portal (null removes the theme)', path: ['name'] });
 export type AccountPatch = z.infer<typeof accountPatchSchema>;
 
 export const accountSettingsSchema = z.strictObject(
@@ -130,6 +133,11 @@ export function patchAccount(account: Account, patch: AccountPatch, now: Date): 
     }
     if (Object.keys(quotas).length > 0) next.quotas = quotas;
     else delete next.quotas;
+  }
+  if (patch.portal !== undefined) {
+    const theme = patchTheme(account.portal, patch.portal as PortalThemePatch | null);
+    if (theme) next.portal = theme;
+    else delete next.portal;
   }
   return next;
 }
@@ -229,8 +237,14 @@ export function keyView(record: AccountKey): AccountKeyView {
 
 // ---------------------------------------------------------------- callers
 
-/** Who is calling: the operator (the admin token) or one account's key. */
-export type Caller = { kind: 'operator' } | { kind: 'key'; account: string; keyId: string; scopes: readonly KeyScope[] };
+/**
+ * Who is calling: the operator (the admin token), one account's key, or a customer portal
+ * session (shared/domain/portal.ts) acting for its account, restricted to `destinations` when given.
+ */
+export type Caller =
+  | { kind: 'operator' }
+  | { kind: 'key'; account: string; keyId: string; scopes: readonly KeyScope[] }
+  | { kind: 'portal'; account: string; sessionId: string; scopes: readonly KeyScope[]; destinations?: readonly string[] };
 
 export const OPERATOR: Caller = { kind: 'operator' };
 
@@ -239,9 +253,14 @@ export function scopeFor(method: string): KeyScope {
   return method === 'GET' || method === 'HEAD' ? 'read' : 'write';
 }
 
-/** Who a change is recorded as (audit log): `admin`, or `key:<id>`. */
+/** Who a change is recorded as (audit log): `admin`, `key:<id>`, or `portal:<link id>`. */
 export function actorOf(caller: Caller): string {
-  return caller.kind === 'operator' ? 'admin' : `key:${caller.keyId}`;
+  return caller.kind === 'operator' ? 'admin' : caller.kind === 'key' ? `key:${caller.keyId}` : `portal:${caller.sessionId}`;
+}
+
+/** Whether a portal session may see this destination (its own id): every one of its account's, unless narrowed. */
+export function seesDestination(caller: Caller, id: string): boolean {
+  return caller.kind !== 'portal' || caller.destinations === undefined || caller.destinations.includes(id);
 }
 
 /**

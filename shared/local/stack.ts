@@ -76,6 +76,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       res.end(JSON.stringify(ready ? { status: 'ok', ...health } : { status: 'starting' }));
       return;
     }
+    // The console lives on the admin function (/admin/console/ here, /console/ on its own URL on
+    // GCP); http://127.0.0.1:PORT/console is where people look for it first.
+    if (url.pathname === '/console' || url.pathname.startsWith('/console/')) {
+      res.writeHead(308, { location: `/admin${url.pathname === '/console' ? '/console/' : url.pathname}${url.search}` });
+      res.end();
+      return;
+    }
     const [, fn, ...rest] = url.pathname.split('/');
     const app = apps.get(fn as FunctionName);
     if (!app) {

@@ -319,7 +319,19 @@ describe("isolation: account A's key on account B's resources, for every route t
     'POST /destinations/{id}/rotate-secret': {},
     'POST /destinations/{id}/redeliver': {},
     'POST /deliveries/redeliver': {},
+    'POST /accounts/{accountId}/portal-links': { ttlSeconds: 600 },
   };
+
+  /** acme's portal sessions: one that may change things, one read-only (a portal is a caller of its own kind). */
+  const sessions = { write: '', readOnly: '' };
+  async function portalSession(spec: Record<string, unknown>): Promise<string> {
+    const link = await operator('POST', '/accounts/acme/portal-links', spec);
+    expect(link.status).toBe(201);
+    const token = (link.body as { url: string }).url.split('#portal=')[1]!;
+    const res = await fetch(`${stack.url}/admin/portal/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { sessionToken: string }).sessionToken;
+  }
 
   /** Routes without an account in the path: what a key may do with them, decided here one by one. */
   const UNSCOPED: Record<string, (key: string) => Promise<void>> = {
@@ -340,6 +352,9 @@ describe("isolation: account A's key on account B's resources, for every route t
     'POST /replays': async (key) => expect(await as(key, 'POST', '/replays', { dryRun: true })).toMatchObject({ status: 202, body: { request: { account: 'acme', dryRun: true } } }),
     'GET /replays': async (key) => expect(((await as(key, 'GET', '/replays')).body as { replays: { request: { account?: string } }[] }).replays.every((r) => r.request.account === 'acme')).toBe(true),
     'GET /replays/{id}': async (key) => expect((await as(key, 'GET', `/replays/${globexReplay}`)).status).toBe(404),
+    'GET /stats': async (key) => expect(await as(key, 'GET', '/stats?window=1h')).toMatchObject({ status: 200, body: { window: '1h', series: expect.any(Array) as unknown } }),
+    // Public: the link is the credential; a bearer token changes nothing, and a made-up link opens nothing.
+    'POST /portal/sessions': async (key) => expect(await as(key, 'POST', '/portal/sessions', { token: 'hpl_e30.AAAA' })).toEqual({ status: 401, body: { error: expect.stringMatching(/not valid/) as unknown, reason: 'invalid' } }),
     // Last: it removes acme's own `orders`, and globex's stays.
     'DELETE /destinations/{id}': async (key) => expect((await as(key, 'DELETE', '/destinations/orders')).status).toBe(204),
   };
@@ -350,6 +365,8 @@ describe("isolation: account A's key on account B's resources, for every route t
     const made = await operator('POST', '/accounts/globex/replays', { dryRun: true });
     expect(made.status).toBe(202);
     globexReplay = (made.body as { id: string }).id;
+    sessions.write = await portalSession({ ttlSeconds: 3600 });
+    sessions.readOnly = await portalSession({ ttlSeconds: 3600, readOnly: true });
   });
 
   async function globexState(): Promise<unknown> {
@@ -372,12 +389,58 @@ describe("isolation: account A's key on account B's resources, for every route t
 
   test.each(ROUTES.filter((r) => r.accountParam).map((r) => [`${r.method} ${r.path}`, r] as const))('%s → 404, and globex unchanged', async (name, route) => {
     const before = await globexState();
-    for (const key of [keys.acme.key, keys.acmeReader.key]) {
+    for (const key of [keys.acme.key, keys.acmeReader.key, sessions.write, sessions.readOnly]) {
       const reply = await as(key, route.method, await globexPath(route.path), bodyFor[name.replace('/accounts/{accountId}/destinations', '/destinations').replace('/accounts/{accountId}/deliveries', '/deliveries')] ?? bodyFor[name]);
       expect([name, reply.status]).toEqual([name, 404]);
       expect(reply.body).toEqual({ error: 'no account "globex"; list them with GET /admin/accounts' });
     }
     expect(await globexState()).toEqual(before);
+  });
+
+  // Before the keys' turn, which ends by deleting acme's `orders`; a portal session replays nothing here (the keys' replay follows).
+  test.each(Object.keys(UNSCOPED).filter((n) => n !== 'DELETE /destinations/{id}' && n !== 'POST /replays'))('%s with a portal session: its own account only', async (name) => {
+    const before = await globexState();
+    await UNSCOPED[name]!(sessions.write);
+    expect(await globexState()).toEqual(before);
+  });
+
+  test('a portal session may never manage keys, settings, links or accounts (403), nor change anything when read-only', async () => {
+    for (const [method, path, body] of [
+      ['POST', '/accounts/acme/keys', { name: 'k' }],
+      ['GET', '/accounts/acme/keys', undefined],
+      ['DELETE', `/accounts/acme/keys/${keys.acme.id}`, undefined],
+      ['POST', '/accounts/acme/portal-links', { ttlSeconds: 600 }],
+      ['POST', '/accounts/acme/settings', { 'notification.webhook.failure.policy': 'queue' }],
+      ['PATCH', '/accounts/acme', { quotas: { destinations: 1 } }],
+      ['DELETE', '/accounts/acme', undefined],
+      ['POST', '/accounts', { name: 'mine' }],
+    ] as const) {
+      expect([method, path, (await as(sessions.write, method, path, body)).status]).toEqual([method, path, 403]);
+    }
+    expect(await as(sessions.readOnly, 'POST', '/destinations/orders/rotate-secret', {})).toEqual({ status: 403, body: { error: 'this portal session is read-only: it can look but not change anything' } });
+    expect((await as(sessions.readOnly, 'GET', '/destinations/orders')).status).toBe(200);
+  });
+
+  test('a portal session narrowed to some destinations sees only those', async () => {
+    expect((await operator('PUT', '/accounts/acme/destinations/side', { url: `${receiver.url}/acme-side`, eventTypes: [TYPE] })).status).toBe(201);
+    const narrow = await portalSession({ ttlSeconds: 600, destinations: ['side'] });
+    expect(((await as(narrow, 'GET', '/destinations')).body as { destinations: { id: string }[] }).destinations.map((d) => d.id)).toEqual(['side']);
+    expect((await as(narrow, 'GET', '/destinations/side')).status).toBe(200);
+    for (const [method, path] of [
+      ['GET', '/destinations/orders'],
+      ['GET', '/accounts/acme/destinations/orders'],
+      ['GET', '/destinations/orders/deliveries'],
+      ['POST', '/destinations/orders/rotate-secret'],
+      ['DELETE', '/destinations/orders'],
+    ] as const) {
+      expect([method, path, (await as(narrow, method, path, method === 'POST' ? {} : undefined)).status]).toEqual([method, path, 404]);
+    }
+    const delivery = ((await operator('GET', '/accounts/acme/destinations/orders/deliveries')).body as { deliveries: { id: string }[] }).deliveries[0];
+    if (delivery) expect((await as(narrow, 'GET', `/deliveries/${delivery.id}`)).status).toBe(404);
+    expect(((await as(narrow, 'GET', '/deliveries?status=dead')).body as { deliveries: { destinationId: string }[] }).deliveries.every((d) => d.destinationId === 'side')).toBe(true);
+    expect(await as(narrow, 'POST', '/replays', { destination: 'orders', dryRun: true })).toMatchObject({ status: 403, body: { error: expect.stringMatching(/only the destinations side/) as unknown } });
+    expect((await as(narrow, 'GET', '/replays')).body).toEqual({ replays: [] });
+    expect((await operator('DELETE', '/accounts/acme/destinations/side')).status).toBe(204);
   });
 
   test.each(Object.keys(UNSCOPED))('%s with a key: its own account only', async (name) => {

@@ -61,3 +61,11 @@ test('query parameters are documented with the schemas the routes parse them wit
   const route = ROUTES.find((r) => r.path === '/destinations/{id}/deliveries')!;
   expect(route.query!.safeParse({ limit: '50', status: 'dead' }).success).toBe(true);
 });
+
+test('a portal link exchange needs no bearer token; every other admin route does', () => {
+  const operations = doc.paths as Record<string, Record<string, { security?: unknown[]; responses?: Record<string, unknown> }>>;
+  expect(operations['/admin/portal/sessions']?.post?.security).toEqual([]);
+  for (const route of ROUTES.filter((r) => r.path !== '/portal/sessions')) {
+    expect([route.path, operations[`/admin${route.path}`]?.[route.method.toLowerCase()]?.security]).toEqual([route.path, [{ adminToken: [] }]]);
+  }
+});

@@ -1,0 +1,141 @@
+import { patchAccount, Account, accountPatchSchema } from '../../../shared/domain/account';
+import { issuesFromZod } from '../../../shared/domain/event';
+import { linkClaims, LINK_PREFIX, MAX_LOGO_BYTES, patchTheme, portalKeyOf, portalLinkSchema, portalScopes, portalSecretOf, portalThemeSchema, SESSION_PREFIX, signLink, signSession, verifyPortalToken } from '../../../shared/domain/portal';
+import { statsSeries } from '../../../shared/app/stats-admin';
+
+const key = portalKeyOf(Buffer.alloc(32, 7));
+const now = new Date('2026-11-26T00:00:00Z');
+const claims = linkClaims('acme', { ttlSeconds: 600, readOnly: true, destinations: ['orders', 'billing', 'orders'], returnUrl: 'https://app.example.com/back' }, now, 'AAAAAAAAAAAAAAAAAAAAAA');
+
+function issuesOf(schema: { safeParse(v: unknown): { success: boolean; error?: unknown } }, value: unknown): string[] {
+  const parsed = schema.safeParse(value) as { success: boolean; error?: Parameters<typeof issuesFromZod>[0] };
+  return parsed.success ? [] : issuesFromZod(parsed.error!).map((i) => `${i.path}: ${i.message}`);
+}
+
+describe('portal tokens', () => {
+  test('a link verifies with its claims until it expires, then says expired with them', () => {
+    expect(claims).toEqual({ id: 'AAAAAAAAAAAAAAAAAAAAAA', account: 'acme', readOnly: true, destinations: ['billing', 'orders'], returnUrl: 'https://app.example.com/back', exp: now.getTime() / 1000 + 600 });
+    const link = signLink(key, claims);
+    expect(link.startsWith(LINK_PREFIX)).toBe(true);
+    expect(verifyPortalToken(key, LINK_PREFIX, link, new Date(now.getTime() + 599_000))).toEqual({ ok: true, claims });
+    expect(verifyPortalToken(key, LINK_PREFIX, link, new Date(now.getTime() + 600_000))).toEqual({ ok: false, reason: 'expired', claims });
+  });
+
+  test('tampered, truncated, foreign-keyed or garbage tokens are invalid, never expired', () => {
+    const link = signLink(key, claims);
+    const [body, sig] = link.slice(LINK_PREFIX.length).split('.') as [string, string];
+    const forged = Buffer.from(JSON.stringify({ ...claims, account: 'globex' })).toString('base64url');
+    for (const bad of [`${LINK_PREFIX}${forged}.${sig}`, link.slice(0, -2), `${LINK_PREFIX}${body}`, `${link}.x`, signLink(portalKeyOf(Buffer.alloc(32, 8)), claims), 'garbage', '', 42, undefined, `${LINK_PREFIX}${'A'.repeat(20_000)}.x`]) {
+      expect(verifyPortalToken(key, LINK_PREFIX, bad, now)).toEqual({ ok: false, reason: 'invalid' });
+    }
+    // A signature over claims that are not a portal's is refused too.
+    const odd = Buffer.from(JSON.stringify({ hello: 'world' })).toString('base64url');
+    const { createHmac } = jest.requireActual<typeof import('node:crypto')>('node:crypto');
+    const signature = createHmac('sha256', key).update(LINK_PREFIX).update(odd).digest('base64url');
+    expect(verifyPortalToken(key, LINK_PREFIX, `${LINK_PREFIX}${odd}.${signature}`, now)).toEqual({ ok: false, reason: 'invalid' });
+  });
+
+  test('a link is never a session and a session never a link; a session drops returnUrl and keeps the rest', () => {
+    const link = signLink(key, claims);
+    const session = signSession(key, claims);
+    expect(session.startsWith(SESSION_PREFIX)).toBe(true);
+    expect(verifyPortalToken(key, SESSION_PREFIX, link, now)).toEqual({ ok: false, reason: 'invalid' });
+    expect(verifyPortalToken(key, LINK_PREFIX, session, now)).toEqual({ ok: false, reason: 'invalid' });
+    // The same body under the other prefix does not verify either: the prefix is signed.
+    expect(verifyPortalToken(key, SESSION_PREFIX, SESSION_PREFIX + link.slice(LINK_PREFIX.length), now)).toEqual({ ok: false, reason: 'invalid' });
+    const { returnUrl: _r, ...rest } = claims;
+    expect(verifyPortalToken(key, SESSION_PREFIX, session, now)).toEqual({ ok: true, claims: rest });
+  });
+
+  test('the key is derived: from the secrets key when set, else from the admin token digest; stable across instances', () => {
+    const secretsKey = Buffer.alloc(32, 1).toString('base64');
+    const admin = Buffer.alloc(32, 2);
+    expect(portalSecretOf(`${secretsKey},${Buffer.alloc(32, 3).toString('base64')}`, admin)).toEqual(Buffer.alloc(32, 1));
+    expect(portalSecretOf(undefined, admin)).not.toEqual(admin);
+    expect(portalKeyOf(portalSecretOf(undefined, admin))).toEqual(portalKeyOf(portalSecretOf(undefined, Buffer.alloc(32, 2))));
+    expect(portalKeyOf(Buffer.alloc(32, 1))).not.toEqual(Buffer.alloc(32, 1));
+  });
+
+  test('scopes: read, and write unless read-only', () => {
+    expect(portalScopes({ readOnly: true })).toEqual(['read']);
+    expect(portalScopes({ readOnly: false })).toEqual(['read', 'write']);
+  });
+});
+
+describe('portal link requests', () => {
+  test('valid requests, with readOnly defaulting to false', () => {
+    expect(portalLinkSchema.parse({ ttlSeconds: 60 })).toEqual({ ttlSeconds: 60, readOnly: false });
+    expect(portalLinkSchema.safeParse({ ttlSeconds: 86_400, readOnly: true, destinations: ['a'], returnUrl: 'http://127.0.0.1:3000/x' }).success).toBe(true);
+    expect(portalLinkSchema.safeParse({ ttlSeconds: 300, returnUrl: 'http://localhost/x' }).success).toBe(true);
+  });
+
+  test('every problem named precisely', () => {
+    expect(issuesOf(portalLinkSchema, { ttlSeconds: 59, readOnly: 'yes', destinations: [], returnUrl: 'http://app.example.com', colour: 'red' })).toEqual([
+      'ttlSeconds: ttlSeconds must be at least 60',
+      'readOnly: readOnly must be true or false',
+      'destinations: destinations must name at least one destination, or be left out for all of them',
+      'returnUrl: returnUrl must be an absolute https URL (http only for localhost or 127.0.0.1)',
+      ': unknown field colour',
+    ]);
+    expect(issuesOf(portalLinkSchema, { ttlSeconds: 600.5, destinations: ['Not An Id'], returnUrl: 'javascript:alert(1)' })).toEqual([
+      'ttlSeconds: ttlSeconds must be a whole number of seconds',
+      'destinations[0]: a destination must be a destination id: 1-63 lowercase letters, digits and hyphens',
+      'returnUrl: returnUrl must be an absolute https URL (http only for localhost or 127.0.0.1)',
+    ]);
+    expect(issuesOf(portalLinkSchema, { ttlSeconds: 86_401 })).toEqual(['ttlSeconds: ttlSeconds must be at most 86400 (a day)']);
+    expect(issuesOf(portalLinkSchema, {})).toEqual(['ttlSeconds: ttlSeconds must be a number of seconds from 60 to 86400']);
+    expect(issuesOf(portalLinkSchema, { ttlSeconds: 60, destinations: Array.from({ length: 101 }, (_, i) => `d${i}`) })).toEqual(['destinations: destinations may name at most 100']);
+  });
+});
+
+describe('portal theme', () => {
+  const png = (bytes: number) => `data:image/png;base64,${Buffer.alloc(bytes, 1).toString('base64')}`;
+
+  test('colour, https or data logo up to 64 KB, display name', () => {
+    expect(portalThemeSchema.safeParse({ brandColor: '#0A66C2', logoUrl: 'https://cdn.example.com/logo.svg', displayName: ' Acme ' }).success).toBe(true);
+    expect(portalThemeSchema.safeParse({ logoUrl: png(MAX_LOGO_BYTES) }).success).toBe(true);
+    expect(portalThemeSchema.safeParse({ logoUrl: `data:image/svg+xml;base64,${Buffer.from('<svg/>').toString('base64')}` }).success).toBe(true);
+    expect(issuesOf(portalThemeSchema, { brandColor: 'red', logoUrl: png(MAX_LOGO_BYTES + 1), displayName: '' })).toEqual([
+      'brandColor: portal.brandColor must be a colour #RRGGBB, e.g. #0a66c2',
+      'logoUrl: portal.logoUrl: the image must be at most 64 KB',
+      'displayName: portal.displayName must not be empty',
+    ]);
+    expect(issuesOf(portalThemeSchema, { logoUrl: 'http://cdn.example.com/logo.png' })).toEqual(['logoUrl: portal.logoUrl must be an https URL, or a data:image/png or data:image/svg+xml base64 URL']);
+    expect(issuesOf(portalThemeSchema, { logoUrl: 'data:text/html;base64,PGgxPg==' })).toEqual(['logoUrl: portal.logoUrl as a data URL must be data:image/png;base64,… or data:image/svg+xml;base64,…']);
+  });
+
+  test('PATCH sets, null removes a field or the whole theme', () => {
+    expect(patchTheme(undefined, { brandColor: '#AABBCC', displayName: 'Acme' })).toEqual({ brandColor: '#aabbcc', displayName: 'Acme' });
+    expect(patchTheme({ brandColor: '#aabbcc', displayName: 'Acme' }, { displayName: null })).toEqual({ brandColor: '#aabbcc' });
+    expect(patchTheme({ brandColor: '#aabbcc' }, { brandColor: null })).toBeUndefined();
+    expect(patchTheme({ brandColor: '#aabbcc' }, null)).toBeUndefined();
+    const account: Account = { id: 'acme', name: 'Acme', settings: {}, createdAt: now.toISOString(), updatedAt: now.toISOString() };
+    const themed = patchAccount(account, accountPatchSchema.parse({ portal: { brandColor: '#112233' } }), now);
+    expect(themed.portal).toEqual({ brandColor: '#112233' });
+    expect(patchAccount(themed, accountPatchSchema.parse({ portal: null }), now).portal).toBeUndefined();
+    expect(patchAccount(themed, accountPatchSchema.parse({ name: 'Acme Inc' }), now).portal).toEqual({ brandColor: '#112233' });
+  });
+});
+
+describe('overview series', () => {
+  test('counter buckets summed into the window, oldest first, empty points included', () => {
+    const minute = 60_000;
+    const at = Date.parse('2026-11-26T01:00:30Z');
+    const buckets = [
+      { destinationId: 'a', start: at - 30_000, attempts: 3, successes: 2, failures: 1 },
+      { destinationId: 'b', start: at - 30_000, attempts: 1, successes: 1, failures: 0 },
+      { destinationId: 'a', start: at - 30_000 - 59 * minute, attempts: 5, successes: 5, failures: 0 },
+      { destinationId: 'a', start: at - 30_000 - 60 * minute, attempts: 7, successes: 7, failures: 0 },
+    ];
+    const hour = statsSeries(buckets, at, 3_600_000, 60, minute);
+    expect(hour.bucketMs).toBe(minute);
+    expect(hour.series).toHaveLength(60);
+    expect(hour.series[59]).toEqual({ start: '2026-11-26T01:00:00.000Z', attempts: 4, successes: 3, failures: 1 });
+    expect(hour.series[0]).toEqual({ start: '2026-11-26T00:01:00.000Z', attempts: 5, successes: 5, failures: 0 });
+    expect(hour.series.reduce((n, p) => n + p.attempts, 0)).toBe(9);
+    const day = statsSeries(buckets, at, 86_400_000, 96, minute);
+    expect(day.bucketMs).toBe(15 * minute);
+    expect(day.series).toHaveLength(96);
+    expect(day.series.reduce((n, p) => n + p.attempts, 0)).toBe(16);
+  });
+});
