@@ -3,7 +3,7 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', ] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'console/dist/**'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -427,11 +427,17 @@ const CONSOLE_TYPES: Record<string, string> = {
 /** A built asset whose name carries its content hash (`index-3f9a1c2b.js`): it never changes, so it may be cached for good. */
 const HASHED_ASSET = /[.-][A-Za-z0-9_]{8,}\.[a-z0-9]+$/;
 
-/** Where the console's built files are: HERALD_CONSOLE_DIR, else console/dist in the package. */
+/**
+ * Where the console's built files are: HERALD_CONSOLE_DIR, else console/dist in the sources
+ * (npm run build:console), else dist/console in a deployed package (the Pulumi program builds
+ * it there, inside the one directory it uploads).
+ */
 function consoleDirOf(rt: Runtime): string | undefined {
   if (rt.config.consoleDir !== undefined) return resolve(rt.config.consoleDir);
   const root = packageRoot();
-  return root === undefined ? undefined : join(root, 'console', 'dist');
+  if (root === undefined) return undefined;
+  const candidates = [join(root, 'console', 'dist'), join(root, 'dist', 'console')];
+  return candidates.find((dir) => existsSync(join(dir, 'index.html'))) ?? candidates[0];
 }
 
 function consoleHeaders(res: Response, rt: Runtime): void {

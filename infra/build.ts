@@ -4,6 +4,9 @@ import * as path from 'node:path';
 
 /** What compiles Herald's functions: the project's own TypeScript, with its build settings. */
 export const BUILD_CONFIG = 'tsconfig.build.json';
+/** The console's build script, and where a deployed package holds its output. */
+export const CONSOLE_BUILD = 'console/build.mjs';
+export const CONSOLE_OUT = 'dist/console';
 
 export type Runner = (command: string, args: string[], options: { cwd: string }) => void;
 
@@ -24,5 +27,10 @@ export function buildPackage(packageDir: string, note: (line: string) => void, r
   if (!existsSync(tsc)) throw new Error(`${tsc} is missing: run npm ci in ${packageDir} before pulumi up (the program compiles dist/ with the project's TypeScript)`);
   note(`compiling ${path.join(packageDir, 'dist')} (tsc -p ${BUILD_CONFIG})`);
   run(process.execPath, [tsc, '-p', BUILD_CONFIG], { cwd: packageDir });
+  // The web console's files go inside dist/, the one directory uploaded, where the admin function looks.
+  if (existsSync(path.join(packageDir, CONSOLE_BUILD))) {
+    note(`building the console into ${path.join(packageDir, CONSOLE_OUT)}`);
+    run(process.execPath, [CONSOLE_BUILD, '--out', CONSOLE_OUT], { cwd: packageDir });
+  }
   return true;
 }

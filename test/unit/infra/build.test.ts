@@ -26,6 +26,14 @@ test('a project with its build config is compiled with its own TypeScript', () =
   rmSync(dir, { recursive: true });
 });
 
+test('with the console sources there, the console is built into dist/console, which is uploaded', () => {
+  const dir = packageDir({ 'tsconfig.build.json': '{}', 'node_modules/typescript/bin/tsc': '', 'console/build.mjs': '' });
+  const calls: Parameters<Runner>[] = [];
+  expect(buildPackage(dir, () => undefined, (...args) => void calls.push(args))).toBe(true);
+  expect(calls[1]).toEqual([process.execPath, ['console/build.mjs', '--out', 'dist/console'], { cwd: dir }]);
+  rmSync(dir, { recursive: true });
+});
+
 test('a prebuilt package (no build config) is taken as it is; a project without npm ci is refused with what to do', () => {
   const prebuilt = packageDir({ 'package.json': '{}' });
   expect(buildPackage(prebuilt, () => undefined, () => { throw new Error('must not build'); })).toBe(false);
@@ -41,4 +49,5 @@ test('this project builds: dist/functions/index.js, what package.json main names
   const main = path.join(ROOT, 'dist/functions/index.js');
   expect(existsSync(main)).toBe(true);
   expect(statSync(main).mtimeMs).toBeGreaterThanOrEqual(before - 1000);
+  expect(existsSync(path.join(ROOT, 'dist/console/index.html'))).toBe(true);
 }, 180_000);

@@ -1,0 +1,484 @@
+import { useState } from 'preact/hooks';
+import { ApiError, call, get, ingestUrl, issuesByField, post, seg } from '../api';
+import { acct, canWrite, Ctx, visibleDestination } from '../ctx';
+import { Destination } from '../types';
+import { ConfirmButton, Empty, ErrorBox, Field, fmtRate, fmtTime, href, Loading, Notice, Secret, StatusBadge, DataTable, ActionForm, Submit, RunButton, useAction, useLoad, onValue } from '../ui';
+import { DeliveryTable } from './log';
+
+const PRESETS = ['event-platform', 'eventarc', 'adobe-best-effort', 'adobe-configurable', 'cloud-elements'];
+
+/** A destination's list entry with its rolling hour (GET …/destinations/{id} has the stats). */
+async function withStats(ctx: Ctx, list: Destination[]): Promise<Destination[]> {
+  return Promise.all(
+    list.slice(0, 100).map((d) =>
+      get<Destination>(`${acct(ctx)}/destinations/${seg(d.id)}`).catch(() => d),
+    ),
+  );
+}
+
+function State({ d }: { d: Destination }) {
+  if (d.status === 'suspended') return <StatusBadge status="suspended" />;
+  if (d.failureMode === 'queue') return <StatusBadge status="queueing" />;
+  return <StatusBadge status="active" />;
+}
+
+export function Destinations({ ctx }: { ctx: Ctx }) {
+  const list = useLoad(async () => {
+    const page = await get<{ destinations: Destination[] }>(`${acct(ctx)}/destinations`);
+    return withStats(ctx, page.destinations.filter((d) => visibleDestination(ctx, d.id)));
+  }, [ctx.account]);
+  return (
+    <section aria-labelledby="destinations-title">
+      <div class="page-head">
+        <h1 id="destinations-title">Destinations</h1>
+        {canWrite(ctx) && (
+          <a class="button primary" href={href('/destinations/new')}>
+            New destination
+          </a>
+        )}
+      </div>
+      {list.loading && !list.data && <Loading what="destinations" />}
+      <ErrorBox error={list.error} title="Could not list the destinations" />
+      {list.data &&
+        (list.data.length === 0 ? (
+          <Empty title="No destinations yet.">
+            <p>
+              A destination is a webhook URL (or a Pub/Sub topic) and the event types it takes.{' '}
+              {canWrite(ctx) ? <a href={href('/destinations/new')}>Add the first one</a> : 'Ask the platform to add one for you.'}
+            </p>
+          </Empty>
+        ) : (
+          <DataTable label="Destinations" columns={['Destination', 'Sends to', 'Event types', 'State', 'Success (1 h)', 'Rate']}>
+                {list.data.map((d) => (
+                  <tr key={d.id}>
+                    <td>
+                      <a href={href(`/destinations/${d.id}`)}>{d.id}</a>
+                    </td>
+                    <td class="url">{d.url ?? d.topic}</td>
+                    <td>{d.eventTypes.join(', ')}</td>
+                    <td>
+                      <State d={d} />
+                    </td>
+                    <td>
+                      <Meter rate={d.stats?.successRate1h} attempts={d.stats?.attempts1h} />
+                    </td>
+                    <td>{d.stats ? `${d.stats.rate}/s` : '—'}</td>
+                  </tr>
+                ))}
+          </DataTable>
+        ))}
+    </section>
+  );
+}
+
+/** The hour's success rate as a bar and a number (the number is what is read out). */
+function Meter({ rate, attempts }: { rate?: number; attempts?: number }) {
+  if (rate === undefined) return <span class="muted">no attempts</span>;
+  return (
+    <span class="meter-wrap">
+      <meter min={0} max={1} low={0.9} high={0.99} optimum={1} value={rate} aria-hidden="true" />
+      <span>
+        {fmtRate(rate)} <span class="muted">of {attempts}</span>
+      </span>
+    </span>
+  );
+}
+
+/** An event type this destination takes, for a test event: `com.example.*` → `com.example.test`. */
+function testType(d: Destination): string {
+  const t = d.eventTypes[0] ?? 'herald.console.test';
+  return t === '*' ? 'herald.console.test' : t.endsWith('*') ? `${t.slice(0, -1).replace(/\.$/, '')}.test` : t;
+}
+
+export function DestinationDetail({ ctx, id }: { ctx: Ctx; id: string }) {
+  const path = `${acct(ctx)}/destinations/${seg(id)}`;
+  const dest = useLoad(() => get<Destination>(path), [path]);
+  const [secret, setSecret] = useState<{ value: string; previous?: { expiresAt: string }[] }>();
+  const [notice, setNotice] = useState<string>();
+  const [grace, setGrace] = useState('86400');
+  const rotate = useAction(() => post<Destination>(`${path}/rotate-secret`, { graceSeconds: Number(grace) }));
+  const reactivate = useAction(() => post<{ redelivered: number }>(`${path}/reactivate`));
+  const redeliver = useAction((status: 'queued' | 'dead') => post<{ redelivered: number }>(`${path}/redeliver`, { status }));
+  const remove = useAction(async () => {
+    await call<void>('DELETE', path);
+    return true;
+  });
+  const sendTest = useAction(async (d: Destination) => {
+    const event = { specversion: '1.0', id: `console-test-${Date.now().toString(36)}`, source: 'herald-console', type: testType(d), datacontenttype: 'application/json', data: { test: true, destination: d.id, at: new Date().toISOString() } };
+    await call('POST', '', JSON.stringify(event), { url: ingestUrl(), headers: { 'content-type': 'application/cloudevents+json' } });
+    return event.id;
+  });
+  const d = dest.data;
+  if (!visibleDestination(ctx, id)) return <ErrorBox error={new Error(`This portal does not show destination ${id}.`)} />;
+  const write = canWrite(ctx);
+  return (
+    <section aria-labelledby="destination-title">
+      <p class="crumbs">
+        <a href={href('/destinations')}>Destinations</a> › {id}
+      </p>
+      <div class="page-head">
+        <h1 id="destination-title">{id}</h1>
+        {d && write && (
+          <a class="button" href={href(`/destinations/${id}/edit`)}>
+            Edit
+          </a>
+        )}
+      </div>
+      {dest.loading && !d && <Loading what="the destination" />}
+      <ErrorBox error={dest.error} title="Could not load the destination" />
+      {notice && <Notice>{notice}</Notice>}
+      {d && (
+        <>
+          {d.status === 'suspended' && (
+            <div class="card warn" role="region" aria-label="Suspension">
+              <h2>Suspended</h2>
+              <p>{d.suspension?.reason ?? 'Herald stopped sending to this destination.'}</p>
+              {d.suspension?.at && <p class="muted">Since {fmtTime(d.suspension.at)}. New events are kept QUEUED until it is reactivated.</p>}
+              {d.suspension?.lastError && (
+                <p>
+                  Last error: <code>{d.suspension.lastError.error}</code>
+                </p>
+              )}
+              {write && (
+                <RunButton
+                  class="primary"
+                  action={reactivate}
+                  onDone={(r) => {
+                    setNotice(`Reactivated: ${r.redelivered} queued deliveries are on their way again.`);
+                    dest.reload();
+                  }}
+                >
+                  Reactivate
+                </RunButton>
+              )}
+              <ErrorBox error={reactivate.error} title="Not reactivated" />
+            </div>
+          )}
+          <dl class="props">
+            <dt>State</dt>
+            <dd>
+              <State d={d} />
+            </dd>
+            <dt>{d.url ? 'URL' : 'Pub/Sub topic'}</dt>
+            <dd class="url">{d.url ?? d.topic}</dd>
+            <dt>Event types</dt>
+            <dd>{d.eventTypes.map((t) => <code key={t} class="chip">{t}</code>)}</dd>
+            <dt>Policy</dt>
+            <dd>{typeof d.policy === 'string' ? d.policy : 'custom'}</dd>
+            <dt>When attempts fail</dt>
+            <dd>{d.failureMode ?? 'the account’s failure policy'}</dd>
+            <dt>Success rate (last hour)</dt>
+            <dd>
+              <Meter rate={d.stats?.successRate1h} attempts={d.stats?.attempts1h} />
+            </dd>
+            <dt>Adaptive rate</dt>
+            <dd>
+              {d.stats ? `${d.stats.rate} events/s (between ${d.stats.rateBounds.min} and ${d.stats.rateBounds.max})` : '—'}
+              {d.stats?.pausedUntil && ` · paused by Retry-After until ${fmtTime(d.stats.pausedUntil)}`}
+            </dd>
+            <dt>Technical email</dt>
+            <dd>{d.technicalEmail ?? '—'}</dd>
+            <dt>Lane</dt>
+            <dd>{d.lane ?? 'shared'}</dd>
+            <dt>Created / updated</dt>
+            <dd>
+              {fmtTime(d.createdAt)} / {fmtTime(d.updatedAt)}
+            </dd>
+            {d.previousSecrets && d.previousSecrets.length > 0 && (
+              <>
+                <dt>Previous secrets</dt>
+                <dd data-testid="previous-secrets">
+                  {d.previousSecrets.map((p) => (
+                    <span key={p.expiresAt}>still signing until {fmtTime(p.expiresAt)} </span>
+                  ))}
+                </dd>
+              </>
+            )}
+          </dl>
+          {d.stats && d.stats.lastErrors.length > 0 && (
+            <section class="card" aria-labelledby="errors-title">
+              <h2 id="errors-title">Recent errors</h2>
+              <ul class="errors">
+                {d.stats.lastErrors.map((e) => (
+                  <li key={e.at + e.error}>
+                    {fmtTime(e.at)}: <code>{e.error}</code>
+                    {e.bodyExcerpt && <pre>{e.bodyExcerpt}</pre>}
+                  </li>
+                ))}
+              </ul>
+            </section>
+          )}
+          {write && (
+            <section class="card actions" aria-labelledby="actions-title">
+              <h2 id="actions-title">Actions</h2>
+              {d.url && (
+                <div class="action">
+                  <h3>Signing secret</h3>
+                  <p class="muted">A new secret signs at once; the one it replaces keeps signing beside it for the grace period, so the receiver can switch without dropping events.</p>
+                  <div class="row">
+                    <Field id="grace" label="Grace period">
+                      <select id="grace" value={grace} onChange={onValue(setGrace)}>
+                        <option value="0">none (drop the old secret now)</option>
+                        <option value="3600">1 hour</option>
+                        <option value="86400">24 hours</option>
+                        <option value="604800">7 days</option>
+                      </select>
+                    </Field>
+                    <RunButton
+                      action={rotate}
+                      onDone={(r) => {
+                        if (r.secret) setSecret({ value: r.secret, ...(r.previousSecrets ? { previous: r.previousSecrets } : {}) });
+                        dest.reload();
+                      }}
+                    >
+                      Rotate secret
+                    </RunButton>
+                  </div>
+                  <ErrorBox error={rotate.error} title="The secret was not rotated" />
+                  {secret && <Secret label="New signing secret" value={secret.value} />}
+                  {secret?.previous?.[0] && <p class="muted">The previous secret keeps signing until {fmtTime(secret.previous[0].expiresAt)}.</p>}
+                </div>
+              )}
+              <div class="action">
+                <h3>Send a test event</h3>
+                {ctx.session.kind === 'key' ? (
+                  <>
+                    <p class="muted">
+                      Publishes a <code>{testType(d)}</code> event through <code>POST /ingest</code> with your key; its delivery appears below.
+                    </p>
+                    <button
+                      type="button"
+                      disabled={sendTest.busy}
+                      onClick={() =>
+                        void sendTest.run(d).then((eventId) => {
+                          if (eventId) setNotice(`Test event ${eventId} accepted: watch for its delivery below.`);
+                        })
+                      }
+                    >
+                      Send test event
+                    </button>
+                    <ErrorBox error={sendTest.error} title="The test event was not accepted" />
+                  </>
+                ) : (
+                  <p class="muted">
+                    Test events are published like any other: sign in with an account key that has the <code>publish</code> scope, or publish to{' '}
+                    <code>POST /ingest</code>.
+                  </p>
+                )}
+              </div>
+              <div class="action">
+                <h3>Send again</h3>
+                <div class="row">
+                  <button type="button" disabled={redeliver.busy || d.status === 'suspended'} onClick={() => void redeliver.run('queued').then((r) => r && setNotice(`${r.redelivered} queued deliveries sent again.`))}>
+                    Redeliver queued
+                  </button>
+                  <button type="button" disabled={redeliver.busy || d.status === 'suspended'} onClick={() => void redeliver.run('dead').then((r) => r && setNotice(`${r.redelivered} dead deliveries sent again.`))}>
+                    Redeliver dead
+                  </button>
+                </div>
+                <ErrorBox error={redeliver.error} title="Nothing was redelivered" />
+              </div>
+              <div class="action">
+                <h3>Delete</h3>
+                <ConfirmButton
+                  label="Delete destination"
+                  class="danger"
+                  confirm={`Delete ${id}? Events stop going to it at once.`}
+                  busy={remove.busy}
+                  onConfirm={() => void remove.run().then((ok) => ok && location.assign(href('/destinations')))}
+                />
+                <ErrorBox error={remove.error} title="Not deleted" />
+              </div>
+            </section>
+          )}
+          <section aria-labelledby="recent-title">
+            <h2 id="recent-title">Recent deliveries</h2>
+            <DeliveryTable ctx={ctx} destination={id} status="" />
+            <p>
+              <a href={href('/log', { destination: id })}>Open the full delivery log</a>
+            </p>
+          </section>
+        </>
+      )}
+    </section>
+  );
+}
+
+interface FormState {
+  id: string;
+  target: 'url' | 'topic';
+  url: string;
+  topic: string;
+  eventTypes: string;
+  policy: string;
+  failureMode: string;
+  technicalEmail: string;
+  rateMin: string;
+  rateMax: string;
+  dedicated: boolean;
+}
+
+const EMPTY: FormState = { id: '', target: 'url', url: '', topic: '', eventTypes: '', policy: 'event-platform', failureMode: '', technicalEmail: '', rateMin: '', rateMax: '', dedicated: false };
+
+function formOf(d: Destination): FormState {
+  return {
+    id: d.id,
+    target: d.topic ? 'topic' : 'url',
+    url: d.url ?? '',
+    topic: d.topic ?? '',
+    eventTypes: d.eventTypes.join(', '),
+    policy: typeof d.policy === 'string' ? d.policy : JSON.stringify(d.policy),
+    failureMode: d.failureMode ?? '',
+    technicalEmail: d.technicalEmail ?? '',
+    rateMin: d.rate?.min?.toString() ?? '',
+    rateMax: d.rate?.max?.toString() ?? '',
+    dedicated: d.lane === 'dedicated',
+  };
+}
+
+/** The spec PUT takes, from the form (the API validates it and names each bad field). */
+function specOf(f: FormState): Record<string, unknown> {
+  let policy: unknown = f.policy;
+  if (f.policy.trim().startsWith('{')) {
+    try {
+      policy = JSON.parse(f.policy) as unknown;
+    } catch {
+      policy = f.policy;
+    }
+  }
+  const num = (s: string) => (s.trim() === '' ? undefined : Number(s));
+  const rate = { ...(num(f.rateMin) !== undefined ? { min: num(f.rateMin) } : {}), ...(num(f.rateMax) !== undefined ? { max: num(f.rateMax) } : {}) };
+  return {
+    ...(f.target === 'url' ? { url: f.url.trim() } : { topic: f.topic.trim() }),
+    eventTypes: f.eventTypes.split(/[\s,]+/).filter(Boolean),
+    policy,
+    ...(f.failureMode ? { failureMode: f.failureMode } : {}),
+    ...(f.technicalEmail.trim() ? { technicalEmail: f.technicalEmail.trim() } : {}),
+    ...(Object.keys(rate).length ? { rate } : {}),
+    ...(f.dedicated ? { lane: 'dedicated' } : {}),
+  };
+}
+
+export function DestinationForm({ ctx, id }: { ctx: Ctx; id?: string }) {
+  const editing = id !== undefined;
+  const [form, setForm] = useState<FormState>(EMPTY);
+  const [loaded, setLoaded] = useState(!editing);
+  const [created, setCreated] = useState<Destination>();
+  const existing = useLoad(async () => {
+    if (!id) return undefined;
+    const d = await get<Destination>(`${acct(ctx)}/destinations/${seg(id)}`);
+    setForm(formOf(d));
+    setLoaded(true);
+    return d;
+  }, [id]);
+  const save = useAction(() => call<Destination>('PUT', `${acct(ctx)}/destinations/${seg(editing ? id : form.id.trim())}`, specOf(form)));
+  const errors = save.error instanceof ApiError ? issuesByField(save.error.issues) : {};
+  const set = (k: keyof FormState) => (e: Event) => {
+    const t = e.target as HTMLInputElement;
+    setForm({ ...form, [k]: t.type === 'checkbox' ? t.checked : t.value });
+  };
+  if (!canWrite(ctx)) return <ErrorBox error={new Error('This portal is read only: destinations cannot be changed from it.')} />;
+  if (created) {
+    return (
+      <section aria-labelledby="created-title">
+        <h1 id="created-title">Destination {created.id} created</h1>
+        {created.secret && <Secret label="Signing secret" value={created.secret} />}
+        <p>Give the secret to the receiver so it can verify Herald’s signatures (Standard Webhooks). It is not shown again; rotate it if it is lost.</p>
+        <p>
+          <a class="button primary" href={href(`/destinations/${created.id}`)}>
+            Open {created.id}
+          </a>
+        </p>
+      </section>
+    );
+  }
+  const described = (field: string, fieldId = field) => (errors[field] ? { 'aria-invalid': true, 'aria-describedby': `${fieldId}-error` } : {});
+  return (
+    <section aria-labelledby="form-title">
+      <p class="crumbs">
+        <a href={href('/destinations')}>Destinations</a> › {editing ? id : 'new'}
+      </p>
+      <h1 id="form-title">{editing ? `Edit ${id}` : 'New destination'}</h1>
+      {existing.loading && !loaded && <Loading what="the destination" />}
+      <ErrorBox error={existing.error} title="Could not load the destination" />
+      {loaded && (
+        <ActionForm
+          class="card form"
+          action={save}
+          onDone={(d) => {
+              if (editing) location.assign(href(`/destinations/${id}`));
+              else setCreated(d);
+          }}
+        >
+          {!editing && (
+            <Field id="id" label="Id" hint="1–63 lowercase letters, digits and hyphens, e.g. orders." errors={errors.id}>
+              <input id="id" value={form.id} onInput={set('id')} autoComplete="off" {...described('id')} />
+            </Field>
+          )}
+          <fieldset class="field">
+            <legend>Sends to</legend>
+            <label class="radio">
+              <input type="radio" name="target" value="url" checked={form.target === 'url'} onChange={() => setForm({ ...form, target: 'url' })} /> a webhook URL
+            </label>
+            <label class="radio">
+              <input type="radio" name="target" value="topic" checked={form.target === 'topic'} onChange={() => setForm({ ...form, target: 'topic' })} /> a Pub/Sub topic
+            </label>
+          </fieldset>
+          {form.target === 'url' ? (
+            <Field id="url" label="Webhook URL" hint="https, on a public address." errors={errors.url}>
+              <input id="url" type="url" value={form.url} onInput={set('url')} {...described('url')} />
+            </Field>
+          ) : (
+            <Field id="topic" label="Pub/Sub topic" hint="projects/PROJECT/topics/TOPIC" errors={errors.topic}>
+              <input id="topic" value={form.topic} onInput={set('topic')} {...described('topic')} />
+            </Field>
+          )}
+          <Field id="eventTypes" label="Event types" hint="Separated by commas; a * may end one: com.example.*" errors={errors.eventTypes}>
+            <input id="eventTypes" value={form.eventTypes} onInput={set('eventTypes')} {...described('eventTypes')} />
+          </Field>
+          <Field id="policy" label="Delivery policy" hint="How often and how long Herald retries." errors={errors.policy}>
+            {form.policy.startsWith('{') ? (
+              <textarea id="policy" rows={4} value={form.policy} onInput={set('policy')} {...described('policy')} />
+            ) : (
+              <select id="policy" value={form.policy} onChange={set('policy')} {...described('policy')}>
+                {PRESETS.map((p) => (
+                  <option key={p} value={p}>
+                    {p}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field id="failureMode" label="When attempts fail" errors={errors.failureMode}>
+            <select id="failureMode" value={form.failureMode} onChange={set('failureMode')}>
+              <option value="">follow the account’s failure policy</option>
+              <option value="retry">retry</option>
+              <option value="queue">queue for redelivery</option>
+            </select>
+          </Field>
+          <Field id="technicalEmail" label="Technical email (optional)" hint="Told when Herald suspends the destination." errors={errors.technicalEmail}>
+            <input id="technicalEmail" type="email" value={form.technicalEmail} onInput={set('technicalEmail')} {...described('technicalEmail')} />
+          </Field>
+          <div class="row">
+            <Field id="rateMin" label="Rate min (events/s, optional)" errors={errors['rate.min'] ?? errors.rate}>
+              <input id="rateMin" inputMode="decimal" value={form.rateMin} onInput={set('rateMin')} {...described('rate.min', 'rateMin')} />
+            </Field>
+            <Field id="rateMax" label="Rate max (events/s, optional)" errors={errors['rate.max']}>
+              <input id="rateMax" inputMode="decimal" value={form.rateMax} onInput={set('rateMax')} {...described('rate.max', 'rateMax')} />
+            </Field>
+          </div>
+          <label class="check">
+            <input type="checkbox" checked={form.dedicated} onChange={set('dedicated')} /> A lane of its own (high volume)
+          </label>
+          <ErrorBox error={save.error} title={editing ? 'The destination was not saved' : 'The destination was not created'} />
+          <div class="row">
+            <Submit busy={save.busy}>{editing ? 'Save' : 'Create destination'}</Submit>
+            <a class="button" href={href(editing ? `/destinations/${id}` : '/destinations')}>
+              Cancel
+            </a>
+          </div>
+        </ActionForm>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,100 @@
+import type { DeliveryRecord, DeliveryStatus, LastError } from '../../shared/domain/delivery';
+
+/** What the admin API answers, as far as the console reads it. */
+
+export interface Account {
+  id: string;
+  name: string;
+  technicalEmail?: string;
+  createdAt?: string;
+}
+
+export interface KeyRecord {
+  id: string;
+  name: string;
+  scopes: string[];
+  createdAt?: string;
+  expiresAt?: string;
+  lastUsedAt?: string;
+  createdBy?: string;
+  key?: string;
+}
+
+export type { LastError } from '../../shared/domain/delivery';
+
+export interface Destination {
+  id: string;
+  account: string;
+  url?: string;
+  topic?: string;
+  eventTypes: string[];
+  policy: unknown;
+  failureMode?: 'retry' | 'queue';
+  technicalEmail?: string;
+  rate?: { min?: number; max?: number };
+  lane?: 'dedicated';
+  status: 'active' | 'suspended';
+  suspension?: { cause?: string; reason?: string; at?: string; lastError?: LastError };
+  previousSecrets?: { expiresAt: string }[];
+  reactivatedAt?: string;
+  createdAt: string;
+  updatedAt: string;
+  secret?: string;
+  stats?: { attempts1h: number; successRate1h?: number; lastErrors: LastError[]; rate: number; rateBounds: { min: number; max: number }; pausedUntil?: string };
+}
+
+export type { DeliveryStatus } from '../../shared/domain/delivery';
+export const DELIVERY_STATUSES: DeliveryStatus[] = ['PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD', 'QUEUED'];
+
+/** A delivery as the admin API shows it (shared/app/deliveries-admin.ts): the record, its destination by the account's own id; with its event in the queued and dead listings. */
+export type Delivery = Omit<DeliveryRecord, 'event'> & { account?: string; event?: Record<string, unknown> };
+
+export interface Page<T> {
+  nextCursor?: string;
+  items: T[];
+}
+
+export interface Replay {
+  id: string;
+  status: 'queued' | 'running' | 'done' | 'incomplete' | 'failed' | 'rejected';
+  request: Record<string, unknown>;
+  dryRun: boolean;
+  scanned?: number;
+  matched?: number;
+  redelivered?: number;
+  wouldRedeliver?: number;
+  skipped?: number;
+  failed?: number;
+  createdAt?: string;
+  startedAt?: string;
+  endedAt?: string;
+  ended?: string;
+  error?: string;
+}
+export const FINAL_REPLAY = new Set(['done', 'incomplete', 'failed', 'rejected']);
+
+export interface Stats {
+  window: string;
+  bucketMs: number;
+  series: { start: string; attempts: number; successes: number; failures: number }[];
+  successRate?: number;
+  latencyMs?: { p50?: number; p99?: number } | number;
+  queued: number;
+  dead: number;
+}
+
+export interface Theme {
+  brandColor?: string;
+  logoUrl?: string;
+  displayName?: string;
+}
+
+export interface PortalSession {
+  sessionToken: string;
+  account: { id: string; name: string };
+  readOnly?: boolean;
+  destinations?: string[];
+  expiresAt?: string;
+  returnUrl?: string;
+  theme?: Theme;
+}

@@ -1,0 +1,58 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { Browser, chromium, Page } from 'playwright-core';
+
+const ROOT = join(__dirname, '..', '..');
+
+/**
+ * Debian's Chromium (apt-get install chromium; .ci/run installs it), or HERALD_CHROMIUM.
+ * Playwright's own browser download cannot be fetched here.
+ */
+export const CHROMIUM = process.env.HERALD_CHROMIUM ?? '/usr/bin/chromium';
+
+/**
+ * Headless and quiet: without the background-networking flags Chromium calls Google's
+ * services (updates, sync, safe browsing) on a network that has none. Playwright gives each
+ * launch a fresh profile directory of its own (--user-data-dir) and removes it on close.
+ */
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-default-apps', '--disable-extensions', '--metrics-recording-only', '--no-default-browser-check'];
+
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (as .ci/run does), or set HERALD_CHROMIUM`);
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, chromiumSandbox: false, args: ARGS, timeout: 60_000 });
+}
+
+function newest(dir: string): number {
+  let t = 0;
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    const s = statSync(p);
+    t = Math.max(t, s.isDirectory() ? newest(p) : s.mtimeMs);
+  }
+  return t;
+}
+
+/** Builds console/dist when it is missing or older than its sources (npm test builds it first; a lone `npx jest` may not have). */
+export function ensureConsoleBuilt(): void {
+  const index = join(ROOT, 'console', 'dist', 'index.html');
+  if (existsSync(index) && statSync(index).mtimeMs >= newest(join(ROOT, 'console', 'src'))) return;
+  execFileSync(process.execPath, [join(ROOT, 'console', 'build.mjs')], { stdio: 'pipe' });
+}
+
+/** axe-core on the page as it stands: the serious and critical violations, described one a line ([] when none). */
+export async function accessibilityProblems(page: Page): Promise<string[]> {
+  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join('; ')})`);
+}
+
+export const SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
+
+/** A screenshot for the docs, 1280 px wide (the page's viewport), under docs/screenshots/; a secret shown once is masked. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true, animations: 'disabled', caret: 'hide', mask: [page.getByTestId('secret-value')], maskColor: '#c9ced6' });
+}
