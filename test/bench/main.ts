@@ -39,6 +39,7 @@ import { RATE_HELP, runRateBench } from './rate';
 import { FANOUT_HELP, runFanoutBench } from './fanout';
 import { LATENCY_HELP, runLatencyBench } from './latency';
 import { QUOTA_HELP, runQuotaBench } from './quota';
+import { LOG_HELP, runLogBench } from './log';
 import { runScaleBench, SCALE_HELP } from './scale';
 
 const HERALD_PROJECT = 'herald-bench';
@@ -54,6 +55,7 @@ const HELP = `Usage: npm run bench -- [options]
        npm run bench -- fanout [options]      a burst over D destinations, Herald vs the bare emulator; fanout --help
        npm run bench -- latency [options]     paced events, latency Herald adds over the bare emulator; latency --help
        npm run bench -- quota [options]       one account 10× over its publish quota beside another; quota --help
+       npm run bench -- log [options]         the console's delivery log pages with 100,000 deliveries stored; log --help
        npm run bench -- scale [options]       10,000 destinations in one deployment; scale --help
 
   --events N         events per part (env BENCH_EVENTS; default 2000)
@@ -521,6 +523,9 @@ if (mode === 'rate' || mode === 'isolation') {
 } else if (mode === 'latency') {
   const harness = new BenchHarness(LATENCY_HELP);
   harness.run(() => runLatencyBench(modeArgs, harness));
+} else if (mode === 'log') {
+  const harness = new BenchHarness(LOG_HELP);
+  harness.run(() => runLogBench(modeArgs, harness));
 } else if (mode === 'quota') {
   const harness = new BenchHarness(QUOTA_HELP);
   harness.run(() => runQuotaBench(modeArgs, harness));

@@ -1,0 +1,111 @@
+/**
+ * `npm run bench -- log [--deliveries N]`: the console's delivery log at scale (issue 26: the
+ * first page with 100,000 deliveries stored answers in < 300 ms locally). N delivery records
+ * of one destination are written straight into the Firestore emulator (as `deliver` stores
+ * them, in bulk), then the admin API's pages are timed as the console asks for them: the
+ * first page, a page deep in (by cursor), filtered by status, and the account's queued ones.
+ */
+import { performance } from 'node:perf_hooks';
+import { Firestore } from '@google-cloud/firestore';
+import { COLLECTIONS } from '../../shared/adapters/firestore-stores';
+import { DeliveryRecord } from '../../shared/domain/delivery';
+import { deliveryId } from '../../shared/domain/ids';
+import { startLocalStack } from '../../shared/local/stack';
+import { createLogger } from '../../shared/log';
+import { BenchFailure, BenchHarness, flagsOf, intOption, mark } from './harness';
+import { distribution, table } from './stats';
+
+export const LOG_HELP = `Usage: npm run bench -- log [options]
+  --deliveries N   delivery records stored for one destination (BENCH_LOG_DELIVERIES; 100000)
+  --repeat R       timed requests per page shape (BENCH_LOG_REPEAT; 20)`;
+
+const PROJECT = 'herald-bench-log';
+const DESTINATION = 'log-bench';
+/** Issue 26: the first page of the log. */
+const FIRST_PAGE_TARGET_MS = 300;
+
+export async function runLogBench(args: string[], harness: BenchHarness): Promise<number> {
+  const flags = flagsOf(args);
+  const count = intOption('--deliveries', flags['--deliveries'], 'BENCH_LOG_DELIVERIES', 100_000, 1);
+  const repeat = intOption('--repeat', flags['--repeat'], 'BENCH_LOG_REPEAT', 20, 1);
+  const note = harness.note;
+  const emulators = await harness.emulators();
+  const stack = await startLocalStack({ port: 0, emulators, env: { ...process.env, HERALD_PROJECT_ID: PROJECT, HERALD_LOG_LEVEL: 'WARNING', HERALD_ALLOW_LOOPBACK: 'true' }, log: createLogger({ level: 'WARNING', write: () => undefined }), onProgress: () => undefined });
+  harness.addCleanup('herald', () => stack.stop({ purge: true }));
+  const admin = async (path: string, init: RequestInit = {}) => {
+    const res = await fetch(`${stack.url}/admin${path}`, { ...init, headers: { authorization: `Bearer ${stack.config.adminToken}`, 'content-type': 'application/json' } });
+    const body = (await res.json()) as Record<string, unknown>;
+    if (res.status >= 300) throw new BenchFailure(`${path}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+    return body;
+  };
+  // A loopback URL no event is sent to: the records are written, not delivered.
+  await admin(`/destinations/${DESTINATION}`, { method: 'PUT', body: JSON.stringify({ url: 'http://127.0.0.1:9/hook', eventTypes: ['com.example.log'] }) });
+
+  const db = new Firestore({ projectId: PROJECT, ignoreUndefinedProperties: true });
+  harness.addCleanup('firestore client', () => db.terminate());
+  const existing = (await db.collection(COLLECTIONS.deliveries).where('destinationId', '==', DESTINATION).count().get()).data().count;
+  if (existing < count) {
+    note(`writing ${count - existing} delivery records`);
+    const writer = db.bulkWriter();
+    const start = performance.now();
+    const t0 = Date.parse('2026-11-25T00:00:00Z');
+    for (let i = existing; i < count; i++) {
+      const at = new Date(t0 + i * 100).toISOString();
+      // Mostly delivered, some queued and dead, as a busy destination's log is.
+      const status = i % 50 === 0 ? 'DEAD' : i % 20 === 0 ? 'QUEUED' : 'DELIVERED';
+      const record: DeliveryRecord = {
+        id: deliveryId(DESTINATION, `k${i.toString(36).padStart(8, '0')}`),
+        destinationId: DESTINATION,
+        eventId: `e-${i}`,
+        eventSource: '/bench/log',
+        eventType: 'com.example.log',
+        status,
+        attempts: status === 'DELIVERED' ? 1 : 5,
+        publishedAt: at,
+        firstAttemptAt: at,
+        lastAttemptAt: at,
+        ...(status === 'DELIVERED' ? { deliveredAt: at } : { reason: 'HTTP 503 on attempt 5' }),
+      };
+      void writer.set(db.collection(COLLECTIONS.deliveries).doc(record.id), record);
+      if (i % 10_000 === 0 && i > existing) note(`  ${i}/${count} (${Math.round(((i - existing) * 1000) / (performance.now() - start))}/s)`);
+    }
+    await writer.close();
+    note(`written in ${Math.round((performance.now() - start) / 1000)} s`);
+  }
+
+  const time = async (label: string, path: string) => {
+    await admin(path); // warm: the first query of a shape builds the emulator's plan
+    const ms: number[] = [];
+    let shown = 0;
+    for (let i = 0; i < repeat; i++) {
+      const t = performance.now();
+      const page = await admin(path);
+      ms.push(performance.now() - t);
+      shown = (page.deliveries as unknown[]).length;
+    }
+    return { label, shown, ...distribution(ms) };
+  };
+  const first = await time('first page (50)', `/destinations/${DESTINATION}/deliveries`);
+  // Halfway in, by cursor, as someone paging back through the log gets there (10,000 at most).
+  const skip = Math.min(10_000, Math.floor(count / 1000) * 500);
+  let cursor: string | undefined;
+  for (let i = 0; i < skip / 500; i++) cursor = (await admin(`/destinations/${DESTINATION}/deliveries?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).nextCursor as string | undefined;
+  const deep = await time(`page after ${skip.toLocaleString('en')} (50, by cursor)`, `/destinations/${DESTINATION}/deliveries${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`);
+  const dead = await time('first page, status DEAD', `/destinations/${DESTINATION}/deliveries?status=dead`);
+  const queued = await time("account's queued, first page", `/deliveries?status=queued&url=${encodeURIComponent('http://127.0.0.1:9/hook')}`);
+  const rows = [first, deep, dead, queued];
+  const met = (first.p99 ?? Infinity) < FIRST_PAGE_TARGET_MS;
+  process.stdout.write(
+    [
+      '',
+      `Delivery log with ${count.toLocaleString('en')} deliveries stored for one destination, ${repeat} requests each`,
+      '',
+      table(['page', 'rows', 'p50, ms', 'p99, ms', 'max, ms'], rows.map((r) => [r.label, r.shown, r.p50, r.p99, r.max])),
+      '',
+      `first page p99 ${first.p99} ms — target < ${FIRST_PAGE_TARGET_MS} ms: ${mark(met)}`,
+      JSON.stringify({ bench: 'log', deliveries: count, repeat, pages: rows, met }),
+      '',
+    ].join('\n'),
+  );
+  return rows.every((r) => r.shown > 0) ? 0 : 1;
+}
