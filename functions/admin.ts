@@ -24,8 +24,9 @@ import { accountCreateSchema, accountPatchSchema, accountSettingsSchema, actorOf
 import { portalKeyOf, portalLinkSchema, portalScopes, portalSecretOf, portalSessionSchema, SESSION_PREFIX, verifyPortalToken } from '../shared/domain/portal';
 import { exchangePortalLink, mintPortalLink, PortalRefusal } from '../shared/app/portal-admin';
 import { getAccountStats, statsQuerySchema } from '../shared/app/stats-admin';
+import { listEventTypes } from '../shared/app/event-types-admin';
 import { FirestoreRateStore } from '../shared/adapters/firestore-rates';
-import { RateStore } from '../shared/ports';
+import { EventTypeStore, RateStore } from '../shared/ports';
 import { DESTINATION_ID, internalDestinationId, splitDestinationId } from '../shared/domain/ids';
 import { keyCaller } from '../shared/app/key-verifier';
 import { bearerOf, matchesDigest } from '../shared/app/push-auth';
@@ -68,6 +69,7 @@ type Ctx = AdminDeps & SuspensionDeps & ReplaysAdminDeps & AccountsAdminDeps & {
   /** Where the console is, as the caller reaches this function: `<origin><mount>/console`. */
   consoleBase: string;
   rateStore: Pick<RateStore, 'window'>;
+  eventTypes: Pick<EventTypeStore, 'list'>;
   rateBucketMs: number;
   timeScale: number;
 };
@@ -228,6 +230,14 @@ const ACCOUNT_SCOPED: Route[] = [
     responses: { 200: 'series of attempts, successes and failures; success rate; queued and dead counts', 400: 'invalid query' },
     pattern: /^\/stats\/?$/,
     run: (d, _params, _body, query) => getAccountStats(d, d.caller, d.account, query),
+  },
+  {
+    method: 'GET',
+    path: '/event-types',
+    summary: "The event types the account published, each with its latest event as a sample and the destinations that take it",
+    responses: { 200: 'event types, by type: type, lastSeenAt, sample (CloudEvents JSON, cut at 8 KB), destinations' },
+    pattern: /^\/event-types\/?$/,
+    run: (d) => listEventTypes(d, d.account),
   },
 ];
 
@@ -661,6 +671,7 @@ export const adminHandler = guarded(
         portalKey: portalKeyFor(rt),
         consoleBase: consoleBaseOf({ get: (name) => req.get(name) }, req.protocol, rt.config.pushBaseUrl),
         rateStore: rateStoreFor(rt),
+        eventTypes: rt.eventTypes,
         rateBucketMs: rt.rates.options.bucketMs,
         timeScale: rt.config.timeScale,
       };

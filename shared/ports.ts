@@ -60,6 +60,23 @@ export interface QuotaStore {
   take(account: string, want: number, limit: number, nowMs: number): Promise<number>;
 }
 
+/** The latest sample of one event type an account published (app/event-type-samples.ts). */
+export interface EventTypeSample {
+  account: string;
+  type: string;
+  /** ISO 8601: when the sample was taken (at most a minute behind the type's last event, per instance). */
+  lastSeenAt: string;
+  /** The event in CloudEvents JSON (structured mode), or, over the size limit, its attributes and a `truncated` excerpt. */
+  sample: Record<string, unknown>;
+}
+
+/** One document per (account, event type), rewritten at most once a minute per instance. */
+export interface EventTypeStore {
+  put(sample: EventTypeSample): Promise<void>;
+  /** The account's types, by type. */
+  list(account: string): Promise<EventTypeSample[]>;
+}
+
 export interface DestinationStore {
   get(id: string): Promise<Destination | undefined>;
   list(): Promise<Destination[]>;

@@ -6,6 +6,8 @@ import { KeyVerifier } from './app/key-verifier';
 import { AccountPolicies } from './app/account-policies';
 import { PublishQuotas } from './app/publish-quotas';
 import { FirestoreQuotaStore } from './adapters/firestore-quotas';
+import { FirestoreEventTypeStore } from './adapters/firestore-event-types';
+import { EventTypeSampler } from './app/event-type-samples';
 import { FirestoreAccountStore } from './adapters/firestore-accounts';
 import { ReconcileDeps, ReconcilerState } from './app/reconcile';
 import { UndiciHttpSender } from './adapters/http-sender';
@@ -39,6 +41,7 @@ import {
   DeadLetterQueue,
   DeliveryStore,
   DestinationStore,
+  EventTypeStore,
   HostResolver,
   HttpSender,
   IdTokenVerifier,
@@ -66,6 +69,10 @@ export interface Runtime {
   accountPolicies: AccountPolicies;
   /** Each account's publish rate at ingest. */
   publishQuotas: PublishQuotas;
+  /** Each account's event types, each with its latest sample (the console's Event types page). */
+  eventTypes: EventTypeStore;
+  /** Ingest's writer of those samples: at most once a minute per (account, type) per instance, in the background. */
+  eventTypeSampler: EventTypeSampler;
   /** Authenticates the internal endpoints (push and scheduler requests). */
   pushAuth: PushAuthenticator;
   /** DNS as the SSRF guard sees it (registration and every attempt). */
@@ -195,6 +202,8 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   flusher.unref();
   const accounts = new FirestoreAccountStore(firestore, firestoreOps);
   const accountPolicies = new AccountPolicies(accounts, clock, log, config.destinationCacheMs, { publishPerSecond: config.accountPublishQuota, destinations: config.accountDestinationQuota });
+  const eventTypes = new FirestoreEventTypeStore(firestore, firestoreOps);
+  const eventTypeSampler = new EventTypeSampler(eventTypes, clock, log);
   const rt: Runtime = {
     config,
     credentials,
@@ -202,6 +211,8 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     keys: new KeyVerifier(accounts, clock),
     accountPolicies,
     publishQuotas: new PublishQuotas(new FirestoreQuotaStore(firestore, firestoreOps), (account) => accountPolicies.quotasOf(account), clock, log),
+    eventTypes,
+    eventTypeSampler,
     pushAuth,
     resolver,
     clock,
@@ -233,6 +244,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
       await limiter.settled();
       clearInterval(flusher);
       await rates.flush();
+      await eventTypeSampler.settled();
       await deadLetters.close().catch(() => undefined);
       await Promise.allSettled([pubsub.close(), topics.close(), firestore.terminate(), http instanceof UndiciHttpSender ? http.close() : Promise.resolve()]);
     },

@@ -12,6 +12,7 @@ import { DestinationDetail, DestinationForm, Destinations } from './pages/destin
 import { DeliveryLog } from './pages/log';
 import { QueuedDead } from './pages/queued';
 import { Replays } from './pages/replays';
+import { EventTypes } from './pages/event-types';
 
 /** The route in the fragment: `#/destinations/orders?x=1` → path and params. */
 function parseHash(hash = location.hash): { path: string; params: URLSearchParams } {
@@ -145,6 +146,7 @@ const NAV: { path: string; label: string; operatorOnly?: boolean }[] = [
   { path: '/accounts', label: 'Accounts', operatorOnly: true },
   { path: '/destinations', label: 'Destinations' },
   { path: '/log', label: 'Delivery log' },
+  { path: '/event-types', label: 'Event types' },
   { path: '/queued', label: 'Queued & dead' },
   { path: '/replays', label: 'Replays' },
 ];
@@ -168,6 +170,9 @@ function Shell({ session, setSession, signOut }: { session: Session; setSession:
   } else if (parts[0] === 'log') {
     title = 'Delivery log';
     page = <DeliveryLog ctx={ctx} params={params} />;
+  } else if (parts[0] === 'event-types') {
+    title = 'Event types';
+    page = <EventTypes ctx={ctx} />;
   } else if (parts[0] === 'queued') {
     title = 'Queued & dead';
     page = <QueuedDead ctx={ctx} params={params} />;

@@ -98,3 +98,12 @@ export interface PortalSession {
   returnUrl?: string;
   theme?: Theme;
 }
+
+/** GET /admin/event-types: a type the account published, its latest event, and who takes it. */
+export interface EventType {
+  type: string;
+  lastSeenAt: string;
+  /** CloudEvents JSON; over 8 KB: the attributes, `truncated` and a `dataExcerpt`. */
+  sample: Record<string, unknown>;
+  destinations: string[];
+}

@@ -86,6 +86,16 @@ export function Loading({ what }: { what: string }) {
   );
 }
 
+/** A load in progress or failed: "Loading …" before its first answer, the error when it fails. */
+export function LoadState({ load, what, failed }: { load: { data?: unknown; error?: unknown; loading: boolean }; what: string; failed: string }) {
+  return (
+    <>
+      {load.loading && load.data === undefined && <Loading what={what} />}
+      <ErrorBox error={load.error} title={failed} />
+    </>
+  );
+}
+
 /** What useAction gives a form or button: run it; while it runs, it is busy. */
 type Runnable<T> = { run: () => Promise<T | undefined>; busy: boolean };
 

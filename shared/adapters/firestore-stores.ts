@@ -30,6 +30,7 @@ export const COLLECTIONS = {
   accounts: 'accounts',
   accountKeys: 'account-keys',
   publishQuotas: 'publish-quotas',
+  eventTypes: 'event-types',
 } as const;
 
 /**
@@ -56,6 +57,8 @@ export const FIRESTORE_QUERIES = {
   owedDeadLetters: { collection: COLLECTIONS.deliveries, equality: [], orderBy: 'deadLetterDueAt' },
   // Each instance's destination directory: registry changes since it last looked (one field: the automatic index).
   destinationChanges: { collection: COLLECTIONS.destinationChanges, equality: [], orderBy: 'at' },
+  // GET /admin/event-types: the account's event types and their samples, by type.
+  accountEventTypes: { collection: COLLECTIONS.eventTypes, equality: ['account'], orderBy: 'type' },
 } as const satisfies Record<string, { collection: string; equality: readonly string[]; orderBy: string; direction?: 'asc' | 'desc' }>;
 
 /**

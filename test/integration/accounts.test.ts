@@ -94,6 +94,30 @@ describe('destinations belong to accounts', () => {
     expect(receiver.on('/acme')[0]!.headers['ce-heraldaccount']).toBe('acme');
   });
 
+  test("event types: a key sees its own account's types, each with its latest sample and the destinations that take it, never another's", async () => {
+    expect((await publish(keys.acme.key, 'acme-invoice', { 'ce-type': 'com.example.invoice.paid' })).status).toBe(202);
+    expect((await publish(keys.globex.key, 'globex-only', { 'ce-type': 'com.example.globex.only' })).status).toBe(202);
+    type Listed = { eventTypes: { type: string; lastSeenAt: string; sample: Record<string, unknown>; destinations: string[] }[] };
+    // The samples are written in the background, just after ingest answers.
+    const acme = await eventually('acme\'s two types', async () => {
+      const r = (await as(keys.acme.key, 'GET', '/event-types')).body as Listed;
+      return r.eventTypes.length === 2 ? r : undefined;
+    });
+    expect(acme.eventTypes).toEqual([
+      { type: 'com.example.invoice.paid', lastSeenAt: expect.any(String) as unknown, sample: expect.objectContaining({ id: 'acme-invoice', type: 'com.example.invoice.paid', heraldaccount: 'acme', data: { id: 'acme-invoice' } }) as unknown, destinations: [] },
+      { type: TYPE, lastSeenAt: expect.any(String) as unknown, sample: expect.objectContaining({ id: 'from-acme', type: TYPE, data: { id: 'from-acme' } }) as unknown, destinations: ['orders'] },
+    ]);
+    const globex = await eventually('globex\'s two types', async () => {
+      const r = (await operator('GET', '/accounts/globex/event-types')).body as Listed;
+      return r.eventTypes.length === 2 ? r : undefined;
+    });
+    expect(globex.eventTypes.map((t) => [t.type, t.destinations, t.sample.id])).toEqual([
+      ['com.example.globex.only', [], 'globex-only'],
+      [TYPE, ['orders'], 'for-globex'],
+    ]);
+    expect(await as(keys.acme.key, 'GET', '/accounts/globex/event-types')).toMatchObject({ status: 404 });
+  });
+
   test("a key publishing for another account is refused (403) and nothing is accepted; a key without publish gets 403", async () => {
     const foreign = await publish(keys.acme.key, 'sneaky', { 'ce-heraldaccount': 'globex' });
     expect(foreign).toMatchObject({ status: 403, body: { error: expect.stringMatching(/another account/), issues: [{ path: 'body.heraldaccount' }] } });
@@ -352,6 +376,7 @@ describe("isolation: account A's key on account B's resources, for every route t
     'POST /replays': async (key) => expect(await as(key, 'POST', '/replays', { dryRun: true })).toMatchObject({ status: 202, body: { request: { account: 'acme', dryRun: true } } }),
     'GET /replays': async (key) => expect(((await as(key, 'GET', '/replays')).body as { replays: { request: { account?: string } }[] }).replays.every((r) => r.request.account === 'acme')).toBe(true),
     'GET /replays/{id}': async (key) => expect((await as(key, 'GET', `/replays/${globexReplay}`)).status).toBe(404),
+    'GET /event-types': async (key) => expect(((await as(key, 'GET', '/event-types')).body as { eventTypes: { type: string; sample: { heraldaccount?: string } }[] }).eventTypes.every((t) => t.sample.heraldaccount === 'acme' && t.type !== 'com.example.globex.only')).toBe(true),
     'GET /stats': async (key) => expect(await as(key, 'GET', '/stats?window=1h')).toMatchObject({ status: 200, body: { window: '1h', series: expect.any(Array) as unknown } }),
     // Public: the link is the credential; a bearer token changes nothing, and a made-up link opens nothing.
     'POST /portal/sessions': async (key) => expect(await as(key, 'POST', '/portal/sessions', { token: 'hpl_e30.AAAA' })).toEqual({ status: 401, body: { error: expect.stringMatching(/not valid/) as unknown, reason: 'invalid' } }),
@@ -440,6 +465,8 @@ describe("isolation: account A's key on account B's resources, for every route t
     expect(((await as(narrow, 'GET', '/deliveries?status=dead')).body as { deliveries: { destinationId: string }[] }).deliveries.every((d) => d.destinationId === 'side')).toBe(true);
     expect(await as(narrow, 'POST', '/replays', { destination: 'orders', dryRun: true })).toMatchObject({ status: 403, body: { error: expect.stringMatching(/only the destinations side/) as unknown } });
     expect((await as(narrow, 'GET', '/replays')).body).toEqual({ replays: [] });
+    const types = (await as(narrow, 'GET', '/event-types')).body as { eventTypes: { type: string; destinations: string[] }[] };
+    expect(types.eventTypes.find((t) => t.type === TYPE)?.destinations).toEqual(['side']);
     expect((await operator('DELETE', '/accounts/acme/destinations/side')).status).toBe(204);
   });
 

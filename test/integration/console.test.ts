@@ -179,6 +179,23 @@ test('an operator creates an account, a key and a destination, sees a delivery, 
   await expectAccessible(page, 'delivery log with detail');
   await screenshot(page, 'delivery-log');
 
+  // Event types: the type published, the destination taking it, its latest event opened from the keyboard.
+  await nav(page, 'Event types');
+  await heading(page, 'Event types');
+  const typeRow = page.getByTestId('event-type').filter({ hasText: 'com.example.order.created' });
+  await until(
+    page,
+    async () => (await typeRow.count()) > 0,
+    async () => {
+      await page.reload();
+    },
+  );
+  await typeRow.getByRole('link', { name: 'orders' }).waitFor();
+  await typeRow.locator('summary').focus();
+  await page.keyboard.press('Enter');
+  await typeRow.getByLabel('Latest com.example.order.created event').getByText('"order-1"').first().waitFor();
+  await expectAccessible(page, 'event types');
+
   // Rotate the secret: a new one, shown once; the old one signing for the grace period.
   await page.goto(`${consoleUrl}#/destinations/orders`);
   await heading(page, 'orders');
