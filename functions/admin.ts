@@ -25,8 +25,7 @@ import { portalKeyOf, portalLinkSchema, portalScopes, portalSecretOf, portalSess
 import { exchangePortalLink, mintPortalLink, PortalRefusal } from '../shared/app/portal-admin';
 import { getAccountStats, statsQuerySchema } from '../shared/app/stats-admin';
 import { listEventTypes } from '../shared/app/event-types-admin';
-import { FirestoreRateStore } from '../shared/adapters/firestore-rates';
-import { EventTypeStore, RateStore } from '../shared/ports';
+import { EventTypeStore } from '../shared/ports';
 import { DESTINATION_ID, internalDestinationId, splitDestinationId } from '../shared/domain/ids';
 import { keyCaller } from '../shared/app/key-verifier';
 import { bearerOf, matchesDigest } from '../shared/app/push-auth';
@@ -68,7 +67,6 @@ type Ctx = AdminDeps & SuspensionDeps & ReplaysAdminDeps & AccountsAdminDeps & {
   portalKey: Buffer;
   /** Where the console is, as the caller reaches this function: `<origin><mount>/console`. */
   consoleBase: string;
-  rateStore: Pick<RateStore, 'window'>;
   eventTypes: Pick<EventTypeStore, 'list'>;
   rateBucketMs: number;
   timeScale: number;
@@ -543,16 +541,6 @@ function portalKeyFor(rt: Runtime): Buffer {
   return key;
 }
 
-/** The counters' raw buckets for the overview (one store per runtime). */
-const rateStores = new WeakMap<Runtime, RateStore>();
-function rateStoreFor(rt: Runtime): RateStore {
-  let store = rateStores.get(rt);
-  if (!store) {
-    store = new FirestoreRateStore(rt.firestore, rt.firestoreOps);
-    rateStores.set(rt, store);
-  }
-  return store;
-}
 
 const FORWARDED_PROTO = /^https?$/;
 const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
@@ -670,7 +658,6 @@ export const adminHandler = guarded(
         replayScope,
         portalKey: portalKeyFor(rt),
         consoleBase: consoleBaseOf({ get: (name) => req.get(name) }, req.protocol, rt.config.pushBaseUrl),
-        rateStore: rateStoreFor(rt),
         eventTypes: rt.eventTypes,
         rateBucketMs: rt.rates.options.bucketMs,
         timeScale: rt.config.timeScale,

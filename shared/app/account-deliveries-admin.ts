@@ -3,7 +3,7 @@ import { structuredEvent } from '../domain/cloudevents-http';
 import { Destination } from '../domain/destination';
 import { issuesFromZod } from '../domain/event';
 import { splitDestinationId } from '../domain/ids';
-import { AdminResult } from './destinations-admin';
+import { AdminResult, destinationsOfAccount } from './destinations-admin';
 import { DeliveriesDeps, deliveryLimitSchema, deliveryViewOf, DeliveryView } from './deliveries-admin';
 import { redeliverAll, SuspensionDeps } from './suspension';
 
@@ -73,8 +73,8 @@ export type QueuedDeliveryView = DeliveryView & { event?: Record<string, unknown
 
 /** The account's webhook destinations (to `url` when given), by id: the order pages follow. */
 async function destinationsOf(deps: Pick<DeliveriesDeps, 'destinations'>, account: string, url: string | undefined): Promise<Destination[]> {
-  return (await deps.destinations.list())
-    .filter((d) => splitDestinationId(d.id).account === account && (url === undefined || (d.url !== undefined && new URL(d.url).href === url)))
+  return (await destinationsOfAccount(deps.destinations, account))
+    .filter((d) => url === undefined || (d.url !== undefined && new URL(d.url).href === url))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 

@@ -22,9 +22,8 @@ import {
 } from '../domain/account';
 import { issuesFromZod } from '../domain/event';
 import { QuotaDefaults, quotasOf } from '../domain/quota';
-import { splitDestinationId } from '../domain/ids';
 import { AccountStore, Clock, DestinationStore, Logger } from '../ports';
-import { AdminResult } from './destinations-admin';
+import { AdminResult, destinationsOfAccount } from './destinations-admin';
 import { KeyVerifier } from './key-verifier';
 
 export interface AccountsAdminDeps {
@@ -129,7 +128,7 @@ export async function deleteAccount(deps: AccountsAdminDeps, caller: Caller, id:
   if (!(await findAccount(deps, caller, id))) return noAccount(id);
   if (caller.kind !== 'operator') return operatorOnly('deleting an account');
   if (id === DEFAULT_ACCOUNT) return { status: 409, body: { error: 'the account "default" cannot be deleted' } };
-  const left = (await deps.destinations.list()).filter((d) => splitDestinationId(d.id).account === id).length;
+  const left = (await destinationsOfAccount(deps.destinations, id)).length;
   if (left > 0) return { status: 409, body: { error: `account ${JSON.stringify(id)} still has ${left} destination(s): delete them first (GET /admin/accounts/${id}/destinations)` } };
   const now = deps.clock.now().toISOString();
   // Its keys stop working with it: revoked, so a key that outlived a cache is refused too.

@@ -1,6 +1,6 @@
 import type { AccountQuotas } from '../domain/account';
 import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../domain/ids';
-import { applySpec, rateBoundsOf, destinationSpecSchema, DestinationView, viewOf } from '../domain/destination';
+import { applySpec, rateBoundsOf, destinationSpecSchema, Destination, DestinationView, viewOf } from '../domain/destination';
 import { issuesFromZod, ValidationIssue } from '../domain/event';
 import { LastError } from '../domain/delivery';
 import { checkDestinationTopic, HeraldTopics } from '../domain/topic-destination';
@@ -78,6 +78,11 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
   return { status: created ? 201 : 200, body: showSecret ? { ...view, secret: destination.secret } : view };
 }
 
+/** The account's destinations: the registry read once, filtered by the account in each id. */
+export async function destinationsOfAccount(store: Pick<DestinationStore, 'list'>, account: string): Promise<Destination[]> {
+  return (await store.list()).filter((d) => splitDestinationId(d.id).account === account);
+}
+
 /**
  * A new destination past its account's quota: why, else undefined. Checked before the write,
  * so two creates at the same instant may pass it by one each; replacing one never counts.
@@ -86,7 +91,7 @@ async function destinationQuotaProblem(deps: AdminDeps, id: string): Promise<str
   const { account } = splitDestinationId(id);
   const limit = deps.quotasOf ? (await deps.quotasOf(account)).destinations : undefined;
   if (limit === undefined || (await deps.destinations.get(id))) return undefined;
-  const count = (await deps.destinations.list()).filter((d) => splitDestinationId(d.id).account === account).length;
+  const count = (await destinationsOfAccount(deps.destinations, account)).length;
   if (count < limit) return undefined;
   return `account ${account} has ${count} destinations, its quota (${limit}): delete one it no longer needs, or ask the operator to raise quotas.destinations (PATCH /admin/accounts/${account})`;
 }
@@ -126,7 +131,7 @@ export async function getDestination(deps: AdminDeps, id: string): Promise<Admin
 /** The destinations of one account. */
 export async function listDestinations(deps: AdminDeps, account: string): Promise<AdminResult<{ destinations: DestinationView[] }>> {
   const now = deps.clock.now();
-  const views = (await deps.destinations.list()).map((d) => viewOf(d, now)).filter((v) => v.account === account);
+  const views = (await destinationsOfAccount(deps.destinations, account)).map((d) => viewOf(d, now));
   return { status: 200, body: { destinations: views } };
 }
 

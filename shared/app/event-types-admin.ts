@@ -1,7 +1,7 @@
 import { matchesType } from '../domain/event';
 import { splitDestinationId } from '../domain/ids';
 import { DestinationStore, EventTypeStore } from '../ports';
-import { AdminResult } from './destinations-admin';
+import { AdminResult, destinationsOfAccount } from './destinations-admin';
 
 export interface EventTypeView {
   type: string;
@@ -17,8 +17,8 @@ export interface EventTypeView {
  * is the store the caller sees: a portal session narrowed to some destinations names only those.
  */
 export async function listEventTypes(deps: { destinations: Pick<DestinationStore, 'list'>; eventTypes: Pick<EventTypeStore, 'list'> }, account: string): Promise<AdminResult<{ eventTypes: EventTypeView[] }>> {
-  const [samples, all] = await Promise.all([deps.eventTypes.list(account), deps.destinations.list()]);
-  const own = all.map((d) => ({ id: splitDestinationId(d.id), eventTypes: d.eventTypes })).filter((d) => d.id.account === account);
+  const [samples, mine] = await Promise.all([deps.eventTypes.list(account), destinationsOfAccount(deps.destinations, account)]);
+  const own = mine.map((d) => ({ id: splitDestinationId(d.id), eventTypes: d.eventTypes }));
   const eventTypes = samples.map((s) => ({
     type: s.type,
     lastSeenAt: s.lastSeenAt,

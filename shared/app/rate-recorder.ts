@@ -1,6 +1,6 @@
 import { LastError } from '../domain/delivery';
 
-import { bucketStart, RateOutcome, RateSummary, RECENT_ERRORS, summarize } from '../domain/success-rate';
+import { bucketStart, RateBucket, RateOutcome, RateSummary, RECENT_ERRORS, summarize } from '../domain/success-rate';
 import { Clock, Logger, RateDelta, RateStore } from '../ports';
 
 export interface RateRecorderOptions {
@@ -104,15 +104,19 @@ export class RateRecorder {
   }
 
   /** The destination's last `windowMs` (default: the scaled hour), this writer's unflushed counts included. */
-  window(destinationId: string, windowMs = this.hourMs): Promise<RateSummary> {
+  async window(destinationId: string, windowMs = this.hourMs): Promise<RateSummary> {
+    const now = this.clock.now().getTime();
+    return summarize(await this.buckets(destinationId, now - windowMs), now, windowMs);
+  }
+
+  /** The destination's buckets that started at or after `since` (epoch ms), this writer's unflushed counts included. */
+  buckets(destinationId: string, since: number): Promise<RateBucket[]> {
     // Read between flushes, never during one: the counts a flush is writing are in neither
     // `pending` nor the store until it commits, and a read then would miss them.
     const read = this.flushing.then(async () => {
-      const now = this.clock.now().getTime();
-      const since = now - windowMs;
       const stored = await this.store.window(destinationId, since);
-      const local = [...this.pending.values()].filter((d) => d.destinationId === destinationId).map((d) => ({ ...d, start: d.bucketStart }));
-      return summarize([...stored, ...local], now, windowMs);
+      const local = [...this.pending.values()].filter((d) => d.destinationId === destinationId && d.bucketStart >= since).map((d) => ({ ...d, start: d.bucketStart }));
+      return [...stored, ...local];
     });
     this.flushing = read.then(
       () => undefined,

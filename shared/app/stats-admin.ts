@@ -3,8 +3,9 @@ import { Caller, seesDestination } from '../domain/account';
 import { issuesFromZod } from '../domain/event';
 import { splitDestinationId } from '../domain/ids';
 import { bucketStart, RateBucket } from '../domain/success-rate';
-import { Clock, DeliveryStore, DestinationStore, RateStore } from '../ports';
-import { AdminResult } from './destinations-admin';
+import { Clock, DeliveryStore, DestinationStore } from '../ports';
+import { RateRecorder } from './rate-recorder';
+import { AdminResult, destinationsOfAccount } from './destinations-admin';
 import { forEachLimited } from './for-each-limited';
 
 /**
@@ -15,8 +16,8 @@ import { forEachLimited } from './for-each-limited';
 export interface StatsAdminDeps {
   destinations: Pick<DestinationStore, 'list'>;
   deliveries: Pick<DeliveryStore, 'countByStatus'>;
-  /** The raw counter buckets (not the recorder's summary: the chart needs them one by one). */
-  rateStore: Pick<RateStore, 'window'>;
+  /** The counters' buckets one by one (not the recorder's summary: the chart needs each). */
+  rates: Pick<RateRecorder, 'buckets'>;
   clock: Clock;
   /** The counters' bucket, a minute of scaled time (rate-recorder.ts rateBucketMs). */
   rateBucketMs: number;
@@ -74,16 +75,11 @@ export async function getAccountStats(deps: StatsAdminDeps, caller: Caller, acco
   const { ms, points } = STATS_WINDOWS[window];
   const windowMs = ms / deps.timeScale;
   const now = deps.clock.now().getTime();
-  const ids = (await deps.destinations.list())
-    .map((d) => d.id)
-    .filter((id) => {
-      const own = splitDestinationId(id);
-      return own.account === account && seesDestination(caller, own.id);
-    });
+  const ids = (await destinationsOfAccount(deps.destinations, account)).map((d) => d.id).filter((id) => seesDestination(caller, splitDestinationId(id).id));
   const buckets: RateBucket[] = [];
   const since = bucketStart(now, deps.rateBucketMs) - windowMs;
   await forEachLimited(ids, CONCURRENCY, async (id) => {
-    buckets.push(...(await deps.rateStore.window(id, since)));
+    buckets.push(...(await deps.rates.buckets(id, since)));
   });
   const { bucketMs, series } = statsSeries(buckets, now, windowMs, points, deps.rateBucketMs);
   const successes = series.reduce((n, p) => n + p.successes, 0);
