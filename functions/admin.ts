@@ -33,7 +33,7 @@ import { Runtime } from '../shared/runtime';
 import { postRotateSecret } from '../shared/app/secret-rotation-admin';
 import { parseJsonBytes } from '../shared/domain/json-body';
 import { SuspensionDeps } from '../shared/app/suspension';
-import { postReactivate, postRedeliver } from '../shared/app/suspension-admin';
+import { postReactivate, postRedeliver, postSuspend, suspendBodySchema } from '../shared/app/suspension-admin';
 import { getReplay, listReplays, postReplay, replayListQuerySchema, ReplaysAdminDeps } from '../shared/app/replays-admin';
 import { openApiDocument, RouteDoc } from '../shared/app/openapi';
 import { deliveriesQuerySchema } from '../shared/app/deliveries-admin';
@@ -169,6 +169,15 @@ const ACCOUNT_SCOPED: Route[] = [
   },
   {
     method: 'POST',
+    path: '/destinations/{id}/suspend',
+    summary: 'Suspend an active destination by hand: nothing is sent to it, its events are QUEUED until it is reactivated',
+    body: { schema: suspendBodySchema, required: false, examples: [{}, { reason: 'receiver maintenance until 14:00 UTC' }] },
+    responses: { 200: 'suspended: the destination, its suspension with cause manual and who did it (by)', ...BAD_ID, ...NOT_FOUND, 409: 'already suspended' },
+    pattern: /^\/destinations\/([^/]+)\/suspend\/?$/,
+    run: (d, [id], body) => inAccount(d, id!, (iid) => postSuspend(d, iid, body(true), actorOf(d.caller))),
+  },
+  {
+    method: 'POST',
     path: '/destinations/{id}/redeliver',
     summary: 'Send QUEUED (default) or DEAD deliveries again',
     body: { schema: redeliverBodySchema, required: false, examples: [{}, { status: 'queued' }, { status: 'dead' }] },
@@ -206,11 +215,11 @@ const ACCOUNT_SCOPED: Route[] = [
   {
     method: 'POST',
     path: '/deliveries/redeliver',
-    summary: "Send the account's QUEUED (default) or DEAD deliveries again, to one receiver URL if given (seed 003)",
-    body: { schema: accountRedeliverSchema, required: false, examples: [{}, { status: 'queued', url: 'https://events.myservice.com/receiver' }] },
-    responses: { 202: 'how many are PENDING again, per destination; suspended destinations named and left queued', 400: 'invalid body' },
+    summary: "Send the account's QUEUED (default) or DEAD deliveries again, to one receiver URL if given (seed 003), or the deliveries named in ids",
+    body: { schema: accountRedeliverSchema, required: false, examples: [{}, { status: 'queued', url: 'https://events.myservice.com/receiver' }, { ids: ['acme_orders.0b6f2c1e9a4d7f3b5c8e1a2d4f6b8c0e'] }] },
+    responses: { 202: 'how many are PENDING again, per destination (or, with ids, per id); suspended destinations named and left queued', 400: 'invalid body' },
     pattern: /^\/deliveries\/redeliver\/?$/,
-    run: (d, _params, body) => postAccountRedeliver(d, d.account, body(true)),
+    run: (d, _params, body) => postAccountRedeliver(d, d.account, body(true), (id) => seesDestination(d.caller, id)),
   },
   {
     method: 'GET',
@@ -223,9 +232,9 @@ const ACCOUNT_SCOPED: Route[] = [
   {
     method: 'GET',
     path: '/stats',
-    summary: "The account's attempts over the last hour or day (the console's overview), from counters: never a scan",
+    summary: "The account's attempts over the last hour or day (the console's overview), or one destination's (`destination`), from counters: never a scan",
     query: statsQuerySchema,
-    responses: { 200: 'series of attempts, successes and failures; success rate; queued and dead counts', 400: 'invalid query' },
+    responses: { 200: 'series of attempts, successes, failures and latency p50/p99; success rate; latency p50/p99 over the window; queued and dead counts', 400: 'invalid query', ...NOT_FOUND },
     pattern: /^\/stats\/?$/,
     run: (d, _params, _body, query) => getAccountStats(d, d.caller, d.account, query),
   },

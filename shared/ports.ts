@@ -2,11 +2,14 @@ import type { Account, AccountKey } from './domain/account';
 import { Destination } from './domain/destination';
 import { AttemptResult, DeliveryRecord, DeliveryStatus, HeraldOverload, LastError } from './domain/delivery';
 import { RateBucket, RateCounts } from './domain/success-rate';
+import { LatencyHistogram } from './domain/latency-histogram';
 import { Lease, LeaseRequest, RateDoc } from './domain/rate-control';
 import { HeraldEvent } from './domain/event';
 import { PubSubMessage } from './domain/cloudevents-pubsub';
 import { ReplayReport, RunnerLock } from './domain/replay';
 import { IntakeBatch } from './domain/intake';
+import { DeliveryLogQuery } from './domain/delivery-log';
+import { RecentBucket, RecentEntry } from './domain/recent-log';
 
 /** The edges of Herald. Only shared/adapters/ implements these with SDKs and sockets. */
 
@@ -109,6 +112,10 @@ export interface RateDelta extends RateCounts {
   bucketStart: number;
   /** Newest first; the store keeps the newest few. */
   lastErrors: LastError[];
+  /** Attempt latencies, sparse (only the bins hit): the store adds each bin in the same write. */
+  latency?: LatencyHistogram;
+  /** The writer's newest records created in this bucket (domain/recent-log.ts), replacing its list in the same write. */
+  recent?: { writer: string; entries: readonly RecentEntry[] };
 }
 
 /**
@@ -122,6 +129,12 @@ export interface RateStore {
   window(destinationId: string, since: number): Promise<RateBucket[]>;
   /** Destinations with a bucket that started at or after `since`: one read per such bucket shard, none per idle destination. */
   activeSince(since: number): Promise<string[]>;
+  /**
+   * The log head of the destination's newest buckets (since `since`), newest first, every
+   * writer's list of a bucket together: at most `maxDocs` documents read, and a bucket that
+   * may have been cut by that limit left out.
+   */
+  recentLog(destinationId: string, since: number, maxDocs: number): Promise<RecentBucket[]>;
 }
 
 export interface DeliveryPage {
@@ -148,6 +161,13 @@ export interface DeliveryStore {
   /** Ids of the destination's PENDING deliveries deferred by rate control (`rateDeferred`), earliest availableAt first. */
   rateDeferred(destinationId: string, limit: number): Promise<string[]>;
   list(destinationId: string, query: { status?: DeliveryStatus; limit: number; cursor?: string }): Promise<DeliveryPage>;
+  /**
+   * The destination's delivery log: newest published first, filtered (domain/delivery-log.ts
+   * says what is in it and in which order). Records come without their event and attemptLog.
+   */
+  log(destinationId: string, query: DeliveryLogQuery): Promise<DeliveryPage>;
+  /** The records of `ids` as the log shows them (no event, no attemptLog), in that order; those missing left out. One read each. */
+  logRows(ids: readonly string[]): Promise<DeliveryRecord[]>;
   /**
    * How many records came from intake batch `intake` for one of `destinationIds`: a count
    * aggregation, which Firestore bills as one read per 1,000 records counted.

@@ -322,6 +322,7 @@ export function reconcileDeps(rt: Runtime): ReconcileDeps {
     batchLimit: RECONCILE_BATCH,
     rateLeases: rt.rateLeases,
     state: rt.reconciler,
+    rates: rt.rates,
   };
 }
 

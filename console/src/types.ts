@@ -34,7 +34,7 @@ export interface Destination {
   rate?: { min?: number; max?: number };
   lane?: 'dedicated';
   status: 'active' | 'suspended';
-  suspension?: { cause?: string; reason?: string; at?: string; lastError?: LastError };
+  suspension?: { cause?: string; reason?: string; at?: string; by?: string; lastError?: LastError };
   previousSecrets?: { expiresAt: string }[];
   reactivatedAt?: string;
   createdAt: string;
@@ -76,11 +76,15 @@ export const FINAL_REPLAY = new Set(['done', 'incomplete', 'failed', 'rejected']
 export interface Stats {
   window: string;
   bucketMs: number;
-  series: { start: string; attempts: number; successes: number; failures: number }[];
+  /** With `?destination=`: that destination's numbers alone. */
+  destination?: string;
+  /** p50Ms/p99Ms: the point's attempt latency, when it has any. */
+  series: { start: string; attempts: number; successes: number; failures: number; p50Ms?: number; p99Ms?: number }[];
   successRate?: number;
   latencyMs?: { p50?: number; p99?: number } | number;
-  queued: number;
-  dead: number;
+  /** Absent when asked with `counts=false` (the sparklines). */
+  queued?: number;
+  dead?: number;
 }
 
 export interface Theme {

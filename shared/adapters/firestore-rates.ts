@@ -1,6 +1,8 @@
 import { FieldValue, Firestore } from '@google-cloud/firestore';
 import { LastError } from '../domain/delivery';
+import { addHistograms, LatencyHistogram } from '../domain/latency-histogram';
 import { RateBucket, RECENT_ERRORS } from '../domain/success-rate';
+import { RecentBucket, RecentEntry } from '../domain/recent-log';
 import { RateDelta, RateStore } from '../ports';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, OperationCounter } from './firestore-stores';
 
@@ -19,6 +21,10 @@ interface StoredRate {
   successes: number;
   failures: number;
   lastErrors?: LastError[];
+  /** Each writer's newest records created in the bucket, `<publishedAt> <delivery id>` (domain/recent-log.ts). */
+  recent?: Record<string, string[]>;
+  /** Attempt latencies: a map of bin (`b00` … `b24`, domain/latency-histogram.ts) to count, only the bins ever hit. */
+  latency?: LatencyHistogram;
   expireAt: Date;
 }
 
@@ -51,6 +57,11 @@ export class FirestoreRateStore implements RateStore {
       };
       // The newest errors of this flush replace the shard's: a read to merge them would double the cost.
       if (d.lastErrors.length) doc.lastErrors = d.lastErrors.slice(0, RECENT_ERRORS);
+      // One increment per latency bin hit (`latency.b07`), in the same write: a merged set merges into the map.
+      const bins = Object.entries(d.latency ?? {}).filter(([, n]) => (n ?? 0) > 0);
+      if (bins.length) doc.latency = Object.fromEntries(bins.map(([bin, n]) => [bin, FieldValue.increment(n!)]));
+      // Each writer's list under its own key: writers that share a shard do not overwrite each other's.
+      if (d.recent) doc.recent = { [d.recent.writer]: d.recent.entries.map(encodeEntry) };
       batch.set(this.col.doc(`${d.destinationId}~${d.bucketStart}~${shard}`), doc, { merge: true });
     }
     await batch.commit();
@@ -64,6 +75,23 @@ export class FirestoreRateStore implements RateStore {
     return mergeShards(snap.docs.map((d) => d.data() as StoredRate));
   }
 
+  async recentLog(destinationId: string, since: number, maxDocs: number): Promise<RecentBucket[]> {
+    const q = FIRESTORE_QUERIES.logHead;
+    const snap = await this.col.where(q.equality[0], '==', destinationId).where(q.orderBy, '>=', since).orderBy(q.orderBy, 'desc').limit(maxDocs).select(q.orderBy, 'recent').get();
+    this.ops.reads += Math.max(1, snap.size);
+    const rows = snap.docs.map((d) => d.data() as Pick<StoredRate, 'bucketStart' | 'recent'>);
+    // The limit may have cut the oldest bucket's documents short: what it holds proves nothing.
+    const cut = snap.size === maxDocs ? rows[rows.length - 1]?.bucketStart : undefined;
+    const byStart = new Map<number, RecentEntry[]>();
+    for (const r of rows) {
+      if (r.bucketStart === cut) continue;
+      const entries = byStart.get(r.bucketStart) ?? [];
+      for (const list of Object.values(r.recent ?? {})) entries.push(...list.flatMap(decodeEntry));
+      byStart.set(r.bucketStart, entries);
+    }
+    return [...byStart.entries()].map(([start, entries]) => ({ start, entries }));
+  }
+
   async activeSince(since: number): Promise<string[]> {
     // A single-field range: Firestore's automatic index serves it.
     const snap = await this.col.where(FIRESTORE_QUERIES.rateWindow.orderBy, '>=', since).select(FIRESTORE_QUERIES.rateWindow.equality[0]).get();
@@ -72,7 +100,17 @@ export class FirestoreRateStore implements RateStore {
   }
 }
 
-/** Shards of the same bucket, summed. */
+/** A log-head entry as stored: one string, as Firestore keeps no array inside an array. */
+function encodeEntry(e: RecentEntry): string {
+  return `${e[0]} ${e[1]}`;
+}
+
+function decodeEntry(text: string): RecentEntry[] {
+  const space = text.indexOf(' ');
+  return space > 0 ? [[text.slice(0, space), text.slice(space + 1)]] : [];
+}
+
+/** Shards of the same bucket, summed, latency histograms bin by bin. */
 export function mergeShards(rows: readonly Omit<StoredRate, 'expireAt' | 'shard'>[]): RateBucket[] {
   const byStart = new Map<number, RateBucket>();
   for (const r of rows) {
@@ -81,6 +119,7 @@ export function mergeShards(rows: readonly Omit<StoredRate, 'expireAt' | 'shard'
     b.successes += r.successes;
     b.failures += r.failures;
     b.lastErrors = [...(b.lastErrors ?? []), ...(r.lastErrors ?? [])].sort((x, y) => y.at.localeCompare(x.at)).slice(0, RECENT_ERRORS);
+    if (r.latency && Object.keys(r.latency).length) b.latency = addHistograms(b.latency, r.latency);
     byStart.set(r.bucketStart, b);
   }
   return [...byStart.values()].sort((a, b) => a.start - b.start);

@@ -1,4 +1,5 @@
-import { DocumentData, DocumentReference, FieldValue, Firestore, Timestamp } from '@google-cloud/firestore';
+import { DocumentData, DocumentReference, FieldPath, FieldValue, Firestore, Timestamp } from '@google-cloud/firestore';
+import { DeliveryLogQuery, inLog, logPage } from '../domain/delivery-log';
 import { DeliveryRecord, DeliveryStatus } from '../domain/delivery';
 import { Destination } from '../domain/destination';
 import { isSealed, SecretBox, SecretBoxError, sealedKeyId } from '../domain/secret-box';
@@ -44,7 +45,15 @@ export const FIRESTORE_QUERIES = {
   rateDeferred: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'status', 'rateDeferred'], orderBy: 'availableAt' },
   byDestination: { collection: COLLECTIONS.deliveries, equality: ['destinationId'], orderBy: 'id' },
   byDestinationAndStatus: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'status'], orderBy: 'id' },
+  // The delivery log (GET …/destinations/{id}/deliveries): newest published first, by any of its filters.
+  log: { collection: COLLECTIONS.deliveries, equality: ['destinationId'], orderBy: 'publishedAt', direction: 'desc' },
+  logByStatus: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'status'], orderBy: 'publishedAt', direction: 'desc' },
+  logByType: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'eventType'], orderBy: 'publishedAt', direction: 'desc' },
+  logByStatusAndType: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'status', 'eventType'], orderBy: 'publishedAt', direction: 'desc' },
+  logByEventId: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'eventId'], orderBy: 'publishedAt', direction: 'desc' },
   rateWindow: { collection: COLLECTIONS.rates, equality: ['destinationId'], orderBy: 'bucketStart' },
+  // The head of a destination's delivery log, kept with its counters: the newest buckets first.
+  logHead: { collection: COLLECTIONS.rates, equality: ['destinationId'], orderBy: 'bucketStart', direction: 'desc' },
   // GET /admin/replays: newest first (one field: Firestore's automatic index serves it).
   recentReplays: { collection: COLLECTIONS.replays, equality: [], orderBy: 'createdAt', direction: 'desc' },
   // GET /admin/accounts/{id}/replays: one account's, newest first.
@@ -329,6 +338,25 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     return snap.size > query.limit && last ? { deliveries, nextCursor: last.id } : { deliveries };
   }
 
+  async log(destinationId: string, query: DeliveryLogQuery): Promise<DeliveryPage> {
+    let q = this.col.where('destinationId', '==', destinationId);
+    // An event id names one or two records: the other filters are applied to them here, not by an index each.
+    if (query.eventId !== undefined) q = q.where('eventId', '==', query.eventId);
+    else {
+      if (query.status !== undefined) q = q.where('status', '==', query.status);
+      if (query.eventType !== undefined) q = q.where('eventType', '==', query.eventType);
+    }
+    if (query.from !== undefined) q = q.where('publishedAt', '>=', query.from);
+    if (query.to !== undefined) q = q.where('publishedAt', '<', query.to);
+    q = q.orderBy('publishedAt', 'desc').orderBy(FieldPath.documentId(), 'desc');
+    if (query.cursor !== undefined) q = q.startAfter(query.cursor.publishedAt, query.cursor.id);
+    // The page's rows without the event's bytes and the attempts' detail (GET …/deliveries/{id} has them).
+    const snap = await q.select(...LOG_FIELDS).limit(query.limit + 1).get();
+    this.ops.reads += Math.max(1, snap.size);
+    const rows = snap.docs.map((d) => fromDoc(d.data())).filter((r) => inLog(r, { ...query, cursor: undefined }));
+    return logPage(rows, query.limit);
+  }
+
   async countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number> {
     let total = 0;
     for (const ids of chunks(destinationIds, IN_LIMIT)) {
@@ -356,6 +384,16 @@ export class FirestoreDeliveryStore implements DeliveryStore {
       for (const snap of snaps) if (snap.exists) found.add(snap.id);
     }
     return found;
+  }
+
+  async logRows(ids: readonly string[]): Promise<DeliveryRecord[]> {
+    const rows: DeliveryRecord[] = [];
+    for (const part of chunks(ids, GET_ALL_CHUNK)) {
+      const snaps = await this.db.getAll(...part.map((id) => this.col.doc(id)), { fieldMask: [...LOG_FIELDS] });
+      this.ops.reads += part.length;
+      for (const snap of snaps) if (snap.exists) rows.push(fromDoc(snap.data()!));
+    }
+    return rows;
   }
 
   async countByStatus(destinationIds: readonly string[], status: DeliveryStatus): Promise<number> {
@@ -432,6 +470,16 @@ function toDoc(record: DeliveryRecord): StoredDelivery {
   const { event, ...rest } = record;
   return event ? { ...rest, event: { attributes: { ...event.attributes }, data: event.data } } : rest;
 }
+
+/** A delivery record's fields as the log shows them: all but `event` and `attemptLog`. */
+const LOG_FIELDS = [
+  'id', 'destinationId', 'eventId', 'eventSource', 'eventType', 'status', 'attempts', 'throttled', 'reason', 'publishedAt', 'lastError', 'availableAt',
+  'rateDeferred', 'claimedAt', 'firstAttemptAt', 'lastAttemptAt', 'deliveredAt', 'replays', 'intake', 'deadLetterDueAt', 'recoveredAt',
+] as const satisfies readonly Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>[];
+type UnlistedField = Exclude<Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>, (typeof LOG_FIELDS)[number]>;
+// A field added to DeliveryRecord but not to LOG_FIELDS stops the build here: the log would drop it silently.
+const LOG_FIELDS_COMPLETE: UnlistedField extends never ? true : never = true;
+void LOG_FIELDS_COMPLETE;
 
 function fromDoc(doc: DocumentData): DeliveryRecord {
   const { event, ...rest } = doc as StoredDelivery;

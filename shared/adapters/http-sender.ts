@@ -1,11 +1,13 @@
 import { Agent, Dispatcher, request } from 'undici';
 import { AddressRules, checkTargetUrl } from '../domain/address-policy';
+import { keptResponseHeaders } from '../domain/attempt-detail';
 import { AttemptResult } from '../domain/delivery';
+import { USER_AGENT } from '../domain/signing';
 import { HostResolver, HttpRequest, HttpSender } from '../ports';
 import { BlockedAddressError, guardedLookup, systemResolver } from './guarded-lookup';
 
 const EXCERPT_BYTES = 1024;
-export const USER_AGENT = 'Herald/0.1';
+export { USER_AGENT };
 
 function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
@@ -68,6 +70,7 @@ export class UndiciHttpSender implements HttpSender {
         status: res.statusCode,
         durationMs: elapsed(),
         bodyExcerpt,
+        headers: keptResponseHeaders(res.headers),
         ...(retryAfter !== undefined ? { retryAfter } : {}),
         ...(location !== undefined ? { location } : {}),
       };

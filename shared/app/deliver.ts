@@ -9,7 +9,8 @@ import { eventKey, HeraldEvent, matchesType } from '../domain/event';
 import { DeliveryPolicy } from '../domain/policy';
 import { decide, Decision, NO_HISTORY, withFailureMode } from '../domain/retry-decision';
 import { rateOutcome } from '../domain/success-rate';
-import { signatureHeaders, webhookIdFor } from '../domain/signing';
+import { signatureHeaders, USER_AGENT, webhookIdFor } from '../domain/signing';
+import { attemptDetail, SentRequest } from '../domain/attempt-detail';
 import { signingSecrets } from '../domain/secret-rotation';
 import { Clock, DeliveryStore, DestinationStore, HttpSender, Logger, LogFields, MessageBus, TopicPublisher } from '../ports';
 import { topicMessage } from '../domain/topic-destination';
@@ -173,21 +174,23 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
     return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
   }
   const at = deps.clock.now();
-  const result = await attempt(deps, t, at);
+  const { result, sent } = await attempt(deps, t, at);
   if (result.kind === 'herald-overload') {
     const record = firstRecord(t, publishedAt, at, { type: 'back-off', until: backOffUntil(deps) });
     if (!(await retryOnOverload(() => deps.deliveries.create(record), RECORD_RETRY))) return { kind: 'duplicate', deliveryId: t.id };
+    logged(deps, record, at);
     return backedOff(deps, t, result, record);
   }
   deps.limiter.report(t.destination.id, result, at);
   const decision = await withFailureModeOf(deps, t, decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)));
-  const record = firstRecord(t, publishedAt, at, { type: 'attempted', at, result, decision });
+  const record = firstRecord(t, publishedAt, at, { type: 'attempted', at, result, decision, detail: detailOf(sent, result, decision, at) });
   // Recorded first, then counted and dead-lettered: a concurrent attempt that was recorded
   // first (a duplicate) neither counts twice nor publishes a second dead letter.
   if (!(await retryOnOverload(() => deps.deliveries.create(record), RECORD_RETRY))) {
     deps.log.warn('a concurrent attempt of this delivery was recorded first; this attempt was a duplicate', t.ids);
     return { kind: 'duplicate', deliveryId: t.id };
   }
+  logged(deps, record, at);
   countAttempt(deps, t, result, at, publishedAt);
   report(deps, t, result, decision, record);
   if (record.status === 'DEAD') await sendDeadLetter(deps, t.event, record);
@@ -220,7 +223,7 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
     return { kind: 'deferred', deliveryId: t.id, until: deferred.availableAt! };
   }
   const at = deps.clock.now();
-  const result = await attempt(deps, t, at);
+  const { result, sent } = await attempt(deps, t, at);
   if (result.kind === 'herald-overload') {
     const waiting = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'back-off', until: backOffUntil(deps) });
     if (!waiting) return { kind: 'duplicate', deliveryId: t.id };
@@ -229,7 +232,7 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
   deps.limiter.report(t.destination.id, result, at);
   const publishedAt = started.publishedAt ?? started.firstAttemptAt ?? at.toISOString();
   const decision = await withFailureModeOf(deps, t, decide(t.policy, historyOf(started), result, at, new Date(publishedAt)));
-  const outcome = settled(transition(started, { type: 'attempted', at, result, decision }));
+  const outcome = settled(transition(started, { type: 'attempted', at, result, decision, detail: detailOf(sent, result, decision, at) }));
   const record = withEvent(outcome, t.event);
   // Written only if nobody took the claim over while the attempt ran (it expired meanwhile).
   const written = await retryOnOverload(
@@ -270,11 +273,13 @@ async function handOver(deps: DeliverDeps, t: Target, publishedAt: string): Prom
  * push is not acked and comes again: nothing was sent, so nothing is sent twice.
  */
 async function recordUnattempted(deps: DeliverDeps, t: Target, publishedAt: string, next: Transition, message: string): Promise<DeliverOutcome> {
-  const record = firstRecord(t, publishedAt, deps.clock.now(), next);
+  const now = deps.clock.now();
+  const record = firstRecord(t, publishedAt, now, next);
   if (!(await deps.deliveries.create(record))) {
     deps.log.info('duplicate lane message skipped: the delivery is already recorded', t.ids);
     return { kind: 'duplicate', deliveryId: t.id };
   }
+  logged(deps, record, now);
   deps.log.info(message, { ...t.ids, availableAt: record.availableAt });
   return { kind: 'deferred', deliveryId: t.id, until: record.availableAt! };
 }
@@ -309,7 +314,9 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, claim: string | un
     if (existing) return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
     const initial: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: now.toISOString() };
     const state = settled(transition(initial, { type: 'queue', now, reason }));
-    if (!(await deps.deliveries.create(newRecord(t, publishedAt, state)))) return { kind: 'duplicate', deliveryId: t.id };
+    const record = newRecord(t, publishedAt, state);
+    if (!(await deps.deliveries.create(record))) return { kind: 'duplicate', deliveryId: t.id };
+    logged(deps, record, now);
   } else {
     const queued = await updateUnderClaim(deps.deliveries, t.id, claim, { type: 'queue', now, reason });
     if (!queued) return { kind: 'duplicate', deliveryId: t.id };
@@ -333,7 +340,12 @@ async function withFailureModeOf(deps: DeliverDeps, t: Target, decision: Decisio
 function countAttempt(deps: DeliverDeps, t: Target, result: AttemptResult, at: Date, publishedAt: string): void {
   const windowMs = t.policy.threshold?.windowMs ?? deps.rates.hourMs;
   const outcome = rateOutcome(result, at.getTime() - Date.parse(publishedAt), windowMs);
-  deps.rates.record(t.destination.id, outcome, at, isSuccess(result) ? undefined : describeFailure(result, at));
+  deps.rates.record(t.destination.id, outcome, at, isSuccess(result) ? undefined : describeFailure(result, at), result.durationMs);
+}
+
+/** A record was created: into the head of its destination's log (domain/recent-log.ts), with the counters. */
+function logged(deps: DeliverDeps, record: DeliveryRecord, at: Date): void {
+  if (record.publishedAt !== undefined) deps.rates.created(record.destinationId, record.id, record.publishedAt, at);
 }
 
 /** A suspend decision was recorded (the event QUEUED): now the destination itself. */
@@ -350,31 +362,44 @@ function rateWaitFor(deps: DeliverDeps, t: Pick<Target, 'destination' | 'policy'
   return rateWaitLimitMs(t.destination, t.policy.attemptTimeoutMs, { dedicatedMs: deps.maxRateWaitMs, sharedMs: deps.sharedLaneWaitMs, handlingBudgetMs: LANE_HANDLING_BUDGET_MS });
 }
 
-/** One attempt, timed for the slow-destination verdict (SlowDestinations). */
-async function attempt(deps: DeliverDeps, t: Target, at: Date): Promise<AttemptResult | HeraldOverload> {
+/** One attempt, timed for the slow-destination verdict (SlowDestinations): what came of it, and what was sent. */
+async function attempt(deps: DeliverDeps, t: Target, at: Date): Promise<{ result: AttemptResult | HeraldOverload; sent: SentRequest }> {
   const ticket = deps.slow.begin(t.destination.id, at.getTime());
   let result: AttemptResult | HeraldOverload | undefined;
   try {
-    result = await attemptOnce(deps, t, at);
-    return result;
+    const sent = requestFor(t, at);
+    result = await attemptOnce(deps, t, sent);
+    return { result, sent };
   } finally {
     const durationMs = result?.durationMs ?? deps.clock.now().getTime() - at.getTime();
     deps.slow.end(t.destination.id, ticket, deps.clock.now().getTime(), durationMs, result?.kind === 'timeout');
   }
 }
 
-/** One attempt, by the destination's kind: a signed POST to its url, or a publish to its topic. */
-async function attemptOnce(deps: DeliverDeps, t: Target, at: Date): Promise<AttemptResult | HeraldOverload> {
+/** What an attempt sends, by the destination's kind: a signed POST to its url, or a message to its topic. */
+function requestFor(t: Target, at: Date): SentRequest {
   if (t.destination.topic !== undefined) {
-    return deps.topics.publish({ topic: t.destination.topic, message: topicMessage(t.event, t.id), timeoutMs: t.policy.attemptTimeoutMs });
+    const message = topicMessage(t.event, t.id);
+    return { target: t.destination.topic, headers: message.attributes, body: message.data };
   }
   const key = eventKey(t.event.attributes);
-  return deps.http.send({
-    url: t.destination.url!,
-    headers: { ...binaryHeaders(t.event), ...signatureHeaders(signingSecrets(t.destination, at), webhookIdFor(key), at, t.event.data) },
+  return {
+    target: t.destination.url!,
+    headers: { 'user-agent': USER_AGENT, ...binaryHeaders(t.event), ...signatureHeaders(signingSecrets(t.destination, at), webhookIdFor(key), at, t.event.data) },
     body: t.event.data,
-    timeoutMs: t.policy.attemptTimeoutMs,
-  });
+  };
+}
+
+async function attemptOnce(deps: DeliverDeps, t: Target, sent: SentRequest): Promise<AttemptResult | HeraldOverload> {
+  if (t.destination.topic !== undefined) {
+    return deps.topics.publish({ topic: sent.target, message: { data: sent.body, attributes: { ...sent.headers } }, timeoutMs: t.policy.attemptTimeoutMs });
+  }
+  return deps.http.send({ url: sent.target, headers: { ...sent.headers }, body: sent.body, timeoutMs: t.policy.attemptTimeoutMs });
+}
+
+/** The attempt as the record keeps it (attemptLog). */
+function detailOf(sent: SentRequest, result: AttemptResult, decision: Decision, at: Date) {
+  return attemptDetail(sent, result, decision, isSuccess(result) ? undefined : describeFailure(result, at).error, at);
 }
 
 /** A delivery's first record: its ids, the event's, and `state` (with the event while it may be sent again). */

@@ -1,7 +1,15 @@
 import { LastError } from '../domain/delivery';
 
+import { addHistograms, withSample } from '../domain/latency-histogram';
 import { bucketStart, RateBucket, RateOutcome, RateSummary, RECENT_ERRORS, summarize } from '../domain/success-rate';
 import { Clock, Logger, RateDelta, RateStore } from '../ports';
+import { headOf, keepNewest, RecentBucket, RecentEntry } from '../domain/recent-log';
+import { randomBytes } from 'node:crypto';
+
+/** How far back the log head is looked for: the counters' lifetime (firestore-rates.ts KEEP_MS). */
+const LOG_HEAD_REACH_MS = 25 * 3600_000;
+/** Counter documents read for the head: the newest few first, then more buckets' worth. */
+const LOG_HEAD_DOCS = [4, 40] as const;
 
 export interface RateRecorderOptions {
   /** A minute, divided by HERALD_TIME_SCALE (see rateBucketMs). */
@@ -31,6 +39,15 @@ export const RATE_SHARDS = 1024;
  */
 export class RateRecorder {
   private pending = new Map<string, RateDelta>();
+  /**
+   * The log head (domain/recent-log.ts): this writer's newest records created per (destination,
+   * bucket), kept while the bucket is recent so each flush writes the whole list again.
+   */
+  private readonly recent = new Map<string, { destinationId: string; start: number; entries: RecentEntry[] }>();
+  /** Names this writer's lists: writers that share a shard keep theirs apart. */
+  private readonly writer = `w${randomBytes(6).toString('hex')}`;
+  /** The bucket in which the log head's lists were last pruned. */
+  private prunedAt = -Infinity;
   /** When this writer's last write was issued (not asked for): the interval runs from it. */
   private lastFlushAt = -Infinity;
   /** A flush is queued and not started: asks meanwhile join it. */
@@ -49,7 +66,8 @@ export class RateRecorder {
     return this.options.hourMs ?? this.options.bucketMs * 60;
   }
 
-  record(destinationId: string, outcome: RateOutcome, at: Date, error?: LastError): void {
+  /** One attempt: its outcome, its failure (if it failed) and how long it took (`durationMs`, into the latency histogram). */
+  record(destinationId: string, outcome: RateOutcome, at: Date, error?: LastError, durationMs?: number): void {
     const start = bucketStart(at.getTime(), this.options.bucketMs);
     const key = `${destinationId}~${start}`;
     const d = this.pending.get(key) ?? { destinationId, bucketStart: start, attempts: 0, successes: 0, failures: 0, lastErrors: [] };
@@ -57,7 +75,51 @@ export class RateRecorder {
     if (outcome === 'success') d.successes++;
     if (outcome === 'failure') d.failures++;
     if (error) d.lastErrors = [error, ...d.lastErrors].slice(0, RECENT_ERRORS);
+    if (durationMs !== undefined) d.latency = withSample(d.latency, durationMs);
     this.pending.set(key, d);
+  }
+
+  /** A delivery record was created (its first attempt, deferral or queueing): into the log head, written with the next flush. */
+  created(destinationId: string, deliveryId: string, publishedAt: string, at: Date): void {
+    const start = bucketStart(at.getTime(), this.options.bucketMs);
+    const key = `${destinationId}~${start}`;
+    const list = this.recent.get(key) ?? { destinationId, start, entries: [] };
+    list.entries = keepNewest(list.entries, [publishedAt, deliveryId]);
+    this.recent.set(key, list);
+    if (!this.pending.has(key)) this.pending.set(key, { destinationId, bucketStart: start, attempts: 0, successes: 0, failures: 0, lastErrors: [] });
+    // Older buckets are written for good: nothing is created in them any more. Looked at once a bucket, not per record.
+    if (start > this.prunedAt) {
+      this.prunedAt = start;
+      const oldest = start - 2 * this.options.bucketMs;
+      for (const [k, l] of this.recent) if (l.start < oldest) this.recent.delete(k);
+    }
+  }
+
+  /**
+   * The destination's newest `want` records if the head is sure of them (domain/recent-log.ts
+   * headOf): the stored lists of its newest buckets and this writer's own, not yet flushed.
+   */
+  async head(destinationId: string, want: number): Promise<RecentEntry[] | undefined> {
+    const since = this.clock.now().getTime() - LOG_HEAD_REACH_MS;
+    // The newest few documents prove a busy destination's head; a quiet one's needs more buckets.
+    for (const docs of LOG_HEAD_DOCS) {
+      const stored = await this.store.recentLog(destinationId, since, docs);
+      const head = headOf(this.withOwn(destinationId, stored), want);
+      if (head) return head;
+    }
+    return undefined;
+  }
+
+  /** `stored` with this writer's own lists of the same destination added (not yet flushed, or written already). */
+  private withOwn(destinationId: string, stored: readonly RecentBucket[]): RecentBucket[] {
+    const byStart = new Map(stored.map((b) => [b.start, [...b.entries]]));
+    const oldestStored = stored.length ? Math.min(...stored.map((b) => b.start)) : Infinity;
+    for (const l of this.recent.values()) {
+      // A bucket older than those read would claim a reach the stored lists do not have.
+      if (l.destinationId !== destinationId || (stored.length > 0 && l.start < oldestStored)) continue;
+      byStart.set(l.start, [...(byStart.get(l.start) ?? []), ...l.entries]);
+    }
+    return [...byStart.entries()].map(([start, entries]) => ({ start, entries }));
   }
 
   /**
@@ -78,7 +140,10 @@ export class RateRecorder {
     this.flushing = this.flushing.then(async () => {
       this.flushQueued = false;
       if (this.pending.size === 0) return;
-      const deltas = [...this.pending.values()];
+      const deltas = [...this.pending.values()].map((d) => {
+        const list = this.recent.get(`${d.destinationId}~${d.bucketStart}`);
+        return list ? { ...d, recent: { writer: this.writer, entries: [...list.entries] } } : d;
+      });
       this.pending = new Map();
       this.lastFlushAt = this.clock.now().getTime();
       try {
@@ -136,6 +201,7 @@ export class RateRecorder {
     into.successes += d.successes;
     into.failures += d.failures;
     into.lastErrors = [...into.lastErrors, ...d.lastErrors].sort((a, b) => b.at.localeCompare(a.at)).slice(0, RECENT_ERRORS);
+    if (d.latency) into.latency = addHistograms(into.latency, d.latency);
   }
 }
 

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { DestinationView, viewOf } from '../domain/destination';
 import { issuesFromZod } from '../domain/event';
 import { AdminResult, badId, notFound } from './destinations-admin';
-import { reactivateDestination, redeliverAll, SuspensionDeps } from './suspension';
+import { MANUAL_REASON_MAX } from '../domain/suspension';
+import { reactivateDestination, redeliverAll, SuspensionDeps, suspendDestinationByHand } from './suspension';
 
 /** `POST /admin/destinations/{id}/reactivate`: the suspension cleared, its QUEUED events sent again. */
 export async function postReactivate(deps: SuspensionDeps, id: string): Promise<AdminResult<{ destination: DestinationView; redelivered: number }>> {
@@ -18,6 +19,39 @@ export async function postReactivate(deps: SuspensionDeps, id: string): Promise<
   }
   const redelivered = await redeliverAll(deps, id, 'QUEUED');
   return { status: 200, body: { destination: viewOf(result), redelivered } };
+}
+
+export const suspendBodySchema = z
+  .strictObject(
+    {
+      reason: z
+        .string({ error: 'reason must be a string' })
+        .trim()
+        .min(1, 'reason must not be blank: leave it out to give none')
+        .max(MANUAL_REASON_MAX, `reason is at most ${MANUAL_REASON_MAX} characters`)
+        .optional(),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys'
+          ? `unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.join(', ')}: a suspend request is {"reason"?: string}`
+          : 'the body must be a JSON object {"reason"?: string}',
+    },
+  )
+  .default({});
+
+/**
+ * `POST /admin/destinations/{id}/suspend` with `{"reason"?}`: suspended by hand, as an automatic
+ * suspension leaves it (its events QUEUED until reactivated), recording that `by` did it.
+ */
+export async function postSuspend(deps: SuspensionDeps, id: string, body: unknown, by: string): Promise<AdminResult<{ destination: DestinationView }>> {
+  if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
+  const parsed = suspendBodySchema.safeParse(body);
+  if (!parsed.success) return { status: 400, body: { error: 'invalid suspend request', issues: issuesFromZod(parsed.error) } };
+  const result = await suspendDestinationByHand(deps, id, { by, ...(parsed.data.reason === undefined ? {} : { reason: parsed.data.reason }) });
+  if (result === undefined) return notFound(id);
+  if ('refused' in result) return { status: 409, body: { error: result.refused } };
+  return { status: 200, body: { destination: viewOf(result) } };
 }
 
 export const redeliverBodySchema = z

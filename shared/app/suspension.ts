@@ -2,7 +2,7 @@ import { DeliveryStatus, LastError } from '../domain/delivery';
 import { transition } from '../domain/delivery-state';
 import { Destination, deliveryPolicyOf, PolicySettings } from '../domain/destination';
 import { thresholdVerdict } from '../domain/success-rate';
-import { reactivate, suspend, SuspensionCause } from '../domain/suspension';
+import { reactivate, suspend, SuspensionCause, suspendManually } from '../domain/suspension';
 import { Clock, DeliveryStore, DestinationStore, Logger, MessageBus } from '../ports';
 import { DestinationDirectory } from './destination-directory';
 import { RateRecorder } from './rate-recorder';
@@ -33,10 +33,42 @@ export async function suspendDestination(
   const at = deps.clock.now();
   const suspended = await deps.destinations.update(destinationId, (current) => current && suspend(current, { ...why, at, window }));
   if (!suspended) return undefined;
+  await announce(deps, destinationId, suspended);
+  return suspended;
+}
+
+/**
+ * A suspension by hand (POST /admin/destinations/{id}/suspend): the same state, log line and
+ * notification as an automatic one, with cause `manual` and who did it. Resolves with the
+ * suspended destination, the refusal when it already was suspended, or undefined if it does not exist.
+ */
+export async function suspendDestinationByHand(
+  deps: Omit<SuspensionDeps, 'deliveries' | 'policy'>,
+  destinationId: string,
+  request: { by: string; reason?: string },
+): Promise<Destination | { refused: string } | undefined> {
+  const window = await deps.rates.window(destinationId);
+  let refused: string | undefined;
+  const suspended = await deps.destinations.update(destinationId, (current) => {
+    refused = undefined;
+    if (!current) return undefined;
+    const result = suspendManually(current, { ...request, window }, deps.clock);
+    if (result.ok) return result.destination;
+    refused = result.message;
+    return undefined;
+  });
+  if (!suspended) return refused === undefined ? undefined : { refused };
+  await announce(deps, destinationId, suspended);
+  return suspended;
+}
+
+/** A suspension written: caches told, an ERROR line logged, the notification published. */
+async function announce(deps: Omit<SuspensionDeps, 'deliveries' | 'policy'>, destinationId: string, suspended: Destination): Promise<void> {
   deps.directory.changed(destinationId, suspended);
-  const notification = suspended.suspension!.notification;
-  const fields = { destinationId, cause: why.cause, reason: why.reason, notifyTo: notification.to ?? '(no technicalEmail)', successRate1h: notification.successRate1h, attempts1h: notification.attempts1h };
-  deps.log.error(`destination suspended: ${why.reason}`, fields);
+  const s = suspended.suspension!;
+  const notification = s.notification;
+  const fields = { destinationId, cause: s.cause, reason: s.reason, ...(s.by === undefined ? {} : { by: s.by }), notifyTo: notification.to ?? '(no technicalEmail)', successRate1h: notification.successRate1h, attempts1h: notification.attempts1h };
+  deps.log.error(`destination suspended: ${s.reason}`, fields);
   try {
     await deps.bus.publish(deps.notificationsTopic, {
       data: Buffer.from(JSON.stringify(notification)),
@@ -46,7 +78,6 @@ export async function suspendDestination(
     // The suspension stands and is visible through the admin API; the message is in this log line.
     deps.log.error('suspension notification not published', { ...fields, error: (e as Error).message, notification });
   }
-  return suspended;
 }
 
 export interface ThresholdReport {

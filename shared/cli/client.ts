@@ -35,6 +35,7 @@ export type DestinationInfo = DestinationView & { stats?: DestinationStats };
 
 /** POST /admin/destinations/{id}/reactivate: the destination, active again, and how many QUEUED deliveries start over. */
 export type ReactivateResult = { destination: DestinationInfo; redelivered: number };
+export type SuspendResult = { destination: DestinationInfo };
 
 /** Which deliveries `redeliver` starts over: the QUEUED ones (default) or the DEAD ones. */
 export type RedeliverFrom = 'queued' | 'dead';
@@ -52,6 +53,12 @@ export type DeliveryPageInfo = { deliveries: DeliveryView[]; nextCursor?: string
 
 export interface DeliveryQuery {
   status?: DeliveryStatus;
+  type?: string;
+  eventId?: string;
+  /** ISO 8601: published at or after. */
+  from?: string;
+  /** ISO 8601: published before. */
+  to?: string;
   limit?: number;
   cursor?: string;
 }
@@ -132,6 +139,18 @@ export class HeraldClient {
     return b as unknown as ReactivateResult;
   }
 
+  /** POST /admin/destinations/{id}/suspend: suspended by hand; its events are QUEUED until it is reactivated. */
+  async suspendDestination(id: string, reason?: string): Promise<SuspendResult> {
+    const call = 'POST /admin/destinations/{id}/suspend';
+    const { body } = await this.request('admin', 'POST', `${this.scope}/destinations/${encodeURIComponent(id)}/suspend`, {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(reason === undefined ? {} : { reason }),
+    });
+    const b = objectOf(call, body);
+    if (typeof b.destination !== 'object' || b.destination === null) throw unexpected(call, body);
+    return b as unknown as SuspendResult;
+  }
+
   async rotateSecret(id: string, request: { secret?: string; graceSeconds?: number }): Promise<RotateSecretResult> {
     const call = 'POST /admin/destinations/{id}/rotate-secret';
     const { body } = await this.request('admin', 'POST', `${this.scope}/destinations/${encodeURIComponent(id)}/rotate-secret`, {
@@ -158,9 +177,10 @@ export class HeraldClient {
   /** GET /admin/destinations/{id}/deliveries: one page. */
   async listDeliveries(destinationId: string, query: DeliveryQuery = {}): Promise<DeliveryPageInfo> {
     const params = new URLSearchParams();
-    if (query.status !== undefined) params.set('status', query.status);
-    if (query.limit !== undefined) params.set('limit', String(query.limit));
-    if (query.cursor !== undefined) params.set('cursor', query.cursor);
+    for (const name of ['status', 'type', 'eventId', 'from', 'to', 'limit', 'cursor'] as const) {
+      const value = query[name];
+      if (value !== undefined) params.set(name, String(value));
+    }
     const qs = params.size > 0 ? `?${params.toString()}` : '';
     const { body } = await this.request('admin', 'GET', `${this.scope}/destinations/${encodeURIComponent(destinationId)}/deliveries${qs}`);
     const page = objectOf('GET /admin/destinations/{id}/deliveries', body);

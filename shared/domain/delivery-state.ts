@@ -1,5 +1,6 @@
 import { AttemptResult, DeliveryRecord, DeliveryStatus, describeFailure, isSuccess } from './delivery';
 import { AttemptHistory, Decision } from './retry-decision';
+import { AttemptDetail, withAttempt } from './attempt-detail';
 
 /**
  * Seed 004's state machine for one (event, destination) delivery, as a pure transition
@@ -16,6 +17,7 @@ export type DeliveryState = Pick<
   | 'throttled'
   | 'reason'
   | 'lastError'
+  | 'attemptLog'
   | 'availableAt'
   | 'rateDeferred'
   | 'claimedAt'
@@ -32,8 +34,8 @@ export type Transition =
    * before its availableAt — never one waiting for a retry's time.
    */
   | { type: 'claim'; now: Date; claimTtlMs: number; early?: boolean }
-  /** The claimed attempt, made at `at`, came to `result`, which decide() judged `decision`. */
-  | { type: 'attempted'; at: Date; result: AttemptResult; decision: Decision }
+  /** The claimed attempt, made at `at`, came to `result`, which decide() judged `decision`; `detail` is kept in attemptLog. */
+  | { type: 'attempted'; at: Date; result: AttemptResult; decision: Decision; detail?: AttemptDetail }
   /** The message a claim sent reached `deliver`: the attempt starts, renewing the claim if it is still `claimedAt`. */
   | { type: 'start'; now: Date; claimedAt: string }
   /** The delivery cannot be attempted any more (its destination was deleted): DEAD with `reason`. */
@@ -155,7 +157,12 @@ export function transition<S extends DeliveryState>(state: S, t: Transition): Tr
 function settle<S extends DeliveryState>(state: S, t: Extract<Transition, { type: 'attempted' }>): S {
   const { decision, result } = t;
   const at = t.at.toISOString();
-  const counted = { attempts: state.attempts + 1, firstAttemptAt: state.firstAttemptAt ?? at, lastAttemptAt: at };
+  const counted = {
+    attempts: state.attempts + 1,
+    firstAttemptAt: state.firstAttemptAt ?? at,
+    lastAttemptAt: at,
+    ...(t.detail ? { attemptLog: withAttempt(state.attemptLog, t.detail) } : {}),
+  };
   switch (decision.kind) {
     case 'delivered':
       return next(state, { ...counted, status: 'DELIVERED', deliveredAt: at }, ['claimedAt', 'availableAt', 'reason']);

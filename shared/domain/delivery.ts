@@ -7,7 +7,8 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** What one attempt came to; the only input the delivery rules take from the wire. */
 export type AttemptResult =
-  | { kind: 'response'; status: number; durationMs: number; bodyExcerpt: string; retryAfter?: string; location?: string }
+  /** `headers`: the response's, as kept for the attempt's detail (attempt-detail.ts keptResponseHeaders). */
+  | { kind: 'response'; status: number; durationMs: number; bodyExcerpt: string; retryAfter?: string; location?: string; headers?: Record<string, string> }
   | { kind: 'timeout'; durationMs: number; timeoutMs: number }
   | { kind: 'network'; durationMs: number; error: string }
   /** A Pub/Sub destination took the message (its other publish errors are `network`, a deadline `timeout`). */
@@ -60,6 +61,34 @@ export function describeFailure(result: AttemptResult, at: Date): LastError {
   }
 }
 
+/**
+ * What an operator sees of one attempt (the console's delivery log, GET …/deliveries/{id}):
+ * the request as sent, with its secrets masked, what came back, how long it took and what
+ * Herald decided. Kept on the delivery record itself — the write that records the attempt
+ * carries it, so it costs bytes, never an operation.
+ */
+export interface AttemptDetail {
+  at: string;
+  durationMs: number;
+  /** The webhook's URL, or the topic's resource name. */
+  target: string;
+  request: {
+    /** Lower-case names; signatures and credentials masked (maskHeaders). For a topic: the message's attributes. */
+    headers: Record<string, string>;
+    bodyBytes: number;
+    /** The body's first bytes: text when they are UTF-8, else base64. Only on the newest attempt (every attempt sends the same body). */
+    body?: { encoding: 'utf8' | 'base64'; excerpt: string; truncated: boolean };
+  };
+  /** A webhook that answered. */
+  response?: { status: number; headers: Record<string, string>; bodyExcerpt: string };
+  /** A topic that took the message. */
+  messageId?: string;
+  /** Why the attempt failed, when it did, in the words of LastError. */
+  error?: string;
+  /** What Herald decided after it (retry-decision.ts Decision's kinds); `at`: when a retry is due. */
+  decision: { kind: 'delivered' | 'retry' | 'throttle' | 'dead' | 'suspend' | 'queue'; at?: string; reason?: string };
+}
+
 export interface DeliveryRecord {
   /** `${destinationId}.${eventKey}`: one record per (event, destination). */
   id: string;
@@ -77,6 +106,8 @@ export interface DeliveryRecord {
   /** When the event was first published to Herald: max-age limits count from it. */
   publishedAt?: string;
   lastError?: LastError;
+  /** The newest attempts, newest first (attempt-detail.ts ATTEMPTS_KEPT): what was sent and what came back. */
+  attemptLog?: AttemptDetail[];
   availableAt?: string;
   /**
    * PENDING for a turn of the destination's rate, not for a retry's time: its availableAt is

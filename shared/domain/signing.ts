@@ -10,6 +10,9 @@ import { Webhook } from 'standardwebhooks';
  * text differs from the bytes on the wire, so Herald also signs the raw bytes: a receiver
  * that HMACs the raw body and one that uses a Standard Webhooks library both find a match.
  */
+/** Every webhook attempt's User-Agent. */
+export const USER_AGENT = 'Herald/0.1';
+
 export function signatureHeaders(secrets: readonly string[], webhookId: string, at: Date, body: Buffer): Record<string, string> {
   if (secrets.length === 0) throw new Error('a destination needs at least one signing secret');
   const rawBytesDiffer = !isUtf8(body);

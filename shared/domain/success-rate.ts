@@ -1,4 +1,5 @@
 import { AttemptResult, isSuccess, LastError } from './delivery';
+import { LatencyHistogram } from './latency-histogram';
 import { ThresholdPolicy } from './policy';
 
 /**
@@ -35,6 +36,8 @@ export interface RateBucket extends RateCounts {
   start: number;
   /** The most recent failures in the bucket, newest first. */
   lastErrors?: LastError[];
+  /** The attempts' latencies (those recorded with one), by bin of domain/latency-histogram.ts; absent with none. */
+  latency?: LatencyHistogram;
 }
 
 export const NO_COUNTS: RateCounts = Object.freeze({ attempts: 0, successes: 0, failures: 0 });

@@ -6,12 +6,15 @@ import type { SuspendCause } from './retry-decision';
  * suspension.ts makes it, and neither needs the other for its shape.
  */
 
-export type SuspensionCause = SuspendCause | 'threshold';
+/** `manual`: an operator (or the account) suspended it by hand (POST /admin/destinations/{id}/suspend). */
+export type SuspensionCause = SuspendCause | 'threshold' | 'manual';
 
 export interface Suspension {
   cause: SuspensionCause;
   reason: string;
   at: string;
+  /** Who suspended it by hand (cause `manual`), as the audit log names the caller: `admin`, `key:<id>` or `portal:<session>`. */
+  by?: string;
   /** The failure that suspended it (absent for a threshold suspension: see recentErrors). */
   lastError?: LastError;
   /** The rolling hour when it was suspended. */
@@ -31,6 +34,8 @@ export interface SuspensionNotification {
   text: string;
   reason: string;
   cause: SuspensionCause;
+  /** Who suspended it by hand (cause `manual`). */
+  by?: string;
   suspendedAt: string;
   attempts1h: number;
   successRate1h?: number;

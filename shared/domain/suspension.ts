@@ -19,6 +19,8 @@ export interface SuspendRequest {
   lastError?: LastError;
   /** The destination's rolling hour, as counted so far. */
   window: RateSummary;
+  /** Who suspended it, for a suspension by hand (cause `manual`). */
+  by?: string;
 }
 
 /** The destination suspended, or undefined if it already was (so exactly one notification goes out). */
@@ -30,6 +32,7 @@ export function suspend(destination: Destination, request: SuspendRequest): Dest
     cause: request.cause,
     reason: request.reason,
     at,
+    ...(request.by === undefined ? {} : { by: request.by }),
     attempts1h: request.window.attempts,
     ...(request.window.successRate === undefined ? {} : { successRate1h: request.window.successRate }),
     recentErrors,
@@ -40,6 +43,40 @@ export function suspend(destination: Destination, request: SuspendRequest): Dest
     notification: notificationFor(destination, base),
   };
   return { ...destination, status: 'suspended', suspension, updatedAt: at };
+}
+
+/** The longest reason a suspension by hand may give. */
+export const MANUAL_REASON_MAX = 200;
+
+export interface ManualSuspendRequest {
+  /** The caller, as the audit log names it (`admin`, `key:<id>`, `portal:<session>`). */
+  by: string;
+  /** Why, in the caller's words (at most MANUAL_REASON_MAX characters); absent: none given. */
+  reason?: string;
+  /** The destination's rolling hour, as counted so far. */
+  window: RateSummary;
+}
+
+export type ManualSuspendResult = { ok: true; destination: Destination } | { ok: false; code: 'already-suspended'; message: string };
+
+/**
+ * A suspension by hand: the same state an automatic one leaves (status suspended, its events
+ * QUEUED until reactivate undoes it), with cause `manual` and who did it. Refused when the
+ * destination already is suspended (the suspension it has stands). `clock` says when.
+ */
+export function suspendManually(destination: Destination, request: ManualSuspendRequest, clock: { now(): Date }): ManualSuspendResult {
+  if (destination.status === 'suspended') {
+    const s = destination.suspension;
+    return {
+      ok: false,
+      code: 'already-suspended',
+      message: `destination ${JSON.stringify(destination.id)} is already suspended${s ? ` since ${s.at} (${s.cause}): ${s.reason}` : ''}; reactivate it with POST /admin/destinations/${destination.id}/reactivate`,
+    };
+  }
+  const given = request.reason?.trim();
+  const reason = given ? given.slice(0, MANUAL_REASON_MAX) : `suspended by hand by ${request.by}`;
+  const suspended = suspend(destination, { cause: 'manual', reason, at: clock.now(), window: request.window, by: request.by })!;
+  return { ok: true, destination: suspended };
 }
 
 /** Why an event of a suspended destination is QUEUED instead of attempted. */
@@ -62,6 +99,7 @@ const CAUSE_TEXT: Record<SuspensionCause, string> = {
   'max-age': 'an event ran out of time (the policy deactivates the destination then)',
   'blocked-address': 'its host resolved to an address Herald may not connect to (private, loopback, link-local or metadata)',
   threshold: 'its success rate fell below the threshold',
+  manual: 'it was suspended by hand',
 };
 
 function notificationFor(destination: Destination, s: Omit<Suspension, 'notification' | 'lastError'>): SuspensionNotification {
@@ -70,7 +108,7 @@ function notificationFor(destination: Destination, s: Omit<Suspension, 'notifica
   const api = `POST /admin/destinations/${destination.id}/reactivate`;
   const cli = `herald destinations reactivate ${destination.id}`;
   const text = [
-    `Herald suspended the destination "${destination.id}" (${target}) at ${s.at}: ${CAUSE_TEXT[s.cause]}.`,
+    `Herald suspended the destination "${destination.id}" (${target}) at ${s.at}: ${CAUSE_TEXT[s.cause]}${s.by === undefined ? '' : ` by ${s.by}`}.`,
     '',
     `Reason: ${s.reason}`,
     `Success rate over the last hour: ${rate} (${s.attempts1h} attempts).`,
@@ -89,6 +127,7 @@ function notificationFor(destination: Destination, s: Omit<Suspension, 'notifica
     text,
     reason: s.reason,
     cause: s.cause,
+    ...(s.by === undefined ? {} : { by: s.by }),
     suspendedAt: s.at,
     attempts1h: s.attempts1h,
     ...(s.successRate1h === undefined ? {} : { successRate1h: s.successRate1h }),

@@ -2,12 +2,15 @@
  * `npm run bench -- log [--deliveries N]`: the console's delivery log at scale (issue 26: the
  * first page with 100,000 deliveries stored answers in < 300 ms locally). N delivery records
  * of one destination are written straight into the Firestore emulator (as `deliver` stores
- * them, in bulk), then the admin API's pages are timed as the console asks for them: the
- * first page, a page deep in (by cursor), filtered by status, and the account's queued ones.
+ * them, in bulk, with the log head deliver keeps beside its counters), then the admin API's
+ * pages are timed as the console asks for them: the first page (from the head), a page deep
+ * in (by cursor), filtered by status, and the account's queued ones.
  */
 import { performance } from 'node:perf_hooks';
 import { Firestore } from '@google-cloud/firestore';
 import { COLLECTIONS } from '../../shared/adapters/firestore-stores';
+import { FirestoreRateStore } from '../../shared/adapters/firestore-rates';
+import { RateRecorder } from '../../shared/app/rate-recorder';
 import { DeliveryRecord } from '../../shared/domain/delivery';
 import { deliveryId } from '../../shared/domain/ids';
 import { startLocalStack } from '../../shared/local/stack';
@@ -45,10 +48,15 @@ export async function runLogBench(args: string[], harness: BenchHarness): Promis
   harness.addCleanup('firestore client', () => db.terminate());
   const existing = (await db.collection(COLLECTIONS.deliveries).where('destinationId', '==', DESTINATION).count().get()).data().count;
   if (existing < count) {
-    note(`writing ${count - existing} delivery records`);
+    note(`writing ${count - existing} delivery records, and the log head deliver keeps with its counters`);
     const writer = db.bulkWriter();
     const start = performance.now();
-    const t0 = Date.parse('2026-11-25T00:00:00Z');
+    // Published in the last hours (the head is looked for in the counters' last 25 h), 10 a second.
+    const t0 = Date.now() - count * 100 - 60_000;
+    // The head as deliver's writer keeps it (RateRecorder.created), flushed once a simulated minute
+    // here rather than every second: the lists written are the same, in fewer writes.
+    let simulatedNow = t0;
+    const recorder = new RateRecorder(new FirestoreRateStore(db), { now: () => new Date(simulatedNow) }, createLogger({ level: 'WARNING', write: () => undefined }), { bucketMs: 60_000, flushMs: 60_000, shard: 1 });
     for (let i = existing; i < count; i++) {
       const at = new Date(t0 + i * 100).toISOString();
       // Mostly delivered, some queued and dead, as a busy destination's log is.
@@ -67,8 +75,12 @@ export async function runLogBench(args: string[], harness: BenchHarness): Promis
         ...(status === 'DELIVERED' ? { deliveredAt: at } : { reason: 'HTTP 503 on attempt 5' }),
       };
       void writer.set(db.collection(COLLECTIONS.deliveries).doc(record.id), record);
+      simulatedNow = t0 + i * 100 + 20;
+      recorder.created(DESTINATION, record.id, at, new Date(simulatedNow));
+      if (i % 600 === 0) await recorder.flushIfDue();
       if (i % 10_000 === 0 && i > existing) note(`  ${i}/${count} (${Math.round(((i - existing) * 1000) / (performance.now() - start))}/s)`);
     }
+    await recorder.flush();
     await writer.close();
     note(`written in ${Math.round((performance.now() - start) / 1000)} s`);
   }

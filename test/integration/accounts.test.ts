@@ -250,6 +250,87 @@ describe('queued retrieval by receiver URL (seed 003)', () => {
   });
 });
 
+describe('suspension by hand and redelivery by id', () => {
+  test('a key suspends a destination (its events QUEUED, by whom recorded), redelivers chosen deliveries by id, and reactivates', async () => {
+    expect((await operator('POST', '/accounts', { id: 'tyrell', name: 'Tyrell' })).status).toBe(201);
+    const key = await mintKey('tyrell', { name: 'tyrell app' });
+    expect((await as(key.key, 'POST', '/accounts/tyrell/settings', { 'notification.webhook.failure.policy': 'queue' })).status).toBe(200);
+    const spec = (path: string) => ({ url: `${receiver.url}${path}`, eventTypes: [TYPE], policy: 'eventarc' });
+    expect((await as(key.key, 'PUT', '/destinations/main', spec('/down/tyrell'))).status).toBe(201);
+    expect((await as(key.key, 'PUT', '/destinations/held', spec('/down/tyrell-held'))).status).toBe(201);
+
+    // Suspended by hand: the body checked, the caller recorded, a second time refused.
+    expect(await as(key.key, 'POST', '/destinations/held/suspend', { reason: 'x'.repeat(201), colour: 'red' })).toMatchObject({
+      status: 400,
+      body: { error: 'invalid suspend request', issues: expect.arrayContaining([{ path: 'reason', message: 'reason is at most 200 characters' }]) },
+    });
+    expect(await as(key.key, 'POST', '/destinations/held/suspend', { reason: 42 })).toMatchObject({ status: 400, body: { issues: [{ path: 'reason', message: 'reason must be a string' }] } });
+    const suspended = await as(key.key, 'POST', '/accounts/tyrell/destinations/held/suspend', { reason: '  receiver maintenance  ' });
+    expect(suspended).toMatchObject({
+      status: 200,
+      body: { destination: { id: 'held', account: 'tyrell', status: 'suspended', suspension: { cause: 'manual', reason: 'receiver maintenance', by: `key:${key.id}`, notification: { cause: 'manual', by: `key:${key.id}` } } } },
+    });
+    expect(await as(key.key, 'POST', '/destinations/held/suspend')).toMatchObject({ status: 409, body: { error: expect.stringMatching(/^destination "tyrell_held" is already suspended since .* \(manual\): receiver maintenance; reactivate it/) } });
+    expect((await as(key.key, 'GET', '/destinations/held')).body).toMatchObject({ status: 'suspended', suspension: { cause: 'manual', by: `key:${key.id}` } });
+    expect(await as(key.key, 'POST', '/destinations/nope/suspend')).toMatchObject({ status: 404 });
+
+    for (const id of ['t-1', 't-2', 't-3']) expect((await publish(key.key, id)).status).toBe(202);
+    type Listed = { deliveries: { id: string; destinationId: string; eventId: string; status: string }[] };
+    const queued = await eventually('6 queued: main by the queue policy, held by its suspension', async () => {
+      const page = (await as(key.key, 'GET', '/deliveries?status=queued')).body as Listed;
+      return page.deliveries.length === 6 ? page.deliveries : undefined;
+    });
+    const idOf = (destination: string, eventId: string) => queued.find((d) => d.destinationId === destination && d.eventId === eventId)!.id;
+    expect(receiver.on('/down/tyrell-held')).toHaveLength(0);
+
+    // Bodies refused, each problem named.
+    expect(await as(key.key, 'POST', '/deliveries/redeliver', { ids: [idOf('main', 't-1')], status: 'dead', url: 'https://x.example/' })).toMatchObject({
+      status: 400,
+      body: { issues: [expect.objectContaining({ path: 'status', message: expect.stringMatching(/^status cannot be given with ids/) }), expect.objectContaining({ path: 'url', message: expect.stringMatching(/^url cannot be given with ids/) })] },
+    });
+    expect(await as(key.key, 'POST', '/deliveries/redeliver', { ids: [] })).toMatchObject({ status: 400, body: { issues: [{ path: 'ids', message: 'ids must list 1 to 100 delivery ids' }] } });
+    expect(await as(key.key, 'POST', '/deliveries/redeliver', { ids: [idOf('main', 't-1'), 'not an id', idOf('main', 't-1')] })).toMatchObject({
+      status: 400,
+      body: { issues: [{ path: 'ids[1]', message: expect.stringMatching(/^not a delivery id/) }, { path: 'ids[2]', message: 'the same delivery as ids[0]: name each once' }] },
+    });
+    expect(await as(key.key, 'POST', '/deliveries/redeliver', { ids: Array.from({ length: 101 }, (_, i) => `tyrell_main.k${i}`) })).toMatchObject({ status: 400, body: { issues: [{ path: 'ids' }] } });
+
+    // One of main's, one of held's (suspended: left), globex's (not ours) and one that does not exist.
+    const globexDelivery = ((await operator('GET', '/accounts/globex/destinations/orders/deliveries')).body as Listed).deliveries[0]!;
+    downIsDown = false;
+    try {
+      const ids = [idOf('main', 't-1'), idOf('held', 't-1'), globexDelivery.id, 'tyrell_main.nothing'];
+      expect(await as(key.key, 'POST', '/deliveries/redeliver', { ids })).toEqual({
+        status: 202,
+        body: {
+          redelivered: 1,
+          results: [
+            { id: ids[0], outcome: 'redelivered', from: 'QUEUED', status: 'PENDING' },
+            { id: ids[1], outcome: 'suspended', status: 'QUEUED', destination: 'held' },
+            { id: ids[2], outcome: 'not-found' },
+            { id: ids[3], outcome: 'not-found' },
+          ],
+          suspended: ['held'],
+        },
+      });
+      const statusOf = async (id: string) => ((await as(key.key, 'GET', `/deliveries/${id}`)).body as { status: string }).status;
+      expect(await eventually('t-1 delivered to main', async () => ((await statusOf(ids[0]!)) === 'DELIVERED' ? true : undefined))).toBe(true);
+      expect(receiver.on('/down/tyrell').filter((r) => r.headers['ce-id'] === 't-1').length).toBeGreaterThanOrEqual(1);
+      // Only that one: the others stay queued; globex's is as it was.
+      expect((((await as(key.key, 'GET', '/deliveries?status=queued')).body as Listed).deliveries.map((d) => `${d.destinationId}:${d.eventId}`)).sort()).toEqual(['held:t-1', 'held:t-2', 'held:t-3', 'main:t-2', 'main:t-3']);
+      expect(((await operator('GET', `/accounts/globex/deliveries/${globexDelivery.id}`)).body as { status: string }).status).toBe(globexDelivery.status);
+      // Delivered now: reported with its status, left alone.
+      expect(await as(key.key, 'POST', '/deliveries/redeliver', { ids: [ids[0]] })).toEqual({ status: 202, body: { redelivered: 0, results: [{ id: ids[0], outcome: 'skipped', status: 'DELIVERED' }], suspended: [] } });
+
+      // Reactivated: held's three queued go.
+      expect(await as(key.key, 'POST', '/destinations/held/reactivate')).toMatchObject({ status: 200, body: { redelivered: 3, destination: { status: 'active' } } });
+      await eventually("held's queued delivered", async () => (receiver.on('/down/tyrell-held').length >= 3 ? true : undefined));
+    } finally {
+      downIsDown = true;
+    }
+  });
+});
+
 describe('quotas', () => {
   test('past its publish quota an account gets 429 with Retry-After, nothing accepted; other accounts publish on', async () => {
     expect((await operator('POST', '/accounts', { id: 'chatty', name: 'Chatty' })).status).toBe(201);
@@ -342,6 +423,7 @@ describe("isolation: account A's key on account B's resources, for every route t
     'POST /accounts/{accountId}/keys': { name: 'stolen' },
     'POST /destinations/{id}/rotate-secret': {},
     'POST /destinations/{id}/redeliver': {},
+    'POST /destinations/{id}/suspend': { reason: 'pwned' },
     'POST /deliveries/redeliver': {},
     'POST /accounts/{accountId}/portal-links': { ttlSeconds: 600 },
   };
@@ -364,11 +446,23 @@ describe("isolation: account A's key on account B's resources, for every route t
     'PUT /destinations/{id}': async (key) => expect(await as(key, 'PUT', '/destinations/orders', { url: `${receiver.url}/acme`, eventTypes: ['com.example.order.*'], technicalEmail: 'new@acme.example' })).toMatchObject({ status: 200, body: { account: 'acme', technicalEmail: 'new@acme.example' } }),
     'GET /destinations/{id}': async (key) => expect((await as(key, 'GET', '/destinations/orders')).body).toMatchObject({ account: 'acme' }),
     'POST /destinations/{id}/reactivate': async (key) => expect(await as(key, 'POST', '/destinations/orders/reactivate')).toMatchObject({ status: 409, body: { error: expect.stringMatching(/not suspended/) } }),
+    // Suspended by hand, as the caller (the audit's actor), refused twice, and reactivated: acme's own `orders` only.
+    'POST /destinations/{id}/suspend': async (key) => {
+      const made = await as(key, 'POST', '/destinations/orders/suspend', { reason: 'maintenance' });
+      expect(made).toMatchObject({ status: 200, body: { destination: { account: 'acme', id: 'orders', status: 'suspended', suspension: { cause: 'manual', reason: 'maintenance', by: expect.stringMatching(/^(key|portal):/) } } } });
+      expect(await as(key, 'POST', '/destinations/orders/suspend')).toMatchObject({ status: 409, body: { error: expect.stringMatching(/already suspended/) } });
+      expect(await as(key, 'POST', '/destinations/orders/reactivate')).toMatchObject({ status: 200, body: { destination: { status: 'active' } } });
+    },
     'POST /destinations/{id}/redeliver': async (key) => expect(await as(key, 'POST', '/destinations/orders/redeliver', {})).toMatchObject({ status: 202 }),
     'POST /destinations/{id}/rotate-secret': async (key) => expect(await as(key, 'POST', '/destinations/orders/rotate-secret', {})).toMatchObject({ status: 200, body: { account: 'acme', secret: expect.stringMatching(/^whsec_/) } }),
     'GET /destinations/{id}/deliveries': async (key) => expect(((await as(key, 'GET', '/destinations/orders/deliveries')).body as { deliveries: { account: string }[] }).deliveries.every((d) => d.account === 'acme')).toBe(true),
     'GET /deliveries': async (key) => expect(((await as(key, 'GET', '/deliveries?status=dead')).body as { deliveries: { account: string }[] }).deliveries.every((d) => d.account === 'acme')).toBe(true),
-    'POST /deliveries/redeliver': async (key) => expect(await as(key, 'POST', '/deliveries/redeliver', { status: 'dead' })).toMatchObject({ status: 202 }),
+    'POST /deliveries/redeliver': async (key) => {
+      expect(await as(key, 'POST', '/deliveries/redeliver', { status: 'dead' })).toMatchObject({ status: 202 });
+      // By id: globex's delivery is not found for acme, and stays as it is (globexState).
+      const globexDelivery = (await globexPath('/deliveries/{id}')).slice('/deliveries/'.length);
+      expect(await as(key, 'POST', '/deliveries/redeliver', { ids: [globexDelivery] })).toEqual({ status: 202, body: { redelivered: 0, results: [{ id: globexDelivery, outcome: 'not-found' }], suspended: [] } });
+    },
     'GET /deliveries/{id}': async (key) => expect((await as(key, 'GET', await globexPath('/deliveries/{id}'))).status).toBe(404),
     'POST /accounts': async (key) => expect((await as(key, 'POST', '/accounts', { id: 'evil', name: 'evil' })).status).toBe(403),
     'GET /accounts': async (key) => expect((await as(key, 'GET', '/accounts')).body).toEqual({ accounts: [expect.objectContaining({ id: 'acme' })] }),
@@ -443,6 +537,9 @@ describe("isolation: account A's key on account B's resources, for every route t
       expect([method, path, (await as(sessions.write, method, path, body)).status]).toEqual([method, path, 403]);
     }
     expect(await as(sessions.readOnly, 'POST', '/destinations/orders/rotate-secret', {})).toEqual({ status: 403, body: { error: 'this portal session is read-only: it can look but not change anything' } });
+    expect(await as(sessions.readOnly, 'POST', '/destinations/orders/suspend', {})).toEqual({ status: 403, body: { error: 'this portal session is read-only: it can look but not change anything' } });
+    expect(await as(sessions.readOnly, 'POST', '/accounts/acme/destinations/orders/suspend')).toEqual({ status: 403, body: { error: 'this portal session is read-only: it can look but not change anything' } });
+    expect(await as(sessions.readOnly, 'POST', '/deliveries/redeliver', { ids: ['acme_orders.anything'] })).toMatchObject({ status: 403 });
     expect((await as(sessions.readOnly, 'GET', '/destinations/orders')).status).toBe(200);
   });
 
@@ -456,12 +553,17 @@ describe("isolation: account A's key on account B's resources, for every route t
       ['GET', '/accounts/acme/destinations/orders'],
       ['GET', '/destinations/orders/deliveries'],
       ['POST', '/destinations/orders/rotate-secret'],
+      ['POST', '/destinations/orders/suspend'],
+      ['POST', '/accounts/acme/destinations/orders/suspend'],
       ['DELETE', '/destinations/orders'],
     ] as const) {
       expect([method, path, (await as(narrow, method, path, method === 'POST' ? {} : undefined)).status]).toEqual([method, path, 404]);
     }
     const delivery = ((await operator('GET', '/accounts/acme/destinations/orders/deliveries')).body as { deliveries: { id: string }[] }).deliveries[0];
-    if (delivery) expect((await as(narrow, 'GET', `/deliveries/${delivery.id}`)).status).toBe(404);
+    if (delivery) {
+      expect((await as(narrow, 'GET', `/deliveries/${delivery.id}`)).status).toBe(404);
+      expect(await as(narrow, 'POST', '/deliveries/redeliver', { ids: [delivery.id] })).toEqual({ status: 202, body: { redelivered: 0, results: [{ id: delivery.id, outcome: 'not-found' }], suspended: [] } });
+    }
     expect(((await as(narrow, 'GET', '/deliveries?status=dead')).body as { deliveries: { destinationId: string }[] }).deliveries.every((d) => d.destinationId === 'side')).toBe(true);
     expect(await as(narrow, 'POST', '/replays', { destination: 'orders', dryRun: true })).toMatchObject({ status: 403, body: { error: expect.stringMatching(/only the destinations side/) as unknown } });
     expect((await as(narrow, 'GET', '/replays')).body).toEqual({ replays: [] });

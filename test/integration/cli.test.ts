@@ -1,3 +1,4 @@
+import { encodeLogCursor } from '../../shared/domain/delivery-log';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -206,6 +207,8 @@ describe('herald deliveries against a running Herald (records seeded in its stor
     status,
     attempts: status === 'DEAD' ? 4 : 1,
     availableAt: '2025-01-01T00:00:00.000Z',
+    // The log is newest published first: key1 the newest.
+    publishedAt: `2024-12-31T23:59:5${9 - i}.000Z`,
     ...(status === 'DEAD'
       ? {
           lastError: { at: '2025-01-01T00:35:00.000Z', status: 500, error: 'HTTP 500' },
@@ -230,7 +233,7 @@ describe('herald deliveries against a running Herald (records seeded in its stor
       [`${dest}.key1`, 'seed-1', 'com.example.seeded', 'DEAD', '4', 'HTTP 500', '2025-01-01T00:00:00.000Z'],
       [`${dest}.key2`, 'seed-2', 'com.example.seeded', 'DELIVERED', '1', '-', '2025-01-01T00:00:00.000Z'],
     ]);
-    expect(first.stderr).toBe(`more deliveries: herald deliveries list ${dest} --limit 2 --cursor ${dest}.key2   (or --all for every page)\n`);
+    expect(first.stderr).toBe(`more deliveries: herald deliveries list ${dest} --limit 2 --cursor ${encodeLogCursor({ publishedAt: seeded[1]!.publishedAt!, id: `${dest}.key2` })}   (or --all for every page)\n`);
     const all = await herald(['deliveries', 'list', dest, '--all', '--limit', '2', '--json']);
     expect(all.code).toBe(0);
     const page = JSON.parse(all.stdout) as { deliveries: Record<string, unknown>[] };

@@ -4,7 +4,8 @@
  * in the log and its detail, rotates the secret; a customer portal link for one account shows
  * nothing of another's; an expired or tampered link is refused with a page, never data.
  * axe-core checks every page visited (no serious or critical violation), and the main pages
- * are saved to docs/screenshots/ at 1280 px.
+ * are screenshot at 1280 px: into docs/screenshots/ with HERALD_UPDATE_SCREENSHOTS=1, else a
+ * temporary directory (test/support/browser.ts).
  */
 import { createHash } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -176,6 +177,15 @@ test('an operator creates an account, a key and a destination, sees a delivery, 
   const detail = page.getByTestId('delivery-detail');
   await detail.getByText('com.example.order.created').first().waitFor();
   await detail.getByText(/^delivered /).waitFor();
+  // The attempt as sent and answered: the signature masked, the body, the receiver's status.
+  const attempt = detail.getByTestId('attempt').first();
+  expect(await attempt.locator('summary').textContent()).toMatch(/HTTP 204 in \d+ ms → delivered/);
+  const sentHeaders = (await attempt.getByLabel('Request headers').textContent()) ?? '';
+  expect(sentHeaders).toMatch(/webhook-signature: v1,••••••/);
+  expect(sentHeaders).toContain('ce-id: order-1');
+  expect(sentHeaders).not.toContain(firstSecret);
+  expect(await attempt.getByLabel('Request body').textContent()).toBe('{"id":"order-1"}');
+  await attempt.getByText('HTTP 204', { exact: false }).first().waitFor();
   await expectAccessible(page, 'delivery log with detail');
   await screenshot(page, 'delivery-log');
 
@@ -195,6 +205,27 @@ test('an operator creates an account, a key and a destination, sees a delivery, 
   await page.keyboard.press('Enter');
   await typeRow.getByLabel('Latest com.example.order.created event').getByText('"order-1"').first().waitFor();
   await expectAccessible(page, 'event types');
+
+  // Filters: by event id (one row), by a type nothing was published as (an empty state that says so).
+  await publish(key, 'order-9');
+  await receiver.waitFor(2, '/orders');
+  await nav(page, 'Delivery log');
+  await heading(page, 'Delivery log');
+  await page.getByLabel('Event id').fill('order-9');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  const filtered = page.getByRole('row').filter({ hasText: 'order-9' });
+  await until(
+    page,
+    async () => (await filtered.count()) > 0,
+    () => page.getByRole('button', { name: 'Refresh' }).click(),
+  );
+  expect(await page.getByRole('row').filter({ hasText: 'order-1' }).count()).toBe(0);
+  await page.getByLabel('Event id').fill('');
+  await page.getByLabel('Event type').fill('com.example.nothing');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.getByText('match these filters').waitFor();
+  await page.getByRole('link', { name: 'Clear filters' }).click();
+  await page.getByRole('row').filter({ hasText: 'order-1' }).waitFor();
 
   // Rotate the secret: a new one, shown once; the old one signing for the grace period.
   await page.goto(`${consoleUrl}#/destinations/orders`);
@@ -225,7 +256,7 @@ test('an operator creates an account, a key and a destination, sees a delivery, 
   // A receiver that answers 410 Gone: Herald suspends the destination; reactivated, its queued event goes.
   answers.set('/orders', 410);
   await publish(key, 'order-2');
-  await receiver.waitFor(2, '/orders');
+  await receiver.waitFor(3, '/orders');
   await page.goto(`${consoleUrl}#/destinations/orders`);
   await until(
     page,
@@ -239,7 +270,7 @@ test('an operator creates an account, a key and a destination, sees a delivery, 
   answers.delete('/orders');
   await page.getByRole('button', { name: 'Reactivate' }).click();
   await page.getByRole('status').filter({ hasText: 'Reactivated: 1 queued' }).waitFor();
-  await receiver.waitFor(3, '/orders');
+  await receiver.waitFor(4, '/orders');
 
   // A destination that gives up at once: its dead delivery shows, and a replay sends it again, watched to its end.
   const once = { retryOn: { statuses: ['5xx'], timeouts: true, networkErrors: true }, backoff: { kind: 'exponential', initialMs: 1000, factor: 2, capMs: 10000 }, maxAttempts: 1 };
@@ -403,4 +434,165 @@ test("a portal link for one account never shows another's data; an expired or ta
   await heading(refused.page, 'This link is not valid');
   expect(await refused.page.getByTestId('return-link').count()).toBe(0);
   await refused.context.close();
+});
+
+describe('attempt latency and success-rate sparklines', () => {
+  it("shows the overview's latency in ms after a delivery, and a destination row's success-rate sparkline named with its percentage", async () => {
+    expect((await stack.admin('POST', '/accounts', { id: 'latency', name: 'Latency Ltd' })).status).toBe(201);
+    expect((await stack.admin('PUT', '/accounts/latency/destinations/timed', { url: `${receiver.url}/timed`, eventTypes: ['com.example.timed'] })).status).toBe(201);
+    const sent = await stack.ingest({ 'content-type': 'application/json', 'ce-id': 'timed-1', 'ce-source': 'shop', 'ce-type': 'com.example.timed', 'ce-specversion': '1.0', 'ce-heraldaccount': 'latency' }, '{}');
+    expect(sent.status).toBe(202);
+    await receiver.waitFor(1, '/timed');
+
+    const { context, page } = await newPage();
+    await page.goto(consoleUrl);
+    await page.getByLabel('Admin token or account key', { exact: true }).fill(stack.config.adminToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await heading(page, 'Overview');
+    await page.getByLabel('Account', { exact: true }).selectOption('latency');
+    const tile = page.getByTestId('stat-latency');
+    await until(
+      page,
+      async () => /^\d+ ms \/ \d+ ms$/.test(((await tile.textContent().catch(() => '')) ?? '').trim()),
+      async () => {
+        await page.getByRole('button', { name: 'Last day' }).click();
+        await page.getByRole('button', { name: 'Last hour' }).click();
+      },
+    );
+    await page.getByRole('img', { name: /^Attempt latency, p50 and p99 \(ms\)/ }).waitFor();
+    await expectAccessible(page, 'overview with latency');
+
+    await nav(page, 'Destinations');
+    await heading(page, 'Destinations');
+    const spark = page.getByRole('row').filter({ hasText: 'timed' }).getByTestId('success-sparkline');
+    // The list, then each row's hour, load after the page: let them land before looking again.
+    await until(
+      page,
+      async () => (await spark.count()) > 0,
+      async () => {
+        await page.reload();
+        await page.waitForLoadState('networkidle');
+      },
+    );
+    expect(await spark.getAttribute('role')).toBe('img');
+    expect(await spark.getAttribute('aria-label')).toMatch(/success rate over the last hour: \d+(\.\d)? %$/);
+    await spark.locator('canvas').waitFor();
+    await expectAccessible(page, 'destinations with sparklines');
+    await page.setViewportSize({ width: 375, height: 800 });
+    expect(Number(await page.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(375);
+    await context.close();
+  });
+});
+
+/** Signs a new page in with the admin token, looking at `account`. */
+async function signedInAs(account: string): Promise<{ context: BrowserContext; page: Page }> {
+  const opened = await newPage();
+  await opened.page.goto(consoleUrl);
+  await opened.page.getByLabel('Admin token or account key', { exact: true }).fill(stack.config.adminToken);
+  await opened.page.getByRole('button', { name: 'Sign in' }).click();
+  await heading(opened.page, 'Overview');
+  await opened.page.getByLabel('Account', { exact: true }).selectOption(account);
+  expect(await opened.page.getByLabel('Account', { exact: true }).inputValue()).toBe(account);
+  return opened;
+}
+
+test('an operator suspends a destination by hand from its page (reason, confirmed), sees it suspended, then reactivates it', async () => {
+  expect((await stack.admin('POST', '/accounts', { id: 'holdco', name: 'holdco' })).status).toBe(201);
+  expect((await stack.admin('PUT', '/accounts/holdco/destinations/shop', { url: `${receiver.url}/shop`, eventTypes: ['com.example.*'] })).status).toBe(201);
+  const { context, page } = await signedInAs('holdco');
+  await page.goto(`${consoleUrl}#/destinations/shop`);
+  await heading(page, 'shop');
+  expect(await page.getByRole('region', { name: 'Suspension' }).count()).toBe(0);
+  await page.getByLabel('Reason (optional)', { exact: true }).fill('receiver maintenance');
+  await page.getByRole('button', { name: 'Suspend', exact: true }).click();
+  // One more step before anything changes; Cancel backs out.
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  expect(((await stack.admin('GET', '/accounts/holdco/destinations/shop')).body as { status: string }).status).toBe('active');
+  await page.getByRole('button', { name: 'Suspend', exact: true }).click();
+  await expectAccessible(page, 'suspend, confirming');
+  await page.getByRole('button', { name: 'Yes, suspend' }).click();
+  await page.getByRole('status').filter({ hasText: 'Suspended: receiver maintenance' }).waitFor();
+  const suspension = page.getByRole('region', { name: 'Suspension' });
+  await suspension.getByText('receiver maintenance').waitFor();
+  await suspension.getByText('Suspended by hand by admin.').waitFor();
+  expect(await page.locator('dl.props').getByText('suspended', { exact: true }).count()).toBe(1);
+  expect((await stack.admin('GET', '/accounts/holdco/destinations/shop')).body).toMatchObject({ status: 'suspended', suspension: { cause: 'manual', reason: 'receiver maintenance', by: 'admin' } });
+  // Suspended, it offers Reactivate, not Suspend.
+  expect(await page.getByRole('button', { name: 'Suspend', exact: true }).count()).toBe(0);
+  await expectAccessible(page, 'destination suspended by hand');
+  await page.getByRole('button', { name: 'Reactivate' }).click();
+  await page.getByRole('status').filter({ hasText: 'Reactivated: 0 queued' }).waitFor();
+  await page.getByRole('button', { name: 'Suspend', exact: true }).waitFor();
+  expect(await page.getByRole('region', { name: 'Suspension' }).count()).toBe(0);
+  expect(((await stack.admin('GET', '/accounts/holdco/destinations/shop')).body as { status: string }).status).toBe('active');
+  await context.close();
+});
+
+test('on Queued & dead, one of two dead deliveries selected (from the keyboard) and redelivered: only that one leaves', async () => {
+  expect((await stack.admin('POST', '/accounts', { id: 'pickco', name: 'pickco' })).status).toBe(201);
+  const made = await stack.admin('POST', '/accounts/pickco/keys', { name: 'publisher' });
+  expect(made.status).toBe(201);
+  const key = (made.body as { key: string }).key;
+  const once = { retryOn: { statuses: ['5xx'], timeouts: true, networkErrors: true }, backoff: { kind: 'exponential', initialMs: 1000, factor: 2, capMs: 10000 }, maxAttempts: 1 };
+  expect((await stack.admin('PUT', '/accounts/pickco/destinations/picky', { url: `${receiver.url}/picky`, eventTypes: ['com.example.pick'], policy: once })).status).toBe(201);
+  answers.set('/picky', 500);
+  await publish(key, 'pick-1', 'com.example.pick');
+  await publish(key, 'pick-2', 'com.example.pick');
+  await receiver.waitFor(2, '/picky');
+
+  const { context, page } = await signedInAs('pickco');
+  await page.goto(`${consoleUrl}#/queued?status=dead`);
+  await heading(page, 'Queued & dead');
+  const rowOf = (id: string) => page.getByRole('row').filter({ hasText: id });
+  await until(
+    page,
+    async () => (await rowOf('pick-1').count()) > 0 && (await rowOf('pick-2').count()) > 0,
+    async () => {
+      await page.reload();
+    },
+  );
+  answers.delete('/picky');
+  const selected = page.getByRole('button', { name: /^Redeliver selected/ });
+  expect(await selected.textContent()).toBe('Redeliver selected (0)');
+  expect(await selected.isDisabled()).toBe(true);
+  const box = page.getByLabel('Select pick-1 to picky', { exact: true });
+  await box.focus();
+  await page.keyboard.press('Space');
+  expect(await box.isChecked()).toBe(true);
+  expect(await page.getByLabel('Select pick-2 to picky', { exact: true }).isChecked()).toBe(false);
+  await page.getByRole('button', { name: 'Redeliver selected (1)' }).waitFor();
+  await expectAccessible(page, 'dead, one selected');
+  await selected.focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('status').filter({ hasText: '1 of 1 selected delivery is being sent again.' }).waitFor();
+  await receiver.waitFor(3, '/picky');
+  await until(
+    page,
+    async () => (await rowOf('pick-1').count()) === 0 && (await rowOf('pick-2').count()) === 1,
+    async () => {
+      await page.reload();
+    },
+  );
+  const dead = (await stack.admin('GET', '/accounts/pickco/deliveries?status=dead')).body as { deliveries: { eventId: string }[] };
+  expect(dead.deliveries.map((d) => d.eventId)).toEqual(['pick-2']);
+  expect(receiver.on('/picky').filter((r) => r.headers['ce-id'] === 'pick-2')).toHaveLength(1);
+
+  // A replay chosen by destination (offered from the account's), from and to, and event types; the API's message under its field.
+  await nav(page, 'Replays');
+  await heading(page, 'Replays');
+  await page.locator('#replay-destinations option[value="picky"]').waitFor({ state: 'attached' });
+  await page.getByLabel('Destination (optional)', { exact: true }).fill('picky');
+  await page.getByLabel('From (optional)', { exact: true }).fill('2026-11-25T12:00:00');
+  await page.getByLabel('To (optional)', { exact: true }).fill('2026-11-25T11:00:00');
+  await page.getByLabel('Event types (optional)', { exact: true }).fill('com.example.pick');
+  await page.getByRole('button', { name: 'Start replay' }).click();
+  await page.locator('#replay-until-error').filter({ hasText: 'until must not be before since' }).waitFor();
+  await expectAccessible(page, 'replay form with a bad range');
+  await page.getByLabel('To (optional)', { exact: true }).fill('2099-01-01T00:00:00');
+  await page.getByLabel('Dry run', { exact: false }).check();
+  await page.getByRole('button', { name: 'Start replay' }).click();
+  await page.getByTestId('replay-progress').getByText(/finished/).waitFor({ timeout: 60_000 });
+  const replays = (await stack.admin('GET', '/accounts/pickco/replays')).body as { replays: { request: Record<string, unknown> }[] };
+  expect(replays.replays[0]!.request).toMatchObject({ account: 'pickco', destination: 'picky', since: expect.any(String) as unknown, until: expect.any(String) as unknown, eventTypes: ['com.example.pick'], dryRun: true });
+  await context.close();
 });

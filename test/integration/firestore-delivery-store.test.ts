@@ -1,5 +1,7 @@
 import { Firestore } from '@google-cloud/firestore';
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore-stores';
+import { FirestoreRateStore } from '../../shared/adapters/firestore-rates';
+import { logHeadConformance } from '../support/log-head-conformance';
 import { deliveryStoreConformance } from '../support/delivery-store-conformance';
 
 const projectId = 'delivery-store-test';
@@ -15,4 +17,9 @@ afterAll(() => db.terminate());
 deliveryStoreConformance('firestore', async () => {
   await wipe();
   return new FirestoreDeliveryStore(db);
+});
+
+logHeadConformance('firestore', async () => {
+  await wipe();
+  return new FirestoreRateStore(db);
 });

@@ -228,6 +228,22 @@ describe('overview aggregates', () => {
     expect(day).toMatchObject({ window: '24h', bucketMs: 900_000 });
     expect(day.series).toHaveLength(96);
     expect(await operator('GET', '/stats?window=7d')).toMatchObject({ status: 400, body: { issues: [{ path: 'window', message: 'window must be "1h" or "24h"' }] } });
+    // Attempt latency from the counters' histograms: p50/p99 over the window and per point with attempts.
+    type Latency = { latencyMs?: { p50: number; p99: number }; series: { attempts: number; p50Ms?: number; p99Ms?: number }[] };
+    const withLatency = stats as unknown as Latency;
+    expect(withLatency.latencyMs).toEqual({ p50: expect.any(Number) as unknown, p99: expect.any(Number) as unknown });
+    expect(withLatency.latencyMs!.p99).toBeGreaterThanOrEqual(withLatency.latencyMs!.p50);
+    expect(withLatency.series.filter((p) => p.attempts > 0).every((p) => typeof p.p50Ms === 'number' && typeof p.p99Ms === 'number')).toBe(true);
+    expect(withLatency.series.filter((p) => p.attempts === 0).some((p) => 'p50Ms' in p)).toBe(false);
+    // One destination's numbers: by its id in the account.
+    const alpha = (await operator('GET', '/accounts/tenant-a/stats?window=1h&destination=alpha')).body as Stats & Latency & { destination: string };
+    expect(alpha).toMatchObject({ window: '1h', destination: 'alpha', successRate: 1, latencyMs: { p50: expect.any(Number) as unknown } });
+    expect(total(alpha)).toBe(2);
+    expect(total((await call(narrow, 'GET', '/stats?destination=alpha')).body as Stats)).toBe(2);
+    // Unknown, or not the session's: 404 as on the destination routes; malformed: 400 naming the parameter.
+    expect(await operator('GET', '/accounts/tenant-a/stats?destination=nope')).toMatchObject({ status: 404, body: { error: 'no destination "tenant-a_nope"; list them with GET /admin/destinations' } });
+    expect(await call(narrow, 'GET', '/stats?destination=beta')).toMatchObject({ status: 404 });
+    expect(await operator('GET', '/accounts/tenant-a/stats?destination=Not_An_Id')).toMatchObject({ status: 400, body: { error: 'invalid query', issues: [{ path: 'destination', message: expect.stringMatching(/^destination must be a destination id/) as unknown }] } });
   });
 });
 

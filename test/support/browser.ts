@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { Browser, chromium, Page } from 'playwright-core';
@@ -49,10 +50,24 @@ export async function accessibilityProblems(page: Page): Promise<string[]> {
     .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join('; ')})`);
 }
 
-export const SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
+/** The docs' screenshots, rewritten only when asked: HERALD_UPDATE_SCREENSHOTS=1. */
+export const DOCS_SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
 
-/** A screenshot for the docs, 1280 px wide (the page's viewport), under docs/screenshots/; a secret shown once is masked. */
-export async function screenshot(page: Page, name: string): Promise<void> {
+/**
+ * Where screenshot() writes: docs/screenshots/ with HERALD_UPDATE_SCREENSHOTS=1, else a
+ * temporary directory of this run (still taken, so the code path runs; the docs stay as
+ * they are, and a test run leaves git clean).
+ */
+export function screenshotsDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.HERALD_UPDATE_SCREENSHOTS === '1' ? DOCS_SCREENSHOTS : join(tmpdir(), `herald-screenshots-${process.pid}`);
+}
+
+export const SCREENSHOTS = screenshotsDir();
+
+/** A screenshot for the docs, 1280 px wide (the page's viewport), under SCREENSHOTS; a secret shown once is masked. */
+export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true, animations: 'disabled', caret: 'hide', mask: [page.getByTestId('secret-value')], maskColor: '#c9ced6' });
+  const path = join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true, animations: 'disabled', caret: 'hide', mask: [page.getByTestId('secret-value')], maskColor: '#c9ced6' });
+  return path;
 }

@@ -1,5 +1,6 @@
 import { DeliveryRecord } from '../../shared/domain/delivery';
 import { DeliveryStore } from '../../shared/ports';
+import { decodeLogCursor } from '../../shared/domain/delivery-log';
 
 const T0 = new Date('2026-05-01T10:00:00.000Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000).toISOString();
@@ -74,6 +75,51 @@ export function deliveryStoreConformance(name: string, make: () => Promise<Deliv
       const third = await store.list('dest-a', { limit: 2, cursor: second.nextCursor! });
       expect(third).toEqual({ deliveries: [expect.objectContaining({ id: 'dest-a.e4' })] });
       expect((await store.list('dest-a', { status: 'DEAD', limit: 10 })).deliveries.map((d) => d.id)).toEqual(['dest-a.e1', 'dest-a.e3']);
+    });
+
+    test('the log: newest published first, filtered, paged by cursor, without the event or the attempts', async () => {
+      const detail = { at: at(0), durationMs: 5, target: 'https://x.example/h', request: { headers: {}, bodyBytes: 1 }, decision: { kind: 'delivered' as const } };
+      const data = Buffer.from('{}');
+      for (let i = 0; i < 6; i++) {
+        await store.put(
+          record(`dest-a.l${i}`, {
+            eventId: `ev-${i}`,
+            eventType: i % 2 ? 'odd' : 'even',
+            status: i % 3 === 0 ? 'DEAD' : 'DELIVERED',
+            publishedAt: at(i),
+            attemptLog: [detail],
+            event: { attributes: { id: `ev-${i}`, source: '/src', type: 't', specversion: '1.0' }, data },
+          }),
+        );
+      }
+      // Published in the same millisecond as l5: after it by id (descending).
+      await store.put(record('dest-a.l5a', { eventId: 'ev-5a', eventType: 'odd', status: 'DELIVERED', publishedAt: at(5) }));
+      await store.put(record('dest-b.l9', { destinationId: 'dest-b', publishedAt: at(9) }));
+      const ids = async (q: Parameters<DeliveryStore['log']>[1]) => (await store.log('dest-a', q)).deliveries.map((d) => d.id);
+      expect(await ids({ limit: 10 })).toEqual(['dest-a.l5a', 'dest-a.l5', 'dest-a.l4', 'dest-a.l3', 'dest-a.l2', 'dest-a.l1', 'dest-a.l0']);
+      const first = await store.log('dest-a', { limit: 3 });
+      expect(first.deliveries.map((d) => d.id)).toEqual(['dest-a.l5a', 'dest-a.l5', 'dest-a.l4']);
+      for (const d of first.deliveries) {
+        expect(d).not.toHaveProperty('event');
+        expect(d).not.toHaveProperty('attemptLog');
+      }
+      const second = await store.log('dest-a', { limit: 3, cursor: decodeLogCursor(first.nextCursor!)! });
+      expect(second.deliveries.map((d) => d.id)).toEqual(['dest-a.l3', 'dest-a.l2', 'dest-a.l1']);
+      const third = await store.log('dest-a', { limit: 3, cursor: decodeLogCursor(second.nextCursor!)! });
+      expect(third).toEqual({ deliveries: [expect.objectContaining({ id: 'dest-a.l0' })] });
+      expect(await ids({ limit: 10, status: 'DEAD' })).toEqual(['dest-a.l3', 'dest-a.l0']);
+      expect(await ids({ limit: 10, eventType: 'odd' })).toEqual(['dest-a.l5a', 'dest-a.l5', 'dest-a.l3', 'dest-a.l1']);
+      expect(await ids({ limit: 10, eventType: 'odd', status: 'DEAD' })).toEqual(['dest-a.l3']);
+      expect(await ids({ limit: 10, eventId: 'ev-4' })).toEqual(['dest-a.l4']);
+      expect(await ids({ limit: 10, eventId: 'ev-4', status: 'DEAD' })).toEqual([]);
+      expect(await ids({ limit: 10, from: at(2), to: at(5) })).toEqual(['dest-a.l4', 'dest-a.l3', 'dest-a.l2']);
+      expect(await ids({ limit: 10, from: at(2), status: 'DELIVERED', eventType: 'even' })).toEqual(['dest-a.l4', 'dest-a.l2']);
+      expect((await store.get('dest-a.l1'))?.attemptLog).toEqual([detail]);
+      const rows = await store.logRows(['dest-a.l4', 'dest-a.missing', 'dest-a.l1']);
+      expect(rows.map((r) => r.id)).toEqual(['dest-a.l4', 'dest-a.l1']);
+      expect(rows[0]).toMatchObject({ status: 'DELIVERED', eventType: 'even', publishedAt: at(4) });
+      expect(rows[0]).not.toHaveProperty('event');
+      expect(rows[0]).not.toHaveProperty('attemptLog');
     });
 
     test('counts the records of an intake batch for some destinations, and tells which records exist', async () => {

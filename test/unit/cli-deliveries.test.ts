@@ -2,6 +2,7 @@ import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store
 import { DeliveriesDeps, getDelivery, listDeliveries } from '../../shared/app/deliveries-admin';
 import { AdminResult } from '../../shared/app/destinations-admin';
 import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/delivery';
+import { encodeLogCursor } from '../../shared/domain/delivery-log';
 import { harness, Sent } from '../support/cli-harness';
 import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
 
@@ -18,9 +19,17 @@ function record(n: number, status: DeliveryStatus, extra: Partial<DeliveryRecord
     status,
     attempts: 0,
     availableAt: `2025-01-01T00:00:${key}.000Z`,
+    // The log lists newest published first: key01 the newest.
+    publishedAt: new Date(Date.parse('2025-01-01T00:00:00.000Z') - n * 1000).toISOString(),
     event: { attributes: { specversion: '1.0', id: `evt-${key}`, source: '/shop', type: 'com.example.order.created' }, data: Buffer.from('payload') },
     ...extra,
   };
+}
+
+/** The cursor a page ending at key0n gives (the log's: publish time and id). */
+function cursorAfter(n: number): string {
+  const r = record(n, 'DELIVERED');
+  return encodeLogCursor({ publishedAt: r.publishedAt!, id: r.id });
 }
 
 async function stores(): Promise<DeliveriesDeps> {
@@ -107,7 +116,7 @@ describe('herald deliveries list', () => {
     const h = await cli();
     expect(await h.run(['deliveries', 'list', 'orders', '--limit', '3'])).toBe(0);
     expect(h.stdout().trimEnd().split('\n').slice(1).map((l) => l.split(/\s+/)[0])).toEqual(['orders.key01', 'orders.key02', 'orders.key03']);
-    expect(h.stderr()).toBe('more deliveries: herald deliveries list orders --limit 3 --cursor orders.key03   (or --all for every page)\n');
+    expect(h.stderr()).toBe(`more deliveries: herald deliveries list orders --limit 3 --cursor ${cursorAfter(3)}   (or --all for every page)\n`);
 
     const pages: string[][] = [];
     let argv = ['deliveries', 'list', 'orders', '--limit', '3'];
@@ -126,10 +135,26 @@ describe('herald deliveries list', () => {
     ]);
   });
 
+  test('--type, --event-id, --from and --to filter, and the next-page hint keeps them', async () => {
+    const h = await cli();
+    // key0n was published n seconds before 2025-01-01: key02..key06 lie in [23:59:54, 23:59:59).
+    expect(await h.run(['deliveries', 'list', 'orders', '--type', 'com.example.order.created', '--from', '2024-12-31T23:59:54Z', '--to', '2024-12-31T23:59:59Z', '--limit', '2'])).toBe(0);
+    expect(new URL(h.sent[0]!.url).searchParams.get('type')).toBe('com.example.order.created');
+    expect(h.stdout().trimEnd().split('\n').slice(1).map((l) => l.split(/\s+/)[0])).toEqual(['orders.key02', 'orders.key03']);
+    expect(h.stderr()).toContain('--type com.example.order.created --from 2024-12-31T23:59:54Z --to 2024-12-31T23:59:59Z --limit 2 --cursor ');
+    const one = await cli();
+    expect(await one.run(['deliveries', 'list', 'orders', '--event-id', 'evt-05'])).toBe(0);
+    expect(one.stdout().trimEnd().split('\n').slice(1).map((l) => l.split(/\s+/)[0])).toEqual(['orders.key05']);
+    const bad = await cli();
+    expect(await bad.run(['deliveries', 'list', 'orders', '--from', 'yesterday'])).toBe(2);
+    expect(bad.stderr()).toMatch(/--from.*ISO 8601/);
+    expect(bad.sent).toHaveLength(0);
+  });
+
   test('--all follows the cursors to the last page (here 3 pages of 3)', async () => {
     const h = await cli();
     expect(await h.run(['deliveries', 'list', 'orders', '--all', '--limit', '3'])).toBe(0);
-    expect(h.sent.map((s) => new URL(s.url).search)).toEqual(['?limit=3', '?limit=3&cursor=orders.key03', '?limit=3&cursor=orders.key06']);
+    expect(h.sent.map((s) => new URL(s.url).search)).toEqual(['?limit=3', `?limit=3&cursor=${cursorAfter(3)}`, `?limit=3&cursor=${cursorAfter(6)}`]);
     expect(h.stdout().trimEnd().split('\n')).toHaveLength(1 + 7);
     expect(h.stderr()).toBe('');
   });
@@ -147,7 +172,7 @@ describe('herald deliveries list', () => {
     const h = await cli();
     expect(await h.run(['deliveries', 'list', 'orders', '--limit', '2', '--status', 'DEAD', '--json'])).toBe(0);
     const out = JSON.parse(h.stdout()) as { deliveries: Record<string, unknown>[]; nextCursor?: string };
-    expect(out.nextCursor).toBe('orders.key04');
+    expect(out.nextCursor).toBe(cursorAfter(4));
     expect(out.deliveries.map((d) => d.id)).toEqual(['orders.key02', 'orders.key04']);
     expect(out.deliveries[0]).toEqual({
       id: 'orders.key02',
@@ -159,9 +184,10 @@ describe('herald deliveries list', () => {
       status: 'DEAD',
       attempts: 4,
       availableAt: '2025-01-01T00:00:02.000Z',
+      publishedAt: '2024-12-31T23:59:58.000Z',
       lastError: { at: '2025-01-01T01:00:00.000Z', status: 503, error: 'HTTP 503' },
     });
-    expect(h.stderr()).toBe('more deliveries: herald deliveries list orders --status DEAD --limit 2 --json --cursor orders.key04   (or --all for every page)\n');
+    expect(h.stderr()).toBe(`more deliveries: herald deliveries list orders --status DEAD --limit 2 --json --cursor ${cursorAfter(4)}   (or --all for every page)\n`);
   });
 
   test('no deliveries: a note on stderr, nothing on stdout', async () => {

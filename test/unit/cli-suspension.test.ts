@@ -5,14 +5,14 @@ import { DestinationDirectory } from '../../shared/app/destination-directory';
 import { AdminDeps, AdminResult, getDestination } from '../../shared/app/destinations-admin';
 import { RateRecorder } from '../../shared/app/rate-recorder';
 import { SuspensionDeps, suspendDestination } from '../../shared/app/suspension';
-import { postReactivate, postRedeliver } from '../../shared/app/suspension-admin';
+import { postReactivate, postRedeliver, postSuspend } from '../../shared/app/suspension-admin';
 import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/delivery';
 import { createLogger } from '../../shared/log';
 import { harness, Sent } from '../support/cli-harness';
 import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
 
 /**
- * `herald destinations reactivate|redeliver|show` in-process: the requests they send, and
+ * `herald destinations suspend|reactivate|redeliver|show` in-process: the requests they send, and
  * what they make of the real admin use cases' answers over memory stores.
  */
 
@@ -76,10 +76,13 @@ async function stores(): Promise<AdminDeps & SuspensionDeps> {
 function adminApi(deps: AdminDeps & SuspensionDeps) {
   return async (req: Sent): Promise<Response> => {
     const path = new URL(req.url).pathname;
-    const action = /^\/admin\/destinations\/([^/]+)\/(reactivate|redeliver)$/.exec(path);
+    const action = /^\/admin\/destinations\/([^/]+)\/(reactivate|redeliver|suspend)$/.exec(path);
     const one = /^\/admin\/destinations\/([^/]+)$/.exec(path);
     let result: AdminResult<unknown>;
     if (req.method === 'POST' && action?.[2] === 'reactivate') result = await postReactivate(deps, decodeURIComponent(action[1]!));
+    else if (req.method === 'POST' && action?.[2] === 'suspend') {
+      result = await postSuspend(deps, decodeURIComponent(action[1]!), req.body?.length ? (JSON.parse(req.body.toString()) as unknown) : undefined, 'admin');
+    }
     else if (req.method === 'POST' && action?.[2] === 'redeliver') {
       result = await postRedeliver(deps, decodeURIComponent(action[1]!), req.body?.length ? (JSON.parse(req.body.toString()) as unknown) : undefined);
     } else if (req.method === 'GET' && one) result = await getDestination(deps, decodeURIComponent(one[1]!));
@@ -306,9 +309,48 @@ describe('herald destinations show', () => {
 test('destinations help lists every command', async () => {
   const h = harness();
   expect(await h.run(['destinations'])).toBe(2);
-  expect(h.stderr()).toMatch(/add[\s\S]*list[\s\S]*show[\s\S]*remove[\s\S]*reactivate[\s\S]*redeliver/);
+  expect(h.stderr()).toMatch(/add[\s\S]*list[\s\S]*show[\s\S]*remove[\s\S]*suspend[\s\S]*reactivate[\s\S]*redeliver/);
   const help = harness();
   expect(await help.run(['destinations', 'redeliver', '--help'])).toBe(0);
   expect(help.stdout()).toMatch(/--dead/);
   expect(help.stdout()).toMatch(/--json/);
+});
+
+describe('herald destinations suspend', () => {
+  test('sends POST /admin/destinations/{id}/suspend with the reason; prints one line; the destination is suspended by hand', async () => {
+    const { deps, h } = await cli();
+    expect(await h.run(['destinations', 'suspend', 'billing', '--reason', 'receiver maintenance'])).toBe(0);
+    expect(h.sent.map((s) => [s.method, s.url, s.body?.toString(), s.headers['content-type']])).toEqual([
+      ['POST', 'http://127.0.0.1:8080/admin/destinations/billing/suspend', '{"reason":"receiver maintenance"}', 'application/json'],
+    ]);
+    expect(h.stdout()).toBe('billing suspended: receiver maintenance; its events are QUEUED until: herald destinations reactivate billing\n');
+    expect(h.stderr()).toBe('');
+    expect((await deps.destinations.get('billing'))?.suspension).toMatchObject({ cause: 'manual', reason: 'receiver maintenance', by: 'admin' });
+    // Reactivate undoes it, and sends the two QUEUED ones.
+    expect(await h.run(['destinations', 'reactivate', 'billing'])).toBe(0);
+    expect(h.stdout()).toContain('billing reactivated; 2 queued deliveries sent again\n');
+  });
+
+  test('without --reason an empty object; --json prints the answer', async () => {
+    const { h } = await cli();
+    expect(await h.run(['destinations', 'suspend', 'quiet', '--json'])).toBe(0);
+    expect(h.sent[0]!.body?.toString()).toBe('{}');
+    expect(JSON.parse(h.stdout())).toMatchObject({ destination: { id: 'quiet', status: 'suspended', suspension: { cause: 'manual', reason: 'suspended by hand by admin', by: 'admin' } } });
+  });
+
+  test("409 (already suspended): exit 1, Herald's message, and how to send to it again", async () => {
+    const { h } = await cli();
+    expect(await h.run(['destinations', 'suspend', 'orders'])).toBe(1);
+    expect(h.stderr()).toMatch(/^herald: destination "orders" is already suspended since .* \(criteria\): HTTP 404 suspends the destination at once under event-platform; reactivate it with POST \/admin\/destinations\/orders\/reactivate\nhint: to send to it again: herald destinations reactivate orders\n$/);
+  });
+
+  test('404: exit 1, the destination named; a reason too long: exit 2, nothing sent', async () => {
+    const { h } = await cli();
+    expect(await h.run(['destinations', 'suspend', 'gone'])).toBe(1);
+    expect(h.stderr()).toBe(NOT_FOUND_STDERR);
+    const long = await cli();
+    expect(await long.h.run(['destinations', 'suspend', 'billing', '--reason', 'x'.repeat(201)])).toBe(2);
+    expect(long.h.sent).toEqual([]);
+    expect(long.h.stderr()).toMatch(/the reason is at most 200 characters/);
+  });
 });

@@ -1,6 +1,7 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { deliveryViewOf, getDelivery, isDeliveryId, listDeliveries, parseDeliveriesQuery } from '../../shared/app/deliveries-admin';
 import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/delivery';
+import { RecentEntry } from '../../shared/domain/recent-log';
 import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
 
 /** GET /admin/destinations/{id}/deliveries and GET /admin/deliveries/{id} over the memory stores. */
@@ -16,6 +17,8 @@ function record(destinationId: string, n: number, status: DeliveryStatus, extra:
     status,
     attempts: status === 'PENDING' ? 0 : 1,
     availableAt: '2025-01-01T00:00:00.000Z',
+    // The log is newest published first: key01 is the newest, so pages read key01, key02, …
+    publishedAt: new Date(Date.parse('2025-01-01T00:00:00.000Z') - n * 1000).toISOString(),
     event: { attributes: { specversion: '1.0', id: eventId, source: '/shop', type: 'com.example.order.created' }, data: Buffer.from('{"card":"4242"}') },
     ...extra,
   };
@@ -83,6 +86,29 @@ describe('GET /admin/destinations/{id}/deliveries', () => {
     expect(await ids('queued')).toEqual(['orders.key05']);
   });
 
+  test('filters by event type, event id and publish time, alone or together, and pages within them', async () => {
+    const deps = await setup();
+    await deps.deliveries.put(record('orders', 8, 'DEAD', { eventType: 'com.example.order.paid' }));
+    await deps.deliveries.put(record('orders', 9, 'DELIVERED', { eventType: 'com.example.order.paid' }));
+    const ids = async (query: Record<string, string>) => ((await listDeliveries(deps, 'orders', query)) as { body: Page }).body.deliveries.map((d) => d.id);
+    expect(await ids({ type: 'com.example.order.paid' })).toEqual(['orders.key08', 'orders.key09']);
+    expect(await ids({ type: 'com.example.order.paid', status: 'dead' })).toEqual(['orders.key08']);
+    expect(await ids({ eventId: 'evt-03' })).toEqual(['orders.key03']);
+    expect(await ids({ eventId: 'evt-03', status: 'queued' })).toEqual([]);
+    // key0n was published n seconds before midnight: from is inclusive, to exclusive.
+    expect(await ids({ from: '2024-12-31T23:59:56Z', to: '2024-12-31T23:59:58Z' })).toEqual(['orders.key03', 'orders.key04']);
+    expect(await ids({ from: '2024-12-31T23:59:56Z', status: 'DEAD' })).toEqual(['orders.key02', 'orders.key04']);
+    const first = (await listDeliveries(deps, 'orders', { type: 'com.example.order.paid', limit: '1' })) as { body: Page };
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    expect(await ids({ type: 'com.example.order.paid', limit: '1', cursor: first.body.nextCursor! })).toEqual(['orders.key09']);
+  });
+
+  test('newest published first, whatever the ids', async () => {
+    const deps = await setup();
+    await deps.deliveries.put(record('orders', 90, 'DELIVERED', { publishedAt: '2026-01-01T00:00:00.000Z' }));
+    expect(((await listDeliveries(deps, 'orders', { limit: '2' })) as { body: Page }).body.deliveries.map((d) => d.id)).toEqual(['orders.key90', 'orders.key01']);
+  });
+
   test('a view is the record without its event: no payload bytes, every other field', async () => {
     const deps = await setup();
     const lastError = { at: '2025-01-01T00:00:01.000Z', status: 500, error: 'HTTP 500', bodyExcerpt: 'oops' };
@@ -127,7 +153,13 @@ describe('GET /admin/destinations/{id}/deliveries', () => {
     [{ limit: 'ten' }, [{ path: 'limit', message: /^limit must be a whole number from 1 to 500/ }]],
     [{ limit: '2.5' }, [{ path: 'limit', message: /^limit must be a whole number/ }]],
     [{ cursor: '' }, [{ path: 'cursor', message: /^cursor must not be empty/ }]],
-    [{ statsu: 'dead' }, [{ path: 'statsu', message: 'unknown query parameter; use status, limit, cursor' }]],
+    [{ cursor: 'orders.key02' }, [{ path: 'cursor', message: /^cursor is not one this API gave/ }]],
+    [{ type: '' }, [{ path: 'type', message: /^type must not be empty/ }]],
+    [{ eventId: ['a', 'b'] }, [{ path: 'eventId', message: /given once$/ }]],
+    [{ from: 'yesterday' }, [{ path: 'from', message: /^from must be an ISO 8601 date-time with a time zone/ }]],
+    [{ to: '2025-01-01T00:00:00' }, [{ path: 'to', message: /^to must be an ISO 8601 date-time with a time zone/ }]],
+    [{ from: '2025-01-02T00:00:00Z', to: '2025-01-01T00:00:00Z' }, [{ path: 'to', message: 'to must be later than from' }]],
+    [{ statsu: 'dead' }, [{ path: 'statsu', message: 'unknown query parameter; use status, type, eventId, from, to, limit, cursor' }]],
     [
       { status: 'nope', limit: '-1' },
       [
@@ -159,6 +191,36 @@ describe('GET /admin/destinations/{id}/deliveries', () => {
     const deps = await setup();
     const r = await listDeliveries(deps, 'users', {});
     expect((r as { body: Page }).body.deliveries.map((d) => d.id)).toEqual(['users.key01']);
+  });
+});
+
+describe('the first page from the log head', () => {
+  const head = (entries: RecentEntry[] | undefined) => ({ head: jest.fn(async () => entries) });
+  const entry = (n: number): RecentEntry => [new Date(Date.parse('2025-01-01T00:00:00.000Z') - n * 1000).toISOString(), `orders.key${String(n).padStart(2, '0')}`];
+
+  test('a complete head is read by id, never by query, and pages on by the same cursor as the query', async () => {
+    const deps = await setup();
+    const log = jest.spyOn(deps.deliveries, 'log');
+    const logHead = head([entry(1), entry(2), entry(3)]);
+    const r = (await listDeliveries({ ...deps, rates: logHead }, 'orders', { limit: '2' })) as { body: Page };
+    expect(logHead.head).toHaveBeenCalledWith('orders', 3);
+    expect(log).not.toHaveBeenCalled();
+    expect(r.body.deliveries.map((d) => d.id)).toEqual(['orders.key01', 'orders.key02']);
+    const byQuery = (await listDeliveries(deps, 'orders', { limit: '2' })) as { body: Page };
+    expect(r.body).toEqual(byQuery.body);
+  });
+
+  test('the query answers when the head is unsure, a record it names is gone, or a filter or cursor is given', async () => {
+    const deps = await setup();
+    const log = jest.spyOn(deps.deliveries, 'log');
+    const ids = async (logHead: ReturnType<typeof head>, query: Record<string, string> = { limit: '2' }) =>
+      ((await listDeliveries({ ...deps, rates: logHead }, 'orders', query)) as { body: Page }).body.deliveries.map((d) => d.id);
+    expect(await ids(head(undefined))).toEqual(['orders.key01', 'orders.key02']);
+    expect(await ids(head([entry(1), entry(2), entry(99)]))).toEqual(['orders.key01', 'orders.key02']);
+    const unused = head([entry(1), entry(2), entry(3)]);
+    expect(await ids(unused, { status: 'dead' })).toEqual(['orders.key02', 'orders.key04', 'orders.key07']);
+    expect(unused.head).not.toHaveBeenCalled();
+    expect(log).toHaveBeenCalledTimes(3);
   });
 });
 

@@ -55,7 +55,7 @@ test.each(ROUTES.filter((r) => r.body).map((r) => [`${r.method} ${r.path}`, r] a
 test('query parameters are documented with the schemas the routes parse them with', () => {
   const list = doc.paths['/admin/destinations/{id}/deliveries']!.get!;
   const byName = Object.fromEntries((list.parameters ?? []).map((p) => [p.name, p]));
-  expect(Object.keys(byName).sort()).toEqual(['cursor', 'id', 'limit', 'status']);
+  expect(Object.keys(byName).sort()).toEqual(['cursor', 'eventId', 'from', 'id', 'limit', 'status', 'to', 'type']);
   expect(ajv.validate(byName.limit!.schema, '50')).toBe(true);
   expect(ajv.validate(byName.limit!.schema, 'many')).toBe(false);
   const route = ROUTES.find((r) => r.path === '/destinations/{id}/deliveries')!;

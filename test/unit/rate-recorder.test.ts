@@ -1,7 +1,10 @@
+import { FieldValue, Firestore } from '@google-cloud/firestore';
+import { FirestoreRateStore, mergeShards } from '../../shared/adapters/firestore-rates';
 import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
 import { RateRecorder } from '../../shared/app/rate-recorder';
 import { createLogger } from '../../shared/log';
-import { Clock, RateDelta } from '../../shared/ports';
+import { Clock, RateDelta, RateStore } from '../../shared/ports';
+import { logHeadConformance } from '../support/log-head-conformance';
 
 /** A clock the test moves by hand. */
 function manualClock(start = 1_000_000): Clock & { advance(ms: number): void } {
@@ -10,6 +13,16 @@ function manualClock(start = 1_000_000): Clock & { advance(ms: number): void } {
 }
 
 const MIN = 60_000;
+
+/** `store`, whose writes fail while `failing()` says so. */
+function failingWhile(store: MemoryRateStore, failing: () => boolean): RateStore {
+  return {
+    add: (deltas: readonly RateDelta[], shard: number) => (failing() ? Promise.reject(new Error('unavailable')) : store.add(deltas, shard)),
+    window: store.window.bind(store),
+    activeSince: store.activeSince.bind(store),
+    recentLog: store.recentLog.bind(store),
+  };
+}
 const quiet = createLogger({ write: () => undefined });
 
 function setup(flushMs = 1000, shard = 3) {
@@ -30,10 +43,12 @@ test('100 events/s to one destination for 10 s: one write per second to one docu
     },
     window: store.window.bind(store),
     activeSince: store.activeSince.bind(store),
+    recentLog: store.recentLog.bind(store),
   };
   const recorder = new RateRecorder(timed, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 3 });
   for (let ms = 0; ms < 10_000; ms += 10) {
-    recorder.record('orders', ms % 1000 === 990 ? 'failure' : 'success', clock.now(), undefined);
+    // With a latency each (10-300 ms): the histogram rides in the same writes.
+    recorder.record('orders', ms % 1000 === 990 ? 'failure' : 'success', clock.now(), undefined, 10 + (ms % 290));
     await recorder.flushIfDue();
     clock.advance(10);
   }
@@ -80,11 +95,7 @@ test('a failed write keeps the counts for the next flush: nothing counted is dro
   const clock = manualClock();
   const store = new MemoryRateStore();
   let fail = true;
-  const flaky = {
-    add: (deltas: readonly RateDelta[], shard: number) => (fail ? Promise.reject(new Error('unavailable')) : store.add(deltas, shard)),
-    window: store.window.bind(store),
-    activeSince: store.activeSince.bind(store),
-  };
+  const flaky = failingWhile(store, () => fail);
   const warnings: string[] = [];
   const recorder = new RateRecorder(flaky, clock, createLogger({ write: (l) => warnings.push(l) }), { bucketMs: MIN, flushMs: 1000, shard: 0 });
   recorder.record('orders', 'failure', clock.now());
@@ -116,6 +127,7 @@ test('a window read while a flush is being written still sees the counts being w
     },
     window: store.window.bind(store),
     activeSince: store.activeSince.bind(store),
+    recentLog: store.recentLog.bind(store),
   };
   const recorder = new RateRecorder(slow, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 0 });
   recorder.record('orders', 'failure', clock.now());
@@ -144,6 +156,7 @@ test('flushes asked for while one waits behind a window read make one write: a d
       return store.window(destinationId, since);
     },
     activeSince: store.activeSince.bind(store),
+    recentLog: store.recentLog.bind(store),
   };
   const tick = () => new Promise((r) => setImmediate(r));
   const recorder = new RateRecorder(slow, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 0 });
@@ -191,3 +204,61 @@ test('recently active: destinations with attempts in the last three buckets, sto
   clock.advance(3 * MIN);
   expect(await recorder.recentlyActive()).toEqual([]);
 });
+
+test('attempt latencies ride in the same write: one document per flush, a histogram bin per latency band, summed across shards', async () => {
+  const clock = manualClock();
+  const store = new MemoryRateStore();
+  const a = new RateRecorder(store, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 1 });
+  const b = new RateRecorder(store, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 2 });
+  for (let i = 0; i < 100; i++) a.record('orders', 'success', clock.now(), undefined, i < 90 ? 40 : 400);
+  a.record('orders', 'ignored', clock.now());
+  b.record('orders', 'failure', clock.now(), { at: clock.now().toISOString(), error: 'timeout' }, 30_000);
+  await a.flush();
+  await b.flush();
+  expect(store.writes.map((w) => w.docs)).toEqual([[`orders~${1_000_000 - (1_000_000 % MIN)}~1`], [`orders~${1_000_000 - (1_000_000 % MIN)}~2`]]);
+  const [bucket] = await store.window('orders', 0);
+  // 40 ms in (30, 50] (b06), 400 ms in (300, 500] (b12), 30 s in (15, 30] s (b22); the attempt without a latency in none.
+  expect(bucket).toMatchObject({ attempts: 102, successes: 100, failures: 1, latency: { b06: 90, b12: 10, b22: 1 } });
+  // Without latencies, no histogram at all.
+  a.record('billing', 'success', clock.now());
+  await a.flush();
+  expect((await store.window('billing', 0))[0]).not.toHaveProperty('latency');
+});
+
+test('a failed write keeps the latencies too', async () => {
+  const clock = manualClock();
+  const store = new MemoryRateStore();
+  let fail = true;
+  const flaky = failingWhile(store, () => fail);
+  const recorder = new RateRecorder(flaky, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 0 });
+  recorder.record('orders', 'success', clock.now(), undefined, 12);
+  await recorder.flush();
+  recorder.record('orders', 'success', clock.now(), undefined, 13);
+  fail = false;
+  await recorder.flush();
+  expect(await store.window('orders', 0)).toMatchObject([{ attempts: 2, latency: { b03: 2 } }]);
+});
+
+test('Firestore: one set per document per flush, each latency bin hit an increment of its own in that write; shards merged bin by bin', async () => {
+  const sets: { path: string; data: Record<string, unknown>; options: unknown }[] = [];
+  let commits = 0;
+  const db = {
+    collection: () => ({ doc: (path: string) => ({ path }) }),
+    batch: () => ({
+      set: (ref: { path: string }, data: Record<string, unknown>, options: unknown) => void sets.push({ path: ref.path, data, options }),
+      commit: async () => void commits++,
+    }),
+  } as unknown as Firestore;
+  await new FirestoreRateStore(db).add([{ destinationId: 'orders', bucketStart: 60_000, attempts: 3, successes: 3, failures: 0, lastErrors: [], latency: { b02: 2, b09: 1 } }], 5);
+  expect(commits).toBe(1);
+  expect(sets).toHaveLength(1);
+  expect(sets[0]).toMatchObject({ path: 'orders~60000~5', options: { merge: true } });
+  expect(sets[0]!.data.latency).toEqual({ b02: FieldValue.increment(2), b09: FieldValue.increment(1) });
+  expect(mergeShards([
+    { destinationId: 'orders', bucketStart: 60_000, attempts: 2, successes: 2, failures: 0, latency: { b02: 2 } },
+    { destinationId: 'orders', bucketStart: 60_000, attempts: 2, successes: 2, failures: 0, latency: { b02: 1, b09: 1 } },
+    { destinationId: 'orders', bucketStart: 60_000, attempts: 1, successes: 1, failures: 0 },
+  ])).toEqual([{ destinationId: 'orders', start: 60_000, attempts: 5, successes: 5, failures: 0, lastErrors: [], latency: { b02: 3, b09: 1 } }]);
+});
+
+logHeadConformance('memory', () => new MemoryRateStore());

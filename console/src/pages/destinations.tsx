@@ -2,6 +2,9 @@ import { useState } from 'preact/hooks';
 import { ApiError, call, get, ingestUrl, issuesByField, post, seg } from '../api';
 import { acct, canWrite, Ctx, visibleDestination } from '../ctx';
 import { Destination } from '../types';
+import type { Stats } from '../types';
+import { Sparkline } from '../chart';
+import { useMemo } from 'preact/hooks';
 import { ConfirmButton, Empty, ErrorBox, Field, fmtRate, fmtTime, href, Loading, Notice, Secret, StatusBadge, DataTable, ActionForm, Submit, RunButton, useAction, useLoad, onValue } from '../ui';
 import { DeliveryTable } from './log';
 
@@ -60,7 +63,10 @@ export function Destinations({ ctx }: { ctx: Ctx }) {
                       <State d={d} />
                     </td>
                     <td>
-                      <Meter rate={d.stats?.successRate1h} attempts={d.stats?.attempts1h} />
+                      <span class="success-cell">
+                        <Meter rate={d.stats?.successRate1h} attempts={d.stats?.attempts1h} />
+                        {d.stats?.attempts1h ? <SuccessSparkline ctx={ctx} id={d.id} /> : null}
+                      </span>
                     </td>
                     <td>{d.stats ? `${d.stats.rate}/s` : '—'}</td>
                   </tr>
@@ -69,6 +75,21 @@ export function Destinations({ ctx }: { ctx: Ctx }) {
         ))}
     </section>
   );
+}
+
+/**
+ * The hour's success rate minute by minute (GET …/stats?window=1h&destination=): a sparkline
+ * named with the hour's rate; nothing while it loads, when it fails or with nothing counted.
+ */
+function SuccessSparkline({ ctx, id }: { ctx: Ctx; id: string }) {
+  const stats = useLoad(() => get<Stats>(`${acct(ctx)}/stats?window=1h&counts=false&destination=${encodeURIComponent(id)}`), [ctx.account, id]);
+  const s = stats.data;
+  const line = useMemo(
+    () => s && { times: s.series.map((b) => Date.parse(b.start) / 1000), values: s.series.map((b) => (b.successes + b.failures > 0 ? (b.successes / (b.successes + b.failures)) * 100 : null)) },
+    [s],
+  );
+  if (!s || !line || s.successRate === undefined) return null;
+  return <Sparkline label={`${id}: success rate over the last hour: ${fmtRate(s.successRate)}`} times={line.times} values={line.values} yRange={[0, 100]} testId="success-sparkline" />;
 }
 
 /** The hour's success rate as a bar and a number (the number is what is read out). */
@@ -98,6 +119,9 @@ export function DestinationDetail({ ctx, id }: { ctx: Ctx; id: string }) {
   const [grace, setGrace] = useState('86400');
   const rotate = useAction(() => post<Destination>(`${path}/rotate-secret`, { graceSeconds: Number(grace) }));
   const reactivate = useAction(() => post<{ redelivered: number }>(`${path}/reactivate`));
+  const [suspendReason, setSuspendReason] = useState('');
+  const suspend = useAction(() => post<{ destination: Destination }>(`${path}/suspend`, suspendReason.trim() ? { reason: suspendReason.trim() } : {}));
+  const suspendErrors = suspend.error instanceof ApiError ? issuesByField(suspend.error.issues) : {};
   const redeliver = useAction((status: 'queued' | 'dead') => post<{ redelivered: number }>(`${path}/redeliver`, { status }));
   const remove = useAction(async () => {
     await call<void>('DELETE', path);
@@ -134,6 +158,7 @@ export function DestinationDetail({ ctx, id }: { ctx: Ctx; id: string }) {
               <h2>Suspended</h2>
               <p>{d.suspension?.reason ?? 'Herald stopped sending to this destination.'}</p>
               {d.suspension?.at && <p class="muted">Since {fmtTime(d.suspension.at)}. New events are kept QUEUED until it is reactivated.</p>}
+              {d.suspension?.cause === 'manual' && <p class="muted">Suspended by hand{d.suspension.by ? ` by ${d.suspension.by}` : ''}.</p>}
               {d.suspension?.lastError && (
                 <p>
                   Last error: <code>{d.suspension.lastError.error}</code>
@@ -211,6 +236,31 @@ export function DestinationDetail({ ctx, id }: { ctx: Ctx; id: string }) {
           {write && (
             <section class="card actions" aria-labelledby="actions-title">
               <h2 id="actions-title">Actions</h2>
+              {d.status !== 'suspended' && (
+                <div class="action">
+                  <h3>Suspend</h3>
+                  <p class="muted">Stop sending to it, say for the receiver’s maintenance: new events and due retries are kept QUEUED, none lost, until it is reactivated.</p>
+                  <div class="row">
+                    <Field id="suspend-reason" label="Reason (optional)" hint="At most 200 characters; shown with the suspension and in its notification." errors={suspendErrors.reason}>
+                      <input id="suspend-reason" maxLength={200} value={suspendReason} onInput={onValue(setSuspendReason)} aria-describedby="suspend-reason-hint" />
+                    </Field>
+                    <ConfirmButton
+                      label="Suspend"
+                      confirm={`Suspend ${id}? Its events are kept QUEUED until it is reactivated.`}
+                      busy={suspend.busy}
+                      onConfirm={() =>
+                        void suspend.run().then((r) => {
+                          if (!r) return;
+                          setSuspendReason('');
+                          setNotice(`Suspended: ${r.destination.suspension?.reason ?? id}. Its events are kept QUEUED until it is reactivated.`);
+                          dest.reload();
+                        })
+                      }
+                    />
+                  </div>
+                  <ErrorBox error={suspend.error} title="Not suspended" />
+                </div>
+              )}
               {d.url && (
                 <div class="action">
                   <h3>Signing secret</h3>
@@ -293,7 +343,7 @@ export function DestinationDetail({ ctx, id }: { ctx: Ctx; id: string }) {
           )}
           <section aria-labelledby="recent-title">
             <h2 id="recent-title">Recent deliveries</h2>
-            <DeliveryTable ctx={ctx} destination={id} status="" />
+            <DeliveryTable ctx={ctx} destination={id} />
             <p>
               <a href={href('/log', { destination: id })}>Open the full delivery log</a>
             </p>

@@ -34,6 +34,86 @@ export function TypeAndStatus({ d }: { d: Delivery }) {
   );
 }
 
+type AttemptDetail = NonNullable<Delivery['attemptLog']>[number];
+
+/** What Herald decided after one attempt, in words. */
+function decided(a: AttemptDetail): string {
+  switch (a.decision.kind) {
+    case 'delivered':
+      return 'delivered';
+    case 'retry':
+      return `retry at ${fmtTime(a.decision.at)}`;
+    case 'throttle':
+      return `throttled: again at ${fmtTime(a.decision.at)}`;
+    case 'dead':
+      return `dead: ${a.decision.reason ?? ''}`;
+    case 'suspend':
+      return `queued, destination suspended: ${a.decision.reason ?? ''}`;
+    case 'queue':
+      return `queued: ${a.decision.reason ?? ''}`;
+  }
+}
+
+function Headers({ headers, label }: { headers: Record<string, string>; label: string }) {
+  const rows = Object.entries(headers);
+  if (rows.length === 0) return <p class="muted">No headers kept.</p>;
+  return <pre tabIndex={0} aria-label={label}>{rows.map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>;
+}
+
+/** The newest attempts, newest open: the request as sent (secrets masked), the answer, the decision. */
+function Attempts({ attempts, total }: { attempts: AttemptDetail[]; total: number }) {
+  return (
+    <div class="attempts" data-testid="attempts">
+      {total > attempts.length && <p class="muted">The newest {attempts.length} of {total} attempts.</p>}
+      {attempts.map((a, i) => (
+        <details key={a.at + String(i)} open={i === 0} class="attempt" data-testid="attempt">
+          <summary>
+            {fmtTime(a.at)} · {a.response ? `HTTP ${a.response.status}` : a.messageId ? 'published' : (a.error ?? 'no answer')} in {a.durationMs} ms → {decided(a)}
+          </summary>
+          <h3>Request</h3>
+          <p>
+            {a.target.startsWith('projects/') ? 'Published to' : 'POST'} <code>{a.target}</code> · {a.request.bodyBytes} bytes
+          </p>
+          <Headers headers={a.request.headers} label="Request headers" />
+          {a.request.body && (
+            <>
+              <p class="muted">
+                Body{a.request.body.truncated ? ' (first bytes)' : ''}
+                {a.request.body.encoding === 'base64' ? ', base64: it is not UTF-8 text' : ''}
+              </p>
+              <pre tabIndex={0} aria-label="Request body">{a.request.body.excerpt}</pre>
+            </>
+          )}
+          <h3>Response</h3>
+          {a.response ? (
+            <>
+              <p>
+                HTTP <strong>{a.response.status}</strong> after {a.durationMs} ms
+              </p>
+              <Headers headers={a.response.headers} label="Response headers" />
+              {a.response.bodyExcerpt ? <pre tabIndex={0} aria-label="Response body excerpt">{a.response.bodyExcerpt}</pre> : <p class="muted">Empty body.</p>}
+            </>
+          ) : a.messageId ? (
+            <p>
+              Message <code>{a.messageId}</code> after {a.durationMs} ms
+            </p>
+          ) : (
+            <p>No response: {a.error ?? 'the attempt failed'}.</p>
+          )}
+          {a.error && a.response && (
+            <p>
+              Error: <code>{a.error}</code>
+            </p>
+          )}
+          <p>
+            Decision: <strong>{decided(a)}</strong>
+          </p>
+        </details>
+      ))}
+    </div>
+  );
+}
+
 /** One delivery's detail: the last attempt's answer, the decision taken, every date. */
 export function DeliveryDetail({ ctx, id, onClose }: { ctx: Ctx; id: string; onClose: () => void }) {
   const detail = useLoad(() => get<Delivery>(`${acct(ctx)}/deliveries/${seg(id)}`), [id]);
@@ -86,6 +166,14 @@ export function DeliveryDetail({ ctx, id, onClose }: { ctx: Ctx; id: string; onC
               </dd>
             </>
           )}
+          {d.attemptLog && d.attemptLog.length > 0 && (
+            <>
+              <dt>Attempts</dt>
+              <dd>
+                <Attempts attempts={d.attemptLog} total={d.attempts} />
+              </dd>
+            </>
+          )}
           {d.replays && d.replays.length > 0 && (
             <>
               <dt>Replayed</dt>
@@ -102,14 +190,24 @@ export function DeliveryDetail({ ctx, id, onClose }: { ctx: Ctx; id: string; onC
   );
 }
 
-/** A destination's deliveries, a page at a time (cursor paging), newest ids first as the API lists them. */
-export function DeliveryTable({ ctx, destination, status, limit = 20 }: { ctx: Ctx; destination: string; status: string; limit?: number }) {
+/** The log's filters, as the API takes them (GET …/destinations/{id}/deliveries). */
+export interface LogFilters {
+  status?: string;
+  type?: string;
+  eventId?: string;
+  from?: string;
+  to?: string;
+}
+
+/** A destination's deliveries, a page at a time (cursor paging), newest published first. */
+export function DeliveryTable({ ctx, destination, filters = {}, limit = 20 }: { ctx: Ctx; destination: string; filters?: LogFilters; limit?: number }) {
   const paging = useCursors();
   const [open, setOpen] = useState<string>();
   const cursor = paging.cursor;
+  const { status, type, eventId, from, to } = filters;
   const page = useLoad(
-    () => get<{ deliveries: Delivery[]; nextCursor?: string }>(`${acct(ctx)}/destinations/${seg(destination)}/deliveries${query({ status, limit, cursor })}`),
-    [destination, status, cursor],
+    () => get<{ deliveries: Delivery[]; nextCursor?: string }>(`${acct(ctx)}/destinations/${seg(destination)}/deliveries${query({ status, type, eventId, from, to, limit, cursor })}`),
+    [destination, status, type, eventId, from, to, cursor],
   );
   const p = page.data;
   return (
@@ -123,13 +221,21 @@ export function DeliveryTable({ ctx, destination, status, limit = 20 }: { ctx: C
       <ErrorBox error={page.error} title="Could not list the deliveries" />
       {p &&
         (p.deliveries.length === 0 ? (
-          <Empty title={status ? `No ${status.toLowerCase()} deliveries for ${destination}.` : `No deliveries for ${destination} yet.`}>
-            <p>
-              Publish an event of a type it takes to <code>POST /ingest</code>; each delivery shows here as Herald attempts it.
-            </p>
-          </Empty>
+          Object.values(filters).some(Boolean) ? (
+            <Empty title={`No deliveries of ${destination} match these filters.`}>
+              <p>
+                Widen the time range, or <a href={href('/log', { destination })}>clear the filters</a>.
+              </p>
+            </Empty>
+          ) : (
+            <Empty title={`No deliveries for ${destination} yet.`}>
+              <p>
+                Publish an event of a type it takes to <code>POST /ingest</code>; each delivery shows here as Herald attempts it.
+              </p>
+            </Empty>
+          )
         ) : (
-          <DataTable label={`Deliveries of ${destination}`} columns={['Event', 'Type', 'Status', 'Attempts', 'Last attempt', 'Last error']}>
+          <DataTable label={`Deliveries of ${destination}`} columns={['Event', 'Type', 'Status', 'Attempts', 'Published', 'Last attempt', 'Last error']}>
                 {p.deliveries.map((d) => (
                   <tr key={d.id} class={open === d.id ? 'selected' : undefined}>
                     <td>
@@ -139,6 +245,7 @@ export function DeliveryTable({ ctx, destination, status, limit = 20 }: { ctx: C
                     </td>
                     <TypeAndStatus d={d} />
                     <td>{d.attempts}</td>
+                    <td>{fmtTime(d.publishedAt)}</td>
                     <td>{fmtTime(d.lastAttemptAt)}</td>
                     <td>{d.lastError?.error ?? '—'}</td>
                   </tr>
@@ -151,12 +258,33 @@ export function DeliveryTable({ ctx, destination, status, limit = 20 }: { ctx: C
   );
 }
 
+/** A datetime-local input's value (local time) as ISO 8601, and back. */
+const toIso = (local: string) => (local ? new Date(local).toISOString() : '');
+function toLocal(iso: string | null): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+}
+
 export function DeliveryLog({ ctx, params }: { ctx: Ctx; params: URLSearchParams }) {
   const dests = useLoad(() => get<{ destinations: Destination[] }>(`${acct(ctx)}/destinations`), [ctx.account]);
   const list = dests.data?.destinations.filter((d) => visibleDestination(ctx, d.id)) ?? [];
   const chosen = params.get('destination') ?? list[0]?.id ?? '';
-  const status = params.get('status') ?? '';
-  const go = (destination: string, s: string) => location.assign(href('/log', { destination, status: s }));
+  const filters: LogFilters = {
+    status: params.get('status') ?? '',
+    type: params.get('type') ?? '',
+    eventId: params.get('eventId') ?? '',
+    from: params.get('from') ?? '',
+    to: params.get('to') ?? '',
+  };
+  const types = list.find((d) => d.id === chosen)?.eventTypes ?? [];
+  const apply = (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget as HTMLFormElement);
+    const value = (k: string) => String(form.get(k) ?? '').trim();
+    location.assign(href('/log', { destination: value('destination'), status: value('status'), type: value('type'), eventId: value('eventId'), from: toIso(value('from')), to: toIso(value('to')) }));
+  };
   return (
     <section aria-labelledby="log-title">
       <h1 id="log-title">Delivery log</h1>
@@ -171,10 +299,10 @@ export function DeliveryLog({ ctx, params }: { ctx: Ctx; params: URLSearchParams
           </Empty>
         ) : (
           <>
-            <form class="filters" onSubmit={(e) => e.preventDefault()}>
+            <form class="filters" onSubmit={apply} aria-label="Filter the log">
               <div class="field">
                 <label for="log-destination">Destination</label>
-                <select id="log-destination" value={chosen} onChange={(e) => go((e.target as HTMLSelectElement).value, status)}>
+                <select id="log-destination" name="destination" value={chosen}>
                   {list.map((d) => (
                     <option key={d.id} value={d.id}>
                       {d.id}
@@ -184,7 +312,7 @@ export function DeliveryLog({ ctx, params }: { ctx: Ctx; params: URLSearchParams
               </div>
               <div class="field">
                 <label for="log-status">Status</label>
-                <select id="log-status" value={status} onChange={(e) => go(chosen, (e.target as HTMLSelectElement).value)}>
+                <select id="log-status" name="status" value={filters.status}>
                   <option value="">any</option>
                   {DELIVERY_STATUSES.map((s) => (
                     <option key={s} value={s}>
@@ -193,8 +321,31 @@ export function DeliveryLog({ ctx, params }: { ctx: Ctx; params: URLSearchParams
                   ))}
                 </select>
               </div>
+              <div class="field">
+                <label for="log-type">Event type</label>
+                <input id="log-type" name="type" list="log-types" value={filters.type} placeholder="any" />
+                <datalist id="log-types">
+                  {types.filter((t) => !t.includes('*')).map((t) => (
+                    <option key={t} value={t} />
+                  ))}
+                </datalist>
+              </div>
+              <div class="field">
+                <label for="log-event">Event id</label>
+                <input id="log-event" name="eventId" value={filters.eventId} placeholder="any" />
+              </div>
+              <div class="field">
+                <label for="log-from">Published from</label>
+                <input id="log-from" name="from" type="datetime-local" value={toLocal(filters.from ?? null)} />
+              </div>
+              <div class="field">
+                <label for="log-to">Published before</label>
+                <input id="log-to" name="to" type="datetime-local" value={toLocal(filters.to ?? null)} />
+              </div>
+              <button type="submit">Apply</button>
+              {Object.values(filters).some(Boolean) && <a href={href('/log', { destination: chosen })}>Clear filters</a>}
             </form>
-            {chosen && <DeliveryTable key={`${chosen}${status}`} ctx={ctx} destination={chosen} status={status} limit={50} />}
+            {chosen && <DeliveryTable key={[chosen, ...Object.values(filters)].join('|')} ctx={ctx} destination={chosen} filters={filters} limit={50} />}
           </>
         ))}
     </section>

@@ -28,6 +28,11 @@ export function Overview({ ctx }: { ctx: Ctx }) {
         { label: 'failures/s', stroke: 'var(--chart-3)', values: s.series.map((b) => perSecond(b.failures)) },
       ],
       rate: [{ label: 'success rate', stroke: 'var(--chart-2)', values: s.series.map((b) => (b.successes + b.failures > 0 ? Math.round((b.successes / (b.successes + b.failures)) * 1000) / 10 : null)) }],
+      latency: [
+        { label: 'p50 ms', stroke: 'var(--chart-1)', values: s.series.map((b) => b.p50Ms ?? null) },
+        { label: 'p99 ms', stroke: 'var(--chart-3)', values: s.series.map((b) => b.p99Ms ?? null) },
+      ],
+      hasLatency: s.series.some((b) => b.p50Ms !== undefined),
     };
   }, [s]);
   const total = s?.series.reduce((n, b) => n + b.attempts, 0) ?? 0;
@@ -56,7 +61,7 @@ export function Overview({ ctx }: { ctx: Ctx }) {
           <dl class="tiles">
             <Tile label="Attempts" testId="stat-attempts">{total}</Tile>
             <Tile label="Success rate" testId="stat-success">{fmtRate(s.successRate)}</Tile>
-            <Tile label="Latency p50 / p99">
+            <Tile label="Latency p50 / p99" testId="stat-latency">
               {ms(latency.p50)} / {ms(latency.p99)}
             </Tile>
             <Tile label="Queued" testId="stat-queued">
@@ -77,13 +82,14 @@ export function Overview({ ctx }: { ctx: Ctx }) {
               <div class="charts">
                 <TimeChart title="Deliveries per second" times={chart.times} series={chart.deliveries} />
                 <TimeChart title="Success rate (%)" times={chart.times} series={chart.rate} yFormat={(v) => `${v}%`} yRange={[0, 100]} />
+                {chart.hasLatency && <TimeChart title="Attempt latency, p50 and p99 (ms)" times={chart.times} series={chart.latency} yFormat={(v) => (v >= 1000 ? `${v / 1000} s` : String(v))} />}
               </div>
             )
           )}
           {total > 0 && (
             <details class="numbers">
               <summary>The numbers behind the charts</summary>
-              <DataTable label="Attempts per interval" columns={['From', 'Attempts', 'Successes', 'Failures']}>
+              <DataTable label="Attempts per interval" columns={['From', 'Attempts', 'Successes', 'Failures', 'p50', 'p99']}>
                     {s.series
                       .filter((b) => b.attempts > 0)
                       .map((b) => (
@@ -92,6 +98,8 @@ export function Overview({ ctx }: { ctx: Ctx }) {
                           <td>{b.attempts}</td>
                           <td>{b.successes}</td>
                           <td>{b.failures}</td>
+                          <td>{ms(b.p50Ms)}</td>
+                          <td>{ms(b.p99Ms)}</td>
                         </tr>
                       ))}
               </DataTable>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, post, seg } from '../api';
-import { acct, canWrite, Ctx } from '../ctx';
-import { FINAL_REPLAY, Replay } from '../types';
+import { acct, canWrite, Ctx, visibleDestination } from '../ctx';
+import { Destination, FINAL_REPLAY, Replay } from '../types';
 import { Empty, ErrorBox, Field, fmtTime, Loading, StatusBadge, DataTable, ActionForm, Submit, Tile, useAction, useLoad, onValue } from '../ui';
 import { ApiError, issuesByField } from '../api';
 
@@ -67,13 +67,21 @@ export function Replays({ ctx }: { ctx: Ctx }) {
   const [watching, setWatching] = useState<string>();
   const [destination, setDestination] = useState('');
   const [since, setSince] = useState('');
+  const [until, setUntil] = useState('');
   const [types, setTypes] = useState('');
+  const [limit, setLimit] = useState('');
   const [dryRun, setDryRun] = useState(false);
+  // The destinations to choose from (typing any id still works: the API judges it).
+  const destinations = useLoad(() => get<{ destinations: Destination[] }>(`${acct(ctx)}/destinations`), [ctx.account]);
+  const choices = (destinations.data?.destinations ?? []).filter((d) => visibleDestination(ctx, d.id)).map((d) => d.id);
   const start = useAction(() =>
     post<{ id: string }>(`${acct(ctx)}/replays`, {
       ...(destination.trim() ? { destination: destination.trim() } : {}),
       ...(since ? { since: new Date(since).toISOString() } : {}),
+      ...(until ? { until: new Date(until).toISOString() } : {}),
       ...(types.trim() ? { eventTypes: types.split(/[\s,]+/).filter(Boolean) } : {}),
+      // A number the API checks (a whole number from 1 to 100,000); anything else goes as typed, for its message.
+      ...(limit.trim() ? { limit: /^\d+$/.test(limit.trim()) ? Number(limit.trim()) : limit.trim() } : {}),
       ...(dryRun ? { dryRun: true } : {}),
     }),
   );
@@ -81,7 +89,7 @@ export function Replays({ ctx }: { ctx: Ctx }) {
   return (
     <section aria-labelledby="replays-title">
       <h1 id="replays-title">Replays</h1>
-      <p class="muted">A replay sends dead letters again: those of one destination, since a time, of some types, or all of this account’s.</p>
+      <p class="muted">A replay sends dead letters again: those of one destination, dead-lettered in a time range, of some types, or all of this account’s.</p>
       {canWrite(ctx) && (
         <ActionForm
           class="card form"
@@ -93,14 +101,27 @@ export function Replays({ ctx }: { ctx: Ctx }) {
         >
           <h2>Start a replay</h2>
           <div class="row">
-            <Field id="replay-destination" label="Destination (optional)" errors={errors.destination}>
-              <input id="replay-destination" value={destination} onInput={onValue(setDestination)} />
+            <Field id="replay-destination" label="Destination (optional)" hint="Every destination when left empty." errors={errors.destination}>
+              <input id="replay-destination" list="replay-destinations" autoComplete="off" value={destination} onInput={onValue(setDestination)} aria-describedby="replay-destination-hint" />
+              <datalist id="replay-destinations">
+                {choices.map((id) => (
+                  <option key={id} value={id} />
+                ))}
+              </datalist>
             </Field>
-            <Field id="replay-since" label="Since (optional)" errors={errors.since}>
-              <input id="replay-since" type="datetime-local" value={since} onInput={onValue(setSince)} />
+            <Field id="replay-since" label="From (optional)" hint="Dead-lettered at or after, your local time." errors={errors.since}>
+              <input id="replay-since" type="datetime-local" step={1} value={since} onInput={onValue(setSince)} aria-describedby="replay-since-hint" />
             </Field>
-            <Field id="replay-types" label="Event types (optional)" hint="Separated by commas." errors={errors.eventTypes}>
-              <input id="replay-types" value={types} onInput={onValue(setTypes)} />
+            <Field id="replay-until" label="To (optional)" hint="Dead-lettered before this time." errors={errors.until}>
+              <input id="replay-until" type="datetime-local" step={1} value={until} onInput={onValue(setUntil)} aria-describedby="replay-until-hint" />
+            </Field>
+          </div>
+          <div class="row">
+            <Field id="replay-types" label="Event types (optional)" hint="Separated by commas; a trailing * matches a prefix (com.example.*)." errors={errors.eventTypes}>
+              <input id="replay-types" value={types} onInput={onValue(setTypes)} aria-describedby="replay-types-hint" />
+            </Field>
+            <Field id="replay-limit" label="At most (optional)" hint="How many dead letters, 1 to 100,000." errors={errors.limit}>
+              <input id="replay-limit" inputMode="numeric" value={limit} onInput={onValue(setLimit)} aria-describedby="replay-limit-hint" />
             </Field>
           </div>
           <label class="check">

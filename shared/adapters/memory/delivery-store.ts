@@ -1,4 +1,5 @@
 import { DeliveryRecord, DeliveryStatus } from '../../domain/delivery';
+import { DeliveryLogQuery, inLog, logOrder, logPage } from '../../domain/delivery-log';
 import { DeliveryPage, DeliveryStore } from '../../ports';
 
 /** The delivery store in memory, for unit tests of the use cases; it passes the same conformance suite as Firestore's. */
@@ -57,6 +58,27 @@ export class MemoryDeliveryStore implements DeliveryStore {
     const deliveries = matching.slice(0, query.limit).map((r) => copy(r)!);
     const last = deliveries[deliveries.length - 1];
     return matching.length > query.limit && last ? { deliveries, nextCursor: last.id } : { deliveries };
+  }
+
+  async log(destinationId: string, query: DeliveryLogQuery): Promise<DeliveryPage> {
+    const rows = [...this.records.values()]
+      .filter((r) => r.destinationId === destinationId && inLog(r, query))
+      .sort(logOrder)
+      .slice(0, query.limit + 1)
+      .map((r) => {
+        const { event: _event, attemptLog: _log, ...row } = copy(r)!;
+        return row;
+      });
+    return logPage(rows, query.limit);
+  }
+
+  async logRows(ids: readonly string[]): Promise<DeliveryRecord[]> {
+    return ids.flatMap((id) => {
+      const r = this.records.get(id);
+      if (!r) return [];
+      const { event: _event, attemptLog: _log, ...row } = copy(r)!;
+      return [row];
+    });
   }
 
   async countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number> {

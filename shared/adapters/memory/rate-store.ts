@@ -1,10 +1,14 @@
+import { addHistograms } from '../../domain/latency-histogram';
 import { RateBucket } from '../../domain/success-rate';
+import { RecentBucket, RecentEntry } from '../../domain/recent-log';
 import { RateDelta, RateStore } from '../../ports';
 import { mergeShards } from '../firestore-rates';
 
 /** Success-rate counters in memory, for unit tests; it records every add so tests can see the write pattern. */
 export class MemoryRateStore implements RateStore {
-  private readonly rows = new Map<string, RateDelta & { shard: number }>();
+  private readonly rows = new Map<string, Omit<RateDelta, 'recent'> & { shard: number }>();
+  /** Each (bucket, shard, writer)'s log-head list, as the last write left it. */
+  private readonly recent = new Map<string, { destinationId: string; start: number; entries: RecentEntry[] }>();
   /** Every add: when, and which documents it wrote. */
   readonly writes: { at: number; docs: string[] }[] = [];
 
@@ -19,6 +23,8 @@ export class MemoryRateStore implements RateStore {
       row.successes += d.successes;
       row.failures += d.failures;
       if (d.lastErrors.length) row.lastErrors = d.lastErrors;
+      if (d.latency && Object.keys(d.latency).length) row.latency = addHistograms(row.latency, d.latency);
+      if (d.recent) this.recent.set(`${key}~${d.recent.writer}`, { destinationId: d.destinationId, start: d.bucketStart, entries: [...d.recent.entries] });
       this.rows.set(key, row);
     }
     this.writes.push({ at: Date.now(), docs });
@@ -26,6 +32,14 @@ export class MemoryRateStore implements RateStore {
 
   async activeSince(since: number): Promise<string[]> {
     return [...new Set([...this.rows.values()].filter((r) => r.bucketStart >= since).map((r) => r.destinationId))];
+  }
+
+  async recentLog(destinationId: string, since: number, maxDocs: number): Promise<RecentBucket[]> {
+    const lists = [...this.recent.values()].filter((r) => r.destinationId === destinationId && r.start >= since).sort((a, b) => b.start - a.start).slice(0, maxDocs);
+    const cut = lists.length === maxDocs ? lists[lists.length - 1]?.start : undefined;
+    const byStart = new Map<number, RecentEntry[]>();
+    for (const l of lists) if (l.start !== cut) byStart.set(l.start, [...(byStart.get(l.start) ?? []), ...l.entries]);
+    return [...byStart.entries()].map(([start, entries]) => ({ start, entries }));
   }
 
   async window(destinationId: string, since: number): Promise<RateBucket[]> {

@@ -20,6 +20,10 @@ export const listOptionsSchema = z.object({
     .transform((s) => s.trim().toUpperCase())
     .pipe(z.enum(DELIVERY_STATUSES, { error: `must be one of ${DELIVERY_STATUSES.join(', ')} (any case)` }))
     .optional(),
+  type: z.string().min(1, 'must not be empty: leave it out for every type').optional(),
+  eventId: z.string().min(1, "must not be empty: leave it out for every event").optional(),
+  from: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-26T09:00:00Z' }).optional(),
+  to: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-26T10:00:00Z' }).optional(),
   limit: z
     .string()
     .regex(/^\d{1,6}$/, LIMIT_MESSAGE)
@@ -31,7 +35,7 @@ export const listOptionsSchema = z.object({
   json: z.boolean().optional(),
 });
 
-const LIST_FLAGS = { destination: '<destination>' };
+const LIST_FLAGS = { destination: '<destination>', eventId: '--event-id' };
 
 const deliveryIdSchema = z
   .string()
@@ -75,8 +79,12 @@ export function registerDeliveries(program: Command, ctx: CommandContext): void 
   const list = group
     .command('list')
     .argument('<destination>', 'destination id')
-    .description("list a destination's deliveries, a page at a time (a table; --json for the full objects)")
+    .description("list a destination's deliveries, newest published first, a page at a time (a table; --json for the full objects)")
     .option('--status <status>', `only deliveries in this state: ${DELIVERY_STATUSES.join(', ')} (any case)`)
+    .option('--type <type>', 'only events of this type')
+    .option('--event-id <id>', "only this event's delivery")
+    .option('--from <time>', 'only events published at or after this ISO 8601 time')
+    .option('--to <time>', 'only events published before this ISO 8601 time')
     .option('--limit <n>', `deliveries per page, 1-${DELIVERY_PAGE.maxLimit} (default ${DELIVERY_PAGE.defaultLimit}; ${DELIVERY_PAGE.maxLimit} with --all)`)
     .option('--cursor <cursor>', 'start after this cursor, as the previous page printed it')
     .option('--all', 'follow the cursors to the last page')
@@ -90,6 +98,7 @@ is printed on stderr (stdout stays the table or the JSON).
 
 Examples:
   herald deliveries list orders --status dead
+  herald deliveries list orders --type com.example.order.paid --from 2026-11-26T09:00:00Z
   herald deliveries list orders --all --json`,
   );
   list.action(async (destination: string) => {
@@ -98,17 +107,25 @@ Examples:
     const { client, account } = ctx.connect(list, 'admin');
     const query: DeliveryQuery = {
       ...(input.status !== undefined ? { status: input.status } : {}),
+      ...(input.type !== undefined ? { type: input.type } : {}),
+      ...(input.eventId !== undefined ? { eventId: input.eventId } : {}),
+      ...(input.from !== undefined ? { from: input.from } : {}),
+      ...(input.to !== undefined ? { to: input.to } : {}),
       ...(input.limit !== undefined || input.all ? { limit: input.limit ?? DELIVERY_PAGE.maxLimit } : {}),
       ...(input.cursor !== undefined ? { cursor: input.cursor } : {}),
     };
     const page = await naming(() => (input.all ? allPages(client, input.destination, query) : client.listDeliveries(input.destination, query)), noDestination(input.destination, account));
     if (input.json) ctx.json(page);
-    else if (page.deliveries.length === 0) ctx.note(`no deliveries${input.status ? ` with status ${input.status}` : ''} for destination ${input.destination}${input.cursor ? ' after this cursor' : ''}`);
+    else if (page.deliveries.length === 0) ctx.note(`no deliveries${input.status ? ` with status ${input.status}` : ''}${input.type || input.eventId || input.from || input.to ? ' matching the filters' : ''} for destination ${input.destination}${input.cursor ? ' after this cursor' : ''}`);
     else ctx.out(deliveriesTable(page.deliveries));
     if (page.nextCursor !== undefined) {
       const again = ['herald deliveries list', input.destination];
       if (account !== undefined) again.push('--account', account);
       if (input.status !== undefined) again.push('--status', input.status);
+      if (input.type !== undefined) again.push('--type', shellWord(input.type));
+      if (input.eventId !== undefined) again.push('--event-id', shellWord(input.eventId));
+      if (input.from !== undefined) again.push('--from', input.from);
+      if (input.to !== undefined) again.push('--to', input.to);
       if (input.limit !== undefined) again.push('--limit', String(input.limit));
       if (input.json) again.push('--json');
       again.push('--cursor', shellWord(page.nextCursor));

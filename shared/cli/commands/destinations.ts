@@ -3,12 +3,13 @@ import { z } from 'zod';
 import { DESTINATION_ID, destinationSpecSchema, FAILURE_MODES, SECRET } from '../../domain/destination';
 import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from '../../domain/secret-rotation';
 import { POLICY_PRESET_NAMES } from '../../domain/policy';
+import { MANUAL_REASON_MAX } from '../../domain/suspension';
 import { DEFAULT_ACCOUNT } from '../../domain/ids';
 import { DestinationInfo, RedeliverResult } from '../client';
 import { accountFlag, naming } from '../answers';
 import { CommandContext, connectionOptions, issuesOf, usageError, validate } from '../context';
 
-/** `herald destinations add|list|show|remove|reactivate|redeliver|rotate-secret` over the admin API. */
+/** `herald destinations add|list|show|remove|suspend|reactivate|redeliver|rotate-secret` over the admin API. */
 
 export const destinationIdSchema = z
   .string()
@@ -80,7 +81,7 @@ export function destinationSummary(d: DestinationInfo): string[] {
   const lines: string[] = [];
   const s = d.suspension;
   if (d.status === 'suspended' && s) {
-    lines.push(`${d.id}: SUSPENDED since ${s.at} (${s.cause}): ${s.reason}`);
+    lines.push(`${d.id}: SUSPENDED since ${s.at} (${s.cause}${s.by ? ` by ${s.by}` : ''}): ${s.reason}`);
     lines.push(`  when suspended, last hour: ${hourText(s.attempts1h, s.successRate1h)}`);
     lines.push(`  notified: ${s.notification?.to ?? "nobody (no technicalEmail): the notice is in Herald's log and under suspension.notification"}`);
   } else {
@@ -115,7 +116,7 @@ export function table(rows: string[][]): string {
 export function registerDestinations(program: Command, ctx: CommandContext): void {
   const group = program
     .command('destinations')
-    .description('add, list, show, remove, reactivate, redeliver and rotate the secret of destinations (the webhooks and topics events go to)');
+    .description('add, list, show, remove, suspend, reactivate, redeliver and rotate the secret of destinations (the webhooks and topics events go to)');
 
   const add = group
     .command('add')
@@ -217,6 +218,37 @@ stderr gets a short summary for people, unless --json.`,
     const { client, account } = ctx.connect(remove, 'admin');
     await naming(() => client.deleteDestination(destinationId), noDestination(destinationId, account));
     ctx.note(`removed destination ${destinationId}${account === undefined ? '' : ` of account ${account}`}`);
+  });
+
+  const suspend = group
+    .command('suspend')
+    .argument('<id>', 'destination id')
+    .description('suspend a destination by hand: nothing is sent to it and its events are QUEUED until it is reactivated')
+    .option('--reason <text>', `why, shown with the suspension and in its notification (at most ${MANUAL_REASON_MAX} characters)`)
+    .option('--json', 'print the answer, {"destination": {...}}, instead of a line');
+  connectionOptions(suspend, 'admin');
+  suspend.addHelpText(
+    'after',
+    `
+The same suspension Herald makes itself (cause "manual", with who did it): new events and due
+retries are QUEUED, none lost, and the notification is published. A destination already
+suspended is exit 1. To send to it again: herald destinations reactivate <id>.
+
+Example:
+  herald destinations suspend orders --reason 'receiver maintenance until 14:00 UTC'`,
+  );
+  suspend.action(async (id: string) => {
+    const opts = suspend.opts<{ reason?: string; json?: boolean }>();
+    const input = validate(
+      z.object({ id: destinationIdSchema, reason: z.string().trim().min(1, 'the reason must not be blank').max(MANUAL_REASON_MAX, `the reason is at most ${MANUAL_REASON_MAX} characters`).optional(), json: z.boolean().optional() }),
+      { id, reason: opts.reason, json: opts.json },
+      ID_ARG,
+      suspend,
+    );
+    const { client, account } = ctx.connect(suspend, 'admin');
+    const result = await naming(() => client.suspendDestination(input.id, input.reason), noDestination(input.id, account), `to send to it again: herald destinations reactivate ${input.id}${accountFlag(account)}`);
+    if (input.json) ctx.json(result);
+    else ctx.out(`${input.id} suspended${result.destination.suspension?.reason ? `: ${result.destination.suspension.reason}` : ''}; its events are QUEUED until: herald destinations reactivate ${input.id}${accountFlag(account)}`);
   });
 
   const reactivate = group

@@ -1,7 +1,8 @@
 import { patchAccount, Account, accountPatchSchema } from '../../../shared/domain/account';
 import { issuesFromZod } from '../../../shared/domain/event';
 import { linkClaims, LINK_PREFIX, MAX_LOGO_BYTES, patchTheme, portalKeyOf, portalLinkSchema, portalScopes, portalSecretOf, portalThemeSchema, SESSION_PREFIX, signLink, signSession, verifyPortalToken } from '../../../shared/domain/portal';
-import { statsSeries } from '../../../shared/app/stats-admin';
+import { getAccountStats, latencyPercentiles, StatsAdminDeps, statsQuerySchema, statsSeries } from '../../../shared/app/stats-admin';
+import type { Destination } from '../../../shared/domain/destination';
 
 const key = portalKeyOf(Buffer.alloc(32, 7));
 const now = new Date('2026-11-26T00:00:00Z');
@@ -137,5 +138,83 @@ describe('overview series', () => {
     expect(day.bucketMs).toBe(15 * minute);
     expect(day.series).toHaveLength(96);
     expect(day.series.reduce((n, p) => n + p.attempts, 0)).toBe(16);
+  });
+
+  test('latency percentiles per point and over the window, from the buckets\' histograms; none where no latency was recorded', () => {
+    const minute = 60_000;
+    const at = Date.parse('2026-11-26T01:00:30Z');
+    const buckets = [
+      // Two shards' worth in the last minute: 98 attempts in (30, 50] ms, 2 in (1, 1.5] s.
+      { destinationId: 'a', start: at - 30_000, attempts: 60, successes: 60, failures: 0, latency: { b06: 59, b15: 1 } },
+      { destinationId: 'b', start: at - 30_000, attempts: 40, successes: 40, failures: 0, latency: { b06: 39, b15: 1 } },
+      // Ten minutes before: 10 attempts in (100, 150] ms.
+      { destinationId: 'a', start: at - 30_000 - 10 * minute, attempts: 10, successes: 10, failures: 0, latency: { b09: 10 } },
+      // Counted before latencies were: no percentile.
+      { destinationId: 'a', start: at - 30_000 - 20 * minute, attempts: 4, successes: 4, failures: 0 },
+    ];
+    const hour = statsSeries(buckets, at, 3_600_000, 60, minute);
+    // The 50th of 98 in (30, 50]: 30 + 20 · 50/98; the 99th, the first of 2 in (1000, 1500]: half way.
+    expect(hour.series[59]).toMatchObject({ attempts: 100, p50Ms: 40.2, p99Ms: 1250 });
+    expect(hour.series[49]).toMatchObject({ attempts: 10, p50Ms: 125, p99Ms: 150 });
+    expect(hour.series[39]).toEqual({ start: '2026-11-26T00:40:00.000Z', attempts: 4, successes: 4, failures: 0 });
+    expect(hour.series[0]).not.toHaveProperty('p50Ms');
+    expect(hour.latency).toEqual({ b06: 98, b09: 10, b15: 2 });
+    expect(latencyPercentiles(hour.latency)).toEqual({ p50: 41.2, p99: 1250 });
+    expect(latencyPercentiles({})).toBeUndefined();
+  });
+
+  describe('GET /admin/accounts/{id}/stats', () => {
+    const minute = 60_000;
+    const at = new Date('2026-11-26T01:00:30Z');
+    const operator = { kind: 'operator' } as unknown as Parameters<typeof getAccountStats>[1];
+    const destinations = ['acme_orders', 'acme_billing', 'other_orders'].map((id) => ({ id })) as unknown as Destination[];
+    const asked: string[] = [];
+    const deps: StatsAdminDeps = {
+      destinations: { list: async () => destinations },
+      deliveries: { countByStatus: async (ids) => ids.length },
+      rates: {
+        buckets: async (id) => {
+          asked.push(id);
+          return [{ destinationId: id, start: at.getTime() - 30_000, attempts: 2, successes: 2, failures: 0, latency: id === 'acme_orders' ? { b03: 2 } : { b12: 2 } }];
+        },
+      },
+      clock: { now: () => at },
+      rateBucketMs: minute,
+      timeScale: 1,
+    };
+
+    test('every destination the caller sees, or one by its id: its series and latency alone', async () => {
+      asked.length = 0;
+      const all = await getAccountStats(deps, operator, 'acme', {});
+      expect(asked.sort()).toEqual(['acme_billing', 'acme_orders']);
+      expect(all).toMatchObject({ status: 200, body: { window: '1h', successRate: 1, latencyMs: { p50: 15, p99: 500 }, queued: 2, dead: 2 } });
+      expect((all as { body: object }).body).not.toHaveProperty('destination');
+      asked.length = 0;
+      const one = await getAccountStats(deps, operator, 'acme', { window: '24h', destination: 'orders' });
+      expect(asked).toEqual(['acme_orders']);
+      expect(one).toMatchObject({ status: 200, body: { window: '24h', destination: 'orders', latencyMs: { p50: 12.5, p99: 15 }, queued: 1, dead: 1 } });
+      expect((one as { body: { series: { p50Ms?: number }[] } }).body.series.at(-1)).toMatchObject({ attempts: 2, p50Ms: 12.5, p99Ms: 15 });
+    });
+
+    test('counts=false leaves out the queued and dead counts: no count aggregation is made', async () => {
+      const counted: string[][] = [];
+      const spy: StatsAdminDeps = { ...deps, deliveries: { countByStatus: async (ids) => (counted.push([...ids]), 0) } };
+      const sparkline = await getAccountStats(spy, operator, 'acme', { destination: 'orders', counts: 'false' });
+      expect(sparkline).toMatchObject({ status: 200, body: { destination: 'orders', successRate: 1 } });
+      expect((sparkline as { body: object }).body).not.toHaveProperty('queued');
+      expect(counted).toEqual([]);
+      expect(issuesOf(statsQuerySchema, { counts: 'no' })).toEqual(['counts: counts must be "true" or "false"']);
+    });
+
+    test('an unknown destination, or one the caller may not see: 404 as on the destination routes; a malformed one: 400, said precisely', async () => {
+      expect(await getAccountStats(deps, operator, 'acme', { destination: 'nope' })).toEqual({ status: 404, body: { error: 'no destination "acme_nope"; list them with GET /admin/destinations' } });
+      const narrowed = { kind: 'portal', account: 'acme', destinations: ['billing'] } as unknown as Parameters<typeof getAccountStats>[1];
+      expect(await getAccountStats(deps, narrowed, 'acme', { destination: 'orders' })).toMatchObject({ status: 404 });
+      expect(await getAccountStats(deps, narrowed, 'acme', { destination: 'billing' })).toMatchObject({ status: 200, body: { destination: 'billing' } });
+      expect(issuesOf(statsQuerySchema, { destination: 'Orders!' })).toEqual(['destination: destination must be a destination id: 1-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit']);
+      expect(issuesOf(statsQuerySchema, { destination: ['a', 'b'] })).toEqual(['destination: destination must be one destination id, given once']);
+      expect(issuesOf(statsQuerySchema, { window: '1h', dest: 'a' })).toEqual([expect.stringContaining('the query takes window (1h or 24h), destination (a destination id) and counts (true or false) only')]);
+      expect(await getAccountStats(deps, operator, 'acme', { destination: 'Orders!' })).toMatchObject({ status: 400, body: { error: 'invalid query', issues: [{ path: 'destination' }] } });
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { applySpec, Destination } from '../../../shared/domain/destination';
-import { reactivate, suspend } from '../../../shared/domain/suspension';
+import { queuedBecauseSuspended, reactivate, suspend, suspendManually } from '../../../shared/domain/suspension';
 
 const T0 = new Date('2026-11-23T10:00:00.000Z');
 const T1 = new Date('2026-11-23T11:00:00.000Z');
@@ -82,5 +82,43 @@ describe('reactivate', () => {
     const updated = applySpec('orders', { url: 'https://hooks.example.com/v2' }, suspended, T1);
     expect(updated.status).toBe('suspended');
     expect(updated.suspension).toEqual(suspended.suspension);
+  });
+});
+
+describe('suspendManually', () => {
+  const clock = { now: () => T1 };
+
+  it('suspends an active destination as an automatic suspension does, cause manual, recording who', () => {
+    const result = suspendManually(destination(), { by: 'key:k1', reason: '  receiver maintenance ', window }, clock);
+    expect(result.ok).toBe(true);
+    const d = (result as { ok: true; destination: Destination }).destination;
+    expect(d.status).toBe('suspended');
+    expect(d.updatedAt).toBe(T1.toISOString());
+    expect(d.suspension).toMatchObject({ cause: 'manual', reason: 'receiver maintenance', by: 'key:k1', at: T1.toISOString(), attempts1h: 120, successRate1h: 100 / 120, recentErrors: window.recentErrors });
+    expect(d.suspension!.notification).toMatchObject({ cause: 'manual', by: 'key:k1', reason: 'receiver maintenance', to: 'ops@example.com', suspendedAt: T1.toISOString() });
+    expect(d.suspension!.notification.text).toContain('it was suspended by hand by key:k1');
+    // The same thing an automatic suspension leaves: queued events say so, and reactivate undoes it.
+    expect(queuedBecauseSuspended(d)).toBe('destination suspended: receiver maintenance');
+    const back = reactivate(d, T1)!;
+    expect(back).toMatchObject({ status: 'active', reactivatedAt: T1.toISOString() });
+    expect(back.suspension).toBeUndefined();
+  });
+
+  it('without a reason, says who suspended it by hand', () => {
+    const result = suspendManually(destination(), { by: 'admin', window }, clock);
+    expect(result.ok && result.destination.suspension).toMatchObject({ cause: 'manual', reason: 'suspended by hand by admin', by: 'admin' });
+  });
+
+  it('refuses a destination already suspended, naming its suspension, and changes nothing', () => {
+    const already = suspend(destination(), { cause: 'gone', reason: 'HTTP 410 Gone', at: T0, window })!;
+    const result = suspendManually(already, { by: 'admin', reason: 'again', window }, clock);
+    expect(result).toEqual({ ok: false, code: 'already-suspended', message: `destination "orders" is already suspended since ${T0.toISOString()} (gone): HTTP 410 Gone; reactivate it with POST /admin/destinations/orders/reactivate` });
+    expect(already.suspension!.cause).toBe('gone');
+  });
+
+  it('reads the time from the clock given, and nothing else', () => {
+    let calls = 0;
+    suspendManually(destination(), { by: 'admin', window }, { now: () => (calls++, T0) });
+    expect(calls).toBe(1);
   });
 });

@@ -1,0 +1,56 @@
+/**
+ * The head of each destination's delivery log, kept beside its success-rate counters: every
+ * writer keeps, per (destination, counter bucket), the newest RECENT_KEPT records it created
+ * there, by publish time, and writes them with the bucket's counters (the same one write per
+ * flush). The log's unfiltered first page is then read from the newest buckets and the
+ * records fetched by id — a page, never a query over every delivery of the destination.
+ *
+ * Why the head is exact: a record's entry goes to the bucket in which it was created, and a
+ * record is created after it was published. So once the buckets read reach back to time T,
+ * every record not among them was published before T, and a head of `limit + 1` entries all
+ * published at or after T is the log's first page and the proof of a next one. A record is
+ * dropped from a bucket's list only when RECENT_KEPT newer ones are in it, which puts it
+ * behind a whole page. What the head cannot know of — a record whose writer died before it
+ * flushed (at most HERALD_RATE_FLUSH_MS of them) — is in every filtered view and by id.
+ */
+
+/** A record in the head: [publishedAt, id], so it sorts and stores small. */
+export type RecentEntry = readonly [publishedAt: string, id: string];
+
+/** Entries kept per (destination, bucket, writer): more than the largest first page the console asks for (50). */
+export const RECENT_KEPT = 64;
+
+/** Newest published first, then by id descending: the log's order (delivery-log.ts logOrder). */
+export function newestFirst(a: RecentEntry, b: RecentEntry): number {
+  if (a[0] !== b[0]) return a[0] < b[0] ? 1 : -1;
+  return a[1] === b[1] ? 0 : a[1] < b[1] ? 1 : -1;
+}
+
+/** `list` (newest first, at most `cap`) with `entry` in its place; unchanged if it is too old or there already. */
+export function keepNewest(list: readonly RecentEntry[], entry: RecentEntry, cap = RECENT_KEPT): RecentEntry[] {
+  if (list.some((e) => e[1] === entry[1])) return [...list];
+  const at = list.findIndex((e) => newestFirst(entry, e) < 0);
+  const next = at < 0 ? [...list, entry] : [...list.slice(0, at), entry, ...list.slice(at)];
+  return next.slice(0, cap);
+}
+
+/** The lists of one counter bucket, from every writer. */
+export interface RecentBucket {
+  start: number;
+  entries: readonly RecentEntry[];
+}
+
+/**
+ * The first `want` entries of the log, from buckets read newest first: complete once `want`
+ * of them were published at or after the oldest bucket's start (undefined until then: read
+ * older buckets, or ask the store's index).
+ */
+export function headOf(buckets: readonly RecentBucket[], want: number): RecentEntry[] | undefined {
+  if (buckets.length === 0) return undefined;
+  const oldest = Math.min(...buckets.map((b) => b.start));
+  const since = new Date(oldest).toISOString();
+  const all = new Map<string, RecentEntry>();
+  for (const b of buckets) for (const e of b.entries) if (!all.has(e[1])) all.set(e[1], e);
+  const head = [...all.values()].sort(newestFirst).slice(0, want);
+  return head.length === want && head.every((e) => e[0] >= since) ? head : undefined;
+}

@@ -1,0 +1,39 @@
+import { headOf, keepNewest, RECENT_KEPT, RecentEntry } from '../../../shared/domain/recent-log';
+
+const T = Date.parse('2026-11-26T10:00:00.000Z');
+const iso = (s: number) => new Date(T + s * 1000).toISOString();
+const e = (s: number, id = `d.k${s}`): RecentEntry => [iso(s), id];
+
+describe('the head of the delivery log', () => {
+  test('keepNewest keeps the newest by publish time, then id, each record once, at most the cap', () => {
+    let list: RecentEntry[] = [];
+    for (const s of [5, 1, 9, 3, 9]) list = keepNewest(list, e(s), 3);
+    expect(list).toEqual([e(9), e(5), e(3)]);
+    expect(keepNewest(list, e(0), 3)).toEqual(list);
+    expect(keepNewest([e(5, 'd.a')], e(5, 'd.b'), 3)).toEqual([e(5, 'd.b'), e(5, 'd.a')]);
+    let full: RecentEntry[] = [];
+    for (let s = 0; s < RECENT_KEPT + 10; s++) full = keepNewest(full, e(s));
+    expect(full).toHaveLength(RECENT_KEPT);
+    expect(full[0]).toEqual(e(RECENT_KEPT + 9));
+  });
+
+  test('complete only when `want` entries were published at or after the oldest bucket read', () => {
+    const minute = 60;
+    const buckets = [
+      { start: T + 2 * minute * 1000, entries: [e(150), e(130)] },
+      { start: T + minute * 1000, entries: [e(100), e(70)] },
+    ];
+    // Four entries since the older bucket's start (T + 60 s): a head of 3 is certain.
+    expect(headOf(buckets, 3)).toEqual([e(150), e(130), e(100)]);
+    expect(headOf(buckets, 4)).toEqual([e(150), e(130), e(100), e(70)]);
+    // A fifth would have to come from an older bucket, unread.
+    expect(headOf(buckets, 5)).toBeUndefined();
+    // Created late in a newer bucket, published before the oldest bucket read: it does not prove the head.
+    expect(headOf([{ start: T + minute * 1000, entries: [e(100), e(10)] }], 2)).toBeUndefined();
+    expect(headOf([], 1)).toBeUndefined();
+  });
+
+  test('the same record from two writers counts once', () => {
+    expect(headOf([{ start: T, entries: [e(5), e(4)] }, { start: T, entries: [e(5), e(3)] }], 3)).toEqual([e(5), e(4), e(3)]);
+  });
+});
