@@ -1,7 +1,7 @@
 import type { Account, AccountKey } from './domain/account';
 import { Destination } from './domain/destination';
 import { AttemptResult, DeliveryRecord, DeliveryStatus, HeraldOverload, LastError } from './domain/delivery';
-import { RateBucket, RateCounts } from './domain/success-rate';
+import { RateBucket, RateCounts, SettledCounts } from './domain/success-rate';
 import { LatencyHistogram } from './domain/latency-histogram';
 import { Lease, LeaseRequest, RateDoc } from './domain/rate-control';
 import { HeraldEvent } from './domain/event';
@@ -114,6 +114,8 @@ export interface RateDelta extends RateCounts {
   lastErrors: LastError[];
   /** Attempt latencies, sparse (only the bins hit): the store adds each bin in the same write. */
   latency?: LatencyHistogram;
+  /** Deliveries that became DEAD or QUEUED in this bucket: added in the same write. */
+  settled?: SettledCounts;
   /** The writer's newest records created in this bucket (domain/recent-log.ts), replacing its list in the same write. */
   recent?: { writer: string; entries: readonly RecentEntry[] };
 }

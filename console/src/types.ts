@@ -79,7 +79,7 @@ export interface Stats {
   /** With `?destination=`: that destination's numbers alone. */
   destination?: string;
   /** p50Ms/p99Ms: the point's attempt latency, when it has any. */
-  series: { start: string; attempts: number; successes: number; failures: number; p50Ms?: number; p99Ms?: number }[];
+  series: { start: string; attempts: number; successes: number; failures: number; p50Ms?: number; p99Ms?: number; dead?: number; queued?: number }[];
   successRate?: number;
   latencyMs?: { p50?: number; p99?: number } | number;
   /** Absent when asked with `counts=false` (the sparklines). */

@@ -1,7 +1,7 @@
 import { FieldValue, Firestore } from '@google-cloud/firestore';
 import { LastError } from '../domain/delivery';
 import { addHistograms, LatencyHistogram } from '../domain/latency-histogram';
-import { RateBucket, RECENT_ERRORS } from '../domain/success-rate';
+import { addSettled, RateBucket, RECENT_ERRORS } from '../domain/success-rate';
 import { RecentBucket, RecentEntry } from '../domain/recent-log';
 import { RateDelta, RateStore } from '../ports';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, OperationCounter } from './firestore-stores';
@@ -21,6 +21,9 @@ interface StoredRate {
   successes: number;
   failures: number;
   lastErrors?: LastError[];
+  /** Deliveries that became DEAD, or QUEUED, in the bucket. */
+  dead?: number;
+  queued?: number;
   /** Each writer's newest records created in the bucket, `<publishedAt> <delivery id>` (domain/recent-log.ts). */
   recent?: Record<string, string[]>;
   /** Attempt latencies: a map of bin (`b00` … `b24`, domain/latency-histogram.ts) to count, only the bins ever hit. */
@@ -60,6 +63,8 @@ export class FirestoreRateStore implements RateStore {
       // One increment per latency bin hit (`latency.b07`), in the same write: a merged set merges into the map.
       const bins = Object.entries(d.latency ?? {}).filter(([, n]) => (n ?? 0) > 0);
       if (bins.length) doc.latency = Object.fromEntries(bins.map(([bin, n]) => [bin, FieldValue.increment(n!)]));
+      if (d.settled?.dead) doc.dead = FieldValue.increment(d.settled.dead);
+      if (d.settled?.queued) doc.queued = FieldValue.increment(d.settled.queued);
       // Each writer's list under its own key: writers that share a shard do not overwrite each other's.
       if (d.recent) doc.recent = { [d.recent.writer]: d.recent.entries.map(encodeEntry) };
       batch.set(this.col.doc(`${d.destinationId}~${d.bucketStart}~${shard}`), doc, { merge: true });
@@ -120,6 +125,8 @@ export function mergeShards(rows: readonly Omit<StoredRate, 'expireAt' | 'shard'
     b.failures += r.failures;
     b.lastErrors = [...(b.lastErrors ?? []), ...(r.lastErrors ?? [])].sort((x, y) => y.at.localeCompare(x.at)).slice(0, RECENT_ERRORS);
     if (r.latency && Object.keys(r.latency).length) b.latency = addHistograms(b.latency, r.latency);
+    const settled = addSettled(b.settled, { ...(r.dead ? { dead: r.dead } : {}), ...(r.queued ? { queued: r.queued } : {}) });
+    if (settled && (settled.dead || settled.queued)) b.settled = settled;
     byStart.set(r.bucketStart, b);
   }
   return [...byStart.values()].sort((a, b) => a.start - b.start);

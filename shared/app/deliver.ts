@@ -192,6 +192,7 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
   }
   logged(deps, record, at);
   countAttempt(deps, t, result, at, publishedAt);
+  countSettled(deps, record, at);
   report(deps, t, result, decision, record);
   if (record.status === 'DEAD') await sendDeadLetter(deps, t.event, record);
   await suspendIfDecided(deps, t, decision, record);
@@ -244,6 +245,7 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
     return { kind: 'duplicate', deliveryId: t.id };
   }
   countAttempt(deps, t, result, at, publishedAt);
+  countSettled(deps, record, at);
   report(deps, t, result, decision, record);
   if (record.status === 'DEAD') await sendDeadLetter(deps, t.event, record);
   await suspendIfDecided(deps, t, decision, record);
@@ -321,6 +323,7 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, claim: string | un
     const queued = await updateUnderClaim(deps.deliveries, t.id, claim, { type: 'queue', now, reason });
     if (!queued) return { kind: 'duplicate', deliveryId: t.id };
   }
+  deps.rates.settled(t.destination.id, 'QUEUED', now);
   deps.log.info('delivery QUEUED: its destination is suspended', { ...t.ids, reason });
   return { kind: 'queued', deliveryId: t.id };
 }
@@ -341,6 +344,11 @@ function countAttempt(deps: DeliverDeps, t: Target, result: AttemptResult, at: D
   const windowMs = t.policy.threshold?.windowMs ?? deps.rates.hourMs;
   const outcome = rateOutcome(result, at.getTime() - Date.parse(publishedAt), windowMs);
   deps.rates.record(t.destination.id, outcome, at, isSuccess(result) ? undefined : describeFailure(result, at), result.durationMs);
+}
+
+/** A delivery that became DEAD or QUEUED is counted in its bucket (the console's charts). */
+function countSettled(deps: DeliverDeps, record: DeliveryRecord, at: Date): void {
+  if (record.status === 'DEAD' || record.status === 'QUEUED') deps.rates.settled(record.destinationId, record.status, at);
 }
 
 /** A record was created: into the head of its destination's log (domain/recent-log.ts), with the counters. */
@@ -424,6 +432,7 @@ async function abandon(deps: DeliverDeps, id: string, ids: LogFields, reason: st
     return next.ok ? next.state : undefined;
   });
   deps.log.warn(`delivery abandoned: ${reason}`, ids);
+  if (dead) countSettled(deps, dead, deps.clock.now());
   if (dead) await sendDeadLetter(deps, event, dead);
   return dead !== undefined;
 }

@@ -1,7 +1,7 @@
 import { LastError } from '../domain/delivery';
 
 import { addHistograms, withSample } from '../domain/latency-histogram';
-import { bucketStart, RateBucket, RateOutcome, RateSummary, RECENT_ERRORS, summarize } from '../domain/success-rate';
+import { addSettled, bucketStart, RateBucket, RateOutcome, RateSummary, RECENT_ERRORS, summarize } from '../domain/success-rate';
 import { Clock, Logger, RateDelta, RateStore } from '../ports';
 import { headOf, keepNewest, RecentBucket, RecentEntry } from '../domain/recent-log';
 import { randomBytes } from 'node:crypto';
@@ -76,6 +76,15 @@ export class RateRecorder {
     if (outcome === 'failure') d.failures++;
     if (error) d.lastErrors = [error, ...d.lastErrors].slice(0, RECENT_ERRORS);
     if (durationMs !== undefined) d.latency = withSample(d.latency, durationMs);
+    this.pending.set(key, d);
+  }
+
+  /** A delivery became DEAD or QUEUED at `at`: counted in the bucket, for the console's charts. */
+  settled(destinationId: string, status: 'DEAD' | 'QUEUED', at: Date): void {
+    const start = bucketStart(at.getTime(), this.options.bucketMs);
+    const key = `${destinationId}~${start}`;
+    const d = this.pending.get(key) ?? { destinationId, bucketStart: start, attempts: 0, successes: 0, failures: 0, lastErrors: [] };
+    d.settled = addSettled(d.settled, status === 'DEAD' ? { dead: 1 } : { queued: 1 });
     this.pending.set(key, d);
   }
 
@@ -202,6 +211,7 @@ export class RateRecorder {
     into.failures += d.failures;
     into.lastErrors = [...into.lastErrors, ...d.lastErrors].sort((a, b) => b.at.localeCompare(a.at)).slice(0, RECENT_ERRORS);
     if (d.latency) into.latency = addHistograms(into.latency, d.latency);
+    if (d.settled) into.settled = addSettled(into.settled, d.settled);
   }
 }
 

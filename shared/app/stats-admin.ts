@@ -54,6 +54,9 @@ export interface StatsPoint {
   /** Attempt latency percentiles of the point, ms; absent when no attempt in it has a latency. */
   p50Ms?: number;
   p99Ms?: number;
+  /** Deliveries that became DEAD, and QUEUED, in the point's span. */
+  dead: number;
+  queued: number;
 }
 
 /** Attempt latency percentiles, ms: each within one histogram bin's width of the exact one. */
@@ -95,7 +98,7 @@ export function statsSeries(buckets: readonly RateBucket[], now: number, windowM
   const bucketMs = Math.max(counterBucketMs, Math.ceil(windowMs / points / counterBucketMs) * counterBucketMs);
   const last = bucketStart(now, bucketMs);
   const first = last - (points - 1) * bucketMs;
-  const series: StatsPoint[] = Array.from({ length: points }, (_, i) => ({ start: new Date(first + i * bucketMs).toISOString(), attempts: 0, successes: 0, failures: 0 }));
+  const series: StatsPoint[] = Array.from({ length: points }, (_, i) => ({ start: new Date(first + i * bucketMs).toISOString(), attempts: 0, successes: 0, failures: 0, dead: 0, queued: 0 }));
   const latencies: (LatencyHistogram | undefined)[] = new Array<LatencyHistogram | undefined>(points);
   for (const b of buckets) {
     const i = Math.floor((b.start - first) / bucketMs);
@@ -104,6 +107,8 @@ export function statsSeries(buckets: readonly RateBucket[], now: number, windowM
     point.attempts += b.attempts;
     point.successes += b.successes;
     point.failures += b.failures;
+    point.dead += b.settled?.dead ?? 0;
+    point.queued += b.settled?.queued ?? 0;
     if (b.latency) latencies[i] = addHistograms(latencies[i], b.latency);
   }
   series.forEach((point, i) => {

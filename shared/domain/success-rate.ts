@@ -38,6 +38,22 @@ export interface RateBucket extends RateCounts {
   lastErrors?: LastError[];
   /** The attempts' latencies (those recorded with one), by bin of domain/latency-histogram.ts; absent with none. */
   latency?: LatencyHistogram;
+  /** Deliveries that became DEAD, or QUEUED, in the bucket (the console charts them); absent: none. */
+  settled?: SettledCounts;
+}
+
+/** Deliveries that entered a state in a bucket: DEAD (given up) or QUEUED (held for an operator or a suspension). */
+export interface SettledCounts {
+  dead?: number;
+  queued?: number;
+}
+
+/** Two buckets' settled counts, added (absent when both are). */
+export function addSettled(a: SettledCounts | undefined, b: SettledCounts | undefined): SettledCounts | undefined {
+  if (!a && !b) return undefined;
+  const dead = (a?.dead ?? 0) + (b?.dead ?? 0);
+  const queued = (a?.queued ?? 0) + (b?.queued ?? 0);
+  return { ...(dead ? { dead } : {}), ...(queued ? { queued } : {}) };
 }
 
 export const NO_COUNTS: RateCounts = Object.freeze({ attempts: 0, successes: 0, failures: 0 });

@@ -304,6 +304,18 @@ test('an operator creates an account, a key and a destination, sees a delivery, 
   await expectAccessible(page, 'replays');
   await screenshot(page, 'replays');
 
+  // The overview charts what became queued (the 410) and dead (flaky), from the counters.
+  await nav(page, 'Overview');
+  await until(
+    page,
+    async () => (await page.getByText('Deliveries that became queued or dead, per interval').count()) > 0,
+    async () => {
+      await page.getByRole('button', { name: 'Last day' }).click();
+      await page.getByRole('button', { name: 'Last hour' }).click();
+    },
+  );
+  await expectAccessible(page, 'overview with queued and dead');
+
   // 375 px: everything fits the width (tables scroll inside their own region).
   await page.setViewportSize({ width: 375, height: 800 });
   for (const [route, title] of [
@@ -337,6 +349,9 @@ test('an operator creates an account, a key and a destination, sees a delivery, 
     async () => (await test.filter({ hasText: 'delivered' }).count()) > 0,
     () => page.getByRole('button', { name: 'Refresh' }).click(),
   );
+  // Its attempt, opened from the row: what the receiver answered.
+  await test.getByRole('button').first().click();
+  expect(await page.getByTestId('delivery-detail').getByTestId('attempt').first().locator('summary').textContent()).toMatch(/HTTP 204 in \d+ ms → delivered/);
   await context.close();
 });
 

@@ -1,7 +1,7 @@
 import { Firestore } from '@google-cloud/firestore';
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore-stores';
 import { FirestoreRateStore } from '../../shared/adapters/firestore-rates';
-import { logHeadConformance } from '../support/log-head-conformance';
+import { rateStoreConformance } from '../support/rate-store-conformance';
 import { deliveryStoreConformance } from '../support/delivery-store-conformance';
 
 const projectId = 'delivery-store-test';
@@ -19,7 +19,7 @@ deliveryStoreConformance('firestore', async () => {
   return new FirestoreDeliveryStore(db);
 });
 
-logHeadConformance('firestore', async () => {
+rateStoreConformance('firestore', async () => {
   await wipe();
   return new FirestoreRateStore(db);
 });

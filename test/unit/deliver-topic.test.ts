@@ -32,13 +32,14 @@ async function setup(answer: TopicAnswer, spec: Record<string, unknown> = {}, ma
   const log = createLogger({ level: 'DEBUG', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
   const topics = new MemoryTopicPublisher(() => answer);
   const deliveries = new MemoryDeliveryStore();
+  const rateStore = new MemoryRateStore();
   const deps: DeliverDeps = {
     bus: { publish: async (topic, message) => String(bus.push({ topic, message })) },
     deadLetterTopic: 'herald-dead-letter',
     directory: new DestinationDirectory(destinations, systemClock, 0),
     destinations,
     deliveries,
-    rates: new RateRecorder(new MemoryRateStore(), systemClock, log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 }),
+    rates: new RateRecorder(rateStore, systemClock, log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 }),
     limiter: new DeliveryLimiter(new MemoryRateLeaseStore(), systemClock, log, 'test'),
     maxRateWaitMs,
     sharedLaneWaitMs: 30_000,
@@ -61,7 +62,7 @@ async function setup(answer: TopicAnswer, spec: Record<string, unknown> = {}, ma
     publishTime: new Date(),
     message: toPubSubMessage(EVENT, { [LANE_ATTRIBUTES.destination]: 'audit', [LANE_ATTRIBUTES.publishedAt]: new Date().toISOString() }),
   };
-  return { deps, push, topics, bus, logs, deliveries, destinations };
+  return { deps, push, topics, bus, logs, deliveries, destinations, rateStore };
 }
 
 test('a topic destination gets the event published in the CloudEvents Pub/Sub binding, and the delivery is DELIVERED', async () => {
@@ -82,6 +83,11 @@ test('a topic destination gets the event published in the CloudEvents Pub/Sub bi
   });
   expect(sent.message.data.equals(EVENT.data)).toBe(true);
   expect(await h.deliveries.get(ID)).toMatchObject({ status: 'DELIVERED', attempts: 1 });
+  // The attempt as the log shows it: the message published, with its id; and the record at the head of the log.
+  expect((await h.deliveries.get(ID))?.attemptLog).toEqual([
+    expect.objectContaining({ target: TOPIC, messageId: sent.messageId, request: expect.objectContaining({ headers: sent.message.attributes, bodyBytes: EVENT.data.length }), decision: { kind: 'delivered' } }),
+  ]);
+  expect((await h.deps.rates.head('audit', 1))?.map((e) => e[1])).toEqual([ID]);
   expect(h.logs.find((l) => l.message === 'delivered')).toMatchObject({ deliveryId: ID, destinationId: 'audit', topic: TOPIC, topicMessageId: sent.messageId });
 });
 
@@ -96,6 +102,8 @@ test('NOT_FOUND under event-platform suspends the destination, QUEUES the event 
   expect(destination).toMatchObject({ status: 'suspended', suspension: { cause: 'criteria', reason: expect.stringContaining('the topic does not exist') } });
   expect(h.bus.map((m) => m.topic)).toEqual(['herald-notifications']);
   expect(h.bus[0]!.message.attributes).toMatchObject({ 'herald-destination': 'audit', 'herald-to': 'ops@example.com' });
+  await h.deps.rates.flush();
+  expect((await h.rateStore.window('audit', 0)).map((b) => b.settled)).toEqual([{ queued: 1 }]);
 });
 
 test.each([
@@ -126,6 +134,8 @@ test('a failure that is the topic\'s (INTERNAL) counts: a custom policy without 
   expect(dead[0]!.message.attributes).toMatchObject({ 'herald-destination': 'audit', 'herald-delivery-id': ID });
   // Published, then marked sent: the reconciler owes nothing.
   expect(await strict.deliveries.get(ID)).not.toHaveProperty('deadLetterDueAt');
+  await strict.deps.rates.flush();
+  expect((await strict.rateStore.window('audit', 0)).map((b) => b.settled)).toEqual([{ dead: 1 }]);
 });
 
 test('a publish with no answer within the attempt timeout is a timeout', async () => {

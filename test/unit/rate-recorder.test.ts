@@ -4,7 +4,7 @@ import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
 import { RateRecorder } from '../../shared/app/rate-recorder';
 import { createLogger } from '../../shared/log';
 import { Clock, RateDelta, RateStore } from '../../shared/ports';
-import { logHeadConformance } from '../support/log-head-conformance';
+import { rateStoreConformance } from '../support/rate-store-conformance';
 
 /** A clock the test moves by hand. */
 function manualClock(start = 1_000_000): Clock & { advance(ms: number): void } {
@@ -261,4 +261,4 @@ test('Firestore: one set per document per flush, each latency bin hit an increme
   ])).toEqual([{ destinationId: 'orders', start: 60_000, attempts: 5, successes: 5, failures: 0, lastErrors: [], latency: { b02: 3, b09: 1 } }]);
 });
 
-logHeadConformance('memory', () => new MemoryRateStore());
+rateStoreConformance('memory', () => new MemoryRateStore());

@@ -33,6 +33,11 @@ export function Overview({ ctx }: { ctx: Ctx }) {
         { label: 'p99 ms', stroke: 'var(--chart-3)', values: s.series.map((b) => b.p99Ms ?? null) },
       ],
       hasLatency: s.series.some((b) => b.p50Ms !== undefined),
+      settled: [
+        { label: 'became queued', stroke: 'var(--chart-1)', values: s.series.map((b) => b.queued ?? 0) },
+        { label: 'became dead', stroke: 'var(--chart-3)', values: s.series.map((b) => b.dead ?? 0) },
+      ],
+      hasSettled: s.series.some((b) => (b.queued ?? 0) + (b.dead ?? 0) > 0),
     };
   }, [s]);
   const total = s?.series.reduce((n, b) => n + b.attempts, 0) ?? 0;
@@ -82,6 +87,7 @@ export function Overview({ ctx }: { ctx: Ctx }) {
               <div class="charts">
                 <TimeChart title="Deliveries per second" times={chart.times} series={chart.deliveries} />
                 <TimeChart title="Success rate (%)" times={chart.times} series={chart.rate} yFormat={(v) => `${v}%`} yRange={[0, 100]} />
+                {chart.hasSettled && <TimeChart title="Deliveries that became queued or dead, per interval" times={chart.times} series={chart.settled} />}
                 {chart.hasLatency && <TimeChart title="Attempt latency, p50 and p99 (ms)" times={chart.times} series={chart.latency} yFormat={(v) => (v >= 1000 ? `${v / 1000} s` : String(v))} />}
               </div>
             )
@@ -89,7 +95,7 @@ export function Overview({ ctx }: { ctx: Ctx }) {
           {total > 0 && (
             <details class="numbers">
               <summary>The numbers behind the charts</summary>
-              <DataTable label="Attempts per interval" columns={['From', 'Attempts', 'Successes', 'Failures', 'p50', 'p99']}>
+              <DataTable label="Attempts per interval" columns={['From', 'Attempts', 'Successes', 'Failures', 'p50', 'p99', 'Became queued', 'Became dead']}>
                     {s.series
                       .filter((b) => b.attempts > 0)
                       .map((b) => (
@@ -100,6 +106,8 @@ export function Overview({ ctx }: { ctx: Ctx }) {
                           <td>{b.failures}</td>
                           <td>{ms(b.p50Ms)}</td>
                           <td>{ms(b.p99Ms)}</td>
+                          <td>{b.queued ?? 0}</td>
+                          <td>{b.dead ?? 0}</td>
                         </tr>
                       ))}
               </DataTable>

@@ -6,7 +6,7 @@ import { mergeShards } from '../firestore-rates';
 
 /** Success-rate counters in memory, for unit tests; it records every add so tests can see the write pattern. */
 export class MemoryRateStore implements RateStore {
-  private readonly rows = new Map<string, Omit<RateDelta, 'recent'> & { shard: number }>();
+  private readonly rows = new Map<string, Omit<RateDelta, 'recent' | 'settled'> & { shard: number; dead?: number; queued?: number }>();
   /** Each (bucket, shard, writer)'s log-head list, as the last write left it. */
   private readonly recent = new Map<string, { destinationId: string; start: number; entries: RecentEntry[] }>();
   /** Every add: when, and which documents it wrote. */
@@ -24,6 +24,8 @@ export class MemoryRateStore implements RateStore {
       row.failures += d.failures;
       if (d.lastErrors.length) row.lastErrors = d.lastErrors;
       if (d.latency && Object.keys(d.latency).length) row.latency = addHistograms(row.latency, d.latency);
+      if (d.settled?.dead) row.dead = (row.dead ?? 0) + d.settled.dead;
+      if (d.settled?.queued) row.queued = (row.queued ?? 0) + d.settled.queued;
       if (d.recent) this.recent.set(`${key}~${d.recent.writer}`, { destinationId: d.destinationId, start: d.bucketStart, entries: [...d.recent.entries] });
       this.rows.set(key, row);
     }

@@ -123,16 +123,16 @@ describe('overview series', () => {
     const minute = 60_000;
     const at = Date.parse('2026-11-26T01:00:30Z');
     const buckets = [
-      { destinationId: 'a', start: at - 30_000, attempts: 3, successes: 2, failures: 1 },
-      { destinationId: 'b', start: at - 30_000, attempts: 1, successes: 1, failures: 0 },
+      { destinationId: 'a', start: at - 30_000, attempts: 3, successes: 2, failures: 1, settled: { dead: 1 } },
+      { destinationId: 'b', start: at - 30_000, attempts: 1, successes: 1, failures: 0, settled: { dead: 1, queued: 2 } },
       { destinationId: 'a', start: at - 30_000 - 59 * minute, attempts: 5, successes: 5, failures: 0 },
       { destinationId: 'a', start: at - 30_000 - 60 * minute, attempts: 7, successes: 7, failures: 0 },
     ];
     const hour = statsSeries(buckets, at, 3_600_000, 60, minute);
     expect(hour.bucketMs).toBe(minute);
     expect(hour.series).toHaveLength(60);
-    expect(hour.series[59]).toEqual({ start: '2026-11-26T01:00:00.000Z', attempts: 4, successes: 3, failures: 1 });
-    expect(hour.series[0]).toEqual({ start: '2026-11-26T00:01:00.000Z', attempts: 5, successes: 5, failures: 0 });
+    expect(hour.series[59]).toEqual({ start: '2026-11-26T01:00:00.000Z', attempts: 4, successes: 3, failures: 1, dead: 2, queued: 2 });
+    expect(hour.series[0]).toEqual({ start: '2026-11-26T00:01:00.000Z', attempts: 5, successes: 5, failures: 0, dead: 0, queued: 0 });
     expect(hour.series.reduce((n, p) => n + p.attempts, 0)).toBe(9);
     const day = statsSeries(buckets, at, 86_400_000, 96, minute);
     expect(day.bucketMs).toBe(15 * minute);
@@ -156,7 +156,7 @@ describe('overview series', () => {
     // The 50th of 98 in (30, 50]: 30 + 20 · 50/98; the 99th, the first of 2 in (1000, 1500]: half way.
     expect(hour.series[59]).toMatchObject({ attempts: 100, p50Ms: 40.2, p99Ms: 1250 });
     expect(hour.series[49]).toMatchObject({ attempts: 10, p50Ms: 125, p99Ms: 150 });
-    expect(hour.series[39]).toEqual({ start: '2026-11-26T00:40:00.000Z', attempts: 4, successes: 4, failures: 0 });
+    expect(hour.series[39]).toEqual({ start: '2026-11-26T00:40:00.000Z', attempts: 4, successes: 4, failures: 0, dead: 0, queued: 0 });
     expect(hour.series[0]).not.toHaveProperty('p50Ms');
     expect(hour.latency).toEqual({ b06: 98, b09: 10, b15: 2 });
     expect(latencyPercentiles(hour.latency)).toEqual({ p50: 41.2, p99: 1250 });

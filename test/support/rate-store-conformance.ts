@@ -11,9 +11,31 @@ function manualClock(start = T0): Clock & { advance(ms: number): void } {
   return { now: () => new Date(now), advance: (ms) => void (now += ms) };
 }
 
-/** The delivery log's head, written with the counters and read back: the same with every rate store. */
-export function logHeadConformance(name: string, make: () => Promise<RateStore> | RateStore): void {
-  describe(`${name} rate store: the delivery log's head`, () => {
+/** What the counters carry beside the success rate — the log head, the settled counts — written and read back: the same with every rate store. */
+export function rateStoreConformance(name: string, make: () => Promise<RateStore> | RateStore): void {
+  describe(`${name} rate store: settled counts and the delivery log's head`, () => {
+    test('deliveries that became DEAD or QUEUED are summed per bucket across writers, in the counters\' one write', async () => {
+      const store = await make();
+      const clock = manualClock();
+      const a = new RateRecorder(store, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 2 });
+      const b = new RateRecorder(store, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 2 });
+      a.settled('dest', 'DEAD', clock.now());
+      a.settled('dest', 'QUEUED', clock.now());
+      b.settled('dest', 'DEAD', clock.now());
+      a.record('dest', 'failure', clock.now());
+      await a.flush();
+      await b.flush();
+      clock.advance(MIN);
+      a.settled('dest', 'QUEUED', clock.now());
+      await a.flush();
+      const buckets = await store.window('dest', T0);
+      expect(buckets.map((x) => [x.start - T0, x.settled])).toEqual([
+        [0, { dead: 2, queued: 1 }],
+        [MIN, { queued: 1 }],
+      ]);
+      expect(buckets[0]).toMatchObject({ attempts: 1, failures: 1 });
+    });
+
     test('two writers on one shard keep their own lists; the head is read back newest first once it is sure', async () => {
       const store = await make();
       const clock = manualClock();
