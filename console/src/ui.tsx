@@ -298,6 +298,9 @@ export function StatusBadge({ status }: { status: string }) {
 }
 
 /** `#/path?x=1` links. */
+/** A datetime-local input's value (local time, no zone) as ISO 8601; empty stays empty. */
+export const localToIso = (local: string): string => (local ? new Date(local).toISOString() : '');
+
 export const href = (path: string, params: Record<string, string | undefined> = {}) => {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);

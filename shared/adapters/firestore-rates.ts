@@ -2,7 +2,7 @@ import { FieldValue, Firestore } from '@google-cloud/firestore';
 import { LastError } from '../domain/delivery';
 import { addHistograms, LatencyHistogram } from '../domain/latency-histogram';
 import { addSettled, RateBucket, RECENT_ERRORS } from '../domain/success-rate';
-import { RecentBucket, RecentEntry } from '../domain/recent-log';
+import { bucketsOf, RecentBucket, RecentEntry } from '../domain/recent-log';
 import { RateDelta, RateStore } from '../ports';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, OperationCounter } from './firestore-stores';
 
@@ -84,17 +84,11 @@ export class FirestoreRateStore implements RateStore {
     const q = FIRESTORE_QUERIES.logHead;
     const snap = await this.col.where(q.equality[0], '==', destinationId).where(q.orderBy, '>=', since).orderBy(q.orderBy, 'desc').limit(maxDocs).select(q.orderBy, 'recent').get();
     this.ops.reads += Math.max(1, snap.size);
-    const rows = snap.docs.map((d) => d.data() as Pick<StoredRate, 'bucketStart' | 'recent'>);
-    // The limit may have cut the oldest bucket's documents short: what it holds proves nothing.
-    const cut = snap.size === maxDocs ? rows[rows.length - 1]?.bucketStart : undefined;
-    const byStart = new Map<number, RecentEntry[]>();
-    for (const r of rows) {
-      if (r.bucketStart === cut) continue;
-      const entries = byStart.get(r.bucketStart) ?? [];
-      for (const list of Object.values(r.recent ?? {})) entries.push(...list.flatMap(decodeEntry));
-      byStart.set(r.bucketStart, entries);
-    }
-    return [...byStart.entries()].map(([start, entries]) => ({ start, entries }));
+    const lists = snap.docs.map((d) => {
+      const r = d.data() as Pick<StoredRate, 'bucketStart' | 'recent'>;
+      return { start: r.bucketStart, entries: Object.values(r.recent ?? {}).flat().flatMap(decodeEntry) };
+    });
+    return bucketsOf(lists, snap.size === maxDocs);
   }
 
   async activeSince(since: number): Promise<string[]> {
@@ -126,7 +120,7 @@ export function mergeShards(rows: readonly Omit<StoredRate, 'expireAt' | 'shard'
     b.lastErrors = [...(b.lastErrors ?? []), ...(r.lastErrors ?? [])].sort((x, y) => y.at.localeCompare(x.at)).slice(0, RECENT_ERRORS);
     if (r.latency && Object.keys(r.latency).length) b.latency = addHistograms(b.latency, r.latency);
     const settled = addSettled(b.settled, { ...(r.dead ? { dead: r.dead } : {}), ...(r.queued ? { queued: r.queued } : {}) });
-    if (settled && (settled.dead || settled.queued)) b.settled = settled;
+    if (settled) b.settled = settled;
     byStart.set(r.bucketStart, b);
   }
   return [...byStart.values()].sort((a, b) => a.start - b.start);

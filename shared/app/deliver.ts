@@ -432,8 +432,10 @@ async function abandon(deps: DeliverDeps, id: string, ids: LogFields, reason: st
     return next.ok ? next.state : undefined;
   });
   deps.log.warn(`delivery abandoned: ${reason}`, ids);
-  if (dead) countSettled(deps, dead, deps.clock.now());
-  if (dead) await sendDeadLetter(deps, event, dead);
+  if (dead) {
+    countSettled(deps, dead, deps.clock.now());
+    await sendDeadLetter(deps, event, dead);
+  }
   return dead !== undefined;
 }
 

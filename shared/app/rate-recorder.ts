@@ -3,7 +3,7 @@ import { LastError } from '../domain/delivery';
 import { addHistograms, withSample } from '../domain/latency-histogram';
 import { addSettled, bucketStart, RateBucket, RateOutcome, RateSummary, RECENT_ERRORS, summarize } from '../domain/success-rate';
 import { Clock, Logger, RateDelta, RateStore } from '../ports';
-import { headOf, keepNewest, RecentBucket, RecentEntry } from '../domain/recent-log';
+import { bucketsOf, headOf, keepNewest, RecentBucket, RecentEntry } from '../domain/recent-log';
 import { randomBytes } from 'node:crypto';
 
 /** How far back the log head is looked for: the counters' lifetime (firestore-rates.ts KEEP_MS). */
@@ -68,40 +68,46 @@ export class RateRecorder {
 
   /** One attempt: its outcome, its failure (if it failed) and how long it took (`durationMs`, into the latency histogram). */
   record(destinationId: string, outcome: RateOutcome, at: Date, error?: LastError, durationMs?: number): void {
-    const start = bucketStart(at.getTime(), this.options.bucketMs);
-    const key = `${destinationId}~${start}`;
-    const d = this.pending.get(key) ?? { destinationId, bucketStart: start, attempts: 0, successes: 0, failures: 0, lastErrors: [] };
+    const d = this.deltaAt(destinationId, at);
     d.attempts++;
     if (outcome === 'success') d.successes++;
     if (outcome === 'failure') d.failures++;
     if (error) d.lastErrors = [error, ...d.lastErrors].slice(0, RECENT_ERRORS);
     if (durationMs !== undefined) d.latency = withSample(d.latency, durationMs);
-    this.pending.set(key, d);
   }
 
   /** A delivery became DEAD or QUEUED at `at`: counted in the bucket, for the console's charts. */
   settled(destinationId: string, status: 'DEAD' | 'QUEUED', at: Date): void {
-    const start = bucketStart(at.getTime(), this.options.bucketMs);
-    const key = `${destinationId}~${start}`;
-    const d = this.pending.get(key) ?? { destinationId, bucketStart: start, attempts: 0, successes: 0, failures: 0, lastErrors: [] };
+    const d = this.deltaAt(destinationId, at);
     d.settled = addSettled(d.settled, status === 'DEAD' ? { dead: 1 } : { queued: 1 });
-    this.pending.set(key, d);
   }
 
   /** A delivery record was created (its first attempt, deferral or queueing): into the log head, written with the next flush. */
   created(destinationId: string, deliveryId: string, publishedAt: string, at: Date): void {
-    const start = bucketStart(at.getTime(), this.options.bucketMs);
+    // The bucket's delta is what carries the list at the next flush.
+    const start = this.deltaAt(destinationId, at).bucketStart;
     const key = `${destinationId}~${start}`;
     const list = this.recent.get(key) ?? { destinationId, start, entries: [] };
     list.entries = keepNewest(list.entries, [publishedAt, deliveryId]);
     this.recent.set(key, list);
-    if (!this.pending.has(key)) this.pending.set(key, { destinationId, bucketStart: start, attempts: 0, successes: 0, failures: 0, lastErrors: [] });
     // Older buckets are written for good: nothing is created in them any more. Looked at once a bucket, not per record.
     if (start > this.prunedAt) {
       this.prunedAt = start;
       const oldest = start - 2 * this.options.bucketMs;
       for (const [k, l] of this.recent) if (l.start < oldest) this.recent.delete(k);
     }
+  }
+
+  /** The unflushed counts of the destination's bucket holding `at`, created empty when there are none. */
+  private deltaAt(destinationId: string, at: Date): RateDelta {
+    const start = bucketStart(at.getTime(), this.options.bucketMs);
+    const key = `${destinationId}~${start}`;
+    let d = this.pending.get(key);
+    if (!d) {
+      d = { destinationId, bucketStart: start, attempts: 0, successes: 0, failures: 0, lastErrors: [] };
+      this.pending.set(key, d);
+    }
+    return d;
   }
 
   /**
@@ -121,14 +127,10 @@ export class RateRecorder {
 
   /** `stored` with this writer's own lists of the same destination added (not yet flushed, or written already). */
   private withOwn(destinationId: string, stored: readonly RecentBucket[]): RecentBucket[] {
-    const byStart = new Map(stored.map((b) => [b.start, [...b.entries]]));
-    const oldestStored = stored.length ? Math.min(...stored.map((b) => b.start)) : Infinity;
-    for (const l of this.recent.values()) {
-      // A bucket older than those read would claim a reach the stored lists do not have.
-      if (l.destinationId !== destinationId || (stored.length > 0 && l.start < oldestStored)) continue;
-      byStart.set(l.start, [...(byStart.get(l.start) ?? []), ...l.entries]);
-    }
-    return [...byStart.entries()].map(([start, entries]) => ({ start, entries }));
+    const oldestStored = stored.length ? Math.min(...stored.map((b) => b.start)) : -Infinity;
+    // A bucket older than those read would claim a reach the stored lists do not have.
+    const own = [...this.recent.values()].filter((l) => l.destinationId === destinationId && l.start >= oldestStored);
+    return bucketsOf([...stored, ...own]);
   }
 
   /**

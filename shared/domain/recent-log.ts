@@ -41,6 +41,18 @@ export interface RecentBucket {
 }
 
 /**
+ * Lists of counter documents (any writer's, any order) as buckets, each bucket's entries
+ * together. `limited`: the read stopped at its limit, so the oldest bucket may be missing some
+ * writers' lists — what it holds proves nothing, and it is left out.
+ */
+export function bucketsOf(lists: readonly RecentBucket[], limited = false): RecentBucket[] {
+  const cut = limited && lists.length > 0 ? Math.min(...lists.map((l) => l.start)) : undefined;
+  const byStart = new Map<number, RecentEntry[]>();
+  for (const l of lists) if (l.start !== cut) byStart.set(l.start, [...(byStart.get(l.start) ?? []), ...l.entries]);
+  return [...byStart.entries()].map(([start, entries]) => ({ start, entries }));
+}
+
+/**
  * The first `want` entries of the log, from buckets read newest first: complete once `want`
  * of them were published at or after the oldest bucket's start (undefined until then: read
  * older buckets, or ask the store's index).

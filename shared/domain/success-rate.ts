@@ -48,12 +48,11 @@ export interface SettledCounts {
   queued?: number;
 }
 
-/** Two buckets' settled counts, added (absent when both are). */
+/** Two buckets' settled counts, added (absent when they come to nothing). */
 export function addSettled(a: SettledCounts | undefined, b: SettledCounts | undefined): SettledCounts | undefined {
-  if (!a && !b) return undefined;
   const dead = (a?.dead ?? 0) + (b?.dead ?? 0);
   const queued = (a?.queued ?? 0) + (b?.queued ?? 0);
-  return { ...(dead ? { dead } : {}), ...(queued ? { queued } : {}) };
+  return dead || queued ? { ...(dead ? { dead } : {}), ...(queued ? { queued } : {}) } : undefined;
 }
 
 export const NO_COUNTS: RateCounts = Object.freeze({ attempts: 0, successes: 0, failures: 0 });

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { call, get, post, seg } from '../api';
 import { Ctx } from '../ctx';
 import { Account, KeyRecord } from '../types';
-import { ConfirmButton, DataTable, ActionForm, Submit, Empty, ErrorBox, Field, fmtTime, href, Loading, Notice, Secret, useAction, useLoad, onValue } from '../ui';
+import { ConfirmButton, DataTable, ActionForm, Submit, Empty, ErrorBox, Field, fmtTime, href, Loading, Notice, Secret, useAction, useLoad, onValue, localToIso } from '../ui';
 import { issuesByField } from '../api';
 import { ApiError } from '../api';
 
@@ -95,7 +95,7 @@ export function AccountDetail({ ctx: _ctx, id }: { ctx: Ctx; id: string }) {
   const [expires, setExpires] = useState('');
   const [newKey, setNewKey] = useState<KeyRecord>();
   const createKey = useAction(() =>
-    post<KeyRecord>(`${path}/keys`, { name: keyName, scopes, ...(expires ? { expiresAt: new Date(expires).toISOString() } : {}) }),
+    post<KeyRecord>(`${path}/keys`, { name: keyName, scopes, ...(expires ? { expiresAt: localToIso(expires) } : {}) }),
   );
   const revoke = useAction((keyId: string) => call<void>('DELETE', `${path}/keys/${seg(keyId)}`));
   const keyErrors = fieldErrors(createKey.error);

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { get, query, seg } from '../api';
 import { acct, Ctx, visibleDestination } from '../ctx';
 import { Delivery, DELIVERY_STATUSES, Destination } from '../types';
-import { Empty, ErrorBox, fmtTime, href, Loading, StatusBadge, DataTable, useLoad, useCursors, Pager } from '../ui';
+import { Empty, ErrorBox, fmtTime, href, localToIso, Loading, StatusBadge, DataTable, useLoad, useCursors, Pager } from '../ui';
 
 /** What Herald decided after the last attempt, in words. */
 function decision(d: Delivery): string {
@@ -258,8 +258,7 @@ export function DeliveryTable({ ctx, destination, filters = {}, limit = 20 }: { 
   );
 }
 
-/** A datetime-local input's value (local time) as ISO 8601, and back. */
-const toIso = (local: string) => (local ? new Date(local).toISOString() : '');
+/** An ISO 8601 time as a datetime-local input's value (local time); localToIso goes back. */
 function toLocal(iso: string | null): string {
   if (!iso) return '';
   const d = new Date(iso);
@@ -283,7 +282,7 @@ export function DeliveryLog({ ctx, params }: { ctx: Ctx; params: URLSearchParams
     e.preventDefault();
     const form = new FormData(e.currentTarget as HTMLFormElement);
     const value = (k: string) => String(form.get(k) ?? '').trim();
-    location.assign(href('/log', { destination: value('destination'), status: value('status'), type: value('type'), eventId: value('eventId'), from: toIso(value('from')), to: toIso(value('to')) }));
+    location.assign(href('/log', { destination: value('destination'), status: value('status'), type: value('type'), eventId: value('eventId'), from: localToIso(value('from')), to: localToIso(value('to')) }));
   };
   return (
     <section aria-labelledby="log-title">

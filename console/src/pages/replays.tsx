@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { get, post, seg } from '../api';
 import { acct, canWrite, Ctx, visibleDestination } from '../ctx';
 import { Destination, FINAL_REPLAY, Replay } from '../types';
-import { Empty, ErrorBox, Field, fmtTime, Loading, StatusBadge, DataTable, ActionForm, Submit, Tile, useAction, useLoad, onValue } from '../ui';
+import { Empty, ErrorBox, Field, fmtTime, Loading, StatusBadge, DataTable, ActionForm, Submit, Tile, useAction, useLoad, onValue, localToIso } from '../ui';
 import { ApiError, issuesByField } from '../api';
 
 /** One replay's report, asked again every second until it is final. */
@@ -77,8 +77,8 @@ export function Replays({ ctx }: { ctx: Ctx }) {
   const start = useAction(() =>
     post<{ id: string }>(`${acct(ctx)}/replays`, {
       ...(destination.trim() ? { destination: destination.trim() } : {}),
-      ...(since ? { since: new Date(since).toISOString() } : {}),
-      ...(until ? { until: new Date(until).toISOString() } : {}),
+      ...(since ? { since: localToIso(since) } : {}),
+      ...(until ? { until: localToIso(until) } : {}),
       ...(types.trim() ? { eventTypes: types.split(/[\s,]+/).filter(Boolean) } : {}),
       // A number the API checks (a whole number from 1 to 100,000); anything else goes as typed, for its message.
       ...(limit.trim() ? { limit: /^\d+$/.test(limit.trim()) ? Number(limit.trim()) : limit.trim() } : {}),

@@ -1,6 +1,6 @@
 import { addHistograms } from '../../domain/latency-histogram';
 import { RateBucket } from '../../domain/success-rate';
-import { RecentBucket, RecentEntry } from '../../domain/recent-log';
+import { bucketsOf, RecentBucket, RecentEntry } from '../../domain/recent-log';
 import { RateDelta, RateStore } from '../../ports';
 import { mergeShards } from '../firestore-rates';
 
@@ -38,10 +38,7 @@ export class MemoryRateStore implements RateStore {
 
   async recentLog(destinationId: string, since: number, maxDocs: number): Promise<RecentBucket[]> {
     const lists = [...this.recent.values()].filter((r) => r.destinationId === destinationId && r.start >= since).sort((a, b) => b.start - a.start).slice(0, maxDocs);
-    const cut = lists.length === maxDocs ? lists[lists.length - 1]?.start : undefined;
-    const byStart = new Map<number, RecentEntry[]>();
-    for (const l of lists) if (l.start !== cut) byStart.set(l.start, [...(byStart.get(l.start) ?? []), ...l.entries]);
-    return [...byStart.entries()].map(([start, entries]) => ({ start, entries }));
+    return bucketsOf(lists, lists.length === maxDocs);
   }
 
   async window(destinationId: string, since: number): Promise<RateBucket[]> {

@@ -1,4 +1,4 @@
-import { headOf, keepNewest, RECENT_KEPT, RecentEntry } from '../../../shared/domain/recent-log';
+import { bucketsOf, headOf, keepNewest, RECENT_KEPT, RecentEntry } from '../../../shared/domain/recent-log';
 
 const T = Date.parse('2026-11-26T10:00:00.000Z');
 const iso = (s: number) => new Date(T + s * 1000).toISOString();
@@ -35,5 +35,21 @@ describe('the head of the delivery log', () => {
 
   test('the same record from two writers counts once', () => {
     expect(headOf([{ start: T, entries: [e(5), e(4)] }, { start: T, entries: [e(5), e(3)] }], 3)).toEqual([e(5), e(4), e(3)]);
+  });
+
+  test('lists of one bucket are put together; a read cut at its limit leaves its oldest bucket out', () => {
+    const lists = [
+      { start: T + 120_000, entries: [e(130)] },
+      { start: T + 60_000, entries: [e(70)] },
+      { start: T + 120_000, entries: [e(125)] },
+      { start: T, entries: [e(5)] },
+    ];
+    expect(bucketsOf(lists)).toEqual([
+      { start: T + 120_000, entries: [e(130), e(125)] },
+      { start: T + 60_000, entries: [e(70)] },
+      { start: T, entries: [e(5)] },
+    ]);
+    expect(bucketsOf(lists, true).map((b) => b.start)).toEqual([T + 120_000, T + 60_000]);
+    expect(bucketsOf([], true)).toEqual([]);
   });
 });
