@@ -2,7 +2,8 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { extname, join, resolve, sep } from 'node:path';
 import type { Response } from 'express';
 import { getDelivery, listDeliveries } from '../shared/app/deliveries-admin';
-import { AdminDeps, AdminResult, badId, deleteDestination, getDestination, listDestinations, notFound, putDestination } from '../shared/app/destinations-admin';
+import { AdminDeps, AdminResult, badId, getDestination, listDestinations, notFound, putDestination } from '../shared/app/destinations-admin';
+import { deleteDestination, deleteDestinationQuerySchema, DeletionDeps } from '../shared/app/destination-deletion';
 import {
   accountListQuerySchema,
   AccountsAdminDeps,
@@ -22,10 +23,12 @@ import {
 import { accountDeliveriesQuerySchema, accountRedeliverSchema, listAccountDeliveries, postAccountRedeliver } from '../shared/app/account-deliveries-admin';
 import { accountCreateSchema, accountPatchSchema, accountSettingsSchema, actorOf, Caller, DEFAULT_ACCOUNT, FAILURE_POLICY_SETTING, hasScope, keyCreateSchema, OPERATOR, scopeFor, seesDestination } from '../shared/domain/account';
 import { portalKeyOf, portalLinkSchema, portalScopes, portalSecretOf, portalSessionSchema, SESSION_PREFIX, verifyPortalToken } from '../shared/domain/portal';
-import { exchangePortalLink, mintPortalLink, PortalRefusal } from '../shared/app/portal-admin';
+import { endPortalSessions, exchangePortalLink, listPortalLinks, listPortalSessions, mintPortalLink, PortalRefusal, revokePortalLink, revokePortalSession } from '../shared/app/portal-admin';
+import { PortalVerifier } from '../shared/app/portal-verifier';
 import { getAccountStats, statsQuerySchema } from '../shared/app/stats-admin';
 import { listEventTypes } from '../shared/app/event-types-admin';
-import { EventTypeStore } from '../shared/ports';
+import { EventTypeStore, PortalStore } from '../shared/ports';
+import { STORE_BUSY_RETRY_AFTER_S, storeBusyMessage } from '../shared/app/store-busy';
 import { DESTINATION_ID, internalDestinationId, splitDestinationId } from '../shared/domain/ids';
 import { keyCaller } from '../shared/app/key-verifier';
 import { bearerOf, matchesDigest } from '../shared/app/push-auth';
@@ -58,13 +61,15 @@ import { guarded, HeraldRequest, rawBodyOf, sendJson } from './http';
 import { runtime } from './runtime';
 
 /** What a route runs with: every admin dependency, who is calling, and the account the request is about. */
-type Ctx = AdminDeps & SuspensionDeps & ReplaysAdminDeps & AccountsAdminDeps & {
+type Ctx = AdminDeps & SuspensionDeps & ReplaysAdminDeps & AccountsAdminDeps & Pick<DeletionDeps, 'deadLetterTopic'> & {
   caller: Caller;
   account: string;
   /** The account a replay is confined to; undefined for the admin token on the bare /replays paths (every account). */
   replayScope: string | undefined;
   /** Signs portal links and sessions (domain/portal.ts). */
   portalKey: Buffer;
+  portals: PortalStore;
+  portalAccess: PortalVerifier;
   /** Where the console is, as the caller reaches this function: `<origin><mount>/console`. */
   consoleBase: string;
   eventTypes: Pick<EventTypeStore, 'list'>;
@@ -158,7 +163,21 @@ const ACCOUNT_SCOPED: Route[] = [
     run: (d, [id], body) => inAccount(d, id!, (iid) => putDestination(d, iid, body())),
   },
   { method: 'GET', path: '/destinations/{id}', summary: 'A destination: spec, status, suspension, stats, rate', responses: { 200: 'the destination', ...BAD_ID, ...NOT_FOUND }, pattern: /^\/destinations\/([^/]+)$/, run: (d, [id]) => inAccount(d, id!, (iid) => getDestination(d, iid)) },
-  { method: 'DELETE', path: '/destinations/{id}', summary: 'Delete a destination and its lane', responses: { 204: 'deleted', ...BAD_ID, ...NOT_FOUND }, pattern: /^\/destinations\/([^/]+)$/, run: (d, [id]) => inAccount(d, id!, (iid) => deleteDestination(d, iid)) },
+  {
+    method: 'DELETE',
+    path: '/destinations/{id}',
+    summary: 'Delete a destination and its lane; refused while it has deliveries to send, unless deliveries=dead makes them DEAD with dead letters',
+    query: deleteDestinationQuerySchema,
+    responses: {
+      204: 'deleted: nothing was left to send',
+      200: 'deleted with deliveries=dead: how many PENDING, IN_FLIGHT and QUEUED deliveries became DEAD (byStatus), each with its dead letter',
+      ...BAD_ID,
+      ...NOT_FOUND,
+      409: 'it still has PENDING, IN_FLIGHT or QUEUED deliveries: how many (deliveries), and the ways out',
+    },
+    pattern: /^\/destinations\/([^/]+)$/,
+    run: (d, [id], _body, query) => inAccount(d, id!, (iid) => deleteDestination(d, iid, query)),
+  },
   {
     method: 'POST',
     path: '/destinations/{id}/reactivate',
@@ -244,7 +263,8 @@ const ACCOUNT_SCOPED: Route[] = [
     summary: "The event types the account published, each with its latest event as a sample and the destinations that take it",
     responses: { 200: 'event types, by type: type, lastSeenAt, sample (CloudEvents JSON, cut at 8 KB), destinations' },
     pattern: /^\/event-types\/?$/,
-    run: (d) => listEventTypes(d, d.account),
+    // A narrowed portal session sees only the types one of its destinations takes.
+    run: (d) => listEventTypes(d, d.account, portalDestinations(d.caller) !== undefined),
   },
 ];
 
@@ -255,7 +275,7 @@ const ACCOUNT_ROUTES: Route[] = [
     path: '/accounts',
     summary: 'Create an account (operator only)',
     body: { schema: accountCreateSchema, required: true, examples: [{ name: 'Acme Corp' }, { id: 'acme', name: 'Acme Corp', technicalEmail: 'ops@acme.example' }] },
-    responses: { 201: 'the account', 400: 'invalid body', 403: 'an account key cannot', 409: 'the id is taken' },
+    responses: { 201: 'the account', 400: 'invalid body', 403: 'an account key cannot', 409: 'the id is taken, or was a deleted account\'s (never reused)' },
     pattern: /^\/accounts\/?$/,
     run: (d, _params, body) => createAccount(d, d.caller, body()),
   },
@@ -271,7 +291,7 @@ const ACCOUNT_ROUTES: Route[] = [
     pattern: /^\/accounts\/([^/]+)$/,
     run: (d, [id], body) => updateAccount(d, d.caller, id!, body()),
   },
-  { method: 'DELETE', path: '/accounts/{accountId}', summary: 'Delete an account without destinations, revoking its keys (operator only)', accountParam: true, responses: { 204: 'deleted', 403: 'an account key cannot', ...NO_ACCOUNT, 409: 'it still has destinations, or it is default' }, pattern: /^\/accounts\/([^/]+)$/, run: (d, [id]) => deleteAccount(d, d.caller, id!) },
+  { method: 'DELETE', path: '/accounts/{accountId}', summary: 'Delete an account without destinations, with everything stored under it: keys, deliveries, samples, counters, replays (operator only; its id is never reused)', accountParam: true, responses: { 204: 'deleted', 403: 'an account key cannot', ...NO_ACCOUNT, 409: 'it still has destinations, or it is default' }, pattern: /^\/accounts\/([^/]+)$/, run: (d, [id]) => deleteAccount(d, d.caller, id!) },
   { method: 'GET', path: '/accounts/{accountId}/settings', summary: "The account's settings (seed 003)", accountParam: true, responses: { 200: 'the settings; none set means retry', ...NO_ACCOUNT }, pattern: /^\/accounts\/([^/]+)\/settings\/?$/, run: (d, [id]) => getSettings(d, d.caller, id!) },
   ...(['POST', 'PATCH'] as const).map(
     (method): Route => ({
@@ -291,7 +311,7 @@ const ACCOUNT_ROUTES: Route[] = [
     summary: 'Create an account key (shown once)',
     accountParam: true,
     body: { schema: keyCreateSchema(new Date(0)), required: true, examples: [{ name: 'ci' }, { name: 'publisher', scopes: ['publish'], expiresAt: '2099-01-01T00:00:00Z' }] },
-    responses: { 201: 'the key record and the key itself, this once', 400: 'invalid body', ...NO_ACCOUNT },
+    responses: { 201: 'the key record and the key itself, this once', 400: 'invalid body', 403: 'a key granting a scope it lacks, or an expiry after its own (the scope or expiry named)', ...NO_ACCOUNT },
     pattern: /^\/accounts\/([^/]+)\/keys\/?$/,
     run: (d, [id], body) => createKey(d, d.caller, id!, body()),
   },
@@ -302,9 +322,54 @@ const ACCOUNT_ROUTES: Route[] = [
     summary: 'Mint a customer portal link for the account: signed, short-lived, the token in the URL fragment (docs/console.md)',
     accountParam: true,
     body: { schema: portalLinkSchema, required: true, examples: [{ ttlSeconds: 3600 }, { ttlSeconds: 900, readOnly: true, destinations: ['orders'], returnUrl: 'https://app.example.com/settings/webhooks' }] },
-    responses: { 201: 'the link ({"url", "expiresAt"})', 400: 'invalid body: every problem named', 403: 'a portal session cannot', ...NO_ACCOUNT },
+    responses: { 201: 'the link ({"id", "url", "expiresAt"}); revoke it with DELETE …/portal-links/{linkId}', 400: 'invalid body: every problem named', 403: 'a portal session cannot', ...NO_ACCOUNT },
     pattern: /^\/accounts\/([^/]+)\/portal-links\/?$/,
     run: (d, [id], body) => mintPortalLink(d, d.caller, id!, body(), d.consoleBase),
+  },
+  {
+    method: 'GET',
+    path: '/accounts/{accountId}/portal-links',
+    summary: "The account's live portal links, newest first, each with its live sessions (a portal session cannot)",
+    accountParam: true,
+    responses: { 200: 'links: id, mintedBy (admin or a key id), readOnly, destinations, createdAt, expiresAt, sessions', 403: 'a portal session cannot', ...NO_ACCOUNT },
+    pattern: /^\/accounts\/([^/]+)\/portal-links\/?$/,
+    run: (d, [id]) => listPortalLinks(d, d.caller, id!),
+  },
+  {
+    method: 'DELETE',
+    path: '/accounts/{accountId}/portal-links/{linkId}',
+    summary: 'Revoke a portal link and every session opened from it: refused everywhere within 5 s',
+    accountParam: true,
+    responses: { 204: 'revoked (also when it already was)', 403: 'a portal session cannot', 404: 'no such account or link' },
+    pattern: /^\/accounts\/([^/]+)\/portal-links\/([^/]+)$/,
+    run: (d, [id, linkId]) => revokePortalLink(d, d.caller, id!, linkId!),
+  },
+  {
+    method: 'GET',
+    path: '/accounts/{accountId}/portal-sessions',
+    summary: "The account's live portal sessions, newest first, each with its link's rights (a portal session cannot)",
+    accountParam: true,
+    responses: { 200: 'sessions: id, linkId, mintedBy, readOnly, destinations, createdAt, expiresAt', 403: 'a portal session cannot', ...NO_ACCOUNT },
+    pattern: /^\/accounts\/([^/]+)\/portal-sessions\/?$/,
+    run: (d, [id]) => listPortalSessions(d, d.caller, id!),
+  },
+  {
+    method: 'POST',
+    path: '/accounts/{accountId}/portal-sessions/revoke',
+    summary: "End every portal session of the account, and every link minted so far: refused everywhere within 5 s (the operator, or a key with write)",
+    accountParam: true,
+    responses: { 200: 'endedAt, and how many live links and sessions it revoked', 403: 'a portal session cannot', ...NO_ACCOUNT },
+    pattern: /^\/accounts\/([^/]+)\/portal-sessions\/revoke\/?$/,
+    run: (d, [id]) => endPortalSessions(d, d.caller, id!),
+  },
+  {
+    method: 'DELETE',
+    path: '/accounts/{accountId}/portal-sessions/{sessionId}',
+    summary: 'Revoke one portal session: refused everywhere within 5 s (its link may open another)',
+    accountParam: true,
+    responses: { 204: 'revoked (also when it already was)', 403: 'a portal session cannot', 404: 'no such account or session' },
+    pattern: /^\/accounts\/([^/]+)\/portal-sessions\/([^/]+)$/,
+    run: (d, [id, sessionId]) => revokePortalSession(d, d.caller, id!, sessionId!),
   },
   { method: 'DELETE', path: '/accounts/{accountId}/keys/{keyId}', summary: 'Revoke a key: refused everywhere within 5 s', accountParam: true, responses: { 204: 'revoked', 404: 'no such account or key' }, pattern: /^\/accounts\/([^/]+)\/keys\/([^/]+)$/, run: (d, [id, keyId]) => revokeKey(d, d.caller, id!, keyId!) },
 ];
@@ -405,7 +470,14 @@ function packageVersion(): string {
 /** Built once: it only changes with the code. */
 let openApi: string | undefined;
 
-class BadJson extends Error {}
+class BadJson extends Error {
+  constructor(
+    message: string,
+    readonly issues: { path: string; message: string }[] = [{ path: 'body', message }],
+  ) {
+    super(message);
+  }
+}
 
 function parseJsonBody(req: HeraldRequest, optional = false): unknown {
   const raw = rawBodyOf(req);
@@ -414,7 +486,7 @@ function parseJsonBody(req: HeraldRequest, optional = false): unknown {
     throw new BadJson('the request needs a JSON body');
   }
   const parsed = parseJsonBytes(raw);
-  if (!parsed.ok) throw new BadJson(parsed.message);
+  if (!parsed.ok) throw new BadJson(parsed.message, parsed.problem === 'surrogate' ? parsed.issues : undefined);
   return parsed.value;
 }
 
@@ -582,16 +654,19 @@ async function callerOf(req: HeraldRequest, res: Response, rt: Runtime): Promise
   if (matchesDigest(token, rt.credentials.admin)) return OPERATOR;
   if (token?.startsWith(SESSION_PREFIX)) {
     const session = verifyPortalToken(portalKeyFor(rt), SESSION_PREFIX, token, rt.clock.now());
-    // Stateless, so checked against its account each time: a deleted account's sessions end with it (one read).
-    const gone = session.ok && !(await findAccount(rt, OPERATOR, session.claims.account));
-    if (session.ok && !gone) {
-      const { id, account, destinations } = session.claims;
-      return { kind: 'portal', account, sessionId: id, scopes: portalScopes(session.claims), ...(destinations !== undefined ? { destinations } : {}) };
+    const sid = session.ok ? session.claims.sid : undefined;
+    // The signature proves Herald minted it; its records (read at most every few seconds) say whether what granted it still stands.
+    const access = session.ok && sid !== undefined ? await rt.portalAccess.session({ ...session.claims, sid }) : undefined;
+    if (session.ok && sid !== undefined && access?.ok) {
+      const { account, destinations } = session.claims;
+      return { kind: 'portal', account, sessionId: sid, scopes: portalScopes(session.claims), ...(destinations !== undefined ? { destinations } : {}) };
     }
     res.set('www-authenticate', 'Bearer');
+    const expired = (!session.ok && session.reason === 'expired') || (access !== undefined && !access.ok && access.reason === 'expired');
+    const ended = access !== undefined && !access.ok && access.reason === 'revoked' ? access.why : undefined;
     sendJson(res, 401, {
-      error: gone ? "the portal session's account no longer exists" : session.ok || session.reason === 'invalid' ? 'the portal session is not valid: open the portal link again' : 'the portal session has expired: open a new portal link',
-      reason: !session.ok && session.reason === 'expired' ? 'expired' : 'invalid',
+      error: expired ? 'the portal session has expired: open a new portal link' : ended !== undefined ? `the portal session has ended (${ended}): open the portal again from where you got the link` : 'the portal session is not valid: open the portal link again',
+      reason: expired ? 'expired' : ended !== undefined ? 'revoked' : 'invalid',
     });
     return undefined;
   }
@@ -603,11 +678,29 @@ async function callerOf(req: HeraldRequest, res: Response, rt: Runtime): Promise
   return undefined;
 }
 
+/**
+ * A store that could not take the request now (contention on one record, a lock timeout,
+ * Firestore overloaded) is a 503 with Retry-After that says to send it again, never a 500.
+ */
+function answeringStoreBusy(handler: (req: HeraldRequest, res: Response) => Promise<void>) {
+  return async (req: HeraldRequest, res: Response): Promise<void> => {
+    try {
+      await handler(req, res);
+    } catch (e) {
+      const busy = storeBusyMessage(e);
+      if (busy === undefined || res.headersSent) throw e;
+      runtime().log.warn(`admin: ${req.method} ${req.path} answered 503: ${busy}`, { error: (e as Error).message });
+      res.set('retry-after', String(STORE_BUSY_RETRY_AFTER_S));
+      sendJson(res, 503, { error: busy });
+    }
+  };
+}
+
 /** The operators' and accounts' API: accounts, keys, destinations, deliveries, reactivation and replays. */
 export const adminHandler = guarded(
   () => runtime().log,
   'admin',
-  async (req: HeraldRequest, res: Response) => {
+  answeringStoreBusy(async (req: HeraldRequest, res: Response) => {
     const rt = runtime();
     const path = req.path;
     // The API's description holds no data: anyone (a code generator, a browser) may read it.
@@ -636,7 +729,7 @@ export const adminHandler = guarded(
     }
     // Express has already refused a path that does not decode (jsonBodyErrors answers 400).
     const params = (route.pattern.exec(path) ?? []).slice(1).map((p) => decodeURIComponent(p));
-    const deps = { ...suspensionDeps(rt), ...replaysAdminDeps(rt), lanes: rt.lanes, rateLeases: rt.rateLeases, allowLoopback: rt.config.allowLoopback, resolver: rt.resolver, herald: { projectId: rt.config.projectId, prefix: rt.names.prefix }, accounts: rt.accounts, keys: rt.keys, quotasOf: (account: string) => rt.accountPolicies.quotasOf(account), quotaDefaults: { publishPerSecond: rt.config.accountPublishQuota, destinations: rt.config.accountDestinationQuota } };
+    const deps = { ...suspensionDeps(rt), ...replaysAdminDeps(rt), deadLetterTopic: rt.topology.topics.deadLetter.name, lanes: rt.lanes, rateLeases: rt.rateLeases, allowLoopback: rt.config.allowLoopback, resolver: rt.resolver, herald: { projectId: rt.config.projectId, prefix: rt.names.prefix }, accounts: rt.accounts, keys: rt.keys, accountData: rt.accountData, portals: rt.portals, portalAccess: rt.portalAccess, quotasOf: (account: string) => rt.accountPolicies.quotasOf(account), quotaDefaults: { publishPerSecond: rt.config.accountPublishQuota, destinations: rt.config.accountDestinationQuota } };
     // Another account's anything does not exist for a key: 404 before scopes, so a key learns nothing of it.
     if (route.accountParam && !(await findAccount(deps, caller, params[0]!))) {
       const missing = noAccount(params[0]!);
@@ -679,8 +772,27 @@ export const adminHandler = guarded(
       }
       sendJson(res, result.status, 'body' in result ? result.body : undefined);
     } catch (e) {
-      if (!(e instanceof BadJson)) throw e;
-      sendJson(res, 400, { error: e.message, issues: [{ path: 'body', message: e.message }] });
+      if (e instanceof BadJson) {
+        sendJson(res, 400, { error: e.message, issues: e.issues });
+        return;
+      }
+      const refused = storeRefusalMessage(e);
+      if (refused === undefined) throw e;
+      rt.log.warn(`admin: ${req.method} ${req.path} answered 400: Firestore refused a value of the request`, { error: (e as Error).message });
+      sendJson(res, 400, { error: refused });
     }
-  },
+  }),
 );
+
+/**
+ * Firestore's INVALID_ARGUMENT: a value Herald passed on (an id it reserves, such as `__x__`, a
+ * string it cannot store) that the edge let through. The request's fault, answered at once as
+ * a 400 rather than a 500 that says to retry; its detail only without any Firestore path.
+ */
+function storeRefusalMessage(e: unknown): string | undefined {
+  const { code, details } = (e ?? {}) as { code?: unknown; details?: unknown };
+  // An expired transaction is INVALID_ARGUMENT too, and no fault of the request's.
+  if (code !== 3 || /transaction has expired/i.test(String(details))) return undefined;
+  const detail = typeof details === 'string' && details.length > 0 && details.length <= 200 && !details.includes('projects/') ? `: ${details}` : '';
+  return `the request holds a value Herald cannot store (Firestore refused it as INVALID_ARGUMENT${detail}); check the ids and strings it sends`;
+}

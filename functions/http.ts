@@ -1,5 +1,6 @@
 import type { Request, Response, NextFunction } from 'express';
 import { bearerOf, matchesDigest } from '../shared/app/push-auth';
+import { LimiterClosedError } from '../shared/app/delivery-limiter';
 import { FunctionName } from '../shared/topology';
 import { Logger } from '../shared/ports';
 import { Runtime } from '../shared/runtime';
@@ -82,6 +83,12 @@ export function guarded(log: () => Logger, name: string, handler: (req: HeraldRe
     try {
       await handler(req, res);
     } catch (e) {
+      // Stopping, not a fault: a delivery still waiting for its rate turn gives up, and its push comes again.
+      if (e instanceof LimiterClosedError) {
+        log().info(`${name}: ${e.message}`, { path: req.path });
+        if (!res.headersSent) sendJson(res.set('retry-after', '1'), 503, { error: e.message });
+        return;
+      }
       log().error(`${name} failed`, { error: e instanceof Error ? e.message : String(e), stack: e instanceof Error ? e.stack : undefined, path: req.path });
       if (!res.headersSent) sendJson(res, 500, { error: `internal error in ${name}; it has been logged, retry later` });
     }

@@ -1,6 +1,7 @@
 // A namespace import would copy the module; the Cloud Functions hook below must patch the real one.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 import http = require('node:http');
+import { constants } from 'node:os';
 import * as functions from '@google-cloud/functions-framework';
 import { adminHandler } from './admin';
 import { jsonBodyErrors } from './http';
@@ -10,7 +11,7 @@ import { pumpHandler } from './pump';
 import { replayHandler } from './replay';
 import { suspensionCheckHandler } from './suspension-check';
 import { FUNCTION_NAMES, FunctionName } from '../shared/topology';
-import { GracefulStop } from '../shared/adapters/graceful-stop';
+import { DRAIN_LIMIT_MS, GracefulStop, onStopSignals, StopSignal, stopServing } from '../shared/adapters/graceful-stop';
 import { existingRuntime } from './runtime';
 import { createLogger } from '../shared/log';
 
@@ -40,13 +41,14 @@ export function installJsonErrors(server: http.Server, fn: FunctionName): void {
 }
 
 /** What a deployed function may use of Cloud Run's 10 s between SIGTERM and SIGKILL to finish its requests. */
-export const SHUTDOWN_DRAIN_MS = 8_000;
+export const SHUTDOWN_DRAIN_MS = DRAIN_LIMIT_MS;
 
 /**
  * The functions framework exits at once on SIGTERM, cutting off every request under way (an
  * attempt made but not recorded is made again; counters not flushed are lost). Herald's own
- * handler replaces it: it stops taking requests, lets those under way finish for up to
- * SHUTDOWN_DRAIN_MS, flushes what it holds and closes its clients, then exits.
+ * handler replaces it with the stop local mode uses too (stopServing): no new requests, those
+ * under way get up to SHUTDOWN_DRAIN_MS, then it flushes what it holds and closes its
+ * clients — all within Cloud Run's 10 s — and exits 0. A second signal exits at once.
  */
 export function installGracefulStop(
   server: http.Server,
@@ -58,28 +60,15 @@ export function installGracefulStop(
     server.removeListener('request', app);
     server.on('request', graceful.guard(app));
   }
-  const stop = async (signal: string) => {
-    if (graceful.stopping) return;
+  const stop = async (signal: StopSignal) => {
     const rt = existingRuntime();
     const log = rt?.log ?? createLogger();
-    log.info(`${signal}: stopping; requests under way get up to ${host.drainMs} ms`, { signal });
-    // Deliveries waiting for a rate turn give up at once: their pushes come again.
-    rt?.limiter.close();
-    graceful.stopping = true;
-    server.close();
-    await graceful.drain(host.drainMs, log);
-    await rt?.close().catch(() => undefined);
+    log.info(`${signal}: stopping`, { signal });
+    await stopServing({ graceful, server, log, drainMs: host.drainMs, ...(rt ? { runtime: rt } : {}) });
     host.exit(0);
   };
-  // The framework registers its own handlers once it listens; take their place then.
-  server.once('listening', () =>
-    setImmediate(() => {
-      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-        host.signals.removeAllListeners(signal);
-        host.signals.on(signal, () => void stop(signal));
-      }
-    }),
-  );
+  // The framework registers its own handlers once it listens: take their place then.
+  server.once('listening', () => setImmediate(() => onStopSignals(host.signals, stop, (signal) => host.exit(128 + constants.signals[signal]), { replace: true })));
   return graceful;
 }
 

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { runPump } from '../shared/app/pump';
 import { issuesFromZod } from '../shared/domain/event';
 import { reconcileBacklog } from '../shared/app/reconcile';
-import { pumpDeps, reconcileDeps } from '../shared/runtime';
+import { finishAccountPurges } from '../shared/app/account-purge';
+import { accountPurgeDeps, pumpDeps, reconcileDeps } from '../shared/runtime';
 import { PUMP_RUN_SECONDS } from '../shared/topology';
 import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, requireNoBody, sendJson } from './http';
 import { runtime } from './runtime';
@@ -13,8 +14,11 @@ const querySchema = z.object({
   hold: z.enum(['true', 'false'], { error: 'hold must be true or false' }).default('false').transform((v) => v === 'true'),
 });
 
+/** The least time a run gives the purge of deleted accounts (app/account-purge.ts), however short the run. */
+const PURGE_MIN_MS = 2_000;
+
 /**
- * The retry pump as a function, with the reconciler before it (shared/app/reconcile.ts):
+ * The retry pump as a function, with the reconciler and the purge of deleted accounts before it (shared/app/reconcile.ts, account-purge.ts):
  * Cloud Scheduler calls it each minute and it keeps
  * claiming due deliveries for up to `runSeconds` (0: one round) — ending early when nothing
  * falls due before then, unless `hold=true` — then answers with what it did. Local mode
@@ -40,6 +44,12 @@ export const pumpHandler = guarded(
       rt.log.error('reconciler failed; the next run tries again', { error: (e as Error).message });
       return undefined;
     });
+    // Then deleted accounts' data that DELETE /admin/accounts/{id} left (one read when there is none).
+    const purges = await finishAccountPurges(accountPurgeDeps(rt), Date.now() + Math.max(PURGE_MIN_MS, runMs / 6)).catch((e: unknown) => {
+      rt.log.error('the purge of deleted accounts failed; the next run tries again', { error: (e as Error).message });
+      return undefined;
+    });
+    if (purges && (purges.deleted > 0 || purges.purged.length > 0)) rt.log.info('deleted accounts purged', { ...purges });
     const loop = runPump(pumpDeps(rt), { intervalMs: rt.config.pumpIntervalMs, untilMs: Math.max(0, runMs - (Date.now() - started)), hold: query.data.hold });
     const report = await loop.done;
     rt.log.info('retry pump run finished', { ...report, ...(reconciled ? { reconciled } : {}), runSeconds: query.data.runSeconds, hold: query.data.hold });

@@ -23,7 +23,8 @@ export function pushHandler(name: FunctionName, work: (rt: Runtime, push: PushDe
       const rt = runtime();
       if (!requireMethod(req, res, ['POST'])) return;
       if (!(await requireInternalCaller(req, res, rt, name))) return;
-      const body = parseJsonBytes(rawBodyOf(req));
+      // Pub/Sub sends what a producer published: an attribute it cannot use is judged by `work` (a dead letter), never a 400 Pub/Sub would push again forever.
+      const body = parseJsonBytes(rawBodyOf(req), { loneSurrogates: 'allow' });
       if (!body.ok) {
         sendJson(res, 400, { error: `not a Pub/Sub push request: ${body.message}`, issues: [{ path: 'body', message: `${body.message}; expected {"message": {...}, "subscription": "..."}` }] });
         return;

@@ -43,18 +43,28 @@ function takePortalToken(): string | undefined {
   return decodeURIComponent(m[1]!);
 }
 
-type Refusal = { reason?: string; message: string; returnUrl?: string };
+/** A portal link refused at the exchange, or (`session`) a portal session Herald stopped accepting. */
+type Refusal = { reason?: string; message: string; returnUrl?: string; session?: boolean };
+
+function refusalText({ reason, session }: Refusal): [string, string] {
+  const expired = reason === 'expired';
+  if (session && expired) return ['This session has expired', 'Portal sessions last as long as the link that opened them. Go back and open the portal again.'];
+  if (session) return ['This session has ended', 'It was ended where it was given: its link or session was revoked, or the account closed. Go back and open the portal again.'];
+  if (expired) return ['This link has expired', 'Portal links work for a short time only. Go back and open the portal again to get a fresh link.'];
+  if (reason === 'revoked') return ['This link no longer works', 'It was revoked where it was given. Go back and open the portal again to get a fresh link.'];
+  return ['This link is not valid', 'The link may have been changed or cut short when it was copied. Go back and open the portal again.'];
+}
 
 function Refused({ refusal }: { refusal: Refusal }) {
-  const expired = refusal.reason === 'expired';
+  const [title, text] = refusalText(refusal);
+  useEffect(() => {
+    document.title = `${title} · Herald console`;
+    document.getElementById('main')?.focus();
+  }, [title]);
   return (
-    <main id="main" class="refused" tabIndex={-1}>
-      <h1>{expired ? 'This link has expired' : 'This link is not valid'}</h1>
-      <p>
-        {expired
-          ? 'Portal links work for a short time only. Go back and open the portal again to get a fresh link.'
-          : 'The link may have been changed or cut short when it was copied. Go back and open the portal again.'}
-      </p>
+    <main id="main" class="refused" tabIndex={-1} data-testid="refused">
+      <h1>{title}</h1>
+      <p>{text}</p>
       <p class="muted">{refusal.message}</p>
       {refusal.returnUrl && /^https?:\/\//.test(refusal.returnUrl) && (
         <p>
@@ -282,7 +292,13 @@ function App() {
     );
   }, []);
 
-  if (session) setCredential(session.token, () => signOut(session.kind === 'portal' ? 'The portal session has ended. Open the portal again from your product.' : 'Herald no longer accepts that credential: sign in again.'));
+  // A portal session Herald no longer accepts (expired, revoked, its account gone) ends on a page of its own, never the sign-in form.
+  const endPortal = (e: ApiError, ended: Session) => {
+    setCredential(undefined);
+    setSession(undefined);
+    setRefusal({ session: true, message: e.message, ...(typeof e.body.reason === 'string' ? { reason: e.body.reason } : {}), ...(ended.returnUrl ? { returnUrl: ended.returnUrl } : {}) });
+  };
+  if (session) setCredential(session.token, (e) => (session.kind === 'portal' ? endPortal(e, session) : signOut('Herald no longer accepts that credential: sign in again.')));
   useEffect(() => applyTheme(session?.theme), [session?.theme]);
 
   if (refusal) return <Refused refusal={refusal} />;

@@ -93,6 +93,29 @@ export interface Theme {
   displayName?: string;
 }
 
+/** GET /admin/accounts/{id}/portal-sessions: a live session, with its link's rights. */
+export interface PortalSessionItem {
+  id: string;
+  linkId: string;
+  /** `admin`, or the id of the key that minted its link. */
+  mintedBy: string;
+  readOnly: boolean;
+  destinations?: string[];
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** GET /admin/accounts/{id}/portal-links: a live link, with its live sessions. */
+export interface PortalLinkItem {
+  id: string;
+  mintedBy: string;
+  readOnly: boolean;
+  destinations?: string[];
+  createdAt: string;
+  expiresAt: string;
+  sessions: { id: string; createdAt: string; expiresAt: string }[];
+}
+
 export interface PortalSession {
   sessionToken: string;
   account: { id: string; name: string };

@@ -1,11 +1,19 @@
 import { DocumentReference, FieldPath, Firestore } from '@google-cloud/firestore';
-import { Account, AccountKey } from '../domain/account';
+import { Account, AccountKey, AccountTombstone } from '../domain/account';
 import { AccountStore } from '../ports';
-import { COLLECTIONS, OperationCounter } from './firestore-stores';
+import { COLLECTIONS, FIRESTORE_QUERIES, OperationCounter } from './firestore-stores';
+import { readDecideWrite } from './firestore-write';
 
-const GRPC_ALREADY_EXISTS = 6;
+const GRPC_NOT_FOUND = 5;
 
-/** Accounts (`accounts/{id}`) and their keys (`account-keys/{keyId}`, each naming its account; only a key's hash is stored). */
+/** Keys deleted with their account in its one transaction (Firestore takes 500 writes in one); any beyond, the purge deletes. */
+const KEYS_IN_DELETE = 400;
+
+/**
+ * Accounts (`accounts/{id}`), their keys (`account-keys/{keyId}`, each naming its account;
+ * only a key's hash is stored) and deleted accounts' tombstones (`account-tombstones/{id}`):
+ * `accounts` holds live accounts only, so get and list need no filter.
+ */
 export class FirestoreAccountStore implements AccountStore {
   constructor(
     private readonly db: Firestore,
@@ -18,6 +26,10 @@ export class FirestoreAccountStore implements AccountStore {
 
   private get keys() {
     return this.db.collection(COLLECTIONS.accountKeys);
+  }
+
+  private get tombstones() {
+    return this.db.collection(COLLECTIONS.accountTombstones);
   }
 
   async get(id: string): Promise<Account | undefined> {
@@ -35,31 +47,62 @@ export class FirestoreAccountStore implements AccountStore {
     return snap.size > page.limit ? { accounts, nextCursor: accounts[accounts.length - 1]!.id } : { accounts };
   }
 
-  async create(account: Account): Promise<boolean> {
-    try {
-      await this.accounts.doc(account.id).create(account);
-      this.ops.writes++;
-      return true;
-    } catch (e) {
-      if ((e as { code?: number }).code === GRPC_ALREADY_EXISTS) return false;
-      throw e;
-    }
+  async create(account: Account): Promise<'created' | 'taken' | 'deleted'> {
+    const ref = this.accounts.doc(account.id);
+    const tombstone = this.tombstones.doc(account.id);
+    // One transaction with the tombstone's read: a delete racing this create cannot slip between.
+    const made = await this.db.runTransaction(async (tx) => {
+      const [live, gone] = await tx.getAll(ref, tombstone);
+      if (gone!.exists) return 'deleted';
+      if (live!.exists) return 'taken';
+      tx.create(ref, account);
+      return 'created';
+    });
+    this.ops.reads += 2;
+    if (made === 'created') this.ops.writes++;
+    return made;
   }
 
   update(id: string, decide: (current: Account | undefined) => Account | undefined): Promise<Account | undefined> {
     return this.readDecideWrite(this.accounts.doc(id), decide);
   }
 
-  async delete(id: string): Promise<boolean> {
+  async delete(id: string, now: Date): Promise<{ keyIds: string[] } | undefined> {
     const ref = this.accounts.doc(id);
-    const existed = await this.db.runTransaction(async (tx) => {
+    const deleted = await this.db.runTransaction(async (tx) => {
       const snap = await tx.get(ref);
-      if (snap.exists) tx.delete(ref);
-      return snap.exists;
+      if (!snap.exists) return undefined;
+      // Its keys go in the same commit: no moment in which the account is gone and a key of it still works.
+      const keys = await tx.get(this.keys.where('account', '==', id).select().limit(KEYS_IN_DELETE));
+      tx.delete(ref);
+      for (const key of keys.docs) tx.delete(key.ref);
+      const tombstone: AccountTombstone = { id, deletedAt: now.toISOString(), purge: 'pending' };
+      tx.set(this.tombstones.doc(id), tombstone);
+      return { keyIds: keys.docs.map((k) => k.id) };
     });
-    this.ops.reads++;
-    if (existed) this.ops.deletes++;
-    return existed;
+    this.ops.reads += 1 + Math.max(1, deleted?.keyIds.length ?? 0);
+    if (deleted) {
+      this.ops.deletes += 1 + deleted.keyIds.length;
+      this.ops.writes++;
+    }
+    return deleted;
+  }
+
+  async pendingPurges(limit: number): Promise<AccountTombstone[]> {
+    const q = FIRESTORE_QUERIES.pendingPurges;
+    const snap = await this.tombstones.where(q.equality[0], '==', 'pending').orderBy(q.orderBy).limit(limit).get();
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs.map((d) => d.data() as AccountTombstone);
+  }
+
+  async purged(id: string, now: Date): Promise<void> {
+    try {
+      await this.tombstones.doc(id).update({ purge: 'done', purgedAt: now.toISOString() });
+      this.ops.writes++;
+    } catch (e) {
+      // No tombstone: nothing to mark (as the memory store).
+      if ((e as { code?: number }).code !== GRPC_NOT_FOUND) throw e;
+    }
   }
 
   async putKey(key: AccountKey): Promise<void> {
@@ -83,16 +126,11 @@ export class FirestoreAccountStore implements AccountStore {
     return this.readDecideWrite(this.keys.doc(id), decide);
   }
 
-  /** One document read, decided on and written in a transaction; what was written. */
+  /** One document read, decided on and written optimistically (firestore-write.ts: no transaction's lock); what was written. */
   private async readDecideWrite<T extends object>(ref: DocumentReference, decide: (current: T | undefined) => T | undefined): Promise<T | undefined> {
-    const written = await this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(ref);
-      const next = decide(snap.exists ? (snap.data() as T) : undefined);
-      if (next !== undefined) tx.set(ref, next);
-      return next;
-    });
-    this.ops.reads++;
-    if (written !== undefined) this.ops.writes++;
+    const { written, reads, writes } = await readDecideWrite<T>(this.db, ref, decide, { decode: (data) => data as T, encode: (value) => value });
+    this.ops.reads += reads;
+    this.ops.writes += writes;
     return written;
   }
 }

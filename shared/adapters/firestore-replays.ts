@@ -2,8 +2,7 @@ import { DocumentData, Firestore } from '@google-cloud/firestore';
 import { ReplayReport, RunnerLock, takeRunner } from '../domain/replay';
 import { ReplayStore } from '../ports';
 import { COLLECTIONS, FIRESTORE_QUERIES, OperationCounter } from './firestore-stores';
-
-const GRPC_ALREADY_EXISTS = 6;
+import { GRPC, grpcCode } from './firestore-write';
 
 /** Replay reports in Firestore: `replays/{id}`, one document per replay, rewritten as it progresses. */
 export class FirestoreReplayStore implements ReplayStore {
@@ -26,7 +25,7 @@ export class FirestoreReplayStore implements ReplayStore {
     try {
       await this.col.doc(report.id).create(report as DocumentData);
     } catch (e) {
-      if ((e as { code?: number }).code === GRPC_ALREADY_EXISTS) return false;
+      if (grpcCode(e) === GRPC.ALREADY_EXISTS) return false;
       throw e;
     }
     this.ops.writes++;

@@ -6,6 +6,7 @@ import { isSealed, SecretBox, SecretBoxError, sealedKeyId } from '../domain/secr
 import { HeraldEvent } from '../domain/event';
 import { IntakeBatch } from '../domain/intake';
 import { DeliveryPage, DeliveryStore, DestinationChanges, DestinationStore, IntakeStore } from '../ports';
+import { deleteIfExists, GRPC, grpcCode, readDecideWrite } from './firestore-write';
 
 /** Counts every document read and write, so the benchmark reports what Herald costs. */
 export class OperationCounter {
@@ -30,8 +31,12 @@ export const COLLECTIONS = {
   destinationChanges: 'destination-changes',
   accounts: 'accounts',
   accountKeys: 'account-keys',
+  accountTombstones: 'account-tombstones',
   publishQuotas: 'publish-quotas',
   eventTypes: 'event-types',
+  portalLinks: 'portal-links',
+  portalSessions: 'portal-sessions',
+  portalMarks: 'portal-marks',
 } as const;
 
 /**
@@ -68,6 +73,12 @@ export const FIRESTORE_QUERIES = {
   destinationChanges: { collection: COLLECTIONS.destinationChanges, equality: [], orderBy: 'at' },
   // GET /admin/event-types: the account's event types and their samples, by type.
   accountEventTypes: { collection: COLLECTIONS.eventTypes, equality: ['account'], orderBy: 'type' },
+  // The scheduled purge: deleted accounts whose data may not all be gone yet, oldest first.
+  // (It deletes the rest by document-id ranges, `<account>_…`, which need no index.)
+  pendingPurges: { collection: COLLECTIONS.accountTombstones, equality: ['purge'], orderBy: 'deletedAt' },
+  // GET /admin/accounts/{id}/portal-links and …/portal-sessions: the account's newest, live ones among them.
+  accountPortalLinks: { collection: COLLECTIONS.portalLinks, equality: ['account'], orderBy: 'createdAt', direction: 'desc' },
+  accountPortalSessions: { collection: COLLECTIONS.portalSessions, equality: ['account'], orderBy: 'createdAt', direction: 'desc' },
 } as const satisfies Record<string, { collection: string; equality: readonly string[]; orderBy: string; direction?: 'asc' | 'desc' }>;
 
 /**
@@ -77,9 +88,12 @@ export const FIRESTORE_QUERIES = {
 export const FIRESTORE_TTL_FIELDS = {
   rates: { collection: COLLECTIONS.rates, field: 'expireAt' },
   destinationChanges: { collection: COLLECTIONS.destinationChanges, field: 'expireAt' },
+  // A portal link or session is deleted once it has expired; an account's mark once every session it ended has.
+  portalLinks: { collection: COLLECTIONS.portalLinks, field: 'expireAt' },
+  portalSessions: { collection: COLLECTIONS.portalSessions, field: 'expireAt' },
+  portalMarks: { collection: COLLECTIONS.portalMarks, field: 'expireAt' },
 } as const satisfies Record<string, { collection: string; field: string }>;
 
-const GRPC_ALREADY_EXISTS = 6;
 /** How long the destination change log keeps an entry (TTL); a directory idle longer reloads whole. */
 export const CHANGE_KEEP_MS = 24 * 3600_000;
 /** How far back each look at the change log reaches before the last one's read time. */
@@ -197,42 +211,28 @@ export class FirestoreDestinationStore implements DestinationStore {
         this.ops.writes += 2;
         return { created };
       } catch (e) {
-        if (!created || (e as { code?: number }).code !== GRPC_ALREADY_EXISTS) throw e;
+        if (!created || grpcCode(e) !== GRPC.ALREADY_EXISTS) throw e;
       }
     }
     throw new Error('unreachable');
   }
 
+  /** With its change log entry in one commit; of many at once, exactly one deletes (firestore-write.ts). */
   async delete(id: string): Promise<boolean> {
-    const ref = this.col.doc(id);
-    const existed = await this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(ref);
-      if (snap.exists) {
-        tx.delete(ref);
-        tx.set(...this.changeEntry(id));
-      }
-      return snap.exists;
-    });
-    this.ops.reads++;
+    const existed = await deleteIfExists(this.db, this.col.doc(id), (batch) => batch.set(...this.changeEntry(id)));
     if (existed) this.ops.writes += 2;
     return existed;
   }
 
+  /** Optimistically, with its change log entry in the same commit (firestore-write.ts): no transaction's lock. */
   async update(id: string, decide: (current: Destination | undefined) => Destination | undefined): Promise<Destination | undefined> {
-    const ref = this.col.doc(id);
-    let reads = 0;
-    const written = await this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(ref);
-      reads++;
-      const next = decide(snap.exists ? this.fromDoc(snap.data()!) : undefined);
-      if (next !== undefined) {
-        tx.set(ref, this.toDoc(next));
-        tx.set(...this.changeEntry(id));
-      }
-      return next;
+    const { written, reads, writes } = await readDecideWrite(this.db, this.col.doc(id), decide, {
+      decode: (data) => this.fromDoc(data),
+      encode: (destination) => this.toDoc(destination),
+      alongside: (batch) => batch.set(...this.changeEntry(id)),
     });
     this.ops.reads += reads;
-    if (written !== undefined) this.ops.writes += 2;
+    this.ops.writes += writes * 2;
     return written;
   }
 }
@@ -269,7 +269,7 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     try {
       await this.col.doc(record.id).create(toDoc(record));
     } catch (e) {
-      if ((e as { code?: number }).code === GRPC_ALREADY_EXISTS) return false;
+      if (grpcCode(e) === GRPC.ALREADY_EXISTS) return false;
       throw e;
     }
     this.ops.writes++;

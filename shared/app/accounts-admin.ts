@@ -12,7 +12,9 @@ import {
   actorOf,
   Caller,
   DEFAULT_ACCOUNT,
+  KEY_ID,
   keyCreateSchema,
+  keyGrant,
   keyView,
   mintKey,
   newAccount,
@@ -22,9 +24,10 @@ import {
 } from '../domain/account';
 import { issuesFromZod } from '../domain/event';
 import { QuotaDefaults, quotasOf } from '../domain/quota';
-import { AccountStore, Clock, DestinationStore, Logger } from '../ports';
+import { AccountDataEraser, AccountStore, Clock, DestinationStore, Logger } from '../ports';
 import { AdminResult, destinationsOfAccount } from './destinations-admin';
 import { KeyVerifier } from './key-verifier';
+import { eraseAccountData, Erased, PURGE_INLINE_MS } from './account-purge';
 
 export interface AccountsAdminDeps {
   accounts: AccountStore;
@@ -34,6 +37,12 @@ export interface AccountsAdminDeps {
   log: Logger;
   /** The deployment's quotas for accounts without their own (shown as `quotasInForce`). */
   quotaDefaults?: QuotaDefaults;
+  /** Ends the account's portal links and sessions when it is deleted (app/portal-verifier.ts). */
+  portalAccess?: { endAccount(account: string): Promise<void> };
+  /** Deletes what a deleted account leaves in the other stores (app/account-purge.ts). */
+  accountData: AccountDataEraser;
+  /** How long DELETE /admin/accounts/{id} deletes the account's data before answering (default PURGE_INLINE_MS). */
+  purgeInlineMs?: number;
 }
 
 /** An account, with the quotas that apply to it (its own, or the deployment's defaults; absent: no limit). */
@@ -78,14 +87,22 @@ export async function createAccount(deps: AccountsAdminDeps, caller: Caller, bod
   const spec = parsed.data;
   if (spec.id === DEFAULT_ACCOUNT) return { status: 409, body: { error: 'the account "default" always exists; choose another id' } };
   const now = deps.clock.now();
+  // From a name: its slug, or with a random tail when that is taken or was a deleted account's.
+  let refused: 'taken' | 'deleted' = 'taken';
   for (const id of spec.id !== undefined ? [spec.id] : [accountIdFromName(spec.name), accountIdFromName(`${spec.name} ${Math.random().toString(36).slice(2, 8)}`)]) {
     const account = newAccount(id, spec, now);
-    if (await deps.accounts.create(account)) {
+    const made = await deps.accounts.create(account);
+    if (made === 'created') {
       deps.log.info('account created', { account: id, actor: actorOf(caller) });
       return { status: 201, body: account };
     }
+    refused = made;
   }
-  return { status: 409, body: { error: `the account id ${JSON.stringify(spec.id ?? accountIdFromName(spec.name))} is taken; give another "id"` } };
+  const id = JSON.stringify(spec.id ?? accountIdFromName(spec.name));
+  if (spec.id !== undefined && refused === 'deleted') {
+    return { status: 409, body: { error: `the account id ${id} belonged to an account that was deleted, and ids of deleted accounts are never reused; give another "id"` } };
+  }
+  return { status: 409, body: { error: `the account id ${id} is taken; give another "id"` } };
 }
 
 export async function listAccounts(deps: AccountsAdminDeps, caller: Caller, query: Record<string, unknown>): Promise<AdminResult<{ accounts: Account[]; nextCursor?: string }>> {
@@ -119,9 +136,14 @@ export async function updateAccount(deps: AccountsAdminDeps, caller: Caller, id:
   const parsed = accountPatchSchema.safeParse(body);
   if (!parsed.success) return invalid('change', parsed.error);
   const now = deps.clock.now();
-  const written = await deps.accounts.update(id, (current) => patchAccount(current ?? (id === DEFAULT_ACCOUNT ? defaultAccount() : current!), parsed.data, now));
+  // An account deleted meanwhile stays deleted: nothing is written for it.
+  const written = await deps.accounts.update(id, (current) => {
+    const base = current ?? (id === DEFAULT_ACCOUNT ? defaultAccount() : undefined);
+    return base && patchAccount(base, parsed.data, now);
+  });
+  if (!written) return noAccount(id);
   deps.log.info('account changed', { account: id, actor: actorOf(caller), changed: Object.keys(parsed.data) });
-  return { status: 200, body: accountView(deps, written!) };
+  return { status: 200, body: accountView(deps, written) };
 }
 
 export async function deleteAccount(deps: AccountsAdminDeps, caller: Caller, id: string): Promise<AdminResult<never>> {
@@ -130,14 +152,17 @@ export async function deleteAccount(deps: AccountsAdminDeps, caller: Caller, id:
   if (id === DEFAULT_ACCOUNT) return { status: 409, body: { error: 'the account "default" cannot be deleted' } };
   const left = (await destinationsOfAccount(deps.destinations, id)).length;
   if (left > 0) return { status: 409, body: { error: `account ${JSON.stringify(id)} still has ${left} destination(s): delete them first (GET /admin/accounts/${id}/destinations)` } };
-  const now = deps.clock.now().toISOString();
-  // Its keys stop working with it: revoked, so a key that outlived a cache is refused too.
-  for (const key of await deps.accounts.listKeys(id)) {
-    await deps.accounts.updateKey(key.id, (k) => (k && k.revokedAt === undefined ? { ...k, revokedAt: now } : undefined));
-    deps.keys.forget(key.id);
-  }
-  await deps.accounts.delete(id);
-  deps.log.info('account deleted', { account: id, actor: actorOf(caller) });
+  const now = deps.clock.now();
+  await deps.portalAccess?.endAccount(id);
+  // The account and its keys go in one commit, leaving a tombstone: the id is never given
+  // again, and from here every path to the account (findAccount, a key, a portal session) finds nothing.
+  const deleted = await deps.accounts.delete(id, now);
+  if (!deleted) return noAccount(id);
+  for (const keyId of deleted.keyIds) deps.keys.forget(keyId);
+  // Then its data: as much as fits in a few seconds now, the rest by the scheduled purge (app/account-purge.ts).
+  const erased = await eraseAccountData(deps, id, now.getTime() + (deps.purgeInlineMs ?? PURGE_INLINE_MS)).catch((e: unknown): Erased | Error => e as Error);
+  const purge = erased instanceof Error ? { data: 'left to the scheduled purge', error: erased.message } : { data: erased.clean ? 'deleted' : 'partly deleted; the scheduled purge goes on', erased: erased.deleted };
+  deps.log.info('account deleted', { account: id, actor: actorOf(caller), keys: deleted.keyIds.length, ...purge });
   return { status: 204 };
 }
 
@@ -168,7 +193,9 @@ export async function createKey(deps: AccountsAdminDeps, caller: Caller, account
   const now = deps.clock.now();
   const parsed = keyCreateSchema(now).safeParse(body);
   if (!parsed.success) return invalid('key', parsed.error);
-  const { key, record } = mintKey(account, parsed.data, actorOf(caller), now);
+  const verdict = keyGrant(caller, parsed.data);
+  if (!verdict.ok) return { status: 403, body: { error: verdict.error, issues: verdict.issues } };
+  const { key, record } = mintKey(account, { name: parsed.data.name, ...verdict.grant }, actorOf(caller), now);
   await deps.accounts.putKey(record);
   deps.log.info('account key created', { account, keyId: record.id, scopes: record.scopes, actor: actorOf(caller) });
   return { status: 201, body: { ...keyView(record), key } };
@@ -183,13 +210,15 @@ export async function listKeys(deps: AccountsAdminDeps, caller: Caller, account:
 export async function revokeKey(deps: AccountsAdminDeps, caller: Caller, account: string, keyId: string): Promise<AdminResult<never>> {
   if (!(await findAccount(deps, caller, account))) return noAccount(account);
   if (caller.kind === 'portal') return notInPortal('revoking a key');
+  const missing: AdminResult<never> = { status: 404, body: { error: `no key ${JSON.stringify(keyId)} in account ${JSON.stringify(account)}; list them with GET /admin/accounts/${account}/keys` } };
+  if (!KEY_ID.test(keyId)) return missing;
   const now = deps.clock.now().toISOString();
   let found = false;
   await deps.accounts.updateKey(keyId, (k) => {
     found = k?.account === account;
     return found && k!.revokedAt === undefined ? { ...k!, revokedAt: now } : undefined;
   });
-  if (!found) return { status: 404, body: { error: `no key ${JSON.stringify(keyId)} in account ${JSON.stringify(account)}; list them with GET /admin/accounts/${account}/keys` } };
+  if (!found) return missing;
   deps.keys.forget(keyId);
   deps.log.info('account key revoked', { account, keyId, actor: actorOf(caller) });
   return { status: 204 };

@@ -2,6 +2,7 @@ import { PushDelivery, toPubSubMessage } from '../domain/cloudevents-pubsub';
 import { DeliveryRecord } from '../domain/delivery';
 import { transition } from '../domain/delivery-state';
 import { HeraldEvent } from '../domain/event';
+import { wellFormed } from '../domain/json-body';
 import { DeliveryStore, Logger, MessageBus } from '../ports';
 
 export type RejectReason = 'invalid-event' | 'invalid-lane-message' | 'destination-deleted' | 'type-unsubscribed' | 'unsupported-destination';
@@ -9,21 +10,23 @@ export type RejectReason = 'invalid-event' | 'invalid-lane-message' | 'destinati
 /** Pub/Sub caps an attribute value at 1024 bytes; errors and reasons are cut well below. */
 const ATTRIBUTE_TEXT = 900;
 
+/** Cut to ATTRIBUTE_TEXT, never inside a surrogate pair (half a pair is not UTF-8: the publish would fail). */
+const cut = (text: string): string => wellFormed(text.slice(0, ATTRIBUTE_TEXT));
+
 /**
  * Puts a pushed message Herald cannot process onto the dead-letter topic as it came, with
  * why: nothing Herald accepts disappears without a trace an operator can find and replay.
  */
 export async function rejectToDeadLetter(bus: MessageBus, topic: string, push: PushDelivery, reason: RejectReason, detail: string): Promise<void> {
-  await bus.publish(topic, {
-    data: push.message.data,
-    attributes: {
-      ...push.message.attributes,
-      'herald-reason': reason,
-      'herald-error': detail.slice(0, ATTRIBUTE_TEXT),
-      'herald-message-id': push.messageId,
-      'herald-subscription': push.subscription,
-    },
-  });
+  const attributes: Record<string, string> = {
+    ...push.message.attributes,
+    'herald-reason': reason,
+    'herald-error': cut(detail),
+    'herald-message-id': push.messageId,
+    'herald-subscription': push.subscription,
+  };
+  // A lone UTF-16 surrogate (a forged push) cannot be published: Pub/Sub would fail it after a minute of retries and the push come back forever. U+FFFD in its place.
+  await bus.publish(topic, { data: push.message.data, attributes: Object.fromEntries(Object.entries(attributes).map(([k, v]) => [wellFormed(k), wellFormed(v)])) });
 }
 
 /**
@@ -36,10 +39,10 @@ export async function publishDeadDelivery(bus: MessageBus, topic: string, event:
     destination: record.destinationId,
     'delivery-id': record.id,
     attempts: String(record.attempts),
-    reason: (record.reason ?? 'dead').slice(0, ATTRIBUTE_TEXT),
+    reason: cut(record.reason ?? 'dead'),
   };
   if (record.lastError) {
-    attributes['last-error'] = record.lastError.error.slice(0, ATTRIBUTE_TEXT);
+    attributes['last-error'] = cut(record.lastError.error);
     if (record.lastError.status !== undefined) attributes['last-status'] = String(record.lastError.status);
   }
   if (record.firstAttemptAt) attributes['first-attempt-at'] = record.firstAttemptAt;

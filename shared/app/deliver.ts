@@ -1,5 +1,5 @@
 import { binaryHeaders } from '../domain/cloudevents-http';
-import { fromPubSubMessage, heraldAttribute, PushDelivery, toPubSubMessage } from '../domain/cloudevents-pubsub';
+import { fromPubSubMessage, heraldAttribute, malformedAttributes, PushDelivery, toPubSubMessage } from '../domain/cloudevents-pubsub';
 import { AttemptResult, DeliveryRecord, deliveryId, describeFailure, HeraldOverload, isSuccess } from '../domain/delivery';
 import { DeliveryState, historyOf, transition, Transition, TransitionResult } from '../domain/delivery-state';
 import { Destination, deliveryPolicyOf, PolicySettings, rateBoundsOf } from '../domain/destination';
@@ -27,6 +27,7 @@ import { suspendDestination } from './suspension';
 import { SlowDestinations } from '../domain/slow-destinations';
 import { leavesSharedLane, rateWaitLimitMs } from '../domain/lane-admission';
 import { LANE_ATTRIBUTES } from './lanes';
+import { deadIfDestinationDeleted } from './queued-for-deleted';
 
 export interface DeliverDeps {
   bus: MessageBus;
@@ -82,7 +83,7 @@ const RECORD_RETRY = { tries: 3, firstPauseMs: 100 };
 export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery): Promise<DeliverOutcome> {
   const destinationId = heraldAttribute(push.message, LANE_ATTRIBUTES.destination);
   const parsed = fromPubSubMessage(push.message, push.publishTime);
-  if (!destinationId || !INTERNAL_DESTINATION_ID.test(destinationId) || !parsed.ok) {
+  if (!destinationId || !INTERNAL_DESTINATION_ID.test(destinationId) || !parsed.ok || malformedAttributes(push.message).length > 0) {
     // Only `route` and the pump publish to lanes, after validating: this is a foreign message.
     await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, 'invalid-lane-message', 'lane message without a valid herald-destination attribute or event');
     deps.log.warn('lane message without a valid herald-destination attribute or event: sent to the dead-letter topic', {
@@ -196,6 +197,7 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
   report(deps, t, result, decision, record);
   if (record.status === 'DEAD') await sendDeadLetter(deps, t.event, record);
   await suspendIfDecided(deps, t, decision, record);
+  if (record.status === 'QUEUED') await deadIfDestinationDeleted(deps, record);
   return { kind: 'attempted', deliveryId: t.id, decision: decision.kind, status: record.status };
 }
 
@@ -249,6 +251,7 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
   report(deps, t, result, decision, record);
   if (record.status === 'DEAD') await sendDeadLetter(deps, t.event, record);
   await suspendIfDecided(deps, t, decision, record);
+  if (record.status === 'QUEUED') await deadIfDestinationDeleted(deps, record);
   return { kind: 'attempted', deliveryId: t.id, decision: decision.kind, status: record.status };
 }
 
@@ -319,9 +322,11 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, claim: string | un
     const record = newRecord(t, publishedAt, state);
     if (!(await deps.deliveries.create(record))) return { kind: 'duplicate', deliveryId: t.id };
     logged(deps, record, now);
+    await deadIfDestinationDeleted(deps, record);
   } else {
     const queued = await updateUnderClaim(deps.deliveries, t.id, claim, { type: 'queue', now, reason });
     if (!queued) return { kind: 'duplicate', deliveryId: t.id };
+    await deadIfDestinationDeleted(deps, queued);
   }
   deps.rates.settled(t.destination.id, 'QUEUED', now);
   deps.log.info('delivery QUEUED: its destination is suspended', { ...t.ids, reason });

@@ -134,13 +134,3 @@ export async function listDestinations(deps: AdminDeps, account: string): Promis
   const views = (await destinationsOfAccount(deps.destinations, account)).map((d) => viewOf(d, now));
   return { status: 200, body: { destinations: views } };
 }
-
-export async function deleteDestination(deps: AdminDeps, id: string): Promise<AdminResult<never>> {
-  if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
-  if (!(await deps.destinations.delete(id))) return notFound(id);
-  deps.directory.changed(id);
-  // Its dedicated lane, or the lane it had before lanes were shared; nothing when it never had one.
-  await deps.lanes.removeLane(id);
-  deps.log.info('destination deleted', { destinationId: id });
-  return { status: 204 };
-}

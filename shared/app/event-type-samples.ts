@@ -1,5 +1,6 @@
 import { structuredEvent } from '../domain/cloudevents-http';
 import { HeraldEvent } from '../domain/event';
+import { loneSurrogateIssues } from '../domain/json-body';
 import { eventAccount } from '../domain/account';
 import { Clock, EventTypeStore, Logger } from '../ports';
 
@@ -15,7 +16,12 @@ const REMEMBERED = 10_000;
  * attributes stay whole and the data becomes `dataExcerpt`, its JSON cut to fit, with `truncated`.
  */
 export function sampleOf(event: HeraldEvent, maxBytes = SAMPLE_MAX_BYTES): Record<string, unknown> {
-  const whole = structuredEvent(event);
+  let whole = structuredEvent(event);
+  // Binary-mode JSON data may spell a lone surrogate (`"\ud800"`): valid bytes, but no Firestore string can hold it decoded. The bytes, then.
+  if (event.data.length > 0 && 'data' in whole && loneSurrogateIssues(whole.data, [], 1).length > 0) {
+    const { data: _data, ...attributes } = whole;
+    whole = { ...attributes, data_base64: event.data.toString('base64') };
+  }
   const json = JSON.stringify(whole);
   if (Buffer.byteLength(json) <= maxBytes) return whole;
   const { data, data_base64: base64, ...attributes } = whole;

@@ -13,7 +13,7 @@ export const KEY_CACHE_MS = 4_000;
  * compares the presented key's hash in constant time.
  */
 export class KeyVerifier {
-  private readonly cache = new Map<string, { record: AccountKey | undefined; readAt: number }>();
+  private readonly cache = new Map<string, { record: Promise<AccountKey | undefined>; readAt: number }>();
 
   constructor(
     private readonly store: Pick<AccountStore, 'getKey'>,
@@ -25,14 +25,26 @@ export class KeyVerifier {
   async verify(token: string): Promise<KeyVerdict | undefined> {
     const id = keyIdOf(token);
     if (id === undefined) return undefined;
+    const record = await this.record(id);
+    return verifyKey(token, record, this.clock.now());
+  }
+
+  /** Key `id`'s record as this instance last read it, at most KEY_CACHE_MS ago (a portal link minted by the key checks it here). */
+  async record(id: string): Promise<AccountKey | undefined> {
     const now = this.clock.now();
     let entry = this.cache.get(id);
     if (!entry || now.getTime() - entry.readAt >= this.cacheMs) {
-      entry = { record: await this.store.getKey(id), readAt: now.getTime() };
-      this.cache.set(id, entry);
+      // The read itself is kept, so requests that arrive while it runs share it; a failed one is not.
+      const read = this.store.getKey(id);
+      const fresh = { record: read, readAt: now.getTime() };
+      entry = fresh;
+      this.cache.set(id, fresh);
+      read.catch(() => {
+        if (this.cache.get(id) === fresh) this.cache.delete(id);
+      });
       if (this.cache.size > 10_000) this.cache.delete(this.cache.keys().next().value!);
     }
-    return verifyKey(token, entry.record, now);
+    return entry.record;
   }
 
   /** Forgets a key at once on this instance (its revocation here); others see it within KEY_CACHE_MS. */
@@ -43,5 +55,5 @@ export class KeyVerifier {
 
 /** The caller an accepted key stands for. */
 export function keyCaller(key: AccountKey): Caller {
-  return { kind: 'key', account: key.account, keyId: key.id, scopes: key.scopes };
+  return { kind: 'key', account: key.account, keyId: key.id, scopes: key.scopes, ...(key.expiresAt !== undefined ? { expiresAt: key.expiresAt } : {}) };
 }

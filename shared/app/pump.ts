@@ -1,7 +1,7 @@
 import { toPubSubMessage } from '../domain/cloudevents-pubsub';
 import { DeliveryRecord } from '../domain/delivery';
 import { transition } from '../domain/delivery-state';
-import { Clock, DeliveryStore, LaneProvisioner, Logger, MessageBus } from '../ports';
+import { Clock, DeliveryStore, DestinationStore, LaneProvisioner, Logger, MessageBus } from '../ports';
 import { TopologyNames } from '../topology';
 import { sendDeadLetter } from './dead-letter';
 import { LANE_ATTRIBUTES } from './deliver';
@@ -9,12 +9,15 @@ import { DestinationDirectory } from './destination-directory';
 import { queuedBecauseSuspended } from '../domain/suspension';
 import { updateUnderClaim } from './claimed-update';
 import { publishToLane } from './lanes';
+import { deadIfDestinationDeleted } from './queued-for-deleted';
 
 export interface PumpDeps {
   bus: MessageBus;
   lanes: LaneProvisioner;
   names: TopologyNames;
   directory: DestinationDirectory;
+  /** The registry itself, read fresh where the directory's view may be stale (a delivery queued as its destination is deleted). */
+  destinations?: Pick<DestinationStore, 'get'>;
   deliveries: DeliveryStore;
   deadLetterTopic: string;
   clock: Clock;
@@ -111,8 +114,9 @@ async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' 
     return 'abandoned';
   }
   if (destination.status === 'suspended') {
-    await updateUnderClaim(deps.deliveries, record.id, record.claimedAt, { type: 'queue', now: deps.clock.now(), reason: queuedBecauseSuspended(destination) });
+    const queued = await updateUnderClaim(deps.deliveries, record.id, record.claimedAt, { type: 'queue', now: deps.clock.now(), reason: queuedBecauseSuspended(destination) });
     deps.log.info('due delivery QUEUED: its destination is suspended', ids);
+    if (queued && deps.destinations) await deadIfDestinationDeleted({ ...deps, destinations: deps.destinations }, queued);
     return 'queued';
   }
   const attributes: Record<string, string> = { [LANE_ATTRIBUTES.destination]: record.destinationId, [LANE_ATTRIBUTES.claim]: record.claimedAt! };

@@ -1,4 +1,4 @@
-import { fromPubSubMessage, heraldAttribute, PushDelivery } from '../domain/cloudevents-pubsub';
+import { fromPubSubMessage, heraldAttribute, malformedAttributes, PushDelivery } from '../domain/cloudevents-pubsub';
 import { TopologyNames } from '../topology';
 import { LaneProvisioner, Logger, MessageBus } from '../ports';
 import { fanOut, LANE_ATTRIBUTES } from './lanes';
@@ -27,10 +27,13 @@ export type RouteOutcome =
  */
 export async function routeEvent(deps: RouteDeps, push: PushDelivery): Promise<RouteOutcome> {
   const parsed = fromPubSubMessage(push.message, push.publishTime);
-  if (!parsed.ok) {
-    await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, 'invalid-event', JSON.stringify(parsed.issues));
-    deps.log.warn('invalid event on the events topic: sent to the dead-letter topic', { messageId: push.messageId, issues: parsed.issues });
-    return { kind: 'invalid', issues: parsed.issues };
+  // Any attribute, Herald's own included (herald-intake is carried on): none may hold what no publish or write can take.
+  const malformed = malformedAttributes(push.message).filter((m) => parsed.ok || !parsed.issues.some((i) => i.path === m.path));
+  if (!parsed.ok || malformed.length > 0) {
+    const issues = [...(parsed.ok ? [] : parsed.issues), ...malformed];
+    await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, 'invalid-event', JSON.stringify(issues));
+    deps.log.warn('invalid event on the events topic: sent to the dead-letter topic', { messageId: push.messageId, issues });
+    return { kind: 'invalid', issues };
   }
   // A producer publishing straight to the topic names the account as a message attribute (or as the CloudEvents extension).
   const named = push.message.attributes[ACCOUNT_EXTENSION];

@@ -33,6 +33,9 @@ export interface ClientOptions {
  */
 export type DestinationInfo = DestinationView & { stats?: DestinationStats };
 
+/** DELETE /admin/destinations/{id}?deliveries=dead: whether it was deleted now, and how many deliveries of each status became DEAD. */
+export type DeletedDestination = { id: string; deleted: boolean; dead: number; byStatus: { PENDING: number; IN_FLIGHT: number; QUEUED: number }; reason: string };
+
 /** POST /admin/destinations/{id}/reactivate: the destination, active again, and how many QUEUED deliveries start over. */
 export type ReactivateResult = { destination: DestinationInfo; redelivered: number };
 export type SuspendResult = { destination: DestinationInfo };
@@ -126,8 +129,18 @@ export class HeraldClient {
     return objectOf('GET /admin/destinations/{id}', body) as DestinationInfo;
   }
 
-  async deleteDestination(id: string): Promise<void> {
-    await this.request('admin', 'DELETE', `${this.scope}/destinations/${encodeURIComponent(id)}`);
+  /**
+   * DELETE /admin/destinations/{id}: refused (409) while it has deliveries to send, unless
+   * `deliveries: 'dead'`, which makes them DEAD with dead letters and answers how many.
+   */
+  async deleteDestination(id: string, options: { deliveries?: 'dead' } = {}): Promise<DeletedDestination | undefined> {
+    const call = 'DELETE /admin/destinations/{id}';
+    const query = options.deliveries === 'dead' ? '?deliveries=dead' : '';
+    const { status, body } = await this.request('admin', 'DELETE', `${this.scope}/destinations/${encodeURIComponent(id)}${query}`);
+    if (status === 204) return undefined;
+    const b = objectOf(call, body);
+    if (typeof b.dead !== 'number' || typeof b.byStatus !== 'object' || b.byStatus === null) throw unexpected(call, body);
+    return b as unknown as DeletedDestination;
   }
 
   /** POST /admin/destinations/{id}/reactivate: clears the suspension; its QUEUED deliveries are sent again. */

@@ -3,6 +3,7 @@ import { registerAccounts } from './commands/accounts';
 import { registerDeliveries } from './commands/deliveries';
 import { registerDestinations } from './commands/destinations';
 import { registerKeys } from './commands/keys';
+import { registerPortal } from './commands/portal';
 import { registerPublish } from './commands/publish';
 import { registerReplay } from './commands/replay';
 import { registerSimulate } from './commands/simulate';
@@ -41,6 +42,7 @@ Examples:
   herald simulate --policy event-platform --responses 500,500,429,200
   herald accounts create 'Acme Corp' --id acme --email ops@acme.example
   herald keys create acme --name ci --scopes read,write
+  herald portal sessions revoke-all acme
   HERALD_API_KEY=hk_… herald destinations list`;
 
 /** The commander program: one module per command group registers its commands. */
@@ -69,6 +71,7 @@ export function buildProgram(ctx: CommandContext): Command {
   registerSimulate(program, ctx);
   registerAccounts(program, ctx);
   registerKeys(program, ctx);
+  registerPortal(program, ctx);
   return program;
 }
 

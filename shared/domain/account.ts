@@ -147,6 +147,32 @@ export function withSettings(account: Account, settings: AccountSettings, mode: 
   return { ...account, settings: mode === 'replace' ? { ...settings } : { ...account.settings, ...settings }, updatedAt: now.toISOString() };
 }
 
+/**
+ * What is kept of a deleted account: that its id was used, so the id is never given again
+ * (a new account under it would inherit whatever of the old one a cache, a link or a record
+ * still names), and whether everything stored under it has been deleted yet.
+ */
+export interface AccountTombstone {
+  id: string;
+  deletedAt: string;
+  /** `pending` until a pass through every store, late enough (purgeSettled), has found nothing of the account. */
+  purge: 'pending' | 'done';
+  purgedAt?: string;
+}
+
+/**
+ * How long after an account's deletion its data may still arrive: counters an instance had
+ * not flushed yet, a sample written behind an ingest, an attempt under way when its
+ * destination was deleted (its directory entry lives on for HERALD_DESTINATION_CACHE_MS).
+ * A purge that finds nothing left is final only after this.
+ */
+export const PURGE_SETTLE_MS = 5 * 60_000;
+
+/** Whether a purge that finds nothing of the account left may mark it done. */
+export function purgeSettled(tombstone: Pick<AccountTombstone, 'deletedAt'>, now: Date, settleMs = PURGE_SETTLE_MS): boolean {
+  return Date.parse(tombstone.deletedAt) + settleMs <= now.getTime();
+}
+
 // ---------------------------------------------------------------- keys
 
 export const KEY_SCOPES = ['read', 'write', 'publish'] as const;
@@ -176,7 +202,7 @@ export const keyCreateSchema = (now: Date) =>
       name: nameSchema,
       scopes: z
         .array(z.enum(KEY_SCOPES, { error: 'a scope is "read", "write" or "publish"' }), { error: 'scopes must be an array' })
-        .min(1, 'give at least one scope, or leave scopes out for all three')
+        .min(1, 'give at least one scope, or leave scopes out for every scope you may grant')
         .optional(),
       expiresAt: z.iso
         .datetime({ offset: true, error: 'expiresAt must be an ISO 8601 date-time, e.g. 2027-01-01T00:00:00Z' })
@@ -187,8 +213,52 @@ export const keyCreateSchema = (now: Date) =>
   );
 export type KeyCreate = z.infer<ReturnType<typeof keyCreateSchema>>;
 
+/** What a new key is given: its scopes and expiry, as the rules below decided them. */
+export interface KeyGrant {
+  scopes: KeyScope[];
+  expiresAt?: string;
+}
+
+export type KeyGrantVerdict = { ok: true; grant: KeyGrant } | { ok: false; error: string; issues: { path: string; message: string }[] };
+
+/**
+ * What `creator` may put in a new key. The operator grants anything (all three scopes when
+ * none are named). A key grants only what it holds: a scope it lacks is refused, and naming
+ * none grants its own scopes, never more; nor may it mint a key that outlives it: naming no
+ * expiry gives the new key the creator's, and a later one is refused. Otherwise a key could
+ * widen itself (a `write` key minting a `publish` one) or escape its own expiry.
+ */
+export function keyGrant(creator: Caller, spec: KeyCreate): KeyGrantVerdict {
+  const order = (scopes: readonly KeyScope[]) => [...new Set(scopes)].sort((a, b) => KEY_SCOPES.indexOf(a) - KEY_SCOPES.indexOf(b));
+  const expiry = (at: string | undefined) => (at === undefined ? {} : { expiresAt: new Date(at).toISOString() });
+  if (creator.kind === 'operator') return { ok: true, grant: { scopes: order(spec.scopes ?? KEY_SCOPES), ...expiry(spec.expiresAt) } };
+  if (creator.kind === 'portal') return { ok: false, error: 'a portal session cannot create keys', issues: [{ path: 'scopes', message: 'a portal session grants no keys' }] };
+  const held = order(creator.scopes);
+  const missing = order((spec.scopes ?? held).filter((s) => !held.includes(s)));
+  if (missing.length > 0) {
+    const names = missing.map((s) => JSON.stringify(s)).join(', ');
+    return {
+      ok: false,
+      error: `this key cannot grant ${names}: a key may grant only the scopes it holds (${held.join(', ')}); leave scopes out to grant those, or create the key with the admin token or a key that holds ${names}`,
+      issues: [{ path: 'scopes', message: `${names} ${missing.length > 1 ? 'are not scopes' : 'is not a scope'} of the key making it (it holds ${held.join(', ')})` }],
+    };
+  }
+  const limit = creator.expiresAt;
+  if (limit !== undefined && spec.expiresAt !== undefined && Date.parse(spec.expiresAt) > Date.parse(limit)) {
+    return {
+      ok: false,
+      error: `this key expires at ${limit}: a key cannot make a key that outlives it; give an expiresAt at or before ${limit}, leave it out to take that one, or create the key with the admin token`,
+      issues: [{ path: 'expiresAt', message: `must be at or before ${limit}, when the key making it expires` }],
+    };
+  }
+  return { ok: true, grant: { scopes: order(spec.scopes ?? held), ...expiry(spec.expiresAt ?? limit) } };
+}
+
 /** `hk_<16 hex: the key's id>_<43 base64url: 32 random bytes>`: the id finds the record, the rest is the secret. */
 const KEY_FORMAT = /^hk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
+
+/** A key's id, as KEY_FORMAT holds it: anything else names no key (and is never looked up). */
+export const KEY_ID = /^[0-9a-f]{16}$/;
 
 export function keyHash(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
@@ -243,7 +313,7 @@ export function keyView(record: AccountKey): AccountKeyView {
  */
 export type Caller =
   | { kind: 'operator' }
-  | { kind: 'key'; account: string; keyId: string; scopes: readonly KeyScope[] }
+  | { kind: 'key'; account: string; keyId: string; scopes: readonly KeyScope[]; expiresAt?: string }
   | { kind: 'portal'; account: string; sessionId: string; scopes: readonly KeyScope[]; destinations?: readonly string[] };
 
 export const OPERATOR: Caller = { kind: 'operator' };

@@ -46,7 +46,7 @@ export function parseHttpEvents(headers: HttpHeaders, body: Buffer, now: Date): 
     return result.ok ? { ok: true, value: [result.value], mode } : { ...result, mode };
   }
   const parsed = parseJsonBytes(body);
-  if (!parsed.ok) return { ok: false, mode, issues: [{ path: 'body', message: parsed.message }] };
+  if (!parsed.ok) return { ok: false, mode, issues: parsed.problem === 'surrogate' ? parsed.issues : [{ path: 'body', message: parsed.message }] };
   const json = parsed.value;
   if (mode === 'structured') {
     const result = parseStructured(json, now, []);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { buildEvent, HeraldEvent, issuesFromZod, Parsed } from './event';
+import { buildEvent, HeraldEvent, issuesFromZod, Parsed, ValidationIssue } from './event';
+import { hasLoneSurrogate } from './json-body';
 
 /**
  * CloudEvents Google Cloud Pub/Sub protocol binding (binary content mode): every context
@@ -33,6 +34,17 @@ export function fromPubSubMessage(message: PubSubMessage, publishTime: Date): Pa
   const result = buildEvent(raw, message.data, publishTime);
   if (result.ok) return result;
   return { ok: false, issues: result.issues.map((i) => ({ ...i, path: i.path === 'datacontenttype' ? 'attributes.content-type' : `attributes.ce-${i.path}` })) };
+}
+
+/**
+ * The attributes of a pushed message whose name or value holds a lone UTF-16 surrogate. Pub/Sub
+ * itself cannot carry one (its publish fails), so only a forged push holds one; nothing of it may
+ * go on to Firestore or another publish, which would fail the same way.
+ */
+export function malformedAttributes(message: PubSubMessage): ValidationIssue[] {
+  return Object.entries(message.attributes)
+    .filter(([name, value]) => hasLoneSurrogate(name) || hasLoneSurrogate(value))
+    .map(([name]) => ({ path: hasLoneSurrogate(name) ? 'attributes' : `attributes.${name}`, message: `${hasLoneSurrogate(name) ? 'an attribute name' : 'the value'} holds a lone UTF-16 surrogate, which no UTF-8 text can carry` }));
 }
 
 export function heraldAttribute(message: PubSubMessage, name: string): string | undefined {

@@ -4,9 +4,10 @@ import { ACCOUNT_ID, DESTINATION_ID } from './ids';
 
 /**
  * The customer portal's credentials (docs/console.md): a portal link an operator's backend
- * mints for one account, and the session the console exchanges it for. Both are stateless,
- * signed with HMAC-SHA256 under a key every instance derives alike (portalKeyOf), so any
- * instance verifies what another minted. Pure: the caller passes the time and the key.
+ * mints for one account, and the session the console exchanges it for. Both are signed with
+ * HMAC-SHA256 under a key every instance derives alike (portalKeyOf), so a forged token is
+ * refused without a read; a genuine one must still find its records live (portal-access.ts).
+ * Pure: the caller passes the time and the key.
  *
  * Format: `<prefix><base64url JSON claims>.<base64url HMAC>`, the HMAC over the prefix and the
  * claims, so a link is never taken for a session nor a session for a link.
@@ -30,15 +31,21 @@ export interface PortalClaims {
   destinations?: string[];
   /** Where the console sends the user back to (links only). */
   returnUrl?: string;
+  /** The session's own id (sessions only): its record, which revocation marks (domain/portal-access.ts). */
+  sid?: string;
   exp: number;
 }
 
+/** A link's or a session's random id (newPortalId: 22 base64url characters). */
+export const PORTAL_ID = /^[A-Za-z0-9_-]{16,64}$/;
+
 const claimsSchema = z.strictObject({
-  id: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/),
+  id: z.string().regex(PORTAL_ID),
   account: z.string().regex(ACCOUNT_ID),
   readOnly: z.boolean(),
   destinations: z.array(z.string().regex(DESTINATION_ID)).min(1).max(MAX_PORTAL_DESTINATIONS).optional(),
   returnUrl: z.string().max(2048).optional(),
+  sid: z.string().regex(PORTAL_ID).optional(),
   exp: z.number().int().positive(),
 });
 
@@ -70,10 +77,10 @@ export function signLink(key: Buffer, claims: PortalClaims): string {
   return sign(key, LINK_PREFIX, claims);
 }
 
-/** A session for the link's claims: the same account, rights and destinations; never longer than the link. */
-export function signSession(key: Buffer, link: PortalClaims): string {
-  const { returnUrl: _returnUrl, ...claims } = link;
-  return sign(key, SESSION_PREFIX, claims);
+/** Session `sid` for the link's claims: the same account, rights and destinations; never longer than the link. */
+export function signSession(key: Buffer, link: PortalClaims, sid: string): string {
+  const { returnUrl: _returnUrl, sid: _sid, ...claims } = link;
+  return sign(key, SESSION_PREFIX, { ...claims, sid });
 }
 
 export type PortalVerdict = { ok: true; claims: PortalClaims } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'expired'; claims: PortalClaims };

@@ -188,15 +188,16 @@ function installExitSafety(): void {
     liveGroups.clear();
   };
   process.on('exit', killAll);
-  // Node's default signal action skips 'exit' handlers. Re-raise only when nobody else
-  // listens, so that an application's own handler keeps control of shutting down.
+  // Node's default signal action skips 'exit' handlers: when nobody else listens, take the
+  // emulators down and re-raise. An application that handles the signal itself keeps
+  // control of stopping — local mode drains its requests before it stops the emulators, and
+  // whichever way it exits, the 'exit' hook above still takes down what is left.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     const onSignal = (): void => {
+      if (process.listenerCount(signal) > 1) return;
       killAll();
-      if (process.listenerCount(signal) === 1) {
-        process.removeListener(signal, onSignal);
-        process.kill(process.pid, signal);
-      }
+      process.removeListener(signal, onSignal);
+      process.kill(process.pid, signal);
     };
     process.on(signal, onSignal);
   }

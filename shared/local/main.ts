@@ -1,4 +1,6 @@
+import { constants } from 'node:os';
 import { ConfigError } from '../config';
+import { onStopSignals } from '../adapters/graceful-stop';
 import { EmulatorPrerequisiteError } from './emulators';
 import { startLocalStack } from './stack';
 import { LOCAL_SECRETS_KEY_FILE } from './secrets-key';
@@ -37,20 +39,25 @@ async function main(): Promise<void> {
       '',
       'Try:  npx herald destinations add my-hook --url http://127.0.0.1:9000/hook',
       '      npx herald publish --type com.example.hello --source /demo --data \'{"hi":1}\'',
-      'Ctrl-C stops Herald (and the emulators it started).',
+      'Ctrl-C stops Herald (and the emulators it started) within 10 s; Ctrl-C again exits at once.',
       '',
     ].join('\n'),
   );
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    note('stopping…');
-    await stack.stop();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop());
-  process.on('SIGTERM', () => void stop());
+  onStopSignals(
+    process,
+    async (signal) => {
+      note(`${signal}: stopping — requests under way finish first (Ctrl-C again to exit at once)`);
+      await stack.stop();
+      note('stopped');
+      process.exit(0);
+    },
+    // Nothing accepted is lost this way either: pushes not yet answered come again and an
+    // expired claim is taken again; the 'exit' hook in emulators.ts kills the emulators Herald started.
+    (signal) => {
+      note(`${signal} again: exiting now, without waiting for requests under way`);
+      process.exit(128 + constants.signals[signal]);
+    },
+  );
 }
 
 main().catch((e: unknown) => {

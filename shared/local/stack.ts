@@ -7,10 +7,11 @@ import { applyTopology } from '../adapters/pubsub-topology';
 import { ConfigError, HeraldConfig, loadConfig } from '../config';
 import { runPump } from '../app/pump';
 import { checkThresholds } from '../app/suspension';
-import { createRuntime, pumpDeps, pushTargetFrom, reconcileDeps, Runtime, suspensionDeps } from '../runtime';
+import { accountPurgeDeps, createRuntime, pumpDeps, pushTargetFrom, reconcileDeps, Runtime, suspensionDeps } from '../runtime';
 import { reconcileOnce } from '../app/reconcile';
+import { finishAccountPurges } from '../app/account-purge';
 import { runPeriodically } from './periodic';
-import { GracefulStop } from '../adapters/graceful-stop';
+import { GracefulStop, STOP_BUDGET_MS, stopServing } from '../adapters/graceful-stop';
 import { FUNCTION_NAMES, FunctionName } from '../topology';
 import { EmulatorHosts, RunningEmulators, startEmulators } from './emulators';
 import { HostResolver, HttpSender, IdTokenVerifier, Logger } from '../ports';
@@ -47,12 +48,18 @@ export interface LocalStack {
   emulators: EmulatorHosts;
   runtime: Runtime;
   /**
-   * Stops serving: new requests get 503 (Pub/Sub brings pushes again later), requests in
-   * progress get up to `drainMs` (default: the attempt timeout + 2 s) to finish and write
-   * what they did; `purge` then deletes this project's topics and subscriptions (tests).
+   * Stops serving as a deployed function does (stopServing, adapters/graceful-stop.ts): new
+   * requests get 503 (Pub/Sub brings pushes again later), requests in progress and the loops'
+   * rounds get up to `drainMs` (default: the attempt timeout + 2 s; at most 7 s) to finish and
+   * write what they did; `purge` then deletes this project's topics and subscriptions (tests);
+   * the clients close, and last the emulators this stack started. Every step is bounded: all
+   * of it ends within 9.5 s (10 s more with `purge`).
    */
   stop(options?: { purge?: boolean; drainMs?: number }): Promise<void>;
 }
+
+/** Deleting a test project's topics and subscriptions, on top of the stop budget. */
+const PURGE_LIMIT_MS = 10_000;
 
 const token = (kind: string) => `herald_${kind}_${randomBytes(18).toString('base64url')}`;
 
@@ -195,6 +202,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const checker = runPeriodically('suspension check', checkMs, () => checkThresholds(suspensionDeps(runtime)), runtime.log);
     // The scheduled pump's first step on GCP: the reconciler, on its own interval here.
     const reconciler = runPeriodically('reconciler', config.reconcileIntervalMs, () => reconcileOnce(reconcileDeps(runtime)), runtime.log);
+    // And its next step there: the purge of deleted accounts' data (app/account-purge.ts), each run bounded to the interval.
+    const purger = runPeriodically('account purge', config.reconcileIntervalMs, () => finishAccountPurges(accountPurgeDeps(runtime), runtime.clock.now().getTime() + config.reconcileIntervalMs), runtime.log);
     ready = true;
     const emulatorsRef = emulators;
     return {
@@ -205,18 +214,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       runtime,
       async stop(stopOptions = {}) {
         ready = false;
-        graceful.stopping = true;
-        await Promise.all([pump.stop(), checker.stop(), reconciler.stop()]);
-        // Deliveries still waiting for a rate turn give up at once (their pushes come again);
-        // attempts under way finish and are recorded, rather than meeting closed clients.
-        runtime.limiter.close();
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        await graceful.drain(stopOptions.drainMs ?? runtime.config.deliveryTimeoutMs + 2000, runtime.log);
-        server.closeAllConnections();
-        await closed;
-        if (stopOptions.purge) await purgeProject(runtime);
-        await runtime.close();
-        await emulatorsRef?.stop();
+        // The deployed functions' stop, plus what only local mode runs: its loops, and the
+        // emulators it started — stopped last, once nothing is left that writes to them.
+        const purge = stopOptions.purge ? [{ name: "deleting the project's topics and subscriptions", limitMs: PURGE_LIMIT_MS, run: () => purgeProject(runtime) }] : [];
+        const own = emulatorsRef && (emulatorsRef.started.pubsub || emulatorsRef.started.firestore) ? [{ name: 'the emulators it started', limitMs: STOP_BUDGET_MS, run: () => emulatorsRef.stop() }] : [];
+        await stopServing({
+          graceful,
+          server,
+          log: runtime.log,
+          runtime,
+          loops: () => Promise.all([pump.stop(), checker.stop(), reconciler.stop(), purger.stop()]).then(() => undefined),
+          drainMs: stopOptions.drainMs ?? runtime.config.deliveryTimeoutMs + 2000,
+          beforeClose: purge,
+          after: own,
+          budgetMs: STOP_BUDGET_MS + (stopOptions.purge ? PURGE_LIMIT_MS : 0),
+        });
       },
     };
   } catch (e) {

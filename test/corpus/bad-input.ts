@@ -118,6 +118,15 @@ export const CORPUS: CorpusCase[] = [
     per: { ingest: { status: 400, error: /invalid CloudEvent/ } },
   },
   {
+    name: 'a lone UTF-16 surrogate in a JSON string (valid JSON, not UTF-8 text)',
+    to: ['ingest', 'admin'],
+    credentials: 'right',
+    headers: STRUCTURED,
+    body: '{"specversion":"1.0","id":"corpus-\\ud800","source":"/corpus","type":"corpus.test","url":"https://hooks.example.com/x","eventTypes":["\\udfff"]}',
+    expect: { status: 400, error: /lone UTF-16 surrogate at id, eventTypes\[0\]/ },
+    per: { ingest: { status: 400, error: /invalid CloudEvent/ } },
+  },
+  {
     name: '10,000 nested arrays',
     to: JSON_READERS,
     credentials: 'right',

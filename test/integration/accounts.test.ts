@@ -163,6 +163,32 @@ describe('keys', () => {
     expect((await publish(temp.key, 'after-revoke')).status).toBe(401);
   });
 
+  test('a key grants only the scopes it holds (403 naming the scope); leaving scopes out grants its own, never more', async () => {
+    const rw = await mintKey('acme', { name: 'read-write', scopes: ['read', 'write'] });
+    for (const scopes of [['publish'], ['read', 'write', 'publish']]) {
+      expect(await as(rw.key, 'POST', '/accounts/acme/keys', { name: 'escalated', scopes })).toMatchObject({
+        status: 403,
+        body: { error: expect.stringMatching(/^this key cannot grant "publish": a key may grant only the scopes it holds \(read, write\)/) as unknown, issues: [{ path: 'scopes' }] },
+      });
+    }
+    const made = await as(rw.key, 'POST', '/accounts/acme/keys', { name: 'no scopes given' });
+    expect(made).toMatchObject({ status: 201, body: { scopes: ['read', 'write'], createdBy: `key:${rw.id}` } });
+    expect((await publish((made.body as { key: string }).key, 'not-a-publisher')).status).toBe(403);
+    expect(await as(rw.key, 'POST', '/accounts/acme/keys', { name: 'reader', scopes: ['read'] })).toMatchObject({ status: 201, body: { scopes: ['read'] } });
+    // The operator's default is still all three.
+    expect(await operator('POST', '/accounts/acme/keys', { name: 'operator default' })).toMatchObject({ status: 201, body: { scopes: ['read', 'write', 'publish'] } });
+  });
+
+  test('a key cannot mint a key that outlives it: none given takes its expiry, a later one is 403', async () => {
+    const expiresAt = new Date(Date.now() + 3600_000).toISOString();
+    const short = await mintKey('acme', { name: 'an hour', scopes: ['write'], expiresAt });
+    expect(await as(short.key, 'POST', '/accounts/acme/keys', { name: 'child' })).toMatchObject({ status: 201, body: { scopes: ['write'], expiresAt } });
+    expect(await as(short.key, 'POST', '/accounts/acme/keys', { name: 'longer', expiresAt: new Date(Date.now() + 7200_000).toISOString() })).toMatchObject({
+      status: 403,
+      body: { error: expect.stringMatching(/a key cannot make a key that outlives it/) as unknown, issues: [{ path: 'expiresAt' }] },
+    });
+  });
+
   test('an expired key is refused within 5 s of its expiry', async () => {
     const expiresAt = new Date(Date.now() + 1500).toISOString();
     const short = await mintKey('acme', { name: 'short', expiresAt });
@@ -404,7 +430,7 @@ describe('accounts', () => {
     expect(await operator('DELETE', '/accounts/default')).toMatchObject({ status: 409 });
   });
 
-  test('an account made from a name gets an id from it; deleting it revokes its keys', async () => {
+  test('an account made from a name gets an id from it; deleting it deletes its keys', async () => {
     const made = await operator('POST', '/accounts', { name: 'Initech Ltd' });
     expect(made).toMatchObject({ status: 201, body: { id: 'initech-ltd', name: 'Initech Ltd', settings: {} } });
     const key = await mintKey('initech-ltd', { name: 'k' });
@@ -412,6 +438,98 @@ describe('accounts', () => {
     expect((await operator('DELETE', '/accounts/initech-ltd')).status).toBe(204);
     expect((await as(key.key, 'GET', '/destinations')).status).toBe(401);
     expect((await operator('GET', '/accounts/initech-ltd')).status).toBe(404);
+    // The same name again: its id was a deleted account's, so it gets another.
+    expect(await operator('POST', '/accounts', { name: 'Initech Ltd' })).toMatchObject({ status: 201, body: { id: expect.stringMatching(/^initech-ltd-[a-z0-9]+$/) as unknown } });
+  });
+});
+
+describe('a deleted account: its id is never reused, and nothing of it is readable afterwards', () => {
+  /** How many documents of `account` each store still holds (its destinations are `<account>_…` inside Herald). */
+  async function storedOf(account: string) {
+    const db = stack.runtime.firestore;
+    const { FieldPath } = await import('@google-cloud/firestore');
+    const prefixed = async (collection: string, prefix: string) =>
+      (await db.collection(collection).where(FieldPath.documentId(), '>=', prefix).where(FieldPath.documentId(), '<', `${prefix}\uf8ff`).select().get()).size;
+    return {
+      deliveries: await prefixed('deliveries', `${account}_`),
+      counters: await prefixed('rates', `${account}_`),
+      rateControl: await prefixed('rate-control', `${account}_`),
+      eventTypes: await prefixed('event-types', `${account}~`),
+      replays: (await db.collection('replays').where('request.account', '==', account).select().get()).size,
+      keys: (await db.collection('account-keys').where('account', '==', account).select().get()).size,
+      publishQuota: (await db.collection('publish-quotas').doc(account).get()).exists ? 1 : 0,
+    };
+  }
+  const nothing = { deliveries: 0, counters: 0, rateControl: 0, eventTypes: 0, replays: 0, keys: 0, publishQuota: 0 };
+
+  async function openPortal(account: string): Promise<string> {
+    const link = await operator('POST', `/accounts/${account}/portal-links`, { ttlSeconds: 600 });
+    expect(link.status).toBe(201);
+    const token = (link.body as { url: string }).url.split('#portal=')[1]!;
+    const res = await fetch(`${stack.url}/admin/portal/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { sessionToken: string }).sessionToken;
+  }
+
+  test('delete, then create the same id: 409; its delivery, log, event types, stats and replays answer 404 or are gone, to the operator and to its old key and session', async () => {
+    expect((await operator('POST', '/accounts', { id: 'hooli', name: 'Hooli' })).status).toBe(201);
+    const key = await mintKey('hooli', { name: 'hooli app' });
+    expect((await as(key.key, 'PUT', '/destinations/hook', { url: `${receiver.url}/hooli`, eventTypes: [TYPE] })).status).toBe(201);
+    expect((await publish(key.key, 'h-1')).status).toBe(202);
+    type Listed = { deliveries: { id: string; status: string }[] };
+    const delivery = await eventually('h-1 delivered', async () => {
+      const first = ((await as(key.key, 'GET', '/destinations/hook/deliveries')).body as Listed).deliveries[0];
+      return first?.status === 'DELIVERED' ? first : undefined;
+    });
+    await eventually("hooli's event type sampled", async () => (((await as(key.key, 'GET', '/event-types')).body as { eventTypes: unknown[] }).eventTypes.length > 0 ? true : undefined));
+    const replay = (await operator('POST', '/accounts/hooli/replays', { dryRun: true })).body as { id: string };
+    await eventually("hooli's replay ended", async () => (['done', 'incomplete', 'failed', 'rejected'].includes(((await operator('GET', `/replays/${replay.id}`)).body as { status: string }).status) ? true : undefined));
+    const session = await openPortal('hooli');
+    expect((await as(session, 'GET', `/deliveries/${delivery.id}`)).status).toBe(200);
+    await eventually("hooli's counters flushed", async () => ((await storedOf('hooli')).counters > 0 ? true : undefined));
+
+    expect((await as(key.key, 'DELETE', '/destinations/hook')).status).toBe(204);
+    const began = Date.now();
+    expect(await operator('DELETE', '/accounts/hooli')).toEqual({ status: 204, body: undefined });
+    expect(Date.now() - began).toBeLessThan(5000);
+
+    expect(await operator('POST', '/accounts', { id: 'hooli', name: 'Hooli again' })).toEqual({
+      status: 409,
+      body: { error: 'the account id "hooli" belonged to an account that was deleted, and ids of deleted accounts are never reused; give another "id"' },
+    });
+    expect((await operator('GET', '/accounts/hooli')).status).toBe(404);
+    expect(((await operator('GET', '/accounts?limit=500')).body as { accounts: { id: string }[] }).accounts.map((a) => a.id)).not.toContain('hooli');
+    for (const path of [`/accounts/hooli/deliveries/${delivery.id}`, '/accounts/hooli/destinations/hook/deliveries', '/accounts/hooli/deliveries?status=dead', '/accounts/hooli/event-types', '/accounts/hooli/stats', '/accounts/hooli/replays', `/accounts/hooli/replays/${replay.id}`, '/accounts/hooli/keys']) {
+      expect([path, (await operator('GET', path)).status]).toEqual([path, 404]);
+    }
+    // The operator's own routes, across accounts: the delivery is not there, nor the replay.
+    expect((await operator('GET', `/deliveries/${delivery.id}`)).status).toBe(404);
+    expect((await operator('GET', `/replays/${replay.id}`)).status).toBe(404);
+    expect(((await operator('GET', '/replays?limit=100')).body as { replays: { id: string }[] }).replays.map((r) => r.id)).not.toContain(replay.id);
+    // Its key and its portal session are refused everywhere.
+    for (const path of ['/destinations', `/deliveries/${delivery.id}`, '/event-types', '/stats', '/replays', '/accounts/hooli']) {
+      expect([path, (await as(key.key, 'GET', path)).status, (await as(session, 'GET', path)).status]).toEqual([path, 401, 401]);
+    }
+    expect((await publish(key.key, 'h-2')).status).toBe(401);
+    // And nothing of it is left stored: deliveries, counters and log heads, rate control, samples, replays, keys, its quota bucket.
+    expect(await eventually('nothing of hooli stored', async () => {
+      const left = await storedOf('hooli');
+      return JSON.stringify(left) === JSON.stringify(nothing) ? left : undefined;
+    }, 10_000)).toEqual(nothing);
+  });
+
+  test('what arrives after the deletion (a late counter, sample or record) is deleted by the scheduled purge', async () => {
+    expect((await operator('POST', '/accounts', { id: 'late', name: 'Late' })).status).toBe(201);
+    expect((await operator('DELETE', '/accounts/late')).status).toBe(204);
+    const db = stack.runtime.firestore;
+    await Promise.all([
+      db.collection('deliveries').doc('late_hook.k1').set({ destinationId: 'late_hook', status: 'DELIVERED' }),
+      db.collection('rates').doc('late_hook~1000~0').set({ destinationId: 'late_hook', bucketStart: 1000 }),
+      db.collection('event-types').doc('late~abc').set({ account: 'late', type: 't' }),
+    ]);
+    expect((await storedOf('late')).deliveries).toBe(1);
+    // Each reconciler interval in local mode (5 s), each pump run on GCP.
+    await eventually('the late documents purged', async () => (JSON.stringify(await storedOf('late')) === JSON.stringify(nothing) ? true : undefined), 20_000, 250);
   });
 });
 
@@ -420,7 +538,7 @@ describe("isolation: account A's key on account B's resources, for every route t
   async function globexPath(path: string): Promise<string> {
     const deliveries = (await operator('GET', '/accounts/globex/destinations/orders/deliveries')).body as { deliveries: { id: string }[] };
     const deliveryId = deliveries.deliveries[0]?.id ?? 'globex_orders.nothing';
-    return path.replace('{accountId}', 'globex').replace('{keyId}', keys.globex.id).replace('/deliveries/{id}', `/deliveries/${deliveryId}`).replace('{id}', 'orders');
+    return path.replace('{accountId}', 'globex').replace('{linkId}', globexPortal.linkId).replace('{sessionId}', globexPortal.sessionId).replace('{keyId}', keys.globex.id).replace('/deliveries/{id}', `/deliveries/${deliveryId}`).replace('{id}', 'orders');
   }
 
   const bodyFor: Record<string, unknown> = {
@@ -488,25 +606,35 @@ describe("isolation: account A's key on account B's resources, for every route t
 
   /** A replay of globex's, made by the operator: a key of acme's never sees it. */
   let globexReplay = '';
+  /** A portal link of globex's and a session opened from it: no route of acme's revokes either. */
+  const globexPortal = { linkId: '', sessionId: '', sessionToken: '' };
   beforeAll(async () => {
     const made = await operator('POST', '/accounts/globex/replays', { dryRun: true });
     expect(made.status).toBe(202);
     globexReplay = (made.body as { id: string }).id;
+    const link = await operator('POST', '/accounts/globex/portal-links', { ttlSeconds: 3600 });
+    globexPortal.linkId = (link.body as { id: string }).id;
+    const opened = await fetch(`${stack.url}/admin/portal/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: (link.body as { url: string }).url.split('#portal=')[1] }) });
+    const session = (await opened.json()) as { sessionId: string; sessionToken: string };
+    Object.assign(globexPortal, { sessionId: session.sessionId, sessionToken: session.sessionToken });
     sessions.write = await portalSession({ ttlSeconds: 3600 });
     sessions.readOnly = await portalSession({ ttlSeconds: 3600, readOnly: true });
   });
 
   async function globexState(): Promise<unknown> {
-    const [account, settings, keyList, destination, deliveries, replays] = await Promise.all([
+    const [account, settings, keyList, destination, deliveries, replays, portalLinks, portalSessions, portal] = await Promise.all([
       operator('GET', '/accounts/globex'),
       operator('GET', '/accounts/globex/settings'),
       operator('GET', '/accounts/globex/keys'),
       operator('GET', '/accounts/globex/destinations/orders'),
       operator('GET', '/accounts/globex/destinations/orders/deliveries'),
       operator('GET', '/accounts/globex/replays'),
+      operator('GET', '/accounts/globex/portal-links'),
+      operator('GET', '/accounts/globex/portal-sessions'),
+      as(globexPortal.sessionToken, 'GET', '/accounts/globex'),
     ]);
     const { stats: _stats, ...spec } = destination.body as { stats: unknown };
-    return { account, settings, keyList, spec, deliveries, replays: (replays.body as { replays: { id: string }[] }).replays.map((r) => r.id) };
+    return { account, settings, keyList, spec, deliveries, replays: (replays.body as { replays: { id: string }[] }).replays.map((r) => r.id), portalLinks, portalSessions, portal: portal.status };
   }
 
   test('every route is covered: with the account in the path, or decided above', () => {
@@ -537,6 +665,11 @@ describe("isolation: account A's key on account B's resources, for every route t
       ['GET', '/accounts/acme/keys', undefined],
       ['DELETE', `/accounts/acme/keys/${keys.acme.id}`, undefined],
       ['POST', '/accounts/acme/portal-links', { ttlSeconds: 600 }],
+      ['GET', '/accounts/acme/portal-links', undefined],
+      ['DELETE', `/accounts/acme/portal-links/${'A'.repeat(22)}`, undefined],
+      ['GET', '/accounts/acme/portal-sessions', undefined],
+      ['DELETE', `/accounts/acme/portal-sessions/${'A'.repeat(22)}`, undefined],
+      ['POST', '/accounts/acme/portal-sessions/revoke', undefined],
       ['POST', '/accounts/acme/settings', { 'notification.webhook.failure.policy': 'queue' }],
       ['PATCH', '/accounts/acme', { quotas: { destinations: 1 } }],
       ['DELETE', '/accounts/acme', undefined],

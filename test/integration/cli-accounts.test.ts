@@ -169,7 +169,7 @@ describe('herald keys, and every command with an account key', () => {
     expect(refused.stderr).toMatch(/^herald: account "acme" still has 1 destination\(s\)/);
     expect(refused.stderr).toMatch(/\nhint: remove its destinations first; list them with: herald destinations list --account acme\n$/);
     ok(await operator(['destinations', 'remove', 'orders', '--account', 'acme']));
-    expect(ok(await operator(['accounts', 'delete', 'acme'])).stderr).toBe('deleted account acme; its keys are revoked\n');
+    expect(ok(await operator(['accounts', 'delete', 'acme'])).stderr).toBe('deleted account acme with its keys and data; its id is never used again\n');
     expect(ids(ok(await operator(['accounts', 'list', '--json'])))).toEqual(['default', 'globex']);
   });
 });

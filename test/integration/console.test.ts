@@ -451,6 +451,43 @@ test("a portal link for one account never shows another's data; an expired or ta
   await refused.context.close();
 });
 
+test('the operator ends a portal session from the Accounts page; the portal says it ended, and shows nothing more', async () => {
+  expect((await stack.admin('POST', '/accounts', { id: 'portal-c', name: 'Portal C' })).status).toBe(201);
+  expect((await stack.admin('PUT', '/accounts/portal-c/destinations/c-hook', { url: `${receiver.url}/c-hook`, eventTypes: ['com.example.*'] })).status).toBe(201);
+  const minted = await stack.admin('POST', '/accounts/portal-c/portal-links', { ttlSeconds: 600, returnUrl: 'https://app.example.com/settings/webhooks' });
+  const link = (minted.body as { id: string; url: string }).url;
+  const customer = await newPage();
+  await customer.page.goto(link);
+  await heading(customer.page, 'Overview');
+
+  const { context, page } = await newPage();
+  await page.goto(consoleUrl);
+  await page.getByLabel('Admin token or account key', { exact: true }).fill(stack.config.adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await heading(page, 'Overview');
+  await page.goto(`${consoleUrl}#/accounts/portal-c`);
+  await heading(page, 'Portal C');
+  const access = page.getByTestId('portal-access');
+  await access.getByRole('region', { name: 'Portal sessions' }).waitFor();
+  expect(await access.getByRole('region', { name: 'Portal links' }).innerText()).toContain((minted.body as { id: string }).id);
+  await expectAccessible(page, 'account portal access');
+  await access.getByRole('button', { name: 'End all sessions' }).click();
+  await access.getByRole('button', { name: 'Yes, end all sessions' }).click();
+  await access.getByRole('status').filter({ hasText: 'Ended 1 session and 1 link.' }).waitFor();
+  await access.getByText('No live portal sessions.').waitFor();
+  await context.close();
+
+  // The customer's next request is refused: a page that says so, with the way back, and no data.
+  await customer.page.goto(`${link.split('#')[0]}#/destinations`);
+  await heading(customer.page, 'This session has ended');
+  expect(await customer.page.getByTestId('return-link').getAttribute('href')).toBe('https://app.example.com/settings/webhooks');
+  expect(await customer.page.getByRole('navigation').count()).toBe(0);
+  expect(await customer.page.locator('body').innerText()).not.toContain('c-hook');
+  expect(await customer.page.evaluate("sessionStorage.getItem('herald.console.session')")).toBeNull();
+  await expectAccessible(customer.page, 'ended portal session');
+  await customer.context.close();
+});
+
 describe('attempt latency and success-rate sparklines', () => {
   it("shows the overview's latency in ms after a delivery, and a destination row's success-rate sparkline named with its percentage", async () => {
     expect((await stack.admin('POST', '/accounts', { id: 'latency', name: 'Latency Ltd' })).status).toBe(201);

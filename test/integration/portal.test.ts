@@ -3,6 +3,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { linkClaims, portalKeyOf, portalSecretOf, signLink, signSession } from '../../shared/domain/portal';
 import { eventually } from '../support/eventually';
 import { Receiver } from '../support/receiver';
@@ -15,7 +16,8 @@ import { startTestStack, testSecretsKey, TestStack } from '../support/stack';
  * the overview's aggregates, and the console's static files with their headers.
  */
 
-const PROJECT = 'portal-test';
+// A project of each run's own: a rerun on long-lived emulators finds none of the last run's accounts (whose ids are never given again).
+const PROJECT = `portal-test-${Date.now().toString(36)}`;
 let stack: TestStack;
 const receiver = new Receiver();
 const consoleRoot = mkdtempSync(join(tmpdir(), 'herald-console-'));
@@ -52,6 +54,85 @@ async function session(spec: Record<string, unknown>, account = 'tenant-a'): Pro
   const opened = await exchange(tokenOf((link.body as { url: string }).url));
   expect(opened.status).toBe(200);
   return { sessionToken: (opened.body as { sessionToken: string }).sessionToken, body: opened.body as Record<string, unknown> };
+}
+
+type Opened = { sessionToken: string; sessionId: string; linkId: string; token: string };
+
+/** A link of `account` minted by `minter` (an account key; the operator when left out), and a session opened from it. */
+async function open(account: string, spec: Record<string, unknown>, minter = stack.config.adminToken): Promise<Opened> {
+  const link = await call(minter, 'POST', `/accounts/${account}/portal-links`, spec);
+  expect(link.status).toBe(201);
+  const { id, url } = link.body as { id: string; url: string };
+  const opened = await exchange(tokenOf(url));
+  expect(opened.status).toBe(200);
+  const { sessionToken, sessionId } = opened.body as { sessionToken: string; sessionId: string };
+  return { sessionToken, sessionId, linkId: id, token: tokenOf(url) };
+}
+
+/** Polls until `probe` answers 401, failing past 5 s after `since` (the contract's "within 5 s"). */
+async function refusedWithin(what: string, since: number, probe: () => Promise<Reply>): Promise<Reply> {
+  for (;;) {
+    const reply = await probe();
+    if (reply.status === 401) return reply;
+    if (Date.now() - since > 5000) throw new Error(`${what} still answered ${reply.status} ${Date.now() - since} ms after the revocation`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+interface AdminInstance {
+  call(token: string, method: string, path: string, body?: unknown): Promise<Reply>;
+  stop(): Promise<void>;
+}
+
+/** The admin function once more, in a process of its own on this project (test/support/admin-instance.ts): another instance, with caches of its own. */
+async function startAdminInstance(): Promise<AdminInstance> {
+  const root = join(__dirname, '..', '..');
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'test', 'support', 'admin-instance.ts')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      HERALD_PROJECT_ID: PROJECT,
+      HERALD_SECRETS_KEY: testSecretsKey(PROJECT),
+      HERALD_ADMIN_TOKEN: stack.config.adminToken,
+      HERALD_INGEST_TOKEN: stack.config.ingestToken,
+      HERALD_PUSH_TOKEN: 'portal-test-second-instance-push-token',
+      HERALD_PUSH_BASE_URL: stack.url,
+      HERALD_ALLOW_LOOPBACK: 'false',
+      HERALD_LOG_LEVEL: 'WARNING',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`the second admin instance did not start within 30 s:\n${output}`)), 30_000);
+    const take = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /admin instance at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', take);
+    child.stderr!.on('data', take);
+    child.once('exit', (code) => reject(new Error(`the second admin instance exited with ${code}:\n${output}`)));
+  });
+  return {
+    call: async (token, method, path, body) => {
+      const res = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+      const text = await res.text();
+      return { status: res.status, body: text ? (JSON.parse(text) as unknown) : undefined, headers: res.headers };
+    },
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 5000)))]);
+      clearTimeout(timer);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    },
+  };
 }
 
 /** The key this project's stacks sign portal tokens with: derived from its HERALD_SECRETS_KEY, as every instance derives it. */
@@ -136,6 +217,7 @@ describe('portal sessions', () => {
     const { body } = await session({ ttlSeconds: 900, returnUrl: 'https://app.example.com/back' });
     expect(body).toEqual({
       sessionToken: expect.stringMatching(/^hps_/) as unknown,
+      sessionId: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) as unknown,
       account: { id: 'tenant-a', name: 'Tenant A' },
       readOnly: false,
       expiresAt: expect.any(String) as unknown,
@@ -190,7 +272,7 @@ describe('portal sessions', () => {
     }
     expect(await exchange(42)).toMatchObject({ status: 400 });
     expect(await call(undefined, 'POST', '/portal/sessions', undefined)).toMatchObject({ status: 400 });
-    expect(await call(signSession(key, old), 'GET', '/destinations')).toMatchObject({ status: 401, body: { error: expect.stringMatching(/expired/) as unknown, reason: 'expired' } });
+    expect(await call(signSession(key, old, 'A'.repeat(22)), 'GET', '/destinations')).toMatchObject({ status: 401, body: { error: expect.stringMatching(/expired/) as unknown, reason: 'expired' } });
     expect(await call('hps_forged.x', 'GET', '/destinations')).toMatchObject({ status: 401, body: { reason: 'invalid' } });
     // A link is not a session.
     expect((await call(fresh, 'GET', '/destinations')).status).toBe(401);
@@ -199,7 +281,234 @@ describe('portal sessions', () => {
     const doomed = (await session({ ttlSeconds: 600 }, 'tenant-gone')).sessionToken;
     expect((await call(doomed, 'GET', '/destinations')).status).toBe(200);
     expect((await operator('DELETE', '/accounts/tenant-gone')).status).toBe(204);
-    expect(await call(doomed, 'GET', '/destinations')).toMatchObject({ status: 401, body: { reason: 'invalid', error: expect.stringMatching(/no longer exists/) as unknown } });
+    expect(await call(doomed, 'GET', '/destinations')).toMatchObject({ status: 401, body: { reason: 'revoked', error: expect.stringMatching(/^the portal session has ended \(its account no longer exists\)/) as unknown } });
+    // Its links and sessions are deleted with it.
+    expect(await stack.runtime.portals.sessions('tenant-gone', new Date(0), 10)).toEqual([]);
+    expect(await stack.runtime.portals.links('tenant-gone', new Date(0), 10)).toEqual([]);
+  });
+});
+
+describe('ending portal access (docs/console.md "Ending portal access")', () => {
+  /** Another admin instance on this project (a process of its own): what it caches is not this stack's. */
+  let second: AdminInstance;
+  const minters = {} as Record<'doomed' | 'tenantB' | 'tenantBReader', string>;
+
+  beforeAll(async () => {
+    second = await startAdminInstance();
+    for (const [name, account, scopes] of [
+      ['doomed', 'tenant-a', ['read', 'write']],
+      ['tenantB', 'tenant-b', ['read', 'write']],
+      ['tenantBReader', 'tenant-b', ['read']],
+    ] as const) {
+      const made = await operator('POST', `/accounts/${account}/keys`, { name, scopes });
+      expect(made.status).toBe(201);
+      minters[name] = (made.body as { key: string }).key;
+    }
+  });
+
+  afterAll(async () => {
+    await second?.stop();
+  });
+
+  test('an account key revoked: the sessions of links it minted are refused within 5 s on every instance; the operator’s stand', async () => {
+    const byKey = await open('tenant-a', { ttlSeconds: 600, returnUrl: 'https://app.example.com/back' }, minters.doomed);
+    const byOperator = await open('tenant-a', { ttlSeconds: 600 });
+    // Both instances have read (and cached) both sessions.
+    for (const s of [byKey, byOperator]) {
+      expect((await call(s.sessionToken, 'GET', '/destinations')).status).toBe(200);
+      expect((await second.call(s.sessionToken, 'GET', '/destinations')).status).toBe(200);
+    }
+    expect((await call(byKey.sessionToken, 'PUT', '/destinations/beta', { url: `${receiver.url}/tenant-a/beta`, eventTypes: [TYPE] })).status).toBe(200);
+    const keyId = minters.doomed.split('_')[1]!;
+    const revokedAt = Date.now();
+    expect((await operator('DELETE', `/accounts/tenant-a/keys/${keyId}`)).status).toBe(204);
+    // The instance that revoked it forgets at once; the other reads it again within its 4 s.
+    expect(await call(byKey.sessionToken, 'GET', '/destinations')).toMatchObject({
+      status: 401,
+      body: { reason: 'revoked', error: 'the portal session has ended (the account key that made its link was revoked): open the portal again from where you got the link' },
+    });
+    const elsewhere = await refusedWithin('the second instance', revokedAt, () => second.call(byKey.sessionToken, 'GET', '/destinations'));
+    expect(elsewhere.body).toMatchObject({ reason: 'revoked' });
+    expect((await second.call(byKey.sessionToken, 'PUT', '/destinations/beta', { url: `${receiver.url}/tenant-a/beta`, eventTypes: [TYPE] })).status).toBe(401);
+    // The link opens nothing more (its returnUrl given back: its signature holds).
+    expect(await exchange(byKey.token)).toMatchObject({ status: 401, body: { reason: 'revoked', returnUrl: 'https://app.example.com/back', error: expect.stringMatching(/^this portal link no longer works: the account key that made its link was revoked/) as unknown } });
+    // The operator's session is nobody's key's.
+    expect((await call(byOperator.sessionToken, 'GET', '/destinations')).status).toBe(200);
+    expect((await second.call(byOperator.sessionToken, 'GET', '/destinations')).status).toBe(200);
+    const listed = (await operator('GET', '/accounts/tenant-a/portal-links')).body as { links: { id: string }[] };
+    expect(listed.links.map((l) => l.id)).toContain(byOperator.linkId);
+    expect(listed.links.map((l) => l.id)).not.toContain(byKey.linkId);
+  });
+
+  test('listed: live links newest first with their sessions, sessions with their link’s rights; by the operator or a key, never a portal session', async () => {
+    const writerId = keys.writer.split('_')[1]!;
+    const older = await open('tenant-a', { ttlSeconds: 600 }, keys.writer);
+    const newer = await open('tenant-a', { ttlSeconds: 900, readOnly: true, destinations: ['alpha'] });
+    const again = await exchange(newer.token);
+    const againId = (again.body as { sessionId: string }).sessionId;
+    const links = (await call(keys.reader, 'GET', '/accounts/tenant-a/portal-links')).body as { links: { id: string }[] };
+    const ids = links.links.map((l) => l.id);
+    expect(ids.indexOf(newer.linkId)).toBeLessThan(ids.indexOf(older.linkId));
+    expect(links.links.find((l) => l.id === newer.linkId)).toEqual({
+      id: newer.linkId,
+      account: 'tenant-a',
+      mintedBy: 'admin',
+      readOnly: true,
+      destinations: ['alpha'],
+      createdAt: expect.any(String) as unknown,
+      expiresAt: expect.any(String) as unknown,
+      sessions: expect.arrayContaining([expect.objectContaining({ id: newer.sessionId }), expect.objectContaining({ id: againId })]) as unknown,
+    });
+    expect(links.links.find((l) => l.id === older.linkId)).toMatchObject({ mintedBy: writerId, readOnly: false, sessions: [{ id: older.sessionId }] });
+    const sessions = (await operator('GET', '/accounts/tenant-a/portal-sessions')).body as { sessions: { id: string }[] };
+    expect(sessions.sessions.find((s) => s.id === againId)).toEqual({ id: againId, linkId: newer.linkId, mintedBy: 'admin', readOnly: true, destinations: ['alpha'], createdAt: expect.any(String) as unknown, expiresAt: expect.any(String) as unknown });
+    expect(sessions.sessions.map((s) => s.id)).toEqual(expect.arrayContaining([older.sessionId, newer.sessionId, againId]));
+    // Another account's are not there; a portal session may not look.
+    expect(((await operator('GET', '/accounts/tenant-b/portal-sessions')).body as { sessions: { id: string }[] }).sessions.map((s) => s.id)).not.toContain(older.sessionId);
+    for (const path of ['/accounts/tenant-a/portal-links', '/accounts/tenant-a/portal-sessions']) {
+      expect(await call(older.sessionToken, 'GET', path)).toMatchObject({ status: 403, body: { error: expect.stringMatching(/is not possible from the customer portal/) as unknown } });
+    }
+    expect(await call(older.sessionToken, 'DELETE', `/accounts/tenant-a/portal-sessions/${newer.sessionId}`)).toMatchObject({ status: 403 });
+    expect(await call(keys.reader, 'DELETE', `/accounts/tenant-a/portal-sessions/${newer.sessionId}`)).toMatchObject({ status: 403, body: { error: expect.stringMatching(/lacks the "write" scope/) as unknown } });
+    expect((await call(newer.sessionToken, 'GET', '/destinations')).status).toBe(200);
+  });
+
+  test('a session revoked ends alone; a link revoked ends every session opened from it and opens no more', async () => {
+    const first = await open('tenant-a', { ttlSeconds: 600, returnUrl: 'https://app.example.com/back' });
+    const secondSession = ((await exchange(first.token)).body as { sessionToken: string; sessionId: string });
+    for (const token of [first.sessionToken, secondSession.sessionToken]) expect((await second.call(token, 'GET', '/destinations')).status).toBe(200);
+
+    let at = Date.now();
+    expect((await call(keys.writer, 'DELETE', `/accounts/tenant-a/portal-sessions/${first.sessionId}`)).status).toBe(204);
+    expect(await call(first.sessionToken, 'GET', '/destinations')).toMatchObject({ status: 401, body: { reason: 'revoked', error: expect.stringMatching(/\(it was revoked\)/) as unknown } });
+    await refusedWithin('the revoked session on the second instance', at, () => second.call(first.sessionToken, 'GET', '/destinations'));
+    expect((await call(secondSession.sessionToken, 'GET', '/destinations')).status).toBe(200);
+
+    at = Date.now();
+    expect((await operator('DELETE', `/accounts/tenant-a/portal-links/${first.linkId}`)).status).toBe(204);
+    expect(await call(secondSession.sessionToken, 'GET', '/destinations')).toMatchObject({ status: 401, body: { reason: 'revoked', error: expect.stringMatching(/\(its link was revoked\)/) as unknown } });
+    await refusedWithin("the revoked link's session on the second instance", at, () => second.call(secondSession.sessionToken, 'GET', '/destinations'));
+    expect(await exchange(first.token)).toMatchObject({ status: 401, body: { reason: 'revoked', returnUrl: 'https://app.example.com/back' } });
+    // Again: still revoked (204); unknown ids and other accounts' ids are 404, and change nothing.
+    expect((await operator('DELETE', `/accounts/tenant-a/portal-links/${first.linkId}`)).status).toBe(204);
+    expect(await operator('DELETE', `/accounts/tenant-a/portal-links/${'Z'.repeat(22)}`)).toMatchObject({ status: 404, body: { error: expect.stringMatching(/^no portal link "Z+" in account "tenant-a"/) as unknown } });
+    expect((await operator('DELETE', '/accounts/tenant-a/portal-sessions/nope')).status).toBe(404);
+    const other = await open('tenant-b', { ttlSeconds: 600 });
+    expect((await call(keys.writer, 'DELETE', `/accounts/tenant-a/portal-links/${other.linkId}`)).status).toBe(404);
+    expect((await call(keys.writer, 'DELETE', `/accounts/tenant-a/portal-sessions/${other.sessionId}`)).status).toBe(404);
+    expect((await call(keys.writer, 'DELETE', `/accounts/tenant-b/portal-links/${other.linkId}`)).status).toBe(404);
+    expect((await call(other.sessionToken, 'GET', '/destinations')).status).toBe(200);
+    // Audited, and gone from the lists.
+    expect(stack.logs).toContainEqual(expect.objectContaining({ audit: true, actor: 'admin', account: 'tenant-a', route: 'DELETE /accounts/{accountId}/portal-links/{linkId}', ids: ['tenant-a', first.linkId], status: 204 }));
+    const sessions = (await operator('GET', '/accounts/tenant-a/portal-sessions')).body as { sessions: { id: string }[] };
+    expect(sessions.sessions.map((s) => s.id)).not.toEqual(expect.arrayContaining([first.sessionId]));
+    expect(sessions.sessions.map((s) => s.id)).not.toContain(secondSession.sessionId);
+  });
+
+  test('every session of an account ended at once: by the operator or a key with write; links minted afterwards work', async () => {
+    const byOperator = await open('tenant-b', { ttlSeconds: 600 });
+    const byKey = await open('tenant-b', { ttlSeconds: 600 }, minters.tenantB);
+    const elsewhere = await open('tenant-a', { ttlSeconds: 600 });
+    for (const s of [byOperator, byKey]) expect((await second.call(s.sessionToken, 'GET', '/destinations')).status).toBe(200);
+    expect(await call(minters.tenantBReader, 'POST', '/accounts/tenant-b/portal-sessions/revoke')).toMatchObject({ status: 403 });
+    expect(await call(byOperator.sessionToken, 'POST', '/accounts/tenant-b/portal-sessions/revoke')).toMatchObject({ status: 403, body: { error: expect.stringMatching(/not possible from the customer portal/) as unknown } });
+    expect(await call(keys.writer, 'POST', '/accounts/tenant-b/portal-sessions/revoke')).toMatchObject({ status: 404 });
+
+    const at = Date.now();
+    const ended = await call(minters.tenantB, 'POST', '/accounts/tenant-b/portal-sessions/revoke');
+    expect(ended).toMatchObject({ status: 200, body: { endedAt: expect.any(String) as unknown, links: expect.any(Number) as unknown, sessions: expect.any(Number) as unknown } });
+    expect((ended.body as { sessions: number }).sessions).toBeGreaterThanOrEqual(2);
+    for (const s of [byOperator, byKey]) {
+      expect(await call(s.sessionToken, 'GET', '/destinations')).toMatchObject({ status: 401, body: { reason: 'revoked', error: expect.stringMatching(/every portal session of the account was ended/) as unknown } });
+      await refusedWithin('an ended session on the second instance', at, () => second.call(s.sessionToken, 'GET', '/destinations'));
+      expect(await exchange(s.token)).toMatchObject({ status: 401, body: { reason: 'revoked' } });
+    }
+    expect(await operator('GET', '/accounts/tenant-b/portal-sessions')).toEqual({ status: 200, body: { sessions: [] }, headers: expect.anything() as unknown });
+    expect(stack.logs).toContainEqual(expect.objectContaining({ audit: true, actor: `key:${minters.tenantB.split('_')[1]}`, account: 'tenant-b', route: 'POST /accounts/{accountId}/portal-sessions/revoke', status: 200 }));
+    // Another account's sessions are not touched; a new link opens a new session.
+    expect((await call(elsewhere.sessionToken, 'GET', '/destinations')).status).toBe(200);
+    const fresh = await open('tenant-b', { ttlSeconds: 600 });
+    expect((await call(fresh.sessionToken, 'GET', '/destinations')).status).toBe(200);
+    expect((await second.call(fresh.sessionToken, 'GET', '/destinations')).status).toBe(200);
+  });
+});
+
+describe('a narrowed session sees nothing of the destinations outside it', () => {
+  const SHARED = 'com.example.narrow.shared';
+  const SEEN = 'com.example.narrow.seen';
+  const HIDDEN = 'com.example.narrow.hidden';
+  let narrow: string;
+
+  beforeAll(async () => {
+    // d2 fails and queues what it gets: the account has QUEUED deliveries, all of them d2's.
+    receiver.setResponder((req) => (req.path.startsWith('/tenant-n/d2') ? { status: 500 } : { status: 204 }));
+    expect((await operator('POST', '/accounts', { id: 'tenant-n', name: 'Tenant N' })).status).toBe(201);
+    expect((await operator('PUT', '/accounts/tenant-n/destinations/d1', { url: `${receiver.url}/tenant-n/d1`, eventTypes: [SHARED, SEEN] })).status).toBe(201);
+    expect((await operator('PUT', '/accounts/tenant-n/destinations/d2', { url: `${receiver.url}/tenant-n/d2`, eventTypes: [SHARED, HIDDEN], failureMode: 'queue' })).status).toBe(201);
+    for (const [id, type] of [
+      ['n-1', SHARED],
+      ['n-2', SEEN],
+      ['n-3', HIDDEN],
+    ] as const) {
+      const res = await stack.ingest({ 'content-type': 'application/json', 'ce-id': id, 'ce-source': '/narrow', 'ce-type': type, 'ce-specversion': '1.0', 'ce-heraldaccount': 'tenant-n' }, JSON.stringify({ secret: `payload of ${type}` }));
+      expect(res.status).toBe(202);
+    }
+    await eventually('d2 to have queued both its events, d1 to have had both of its, all four attempts counted', async () => {
+      const stats = (await operator('GET', '/accounts/tenant-n/stats')).body as { series: { attempts: number; successes: number }[]; queued: number };
+      const sum = (f: 'attempts' | 'successes') => stats.series.reduce((n, p) => n + p[f], 0);
+      return stats.queued === 2 && sum('attempts') === 4 && sum('successes') === 2 ? true : undefined;
+    });
+    await eventually('three event types sampled', async () => (((await operator('GET', '/accounts/tenant-n/event-types')).body as { eventTypes: unknown[] }).eventTypes.length === 3 ? true : undefined));
+    narrow = (await session({ ttlSeconds: 600, destinations: ['d1'] }, 'tenant-n')).sessionToken;
+  });
+
+  afterAll(() => receiver.setResponder(() => ({ status: 204 })));
+
+  test('event types: only those its destinations take, naming only them; no sample of a hidden one', async () => {
+    const all = (await operator('GET', '/accounts/tenant-n/event-types')).body as { eventTypes: { type: string; destinations: string[] }[] };
+    expect(all.eventTypes.map((t) => [t.type, t.destinations])).toEqual([
+      [HIDDEN, ['d2']],
+      [SEEN, ['d1']],
+      [SHARED, ['d1', 'd2']],
+    ]);
+    const seen = await call(narrow, 'GET', '/event-types');
+    const types = (seen.body as { eventTypes: { type: string; destinations: string[]; sample: { data?: unknown } }[] }).eventTypes;
+    expect(types.map((t) => [t.type, t.destinations])).toEqual([
+      [SEEN, ['d1']],
+      [SHARED, ['d1']],
+    ]);
+    expect(types.find((t) => t.type === SHARED)?.sample).toMatchObject({ data: { secret: `payload of ${SHARED}` } });
+    expect(JSON.stringify(seen.body)).not.toContain(HIDDEN);
+    expect(JSON.stringify(seen.body)).not.toContain('d2');
+  });
+
+  test('stats: its destinations’ counters and counts alone', async () => {
+    type Stats = { series: { attempts: number }[]; queued: number; dead: number };
+    const attempts = (s: Stats) => s.series.reduce((n, p) => n + p.attempts, 0);
+    const all = (await operator('GET', '/accounts/tenant-n/stats')).body as Stats;
+    expect(all).toMatchObject({ queued: 2 });
+    expect(attempts(all)).toBe(4);
+    const mine = (await call(narrow, 'GET', '/stats')).body as Stats;
+    expect(mine).toMatchObject({ queued: 0, dead: 0 });
+    expect(attempts(mine)).toBe(2);
+    expect(await call(narrow, 'GET', '/stats?destination=d2')).toMatchObject({ status: 404 });
+  });
+
+  test('deliveries: none of a hidden destination listed, fetched or sent again', async () => {
+    const queued = ((await operator('GET', '/accounts/tenant-n/deliveries?status=queued')).body as { deliveries: { id: string }[] }).deliveries.map((d) => d.id);
+    expect(queued).toHaveLength(2);
+    expect(await call(narrow, 'GET', '/deliveries?status=queued')).toMatchObject({ status: 200, body: { deliveries: [] } });
+    expect(((await call(narrow, 'GET', '/deliveries?status=dead')).body as { deliveries: unknown[] }).deliveries).toEqual([]);
+    for (const id of queued) expect((await call(narrow, 'GET', `/deliveries/${id}`)).status).toBe(404);
+    expect(await call(narrow, 'POST', '/deliveries/redeliver', {})).toMatchObject({ status: 202, body: { redelivered: 0, destinations: [{ id: 'd1', redelivered: 0 }], suspended: [] } });
+    expect(await call(narrow, 'POST', '/deliveries/redeliver', { ids: queued })).toMatchObject({ status: 202, body: { redelivered: 0, results: queued.map((id) => ({ id, outcome: 'not-found' })) } });
+    expect(await call(narrow, 'GET', '/destinations/d2/deliveries')).toMatchObject({ status: 404 });
+    expect(((await operator('GET', '/accounts/tenant-n/deliveries?status=queued')).body as { deliveries: { id: string }[] }).deliveries.map((d) => d.id)).toEqual(queued);
+    // Replays: only of its own destinations, asked and listed.
+    expect(await call(narrow, 'POST', '/replays', { dryRun: true })).toMatchObject({ status: 403 });
+    expect(await call(narrow, 'POST', '/replays', { destination: 'd2', dryRun: true })).toMatchObject({ status: 403 });
+    expect((await operator('POST', '/accounts/tenant-n/replays', { destination: 'd2', dryRun: true })).status).toBe(202);
+    expect(((await call(narrow, 'GET', '/replays')).body as { replays: unknown[] }).replays).toEqual([]);
   });
 });
 

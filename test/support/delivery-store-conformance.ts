@@ -138,6 +138,18 @@ export function deliveryStoreConformance(name: string, make: () => Promise<Deliv
       expect(await store.countFromIntakes('i-3', 'i-4')).toBe(0);
     });
 
+    test('counts the records of some destinations in one status (what deleting a destination finds still to send)', async () => {
+      await store.put(record('dest-a.q1', { status: 'QUEUED' }));
+      await store.put(record('dest-a.q2', { status: 'QUEUED' }));
+      await store.put(record('dest-a.p1', { status: 'PENDING' }));
+      await store.put(record('dest-b.q1', { destinationId: 'dest-b', status: 'QUEUED' }));
+      expect(await store.countByStatus(['dest-a'], 'QUEUED')).toBe(2);
+      expect(await store.countByStatus(['dest-a'], 'IN_FLIGHT')).toBe(0);
+      expect(await store.countByStatus(['dest-a', 'dest-b'], 'QUEUED')).toBe(3);
+      // More destinations than one `in` filter takes.
+      expect(await store.countByStatus([...Array.from({ length: 40 }, (_, i) => `dest-x${i}`), 'dest-b'], 'QUEUED')).toBe(1);
+    });
+
     test('finds DEAD records whose dead letter is owed since a time, oldest first', async () => {
       await store.put(record('dest-a.d1', { status: 'DEAD', deadLetterDueAt: at(20) }));
       await store.put(record('dest-a.d2', { status: 'DEAD', deadLetterDueAt: at(5) }));

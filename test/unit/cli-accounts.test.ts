@@ -283,7 +283,7 @@ describe('herald accounts', () => {
     const h = harness(noContent);
     expect(await h.run(['accounts', 'delete', 'acme'])).toBe(0);
     expect([h.sent[0]!.method, h.sent[0]!.url]).toEqual(['DELETE', `${URL0}/admin/accounts/acme`]);
-    expect(h.stderr()).toBe('deleted account acme; its keys are revoked\n');
+    expect(h.stderr()).toBe('deleted account acme with its keys and data; its id is never used again\n');
     const busy = harness(json({ error: 'account "acme" still has 2 destination(s): delete them first (GET /admin/accounts/acme/destinations)' }, 409));
     expect(await busy.run(['accounts', 'delete', 'acme'])).toBe(1);
     expect(busy.stderr()).toMatch(/\nhint: remove its destinations first; list them with: herald destinations list --account acme\n$/);
@@ -355,7 +355,7 @@ describe('herald keys', () => {
       ].join('\n'),
     );
     expect(await h.run(['keys', 'create', 'acme', '--name', 'ci', '--scopes', ',', '--expires-at', 'tomorrow'])).toBe(2);
-    expect(h.stderr()).toContain('  - --scopes: give at least one scope (read, write, publish), or leave --scopes out for all three\n');
+    expect(h.stderr()).toContain('  - --scopes: give at least one scope (read, write, publish), or leave --scopes out for every scope you may grant\n');
     expect(h.stderr()).toContain('  - --expires-at: must be an ISO 8601 time with a zone, e.g. 2027-01-01T00:00:00Z\n');
     expect(h.sent).toHaveLength(0);
   });

@@ -79,6 +79,13 @@ describe('EventTypeSampler', () => {
     expect(Buffer.byteLength(JSON.stringify(binary))).toBeLessThanOrEqual(SAMPLE_MAX_BYTES);
   });
 
+  it('keeps binary-mode JSON data that spells a lone surrogate as its bytes (no Firestore string can hold it decoded)', () => {
+    const data = Buffer.from('{"name":"\\ud800"}');
+    const sample = sampleOf({ attributes: { specversion: '1.0', id: 'ls', source: '/s', type: 't', datacontenttype: 'application/json' }, data });
+    expect(sample).toEqual({ specversion: '1.0', id: 'ls', source: '/s', type: 't', datacontenttype: 'application/json', data_base64: data.toString('base64') });
+    expect(sampleOf({ attributes: { specversion: '1.0', id: 'ok', source: '/s', type: 't', datacontenttype: 'application/json' }, data: Buffer.from('{"e":"\\ud83d\\ude00"}') })).toMatchObject({ data: { e: '😀' } });
+  });
+
   it('ingest neither waits for a sample nor fails by one', async () => {
     const { lines, log } = logged();
     const never = { put: () => new Promise<void>(() => undefined) };

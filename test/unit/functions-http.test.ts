@@ -4,6 +4,7 @@ import * as functions from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { guarded } from '../../functions/http';
 import { createLogger } from '../../shared/log';
+import { LimiterClosedError } from '../../shared/app/delivery-limiter';
 
 const lines: string[] = [];
 const log = createLogger({ write: (line) => lines.push(line) });
@@ -20,6 +21,7 @@ functions.http(
       await new Promise((r) => setTimeout(r, 1));
       seen.afterAwait = domainOf();
       if (req.path === '/fail') throw new Error('boom');
+      if (req.path === '/stopping') throw new LimiterClosedError();
       res.status(204).end();
     },
   ),
@@ -48,5 +50,13 @@ describe('guarded handlers under the functions framework', () => {
     expect(reply.status).toBe(500);
     expect(JSON.parse(reply.body)).toEqual({ error: 'internal error in probe; it has been logged, retry later' });
     expect(lines.some((l) => /"message":"probe failed"/.test(l) && /boom/.test(l))).toBe(true);
+  });
+
+  it('answer a delivery given up because Herald is stopping with 503, logged as news, not as a fault', async () => {
+    const reply = await call('/stopping');
+    expect(reply.status).toBe(503);
+    expect(JSON.parse(reply.body)).toEqual({ error: 'Herald is shutting down: the delivery was not attempted (Pub/Sub brings it again)' });
+    const line = lines.find((l) => /shutting down/.test(l));
+    expect(line && JSON.parse(line)).toMatchObject({ severity: 'INFO', message: 'probe: Herald is shutting down: the delivery was not attempted (Pub/Sub brings it again)' });
   });
 });

@@ -5,6 +5,7 @@ import { Account, KeyRecord } from '../types';
 import { ConfirmButton, DataTable, ActionForm, Submit, Empty, ErrorBox, Field, fmtTime, href, Loading, Notice, Secret, useAction, useLoad, onValue, localToIso } from '../ui';
 import { issuesByField } from '../api';
 import { ApiError } from '../api';
+import { PortalAccess } from './portal-access';
 
 const POLICY = 'notification.webhook.failure.policy';
 const SCOPES = ['read', 'write', 'publish'] as const;
@@ -209,6 +210,8 @@ export function AccountDetail({ ctx: _ctx, id }: { ctx: Ctx; id: string }) {
             </DataTable>
           ))}
       </section>
+
+      <PortalAccess account={id} name={account.data?.name ?? id} />
     </section>
   );
 }

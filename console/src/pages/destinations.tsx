@@ -105,6 +105,16 @@ function Meter({ rate, attempts }: { rate?: number; attempts?: number }) {
   );
 }
 
+/** A delete refused because deliveries are still to send (409 with their counts), else undefined. */
+function openDeliveriesOf(error: unknown): { PENDING: number; IN_FLIGHT: number; QUEUED: number; total: number } | undefined {
+  if (!(error instanceof ApiError) || error.status !== 409) return undefined;
+  const counts = error.body.deliveries as { PENDING?: unknown; IN_FLIGHT?: unknown; QUEUED?: unknown } | undefined;
+  const n = (v: unknown) => (typeof v === 'number' ? v : 0);
+  if (!counts) return undefined;
+  const open = { PENDING: n(counts.PENDING), IN_FLIGHT: n(counts.IN_FLIGHT), QUEUED: n(counts.QUEUED) };
+  return { ...open, total: open.PENDING + open.IN_FLIGHT + open.QUEUED };
+}
+
 /** An event type this destination takes, for a test event: `com.example.*` → `com.example.test`. */
 function testType(d: Destination): string {
   const t = d.eventTypes[0] ?? 'herald.console.test';
@@ -123,10 +133,12 @@ export function DestinationDetail({ ctx, id }: { ctx: Ctx; id: string }) {
   const suspend = useAction(() => post<{ destination: Destination }>(`${path}/suspend`, suspendReason.trim() ? { reason: suspendReason.trim() } : {}));
   const suspendErrors = suspend.error instanceof ApiError ? issuesByField(suspend.error.issues) : {};
   const redeliver = useAction((status: 'queued' | 'dead') => post<{ redelivered: number }>(`${path}/redeliver`, { status }));
-  const remove = useAction(async () => {
-    await call<void>('DELETE', path);
+  // Refused (409) while deliveries are still to send; `dead` deletes anyway and makes them DEAD with dead letters.
+  const remove = useAction(async (dead: boolean) => {
+    await call<unknown>('DELETE', dead ? `${path}?deliveries=dead` : path);
     return true;
   });
+  const stillToSend = openDeliveriesOf(remove.error);
   const sendTest = useAction(async (d: Destination) => {
     const event = { specversion: '1.0', id: `console-test-${Date.now().toString(36)}`, source: 'herald-console', type: testType(d), datacontenttype: 'application/json', data: { test: true, destination: d.id, at: new Date().toISOString() } };
     await call('POST', '', JSON.stringify(event), { url: ingestUrl(), headers: { 'content-type': 'application/cloudevents+json' } });
@@ -330,14 +342,40 @@ export function DestinationDetail({ ctx, id }: { ctx: Ctx; id: string }) {
               </div>
               <div class="action">
                 <h3>Delete</h3>
-                <ConfirmButton
-                  label="Delete destination"
-                  class="danger"
-                  confirm={`Delete ${id}? Events stop going to it at once.`}
-                  busy={remove.busy}
-                  onConfirm={() => void remove.run().then((ok) => ok && location.assign(href('/destinations')))}
-                />
-                <ErrorBox error={remove.error} title="Not deleted" />
+                {!stillToSend && (
+                  <ConfirmButton
+                    label="Delete destination"
+                    class="danger"
+                    confirm={`Delete ${id}? Events stop going to it at once.`}
+                    busy={remove.busy}
+                    onConfirm={() => void remove.run(false).then((ok) => ok && location.assign(href('/destinations')))}
+                  />
+                )}
+                {stillToSend ? (
+                  <div class="card warn" role="alert" data-testid="delete-refused">
+                    <strong>Not deleted: {stillToSend.total} {stillToSend.total === 1 ? 'delivery is' : 'deliveries are'} still to send</strong>
+                    <p>
+                      {stillToSend.PENDING} pending, {stillToSend.IN_FLIGHT} in flight, {stillToSend.QUEUED} queued. Deleting {id} now would leave them nowhere to go.{' '}
+                      {stillToSend.QUEUED > 0 && (d.status === 'suspended' ? 'Reactivate it to send the queued ones, ' : 'Redeliver the queued ones (Send again, above), ')}
+                      {stillToSend.PENDING + stillToSend.IN_FLIGHT > 0 && 'wait for the pending ones to be delivered, '}
+                      or delete it anyway: each becomes dead, with a dead letter, and a replay sends them once a destination named {id} exists again.
+                    </p>
+                    <div class="row">
+                      <ConfirmButton
+                        label={`Delete and make ${stillToSend.total} dead`}
+                        class="danger"
+                        confirm={`Delete ${id} and make its ${stillToSend.total} undelivered ${stillToSend.total === 1 ? 'delivery' : 'deliveries'} dead?`}
+                        busy={remove.busy}
+                        onConfirm={() => void remove.run(true).then((ok) => ok && location.assign(href('/destinations')))}
+                      />
+                      <button type="button" onClick={() => remove.clear()}>
+                        Keep it
+                      </button>
+                    </div>
+                  </div>
+                ) : (
+                  <ErrorBox error={remove.error} title="Not deleted" />
+                )}
               </div>
             </section>
           )}

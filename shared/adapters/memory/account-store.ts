@@ -1,10 +1,11 @@
-import { Account, AccountKey } from '../../domain/account';
+import { Account, AccountKey, AccountTombstone } from '../../domain/account';
 import { AccountStore } from '../../ports';
 
 /** Accounts and keys in Maps: unit tests, and the same contract as the Firestore store (a conformance test runs both). */
 export class MemoryAccountStore implements AccountStore {
   private readonly accounts = new Map<string, Account>();
   private readonly keys = new Map<string, AccountKey>();
+  private readonly tombstones = new Map<string, AccountTombstone>();
 
   async get(id: string): Promise<Account | undefined> {
     const a = this.accounts.get(id);
@@ -17,10 +18,11 @@ export class MemoryAccountStore implements AccountStore {
     return ids.length > page.limit ? { accounts, nextCursor: accounts[accounts.length - 1]!.id } : { accounts };
   }
 
-  async create(account: Account): Promise<boolean> {
-    if (this.accounts.has(account.id)) return false;
+  async create(account: Account): Promise<'created' | 'taken' | 'deleted'> {
+    if (this.tombstones.has(account.id)) return 'deleted';
+    if (this.accounts.has(account.id)) return 'taken';
     this.accounts.set(account.id, structuredClone(account));
-    return true;
+    return 'created';
   }
 
   async update(id: string, decide: (current: Account | undefined) => Account | undefined): Promise<Account | undefined> {
@@ -29,8 +31,25 @@ export class MemoryAccountStore implements AccountStore {
     return next && structuredClone(next);
   }
 
-  async delete(id: string): Promise<boolean> {
-    return this.accounts.delete(id);
+  async delete(id: string, now: Date): Promise<{ keyIds: string[] } | undefined> {
+    if (!this.accounts.delete(id)) return undefined;
+    this.tombstones.set(id, { id, deletedAt: now.toISOString(), purge: 'pending' });
+    const keyIds = [...this.keys.values()].filter((k) => k.account === id).map((k) => k.id);
+    for (const keyId of keyIds) this.keys.delete(keyId);
+    return { keyIds };
+  }
+
+  async pendingPurges(limit: number): Promise<AccountTombstone[]> {
+    return [...this.tombstones.values()]
+      .filter((t) => t.purge === 'pending')
+      .sort((a, b) => a.deletedAt.localeCompare(b.deletedAt))
+      .slice(0, limit)
+      .map((t) => structuredClone(t));
+  }
+
+  async purged(id: string, now: Date): Promise<void> {
+    const t = this.tombstones.get(id);
+    if (t) this.tombstones.set(id, { ...t, purge: 'done', purgedAt: now.toISOString() });
   }
 
   async putKey(key: AccountKey): Promise<void> {

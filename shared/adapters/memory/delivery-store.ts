@@ -93,6 +93,10 @@ export class MemoryDeliveryStore implements DeliveryStore {
     return new Set(ids.filter((id) => this.records.has(id)));
   }
 
+  async countByStatus(destinationIds: readonly string[], status: DeliveryStatus): Promise<number> {
+    return [...this.records.values()].filter((r) => r.status === status && destinationIds.includes(r.destinationId)).length;
+  }
+
   async deadLettersOwed(before: Date, limit: number): Promise<string[]> {
     return [...this.records.values()]
       .filter((r) => r.deadLetterDueAt !== undefined && r.deadLetterDueAt <= before.toISOString())

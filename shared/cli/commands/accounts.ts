@@ -112,7 +112,7 @@ export function registerAccounts(program: Command, ctx: CommandContext): void {
     ctx.note(`updated account ${account.id}`);
   });
 
-  const remove = group.command('delete').argument('<id>', 'account id').description('delete an account that has no destinations left, revoking its keys (operator only)');
+  const remove = group.command('delete').argument('<id>', 'account id').description('delete an account that has no destinations left, with its keys and everything stored under it; its id is never reused (operator only)');
   connectionOptions(remove, 'admin', { account: 'ignore' });
   remove.action(async (id: string) => {
     const schema = z.object({ id: accountIdSchema.refine((a) => a !== DEFAULT_ACCOUNT, 'the account "default" always exists and cannot be deleted') });
@@ -120,7 +120,7 @@ export function registerAccounts(program: Command, ctx: CommandContext): void {
     const conflict = `remove its destinations first; list them with: herald destinations list --account ${input.id}`;
     // A 404 here is always Herald's "no account", which the client has already said in the CLI's words.
     await naming(() => api(remove).delete(input.id), { what: `no account ${JSON.stringify(input.id)}`, hint: 'see the accounts there are with: herald accounts list' }, conflict);
-    ctx.note(`deleted account ${input.id}; its keys are revoked`);
+    ctx.note(`deleted account ${input.id} with its keys and data; its id is never used again`);
   });
 
   registerSettings(group, ctx, api);

@@ -210,14 +210,40 @@ stderr gets a short summary for people, unless --json.`,
 
   const remove = group
     .command('remove')
+    .alias('delete')
     .argument('<id>', 'destination id')
-    .description('delete a destination; events no longer go to it');
+    .description('delete a destination; events no longer go to it (refused while it has deliveries to send, unless --deliveries dead)')
+    .option('--deliveries <what>', 'dead: delete it even with PENDING, IN_FLIGHT or QUEUED deliveries; each becomes DEAD with a dead letter')
+    .option('--json', 'print the answer, {"id", "deleted", "dead", "byStatus"}, with --deliveries dead');
   connectionOptions(remove, 'admin');
+  remove.addHelpText(
+    'after',
+    `
+A destination with deliveries still to send (PENDING, IN_FLIGHT or QUEUED) is not deleted
+(exit 1, with how many): send them first (herald destinations redeliver <id>, or reactivate
+it if it is suspended), or remove it anyway with --deliveries dead. Those deliveries become
+DEAD with dead letters (reason destination-deleted): a replay sends them once a destination
+with the same id exists again.
+
+Examples:
+  herald destinations remove orders
+  herald destinations remove orders --deliveries dead`,
+  );
   remove.action(async (id: string) => {
-    const destinationId = validate(z.object({ id: destinationIdSchema }), { id }, ID_ARG, remove).id;
+    const opts = remove.opts<{ deliveries?: string; json?: boolean }>();
+    const input = validate(
+      z.object({ id: destinationIdSchema, deliveries: z.literal('dead', { error: '--deliveries takes one value: dead' }).optional(), json: z.boolean().optional() }),
+      { id, deliveries: opts.deliveries, json: opts.json },
+      { ...ID_ARG, deliveries: '--deliveries' },
+      remove,
+    );
     const { client, account } = ctx.connect(remove, 'admin');
-    await naming(() => client.deleteDestination(destinationId), noDestination(destinationId, account));
-    ctx.note(`removed destination ${destinationId}${account === undefined ? '' : ` of account ${account}`}`);
+    const where = account === undefined ? '' : ` of account ${account}`;
+    const sendFirst = `send them first (herald destinations redeliver ${input.id}${accountFlag(account)}, or reactivate it if it is suspended), or remove it anyway, making them DEAD with dead letters: herald destinations remove ${input.id} --deliveries dead${accountFlag(account)}`;
+    const result = await naming(() => client.deleteDestination(input.id, input.deliveries ? { deliveries: input.deliveries } : {}), noDestination(input.id, account), sendFirst);
+    if (input.json && result) ctx.json(result);
+    if (!result) ctx.note(`removed destination ${input.id}${where}`);
+    else ctx.note(`${result.deleted ? 'removed' : 'already removed:'} destination ${input.id}${where}; ${plural(result.dead, 'delivery', 'deliveries')} made DEAD with dead letters (${result.byStatus.PENDING} PENDING, ${result.byStatus.IN_FLIGHT} IN_FLIGHT, ${result.byStatus.QUEUED} QUEUED)`);
   });
 
   const suspend = group

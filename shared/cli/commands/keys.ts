@@ -21,7 +21,7 @@ const isScope = (s: string): s is KeyScope => (KEY_SCOPES as readonly string[]).
 /** `read,write` → ['read', 'write'], each checked, so a typo is named before anything is sent. */
 const scopesSchema = z.string().transform((text, ctx): KeyScope[] => {
   const scopes = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (scopes.length === 0) ctx.addIssue({ code: 'custom', message: `give at least one scope (${SCOPES_TEXT}), or leave --scopes out for all three` });
+  if (scopes.length === 0) ctx.addIssue({ code: 'custom', message: `give at least one scope (${SCOPES_TEXT}), or leave --scopes out for every scope you may grant` });
   for (const s of scopes) if (!isScope(s)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(s)} is not a scope: they are ${SCOPES_TEXT}, comma-separated` });
   return scopes.filter(isScope);
 });
@@ -96,7 +96,7 @@ export function registerKeys(program: Command, ctx: CommandContext): void {
     .argument('<account>', 'account id')
     .description('create a key for an account; prints it once (stdout), with notes on stderr')
     .option('--name <name>', 'what the key is for (required), e.g. ci or billing-service')
-    .option('--scopes <scopes>', `comma-separated, from ${SCOPES_TEXT} (default: all three)`)
+    .option('--scopes <scopes>', `comma-separated, from ${SCOPES_TEXT} (default: all three with the admin token; with a key, the key's own)`)
     .option('--expires-at <time>', 'when it stops working, ISO 8601 with a zone, e.g. 2027-01-01T00:00:00Z (default: never)')
     .option('--json', 'print the whole answer (the key record and the key) as JSON');
   connectionOptions(create, 'admin', { account: 'ignore' });

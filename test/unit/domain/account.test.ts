@@ -6,11 +6,13 @@ import {
   failurePolicyOf,
   hasScope,
   keyCreateSchema,
+  keyGrant,
   keyIdOf,
   keyView,
   mintKey,
   newAccount,
   patchAccount,
+  purgeSettled,
   reaches,
   scopeFor,
   verifyKey,
@@ -113,6 +115,60 @@ describe('account keys', () => {
     expect(schema.safeParse({ name: 'x', scopes: ['admin'] }).error!.issues[0]!.message).toBe('a scope is "read", "write" or "publish"');
     expect(schema.safeParse({ name: 'x', scopes: [] }).success).toBe(false);
     expect(keyIdOf('herald_admin_xyz')).toBeUndefined();
+  });
+});
+
+describe('what a new key may be granted', () => {
+  const spec = (fields: Record<string, unknown> = {}) => keyCreateSchema(NOW).parse({ name: 'k', ...fields });
+  const key = (scopes: ('read' | 'write' | 'publish')[], expiresAt?: string) => ({ kind: 'key', account: 'acme', keyId: 'k1', scopes, ...(expiresAt ? { expiresAt } : {}) }) as const;
+
+  it('the operator grants anything: all three scopes when none are named, any expiry', () => {
+    expect(keyGrant({ kind: 'operator' }, spec())).toEqual({ ok: true, grant: { scopes: ['read', 'write', 'publish'] } });
+    expect(keyGrant({ kind: 'operator' }, spec({ scopes: ['publish', 'read', 'publish'], expiresAt: '2030-01-01T00:00:00+01:00' }))).toEqual({ ok: true, grant: { scopes: ['read', 'publish'], expiresAt: '2029-12-31T23:00:00.000Z' } });
+  });
+
+  it('a key grants only scopes it holds: one it lacks is refused by name, with what to do', () => {
+    const verdict = keyGrant(key(['read', 'write']), spec({ scopes: ['read', 'publish'] }));
+    expect(verdict).toEqual({
+      ok: false,
+      error: 'this key cannot grant "publish": a key may grant only the scopes it holds (read, write); leave scopes out to grant those, or create the key with the admin token or a key that holds "publish"',
+      issues: [{ path: 'scopes', message: '"publish" is not a scope of the key making it (it holds read, write)' }],
+    });
+    const two = keyGrant(key(['write']), spec({ scopes: ['publish', 'read'] }));
+    expect(two.ok === false && two.issues[0]!.message).toBe('"read", "publish" are not scopes of the key making it (it holds write)');
+    expect(keyGrant(key(['read', 'write']), spec({ scopes: ['write'] }))).toEqual({ ok: true, grant: { scopes: ['write'] } });
+  });
+
+  it("a key naming no scopes grants its own, never more", () => {
+    expect(keyGrant(key(['write', 'read']), spec())).toEqual({ ok: true, grant: { scopes: ['read', 'write'] } });
+    expect(keyGrant(key(['write']), spec())).toEqual({ ok: true, grant: { scopes: ['write'] } });
+  });
+
+  it('a key cannot mint a key that outlives it: no expiry given takes its own, a later one is refused', () => {
+    const until = '2026-12-01T00:00:00.000Z';
+    expect(keyGrant(key(['write'], until), spec())).toEqual({ ok: true, grant: { scopes: ['write'], expiresAt: until } });
+    expect(keyGrant(key(['write'], until), spec({ expiresAt: '2026-11-30T00:00:00Z' }))).toEqual({ ok: true, grant: { scopes: ['write'], expiresAt: '2026-11-30T00:00:00.000Z' } });
+    expect(keyGrant(key(['write'], until), spec({ expiresAt: until }))).toMatchObject({ ok: true });
+    expect(keyGrant(key(['write'], until), spec({ expiresAt: '2026-12-01T00:00:01Z' }))).toEqual({
+      ok: false,
+      error: `this key expires at ${until}: a key cannot make a key that outlives it; give an expiresAt at or before ${until}, leave it out to take that one, or create the key with the admin token`,
+      issues: [{ path: 'expiresAt', message: `must be at or before ${until}, when the key making it expires` }],
+    });
+    // A key without an expiry may grant any.
+    expect(keyGrant(key(['write']), spec({ expiresAt: '2099-01-01T00:00:00Z' }))).toMatchObject({ ok: true, grant: { expiresAt: '2099-01-01T00:00:00.000Z' } });
+  });
+
+  it('a portal session grants nothing', () => {
+    expect(keyGrant({ kind: 'portal', account: 'acme', sessionId: 's', scopes: ['read', 'write'] }, spec())).toMatchObject({ ok: false });
+  });
+});
+
+describe("a deleted account's purge", () => {
+  it('is final only once late data can no longer arrive', () => {
+    const tombstone = { deletedAt: '2026-11-25T12:00:00.000Z' };
+    expect(purgeSettled(tombstone, new Date('2026-11-25T12:04:59.999Z'))).toBe(false);
+    expect(purgeSettled(tombstone, new Date('2026-11-25T12:05:00.000Z'))).toBe(true);
+    expect(purgeSettled(tombstone, NOW, 0)).toBe(true);
   });
 });
 

@@ -1,4 +1,4 @@
-import { firstInvalidUtf8, MAX_JSON_DEPTH, parseJsonBytes } from '../../../shared/domain/json-body';
+import { firstInvalidUtf8, hasLoneSurrogate, loneSurrogateIssues, MAX_JSON_DEPTH, parseJsonBytes, wellFormed } from '../../../shared/domain/json-body';
 
 const fatal = new TextDecoder('utf-8', { fatal: true });
 const isValidUtf8 = (b: Buffer) => {
@@ -62,5 +62,51 @@ describe('parseJsonBytes', () => {
 
   test('a syntax error says so', () => {
     expect(parseJsonBytes(Buffer.from('{"a": '))).toMatchObject({ ok: false, problem: 'syntax', message: expect.stringMatching(/^body is not valid JSON: /) as string });
+  });
+});
+
+describe('lone UTF-16 surrogates', () => {
+  const parse = (text: string) => parseJsonBytes(Buffer.from(text));
+
+  test('a lone high or low surrogate in a string is refused with its JSON path', () => {
+    expect(parse('{"name":"\\ud800"}')).toEqual({
+      ok: false,
+      problem: 'surrogate',
+      message: expect.stringMatching(/^body holds a lone UTF-16 surrogate at name: /) as string,
+      issues: [{ path: 'name', message: expect.stringMatching(/lone UTF-16 surrogate/) as string }],
+    });
+    expect(parse('{"url":"x","eventTypes":["a.b","x\\uDC00y"]}')).toMatchObject({ problem: 'surrogate', issues: [{ path: 'eventTypes[1]' }] });
+    expect(parse('{"a":{"b":[{"c":"\\ud83d"}]}}')).toMatchObject({ problem: 'surrogate', issues: [{ path: 'a.b[0].c' }] });
+    expect(parse('"\\udfff"')).toMatchObject({ problem: 'surrogate', issues: [{ path: 'body' }] });
+  });
+
+  test('a field name holding one is refused at the object that holds it', () => {
+    expect(parse('{"policy":{"\\ud800":1}}')).toMatchObject({ problem: 'surrogate', issues: [{ path: 'policy', message: expect.stringMatching(/field name/) as string }] });
+  });
+
+  test('every one is named (up to ten)', () => {
+    const result = parse(JSON.stringify({ a: Array.from({ length: 30 }, () => 'x') }).replace(/"x"/g, '"\\ud800"'));
+    expect(result).toMatchObject({ problem: 'surrogate' });
+    expect(result.ok === false && result.problem === 'surrogate' ? result.issues.map((i) => i.path) : []).toEqual(Array.from({ length: 10 }, (_, i) => `a[${i}]`));
+  });
+
+  test('pairs, escaped or not, and text that only looks like an escape are fine', () => {
+    expect(parse('{"e":"\\ud83d\\ude00","f":"😀","g":"\\\\ud800"}')).toEqual({ ok: true, value: { e: '😀', f: '😀', g: '\\ud800' } });
+  });
+
+  test('allowed on request (a Pub/Sub push envelope, judged by the function)', () => {
+    expect(parseJsonBytes(Buffer.from('{"a":"\\ud800"}'), { loneSurrogates: 'allow' })).toEqual({ ok: true, value: { a: '\ud800' } });
+  });
+
+  test('hasLoneSurrogate and wellFormed', () => {
+    expect(['\ud800', 'a\udc00', '\udc00\ud800', '\ud83d'].map(hasLoneSurrogate)).toEqual([true, true, true, true]);
+    expect(['', 'abc', '😀', '\ud83d\ude00'].map(hasLoneSurrogate)).toEqual([false, false, false, false]);
+    expect(wellFormed('a\ud800b\udc00😀')).toBe('a\ufffdb\ufffd😀');
+    // A cut through a pair, as `slice` makes one.
+    expect(wellFormed('😀😀'.slice(0, 3))).toBe('😀\ufffd');
+  });
+
+  test('loneSurrogateIssues takes a prefix (an event in a batch)', () => {
+    expect(loneSurrogateIssues({ data: { k: '\ud800' } }, [2])).toEqual([{ path: '[2].data.k', message: expect.any(String) as string }]);
   });
 });

@@ -38,14 +38,14 @@ describe('portal tokens', () => {
 
   test('a link is never a session and a session never a link; a session drops returnUrl and keeps the rest', () => {
     const link = signLink(key, claims);
-    const session = signSession(key, claims);
+    const session = signSession(key, claims, 'BBBBBBBBBBBBBBBBBBBBBB');
     expect(session.startsWith(SESSION_PREFIX)).toBe(true);
     expect(verifyPortalToken(key, SESSION_PREFIX, link, now)).toEqual({ ok: false, reason: 'invalid' });
     expect(verifyPortalToken(key, LINK_PREFIX, session, now)).toEqual({ ok: false, reason: 'invalid' });
     // The same body under the other prefix does not verify either: the prefix is signed.
     expect(verifyPortalToken(key, SESSION_PREFIX, SESSION_PREFIX + link.slice(LINK_PREFIX.length), now)).toEqual({ ok: false, reason: 'invalid' });
     const { returnUrl: _r, ...rest } = claims;
-    expect(verifyPortalToken(key, SESSION_PREFIX, session, now)).toEqual({ ok: true, claims: rest });
+    expect(verifyPortalToken(key, SESSION_PREFIX, session, now)).toEqual({ ok: true, claims: { ...rest, sid: 'BBBBBBBBBBBBBBBBBBBBBB' } });
   });
 
   test('the key is derived: from the secrets key when set, else from the admin token digest; stable across instances', () => {

@@ -362,6 +362,8 @@ describe('Firestore', () => {
     expect(declaredIndexes).toHaveLength(compositeIndexes(FIRESTORE_QUERIES).length);
     // The accounts issue's query: one account's replays, newest first.
     expect(declaredIndexes).toContainEqual({ collection: 'replays', fields: ['request.account ASCENDING', 'createdAt DESCENDING'] });
+    // The scheduled purge: deleted accounts still pending, oldest first (the rest it deletes by document-id ranges: no index).
+    expect(declaredIndexes).toContainEqual({ collection: 'account-tombstones', fields: ['purge ASCENDING', 'deletedAt ASCENDING'] });
   });
 
   test('a TTL policy on every expiry field the stores write, rates.expireAt among them', () => {

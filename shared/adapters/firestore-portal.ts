@@ -1,0 +1,156 @@
+import { CollectionReference, DocumentData, DocumentReference, Firestore, QuerySnapshot, WriteBatch } from '@google-cloud/firestore';
+import { MAX_TTL_SECONDS } from '../domain/portal';
+import { isLive, liveSince, PortalLinkRecord, PortalSessionRecord } from '../domain/portal-access';
+import { PortalStore } from '../ports';
+import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, OperationCounter } from './firestore-stores';
+
+/** Writes per batch: Firestore takes at most 500. */
+const BATCH = 400;
+
+/**
+ * Portal links (`portal-links/{id}`), sessions (`portal-sessions/{id}`) and each account's
+ * "every session ended" mark (`portal-marks/{account}`). Each document carries `expireAt`, so
+ * Firestore's TTL policy (FIRESTORE_TTL_FIELDS) deletes it once nothing can need it.
+ */
+export class FirestorePortalStore implements PortalStore {
+  constructor(
+    private readonly db: Firestore,
+    private readonly ops: OperationCounter = new OperationCounter(),
+  ) {}
+
+  private get linksCol() {
+    return this.db.collection(COLLECTIONS.portalLinks);
+  }
+
+  private get sessionsCol() {
+    return this.db.collection(COLLECTIONS.portalSessions);
+  }
+
+  private get marksCol() {
+    return this.db.collection(COLLECTIONS.portalMarks);
+  }
+
+  async createLink(link: PortalLinkRecord): Promise<void> {
+    await this.linksCol.doc(link.id).create({ ...link, [FIRESTORE_TTL_FIELDS.portalLinks.field]: new Date(link.expiresAt) });
+    this.ops.writes++;
+  }
+
+  async getLink(id: string): Promise<PortalLinkRecord | undefined> {
+    return this.read<PortalLinkRecord>(this.linksCol.doc(id));
+  }
+
+  async createSession(session: PortalSessionRecord): Promise<void> {
+    await this.sessionsCol.doc(session.id).create({ ...session, [FIRESTORE_TTL_FIELDS.portalSessions.field]: new Date(session.expiresAt) });
+    this.ops.writes++;
+  }
+
+  async getSession(id: string): Promise<PortalSessionRecord | undefined> {
+    return this.read<PortalSessionRecord>(this.sessionsCol.doc(id));
+  }
+
+  async links(account: string, since: Date, limit: number): Promise<PortalLinkRecord[]> {
+    const q = FIRESTORE_QUERIES.accountPortalLinks;
+    return this.recordsOf<PortalLinkRecord>(await this.linksCol.where(q.equality[0], '==', account).where(q.orderBy, '>=', since.toISOString()).orderBy(q.orderBy, q.direction).limit(limit).get());
+  }
+
+  async sessions(account: string, since: Date, limit: number): Promise<PortalSessionRecord[]> {
+    const q = FIRESTORE_QUERIES.accountPortalSessions;
+    return this.recordsOf<PortalSessionRecord>(await this.sessionsCol.where(q.equality[0], '==', account).where(q.orderBy, '>=', since.toISOString()).orderBy(q.orderBy, q.direction).limit(limit).get());
+  }
+
+  async revokeLink(account: string, id: string, at: string): Promise<{ link: PortalLinkRecord; sessions: string[] } | undefined> {
+    const link = await this.revoke<PortalLinkRecord>(this.linksCol.doc(id), account, at);
+    if (!link) return undefined;
+    // The link's own mark already ends its sessions; each is marked too, so lists show them gone.
+    const snap = await this.sessionsCol.where('linkId', '==', id).get();
+    this.ops.reads += Math.max(1, snap.size);
+    await this.inBatches(
+      snap.docs.filter((d) => (d.data() as PortalSessionRecord).revokedAt === undefined),
+      (batch, d) => batch.update(d.ref, { revokedAt: at }),
+    );
+    return { link, sessions: snap.docs.map((d) => d.id) };
+  }
+
+  revokeSession(account: string, id: string, at: string): Promise<PortalSessionRecord | undefined> {
+    return this.revoke<PortalSessionRecord>(this.sessionsCol.doc(id), account, at);
+  }
+
+  async endAll(account: string, at: string): Promise<{ links: number; sessions: number }> {
+    // The mark first: from here on, nothing made up to `at` is accepted, whatever the rest does.
+    const ref = this.marksCol.doc(account);
+    const before = await this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(ref);
+      const previous = snap.exists ? (snap.get('endedAt') as string) : undefined;
+      if (previous === undefined || previous < at) tx.set(ref, { account, endedAt: at, [FIRESTORE_TTL_FIELDS.portalMarks.field]: new Date(Date.parse(at) + MAX_TTL_SECONDS * 1000) });
+      return previous;
+    });
+    this.ops.reads++;
+    this.ops.writes++;
+    const now = new Date(at);
+    const end = async (records: { id: string; createdAt: string; expiresAt: string; revokedAt?: string }[], col: CollectionReference) => {
+      const live = records.filter((r) => r.createdAt <= at && isLive(r, now, before));
+      await this.inBatches(live, (batch, r) => batch.update(col.doc(r.id), { revokedAt: at }));
+      return live.length;
+    };
+    const [links, sessions] = await Promise.all([this.links(account, liveSince(now), 10_000), this.sessions(account, liveSince(now), 10_000)]);
+    return { links: await end(links, this.linksCol), sessions: await end(sessions, this.sessionsCol) };
+  }
+
+  async endedAt(account: string): Promise<string | undefined> {
+    const snap = await this.marksCol.doc(account).get();
+    this.ops.reads++;
+    return snap.exists ? (snap.get('endedAt') as string) : undefined;
+  }
+
+  async deleteAccount(account: string): Promise<number> {
+    const snaps = await Promise.all([this.linksCol, this.sessionsCol].map((col) => col.where('account', '==', account).select().get()));
+    const refs = snaps.flatMap((s) => s.docs.map((d) => d.ref));
+    this.ops.reads += snaps.reduce((n, s) => n + Math.max(1, s.size), 0);
+    refs.push(this.marksCol.doc(account));
+    await this.inBatches(refs, (batch, ref) => batch.delete(ref));
+    this.ops.deletes += refs.length;
+    return refs.length;
+  }
+
+  private async read<T>(ref: DocumentReference): Promise<T | undefined> {
+    const snap = await ref.get();
+    this.ops.reads++;
+    return snap.exists ? recordOf<T>(snap.data()!) : undefined;
+  }
+
+  private recordsOf<T>(snap: QuerySnapshot): T[] {
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs.map((d) => recordOf<T>(d.data()));
+  }
+
+  /** Sets `revokedAt` on the account's record (unless set): the record as it now stands, undefined when the account has none of that id. */
+  private async revoke<T extends { account: string; revokedAt?: string }>(ref: DocumentReference, account: string, at: string): Promise<T | undefined> {
+    const written = await this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(ref);
+      if (!snap.exists) return undefined;
+      const record = recordOf<T>(snap.data()!);
+      if (record.account !== account) return undefined;
+      if (record.revokedAt !== undefined) return record;
+      tx.update(ref, { revokedAt: at });
+      return { ...record, revokedAt: at };
+    });
+    this.ops.reads++;
+    if (written) this.ops.writes++;
+    return written;
+  }
+
+  private async inBatches<T>(items: readonly T[], add: (batch: WriteBatch, item: T) => void): Promise<void> {
+    for (let i = 0; i < items.length; i += BATCH) {
+      const batch = this.db.batch();
+      for (const item of items.slice(i, i + BATCH)) add(batch, item);
+      await batch.commit();
+      this.ops.writes += Math.min(BATCH, items.length - i);
+    }
+  }
+}
+
+/** A record from its document: without the TTL field, which is storage's, not the record's. */
+function recordOf<T>(data: DocumentData): T {
+  const { expireAt: _expireAt, ...record } = data;
+  return record as T;
+}
