@@ -1,5 +1,5 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import { ChildProcess } from 'node:child_process';
+import { spawnLocalHerald } from '../support/local-herald';
 
 /**
  * Concurrent writes to one document through the admin API (issue 32 item 8): 6 and 20 at
@@ -9,39 +9,22 @@ import path from 'node:path';
  *
  *   PUBSUB_EMULATOR_HOST=… FIRESTORE_EMULATOR_HOST=… npx tsx test/bench/contention.ts [instances=2]
  */
-const ROOT = path.resolve(__dirname, '../..');
 const INSTANCES = Number(process.argv[2] ?? 2);
 const PROJECT = `contention-${Date.now().toString(36)}`;
 const TOKEN = 'contention-admin-token-0123456789';
 
-function startInstance(): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'shared/local/main.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: '0',
-      HERALD_PROJECT_ID: PROJECT,
-      HERALD_ADMIN_TOKEN: TOKEN,
-      HERALD_INGEST_TOKEN: 'contention-ingest-token-0123456789',
-      HERALD_PUSH_TOKEN: 'contention-push-token-0123456789',
-      HERALD_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
-      HERALD_LOG_LEVEL: 'ERROR',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
+async function startInstance(): Promise<{ proc: ChildProcess; url: string }> {
+  const herald = spawnLocalHerald({
+    ...process.env,
+    PORT: '0',
+    HERALD_PROJECT_ID: PROJECT,
+    HERALD_ADMIN_TOKEN: TOKEN,
+    HERALD_INGEST_TOKEN: 'contention-ingest-token-0123456789',
+    HERALD_PUSH_TOKEN: 'contention-push-token-0123456789',
+    HERALD_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+    HERALD_LOG_LEVEL: 'ERROR',
   });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`Herald did not start within 60 s:\n${output}`)), 60_000);
-    proc.stderr!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /Herald is running at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ proc, url: match[1]! });
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`Herald exited with ${code}:\n${output}`)));
-  });
+  return { proc: herald.child, url: await herald.ready() };
 }
 
 interface Answer {

@@ -1,8 +1,6 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { createWriteStream, WriteStream } from 'node:fs';
-import path from 'node:path';
-
-const ROOT = path.resolve(__dirname, '../..');
+import { spawnLocalHerald } from '../support/local-herald';
 
 /**
  * `npm start` as a process group of its own (tsx as a loader, not its CLI, whose child a
@@ -41,31 +39,10 @@ export class HeraldProcess {
     }
   }
 
-  private startOnce(): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'shared/local/main.ts')], {
-      cwd: ROOT,
-      env: this.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child = child;
-    child.stdout!.pipe(this.log, { end: false });
-    return new Promise((resolve, reject) => {
-      let output = '';
-      const timer = setTimeout(() => reject(new Error(`Herald did not start within 60 s:\n${output.slice(-2000)}`)), 60_000);
-      child.stderr!.on('data', (chunk: Buffer) => {
-        this.log.write(chunk);
-        if (output.length < 20_000) output += chunk.toString();
-        if (/Herald is running at/.test(output)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`Herald exited (${signal ?? code}) before it served:\n${output.slice(-2000)}`));
-      });
-    });
+  private async startOnce(): Promise<void> {
+    const herald = spawnLocalHerald(this.env, { detached: true, onOutput: (chunk) => this.log.write(chunk) });
+    this.child = herald.child;
+    await herald.ready();
   }
 
   /** SIGKILL to the whole group: no handler runs, nothing is flushed or drained. */

@@ -49,7 +49,7 @@ async function mintKey(account: string, spec: Record<string, unknown>, token = s
 
 beforeAll(async () => {
   await receiver.start();
-  stack = await startTestStack('accounts-test');
+  stack = await startTestStack(`accounts-test-${Date.now().toString(36)}`);
   for (const [id, name] of [
     ['acme', 'Acme Corp'],
     ['globex', 'Globex'],

@@ -1,5 +1,5 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import { ChildProcess } from 'node:child_process';
+import { spawnLocalHerald } from '../support/local-herald';
 import { startTestStack, TestStack, testSecretsKey } from '../support/stack';
 
 /**
@@ -11,7 +11,6 @@ import { startTestStack, TestStack, testSecretsKey } from '../support/stack';
  */
 const RUN = Date.now().toString(36);
 const PROJECT = `concurrent-writes-${RUN}`;
-const ROOT = path.resolve(__dirname, '../..');
 const ENV = {
   HERALD_ADMIN_TOKEN: 'concurrent-writes-admin-token-0123456789',
   HERALD_INGEST_TOKEN: 'concurrent-writes-ingest-token-0123456789',
@@ -32,25 +31,10 @@ interface Answer {
   body: unknown;
 }
 
-function startHeraldProcess(): Promise<{ process: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'shared/local/main.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, ...ENV, HERALD_PROJECT_ID: PROJECT, PORT: '0', HERALD_LOG_LEVEL: 'WARNING' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`Herald did not start within 60 s:\n${output}`)), 60_000);
-    proc.stderr!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /Herald is running at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ process: proc, url: match[1]! });
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`Herald exited with ${code} before starting:\n${output}`)));
-  });
+/** `npm start` in a process of its own on the same project: a second instance. */
+async function startHeraldProcess(): Promise<{ process: ChildProcess; url: string }> {
+  const herald = spawnLocalHerald({ ...process.env, ...ENV, HERALD_PROJECT_ID: PROJECT, PORT: '0', HERALD_LOG_LEVEL: 'WARNING' });
+  return { process: herald.child, url: await herald.ready() };
 }
 
 async function call(base: string, method: string, p: string, body?: unknown): Promise<Answer> {

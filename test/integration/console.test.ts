@@ -14,7 +14,8 @@ import { Receiver } from '../support/receiver';
 import { startTestStack, testSecretsKey, TestStack } from '../support/stack';
 import { portalKeyOf, portalSecretOf, signLink } from '../../shared/domain/portal';
 
-const PROJECT = 'console-test';
+// A project of its own each run: account ids are never reused, so a rerun on long-lived emulators starts clean.
+const PROJECT = `console-test-${Date.now().toString(36)}`;
 const WIDE = { width: 1280, height: 860 };
 
 let stack: TestStack;

@@ -1,17 +1,16 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import { ChildProcess } from 'node:child_process';
 import { deliveryId } from '../../shared/domain/delivery';
 import { eventKey } from '../../shared/domain/event';
 import { eventually } from '../support/eventually';
 import { Receiver } from '../support/receiver';
+import { spawnLocalHerald } from '../support/local-herald';
 import { startTestStack, TestStack, testSecretsKey } from '../support/stack';
 
 /**
  * A Herald process killed (SIGKILL) while a retry is in flight loses nothing: the claim it
  * held expires and another process takes the delivery and completes it.
  */
-const PROJECT = 'crash-test';
-const ROOT = path.resolve(__dirname, '../..');
+const PROJECT = `crash-test-${Date.now().toString(36)}`;
 const ENV = {
   HERALD_PROJECT_ID: PROJECT,
   HERALD_ADMIN_TOKEN: 'crash-test-admin-token-0123456789',
@@ -32,28 +31,9 @@ let child: ChildProcess | undefined;
 let survivor: TestStack | undefined;
 
 /** `npm start` in a process of its own, on the test emulators; resolves with its URL. */
-function startHeraldProcess(): Promise<{ process: ChildProcess; url: string }> {
-  // tsx as a loader, not its CLI: the CLI runs the program in a child process that a SIGKILL
-  // of the CLI would orphan, and the "killed" Herald would go on delivering.
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'shared/local/main.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, ...ENV, PORT: '0', HERALD_LOG_LEVEL: 'WARNING' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`Herald did not start within 30 s:\n${output}`)), 30_000);
-    proc.stderr!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /Herald is running at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ process: proc, url: match[1]! });
-      }
-    });
-    proc.stdout!.resume();
-    proc.once('exit', (code) => reject(new Error(`Herald exited with ${code} before starting:\n${output}`)));
-  });
+async function startHeraldProcess(): Promise<{ process: ChildProcess; url: string }> {
+  const herald = spawnLocalHerald({ ...process.env, ...ENV, PORT: '0', HERALD_LOG_LEVEL: 'WARNING' });
+  return { process: herald.child, url: await herald.ready(30_000) };
 }
 
 afterAll(async () => {

@@ -1,11 +1,11 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { PubSub } from '@google-cloud/pubsub';
 import { generateSecretsKey } from '../../shared/domain/secret-box';
 import { freePort, groupAlive } from '../../shared/local/emulators';
 import { eventually } from '../support/eventually';
 import { Receiver } from '../support/receiver';
+import { LocalHerald, spawnLocalHerald } from '../support/local-herald';
 
 /**
  * Local mode stopped under load, as a user does it: `npm start` in its own process group, a
@@ -14,7 +14,6 @@ import { Receiver } from '../support/receiver';
  * exit 0 within 10 s, leave the emulators it reused running, and lose nothing it accepted.
  */
 
-const ROOT = path.resolve(__dirname, '../..');
 const SLOW_REPLY_MS = 300;
 const PUBLISHERS = 16;
 const ADMIN_TOKEN = 'herald_admin_local-stop-test-token';
@@ -44,30 +43,27 @@ const sharedEmulators = (): { pubsub: string; firestore: string } => ({ pubsub: 
 /** `npm start` (`node --import tsx shared/local/main.ts`) as a process group of its own. */
 class Herald {
   readonly child: ChildProcess;
-  output = '';
   url = '';
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+  private readonly process: LocalHerald;
 
   constructor(env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'shared/local/main.ts')], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.process = spawnLocalHerald(env, { detached: true });
+    this.child = this.process.child;
     running.add(this);
-    for (const stream of [this.child.stdout!, this.child.stderr!]) stream.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
-    this.exited = new Promise((resolve) =>
-      this.child.once('exit', (code, signal) => {
-        running.delete(this);
-        resolve({ code, signal, at: Date.now() });
-      }),
-    );
+    this.exited = this.process.exited.then(({ code, signal }) => {
+      running.delete(this);
+      return { code, signal, at: Date.now() };
+    });
+  }
+
+  get output(): string {
+    return this.process.output();
   }
 
   static async start(env: NodeJS.ProcessEnv): Promise<Herald> {
     const herald = new Herald(env);
-    let gone: string | undefined;
-    void herald.exited.then(({ code, signal }) => (gone = String(signal ?? code)));
-    herald.url = await eventually('Herald to serve', () => {
-      if (gone) throw new Error(`Herald exited (${gone}) before it served:\n${herald.output.slice(-3000)}`);
-      return /Herald is running at (http:\/\/\S+)/.exec(herald.output)?.[1];
-    }, 60_000);
+    herald.url = await herald.process.ready();
     return herald;
   }
 

@@ -1,0 +1,58 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+export interface LocalHerald {
+  child: ChildProcess;
+  /** Everything it printed so far (stdout and stderr): its first KEPT characters, which hold its start-up lines. */
+  output(): string;
+  /** How it ended. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Its base URL once it serves; rejects when it exits first or takes longer than `timeoutMs`. */
+  ready(timeoutMs?: number): Promise<string>;
+}
+
+const SERVING = /Herald is running at (http:\/\/127\.0\.0\.1:\d+)/;
+const KEPT = 5_000_000;
+
+/**
+ * `npm start` (shared/local/main.ts) in a process of its own: tsx as a loader, not its CLI,
+ * whose child a SIGKILL of the CLI would orphan (and which re-sends signals). `detached`
+ * makes it a process group of its own, as a terminal's job is; `onOutput` sees every chunk.
+ */
+export function spawnLocalHerald(env: NodeJS.ProcessEnv, options: { detached?: boolean; onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void } = {}): LocalHerald {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'shared/local/main.ts')], {
+    cwd: ROOT,
+    env,
+    detached: options.detached ?? false,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const listeners = new Set<() => void>();
+  for (const stream of ['stdout', 'stderr'] as const) {
+    child[stream]!.on('data', (chunk: Buffer) => {
+      if (output.length < KEPT) output += chunk.toString();
+      options.onOutput?.(chunk, stream);
+      for (const listener of listeners) listener();
+    });
+  }
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const ready = (timeoutMs = 60_000) =>
+    new Promise<string>((resolve, reject) => {
+      const done = (settle: () => void) => {
+        listeners.delete(check);
+        clearTimeout(timer);
+        settle();
+      };
+      const check = () => {
+        const url = SERVING.exec(output)?.[1];
+        if (url) done(() => resolve(url));
+      };
+      const timer = setTimeout(() => done(() => reject(new Error(`Herald did not start within ${timeoutMs / 1000} s:\n${output.slice(-2000)}`))), timeoutMs);
+      listeners.add(check);
+      void exited.then(({ code, signal }) => done(() => reject(new Error(`Herald exited (${signal ?? code}) before it served:\n${output.slice(-2000)}`))));
+      check();
+    });
+  return { child, output: () => output, exited, ready };
+}
