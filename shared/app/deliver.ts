@@ -20,6 +20,7 @@ import { retryOnOverload } from './overload-retry';
 import { DestinationDirectory } from './destination-directory';
 import { DeliveryLimiter } from './delivery-limiter';
 import { queuedBecauseSuspended } from '../domain/suspension';
+import { AfterRedelivery, afterRedeliveredSend, readsBeforeFirstSend, RedeliveredSend } from '../domain/redelivered-push';
 import { updateUnderClaim } from './claimed-update';
 import { RateRecorder } from './rate-recorder';
 import { LANE_HANDLING_BUDGET_MS, sharedLaneFor, TopologyNames } from '../topology';
@@ -116,7 +117,7 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery): Pr
     if (destination!.status === 'suspended') return await queueUnattempted(deps, target, claim, publishedAt);
     if (claim !== undefined) return await claimedAttempt(deps, target, claim);
     if (!handedOver && leavesSharedLane(target.destination, deps.slow.isSlow(target.destination.id, deps.clock.now().getTime()))) return await handOver(deps, target, publishedAt);
-    return await firstAttempt(deps, target, publishedAt);
+    return await firstAttempt(deps, target, publishedAt, push.deliveryAttempt);
   } finally {
     await deps.rates.flushIfDue();
   }
@@ -145,25 +146,30 @@ function unusableBecause(destination: Destination | undefined, event: HeraldEven
 }
 
 /**
- * The first attempt costs one read and one write: no claim is written before it. The
- * duplicate window this leaves: a redelivery of the lane message that arrives while this
- * attempt waits for its turn or runs (at most the caller's wait and the attempt timeout,
- * both inside the lane's ack deadline) is attempted again. Any later redelivery finds the
- * record and is skipped.
+ * The first attempt costs one write: no claim is written before it and no record is read
+ * (SPEC "Delivery contract"). The record is created only if there is none: one found there
+ * means this push was a redelivery (a lost ack, a producer's resend, a lane message later
+ * than the reconciler) or ran beside a copy, and the send made anyway is settled against it
+ * (redelivered): a duplicate recorded on a DELIVERED delivery, a waiting retry DELIVERED by
+ * its success; never an attempt counted twice, a second dead letter, or a step backwards.
+ *
+ * A push that production Pub/Sub says is a redelivery (`deliveryAttempt` > 1; the emulator
+ * sends none) reads first instead, before its turn (DeliveryLimiter: BeforeTurn), and is
+ * skipped when the record exists: for that rare push one read costs less than a duplicate.
  *
  * A deferral costs the write alone: the record is created only if there is none, which is
  * the duplicate check (a throttled destination's whole backlog passes through here, one
- * deferral per event, so the read it saves is half of what the backlog costs).
+ * deferral per event).
  */
-async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
-  // The duplicate check is made only by a caller not deferred, before its turn (DeliveryLimiter: BeforeTurn).
+async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string, deliveryAttempt: number | undefined): Promise<DeliverOutcome> {
   const found: { record?: DeliveryRecord } = {};
-  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), {
-    beforeTurn: async () => {
-      found.record = await deps.deliveries.get(t.id);
-      return found.record === undefined;
-    },
-  });
+  const beforeTurn = readsBeforeFirstSend(deliveryAttempt)
+    ? async () => {
+        found.record = await deps.deliveries.get(t.id);
+        return found.record === undefined;
+      }
+    : undefined;
+  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), beforeTurn ? { beforeTurn } : {});
   if (gate.kind === 'defer') {
     // The state machine marks it rate-deferred.
     return recordUnattempted(deps, t, publishedAt, { type: 'defer', until: new Date(gate.until) }, 'delivery deferred by rate control');
@@ -171,7 +177,7 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
   if (gate.kind === 'skip') {
     const existing = found.record!;
     // DELIVERED, DEAD or QUEUED: settled. PENDING or IN_FLIGHT: the retry engine owns it.
-    deps.log.info(`duplicate lane message skipped: the delivery is ${existing.status}`, { ...t.ids, status: existing.status });
+    deps.log.info(`duplicate lane message skipped: the delivery is ${existing.status}`, { ...t.ids, status: existing.status, deliveryAttempt });
     return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
   }
   const at = deps.clock.now();
@@ -184,13 +190,13 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
   }
   deps.limiter.report(t.destination.id, result, at);
   const decision = await withFailureModeOf(deps, t, decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)));
-  const record = firstRecord(t, publishedAt, at, { type: 'attempted', at, result, decision, detail: detailOf(sent, result, decision, at) });
-  // Recorded first, then counted and dead-lettered: a concurrent attempt that was recorded
-  // first (a duplicate) neither counts twice nor publishes a second dead letter.
-  if (!(await retryOnOverload(() => deps.deliveries.create(record), RECORD_RETRY))) {
-    deps.log.warn('a concurrent attempt of this delivery was recorded first; this attempt was a duplicate', t.ids);
-    return { kind: 'duplicate', deliveryId: t.id };
-  }
+  const detail = detailOf(sent, result, decision, at);
+  const record = firstRecord(t, publishedAt, at, { type: 'attempted', at, result, decision, detail });
+  // Recorded first, then counted and dead-lettered: a send that finds a record (a redelivery,
+  // or a concurrent copy recorded first) neither counts twice nor publishes a second dead letter.
+  const created = await createAfterSend(deps, record);
+  if (created === 'locked') return { kind: 'duplicate', deliveryId: t.id };
+  if (!created) return redelivered(deps, t, { at, result, detail }, publishedAt);
   logged(deps, record, at);
   countAttempt(deps, t, result, at, publishedAt);
   countSettled(deps, record, at);
@@ -199,6 +205,79 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string): 
   await suspendIfDecided(deps, t, decision, record);
   if (record.status === 'QUEUED') await deadIfDestinationDeleted(deps, record);
   return { kind: 'attempted', deliveryId: t.id, decision: decision.kind, status: record.status };
+}
+
+/**
+ * The record of a first push already sent, created only if there is none. A create that fails
+ * for another reason (after the retries for overload) is looked at once more with a plain read:
+ * a record there means the push was a redelivery whose document another transaction holds
+ * (on the emulator, one a killed process left open, until its lock times out, about 20 s), and
+ * the push is acked (`locked`) rather than failed, which would send it yet again at each try.
+ * No record: the failure stands and Pub/Sub brings the push again.
+ */
+async function createAfterSend(deps: DeliverDeps, record: DeliveryRecord): Promise<boolean | 'locked'> {
+  try {
+    return await retryOnOverload(() => deps.deliveries.create(record), RECORD_RETRY);
+  } catch (e) {
+    const existing = await deps.deliveries.get(record.id);
+    if (!existing) throw e;
+    // This very record, written by a create whose answer was lost: created after all.
+    if (existing.lastAttemptAt === record.lastAttemptAt && existing.attempts === record.attempts) return true;
+    deps.log.warn('a redelivered lane message was sent again; its record could not be written to (held by another transaction), and stands as it was', {
+      eventId: record.eventId,
+      destinationId: record.destinationId,
+      deliveryId: record.id,
+      status: existing.status,
+      error: e instanceof Error ? e.message : String(e),
+    });
+    return 'locked';
+  }
+}
+
+/**
+ * A first push was sent and its record was there already: settled against it by the rules of
+ * domain/redelivered-push.ts in one update (a read and a write, on this rare path only). Only a
+ * send that DELIVERED a waiting retry counts, as that retry's attempt would have; it adds
+ * nothing to the log head (the record is in it since it was created).
+ */
+async function redelivered(deps: DeliverDeps, t: Target, send: RedeliveredSend, publishedAt: string): Promise<DeliverOutcome> {
+  let after: AfterRedelivery | undefined;
+  const fields = { ...t.ids, ...resultFields(send.result) };
+  let written: DeliveryRecord | undefined;
+  try {
+    written = await retryOnOverload(
+      () =>
+        deps.deliveries.update(t.id, (current) => {
+          after = current ? afterRedeliveredSend(current, send) : undefined;
+          return after?.kind === 'left' ? undefined : after?.record;
+        }),
+      RECORD_RETRY,
+    );
+  } catch (e) {
+    // Acked all the same: the record exists and owns the delivery (DELIVERED, scheduled, DEAD or
+    // QUEUED), so nothing can be lost; a push failed here would only be sent once more. Seen on the
+    // emulator after a crash: the killed process's open transaction holds the document until its
+    // lock times out.
+    deps.log.warn('a redelivered lane message was sent again; recording it failed, the delivery record stands as it was', { ...fields, error: e instanceof Error ? e.message : String(e) });
+    return { kind: 'duplicate', deliveryId: t.id };
+  }
+  if (!after) {
+    // Gone between the create and the update (the destination's deliveries purged): nothing left to settle.
+    deps.log.warn('a redelivered lane message was sent; its delivery record has gone since', fields);
+    return { kind: 'duplicate', deliveryId: t.id };
+  }
+  if (after.kind === 'left' || !written) {
+    const status = after.kind === 'left' ? after.status : after.record.status;
+    deps.log.info(`redelivered lane message sent again; the ${status} delivery is left as it is: ${after.kind === 'left' ? after.why : 'it changed meanwhile'}`, { ...fields, status });
+    return { kind: 'duplicate', deliveryId: t.id, status };
+  }
+  if (after.kind === 'duplicate') {
+    deps.log.info('redelivered lane message sent again: recorded as a duplicate of the DELIVERED delivery', { ...fields, duplicates: written.duplicates?.count });
+    return { kind: 'duplicate', deliveryId: t.id, status: written.status };
+  }
+  countAttempt(deps, t, send.result, send.at, written.publishedAt ?? publishedAt);
+  report(deps, t, send.result, { kind: 'delivered' }, written);
+  return { kind: 'attempted', deliveryId: t.id, decision: 'delivered', status: written.status };
 }
 
 /** A retry the pump claimed: attempted only while the claim the message carries is still the record's. */
@@ -261,7 +340,8 @@ async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Prom
  * published again on the destination's retry lane, marked, and attempted there as a first
  * attempt. One publish, no Firestore write: a slow destination's events cost its lane's
  * neighbours a few milliseconds each. Published before the push is acked, so a failure
- * brings the message again (a crash in between: a duplicate, which the record finds).
+ * brings the message again (a crash in between: two first attempts; the later one finds the
+ * record when it creates its own and is settled as a redelivery).
  */
 async function handOver(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
   const topic = sharedLaneFor(t.destination.id, 'retry', deps.names);
@@ -315,8 +395,7 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, claim: string | un
   const now = deps.clock.now();
   const reason = queuedBecauseSuspended(t.destination);
   if (claim === undefined) {
-    const existing = await deps.deliveries.get(t.id);
-    if (existing) return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
+    // Nothing is sent: creating the record only if there is none is the whole duplicate check.
     const initial: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: now.toISOString() };
     const state = settled(transition(initial, { type: 'queue', now, reason }));
     const record = newRecord(t, publishedAt, state);

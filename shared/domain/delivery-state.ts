@@ -5,7 +5,8 @@ import { AttemptDetail, withAttempt } from './attempt-detail';
 /**
  * Seed 004's state machine for one (event, destination) delivery, as a pure transition
  * function: PENDING → IN_FLIGHT (claim) → DELIVERED | PENDING (retry, later availableAt)
- * | DEAD | QUEUED; PENDING | IN_FLIGHT → QUEUED (destination suspended); QUEUED | DEAD → PENDING
+ * | DEAD | QUEUED; PENDING | IN_FLIGHT → QUEUED (destination suspended); PENDING | IN_FLIGHT →
+ * DELIVERED (a redelivered push's send succeeded); QUEUED | DEAD → PENDING
  * (operator redelivery / replay). An invalid transition is a returned error, never a throw.
  */
 
@@ -36,6 +37,13 @@ export type Transition =
   | { type: 'claim'; now: Date; claimTtlMs: number; early?: boolean }
   /** The claimed attempt, made at `at`, came to `result`, which decide() judged `decision`; `detail` is kept in attemptLog. */
   | { type: 'attempted'; at: Date; result: AttemptResult; decision: Decision; detail?: AttemptDetail }
+  /**
+   * A lane message Pub/Sub brought again was sent without a claim (no read on a first push, app/deliver.ts)
+   * while the delivery waited for its retry (PENDING) or its claimed retry ran (IN_FLIGHT), and the
+   * destination took it: DELIVERED as a claimed retry's success makes it (the attempt counted, the
+   * claim and the wait cleared). Only a success: a failed send leaves the delivery to its schedule.
+   */
+  | { type: 'delivered-unclaimed'; at: Date; result: AttemptResult; detail?: AttemptDetail }
   /** The message a claim sent reached `deliver`: the attempt starts, renewing the claim if it is still `claimedAt`. */
   | { type: 'start'; now: Date; claimedAt: string }
   /** The delivery cannot be attempted any more (its destination was deleted): DEAD with `reason`. */
@@ -126,6 +134,12 @@ export function transition<S extends DeliveryState>(state: S, t: Transition): Tr
         return fail('inconsistent-decision', `decision ${decision.kind} does not fit the result (${result.kind === 'response' ? `HTTP ${result.status}` : result.kind})`);
       }
       return ok(settle(next(state, {}, ['rateDeferred']), t));
+    }
+    case 'delivered-unclaimed': {
+      if (state.status !== 'PENDING' && state.status !== 'IN_FLIGHT') return invalid();
+      if (!isSuccess(t.result)) return fail('inconsistent-decision', `only a success settles a delivery without its claim, not ${t.result.kind === 'response' ? `HTTP ${t.result.status}` : t.result.kind}`);
+      const attempted = { type: 'attempted', at: t.at, result: t.result, decision: { kind: 'delivered' }, ...(t.detail ? { detail: t.detail } : {}) } as const;
+      return ok(settle(next(state, {}, ['rateDeferred']), attempted));
     }
     case 'queue':
       if (state.status !== 'PENDING' && state.status !== 'IN_FLIGHT') return invalid();

@@ -138,6 +138,11 @@ export interface DeliveryRecord {
   deadLetterDueAt?: string;
   /** When the reconciler created this record for an accepted event that never reached `deliver`. */
   recoveredAt?: string;
+  /**
+   * Sends of a lane message Pub/Sub brought again after this delivery was DELIVERED (a lost ack):
+   * the destination got the event again, counted here, never as an attempt (domain/redelivered-push.ts).
+   */
+  duplicates?: { count: number; lastAt: string };
 }
 
 /** One DEAD run of a delivery, as it stood when a replay sent it again. */

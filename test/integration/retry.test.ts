@@ -12,7 +12,8 @@ import { startTestStack, TestStack } from '../support/stack';
  * Herald's own retry schedule on the emulators, sped up by HERALD_TIME_SCALE: event-platform's
  * 5 / 10 / 20 min become 1 / 2 / 4 s, adobe-best-effort's 15 / 30 s become 50 / 100 ms.
  */
-const PROJECT = 'retry-test';
+// A project of its own each run: a rerun on long-lived emulators (PUBSUB_/FIRESTORE_EMULATOR_HOST set) starts clean.
+const PROJECT = `retry-test-${Date.now().toString(36)}`;
 const SCALE = 300;
 const SOURCE = '/retry-test';
 
@@ -131,24 +132,60 @@ test('a 400 under adobe-best-effort is dead at once', async () => {
   expect(attemptsOf('/rejects', 'rejects-1')).toHaveLength(1);
 });
 
-test('a lane message Pub/Sub brings again for a delivered event is not sent again', async () => {
-  // A destination that answers at once, so the first attempt settles DELIVERED.
+/** What a Pub/Sub redelivery of a first push looks like to `deliver`: the same lane message again (the emulator sends no deliveryAttempt). */
+async function pushAgain(destination: string, id: string, type: string): Promise<void> {
+  const pubsub = new PubSub({ projectId: PROJECT });
+  const again = toPubSubMessage(
+    { attributes: { id, source: SOURCE, type, specversion: '1.0', datacontenttype: 'application/json' }, data: Buffer.from(`{"n":"${id}"}`) },
+    { destination },
+  );
+  await pubsub.topic(sharedLaneFor(destination, 'first', stack.runtime.names)).publishMessage(again);
+  await pubsub.close();
+}
+
+async function attemptsCounted(destination: string): Promise<{ attempts: number; successes: number; failures: number }> {
+  await stack.runtime.rates.flush();
+  const res = await stack.admin('GET', `/stats?window=1h&destination=${destination}&counts=false`);
+  expect(res.status).toBe(200);
+  const series = (res.body as { series: { attempts: number; successes: number; failures: number }[] }).series;
+  return series.reduce((sum, p) => ({ attempts: sum.attempts + p.attempts, successes: sum.successes + p.successes, failures: sum.failures + p.failures }), { attempts: 0, successes: 0, failures: 0 });
+}
+
+test('a lane message Pub/Sub brings again after its success was recorded is sent again, recorded as a duplicate, counted once', async () => {
   const put = await stack.admin('PUT', '/destinations/dup', { url: `${receiver.url}/dup`, eventTypes: ['test.dup'] });
   expect(put.status).toBe(201);
   await publish('dup-1', 'test.dup');
   await settled('dup', 'dup-1', 'DELIVERED');
-  // What a Pub/Sub redelivery looks like to `deliver`: the same lane message again.
-  const pubsub = new PubSub({ projectId: PROJECT });
-  const lane = sharedLaneFor('dup', 'first', stack.runtime.names);
-  const again = toPubSubMessage(
-    { attributes: { id: 'dup-1', source: SOURCE, type: 'test.dup', specversion: '1.0', datacontenttype: 'application/json' }, data: Buffer.from('{"n":"dup-1"}') },
-    { destination: 'dup' },
-  );
-  await pubsub.topic(lane).publishMessage(again);
-  await pubsub.topic(lane).publishMessage(again);
-  await eventually('the duplicates to be skipped', () =>
-    stack.logs.filter((l) => l.message === 'duplicate lane message skipped: the delivery is DELIVERED' && l.eventId === 'dup-1').length >= 2 ? true : undefined,
-  );
-  expect(attemptsOf('/dup', 'dup-1')).toHaveLength(1);
-  await pubsub.close();
+  await pushAgain('dup', 'dup-1', 'test.dup');
+  const recorded = await eventually('the duplicate to be recorded', async () => {
+    const r = await record('dup', 'dup-1');
+    return r?.duplicates ? r : undefined;
+  });
+  // At least once: the receiver got it twice, under one webhook-id.
+  const got = attemptsOf('/dup', 'dup-1');
+  expect(got).toHaveLength(2);
+  expect(got[1]!.headers['webhook-id']).toBe(got[0]!.headers['webhook-id']);
+  expect(recorded).toMatchObject({ status: 'DELIVERED', attempts: 1, duplicates: { count: 1 } });
+  expect(await attemptsCounted('dup')).toEqual({ attempts: 1, successes: 1, failures: 0 });
+  // The duplicate was acked (204): the emulator, which pushes an unacked message again about every second, brings it no more.
+  await pause(2000);
+  expect(attemptsOf('/dup', 'dup-1')).toHaveLength(2);
+  expect(await record('dup', 'dup-1')).toMatchObject({ duplicates: { count: 1 } });
+});
+
+test('a lane message Pub/Sub brings again after a failed first attempt delivers the PENDING retry', async () => {
+  // A retry 6 h away (72 s at this time scale): only the redelivered push can deliver it within the test.
+  const policy = { retryOn: { statuses: ['5xx'] }, backoff: { kind: 'fixed', delaysMs: [6 * 3_600_000] }, maxAttempts: 3 };
+  script['/late'] = [503, 204];
+  const put = await stack.admin('PUT', '/destinations/late', { url: `${receiver.url}/late`, eventTypes: ['test.late'], policy });
+  expect(put.status).toBe(201);
+  await publish('late-1', 'test.late');
+  const pending = await settled('late', 'late-1', 'PENDING');
+  expect(pending.attempts).toBe(1);
+  await pushAgain('late', 'late-1', 'test.late');
+  const delivered = await settled('late', 'late-1', 'DELIVERED');
+  expect(delivered).toMatchObject({ attempts: 2 });
+  expect(delivered).not.toHaveProperty('availableAt');
+  expect(attemptsOf('/late', 'late-1')).toHaveLength(2);
+  expect(await attemptsCounted('late')).toEqual({ attempts: 2, successes: 1, failures: 1 });
 });

@@ -1,0 +1,211 @@
+import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
+import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
+import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
+import { MemoryTopicPublisher } from '../../shared/adapters/memory/topic-publisher';
+import { DeliverDeps, deliverFromLane, LANE_ATTRIBUTES } from '../../shared/app/deliver';
+import { DeliveryLimiter } from '../../shared/app/delivery-limiter';
+import { DestinationDirectory } from '../../shared/app/destination-directory';
+import { RateRecorder } from '../../shared/app/rate-recorder';
+import { PubSubMessage, PushDelivery, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
+import { AttemptResult, deliveryId } from '../../shared/domain/delivery';
+import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
+import { eventKey, HeraldEvent } from '../../shared/domain/event';
+import { SlowDestinations } from '../../shared/domain/slow-destinations';
+import { createLogger } from '../../shared/log';
+import { systemClock } from '../../shared/ports';
+import { MemoryDestinationStore } from '../support/memory-destination-store';
+
+/**
+ * A first push sends without reading its record (SPEC "Delivery contract"); a redelivered
+ * push is sent again and settled against the record it finds: a duplicate recorded on a
+ * DELIVERED delivery, a waiting retry DELIVERED, a DEAD or QUEUED one left alone; never an
+ * attempt counted twice or a second dead letter.
+ */
+
+const EVENT: HeraldEvent = {
+  attributes: { specversion: '1.0', id: 'e1', source: '/shop', type: 'com.example.order.created', datacontenttype: 'application/json' },
+  data: Buffer.from('{"orderId":42}'),
+};
+const ID = deliveryId('hook', eventKey(EVENT.attributes));
+/** A retry an hour away: only the redelivered push can settle the delivery in these tests. */
+const LATE_RETRY = { retryOn: { statuses: ['5xx'] }, backoff: { kind: 'fixed', delaysMs: [3_600_000] }, maxAttempts: 3 };
+
+async function setup(statuses: number[], spec: Record<string, unknown> = {}) {
+  const destinations = new MemoryDestinationStore();
+  await destinations.put(applySpec('hook', destinationSpecSchema.parse({ url: 'https://example.com/hook', ...spec }), undefined, new Date()));
+  const bus: { topic: string; message: PubSubMessage }[] = [];
+  const logs: Record<string, unknown>[] = [];
+  const log = createLogger({ level: 'DEBUG', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+  const deliveries = new MemoryDeliveryStore();
+  const rateStore = new MemoryRateStore();
+  const sent: string[] = [];
+  const deps: DeliverDeps = {
+    bus: { publish: async (topic, message) => String(bus.push({ topic, message })) },
+    deadLetterTopic: 'herald-dead-letter',
+    directory: new DestinationDirectory(destinations, systemClock, 0),
+    destinations,
+    deliveries,
+    rates: new RateRecorder(rateStore, systemClock, log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 }),
+    limiter: new DeliveryLimiter(new MemoryRateLeaseStore(), systemClock, log, 'test'),
+    maxRateWaitMs: 30_000,
+    sharedLaneWaitMs: 30_000,
+    slow: new SlowDestinations({ slowMs: 2000, forgetMs: 60_000 }),
+    names: { prefix: 'herald' },
+    notificationsTopic: 'herald-notifications',
+    http: {
+      send: async (req): Promise<AttemptResult> => {
+        sent.push(req.headers['webhook-id']!);
+        const status = statuses[Math.min(sent.length, statuses.length) - 1]!;
+        return { kind: 'response', status, durationMs: 3, bodyExcerpt: '' };
+      },
+    },
+    topics: new MemoryTopicPublisher(),
+    clock: systemClock,
+    log,
+    policy: { presetTimeoutMs: 5000, timeScale: 1 },
+  };
+  const push: PushDelivery = {
+    subscription: 'projects/herald-local/subscriptions/herald-shard-0-deliver',
+    messageId: 'm1',
+    publishTime: new Date(),
+    message: toPubSubMessage(EVENT, { [LANE_ATTRIBUTES.destination]: 'hook', [LANE_ATTRIBUTES.publishedAt]: new Date().toISOString() }),
+  };
+  const counted = async () => {
+    await deps.rates.flush();
+    const buckets = await rateStore.window('hook', 0);
+    return {
+      attempts: buckets.reduce((n, b) => n + b.attempts, 0),
+      successes: buckets.reduce((n, b) => n + b.successes, 0),
+      failures: buckets.reduce((n, b) => n + b.failures, 0),
+      dead: buckets.reduce((n, b) => n + (b.settled?.dead ?? 0), 0),
+    };
+  };
+  const deadLetters = () => bus.filter((m) => m.topic === 'herald-dead-letter');
+  // What went into the destination's log head (each record once, when it is created).
+  const created: string[] = [];
+  const addToHead = deps.rates.created.bind(deps.rates);
+  jest.spyOn(deps.rates, 'created').mockImplementation((destinationId, id, publishedAt, at) => {
+    created.push(id);
+    addToHead(destinationId, id, publishedAt, at);
+  });
+  return { deps, push, deliveries, sent, logs, counted, deadLetters, created };
+}
+
+afterEach(() => jest.restoreAllMocks());
+
+test('a first push that succeeds reads no delivery record: one write, the create', async () => {
+  const h = await setup([204]);
+  const get = jest.spyOn(h.deliveries, 'get');
+  const update = jest.spyOn(h.deliveries, 'update');
+  expect(await deliverFromLane(h.deps, h.push)).toEqual({ kind: 'attempted', deliveryId: ID, decision: 'delivered', status: 'DELIVERED' });
+  expect(get).not.toHaveBeenCalled();
+  expect(update).not.toHaveBeenCalled();
+  expect(await h.deliveries.get(ID)).toMatchObject({ status: 'DELIVERED', attempts: 1 });
+  h.deps.limiter.close();
+});
+
+test('redelivered after its success was recorded: sent again, recorded as a duplicate, counted once', async () => {
+  const h = await setup([204]);
+  await deliverFromLane(h.deps, h.push);
+  const again = await deliverFromLane(h.deps, { ...h.push, messageId: 'm1' });
+  expect(again).toEqual({ kind: 'duplicate', deliveryId: ID, status: 'DELIVERED' });
+  // At least once: the destination got it twice, with one webhook-id to deduplicate on.
+  expect(h.sent).toHaveLength(2);
+  expect(new Set(h.sent).size).toBe(1);
+  const record = await h.deliveries.get(ID);
+  expect(record).toMatchObject({ status: 'DELIVERED', attempts: 1, duplicates: { count: 1 } });
+  expect(record?.attemptLog).toHaveLength(1);
+  expect(await h.counted()).toEqual({ attempts: 1, successes: 1, failures: 0, dead: 0 });
+  // Once in the log head.
+  expect(h.created).toEqual([ID]);
+  // A third push adds to the count.
+  await deliverFromLane(h.deps, h.push);
+  expect(await h.deliveries.get(ID)).toMatchObject({ duplicates: { count: 2 } });
+  h.deps.limiter.close();
+});
+
+test('redelivered after a failed first attempt: the send that succeeds makes the PENDING retry DELIVERED', async () => {
+  const h = await setup([503, 204], { policy: LATE_RETRY });
+  expect(await deliverFromLane(h.deps, h.push)).toMatchObject({ kind: 'attempted', decision: 'retry', status: 'PENDING' });
+  expect(await deliverFromLane(h.deps, h.push)).toEqual({ kind: 'attempted', deliveryId: ID, decision: 'delivered', status: 'DELIVERED' });
+  const record = await h.deliveries.get(ID);
+  expect(record).toMatchObject({ status: 'DELIVERED', attempts: 2 });
+  expect(record).not.toHaveProperty('availableAt');
+  expect(record).not.toHaveProperty('event');
+  expect(record?.attemptLog?.map((a) => a.decision.kind)).toEqual(['delivered', 'retry']);
+  // Two attempts, each counted once: the failure, then the success.
+  expect(await h.counted()).toEqual({ attempts: 2, successes: 1, failures: 1, dead: 0 });
+  expect(h.created).toEqual([ID]);
+  h.deps.limiter.close();
+});
+
+test('redelivered after a failed first attempt and failing again: the retry keeps its schedule, nothing counted again', async () => {
+  const h = await setup([503], { policy: LATE_RETRY });
+  await deliverFromLane(h.deps, h.push);
+  const before = await h.deliveries.get(ID);
+  expect(await deliverFromLane(h.deps, h.push)).toEqual({ kind: 'duplicate', deliveryId: ID, status: 'PENDING' });
+  expect(h.sent).toHaveLength(2);
+  expect(await h.deliveries.get(ID)).toEqual(before);
+  expect(await h.counted()).toEqual({ attempts: 1, successes: 0, failures: 1, dead: 0 });
+  h.deps.limiter.close();
+});
+
+test('redelivered after it went DEAD: left DEAD, one dead letter, counted once', async () => {
+  const h = await setup([400, 204], { policy: 'adobe-best-effort' });
+  expect(await deliverFromLane(h.deps, h.push)).toMatchObject({ kind: 'attempted', decision: 'dead', status: 'DEAD' });
+  const before = await h.deliveries.get(ID);
+  expect(await deliverFromLane(h.deps, h.push)).toEqual({ kind: 'duplicate', deliveryId: ID, status: 'DEAD' });
+  expect(await h.deliveries.get(ID)).toEqual(before);
+  expect(h.deadLetters()).toHaveLength(1);
+  expect(await h.counted()).toEqual({ attempts: 1, successes: 0, failures: 1, dead: 1 });
+  h.deps.limiter.close();
+});
+
+test('a push production Pub/Sub marks as redelivered (deliveryAttempt > 1) reads first and is not sent again', async () => {
+  const h = await setup([204]);
+  await deliverFromLane(h.deps, h.push);
+  const get = jest.spyOn(h.deliveries, 'get');
+  expect(await deliverFromLane(h.deps, { ...h.push, deliveryAttempt: 2 })).toEqual({ kind: 'duplicate', deliveryId: ID, status: 'DELIVERED' });
+  expect(get).toHaveBeenCalledTimes(1);
+  expect(h.sent).toHaveLength(1);
+  expect(await h.deliveries.get(ID)).not.toHaveProperty('duplicates');
+  // deliveryAttempt 1 is a first push: no read.
+  get.mockClear();
+  const other: HeraldEvent = { ...EVENT, attributes: { ...EVENT.attributes, id: 'e2' } };
+  await deliverFromLane(h.deps, { ...h.push, deliveryAttempt: 1, message: toPubSubMessage(other, { [LANE_ATTRIBUTES.destination]: 'hook' }) });
+  expect(get).not.toHaveBeenCalled();
+  h.deps.limiter.close();
+});
+
+test('a redelivered push whose record cannot be updated is acked all the same: the record owns the delivery, nothing is lost', async () => {
+  const h = await setup([204]);
+  await deliverFromLane(h.deps, h.push);
+  jest.spyOn(h.deliveries, 'update').mockRejectedValue(new Error('10 ABORTED: Transaction lock timeout.'));
+  // Resolves (the push is acked, 204) instead of throwing (500: Pub/Sub would push it, and it would be sent, again).
+  expect(await deliverFromLane(h.deps, h.push)).toEqual({ kind: 'duplicate', deliveryId: ID });
+  expect(h.sent).toHaveLength(2);
+  expect(await h.deliveries.get(ID)).toMatchObject({ status: 'DELIVERED', attempts: 1 });
+  expect(h.logs.find((l) => l.severity === 'WARNING' && /recording it failed/.test(String(l.message)))).toMatchObject({ deliveryId: ID, error: '10 ABORTED: Transaction lock timeout.' });
+  expect(await h.counted()).toEqual({ attempts: 1, successes: 1, failures: 0, dead: 0 });
+  h.deps.limiter.close();
+});
+
+test('a redelivered push whose create fails (its document held by another transaction) is acked when a plain read finds the record', async () => {
+  const h = await setup([204]);
+  await deliverFromLane(h.deps, h.push);
+  const create = jest.spyOn(h.deliveries, 'create').mockRejectedValue(new Error('10 ABORTED: Transaction lock timeout.'));
+  expect(await deliverFromLane(h.deps, h.push)).toEqual({ kind: 'duplicate', deliveryId: ID });
+  expect(h.logs.find((l) => /could not be written to/.test(String(l.message)))).toMatchObject({ deliveryId: ID, status: 'DELIVERED' });
+  // No record: the failure stands (500), and Pub/Sub brings the push again.
+  const other: HeraldEvent = { ...EVENT, attributes: { ...EVENT.attributes, id: 'e2' } };
+  await expect(deliverFromLane(h.deps, { ...h.push, message: toPubSubMessage(other, { [LANE_ATTRIBUTES.destination]: 'hook' }) })).rejects.toThrow('Transaction lock timeout');
+  // A create that wrote before it failed: its own record, found by the read, counts as created.
+  create.mockImplementation(async (record) => {
+    await h.deliveries.put(record);
+    throw new Error('4 DEADLINE_EXCEEDED: the answer was lost');
+  });
+  const third: HeraldEvent = { ...EVENT, attributes: { ...EVENT.attributes, id: 'e3' } };
+  expect(await deliverFromLane(h.deps, { ...h.push, message: toPubSubMessage(third, { [LANE_ATTRIBUTES.destination]: 'hook' }) })).toMatchObject({ kind: 'attempted', status: 'DELIVERED' });
+  expect(h.created).toEqual([ID, deliveryId('hook', eventKey(third.attributes))]);
+  h.deps.limiter.close();
+});
