@@ -51,6 +51,16 @@ const int = (field: string, min: number, max: number) =>
 
 const bool = (field: string) => z.enum(['true', 'false'], { error: `${field} must be true or false` }).transform((v) => v === 'true');
 
+/**
+ * How Cloud Run bills a function's instances: `request`, CPU only while a request is handled
+ * and a fee per request; `instance`, CPU always allocated, no request fee, each instance billed
+ * for its whole life (docs/deploying.md#billing-mode says which to pick at what volume).
+ */
+export const BILLING_MODES = ['request', 'instance'] as const;
+export type BillingMode = (typeof BILLING_MODES)[number];
+const billingMode = (field: string) =>
+  z.enum(BILLING_MODES, { error: `${field} must be request (CPU only during requests, a fee per request) or instance (CPU always allocated, no request fee, billed for each instance's whole life)` });
+
 export const functionSizeSchema = z.strictObject(
   {
     memory: z.string().regex(/^[1-9]\d*(Mi|Gi)$/, 'memory must be a size like 256Mi or 1Gi').optional(),
@@ -59,8 +69,10 @@ export const functionSizeSchema = z.strictObject(
     maxInstances: int('maxInstances', 1, 1000).optional(),
     concurrency: int('concurrency', 1, 1000).optional(),
     timeoutSeconds: int('timeoutSeconds', 1, 3600).optional(),
+    /** This function's billing mode; absent: the stack's `herald:billing`. */
+    billing: billingMode('billing').optional(),
   },
-  { error: 'a function size must be an object {memory?, cpu?, minInstances?, maxInstances?, concurrency?, timeoutSeconds?}' },
+  { error: 'a function size must be an object {memory?, cpu?, minInstances?, maxInstances?, concurrency?, timeoutSeconds?, billing?}' },
 );
 export type FunctionSizeInput = z.infer<typeof functionSizeSchema>;
 
@@ -92,6 +104,7 @@ const infraConfigSchema = z
     signingSecretReaders: z
       .array(z.string().regex(MEMBER, 'each reader must be an IAM member like group:payments@example.com or serviceAccount:hooks@p.iam.gserviceaccount.com'), { error: 'signingSecretReaders must be a list of IAM members' })
       .default([]),
+    billing: billingMode('billing').default('request'),
     functions: keyedBy(FUNCTION_NAMES, functionSizeSchema, (key) => `${key} is not a Herald function; size one of ${FUNCTION_NAMES.join(', ')}`).default({}),
     settings: keyedBy(TUNABLE_SETTINGS, settingValue, (key) =>
       (MANAGED_SETTINGS as readonly string[]).includes(key) ? `${key} is set by the Pulumi program itself` : `${key} is not a Herald setting; one of ${TUNABLE_SETTINGS.join(', ')}`,
@@ -148,6 +161,7 @@ const KEYS: Record<keyof z.input<typeof infraConfigSchema>, Kind> = {
   createFirestoreDatabase: 'string',
   firestoreDeletionPolicy: 'string',
   publicEndpoints: 'string',
+  billing: 'string',
   invokers: 'json',
   signingSecretReaders: 'json',
   functions: 'json',

@@ -1,5 +1,5 @@
 import { FUNCTION_NAMES, FunctionName, INTERNAL_FUNCTIONS, laneTopology, Topology, TopologyNames } from '../shared/topology';
-import { FunctionSizeInput, InfraConfigError } from './config';
+import { BillingMode, FunctionSizeInput, InfraConfigError } from './config';
 
 /**
  * What each function is deployed with, derived from the topology (who calls it, for how
@@ -13,6 +13,7 @@ export interface FunctionSize {
   maxInstances: number;
   concurrency: number;
   timeoutSeconds: number;
+  billing: BillingMode;
 }
 
 export interface FunctionPlan extends FunctionSize {
@@ -26,7 +27,7 @@ export interface FunctionPlan extends FunctionSize {
 }
 
 // Concurrency suits functions that mostly wait on the network; the scheduled ones are one run at a time.
-const DEFAULT_SIZE: Omit<FunctionSize, 'timeoutSeconds'> = { memory: '512Mi', cpu: '1', minInstances: 0, maxInstances: 20, concurrency: 80 };
+const DEFAULT_SIZE: Omit<FunctionSize, 'timeoutSeconds' | 'billing'> = { memory: '512Mi', cpu: '1', minInstances: 0, maxInstances: 20, concurrency: 80 };
 const SIZE_DEFAULTS: Partial<Record<FunctionName, Partial<FunctionSize>>> = {
   deliver: { maxInstances: 100 },
   admin: { maxInstances: 5, concurrency: 20 },
@@ -44,6 +45,8 @@ export interface PlanInputs {
   names: TopologyNames;
   functions: Partial<Record<FunctionName, FunctionSizeInput>>;
   deliveryTimeoutMs: number;
+  /** The stack's `herald:billing` (default request): each function's unless it names its own. */
+  billing?: BillingMode;
 }
 
 export function planFunctions(inputs: PlanInputs): FunctionPlan[] {
@@ -63,6 +66,7 @@ export function planFunctions(inputs: PlanInputs): FunctionPlan[] {
       ...DEFAULT_SIZE,
       ...SIZE_DEFAULTS[name],
       timeoutSeconds: defaultTimeout,
+      billing: inputs.billing ?? 'request',
       ...given,
       pushed: ackDeadlines.length > 0,
       scheduled: runs.length > 0,
@@ -81,6 +85,9 @@ export function planFunctions(inputs: PlanInputs): FunctionPlan[] {
     }
     if (plan.concurrency > 1 && Number(plan.cpu) < 1) {
       problems.push(`${at('concurrency')}: more than one request at a time needs cpu of at least 1 (Cloud Run)`);
+    }
+    if (plan.billing === 'instance' && Number(plan.cpu) < 1) {
+      problems.push(`${at('billing')}: instance-based billing (CPU always allocated) needs cpu of at least 1 (Cloud Run); this function has ${plan.cpu}`);
     }
     if (plan.minInstances > plan.maxInstances) problems.push(`${at('minInstances')}: must not exceed maxInstances (${plan.maxInstances})`);
     return plan;

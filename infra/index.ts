@@ -24,7 +24,7 @@ const { project, region } = config;
 // The functions get the shard counts through their settings (HERALD_LANE_SHARDS …): the same numbers.
 const names = { prefix: config.topicPrefix, laneShards: config.herald.laneShards, retryShards: config.herald.retryShards };
 const topology = heraldTopology(names);
-const plans = planFunctions({ topology, names, functions: config.functions, deliveryTimeoutMs: config.herald.deliveryTimeoutMs });
+const plans = planFunctions({ topology, names, functions: config.functions, deliveryTimeoutMs: config.herald.deliveryTimeoutMs, billing: config.billing });
 
 const apis = new ProjectApis('herald', { project });
 const afterApis = { dependsOn: [apis] };
@@ -142,6 +142,21 @@ const signing = new SigningSecrets(
   { project, prefix: config.topicPrefix, secrets: Object.fromEntries(declared.map(([id, d]) => [id, d.secret])), readers: config.signingSecretReaders },
   afterApis,
 );
+
+/**
+ * Each function's billing mode, and for an instance-based one the command that applies it:
+ * Cloud Functions' API (and so gcp.cloudfunctionsv2.Function) has no field for CPU
+ * allocation; it is a setting of the function's Cloud Run service, which a later deploy of the
+ * function keeps (docs/deploying.md#billing-mode).
+ */
+export const billing = Object.fromEntries(plans.map((p) => [p.name, { mode: p.billing, ...(p.billing === 'instance' ? { apply: instanceBillingCommand(p.name) } : {}) }]));
+for (const p of plans.filter((p) => p.billing === 'instance')) {
+  void pulumi.log.warn(`${p.name} is set to instance-based billing, which Cloud Functions' API cannot apply: after pulumi up, run ${instanceBillingCommand(p.name)} (the stack output billing.${p.name}.apply)`);
+}
+
+function instanceBillingCommand(name: FunctionName): string {
+  return `gcloud run services update ${name} --project=${project} --region=${region} --no-cpu-throttling`;
+}
 
 export const ingestUrl = functions.ingest.url;
 export const adminUrl = functions.admin.url;

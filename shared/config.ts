@@ -2,6 +2,8 @@ import { DEFAULT_LANE_SHARDS, DEFAULT_RETRY_SHARDS, MAX_SHARDS } from './topolog
 import { z } from 'zod';
 import { formatPath } from './domain/event';
 import { secretsKeySchema } from './domain/secret-box';
+import { DAY_MS, DEFAULT_RETENTION_DAYS } from './domain/delivery-retention';
+import { HARD_LIMIT_GRACES } from './domain/intake';
 
 /**
  * Every setting Herald reads, resolved from the environment in this one place and
@@ -61,6 +63,12 @@ const envSchema = z.object({
    * Local mode's default is 60 s.
    */
   reconcileAfterMs: int(1_000, 86_400_000).default(900_000),
+  /**
+   * How long a settled delivery record (DELIVERED, or DEAD with its dead letter out) is kept
+   * after it settled: Firestore's TTL policy deletes it after (domain/delivery-retention.ts).
+   * Longer than the reconciler may wait to count an event's records (loadConfig checks).
+   */
+  deliveryRetentionDays: int(1, 3650).default(DEFAULT_RETENTION_DAYS),
   /** How often local mode runs the reconciler (GCP: at the start of each scheduled pump run). */
   reconcileIntervalMs: int(100, 600_000).default(5_000),
   /**
@@ -149,6 +157,7 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   claimTtlMs: 'HERALD_CLAIM_TTL_MS',
   pumpIntervalMs: 'HERALD_PUMP_INTERVAL_MS',
   reconcileAfterMs: 'HERALD_RECONCILE_AFTER_MS',
+  deliveryRetentionDays: 'HERALD_DELIVERY_RETENTION_DAYS',
   reconcileIntervalMs: 'HERALD_RECONCILE_INTERVAL_MS',
   journalGapMs: 'HERALD_JOURNAL_GAP_MS',
   rateFlushMs: 'HERALD_RATE_FLUSH_MS',
@@ -199,6 +208,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HeraldConfig {
   }
   if (parsed.data.claimTtlMs <= parsed.data.deliveryTimeoutMs) {
     throw new ConfigError(`invalid Herald configuration:\n  ${ENV_NAMES.claimTtlMs} must be longer than ${ENV_NAMES.deliveryTimeoutMs}, or live attempts would be taken again`);
+  }
+  // The reconciler counts a batch's records up to HARD_LIMIT_GRACES graces after ingest: an
+  // expired record would look lost to it, and be recreated and sent again.
+  const reconcilerWaitMs = HARD_LIMIT_GRACES * parsed.data.reconcileAfterMs;
+  if (parsed.data.deliveryRetentionDays * DAY_MS <= reconcilerWaitMs) {
+    throw new ConfigError(
+      `invalid Herald configuration:\n  ${ENV_NAMES.deliveryRetentionDays} must be longer than ${HARD_LIMIT_GRACES} × ${ENV_NAMES.reconcileAfterMs} (${+(reconcilerWaitMs / DAY_MS).toFixed(2)} days), the longest the reconciler may wait to count an event's delivery records`,
+    );
   }
   const problems = authProblems(parsed.data);
   if (problems.length) throw new ConfigError(`invalid Herald configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);

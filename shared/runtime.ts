@@ -36,6 +36,7 @@ import { FirestoreRateLeaseStore } from './adapters/firestore-rate-leases';
 import { DeliveryLimiter } from './app/delivery-limiter';
 import { SlowDestinations } from './domain/slow-destinations';
 import { SecretBox } from './domain/secret-box';
+import { DAY_MS } from './domain/delivery-retention';
 import { randomUUID } from 'node:crypto';
 import { ConfigError, ENV_NAMES, HeraldConfig, pushAuthModeOf } from './config';
 import { createLogger, parseSeverity } from './log';
@@ -239,7 +240,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     bus: new PubSubBus(pubsub),
     lanes: new PubSubLanes(pubsub, names, pushTargetFrom(config)),
     destinations,
-    deliveries: new FirestoreDeliveryStore(firestore, firestoreOps),
+    deliveries: new FirestoreDeliveryStore(firestore, firestoreOps, { retentionMs: config.deliveryRetentionDays * DAY_MS, now: () => clock.now() }),
     intake,
     journal: new IntakeJournal(intake, clock, undefined, config.journalGapMs),
     reconciler: {},

@@ -7,6 +7,7 @@ type SecretEnv = gcp.types.input.cloudfunctionsv2.FunctionServiceConfigSecretEnv
 
 export const NODE_RUNTIME = 'nodejs20';
 export const INVOKER_ROLE = 'roles/run.invoker';
+export const BILLING_LABEL = 'herald-billing';
 
 export interface HeraldFunctionArgs {
   project: string;
@@ -43,6 +44,10 @@ export class HeraldFunction extends pulumi.ComponentResource {
         location: args.region,
         name: plan.name,
         description: `Herald ${plan.name}`,
+        // The Cloud Functions API has no field for the billing mode (docs/deploying.md#billing-mode):
+        // the label records the stack's choice on the function, and the stack's `billing` output
+        // holds the command that applies it to the function's Cloud Run service.
+        labels: { [BILLING_LABEL]: plan.billing },
         buildConfig: {
           runtime: NODE_RUNTIME,
           entryPoint: plan.name,

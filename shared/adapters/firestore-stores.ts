@@ -1,6 +1,7 @@
 import { DocumentData, DocumentReference, FieldPath, FieldValue, Firestore, Timestamp } from '@google-cloud/firestore';
 import { DeliveryLogQuery, inLog, logPage } from '../domain/delivery-log';
 import { DeliveryRecord, DeliveryStatus } from '../domain/delivery';
+import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../domain/delivery-retention';
 import { Destination } from '../domain/destination';
 import { isSealed, SecretBox, SecretBoxError, sealedKeyId } from '../domain/secret-box';
 import { HeraldEvent } from '../domain/event';
@@ -92,6 +93,8 @@ export const FIRESTORE_TTL_FIELDS = {
   portalLinks: { collection: COLLECTIONS.portalLinks, field: 'expireAt' },
   portalSessions: { collection: COLLECTIONS.portalSessions, field: 'expireAt' },
   portalMarks: { collection: COLLECTIONS.portalMarks, field: 'expireAt' },
+  // A settled delivery, its retention after it settled (domain/delivery-retention.ts); never one that holds work.
+  deliveries: { collection: COLLECTIONS.deliveries, field: 'expireAt' },
 } as const satisfies Record<string, { collection: string; field: string }>;
 
 /** How long the destination change log keeps an entry (TTL); a directory idle longer reloads whole. */
@@ -220,7 +223,11 @@ export class FirestoreDestinationStore implements DestinationStore {
   /** With its change log entry in one commit; of many at once, exactly one deletes (firestore-write.ts). */
   async delete(id: string): Promise<boolean> {
     const existed = await deleteIfExists(this.db, this.col.doc(id), (batch) => batch.set(...this.changeEntry(id)));
-    if (existed) this.ops.writes += 2;
+    if (existed) {
+      // Billed as a delete (the destination) and a write (its change log entry).
+      this.ops.deletes += 1;
+      this.ops.writes += 1;
+    }
     return existed;
   }
 
@@ -242,16 +249,30 @@ function secretContext(destinationId: string): string {
   return `herald:destination:${destinationId}:secret`;
 }
 
-type StoredDelivery = Omit<DeliveryRecord, 'event'> & { event?: { attributes: Record<string, string>; data: Buffer } };
+type StoredDelivery = Omit<DeliveryRecord, 'event'> & { event?: { attributes: Record<string, string>; data: Buffer }; expireAt?: Date };
+
+/** How long settled records are kept (HERALD_DELIVERY_RETENTION_DAYS); `now`: the clock their expiry counts from. */
+export interface DeliveryRetention {
+  retentionMs: number;
+  now: () => Date;
+}
 
 export class FirestoreDeliveryStore implements DeliveryStore {
   constructor(
     private readonly db: Firestore,
     private readonly ops = new OperationCounter(),
+    private readonly retention: DeliveryRetention = { retentionMs: DEFAULT_RETENTION_DAYS * DAY_MS, now: () => new Date() },
   ) {}
 
   private get col() {
     return this.db.collection(COLLECTIONS.deliveries);
+  }
+
+  /** The document for a record, with the expiry Firestore's TTL policy deletes it by; `kept`: the stored one. */
+  private stored(record: DeliveryRecord, kept?: Date): StoredDelivery {
+    const doc = toDoc(record);
+    const expireAt = deliveryExpiry(record, this.retention.retentionMs, this.retention.now(), kept);
+    return expireAt === undefined ? doc : { ...doc, [FIRESTORE_TTL_FIELDS.deliveries.field]: expireAt };
   }
 
   async get(id: string): Promise<DeliveryRecord | undefined> {
@@ -261,13 +282,13 @@ export class FirestoreDeliveryStore implements DeliveryStore {
   }
 
   async put(record: DeliveryRecord): Promise<void> {
-    await this.col.doc(record.id).set(toDoc(record));
+    await this.col.doc(record.id).set(this.stored(record));
     this.ops.writes++;
   }
 
   async create(record: DeliveryRecord): Promise<boolean> {
     try {
-      await this.col.doc(record.id).create(toDoc(record));
+      await this.col.doc(record.id).create(this.stored(record));
     } catch (e) {
       if (grpcCode(e) === GRPC.ALREADY_EXISTS) return false;
       throw e;
@@ -283,11 +304,13 @@ export class FirestoreDeliveryStore implements DeliveryStore {
       const snap = await tx.get(ref);
       reads++;
       const next = decide(snap.exists ? fromDoc(snap.data() as DocumentData) : undefined);
-      if (next !== undefined) tx.set(ref, toDoc(next));
+      const kept: unknown = snap.get(FIRESTORE_TTL_FIELDS.deliveries.field);
+      if (next !== undefined) tx.set(ref, this.stored(next, kept instanceof Timestamp ? kept.toDate() : undefined));
       return next;
     });
     this.ops.reads += reads;
-    if (written !== undefined) this.ops.writes += 2;
+    // One tx.set: one billed write.
+    if (written !== undefined) this.ops.writes += 1;
     return written;
   }
 
@@ -475,14 +498,16 @@ function toDoc(record: DeliveryRecord): StoredDelivery {
 const LOG_FIELDS = [
   'id', 'destinationId', 'eventId', 'eventSource', 'eventType', 'status', 'attempts', 'throttled', 'reason', 'publishedAt', 'lastError', 'availableAt',
   'rateDeferred', 'claimedAt', 'firstAttemptAt', 'lastAttemptAt', 'deliveredAt', 'replays', 'intake', 'deadLetterDueAt', 'recoveredAt',
+  'duplicates',
 ] as const satisfies readonly Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>[];
 type UnlistedField = Exclude<Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>, (typeof LOG_FIELDS)[number]>;
 // A field added to DeliveryRecord but not to LOG_FIELDS stops the build here: the log would drop it silently.
 const LOG_FIELDS_COMPLETE: UnlistedField extends never ? true : never = true;
 void LOG_FIELDS_COMPLETE;
 
+/** A record from its document: without the TTL field, which is storage's, not the record's. */
 function fromDoc(doc: DocumentData): DeliveryRecord {
-  const { event, ...rest } = doc as StoredDelivery;
+  const { event, expireAt: _expireAt, ...rest } = doc as StoredDelivery;
   if (!event) return rest;
   return { ...rest, event: { attributes: event.attributes, data: Buffer.from(event.data) } as HeraldEvent };
 }

@@ -16,7 +16,7 @@ function failure(overrides: Record<string, string | undefined>): string {
   try {
     const config = read(overrides);
     const names = { prefix: config.topicPrefix };
-    planFunctions({ topology: heraldTopology(names), names, functions: config.functions, deliveryTimeoutMs: config.herald.deliveryTimeoutMs });
+    planFunctions({ topology: heraldTopology(names), names, functions: config.functions, deliveryTimeoutMs: config.herald.deliveryTimeoutMs, billing: config.billing });
   } catch (e) {
     return (e as Error).message;
   }
@@ -88,10 +88,47 @@ test.each([
   ['timeouts no longer than the delivery timeout', { 'herald:settings': JSON.stringify({ deliveryTimeoutMs: 60_000 }) }, 'herald:functions.deliver.timeoutSeconds: 60 s must be longer than the delivery timeout'],
   ['concurrency on a fraction of a CPU', { 'herald:functions': JSON.stringify({ route: { cpu: '0.5', concurrency: 10 } }) }, 'herald:functions.route.concurrency: more than one request at a time needs cpu of at least 1'],
   ['more minimum than maximum instances', { 'herald:functions': JSON.stringify({ admin: { minInstances: 3, maxInstances: 2 } }) }, 'herald:functions.admin.minInstances: must not exceed maxInstances'],
+  ['a billing mode that is not one', { 'herald:billing': 'always-on' }, 'herald:billing: billing must be request (CPU only during requests, a fee per request) or instance'],
+  ['a function\'s billing mode that is not one', { 'herald:functions': JSON.stringify({ deliver: { billing: 'cpu-always' } }) }, 'herald:functions.deliver.billing: billing must be request'],
+  ['instance-based billing on a fraction of a CPU', { 'herald:functions': JSON.stringify({ pump: { billing: 'instance', cpu: '0.5' } }) }, 'herald:functions.pump.billing: instance-based billing (CPU always allocated) needs cpu of at least 1'],
+  ['no delivery retention', { 'herald:settings': JSON.stringify({ deliveryRetentionDays: 0 }) }, 'herald:settings.deliveryRetentionDays: HERALD_DELIVERY_RETENTION_DAYS'],
+  [
+    'a delivery retention the reconciler could outwait',
+    { 'herald:settings': JSON.stringify({ deliveryRetentionDays: 2, reconcileAfterMs: 86_400_000 }) },
+    'herald:settings.deliveryRetentionDays: HERALD_DELIVERY_RETENTION_DAYS must be longer than 4 × HERALD_RECONCILE_AFTER_MS (4 days)',
+  ],
 ])('%s fails with the field named', (_what, overrides, message) => {
   const error = failure(overrides);
   expect(error).toMatch(/^invalid Pulumi config:\n/);
   expect(error).toContain(message);
+});
+
+describe('billing mode (herald:billing, herald:functions.<name>.billing)', () => {
+  const plan = (overrides: Record<string, string | undefined>) => {
+    const config = read(overrides);
+    const names = { prefix: config.topicPrefix };
+    const plans = planFunctions({ topology: heraldTopology(names), names, functions: config.functions, deliveryTimeoutMs: config.herald.deliveryTimeoutMs, billing: config.billing });
+    return Object.fromEntries(plans.map((p) => [p.name, p.billing]));
+  };
+
+  test('request-based unless the stack says otherwise', () => {
+    expect(new Set(Object.values(plan({})))).toEqual(new Set(['request']));
+  });
+
+  test('the stack sets every function\'s; a function may name its own', () => {
+    const modes = plan({ 'herald:billing': 'instance', 'herald:functions': JSON.stringify({ admin: { billing: 'request' } }) });
+    expect(modes.admin).toBe('request');
+    expect(modes.deliver).toBe('instance');
+    expect(modes.ingest).toBe('instance');
+    expect(plan({ 'herald:functions': JSON.stringify({ deliver: { billing: 'instance' } }) })).toMatchObject({ deliver: 'instance', route: 'request', pump: 'request' });
+  });
+});
+
+test('HERALD_DELIVERY_RETENTION_DAYS: 30 by default, a stack setting (herald:settings.deliveryRetentionDays) to every function', () => {
+  expect(read({}).herald.deliveryRetentionDays).toBe(30);
+  const config = read({ 'herald:settings': JSON.stringify({ deliveryRetentionDays: 90 }) });
+  expect(config.herald.deliveryRetentionDays).toBe(90);
+  expect(config.settingsEnv).toEqual({ HERALD_DELIVERY_RETENTION_DAYS: '90' });
 });
 
 test('every problem is listed at once', () => {

@@ -23,6 +23,7 @@ beforeAll(async () => {
     stackConfig({
       'herald:destinations': JSON.stringify({ orders: { url: 'https://hooks.example.com/orders', eventTypes: ['com.example.order.*'] } }),
       'herald:signingSecretReaders': JSON.stringify(['group:hooks@example.com']),
+      'herald:functions': JSON.stringify({ deliver: { billing: 'instance' } }),
     }),
     declared,
   );
@@ -293,6 +294,17 @@ describe('functions', () => {
   });
 });
 
+describe('billing mode', () => {
+  test('each function carries its mode; an instance-based one gets the command that applies it, which the Functions API cannot', () => {
+    for (const name of FUNCTION_NAMES) {
+      expect(functionNamed(name).inputs.labels).toEqual({ 'herald-billing': name === 'deliver' ? 'instance' : 'request' });
+    }
+    const billing = program.billing;
+    expect(billing.deliver).toEqual({ mode: 'instance', apply: `gcloud run services update deliver --project=${PROJECT} --region=${REGION} --no-cpu-throttling` });
+    expect(billing.ingest).toEqual({ mode: 'request' });
+  });
+});
+
 describe('who may call what', () => {
   test('no internal function is public; each is invocable only by the identities that call it', () => {
     for (const name of INTERNAL_FUNCTIONS) {
@@ -370,6 +382,9 @@ describe('Firestore', () => {
     const ttl = ofType('gcp:firestore/field:Field').filter((f) => f.inputs.ttlConfig !== undefined);
     expect(ttl.map((f) => `${String(f.inputs.collection)}.${String(f.inputs.field)}`).sort()).toEqual(Object.values(FIRESTORE_TTL_FIELDS).map((t) => `${t.collection}.${t.field}`).sort());
     expect(ttl.map((f) => `${String(f.inputs.collection)}.${String(f.inputs.field)}`)).toContain('rates.expireAt');
+    // Delivery records are kept HERALD_DELIVERY_RETENTION_DAYS after they settle (domain/delivery-retention.ts).
+    const deliveries = ttl.find((f) => f.inputs.collection === 'deliveries');
+    expect(deliveries?.inputs).toMatchObject({ project: PROJECT, database: '(default)', field: 'expireAt', ttlConfig: {}, indexConfig: {} });
   });
 });
 
