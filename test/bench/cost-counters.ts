@@ -6,6 +6,7 @@
 import { DeliveryStatus } from '../../shared/domain/delivery';
 import { FunctionName } from '../../shared/topology';
 import { CounterWrite } from './counter-writes';
+import { OpsByCollection } from './firestore-meter';
 
 export interface FunctionCount {
   requests: number;
@@ -34,6 +35,11 @@ export interface CostCounters {
   cpuMicros: number;
   /** Every Firestore read, write and delete (runtime.firestoreOps): counter writes included. */
   firestore: { reads: number; writes: number; deletes: number };
+  /**
+   * What went to Firestore, by collection, as it bills (firestore-meter.ts: a meter on the
+   * client's RPCs, whatever store sent them). `firestore` is the stores' own count of the same.
+   */
+  wire: OpsByCollection;
   /**
    * The crash backstop (docs/delivery-guarantees.md), also counted in `firestore`: intake
    * journal documents written and the events in them, batches the reconciler removed, and its

@@ -2,7 +2,9 @@
  * The cost phase's Herald: a local stack in a process of its own (forked by cost.ts), so that
  * process.cpuUsage() here is Herald's alone — the receiver and the load generator stay in the
  * bench process. It counts, without touching Herald's code:
- *   - Firestore reads and writes (the adapter's OperationCounter, runtime.firestoreOps);
+ *   - Firestore reads, writes and deletes by collection as billed, from a meter on the
+ *     Firestore client's RPCs (firestore-meter.ts), and as the stores count them themselves
+ *     (the adapter's OperationCounter, runtime.firestoreOps);
  *   - retry pump rounds, by wrapping deliveries.due (each round is two queries);
  *   - success-rate counter writes, each with its document id and time, by wrapping
  *     FirestoreRateStore.prototype.add (the runtime's RateRecorder keeps its store private, so
@@ -31,11 +33,13 @@ import { FUNCTION_NAMES, FunctionName, lanePrefixes } from '../../shared/topolog
 import { ChildMessage, COUNTED_STATUSES, CostCounters, FunctionCount, ParentMessage, TOPIC_KINDS, TopicKind } from './cost-counters';
 import { messageBytes } from './cost-model';
 import { CounterWrite } from './counter-writes';
+import { FirestoreMeter, meterFirestore } from './firestore-meter';
 
 const send = (message: ChildMessage, then?: () => void) => (process.send ? process.send(message, undefined, {}, () => then?.()) : then?.());
 
 const fnCount = (): FunctionCount => ({ requests: 0, errors: 0, wallMs: 0, soloBilledMs: 0 });
-const counters: Omit<CostCounters, 'cpuMicros' | 'firestore'> = {
+const meter = new FirestoreMeter();
+const counters: Omit<CostCounters, 'cpuMicros' | 'firestore' | 'wire'> = {
   pump: { rounds: 0, emptyRounds: 0, found: 0 },
   functions: Object.fromEntries([...FUNCTION_NAMES, 'other'].map((f) => [f, fnCount()])) as CostCounters['functions'],
   published: Object.fromEntries(TOPIC_KINDS.map((k) => [k, { messages: 0, bytes: 0, dataBytes: 0 }])) as CostCounters['published'],
@@ -197,7 +201,7 @@ function instrument(stack: LocalStack): void {
 function snapshot(stack: LocalStack): CostCounters {
   const cpu = process.cpuUsage();
   const ops = stack.runtime.firestoreOps;
-  return structuredClone({ cpuMicros: cpu.user + cpu.system, firestore: { reads: ops.reads, writes: ops.writes, deletes: ops.deletes }, ...counters });
+  return structuredClone({ cpuMicros: cpu.user + cpu.system, firestore: { reads: ops.reads, writes: ops.writes, deletes: ops.deletes }, wire: meter.byCollection, ...counters });
 }
 
 async function main(): Promise<void> {
@@ -206,6 +210,7 @@ async function main(): Promise<void> {
   if (!pubsubHost || !firestoreHost) throw new Error('PUBSUB_EMULATOR_HOST and FIRESTORE_EMULATOR_HOST must name running emulators');
   watchNextServer();
   watchCounterWrites();
+  meterFirestore(meter);
   const stack = await startLocalStack({ port: 0, emulators: { pubsubHost, firestoreHost }, log: countingLogger(), onProgress: () => undefined });
   instrument(stack);
   watchFlushCallers(stack);

@@ -33,6 +33,8 @@ import { benchTopic, directSender, EVENT_TYPE, heraldSender, Interrupted, LoadRe
 import { BenchReceiver, IdFrom, Tracker } from './receiver';
 import { Distribution, ratio, round, table } from './stats';
 import { formatSteadyReport, runSteadyPhase, STEADY_PROJECT, SteadyReport } from './steady';
+import { formatSparseReport, runSparsePhase, SPARSE_PROJECT, SparseReport } from './sparse';
+import { collectionTable, OpsByCollection } from './firestore-meter';
 import { BenchHarness } from './harness';
 import { ISOLATION_HELP, runIsolationBench } from './isolation';
 import { RATE_HELP, runRateBench } from './rate';
@@ -72,6 +74,11 @@ Cost phase (Herald in a child process with HERALD_TIME_SCALE=1000 and a 100 ms r
   --cost-idle S      seconds of the idle window that measures the pump's polling (BENCH_COST_IDLE; 3)
   --cost-only        skip the throughput and latency parts
 
+Sparse scenario (Herald in a child process at HERALD_TIME_SCALE=1): N destinations registered
+through the admin API, each for a type of its own, then one event each; Firestore reads, writes
+and deletes per event by collection, as billed (target ≤ 1.0 reads, ≤ 0.6 writes):
+  --sparse-destinations N  destinations; 0 skips the scenario (BENCH_SPARSE_DESTINATIONS; 500)
+
 Steady-rate phase (Herald in a child process at HERALD_TIME_SCALE=1, as deployed): events sent
 into POST /ingest one per request, paced at R/s, for S seconds to one destination answering 204;
 reports the send and delivered rates and the success-rate counter documents' writes (per
@@ -92,6 +99,7 @@ interface Options {
   costBatch: number;
   costIdleSeconds: number;
   costOnly: boolean;
+  sparseDestinations: number;
   steadySeconds: number;
   steadyRate: number;
 }
@@ -110,6 +118,7 @@ function parseOptions(argv: string[]): Options {
       'cost-batch': { type: 'string' },
       'cost-idle': { type: 'string' },
       'cost-only': { type: 'boolean' },
+      'sparse-destinations': { type: 'string' },
       'steady-seconds': { type: 'string' },
       'steady-rate': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -137,6 +146,7 @@ function parseOptions(argv: string[]): Options {
     costBatch: int('cost-batch', values['cost-batch'], 'BENCH_COST_BATCH', 1, 1),
     costIdleSeconds: int('cost-idle', values['cost-idle'], 'BENCH_COST_IDLE', 3, 1),
     costOnly: values['cost-only'] ?? false,
+    sparseDestinations: int('sparse-destinations', values['sparse-destinations'], 'BENCH_SPARSE_DESTINATIONS', 500, 0),
     steadySeconds: int('steady-seconds', values['steady-seconds'], 'BENCH_STEADY_SECONDS', 20, 0),
     steadyRate: int('steady-rate', values['steady-rate'], 'BENCH_STEADY_RATE', 100, 1),
   };
@@ -324,6 +334,12 @@ async function main(): Promise<number> {
     );
   }
 
+  let sparse: SparseReport | undefined;
+  if (options.sparseDestinations > 0) {
+    await ownProject(SPARSE_PROJECT);
+    sparse = await runSparsePhase({ destinations: options.sparseDestinations, concurrency: options.concurrency, stallMs: options.stallMs }, childContext);
+  }
+
   let steady: SteadyReport | undefined;
   if (options.steadySeconds > 0) {
     await ownProject(STEADY_PROJECT);
@@ -336,6 +352,7 @@ async function main(): Promise<number> {
     emulators: { reused: !ownEmulators, pubsub: emulators.pubsubHost, firestore: emulators.firestoreHost },
     ...(throughput?.report ?? {}),
     ...(cost ? { cost } : {}),
+    ...(sparse ? { sparse } : {}),
     ...(steady ? { steady } : {}),
     runSeconds,
   };
@@ -343,16 +360,35 @@ async function main(): Promise<number> {
   const out = [
     ...(throughput ? [formatReport(throughput.report, throughput.logger)] : []),
     ...(cost ? [formatCostReport(cost)] : []),
+    ...(sparse ? [formatSparseReport(sparse)] : []),
     ...(steady ? [formatSteadyReport(steady)] : []),
+    ...(cost || sparse || steady ? [formatCollectionSummary(cost, sparse, steady)] : []),
     '',
     `Run took ${runSeconds} s.`,
     '',
   ];
   process.stdout.write(`${out.join('\n')}\n`);
   process.stdout.write(`${JSON.stringify(report)}\n`);
-  const problems = [...(throughput && !throughput.ok ? [`herald ${throughput.report.herald.problem ?? 'ok'}; direct ${throughput.report.direct.problem ?? 'ok'}`] : []), ...(cost && !cost.complete ? ['cost phase incomplete'] : []), ...(steady && !steady.complete ? [`steady-rate phase incomplete: ${steady.problem ?? '?'}`] : [])];
+  const problems = [...(throughput && !throughput.ok ? [`herald ${throughput.report.herald.problem ?? 'ok'}; direct ${throughput.report.direct.problem ?? 'ok'}`] : []), ...(cost && !cost.complete ? ['cost phase incomplete'] : []), ...(sparse && !sparse.complete ? [`sparse scenario incomplete: ${sparse.problem ?? '?'}`] : []), ...(steady && !steady.complete ? [`steady-rate phase incomplete: ${steady.problem ?? '?'}`] : [])];
   if (problems.length) note(`incomplete run: ${problems.join('; ')}`);
   return problems.length ? 1 : 0;
+}
+
+/** Where Firestore's reads and writes go, by collection: the dense runs, one destination at scale 1, and the sparse scenario side by side. */
+function formatCollectionSummary(cost: CostReport | undefined, sparse: SparseReport | undefined, steady: SteadyReport | undefined): string {
+  const columns: { name: string; perEvent: OpsByCollection }[] = [];
+  for (const run of cost?.runs ?? []) {
+    if (run.scenario === 'first-attempt' && run.source === 'ingest' && run.perEvent.firestore.byCollection) columns.push({ name: `dense ${run.name.replace('first attempt, ', '')} (scale 1000)`, perEvent: run.perEvent.firestore.byCollection });
+  }
+  if (steady?.firestore.byCollection) columns.push({ name: `steady, 1 destination (scale 1)`, perEvent: steady.firestore.byCollection });
+  if (sparse) columns.push({ name: `sparse, ${sparse.settings.destinations} destinations × 1 (scale 1)`, perEvent: sparse.firestore.byCollection });
+  const { header, rows } = collectionTable(columns);
+  return [
+    '',
+    'Firestore per delivered event by collection, as billed (a meter on the Firestore client\'s RPCs; everything in each run\'s counted span, polling and checks included):',
+    '',
+    table(header, rows),
+  ].join('\n');
 }
 
 type ThroughputReport = Awaited<ReturnType<typeof runThroughput>>['report'];
