@@ -9,7 +9,7 @@ import { eventually } from '../support/eventually';
  * is silently dropped, and the stack keeps serving afterwards.
  */
 
-const PROJECT = 'bad-input-test';
+const PROJECT = `bad-input-test-${Date.now().toString(36)}`;
 const MAX_BODY_BYTES = 2048;
 const MAX_EVENT_BYTES = 1024;
 

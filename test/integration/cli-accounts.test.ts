@@ -14,7 +14,7 @@ const TYPE = 'com.example.cli.accounts';
 
 beforeAll(async () => {
   await receiver.start();
-  stack = await startTestStack('cli-accounts-test');
+  stack = await startTestStack(`cli-accounts-test-${Date.now().toString(36)}`);
 });
 
 afterAll(async () => {

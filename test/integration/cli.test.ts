@@ -22,7 +22,7 @@ const receiver = new Receiver();
 
 beforeAll(async () => {
   await receiver.start();
-  stack = await startTestStack('cli-test');
+  stack = await startTestStack(`cli-test-${Date.now().toString(36)}`);
 });
 
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { startTestStack, TestStack } from '../support/stack';
  * instead of closing the clients under it (the receiver would have the event, Herald no
  * record of it, and the lane message would be attempted again).
  */
-const PROJECT = 'graceful-stop-test';
+const PROJECT = `graceful-stop-test-${Date.now().toString(36)}`;
 const ANSWER_AFTER_MS = 1500;
 const receiver = new Receiver(() => ({ status: 204, delayMs: ANSWER_AFTER_MS }));
 let stack: TestStack | undefined;

@@ -3,7 +3,7 @@ import { startTestStack, TestStack } from '../support/stack';
 /** The admin function serves its OpenAPI description at /openapi.json, without a token (it holds no data). */
 let stack: TestStack;
 beforeAll(async () => {
-  stack = await startTestStack('openapi-test');
+  stack = await startTestStack(`openapi-test-${Date.now().toString(36)}`);
 });
 afterAll(() => stack.stop({ purge: true }));
 

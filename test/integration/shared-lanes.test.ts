@@ -9,7 +9,7 @@ import { startTestStack, TestStack } from '../support/stack';
  * resource, and a slow destination does not stall the destinations on its lane, although
  * the emulator pushes a subscription only two requests at a time.
  */
-const PROJECT = 'shared-lanes-test';
+const PROJECT = `shared-lanes-test-${Date.now().toString(36)}`;
 const SOURCE = '/shared-lanes-test';
 const SHARDS = 4;
 /** Attempts time out after 1.5 s; 400 ms already makes a destination slow. */

@@ -29,7 +29,7 @@ function byId(path: string, id: string): ReceivedRequest[] {
 
 beforeAll(async () => {
   await receiver.start();
-  stack = await startTestStack('spine-test');
+  stack = await startTestStack(`spine-test-${Date.now().toString(36)}`);
   for (const [id, eventTypes] of [
     ['orders', ['com.example.order.*']],
     ['users', ['com.example.user.created']],
@@ -108,7 +108,7 @@ describe('an event reaches the destinations that subscribe to its type, signed a
   });
 
   test('a message published straight onto the events topic is delivered like an ingested one', async () => {
-    const pubsub = new PubSub({ projectId: 'spine-test' });
+    const pubsub = new PubSub({ projectId: stack.config.projectId });
     const data = Buffer.from('{"userId":"u-7"}');
     await pubsub.topic(stack.runtime.topology.topics.events.name).publishMessage({
       data,
