@@ -211,6 +211,9 @@ export interface CostReport {
 // ---------------------------------------------------------------- the child process
 
 /** A Herald local stack in a child process (cost-stack.ts), counting what it does. */
+/** What the cost phase's Herald reports: its counters, its problems, when, and the counter writes asked for. */
+export type Snapshot = { counters: CostCounters; problems: string[]; at: number; counterLog?: CounterWrite[] };
+
 export class CostStack {
   private seq = 0;
   private readonly waiting = new Map<number, { resolve: (m: Extract<ChildMessage, { type: 'snapshot' }>) => void; reject: (e: Error) => void }>();
@@ -245,7 +248,7 @@ export class CostStack {
   }
 
   /** The counters now; with `counterLogFrom`, also the counter writes logged from that index (a `counters.rates.writes` of an earlier snapshot). */
-  snapshot(counterLogFrom?: number): Promise<{ counters: CostCounters; problems: string[]; at: number; counterLog?: CounterWrite[] }> {
+  snapshot(counterLogFrom?: number): Promise<Snapshot> {
     if (this.exited) return Promise.reject(this.exited);
     const seq = ++this.seq;
     return new Promise((resolve, reject) => {
@@ -265,6 +268,30 @@ export class CostStack {
       });
       this.child.send({ type: 'snapshot', seq, ...(counterLogFrom !== undefined ? { counterLogFrom } : {}) } satisfies ParentMessage);
     });
+  }
+
+  /**
+   * After a load: waits (at most 10 s) for the records of the `delivered` events to land, then
+   * (at most 20 s more) for the reconciler to have checked and removed every intake batch since
+   * `before`, then for the next counter flush. Returns the snapshots after each wait.
+   */
+  async settle(before: Snapshot, delivered: number, signal: AbortSignal, counterLogFrom?: number): Promise<{ after: Snapshot; reconciled: Snapshot; settled: Snapshot }> {
+    // A record is written after the receiver answered: wait for the last ones to land.
+    let after = await this.snapshot();
+    const deadline = performance.now() + 10_000;
+    while (after.counters.recorded.DELIVERED - before.counters.recorded.DELIVERED < delivered && performance.now() < deadline) {
+      await sleep(50, signal);
+      after = await this.snapshot();
+    }
+    let reconciled = after;
+    const unreconciled = (c: CostCounters) => c.backstop.journalWrites - c.backstop.batchesRemoved;
+    while (unreconciled(reconciled.counters) > unreconciled(before.counters) && performance.now() < deadline + 20_000) {
+      await sleep(100, signal);
+      reconciled = await this.snapshot();
+    }
+    // The run's last counts are written by the next flush (at most HERALD_RATE_FLUSH_MS later): count them with it.
+    await sleep(this.ready.rateFlushMs + 300, signal);
+    return { after, reconciled, settled: await this.snapshot(counterLogFrom) };
   }
 
   /** Asks the child to stop its stack (deleting its topics), and kills it if it takes too long; once. */
@@ -385,23 +412,7 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
     receiver.route(dest.path, tracker, 'ce-id-header', { failFirst: dest.failFirst });
     const before = await stack.snapshot();
     const load = await runLoad(senderOf(spec), tracker, eventIds, { batchSize: spec.batch, concurrency: options.concurrency, stallMs: options.stallMs, signal, progress });
-    // A record is written after the receiver answered: wait for the last ones to land.
-    let after = await stack.snapshot();
-    const deadline = performance.now() + 10_000;
-    while (after.counters.recorded.DELIVERED - before.counters.recorded.DELIVERED < load.delivered && performance.now() < deadline) {
-      await sleep(50, signal);
-      after = await stack.snapshot();
-    }
-    // And for the reconciler to have checked and removed every intake batch of the run.
-    let reconciled = after;
-    const unreconciled = (c: typeof after.counters) => c.backstop.journalWrites - c.backstop.batchesRemoved;
-    while (unreconciled(reconciled.counters) > unreconciled(before.counters) && performance.now() < deadline + 20_000) {
-      await sleep(100, signal);
-      reconciled = await stack.snapshot();
-    }
-    // The run's last counts are written by the next flush (at most HERALD_RATE_FLUSH_MS later): count them with it.
-    await sleep(stack.ready.rateFlushMs + 300, signal);
-    const settled = await stack.snapshot(before.counters.rates.writes);
+    const { after, settled } = await stack.settle(before, load.delivered, signal, before.counters.rates.writes);
     return { load, before, after, settled, requests: receiver.requestsOn(dest.path) };
   };
 

@@ -16,7 +16,7 @@ import { CostContext, CostStack, dataFor, TARGETS } from './cost';
 import { subtract } from './cost-counters';
 import { GCP_LIST_PRICES } from './cost-model';
 import { collectionTable, opsDelta, OpsByCollection, perEvent as opsPerEvent, totalOps } from './firestore-meter';
-import { EVENT_SOURCE, runLoad, Send, sleep } from './load';
+import { EVENT_SOURCE, runLoad, Send } from './load';
 import { Tracker } from './receiver';
 import { round, table } from './stats';
 
@@ -135,21 +135,7 @@ export async function runSparsePhase(options: SparseOptions, ctx: CostContext): 
   const ids = Array.from({ length: n }, (_, i) => `${ctx.runId}-sparse-${i}`);
   const before = await stack.snapshot();
   const load = await runLoad(send, tracker, ids, { batchSize: 1, concurrency: options.concurrency, stallMs: options.stallMs, signal, progress });
-  const sent = await stack.snapshot();
-  let after = sent;
-  const deadline = performance.now() + 10_000;
-  while (after.counters.recorded.DELIVERED - before.counters.recorded.DELIVERED < load.delivered && performance.now() < deadline) {
-    await sleep(50, signal);
-    after = await stack.snapshot();
-  }
-  let reconciled = after;
-  const unreconciled = (c: typeof after.counters) => c.backstop.journalWrites - c.backstop.batchesRemoved;
-  while (unreconciled(reconciled.counters) > unreconciled(before.counters) && performance.now() < deadline + 20_000) {
-    await sleep(100, signal);
-    reconciled = await stack.snapshot();
-  }
-  await sleep(stack.ready.rateFlushMs + 300, signal);
-  const settled = await stack.snapshot();
+  const { after: sent, settled } = await stack.settle(before, load.delivered, signal);
   await stack.stop();
 
   const d = subtract(settled.counters, before.counters);
