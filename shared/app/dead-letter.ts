@@ -3,7 +3,7 @@ import { DeliveryRecord } from '../domain/delivery';
 import { transition } from '../domain/delivery-state';
 import { HeraldEvent } from '../domain/event';
 import { wellFormed } from '../domain/json-body';
-import { DeliveryStore, Logger, MessageBus } from '../ports';
+import { Clock, DeliveryStore, Logger, MessageBus } from '../ports';
 
 export type RejectReason = 'invalid-event' | 'invalid-lane-message' | 'destination-deleted' | 'type-unsubscribed' | 'unsupported-destination';
 
@@ -93,4 +93,26 @@ export async function sendDeadLetter(deps: DeadLetterDeps, event: HeraldEvent, r
     deps.log.warn('the dead letter was published but not marked sent; it may be published once more', { ...ids, error: (e as Error).message });
   }
   return true;
+}
+
+/**
+ * A delivery that can no longer be attempted (its destination went away): DEAD through the
+ * state machine's `abandon`, if `still` holds of the record as it stands then, and its dead
+ * letter sent (with `event`, else the one the record holds). What was written, if anything.
+ */
+export async function abandonWithDeadLetter(
+  deps: DeadLetterDeps & { clock: Clock },
+  id: string,
+  reason: string,
+  still: (current: DeliveryRecord) => boolean = () => true,
+  event?: HeraldEvent,
+): Promise<DeliveryRecord | undefined> {
+  const dead = await deps.deliveries.update(id, (current) => {
+    if (!current || !still(current)) return undefined;
+    const next = transition(current, { type: 'abandon', reason, now: deps.clock.now() });
+    return next.ok ? next.state : undefined;
+  });
+  const letter = event ?? dead?.event;
+  if (dead && letter) await sendDeadLetter(deps, letter, dead);
+  return dead;
 }

@@ -14,7 +14,7 @@ import { attemptDetail, SentRequest } from '../domain/attempt-detail';
 import { signingSecrets } from '../domain/secret-rotation';
 import { Clock, DeliveryStore, DestinationStore, HttpSender, Logger, LogFields, MessageBus, TopicPublisher } from '../ports';
 import { topicMessage } from '../domain/topic-destination';
-import { rejectToDeadLetter, RejectReason, sendDeadLetter } from './dead-letter';
+import { abandonWithDeadLetter, rejectToDeadLetter, RejectReason, sendDeadLetter } from './dead-letter';
 import { overloadBackoffMs } from '../domain/herald-overload';
 import { retryOnOverload } from './overload-retry';
 import { DestinationDirectory } from './destination-directory';
@@ -508,18 +508,11 @@ function withEvent<R extends DeliveryState>(record: R, event: HeraldEvent): R & 
   return { ...(rest as R), event: { attributes: { ...event.attributes }, data: event.data } };
 }
 
-/** The delivery can no longer be attempted: DEAD through the state machine (its destination went away), and its dead letter sent. */
+/** The delivery can no longer be attempted: DEAD through the state machine (its destination went away), counted, and its dead letter sent. */
 async function abandon(deps: DeliverDeps, id: string, ids: LogFields, reason: string, event: HeraldEvent): Promise<boolean> {
-  const dead = await deps.deliveries.update(id, (current) => {
-    if (!current) return undefined;
-    const next = transition(current, { type: 'abandon', reason, now: deps.clock.now() });
-    return next.ok ? next.state : undefined;
-  });
   deps.log.warn(`delivery abandoned: ${reason}`, ids);
-  if (dead) {
-    countSettled(deps, dead, deps.clock.now());
-    await sendDeadLetter(deps, event, dead);
-  }
+  const dead = await abandonWithDeadLetter(deps, id, reason, undefined, event);
+  if (dead) countSettled(deps, dead, deps.clock.now());
   return dead !== undefined;
 }
 

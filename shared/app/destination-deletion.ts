@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { DeliveryRecord, DeliveryStatus } from '../domain/delivery';
-import { transition } from '../domain/delivery-state';
 import { issuesFromZod } from '../domain/event';
 import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../domain/ids';
 import { DeliveryStore, MessageBus } from '../ports';
-import { sendDeadLetter } from './dead-letter';
+import { abandonWithDeadLetter } from './dead-letter';
 import { forEachLimited } from './for-each-limited';
 import { AdminDeps, AdminResult, badId, notFound } from './destinations-admin';
 
@@ -139,15 +138,8 @@ async function abandonOpen(deps: DeletionDeps, id: string): Promise<OpenCounts> 
   return counts;
 }
 
+/** One of them DEAD, if it still has the status it was listed with. */
 async function abandonOne(deps: DeletionDeps, record: DeliveryRecord, reason: string): Promise<boolean> {
-  const now = deps.clock.now();
-  const dead = await deps.deliveries.update(record.id, (current) => {
-    if (!current || current.status !== record.status) return undefined;
-    const next = transition(current, { type: 'abandon', reason, now });
-    return next.ok ? next.state : undefined;
-  });
-  if (!dead) return false;
   // Every PENDING, IN_FLIGHT or QUEUED record holds its event; one that does not is the reconciler's to report.
-  if (dead.event) await sendDeadLetter(deps, dead.event, dead);
-  return true;
+  return (await abandonWithDeadLetter(deps, record.id, reason, (current) => current.status === record.status)) !== undefined;
 }

@@ -1,7 +1,6 @@
 import { DeliveryRecord } from '../domain/delivery';
-import { transition } from '../domain/delivery-state';
 import { Clock, DeliveryStore, DestinationStore, Logger, MessageBus } from '../ports';
-import { sendDeadLetter } from './dead-letter';
+import { abandonWithDeadLetter } from './dead-letter';
 
 export interface QueuedCheckDeps {
   destinations: Pick<DestinationStore, 'get'>;
@@ -24,15 +23,8 @@ export async function deadIfDestinationDeleted(deps: QueuedCheckDeps, record: De
   const ids = { destinationId: record.destinationId, deliveryId: record.id, eventId: record.eventId };
   try {
     if (await deps.destinations.get(record.destinationId)) return;
-    const now = deps.clock.now();
-    const dead = await deps.deliveries.update(record.id, (current) => {
-      if (current?.status !== 'QUEUED') return undefined;
-      const next = transition(current, { type: 'abandon', reason: 'destination-deleted: the destination was deleted as this delivery was queued', now });
-      return next.ok ? next.state : undefined;
-    });
-    if (!dead) return;
-    deps.log.warn('a delivery queued as its destination was deleted is DEAD, with a dead letter', ids);
-    if (dead.event) await sendDeadLetter(deps, dead.event, dead);
+    const dead = await abandonWithDeadLetter(deps, record.id, 'destination-deleted: the destination was deleted as this delivery was queued', (current) => current.status === 'QUEUED');
+    if (dead) deps.log.warn('a delivery queued as its destination was deleted is DEAD, with a dead letter', ids);
   } catch (e) {
     // The QUEUED record is written and stands; `DELETE …?deliveries=dead` again sweeps what a failed check left.
     deps.log.warn('could not check whether the destination of a queued delivery still exists', { ...ids, error: (e as Error).message });

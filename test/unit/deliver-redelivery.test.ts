@@ -1,19 +1,10 @@
-import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
-import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
-import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
-import { MemoryTopicPublisher } from '../../shared/adapters/memory/topic-publisher';
-import { DeliverDeps, deliverFromLane, LANE_ATTRIBUTES } from '../../shared/app/deliver';
-import { DeliveryLimiter } from '../../shared/app/delivery-limiter';
-import { DestinationDirectory } from '../../shared/app/destination-directory';
-import { RateRecorder } from '../../shared/app/rate-recorder';
-import { PubSubMessage, PushDelivery, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
+import { deliverFromLane, LANE_ATTRIBUTES } from '../../shared/app/deliver';
+import { PushDelivery, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { AttemptResult, deliveryId } from '../../shared/domain/delivery';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
 import { eventKey, HeraldEvent } from '../../shared/domain/event';
-import { SlowDestinations } from '../../shared/domain/slow-destinations';
-import { createLogger } from '../../shared/log';
-import { systemClock } from '../../shared/ports';
 import { MemoryDestinationStore } from '../support/memory-destination-store';
+import { memoryDeliverDeps } from '../support/memory-deliver';
 
 /**
  * A first push sends without reading its record (SPEC "Delivery contract"); a redelivered
@@ -33,25 +24,8 @@ const LATE_RETRY = { retryOn: { statuses: ['5xx'] }, backoff: { kind: 'fixed', d
 async function setup(statuses: number[], spec: Record<string, unknown> = {}) {
   const destinations = new MemoryDestinationStore();
   await destinations.put(applySpec('hook', destinationSpecSchema.parse({ url: 'https://example.com/hook', ...spec }), undefined, new Date()));
-  const bus: { topic: string; message: PubSubMessage }[] = [];
-  const logs: Record<string, unknown>[] = [];
-  const log = createLogger({ level: 'DEBUG', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const deliveries = new MemoryDeliveryStore();
-  const rateStore = new MemoryRateStore();
   const sent: string[] = [];
-  const deps: DeliverDeps = {
-    bus: { publish: async (topic, message) => String(bus.push({ topic, message })) },
-    deadLetterTopic: 'herald-dead-letter',
-    directory: new DestinationDirectory(destinations, systemClock, 0),
-    destinations,
-    deliveries,
-    rates: new RateRecorder(rateStore, systemClock, log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 }),
-    limiter: new DeliveryLimiter(new MemoryRateLeaseStore(), systemClock, log, 'test'),
-    maxRateWaitMs: 30_000,
-    sharedLaneWaitMs: 30_000,
-    slow: new SlowDestinations({ slowMs: 2000, forgetMs: 60_000 }),
-    names: { prefix: 'herald' },
-    notificationsTopic: 'herald-notifications',
+  const { deps, bus, logs, deliveries, rateStore } = memoryDeliverDeps(destinations, {
     http: {
       send: async (req): Promise<AttemptResult> => {
         sent.push(req.headers['webhook-id']!);
@@ -59,11 +33,7 @@ async function setup(statuses: number[], spec: Record<string, unknown> = {}) {
         return { kind: 'response', status, durationMs: 3, bodyExcerpt: '' };
       },
     },
-    topics: new MemoryTopicPublisher(),
-    clock: systemClock,
-    log,
-    policy: { presetTimeoutMs: 5000, timeScale: 1 },
-  };
+  });
   const push: PushDelivery = {
     subscription: 'projects/herald-local/subscriptions/herald-shard-0-deliver',
     messageId: 'm1',

@@ -1,19 +1,11 @@
-import { SlowDestinations } from '../../shared/domain/slow-destinations';
-import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
-import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
-import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
 import { MemoryTopicPublisher, TopicAnswer } from '../../shared/adapters/memory/topic-publisher';
-import { DeliverDeps, deliverFromLane, LANE_ATTRIBUTES } from '../../shared/app/deliver';
-import { DeliveryLimiter } from '../../shared/app/delivery-limiter';
-import { DestinationDirectory } from '../../shared/app/destination-directory';
-import { RateRecorder } from '../../shared/app/rate-recorder';
-import { PubSubMessage, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
+import { deliverFromLane, LANE_ATTRIBUTES } from '../../shared/app/deliver';
+import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { deliveryId } from '../../shared/domain/delivery';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
 import { eventKey, HeraldEvent } from '../../shared/domain/event';
-import { createLogger } from '../../shared/log';
-import { systemClock } from '../../shared/ports';
 import { MemoryDestinationStore } from '../support/memory-destination-store';
+import { memoryDeliverDeps } from '../support/memory-deliver';
 
 /** `deliver` to a Pub/Sub-topic destination, on memory adapters: the sender chosen by kind, outcomes recorded. */
 
@@ -27,35 +19,19 @@ const ID = deliveryId('audit', eventKey(EVENT.attributes));
 async function setup(answer: TopicAnswer, spec: Record<string, unknown> = {}, maxRateWaitMs = 30_000) {
   const destinations = new MemoryDestinationStore();
   await destinations.put(applySpec('audit', destinationSpecSchema.parse({ topic: TOPIC, ...spec }), undefined, new Date()));
-  const bus: { topic: string; message: PubSubMessage }[] = [];
-  const logs: Record<string, unknown>[] = [];
-  const log = createLogger({ level: 'DEBUG', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
   const topics = new MemoryTopicPublisher(() => answer);
-  const deliveries = new MemoryDeliveryStore();
-  const rateStore = new MemoryRateStore();
-  const deps: DeliverDeps = {
-    bus: { publish: async (topic, message) => String(bus.push({ topic, message })) },
-    deadLetterTopic: 'herald-dead-letter',
-    directory: new DestinationDirectory(destinations, systemClock, 0),
+  const { deps, bus, logs, deliveries, rateStore } = memoryDeliverDeps(
     destinations,
-    deliveries,
-    rates: new RateRecorder(rateStore, systemClock, log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 }),
-    limiter: new DeliveryLimiter(new MemoryRateLeaseStore(), systemClock, log, 'test'),
-    maxRateWaitMs,
-    sharedLaneWaitMs: 30_000,
-    slow: new SlowDestinations({ slowMs: 2000, forgetMs: 60_000 }),
-      names: { prefix: 'herald' },
-    notificationsTopic: 'herald-notifications',
-    http: {
-      send: async () => {
-        throw new Error('a topic destination must not be sent HTTP');
+    {
+      http: {
+        send: async () => {
+          throw new Error('a topic destination must not be sent HTTP');
+        },
       },
+      topics,
     },
-    topics,
-    clock: systemClock,
-    log,
-    policy: { presetTimeoutMs: 5000, timeScale: 1 },
-  };
+    { maxRateWaitMs },
+  );
   const push = {
     subscription: 'projects/herald-local/subscriptions/herald-lane-audit-deliver',
     messageId: 'm1',

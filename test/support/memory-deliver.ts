@@ -1,0 +1,51 @@
+import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
+import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
+import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
+import { MemoryTopicPublisher } from '../../shared/adapters/memory/topic-publisher';
+import { DeliverDeps } from '../../shared/app/deliver';
+import { DeliveryLimiter } from '../../shared/app/delivery-limiter';
+import { DestinationDirectory } from '../../shared/app/destination-directory';
+import { RateRecorder } from '../../shared/app/rate-recorder';
+import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
+import { SlowDestinations } from '../../shared/domain/slow-destinations';
+import { createLogger } from '../../shared/log';
+import { HttpSender, systemClock } from '../../shared/ports';
+import { MemoryDestinationStore } from './memory-destination-store';
+
+/**
+ * deliver's dependencies over the memory stores, with what a test looks at: the messages
+ * published (dead letters, hand-overs), the log lines, the stores. `http` and `topics` answer
+ * as the test says; anything else of DeliverDeps may be replaced through `overrides`.
+ */
+export function memoryDeliverDeps(
+  destinations: MemoryDestinationStore,
+  io: { http: HttpSender; topics?: MemoryTopicPublisher },
+  overrides: Partial<DeliverDeps> = {},
+): { deps: DeliverDeps; bus: { topic: string; message: PubSubMessage }[]; logs: Record<string, unknown>[]; deliveries: MemoryDeliveryStore; rateStore: MemoryRateStore } {
+  const bus: { topic: string; message: PubSubMessage }[] = [];
+  const logs: Record<string, unknown>[] = [];
+  const log = createLogger({ level: 'DEBUG', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+  const deliveries = new MemoryDeliveryStore();
+  const rateStore = new MemoryRateStore();
+  const deps: DeliverDeps = {
+    bus: { publish: async (topic, message) => String(bus.push({ topic, message })) },
+    deadLetterTopic: 'herald-dead-letter',
+    directory: new DestinationDirectory(destinations, systemClock, 0),
+    destinations,
+    deliveries,
+    rates: new RateRecorder(rateStore, systemClock, log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 }),
+    limiter: new DeliveryLimiter(new MemoryRateLeaseStore(), systemClock, log, 'test'),
+    maxRateWaitMs: 30_000,
+    sharedLaneWaitMs: 30_000,
+    slow: new SlowDestinations({ slowMs: 2000, forgetMs: 60_000 }),
+    names: { prefix: 'herald' },
+    notificationsTopic: 'herald-notifications',
+    http: io.http,
+    topics: io.topics ?? new MemoryTopicPublisher(),
+    clock: systemClock,
+    log,
+    policy: { presetTimeoutMs: 5000, timeScale: 1 },
+    ...overrides,
+  };
+  return { deps, bus, logs, deliveries, rateStore };
+}
