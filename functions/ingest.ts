@@ -44,7 +44,6 @@ export const ingestHandler = guarded(
         log: rt.log,
         ...publisher,
         quotas: rt.publishQuotas,
-        samples: rt.eventTypeSampler,
         maxBodyBytes: rt.config.maxBodyBytes,
         maxEventBytes: rt.config.maxEventBytes,
       },

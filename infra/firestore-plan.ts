@@ -5,6 +5,8 @@
 
 export interface QuerySpec {
   collection: string;
+  /** An array field the query filters with array-contains (or -any): first in the index, as CONTAINS. */
+  contains?: string;
   equality: readonly string[];
   orderBy: string;
   /** Absent: ascending. */
@@ -13,6 +15,8 @@ export interface QuerySpec {
 
 export interface CompositeIndex {
   collection: string;
+  /** An array field indexed for array-contains, before `fields`. */
+  contains?: string;
   /** In index order: the equality fields, then the ordered one. */
   fields: string[];
   /** Of the ordered (last) field; the equality fields are ascending. */
@@ -28,14 +32,14 @@ export function compositeIndexes(queries: Record<string, QuerySpec>): CompositeI
   const byKey = new Map<string, CompositeIndex>();
   for (const q of Object.values(queries)) {
     const fields = [...new Set([...q.equality, q.orderBy])];
-    if (fields.length < 2) continue;
+    if (fields.length < 2 && q.contains === undefined) continue;
     const order = q.direction === 'desc' ? 'DESCENDING' : 'ASCENDING';
-    byKey.set(`${q.collection}/${fields.join(',')}/${order}`, { collection: q.collection, fields, order });
+    byKey.set(`${q.collection}/${q.contains ?? ''}/${fields.join(',')}/${order}`, { collection: q.collection, ...(q.contains !== undefined ? { contains: q.contains } : {}), fields, order });
   }
   return [...byKey.values()];
 }
 
 /** A resource-name-safe label for an index: `deliveries-status-availableAt`. */
 export function indexName(index: CompositeIndex): string {
-  return [index.collection, ...index.fields, ...(index.order === 'DESCENDING' ? ['desc'] : [])].join('-').replace(/[^A-Za-z0-9-]/g, '-');
+  return [index.collection, ...(index.contains !== undefined ? [index.contains, 'contains'] : []), ...index.fields, ...(index.order === 'DESCENDING' ? ['desc'] : [])].join('-').replace(/[^A-Za-z0-9-]/g, '-');
 }

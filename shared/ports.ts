@@ -133,16 +133,34 @@ export interface QuotaStore {
 export interface EventTypeSample {
   account: string;
   type: string;
-  /** ISO 8601: when the sample was taken (at most a minute behind the type's last event, per instance). */
+  /** ISO 8601: when ingest accepted the sampled event (refreshed at most hourly while the type keeps coming). */
   lastSeenAt: string;
   /** The event in CloudEvents JSON (structured mode), or, over the size limit, its attributes and a `truncated` excerpt. */
   sample: Record<string, unknown>;
 }
 
-/** One document per (account, event type), rewritten at most once a minute per instance. */
+/** One type as the catalogue stores it: its sample as JSON text (Firestore refuses some JSON, arrays in arrays for one). */
+export interface EventTypeEntry {
+  type: string;
+  lastSeenAt: string;
+  sample: string;
+}
+
+/** A type in one of the account's catalogue documents (`shard`: which). */
+export interface CatalogueEntry extends EventTypeEntry {
+  shard: number;
+}
+
+/** Each account's event types (domain/event-type-catalogue.ts), kept by the reconciler from the intake journal (app/event-type-samples.ts). */
 export interface EventTypeStore {
-  put(sample: EventTypeSample): Promise<void>;
-  /** The account's types, by type. */
+  /**
+   * Adds or refreshes some of the account's types: one write per catalogue document named,
+   * merged, so types another writer recorded meanwhile stay.
+   */
+  record(account: string, entries: readonly CatalogueEntry[]): Promise<void>;
+  /** What the account's catalogue documents hold (not the per-type documents of before): the catalogue's memory after a restart. */
+  known(account: string): Promise<CatalogueEntry[]>;
+  /** The account's types, by type: the catalogue's and any older per-type document's, the newest `lastSeenAt` of each. */
   list(account: string): Promise<EventTypeSample[]>;
 }
 
@@ -184,6 +202,12 @@ export interface RateDelta extends RateCounts {
   settled?: SettledCounts;
   /** The writer's newest records created in this bucket (domain/recent-log.ts), replacing its list in the same write. */
   recent?: { writer: string; entries: readonly RecentEntry[] };
+  /**
+   * The shared document (of this bucket) the delta goes into with other sparse destinations'
+   * — one writer's, of one account, named by it (`<account>_~…`: rate-recorder.ts) — instead of
+   * the destination's own.
+   */
+  group?: string;
 }
 
 /**
@@ -191,16 +215,18 @@ export interface RateDelta extends RateCounts {
  * so no counter document takes more than one write per flush of one writer.
  */
 export interface RateStore {
-  /** One write per delta. */
+  /** One write per document: a delta without a `group` is its destination's own; all deltas of one (bucket, group), one shared document. */
   add(deltas: readonly RateDelta[], shard: number): Promise<void>;
-  /** Every shard of every bucket of the destination that started at or after `since` (epoch ms), merged per bucket. */
+  /** Every shard of every bucket of the destination that started at or after `since` (epoch ms), own and shared documents, merged per bucket. */
   window(destinationId: string, since: number): Promise<RateBucket[]>;
-  /** Destinations with a bucket that started at or after `since`: one read per such bucket shard, none per idle destination. */
+  /** `window` of each destination, read together: shared documents once for all of them (the suspension check). */
+  windows(destinationIds: readonly string[], since: number): Promise<Map<string, RateBucket[]>>;
+  /** Destinations with a bucket that started at or after `since`: one read per such document (own or shared), none per idle destination. */
   activeSince(since: number): Promise<string[]>;
   /**
    * The log head of the destination's newest buckets (since `since`), newest first, every
-   * writer's list of a bucket together: at most `maxDocs` documents read, and a bucket that
-   * may have been cut by that limit left out.
+   * writer's list of a bucket together: at most `maxDocs` documents read of each kind (own,
+   * shared), and every bucket that may have been cut by that limit left out.
    */
   recentLog(destinationId: string, since: number, maxDocs: number): Promise<RecentBucket[]>;
 }
@@ -211,11 +237,31 @@ export interface DeliveryPage {
   nextCursor?: string;
 }
 
+/** A status a record may hold only in a document of its own: never a grouped one (DELIVERED). */
+export type WorkStatus = Exclude<DeliveryStatus, 'DELIVERED'>;
+
 export interface DeliveryStore {
+  /** The delivery as it stands (domain/grouped-outcomes.ts), from its own document and any group copies. */
   get(id: string): Promise<DeliveryRecord | undefined>;
   put(record: DeliveryRecord): Promise<void>;
-  /** Writes the record only if none has its id; resolves false (writing nothing) if one exists. */
-  create(record: DeliveryRecord): Promise<boolean>;
+  /**
+   * Writes the record only if no document of its own has its id; resolves false (writing
+   * nothing) if one exists. `unlessGrouped`: nor a group member (one read more), for a record
+   * that must not stand beside a delivery already DELIVERED (a failed send, a recovery).
+   */
+  create(record: DeliveryRecord, options?: { unlessGrouped?: boolean }): Promise<boolean>;
+  /**
+   * Records a first attempt that ended DELIVERED, durable when this resolves, in a group with
+   * the others this instance commits meanwhile (one write for many; domain/grouped-outcomes.ts).
+   * Nothing is read first: a delivery recorded already is then found twice, and every view
+   * shows it once, the later copy counted as a duplicate.
+   */
+  addDelivered(record: DeliveryRecord): Promise<void>;
+  /**
+   * A first attempt is being sent: its outcome may be added in a moment, and a commit waits a
+   * little for it. Call what this returns once the outcome is added or will not be.
+   */
+  expectDelivered?(): () => void;
   /**
    * Reads one record, lets `decide` compute its successor, and writes that atomically.
    * `decide` may run more than once under contention, so it must be pure; returning
@@ -228,7 +274,8 @@ export interface DeliveryStore {
   nextAvailableAt(): Promise<Date | undefined>;
   /** Ids of the destination's PENDING deliveries deferred by rate control (`rateDeferred`), earliest availableAt first. */
   rateDeferred(destinationId: string, limit: number): Promise<string[]>;
-  list(destinationId: string, query: { status?: DeliveryStatus; limit: number; cursor?: string }): Promise<DeliveryPage>;
+  /** The destination's records in `status`, by id. */
+  list(destinationId: string, query: { status: WorkStatus; limit: number; cursor?: string }): Promise<DeliveryPage>;
   /**
    * The destination's delivery log: newest published first, filtered (domain/delivery-log.ts
    * says what is in it and in which order). Records come without their event and attemptLog.
@@ -237,12 +284,12 @@ export interface DeliveryStore {
   /** The records of `ids` as the log shows them (no event, no attemptLog), in that order; those missing left out. One read each. */
   logRows(ids: readonly string[]): Promise<DeliveryRecord[]>;
   /**
-   * How many records came from intake batch `intake` for one of `destinationIds`: a count
-   * aggregation, which Firestore bills as one read per 1,000 records counted.
+   * How many deliveries came from intake batch `intake` for one of `destinationIds`, each
+   * counted once however it is stored (a grouped one and a document of its own).
    */
   countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number>;
-  /** How many records came from the intake batches whose ids lie from `first` to `last` (one count aggregation). */
-  countFromIntakes(first: string, last: string): Promise<number>;
+  /** How many deliveries came from these intake batches (each counted once however it is stored). */
+  countFromIntakes(intakes: readonly string[]): Promise<number>;
   /** Which of `ids` have a record (one read each). */
   existing(ids: readonly string[]): Promise<Set<string>>;
   /** DEAD records whose dead letter is still owed since `before` or earlier, oldest first. */
@@ -252,7 +299,7 @@ export interface DeliveryStore {
    * destinations), billed one read per 1,000 records counted. The console's overview, and
    * what deleting a destination finds still to send.
    */
-  countByStatus(destinationIds: readonly string[], status: DeliveryStatus): Promise<number>;
+  countByStatus(destinationIds: readonly string[], status: WorkStatus): Promise<number>;
 }
 
 /**

@@ -1,13 +1,14 @@
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
-import { FirestoreDeliveryStore, FirestoreDestinationStore, FirestoreIntakeStore, OperationCounter } from './adapters/firestore-stores';
+import { FirestoreDestinationStore, FirestoreIntakeStore, OperationCounter } from './adapters/firestore-stores';
+import { FirestoreDeliveryStore } from './adapters/firestore-deliveries';
 import { IntakeJournal } from './app/intake-journal';
 import { KeyVerifier } from './app/key-verifier';
 import { AccountPolicies } from './app/account-policies';
 import { PublishQuotas } from './app/publish-quotas';
 import { FirestoreQuotaStore } from './adapters/firestore-quotas';
 import { FirestoreEventTypeStore } from './adapters/firestore-event-types';
-import { EventTypeSampler } from './app/event-type-samples';
+import { EventTypeCatalogue } from './app/event-type-samples';
 import { FirestoreAccountStore } from './adapters/firestore-accounts';
 import { FirestoreAccountDataEraser } from './adapters/firestore-account-data';
 import { AccountPurgeDeps } from './app/account-purge';
@@ -84,8 +85,8 @@ export interface Runtime {
   publishQuotas: PublishQuotas;
   /** Each account's event types, each with its latest sample (the console's Event types page). */
   eventTypes: EventTypeStore;
-  /** Ingest's writer of those samples: at most once a minute per (account, type) per instance, in the background. */
-  eventTypeSampler: EventTypeSampler;
+  /** The reconciler's writer of those: from the intake batches it reads, one write per account and round at most (no write at ingest). */
+  eventTypeCatalogue: EventTypeCatalogue;
   /** Authenticates the internal endpoints (push and scheduler requests). */
   pushAuth: PushAuthenticator;
   /** DNS as the SSRF guard sees it (registration and every attempt). */
@@ -218,7 +219,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const accounts = new FirestoreAccountStore(firestore, firestoreOps);
   const accountPolicies = new AccountPolicies(accounts, clock, log, config.destinationCacheMs, { publishPerSecond: config.accountPublishQuota, destinations: config.accountDestinationQuota });
   const eventTypes = new FirestoreEventTypeStore(firestore, firestoreOps);
-  const eventTypeSampler = new EventTypeSampler(eventTypes, clock, log);
+  const eventTypeCatalogue = new EventTypeCatalogue(eventTypes, log);
   const keys = new KeyVerifier(accounts, clock);
   const portals = new FirestorePortalStore(firestore, firestoreOps);
   const rt: Runtime = {
@@ -232,7 +233,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     accountPolicies,
     publishQuotas: new PublishQuotas(new FirestoreQuotaStore(firestore, firestoreOps), (account) => accountPolicies.quotasOf(account), clock, log),
     eventTypes,
-    eventTypeSampler,
+    eventTypeCatalogue,
     pushAuth,
     resolver,
     clock,
@@ -264,7 +265,6 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
       await limiter.settled();
       clearInterval(flusher);
       await rates.flush();
-      await eventTypeSampler.settled();
       await deadLetters.close().catch(() => undefined);
       await Promise.allSettled([pubsub.close(), topics.close(), firestore.terminate(), http instanceof UndiciHttpSender ? http.close() : Promise.resolve()]);
     },
@@ -349,6 +349,7 @@ export function reconcileDeps(rt: Runtime): ReconcileDeps {
     rateLeases: rt.rateLeases,
     state: rt.reconciler,
     rates: rt.rates,
+    catalogue: rt.eventTypeCatalogue,
   };
 }
 

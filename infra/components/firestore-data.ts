@@ -14,6 +14,8 @@ export interface FirestoreDataArgs {
   deletionPolicy: 'ABANDON' | 'DELETE';
   indexes: CompositeIndex[];
   ttlFields: { collection: string; field: string }[];
+  /** Fields exempt from Firestore's automatic single-field indexes. */
+  unindexedFields: readonly { collection: string; field: string }[];
 }
 
 /** Firestore in native mode, the composite indexes Herald's queries need and TTL on expiring records. */
@@ -45,7 +47,10 @@ export class FirestoreData extends pulumi.ComponentResource {
           database: DEFAULT_DATABASE,
           collection: index.collection,
           queryScope: 'COLLECTION',
-          fields: index.fields.map((fieldPath, i) => ({ fieldPath, order: i === index.fields.length - 1 ? index.order : 'ASCENDING' })),
+          fields: [
+            ...(index.contains !== undefined ? [{ fieldPath: index.contains, arrayConfig: 'CONTAINS' }] : []),
+            ...index.fields.map((fieldPath, i) => ({ fieldPath, order: i === index.fields.length - 1 ? index.order : 'ASCENDING' })),
+          ],
         },
         child,
       );
@@ -64,6 +69,9 @@ export class FirestoreData extends pulumi.ComponentResource {
         },
         child,
       );
+    }
+    for (const f of args.unindexedFields) {
+      new gcp.firestore.Field(`${name}-${f.collection}-${f.field}-unindexed`, { project: args.project, database: DEFAULT_DATABASE, collection: f.collection, field: f.field, indexConfig: {} }, child);
     }
     this.registerOutputs({});
   }

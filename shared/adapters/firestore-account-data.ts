@@ -28,8 +28,12 @@ const PARTS: readonly Part[] = [
   { kind: 'prefix', collection: COLLECTIONS.rateControl, prefix: (a) => `${a}_` },
   // `<destination>~<bucket>~<shard>`: counters and log heads (they would expire in 25 h; not left that long).
   { kind: 'prefix', collection: COLLECTIONS.rates, prefix: (a) => `${a}_` },
+  // `<account>_~<writer>~<part>~<bucket>`: its sparse destinations' counters, shared with none of another account's.
+  { kind: 'prefix', collection: COLLECTIONS.sharedRates, prefix: (a) => `${a}_` },
   // `<destination>.<event key>`: every record of every destination the account ever had.
   { kind: 'prefix', collection: COLLECTIONS.deliveries, prefix: (a) => `${a}_` },
+  // `<account>_~<writer>~<n>`: groups of its DELIVERED first attempts (a group holds one account's only).
+  { kind: 'prefix', collection: COLLECTIONS.deliveryGroups, prefix: (a) => `${a}_` },
 ];
 
 /**

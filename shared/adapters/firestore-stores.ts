@@ -1,12 +1,9 @@
-import { DocumentData, DocumentReference, FieldPath, FieldValue, Firestore, Timestamp } from '@google-cloud/firestore';
-import { DeliveryLogQuery, inLog, logPage } from '../domain/delivery-log';
-import { DeliveryRecord, DeliveryStatus } from '../domain/delivery';
-import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../domain/delivery-retention';
+import { DocumentData, DocumentReference, FieldValue, Firestore, Timestamp } from '@google-cloud/firestore';
 import { Destination } from '../domain/destination';
 import { isSealed, SecretBox, SecretBoxError, sealedKeyId } from '../domain/secret-box';
 import { HeraldEvent } from '../domain/event';
 import { IntakeBatch } from '../domain/intake';
-import { DeliveryPage, DeliveryStore, DestinationChanges, DestinationStore, IntakeStore } from '../ports';
+import { DestinationChanges, DestinationStore, IntakeStore } from '../ports';
 import { deleteIfExists, GRPC, grpcCode, readDecideWrite } from './firestore-write';
 
 /** Counts every document read and write, so the benchmark reports what Herald costs. */
@@ -24,7 +21,11 @@ export class OperationCounter {
 export const COLLECTIONS = {
   destinations: 'destinations',
   deliveries: 'deliveries',
+  /** First attempts that ended DELIVERED, committed many to a document (firestore-delivery-groups.ts). */
+  deliveryGroups: 'delivery-groups',
   rates: 'rates',
+  /** Counters of sparse destinations, many to a document (firestore-rates.ts). */
+  sharedRates: 'rates-shared',
   rateControl: 'rate-control',
   replays: 'replays',
   intake: 'intake',
@@ -57,9 +58,16 @@ export const FIRESTORE_QUERIES = {
   logByType: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'eventType'], orderBy: 'publishedAt', direction: 'desc' },
   logByStatusAndType: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'status', 'eventType'], orderBy: 'publishedAt', direction: 'desc' },
   logByEventId: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'eventId'], orderBy: 'publishedAt', direction: 'desc' },
+  // The delivery log's grouped members: a destination's groups, by their oldest member, newest first.
+  groupLog: { collection: COLLECTIONS.deliveryGroups, contains: 'destinations', equality: [], orderBy: 'oldest', direction: 'desc' },
   rateWindow: { collection: COLLECTIONS.rates, equality: ['destinationId'], orderBy: 'bucketStart' },
   // The head of a destination's delivery log, kept with its counters: the newest buckets first.
   logHead: { collection: COLLECTIONS.rates, equality: ['destinationId'], orderBy: 'bucketStart', direction: 'desc' },
+  // The same two in the shared counter documents, which list their destinations in an array.
+  sharedRateWindow: { collection: COLLECTIONS.sharedRates, contains: 'destinations', equality: [], orderBy: 'bucketStart' },
+  sharedLogHead: { collection: COLLECTIONS.sharedRates, contains: 'destinations', equality: [], orderBy: 'bucketStart', direction: 'desc' },
+  // Every shared counter document since a time (the suspension check; one field: the automatic index).
+  sharedRatesSince: { collection: COLLECTIONS.sharedRates, equality: [], orderBy: 'bucketStart' },
   // GET /admin/replays: newest first (one field: Firestore's automatic index serves it).
   recentReplays: { collection: COLLECTIONS.replays, equality: [], orderBy: 'createdAt', direction: 'desc' },
   // GET /admin/accounts/{id}/replays: one account's, newest first.
@@ -72,15 +80,20 @@ export const FIRESTORE_QUERIES = {
   owedDeadLetters: { collection: COLLECTIONS.deliveries, equality: [], orderBy: 'deadLetterDueAt' },
   // Each instance's destination directory: registry changes since it last looked (one field: the automatic index).
   destinationChanges: { collection: COLLECTIONS.destinationChanges, equality: [], orderBy: 'at' },
-  // GET /admin/event-types: the account's event types and their samples, by type.
-  accountEventTypes: { collection: COLLECTIONS.eventTypes, equality: ['account'], orderBy: 'type' },
   // The scheduled purge: deleted accounts whose data may not all be gone yet, oldest first.
   // (It deletes the rest by document-id ranges, `<account>_…`, which need no index.)
   pendingPurges: { collection: COLLECTIONS.accountTombstones, equality: ['purge'], orderBy: 'deletedAt' },
   // GET /admin/accounts/{id}/portal-links and …/portal-sessions: the account's newest, live ones among them.
   accountPortalLinks: { collection: COLLECTIONS.portalLinks, equality: ['account'], orderBy: 'createdAt', direction: 'desc' },
   accountPortalSessions: { collection: COLLECTIONS.portalSessions, equality: ['account'], orderBy: 'createdAt', direction: 'desc' },
-} as const satisfies Record<string, { collection: string; equality: readonly string[]; orderBy: string; direction?: 'asc' | 'desc' }>;
+} as const satisfies Record<string, { collection: string; contains?: string; equality: readonly string[]; orderBy: string; direction?: 'asc' | 'desc' }>;
+
+/**
+ * Fields no query selects by, as data: the Pulumi program exempts them from Firestore's
+ * automatic indexing (a group's members are large maps in an array; indexing each would cost
+ * storage and write latency for nothing).
+ */
+export const FIRESTORE_UNINDEXED_FIELDS = [{ collection: COLLECTIONS.deliveryGroups, field: 'members' }] as const;
 
 /**
  * Timestamp fields after which Firestore's TTL policy deletes a document, as data: the
@@ -88,6 +101,7 @@ export const FIRESTORE_QUERIES = {
  */
 export const FIRESTORE_TTL_FIELDS = {
   rates: { collection: COLLECTIONS.rates, field: 'expireAt' },
+  sharedRates: { collection: COLLECTIONS.sharedRates, field: 'expireAt' },
   destinationChanges: { collection: COLLECTIONS.destinationChanges, field: 'expireAt' },
   // A portal link or session is deleted once it has expired; an account's mark once every session it ended has.
   portalLinks: { collection: COLLECTIONS.portalLinks, field: 'expireAt' },
@@ -95,6 +109,8 @@ export const FIRESTORE_TTL_FIELDS = {
   portalMarks: { collection: COLLECTIONS.portalMarks, field: 'expireAt' },
   // A settled delivery, its retention after it settled (domain/delivery-retention.ts); never one that holds work.
   deliveries: { collection: COLLECTIONS.deliveries, field: 'expireAt' },
+  // A group when its last member's retention ends.
+  deliveryGroups: { collection: COLLECTIONS.deliveryGroups, field: 'expireAt' },
 } as const satisfies Record<string, { collection: string; field: string }>;
 
 /** How long the destination change log keeps an entry (TTL); a directory idle longer reloads whole. */
@@ -179,26 +195,44 @@ export class FirestoreDestinationStore implements DestinationStore {
     }
     // A little overlap: a change read twice is applied twice, to the same result.
     const after = Timestamp.fromMillis(since.getTime() - CHANGE_OVERLAP_MS);
-    const snap = await this.changes.where(FIRESTORE_QUERIES.destinationChanges.orderBy, '>', after).select('destinationId').get();
+    const snap = await this.changes.where(FIRESTORE_QUERIES.destinationChanges.orderBy, '>', after).orderBy(FIRESTORE_QUERIES.destinationChanges.orderBy).get();
     this.ops.reads += Math.max(1, snap.size);
-    const ids = [...new Set(snap.docs.map((d) => (d.data() as { destinationId: string }).destinationId))];
-    const docs = ids.length > 0 ? await this.db.getAll(...ids.map((id) => this.col.doc(id))) : [];
+    // An entry carries the destination as written (or that it was deleted): the newest per destination is what stands.
+    const newest = new Map<string, ChangeEntry>();
+    for (const d of snap.docs) {
+      const entry = d.data() as ChangeEntry;
+      newest.set(entry.destinationId, entry);
+    }
+    const upserted: Destination[] = [];
+    const removed: string[] = [];
+    const unknown: string[] = [];
+    for (const [id, entry] of newest) {
+      if (entry.destination) upserted.push(this.fromDoc(entry.destination));
+      else if (entry.removed) removed.push(id);
+      // An entry written before entries carried the destination: the document itself, then.
+      else unknown.push(id);
+    }
+    const docs = unknown.length > 0 ? await this.db.getAll(...unknown.map((id) => this.col.doc(id))) : [];
     this.ops.reads += docs.length;
-    return {
-      initial: false,
-      upserted: docs.filter((d) => d.exists).map((d) => this.fromDoc(d.data()!)),
-      removed: docs.filter((d) => !d.exists).map((d) => d.id),
-      readTime: snap.readTime.toDate(),
-    };
+    for (const d of docs) {
+      if (d.exists) upserted.push(this.fromDoc(d.data()!));
+      else removed.push(d.id);
+    }
+    return { initial: false, upserted, removed, readTime: snap.readTime.toDate() };
   }
 
   private get changes() {
     return this.db.collection(COLLECTIONS.destinationChanges);
   }
 
-  /** The change log entry written with every destination write, in its batch or transaction. */
-  private changeEntry(destinationId: string): [DocumentReference, DocumentData] {
-    return [this.changes.doc(), { destinationId, at: FieldValue.serverTimestamp(), [FIRESTORE_TTL_FIELDS.destinationChanges.field]: new Date(Date.now() + CHANGE_KEEP_MS) }];
+  /**
+   * The change log entry written with every destination write, in the same commit: the
+   * document as written (`doc`, its secrets sealed) or, without one, that it was deleted. A
+   * directory that reads the change log then needs no read of the destination itself.
+   */
+  private changeEntry(destinationId: string, doc: Destination | undefined): [DocumentReference, DocumentData] {
+    const entry: ChangeEntry = { destinationId, at: FieldValue.serverTimestamp(), ...(doc ? { destination: doc } : { removed: true }) };
+    return [this.changes.doc(), { ...entry, [FIRESTORE_TTL_FIELDS.destinationChanges.field]: new Date(Date.now() + CHANGE_KEEP_MS) }];
   }
 
   async put(destination: Destination): Promise<{ created: boolean }> {
@@ -208,7 +242,7 @@ export class FirestoreDestinationStore implements DestinationStore {
       const batch = this.db.batch();
       if (created) batch.create(ref, doc);
       else batch.set(ref, doc);
-      batch.set(...this.changeEntry(destination.id));
+      batch.set(...this.changeEntry(destination.id, doc));
       try {
         await batch.commit();
         this.ops.writes += 2;
@@ -222,7 +256,7 @@ export class FirestoreDestinationStore implements DestinationStore {
 
   /** With its change log entry in one commit; of many at once, exactly one deletes (firestore-write.ts). */
   async delete(id: string): Promise<boolean> {
-    const existed = await deleteIfExists(this.db, this.col.doc(id), (batch) => batch.set(...this.changeEntry(id)));
+    const existed = await deleteIfExists(this.db, this.col.doc(id), (batch) => batch.set(...this.changeEntry(id, undefined)));
     if (existed) {
       // Billed as a delete (the destination) and a write (its change log entry).
       this.ops.deletes += 1;
@@ -236,7 +270,7 @@ export class FirestoreDestinationStore implements DestinationStore {
     const { written, reads, writes } = await readDecideWrite(this.db, this.col.doc(id), decide, {
       decode: (data) => this.fromDoc(data),
       encode: (destination) => this.toDoc(destination),
-      alongside: (batch) => batch.set(...this.changeEntry(id)),
+      alongside: (batch, next) => batch.set(...this.changeEntry(id, this.toDoc(next))),
     });
     this.ops.reads += reads;
     this.ops.writes += writes * 2;
@@ -244,196 +278,19 @@ export class FirestoreDestinationStore implements DestinationStore {
   }
 }
 
+/** A change log entry: which destination changed, when (the commit's time), and to what. */
+interface ChangeEntry {
+  destinationId: string;
+  at: FieldValue | Timestamp;
+  /** The document as written, secrets sealed; absent in entries written before it was carried. */
+  destination?: Destination;
+  /** The destination was deleted. */
+  removed?: true;
+}
+
 /** What a destination's sealed secrets are bound to (GCM additional data). */
 function secretContext(destinationId: string): string {
   return `herald:destination:${destinationId}:secret`;
-}
-
-type StoredDelivery = Omit<DeliveryRecord, 'event'> & { event?: { attributes: Record<string, string>; data: Buffer }; expireAt?: Date };
-
-/** How long settled records are kept (HERALD_DELIVERY_RETENTION_DAYS); `now`: the clock their expiry counts from. */
-export interface DeliveryRetention {
-  retentionMs: number;
-  now: () => Date;
-}
-
-export class FirestoreDeliveryStore implements DeliveryStore {
-  constructor(
-    private readonly db: Firestore,
-    private readonly ops = new OperationCounter(),
-    private readonly retention: DeliveryRetention = { retentionMs: DEFAULT_RETENTION_DAYS * DAY_MS, now: () => new Date() },
-  ) {}
-
-  private get col() {
-    return this.db.collection(COLLECTIONS.deliveries);
-  }
-
-  /** The document for a record, with the expiry Firestore's TTL policy deletes it by; `kept`: the stored one. */
-  private stored(record: DeliveryRecord, kept?: Date): StoredDelivery {
-    const doc = toDoc(record);
-    const expireAt = deliveryExpiry(record, this.retention.retentionMs, this.retention.now(), kept);
-    return expireAt === undefined ? doc : { ...doc, [FIRESTORE_TTL_FIELDS.deliveries.field]: expireAt };
-  }
-
-  async get(id: string): Promise<DeliveryRecord | undefined> {
-    const snap = await this.col.doc(id).get();
-    this.ops.reads++;
-    return snap.exists ? fromDoc(snap.data() as DocumentData) : undefined;
-  }
-
-  async put(record: DeliveryRecord): Promise<void> {
-    await this.col.doc(record.id).set(this.stored(record));
-    this.ops.writes++;
-  }
-
-  async create(record: DeliveryRecord): Promise<boolean> {
-    try {
-      await this.col.doc(record.id).create(this.stored(record));
-    } catch (e) {
-      if (grpcCode(e) === GRPC.ALREADY_EXISTS) return false;
-      throw e;
-    }
-    this.ops.writes++;
-    return true;
-  }
-
-  async update(id: string, decide: (current: DeliveryRecord | undefined) => DeliveryRecord | undefined): Promise<DeliveryRecord | undefined> {
-    const ref = this.col.doc(id);
-    let reads = 0;
-    const written = await this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(ref);
-      reads++;
-      const next = decide(snap.exists ? fromDoc(snap.data() as DocumentData) : undefined);
-      const kept: unknown = snap.get(FIRESTORE_TTL_FIELDS.deliveries.field);
-      if (next !== undefined) tx.set(ref, this.stored(next, kept instanceof Timestamp ? kept.toDate() : undefined));
-      return next;
-    });
-    this.ops.reads += reads;
-    // One tx.set: one billed write.
-    if (written !== undefined) this.ops.writes += 1;
-    return written;
-  }
-
-  async due(now: Date, claimExpiredBefore: Date, limit: number): Promise<string[]> {
-    const q = FIRESTORE_QUERIES;
-    const [pending, expired] = await Promise.all([
-      this.col.where(q.duePending.equality[0], '==', 'PENDING').where(q.duePending.orderBy, '<=', now.toISOString()).orderBy(q.duePending.orderBy).limit(limit).select().get(),
-      this.col.where(q.expiredClaims.equality[0], '==', 'IN_FLIGHT').where(q.expiredClaims.orderBy, '<=', claimExpiredBefore.toISOString()).orderBy(q.expiredClaims.orderBy).limit(limit).select().get(),
-    ]);
-    // Firestore bills a query that matches nothing as one read.
-    this.ops.reads += Math.max(1, pending.size) + Math.max(1, expired.size);
-    return [...expired.docs, ...pending.docs].map((d) => d.id).slice(0, limit);
-  }
-
-  async nextAvailableAt(): Promise<Date | undefined> {
-    const q = FIRESTORE_QUERIES.duePending;
-    const snap = await this.col.where(q.equality[0], '==', 'PENDING').orderBy(q.orderBy).limit(1).select(q.orderBy).get();
-    this.ops.reads += 1;
-    const at = snap.docs[0]?.get(q.orderBy) as string | undefined;
-    return at === undefined ? undefined : new Date(at);
-  }
-
-  async rateDeferred(destinationId: string, limit: number): Promise<string[]> {
-    const [destination, status, marker] = FIRESTORE_QUERIES.rateDeferred.equality;
-    const snap = await this.col
-      .where(destination, '==', destinationId)
-      .where(status, '==', 'PENDING')
-      .where(marker, '==', true)
-      .orderBy(FIRESTORE_QUERIES.rateDeferred.orderBy)
-      .limit(limit)
-      .select()
-      .get();
-    this.ops.reads += Math.max(1, snap.size);
-    return snap.docs.map((d) => d.id);
-  }
-
-  async list(destinationId: string, query: { status?: DeliveryStatus; limit: number; cursor?: string }): Promise<DeliveryPage> {
-    let q = this.col.where('destinationId', '==', destinationId);
-    if (query.status !== undefined) q = q.where('status', '==', query.status);
-    q = q.orderBy('id');
-    if (query.cursor !== undefined) q = q.startAfter(query.cursor);
-    // One extra tells whether another page exists without a second query.
-    const snap = await q.limit(query.limit + 1).get();
-    this.ops.reads += Math.max(1, snap.size);
-    const docs = snap.docs.slice(0, query.limit);
-    const deliveries = docs.map((d) => fromDoc(d.data()));
-    const last = deliveries[deliveries.length - 1];
-    return snap.size > query.limit && last ? { deliveries, nextCursor: last.id } : { deliveries };
-  }
-
-  async log(destinationId: string, query: DeliveryLogQuery): Promise<DeliveryPage> {
-    let q = this.col.where('destinationId', '==', destinationId);
-    // An event id names one or two records: the other filters are applied to them here, not by an index each.
-    if (query.eventId !== undefined) q = q.where('eventId', '==', query.eventId);
-    else {
-      if (query.status !== undefined) q = q.where('status', '==', query.status);
-      if (query.eventType !== undefined) q = q.where('eventType', '==', query.eventType);
-    }
-    if (query.from !== undefined) q = q.where('publishedAt', '>=', query.from);
-    if (query.to !== undefined) q = q.where('publishedAt', '<', query.to);
-    q = q.orderBy('publishedAt', 'desc').orderBy(FieldPath.documentId(), 'desc');
-    if (query.cursor !== undefined) q = q.startAfter(query.cursor.publishedAt, query.cursor.id);
-    // The page's rows without the event's bytes and the attempts' detail (GET …/deliveries/{id} has them).
-    const snap = await q.select(...LOG_FIELDS).limit(query.limit + 1).get();
-    this.ops.reads += Math.max(1, snap.size);
-    const rows = snap.docs.map((d) => fromDoc(d.data())).filter((r) => inLog(r, { ...query, cursor: undefined }));
-    return logPage(rows, query.limit);
-  }
-
-  async countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number> {
-    let total = 0;
-    for (const ids of chunks(destinationIds, IN_LIMIT)) {
-      const snap = await this.col.where('intake', '==', intake).where('destinationId', 'in', ids).count().get();
-      const count = snap.data().count;
-      // An aggregation is billed one read per 1,000 index entries it counts (at least one).
-      this.ops.reads += Math.max(1, Math.ceil(count / 1000));
-      total += count;
-    }
-    return total;
-  }
-
-  async countFromIntakes(first: string, last: string): Promise<number> {
-    const snap = await this.col.where('intake', '>=', first).where('intake', '<=', last).count().get();
-    const count = snap.data().count;
-    this.ops.reads += Math.max(1, Math.ceil(count / 1000));
-    return count;
-  }
-
-  async existing(ids: readonly string[]): Promise<Set<string>> {
-    const found = new Set<string>();
-    for (const part of chunks(ids, GET_ALL_CHUNK)) {
-      const snaps = await this.db.getAll(...part.map((id) => this.col.doc(id)), { fieldMask: ['status'] });
-      this.ops.reads += part.length;
-      for (const snap of snaps) if (snap.exists) found.add(snap.id);
-    }
-    return found;
-  }
-
-  async logRows(ids: readonly string[]): Promise<DeliveryRecord[]> {
-    const rows: DeliveryRecord[] = [];
-    for (const part of chunks(ids, GET_ALL_CHUNK)) {
-      const snaps = await this.db.getAll(...part.map((id) => this.col.doc(id)), { fieldMask: [...LOG_FIELDS] });
-      this.ops.reads += part.length;
-      for (const snap of snaps) if (snap.exists) rows.push(fromDoc(snap.data()!));
-    }
-    return rows;
-  }
-
-  async countByStatus(destinationIds: readonly string[], status: DeliveryStatus): Promise<number> {
-    // The equality fields of byDestinationAndStatus: its composite index serves the count.
-    const [destination, statusField] = FIRESTORE_QUERIES.byDestinationAndStatus.equality;
-    const counts = await Promise.all(chunks(destinationIds, IN_LIMIT).map((ids) => this.col.where(destination, 'in', ids).where(statusField, '==', status).count().get()));
-    const total = counts.reduce((sum, snap) => sum + snap.data().count, 0);
-    this.ops.reads += counts.reduce((sum, snap) => sum + Math.max(1, Math.ceil(snap.data().count / 1000)), 0);
-    return total;
-  }
-
-    async deadLettersOwed(before: Date, limit: number): Promise<string[]> {
-    const field = FIRESTORE_QUERIES.owedDeadLetters.orderBy;
-    const snap = await this.col.where(field, '<=', before.toISOString()).orderBy(field).limit(limit).select().get();
-    this.ops.reads += Math.max(1, snap.size);
-    return snap.docs.map((d) => d.id);
-  }
 }
 
 type StoredBatch = Omit<IntakeBatch, 'events'> & { events: { attributes: Record<string, string>; data: Buffer }[] };
@@ -479,35 +336,12 @@ export class FirestoreIntakeStore implements IntakeStore {
 }
 
 /** Firestore's `in` takes at most 30 values. */
-const IN_LIMIT = 30;
+export const IN_LIMIT = 30;
 /** Documents asked for per getAll. */
-const GET_ALL_CHUNK = 300;
+export const GET_ALL_CHUNK = 300;
 
-function chunks<T>(items: readonly T[], size: number): T[][] {
+export function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
-}
-
-function toDoc(record: DeliveryRecord): StoredDelivery {
-  const { event, ...rest } = record;
-  return event ? { ...rest, event: { attributes: { ...event.attributes }, data: event.data } } : rest;
-}
-
-/** A delivery record's fields as the log shows them: all but `event` and `attemptLog`. */
-const LOG_FIELDS = [
-  'id', 'destinationId', 'eventId', 'eventSource', 'eventType', 'status', 'attempts', 'throttled', 'reason', 'publishedAt', 'lastError', 'availableAt',
-  'rateDeferred', 'claimedAt', 'firstAttemptAt', 'lastAttemptAt', 'deliveredAt', 'replays', 'intake', 'deadLetterDueAt', 'recoveredAt',
-  'duplicates',
-] as const satisfies readonly Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>[];
-type UnlistedField = Exclude<Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>, (typeof LOG_FIELDS)[number]>;
-// A field added to DeliveryRecord but not to LOG_FIELDS stops the build here: the log would drop it silently.
-const LOG_FIELDS_COMPLETE: UnlistedField extends never ? true : never = true;
-void LOG_FIELDS_COMPLETE;
-
-/** A record from its document: without the TTL field, which is storage's, not the record's. */
-function fromDoc(doc: DocumentData): DeliveryRecord {
-  const { event, expireAt: _expireAt, ...rest } = doc as StoredDelivery;
-  if (!event) return rest;
-  return { ...rest, event: { attributes: event.attributes, data: Buffer.from(event.data) } as HeraldEvent };
 }

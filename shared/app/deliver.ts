@@ -146,12 +146,16 @@ function unusableBecause(destination: Destination | undefined, event: HeraldEven
 }
 
 /**
- * The first attempt costs one write: no claim is written before it and no record is read
- * (SPEC "Delivery contract"). The record is created only if there is none: one found there
- * means this push was a redelivery (a lost ack, a producer's resend, a lane message later
- * than the reconciler) or ran beside a copy, and the send made anyway is settled against it
- * (redelivered): a duplicate recorded on a DELIVERED delivery, a waiting retry DELIVERED by
- * its success; never an attempt counted twice, a second dead letter, or a step backwards.
+ * The first attempt reads nothing and writes at most one document: no claim is written
+ * before it (SPEC "Delivery contract"). One that ended DELIVERED is grouped with the outcomes
+ * this instance commits meanwhile (DeliveryStore.addDelivered: a share of one write), with no
+ * check for a record already there; a redelivery sent again is then found twice and every view
+ * shows it once, a duplicate (domain/grouped-outcomes.ts). Any other outcome is created only
+ * if there is no record: one found there means this push was a redelivery (a lost ack, a
+ * producer's resend, a lane message later than the reconciler) or ran beside a copy, and the
+ * send made anyway is settled against it (redelivered): a duplicate recorded on a DELIVERED
+ * delivery, a waiting retry DELIVERED by its success; never a second dead letter or a step
+ * backwards.
  *
  * A push that production Pub/Sub says is a redelivery (`deliveryAttempt` > 1; the emulator
  * sends none) reads first instead, before its turn (DeliveryLimiter: BeforeTurn), and is
@@ -181,6 +185,17 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string, d
     return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
   }
   const at = deps.clock.now();
+  // A success joins the next group commit; one under way is waited for a moment by the others.
+  const expected = deps.deliveries.expectDelivered?.() ?? (() => undefined);
+  try {
+    return await attemptedFirst(deps, t, publishedAt, at, expected);
+  } finally {
+    expected();
+  }
+}
+
+/** A first attempt past its gate: sent, and its outcome recorded (`expected`: called before a success is grouped). */
+async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string, at: Date, expected: () => void): Promise<DeliverOutcome> {
   const { result, sent } = await attempt(deps, t, at);
   if (result.kind === 'herald-overload') {
     const record = firstRecord(t, publishedAt, at, { type: 'back-off', until: backOffUntil(deps) });
@@ -192,11 +207,19 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string, d
   const decision = await withFailureModeOf(deps, t, decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)));
   const detail = detailOf(sent, result, decision, at);
   const record = firstRecord(t, publishedAt, at, { type: 'attempted', at, result, decision, detail });
-  // Recorded first, then counted and dead-lettered: a send that finds a record (a redelivery,
-  // or a concurrent copy recorded first) neither counts twice nor publishes a second dead letter.
-  const created = await createAfterSend(deps, record);
-  if (created === 'locked') return { kind: 'duplicate', deliveryId: t.id };
-  if (!created) return redelivered(deps, t, { at, result, detail }, publishedAt);
+  if (record.status === 'DELIVERED') {
+    // Grouped with the other outcomes this instance commits meanwhile: no document of its own
+    // and no check for one (a redelivery sent again is found twice and shown once, a duplicate).
+    const added = retryOnOverload(() => deps.deliveries.addDelivered(record), RECORD_RETRY);
+    expected();
+    await added;
+  } else {
+    // Recorded first, then counted and dead-lettered: a send that finds a record (a redelivery,
+    // or a concurrent copy recorded first) neither counts twice nor publishes a second dead letter.
+    const created = await createAfterSend(deps, record);
+    if (created === 'locked') return { kind: 'duplicate', deliveryId: t.id };
+    if (!created) return redelivered(deps, t, { at, result, detail }, publishedAt);
+  }
   logged(deps, record, at);
   countAttempt(deps, t, result, at, publishedAt);
   countSettled(deps, record, at);
@@ -217,7 +240,8 @@ async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string, d
  */
 async function createAfterSend(deps: DeliverDeps, record: DeliveryRecord): Promise<boolean | 'locked'> {
   try {
-    return await retryOnOverload(() => deps.deliveries.create(record), RECORD_RETRY);
+    // Not beside a grouped success either: a failed send must not reopen a delivery already DELIVERED.
+    return await retryOnOverload(() => deps.deliveries.create(record, { unlessGrouped: true }), RECORD_RETRY);
   } catch (e) {
     const existing = await deps.deliveries.get(record.id);
     if (!existing) throw e;

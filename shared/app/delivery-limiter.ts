@@ -1,6 +1,7 @@
 import { AttemptResult } from '../domain/delivery';
 import { attemptFeedback } from '../domain/rate-feedback';
 import { addDeferred, CountsBySecond, DeferredReport, deferTo, Grid, mergeCounts, nextDeferCursor, nextTurn, RateBounds, SecondCounts, waitForTurn } from '../domain/rate-control';
+import { leaseShowsThrottle, NO_UNLEASED_SENDS, takeSendMode, throttled, UnleasedSends, withdrawSend } from '../domain/unleased-sends';
 import { Clock, Logger, RateLeaseStore } from '../ports';
 
 /**
@@ -91,11 +92,15 @@ interface Lane {
   /** A Retry-After this process saw, still to be reported. */
   reportPause?: number;
   timer?: NodeJS.Timeout;
+  /** Whether this process leases the destination now (domain/unleased-sends.ts). */
+  unleased: UnleasedSends;
 }
 
 /** A process leases a destination at most this often, however its share runs. */
 export const MIN_LEASE_GAP_MS = 1000;
 const FORGET_IN_FLIGHT_MS = 30_000;
+/** Unleased, the counts still to be reported are kept this long: a first lease judges the last few seconds only (rate-control.ts). */
+const KEEP_UNREPORTED_MS = 60_000;
 const DEFER_WINDOW_MS = 3000;
 
 /**
@@ -116,6 +121,10 @@ const DEFER_WINDOW_MS = 3000;
  * bringForward).
  * Each attempt's outcome is counted under the second it started in and travels with the
  * next lease, so feedback costs no write of its own.
+ *
+ * A destination far below its rate is not leased at all (domain/unleased-sends.ts): this
+ * process sends at once, counted as a leased send is, so that the first lease it takes (a
+ * burst past the allowance, a 429, a delivery back from a deferral) carries that feedback.
  */
 /** This process's counts for the second `at` (epoch ms) falls in, still to be reported. */
 function countsAt(lane: Lane, at: number): SecondCounts {
@@ -152,7 +161,13 @@ export class DeliveryLimiter {
     const { beforeTurn } = options;
     const returning = options.returning === true;
     const lane = this.lane(destinationId, bounds);
-    if (lane.grids === undefined) await this.lease(destinationId, lane);
+    const wasUnleased = lane.unleased.leasedAt === undefined;
+    const { mode, state } = takeSendMode(lane.unleased, bounds, this.now(), returning);
+    lane.unleased = state;
+    if (mode.unleased) return this.sendUnleased(lane, beforeTurn);
+    if (wasUnleased) this.log.debug('destination leased: no longer far below its rate', { destinationId, why: mode.why });
+    // Back from unleased sends, grids from a lease long past are no guide to the wait: a fresh lease is.
+    if (lane.grids === undefined || (wasUnleased && lane.validUntil <= this.now())) await this.lease(destinationId, lane);
     this.renew(destinationId, lane);
     const t = this.now();
     const { wait, gap } = this.waitAt(lane, t);
@@ -188,6 +203,30 @@ export class DeliveryLimiter {
     const gate = await myTurn;
     if (gate.kind === 'send' && wait > 0) this.countLimited(lane, this.now());
     return gate;
+  }
+
+  /**
+   * A send without a lease, at once: after the caller's work before it (which may find
+   * nothing to send), counted in flight and reported as a leased send is.
+   */
+  private async sendUnleased(lane: Lane, beforeTurn: BeforeTurn | undefined): Promise<Gate> {
+    if (this.closed) throw new LimiterClosedError();
+    const counted = lane.unleased.sends.at(-1)!;
+    if (beforeTurn !== undefined) {
+      const wanted = await beforeTurn().catch((e: unknown) => {
+        lane.unleased = withdrawSend(lane.unleased, counted);
+        throw e;
+      });
+      if (!wanted || this.closed) lane.unleased = withdrawSend(lane.unleased, counted);
+      if (this.closed) throw new LimiterClosedError();
+      if (!wanted) return { kind: 'skip' };
+    }
+    const now = this.now();
+    // Nothing leases while the destination stays unleased: what the next lease would carry is kept for a while only.
+    while (lane.inFlight.length > 0 && lane.inFlight[0]! < now - FORGET_IN_FLIGHT_MS) lane.inFlight.shift();
+    for (const second of Object.keys(lane.feedback)) if (Number(second) * 1000 < now - KEEP_UNREPORTED_MS) delete lane.feedback[second];
+    lane.inFlight.push(now);
+    return { kind: 'send' };
   }
 
   /** How long a delivery that joins this process's queue now would wait for its turn, and this process's pace (rate-control.ts waitForTurn). */
@@ -238,6 +277,7 @@ export class DeliveryLimiter {
     if (signal === 'accepted') counts.ok++;
     if (signal === 'overload') counts.throttled++;
     if (timedOut) counts.timedOut = (counts.timedOut ?? 0) + 1;
+    if (signal === 'overload') lane.unleased = throttled(lane.unleased, this.now());
     if (pauseUntil !== undefined) {
       lane.pausedUntil = Math.max(lane.pausedUntil ?? 0, pauseUntil);
       lane.reportPause = Math.max(lane.reportPause ?? 0, pauseUntil);
@@ -275,7 +315,7 @@ export class DeliveryLimiter {
     await Promise.all([...this.lanes.values()].map((lane) => lane.advancing));
   }
 
-  /** The destination's rate as this process last leased it. */
+  /** The destination's rate as this process last leased it (undefined: never leased, its sends went unleased). */
   rateOf(destinationId: string): number | undefined {
     return this.lanes.get(destinationId)?.rate;
   }
@@ -292,7 +332,7 @@ export class DeliveryLimiter {
   private lane(destinationId: string, bounds: RateBounds): Lane {
     let lane = this.lanes.get(destinationId);
     if (!lane) {
-      lane = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, againCursor: 0, deferredAgain: 0, othersBacklog: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, feedback: {}, inFlight: [], deferrals: [] };
+      lane = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, againCursor: 0, deferredAgain: 0, othersBacklog: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, feedback: {}, inFlight: [], deferrals: [], unleased: NO_UNLEASED_SENDS };
       this.lanes.set(destinationId, lane);
     }
     lane.bounds = bounds;
@@ -409,6 +449,7 @@ export class DeliveryLimiter {
       // this lease was under way are not in it yet: moved by them, as the next lease will.
       lane.deferCursor = nextDeferCursor(granted.deferCursor, lane.deferred, granted.rate, this.now());
       if (granted.pausedUntil !== undefined) lane.pausedUntil = Math.max(lane.pausedUntil ?? 0, granted.pausedUntil);
+      if (leaseShowsThrottle(granted, lane.bounds, this.now())) lane.unleased = throttled(lane.unleased, this.now());
       if (granted.advance > 0) this.bringForward(destinationId, lane, granted.advance);
     } catch (e) {
       // Not lost: the next lease carries it.

@@ -32,8 +32,12 @@ export class DestinationDirectory {
   current(): Promise<DestinationIndex> {
     const now = this.clock.now().getTime();
     if (this.state && now - this.state.lookedAt < this.ttlMs) return Promise.resolve(this.state.index);
-    // One look at a time; a failed one is not kept, the next caller tries again.
-    this.loading ??= this.look(now).finally(() => (this.loading = undefined));
+    return this.loading ?? this.startLook(now);
+  }
+
+  /** One look at a time; a failed one is not kept, the next caller tries again. */
+  private startLook(now: number): Promise<DestinationIndex> {
+    this.loading = this.look(now).finally(() => (this.loading = undefined));
     return this.loading;
   }
 
@@ -59,10 +63,32 @@ export class DestinationDirectory {
     return (await this.current()).matching(type, account);
   }
 
+  /**
+   * A destination by id. One this instance has not seen yet (created on another instance since
+   * its last look) brings a look at the change log now, which brings every other new one with
+   * it: a burst of new destinations costs a read each, once, not a read per miss. Still not
+   * there after a look begun after the miss (deleted, or never created): the store is asked.
+   */
   async get(id: string): Promise<Destination | undefined> {
     const found = (await this.current()).get(id);
-    // A destination created on another instance and not seen here yet: ask the store once.
-    return found ?? (await this.store.get(id));
+    if (found) return found;
+    if (this.store.changesSince !== undefined) {
+      const missedAt = this.clock.now().getTime();
+      // The change log read after the miss holds every destination written before it; what it
+      // lacks (deleted, or never there) is asked of the store, which has the last word.
+      const seen = (await this.lookedSince(missedAt)).get(id);
+      if (seen) return seen;
+    }
+    return this.store.get(id);
+  }
+
+  /** The index after a look that began at or after `t` (joining one under way only if it began then). */
+  private async lookedSince(t: number): Promise<DestinationIndex> {
+    for (;;) {
+      if (this.state !== undefined && this.state.lookedAt >= t) return this.state.index;
+      // A look under way that began before `t` may not hold what was written since: after it, another.
+      await (this.loading ?? this.startLook(this.clock.now().getTime()));
+    }
   }
 
   /**

@@ -7,7 +7,6 @@ import { IntakeJournal } from './intake-journal';
 import { fanOut, LaneDeps } from './lanes';
 import { DestinationDirectory } from './destination-directory';
 import { PublishQuotas, QuotaVerdict } from './publish-quotas';
-import { EventTypeSampler } from './event-type-samples';
 
 export interface IngestDeps extends LaneDeps {
   /** Herald's own record of what it accepted (domain/intake.ts), which the reconciler checks. */
@@ -22,8 +21,6 @@ export interface IngestDeps extends LaneDeps {
   maxEventBytes: number;
   /** Each account's publish rate (absent: no quotas, as in unit tests of other things). */
   quotas?: Pick<PublishQuotas, 'admit' | 'refusedNow'>;
-  /** Keeps each type's latest event as a sample (the console's Event types page), in the background: never a write per event. */
-  samples?: Pick<EventTypeSampler, 'observe'>;
 }
 
 export type IngestResult =
@@ -117,22 +114,11 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
       else deps.log.info('event accepted; no destination subscribes to its type', fields);
     } else failed.push({ id, error: (r.reason as Error).message });
   });
-  sample(deps, events.filter((_, i) => results[i]!.status === 'fulfilled'));
   if (failed.length) {
     deps.log.error('publishing to the lanes failed (Pub/Sub)', { failed, accepted });
     return { status: 503, body: { error: 'Pub/Sub is unavailable; resend the failed events (one already delivered is not delivered twice)', accepted, failed } };
   }
   return { status: 202, body: { accepted } };
-}
-
-/** Hands the accepted events to the sampler; whatever it does, ingest's answer stays the same. */
-function sample(deps: IngestDeps, accepted: readonly HeraldEvent[]): void {
-  if (!deps.samples || accepted.length === 0) return;
-  try {
-    deps.samples.observe(accepted);
-  } catch (e) {
-    deps.log.warn('the event type sampler failed; the events are accepted all the same', { error: (e as Error).message });
-  }
 }
 
 function overQuota(verdict: Extract<QuotaVerdict, { ok: false }>, n: number): IngestResult {

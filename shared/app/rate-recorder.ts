@@ -4,12 +4,30 @@ import { addHistograms, withSample } from '../domain/latency-histogram';
 import { addSettled, bucketStart, RateBucket, RateOutcome, RateSummary, RECENT_ERRORS, summarize } from '../domain/success-rate';
 import { Clock, Logger, RateDelta, RateStore } from '../ports';
 import { bucketsOf, headOf, keepNewest, RecentBucket, RecentEntry } from '../domain/recent-log';
+import { splitDestinationId } from '../domain/ids';
 import { randomBytes } from 'node:crypto';
 
 /** How far back the log head is looked for: the counters' lifetime (firestore-rates.ts KEEP_MS). */
 const LOG_HEAD_REACH_MS = 25 * 3600_000;
 /** Counter documents read for the head: the newest few first, then more buckets' worth. */
 const LOG_HEAD_DOCS = [4, 40] as const;
+
+/**
+ * A destination is sparse in a bucket while this writer has counted at most this many attempts,
+ * settled deliveries and created records in it: its counts then ride in a document shared with
+ * other sparse destinations instead of taking a write of their own each flush.
+ */
+export const SPARSE_MAX = 16;
+/**
+ * Sparse destinations per shared document (one writer's, one bucket's): with an entry of at most
+ * SHARED_ENTRY_BYTES each, a document stays at half Firestore's 1 MiB limit at worst (a few
+ * hundred bytes an entry in practice).
+ */
+export const SHARED_PART_SIZE = 64;
+/** An entry larger than this (long error texts, a long log-head list) goes to its own document. */
+const SHARED_ENTRY_BYTES = 8 * 1024;
+/** The counters, latency bins and names of an entry, at most. */
+const ENTRY_FIXED_BYTES = 512;
 
 export interface RateRecorderOptions {
   /** A minute, divided by HERALD_TIME_SCALE (see rateBucketMs). */
@@ -48,6 +66,15 @@ export class RateRecorder {
   private readonly writer = `w${randomBytes(6).toString('hex')}`;
   /** The bucket in which the log head's lists were last pruned. */
   private prunedAt = -Infinity;
+  /**
+   * Where each (destination, bucket) of this writer goes: `group`, the shared document it stays
+   * in for the bucket, until it is no longer sparse (`own`: its own document, for good).
+   */
+  private readonly placement = new Map<string, { counted: number; errorBytes: number; group?: string; own?: true }>();
+  /** Per (bucket, account), the shared document being filled and how many destinations it holds. */
+  private readonly parts = new Map<string, { bucketStart: number; part: number; members: number }>();
+  /** Buckets before this one have no placement kept (pruned): late counts in them go to own documents. */
+  private placedFrom = -Infinity;
   /** When this writer's last write was issued (not asked for): the interval runs from it. */
   private lastFlushAt = -Infinity;
   /** A flush is queued and not started: asks meanwhile join it. */
@@ -153,7 +180,10 @@ export class RateRecorder {
       if (this.pending.size === 0) return;
       const deltas = [...this.pending.values()].map((d) => {
         const list = this.recent.get(`${d.destinationId}~${d.bucketStart}`);
-        return list ? { ...d, recent: { writer: this.writer, entries: [...list.entries] } } : d;
+        const { group: _previous, ...counts } = d;
+        const delta: RateDelta = list ? { ...counts, recent: { writer: this.writer, entries: [...list.entries] } } : counts;
+        const group = this.place(delta);
+        return group === undefined ? delta : { ...delta, group };
       });
       this.pending = new Map();
       this.lastFlushAt = this.clock.now().getTime();
@@ -165,6 +195,46 @@ export class RateRecorder {
       }
     });
     return this.flushing;
+  }
+
+  /**
+   * The shared document the delta goes into, or undefined for the destination's own. A
+   * (destination, bucket) stays in one shared document while it is sparse (SPARSE_MAX) and its
+   * entry small; past that it goes to its own for the rest of the bucket. Either way each write
+   * carries this writer's whole log-head list of the bucket, so the list in the document written
+   * last is complete and the other holds a part of it: reads take both.
+   */
+  private place(d: RateDelta): string | undefined {
+    if (d.bucketStart > this.placedFrom + 2 * this.options.bucketMs) {
+      // Buckets this old take no more records (created() prunes their lists at the same age).
+      this.placedFrom = d.bucketStart - 2 * this.options.bucketMs;
+      for (const k of this.placement.keys()) if (Number(k.slice(k.lastIndexOf('~') + 1)) < this.placedFrom) this.placement.delete(k);
+      for (const [k, part] of this.parts) if (part.bucketStart < this.placedFrom) this.parts.delete(k);
+    }
+    if (d.bucketStart < this.placedFrom) return undefined;
+    const key = `${d.destinationId}~${d.bucketStart}`;
+    const p = this.placement.get(key) ?? { counted: 0, errorBytes: 0 };
+    this.placement.set(key, p);
+    if (p.own) return undefined;
+    p.counted += d.attempts + (d.settled?.dead ?? 0) + (d.settled?.queued ?? 0);
+    p.errorBytes = Math.max(p.errorBytes, d.lastErrors.length ? JSON.stringify(d.lastErrors).length : 0);
+    const records = d.recent?.entries ?? [];
+    const bytes = ENTRY_FIXED_BYTES + d.destinationId.length + this.writer.length + p.errorBytes + records.reduce((n, e) => n + e[0].length + e[1].length + 8, 0);
+    if (p.counted + records.length > SPARSE_MAX || bytes > SHARED_ENTRY_BYTES) {
+      p.own = true;
+      return undefined;
+    }
+    if (p.group === undefined) {
+      // One account's destinations to a document, named with its prefix: erasing an account deletes its shared documents as it does its own (firestore-account-data.ts).
+      const { account } = splitDestinationId(d.destinationId);
+      const partKey = `${d.bucketStart}~${account}`;
+      const part = this.parts.get(partKey) ?? { bucketStart: d.bucketStart, part: 0, members: 0 };
+      if (part.members >= SHARED_PART_SIZE) Object.assign(part, { part: part.part + 1, members: 0 });
+      part.members++;
+      this.parts.set(partKey, part);
+      p.group = `${account}_~${this.writer}~${part.part}`;
+    }
+    return p.group;
   }
 
   /**
@@ -185,20 +255,42 @@ export class RateRecorder {
     return summarize(await this.buckets(destinationId, now - windowMs), now, windowMs);
   }
 
+  /**
+   * Each destination's last `windowMs`, this writer's unflushed counts included, read together:
+   * the shared documents of the longest window once for all of them (the suspension check).
+   */
+  async windows(asked: readonly { destinationId: string; windowMs: number }[]): Promise<Map<string, RateSummary>> {
+    if (asked.length === 0) return new Map();
+    const now = this.clock.now().getTime();
+    const since = now - Math.max(...asked.map((a) => a.windowMs));
+    return this.betweenFlushes(async () => {
+      const stored = await this.store.windows([...new Set(asked.map((a) => a.destinationId))], since);
+      return new Map(asked.map((a) => [a.destinationId, summarize([...(stored.get(a.destinationId) ?? []), ...this.local(a.destinationId, since)], now, a.windowMs)]));
+    });
+  }
+
   /** The destination's buckets that started at or after `since` (epoch ms), this writer's unflushed counts included. */
   buckets(destinationId: string, since: number): Promise<RateBucket[]> {
-    // Read between flushes, never during one: the counts a flush is writing are in neither
-    // `pending` nor the store until it commits, and a read then would miss them.
-    const read = this.flushing.then(async () => {
-      const stored = await this.store.window(destinationId, since);
-      const local = [...this.pending.values()].filter((d) => d.destinationId === destinationId && d.bucketStart >= since).map((d) => ({ ...d, start: d.bucketStart }));
-      return [...stored, ...local];
-    });
-    this.flushing = read.then(
+    return this.betweenFlushes(async () => [...(await this.store.window(destinationId, since)), ...this.local(destinationId, since)]);
+  }
+
+  /** This writer's unflushed counts of the destination since `since`, as buckets. */
+  private local(destinationId: string, since: number): RateBucket[] {
+    return [...this.pending.values()].filter((d) => d.destinationId === destinationId && d.bucketStart >= since).map((d) => ({ ...d, start: d.bucketStart }));
+  }
+
+  /**
+   * Reads between flushes, never during one: the counts a flush is writing are in neither
+   * `pending` nor the store until it commits, and a read then would miss them. `read` takes
+   * the unflushed counts itself, before the next flush can start.
+   */
+  private betweenFlushes<T>(read: () => Promise<T>): Promise<T> {
+    const done = this.flushing.then(read);
+    this.flushing = done.then(
       () => undefined,
       () => undefined,
     );
-    return read;
+    return done;
   }
 
   private merge(d: RateDelta): void {

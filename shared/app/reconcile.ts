@@ -5,6 +5,7 @@ import { Clock, DeliveryStore, IntakeStore, Logger, MessageBus, RateLeaseStore }
 import { sendDeadLetter } from './dead-letter';
 import { DestinationDirectory } from './destination-directory';
 import { forEachLimited } from './for-each-limited';
+import { EventTypeCatalogue } from './event-type-samples';
 
 /**
  * The backstop behind Pub/Sub: what ingest accepted is matched, once its grace has passed,
@@ -37,6 +38,8 @@ export interface ReconcileDeps {
   state: ReconcilerState;
   /** A recovered record goes into its destination's log head (domain/recent-log.ts) as deliver's do. */
   rates?: Pick<RateRecorder, 'created'>;
+  /** The Event types page, kept from the batches each round reads (it never rejects, nor fails the round). */
+  catalogue?: Pick<EventTypeCatalogue, 'observe'>;
 }
 
 export interface ReconcilerState {
@@ -63,6 +66,8 @@ export interface ReconcileReport {
 
 const CONCURRENCY = 4;
 const DEAD_LETTER_GRACE_MS = 60_000;
+/** How long a round waits at its end for the Event types catalogue (app/event-type-samples.ts) it started. */
+const CATALOGUE_WAIT_MS = 10_000;
 /** Whether destinations are being delivered to now, read once per round from their rate controllers. */
 class LaneActivity {
   private readonly seen = new Map<string, Promise<boolean>>();
@@ -87,15 +92,16 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
   const now = deps.clock.now().getTime();
   if (deps.state.skip && deps.state.skip.until <= now) delete deps.state.skip;
   const batches = await deps.intake.due(new Date(now - deps.graceMs), deps.batchLimit, deps.state.skip?.through);
+  const catalogued = batches.length > 0 ? deps.catalogue?.observe(batches) : undefined;
   if (batches.length > 0) {
     const index = await deps.directory.current();
     const planned = batches.map((batch) => ({ batch, expected: expectedDeliveries(batch, (type, account) => index.matching(type, account)) }));
     const owed = planned.reduce((n, p) => n + p.expected.length, 0);
     const ids = batches.map((b) => b.id).sort();
     // The common case costs one count for the whole round: every record of these batches is
-    // there. Anything else (short, or records of other batches in the id range) is looked at
-    // batch by batch.
-    const complete = owed > 0 && (await deps.deliveries.countFromIntakes(ids[0]!, ids[ids.length - 1]!)) === owed;
+    // there. Anything else (short, or a record written by an earlier intake of the same event)
+    // is looked at batch by batch.
+    const complete = owed > 0 && (await deps.deliveries.countFromIntakes(ids)) === owed;
     const done: string[] = [];
     const postponed: string[] = [];
     if (complete || owed === 0) {
@@ -120,6 +126,8 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
     const skip = skipAfterPostponed(deps.state.skip, postponed, now, deps.graceMs);
     if (skip) deps.state.skip = skip;
   }
+  // Bounded: a catalogue write that hangs finishes in the background, never holding the round.
+  if (catalogued) await Promise.race([catalogued, new Promise((r) => setTimeout(r, CATALOGUE_WAIT_MS).unref())]);
   // A dead letter is published a moment after its record is written: one owed for a minute was dropped.
   report.deadLetters = await sendOwedDeadLetters(deps, new Date(deps.clock.now().getTime() - Math.min(deps.graceMs, DEAD_LETTER_GRACE_MS)));
   if (report.batches > 0 || report.postponed > 0 || report.deadLetters > 0) deps.log.debug('reconciler round', { ...report });
@@ -148,7 +156,7 @@ async function recoverMissing(deps: ReconcileDeps, batch: IntakeBatch, expected:
   for (const e of missing) {
     const record = recoveredRecord(e, batch, deps.clock.now());
     // Create-if-absent: a first attempt recorded meanwhile wins, and nothing is sent twice by this.
-    if (await deps.deliveries.create(record)) {
+    if (await deps.deliveries.create(record, { unlessGrouped: true })) {
       recovered++;
       if (record.publishedAt !== undefined) deps.rates?.created(record.destinationId, record.id, record.publishedAt, deps.clock.now());
       deps.log.warn('an accepted event never reached its destination\'s lane or was never attempted: recovered, PENDING for the retry pump', {

@@ -1,6 +1,7 @@
 import { DeliveryStatus, LastError } from '../domain/delivery';
 import { transition } from '../domain/delivery-state';
 import { Destination, deliveryPolicyOf, PolicySettings } from '../domain/destination';
+import { ThresholdPolicy } from '../domain/policy';
 import { thresholdVerdict } from '../domain/success-rate';
 import { reactivate, suspend, SuspensionCause, suspendManually } from '../domain/suspension';
 import { Clock, DeliveryStore, DestinationStore, Logger, MessageBus } from '../ports';
@@ -97,16 +98,20 @@ export interface ThresholdReport {
 export async function checkThresholds(deps: SuspensionDeps): Promise<ThresholdReport> {
   // The window read includes this process's unflushed counts: no flush needed (nor wanted: one writer, one flush per flushMs).
   const report: ThresholdReport = { checked: 0, suspended: [] };
+  const judged: { id: string; threshold: ThresholdPolicy }[] = [];
   for (const id of await deps.rates.recentlyActive()) {
     const destination = await deps.directory.get(id);
     if (destination?.status !== 'active') continue;
     const threshold = deliveryPolicyOf(destination, deps.policy).threshold;
-    if (!threshold) continue;
-    report.checked++;
-    const window = await deps.rates.window(destination.id, threshold.windowMs);
-    const verdict = thresholdVerdict(window, threshold);
+    if (threshold) judged.push({ id: destination.id, threshold });
+  }
+  report.checked = judged.length;
+  // One read of the windows for all of them: sparse destinations share counter documents, read once.
+  const windows = await deps.rates.windows(judged.map((j) => ({ destinationId: j.id, windowMs: j.threshold.windowMs })));
+  for (const { id, threshold } of judged) {
+    const verdict = thresholdVerdict(windows.get(id)!, threshold);
     if (!verdict.suspend) continue;
-    if (await suspendDestination(deps, destination.id, { cause: 'threshold', reason: verdict.reason })) report.suspended.push(destination.id);
+    if (await suspendDestination(deps, id, { cause: 'threshold', reason: verdict.reason })) report.suspended.push(id);
   }
   return report;
 }

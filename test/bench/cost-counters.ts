@@ -60,6 +60,10 @@ export interface CostCounters {
   published: Record<TopicKind, TopicCount>;
   /** Delivery records written, by the status they were written with. */
   recorded: Record<(typeof COUNTED_STATUSES)[number], number>;
+  /** Bytes of the records first written (created, or grouped), as JSON: what their storage is estimated from. */
+  recordBytes: number;
+  /** Records created as documents of their own (not grouped): each a TTL delete when its retention ends. */
+  ownRecords: number;
   /** Lines Herald's logger wrote at INFO and above, and their bytes. */
   logs: { lines: number; bytes: number; warnings: number; errors: number };
 }

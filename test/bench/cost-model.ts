@@ -10,6 +10,8 @@ export interface FirestorePrices {
   readsPer100k: number;
   writesPer100k: number;
   deletesPer100k: number;
+  /** Stored data, per GiB-month (documents, their metadata and index entries). */
+  storagePerGiBMonth: number;
 }
 
 export interface PriceList {
@@ -44,8 +46,9 @@ export const GCP_LIST_PRICES: PriceList = {
   ],
   checked: '2026-11-23',
   firestore: {
-    regional: { location: 'us-central1', readsPer100k: 0.03, writesPer100k: 0.09, deletesPer100k: 0.01 },
-    multiRegion: { location: 'nam5', readsPer100k: 0.06, writesPer100k: 0.18, deletesPer100k: 0.02 },
+    // Storage: $0.18 per GiB-month is nam5's list price; us-central1's is not lower, so it is taken for both (an upper bound).
+    regional: { location: 'us-central1', readsPer100k: 0.03, writesPer100k: 0.09, deletesPer100k: 0.01, storagePerGiBMonth: 0.18 },
+    multiRegion: { location: 'nam5', readsPer100k: 0.06, writesPer100k: 0.18, deletesPer100k: 0.02, storagePerGiBMonth: 0.18 },
   },
   pubsub: { perTiB: 40, minBytesPerRequest: 1000 },
   functions: {
@@ -90,6 +93,17 @@ export interface PerEventUsage {
   soloBilledSeconds?: number;
   /** Log bytes Herald writes per event at the default level (INFO). */
   logBytes?: number;
+  /** Firestore storage an event's record takes over its retention, GiB-months (storedGiBMonths()). */
+  storedGiBMonths?: number;
+}
+
+/**
+ * GiB-months a record of `recordBytes` holds Firestore storage for, kept `retentionDays`:
+ * Firestore bills a document's fields, names and metadata and its index entries; the index
+ * entries are taken as many bytes again as the record (`indexFactor` 2).
+ */
+export function storedGiBMonths(recordBytes: number, retentionDays: number, indexFactor = 2): number {
+  return ((recordBytes * indexFactor) / 2 ** 30) * (retentionDays / (365.25 / 12));
 }
 
 /**
@@ -100,13 +114,14 @@ export interface PerEventUsage {
 export type Billing = 'request' | 'instance' | 'request-solo';
 export type FirestoreLocation = 'regional' | 'multiRegion';
 
-export const COMPONENTS = ['firestoreReads', 'firestoreWrites', 'firestoreDeletes', 'pubsubPublish', 'pubsubDelivery', 'invocations', 'cpu', 'memory', 'logging'] as const;
+export const COMPONENTS = ['firestoreReads', 'firestoreWrites', 'firestoreDeletes', 'firestoreStorage', 'pubsubPublish', 'pubsubDelivery', 'invocations', 'cpu', 'memory', 'logging'] as const;
 export type Component = (typeof COMPONENTS)[number];
 
 export const COMPONENT_LABELS: Record<Component, string> = {
   firestoreReads: 'Firestore reads',
   firestoreWrites: 'Firestore writes',
   firestoreDeletes: 'Firestore deletes',
+  firestoreStorage: 'Firestore storage (records, over their retention)',
   pubsubPublish: 'Pub/Sub publish',
   pubsubDelivery: 'Pub/Sub delivery',
   invocations: 'function invocations',
@@ -160,6 +175,7 @@ export function costPerMillion(usage: PerEventUsage, prices: PriceList, a: Model
     firestoreReads: per100k(usage.firestore.reads, fs.readsPer100k),
     firestoreWrites: per100k(usage.firestore.writes, fs.writesPer100k),
     firestoreDeletes: per100k(usage.firestore.deletes, fs.deletesPer100k),
+    firestoreStorage: (usage.storedGiBMonths ?? 0) * MILLION * fs.storagePerGiBMonth,
     pubsubPublish: pubsub(usage.pubsub.publish),
     pubsubDelivery: pubsub(usage.pubsub.delivery),
     invocations: usage.invocations * rates.perMillionRequests,

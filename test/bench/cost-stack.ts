@@ -26,6 +26,7 @@
 import http = require('node:http');
 import { performance } from 'node:perf_hooks';
 import { FirestoreRateStore } from '../../shared/adapters/firestore-rates';
+import { DeliveryRecord } from '../../shared/domain/delivery';
 import { createLogger } from '../../shared/log';
 import { LocalStack, startLocalStack } from '../../shared/local/stack';
 import { Logger } from '../../shared/ports';
@@ -44,6 +45,8 @@ const counters: Omit<CostCounters, 'cpuMicros' | 'firestore' | 'wire'> = {
   functions: Object.fromEntries([...FUNCTION_NAMES, 'other'].map((f) => [f, fnCount()])) as CostCounters['functions'],
   published: Object.fromEntries(TOPIC_KINDS.map((k) => [k, { messages: 0, bytes: 0, dataBytes: 0 }])) as CostCounters['published'],
   recorded: Object.fromEntries(COUNTED_STATUSES.map((s) => [s, 0])) as CostCounters['recorded'],
+  recordBytes: 0,
+  ownRecords: 0,
   logs: { lines: 0, bytes: 0, warnings: 0, errors: 0 },
   rates: { writes: 0, flushes: 0 },
   backstop: { journalWrites: 0, journalEvents: 0, batchesRemoved: 0, emptyPolls: 0 },
@@ -129,6 +132,12 @@ function watchNextServer(): void {
   }) as typeof http.createServer;
 }
 
+/** A record's size as JSON, its event's bytes as they are stored (raw, not base64). */
+function recordBytesOf(record: DeliveryRecord): number {
+  const { event, ...rest } = record;
+  return Buffer.byteLength(JSON.stringify(rest)) + (event ? Buffer.byteLength(JSON.stringify(event.attributes)) + event.data.byteLength : 0);
+}
+
 function instrument(stack: LocalStack): void {
   const { bus, deliveries, topology, names } = stack.runtime;
   const kindOf = (topic: string): TopicKind =>
@@ -152,10 +161,20 @@ function instrument(stack: LocalStack): void {
     if (status !== undefined && status in counters.recorded) counters.recorded[status as keyof CostCounters['recorded']]++;
   };
   const create = deliveries.create.bind(deliveries);
-  deliveries.create = async (record) => {
-    const created = await create(record);
-    if (created) recorded(record.status);
+  deliveries.create = async (record, options) => {
+    const created = await create(record, options);
+    if (created) {
+      recorded(record.status);
+      counters.recordBytes += recordBytesOf(record);
+      counters.ownRecords++;
+    }
     return created;
+  };
+  const addDelivered = deliveries.addDelivered.bind(deliveries);
+  deliveries.addDelivered = async (record) => {
+    await addDelivered(record);
+    recorded(record.status);
+    counters.recordBytes += recordBytesOf(record);
   };
   const update = deliveries.update.bind(deliveries);
   deliveries.update = async (id, decide) => {

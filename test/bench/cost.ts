@@ -49,9 +49,12 @@ import {
   PriceList,
   pumpFixedUsage,
   ranked,
+  storedGiBMonths,
   VariantKey,
   VARIANTS,
 } from './cost-model';
+import { DEFAULT_RETENTION_DAYS } from '../../shared/domain/delivery-retention';
+import { COLLECTIONS } from '../../shared/adapters/firestore-stores';
 import { forkUntilReady } from './fork-child';
 import { collectionTable, opsDelta, Ops, OpsByCollection, perEvent as opsPerEvent, totalOps } from './firestore-meter';
 import { EVENT_SOURCE, runLoad, Send, sleep } from './load';
@@ -455,7 +458,7 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
     // Firestore as billed, by collection (the meter on the client), not the stores' own count.
     const wire = opsDelta(settled.counters.wire, before.counters.wire);
     const fs = totalOps(wire);
-    const counterWrites = wire.rates?.writes ?? 0;
+    const counterWrites = (wire.rates?.writes ?? 0) + (wire['rates-shared']?.writes ?? 0);
     const seconds = (after.at - before.at) / 1000;
     const countedSeconds = (settled.at - before.at) / 1000;
     const n = load.delivered;
@@ -523,12 +526,15 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
     if (n > 0) {
       // Unrounded per-event figures for the model.
       const usage: PerEventUsage = {
-        firestore: { reads: (fs.reads - pollReads) / n, writes: fs.writes / n, deletes: fs.deletes / n },
+        // Each record document (a group, or a record of its own) is deleted by TTL when its retention ends: a delete each, billed.
+        firestore: { reads: (fs.reads - pollReads) / n, writes: fs.writes / n, deletes: (fs.deletes + (wire[COLLECTIONS.deliveryGroups]?.writes ?? 0) + d.ownRecords) / n },
         pubsub: { publish: { messages: published / n, bytes: publishedBytes / n }, delivery: { messages: pushed / n, bytes: pushedBytes / n } },
         invocations: invocations / n,
         cpuSeconds: cpuMs / 1000 / n,
         soloBilledSeconds: (fns.ingest.soloBilledMs + fns.route.soloBilledMs + fns.deliver.soloBilledMs) / 1000 / n,
         logBytes: d.logs.bytes / n,
+        // Kept the default retention (HERALD_DELIVERY_RETENTION_DAYS) after it settles.
+        storedGiBMonths: storedGiBMonths(d.recordBytes / n, DEFAULT_RETENTION_DAYS),
       };
       run.usage = usage;
       run.perMillion = costVariants(usage, GCP_LIST_PRICES, DEFAULT_ASSUMPTIONS);
@@ -697,7 +703,7 @@ export function formatCostReport(r: CostReport): string {
     '',
     `Model: ${a.vcpus} vCPU / ${a.memoryGiB * 1024} MiB functions; with concurrency > 1 under steady load billed vCPU time = CPU time ÷ ${a.cpuUtilization} (Cloud Run scales out near 60 % CPU); "concurrency 1" bills each request alone, rounded up to 100 ms;`,
     `  Pub/Sub bills data + attributes + ${a.messageOverheadBytes} bytes (timestamp, message id) per message, at least ${r.prices.pubsub.minBytesPerRequest} bytes per request; no free tiers; CPU measured locally against the emulators (a lower bound: no TLS, no auth).`,
-    `  List prices checked ${r.prices.checked}: Firestore us-central1 $${r.prices.firestore.regional.readsPer100k}/$${r.prices.firestore.regional.writesPer100k}/$${r.prices.firestore.regional.deletesPer100k} per 100k reads/writes/deletes (nam5 $${r.prices.firestore.multiRegion.readsPer100k}/$${r.prices.firestore.multiRegion.writesPer100k}/$${r.prices.firestore.multiRegion.deletesPer100k});`,
+    `  List prices checked ${r.prices.checked}: Firestore us-central1 $${r.prices.firestore.regional.readsPer100k}/$${r.prices.firestore.regional.writesPer100k}/$${r.prices.firestore.regional.deletesPer100k} per 100k reads/writes/deletes (nam5 $${r.prices.firestore.multiRegion.readsPer100k}/$${r.prices.firestore.multiRegion.writesPer100k}/$${r.prices.firestore.multiRegion.deletesPer100k}), storage $${r.prices.firestore.regional.storagePerGiBMonth} per GiB-month (each record's JSON size, index entries as much again, kept ${DEFAULT_RETENTION_DAYS} days; each record document's TTL delete among the deletes);`,
     `  Pub/Sub $${r.prices.pubsub.perTiB}/TiB; functions $${r.prices.functions.requestBased.perMillionRequests}/M requests, $${r.prices.functions.requestBased.perVcpuSecond}/vCPU-s, $${r.prices.functions.requestBased.perGiBSecond}/GiB-s request-based, $${r.prices.functions.instanceBased.perVcpuSecond}/vCPU-s, $${r.prices.functions.instanceBased.perGiBSecond}/GiB-s instance-based.`,
     '',
     `Target: ≤ $${t.dollarsK100.limit.toFixed(2)} per million first-time 1 KB deliveries at ingest K = 100, request-based (Firestore us-central1): ${dollars(t.dollarsK100.measured) ?? '—'} — ${mark(t.dollarsK100.met)}`,

@@ -182,30 +182,48 @@ async function publish(base: string, token: string, id: string, i: number, deadl
 
 const STATUSES = new Set<string>(DELIVERY_STATUSES);
 
-/** Every delivery record's state, read from the Firestore emulator's REST API (status and times only). */
-async function readRecords(firestoreHost: string): Promise<Map<string, RecordState>> {
-  const records = new Map<string, RecordState>();
+/** A collection's documents, read from the Firestore emulator's REST API, `fields` only. */
+async function readDocuments(firestoreHost: string, collection: string, fields: readonly string[]): Promise<{ name: string; fields?: Record<string, FirestoreValue> }[]> {
+  const docs: { name: string; fields?: Record<string, FirestoreValue> }[] = [];
   let pageToken: string | undefined;
   do {
-    const url = new URL(`http://${firestoreHost}/v1/projects/${PROJECT}/databases/(default)/documents/deliveries`);
+    const url = new URL(`http://${firestoreHost}/v1/projects/${PROJECT}/databases/(default)/documents/${collection}`);
     url.searchParams.set('pageSize', '1000');
-    for (const field of ['status', 'availableAt', 'claimedAt']) url.searchParams.append('mask.fieldPaths', field);
+    for (const field of fields) url.searchParams.append('mask.fieldPaths', field);
     if (pageToken) url.searchParams.set('pageToken', pageToken);
     const res = await fetch(url, { headers: { authorization: 'Bearer owner' } });
-    if (!res.ok) throw new Error(`reading delivery records: HTTP ${res.status} ${await res.text()}`);
-    const page = (await res.json()) as { documents?: { name: string; fields?: Record<string, { stringValue?: string }> }[]; nextPageToken?: string };
-    for (const doc of page.documents ?? []) {
-      const status = doc.fields?.status?.stringValue;
-      if (!status || !STATUSES.has(status)) continue;
-      const availableAt = doc.fields?.availableAt?.stringValue;
-      const claimedAt = doc.fields?.claimedAt?.stringValue;
-      records.set(decodeURIComponent(doc.name.slice(doc.name.lastIndexOf('/') + 1)), {
-        status: status as DeliveryStatus,
-        ...(availableAt ? { availableAt } : {}),
-        ...(claimedAt ? { claimedAt } : {}),
-      });
-    }
+    if (!res.ok) throw new Error(`reading ${collection}: HTTP ${res.status} ${await res.text()}`);
+    const page = (await res.json()) as { documents?: { name: string; fields?: Record<string, FirestoreValue> }[]; nextPageToken?: string };
+    docs.push(...(page.documents ?? []));
     pageToken = page.nextPageToken;
   } while (pageToken);
+  return docs;
+}
+
+interface FirestoreValue {
+  stringValue?: string;
+  arrayValue?: { values?: FirestoreValue[] };
+}
+
+/**
+ * Every delivery's state (status and times only), as the store shows it
+ * (domain/grouped-outcomes.ts): a document of its own wins; else a DELIVERED first attempt in a group.
+ */
+async function readRecords(firestoreHost: string): Promise<Map<string, RecordState>> {
+  const records = new Map<string, RecordState>();
+  for (const group of await readDocuments(firestoreHost, 'delivery-groups', ['ids'])) {
+    for (const v of group.fields?.ids?.arrayValue?.values ?? []) if (v.stringValue) records.set(v.stringValue, { status: 'DELIVERED' });
+  }
+  for (const doc of await readDocuments(firestoreHost, 'deliveries', ['status', 'availableAt', 'claimedAt'])) {
+    const status = doc.fields?.status?.stringValue;
+    if (!status || !STATUSES.has(status)) continue;
+    const availableAt = doc.fields?.availableAt?.stringValue;
+    const claimedAt = doc.fields?.claimedAt?.stringValue;
+    records.set(decodeURIComponent(doc.name.slice(doc.name.lastIndexOf('/') + 1)), {
+      status: status as DeliveryStatus,
+      ...(availableAt ? { availableAt } : {}),
+      ...(claimedAt ? { claimedAt } : {}),
+    });
+  }
   return records;
 }

@@ -1,5 +1,6 @@
 import { ROUTES } from '../../functions/admin';
 import { eventually } from '../support/eventually';
+import { catalogueNow } from '../support/event-types';
 import { Receiver } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';
 
@@ -98,8 +99,9 @@ describe('destinations belong to accounts', () => {
     expect((await publish(keys.acme.key, 'acme-invoice', { 'ce-type': 'com.example.invoice.paid' })).status).toBe(202);
     expect((await publish(keys.globex.key, 'globex-only', { 'ce-type': 'com.example.globex.only' })).status).toBe(202);
     type Listed = { eventTypes: { type: string; lastSeenAt: string; sample: Record<string, unknown>; destinations: string[] }[] };
-    // The samples are written in the background, just after ingest answers.
+    // The reconciler's next round writes them, from the intake journal.
     const acme = await eventually('acme\'s two types', async () => {
+      await catalogueNow(stack);
       const r = (await as(keys.acme.key, 'GET', '/event-types')).body as Listed;
       return r.eventTypes.length === 2 ? r : undefined;
     });
@@ -108,6 +110,7 @@ describe('destinations belong to accounts', () => {
       { type: TYPE, lastSeenAt: expect.any(String) as unknown, sample: expect.objectContaining({ id: 'from-acme', type: TYPE, data: { id: 'from-acme' } }) as unknown, destinations: ['orders'] },
     ]);
     const globex = await eventually('globex\'s two types', async () => {
+      await catalogueNow(stack);
       const r = (await operator('GET', '/accounts/globex/event-types')).body as Listed;
       return r.eventTypes.length === 2 ? r : undefined;
     });
@@ -452,7 +455,11 @@ describe('a deleted account: its id is never reused, and nothing of it is readab
       (await db.collection(collection).where(FieldPath.documentId(), '>=', prefix).where(FieldPath.documentId(), '<', `${prefix}\uf8ff`).select().get()).size;
     return {
       deliveries: await prefixed('deliveries', `${account}_`),
+      // DELIVERED first attempts, in groups of one account each.
+      deliveryGroups: await prefixed('delivery-groups', `${account}_`),
       counters: await prefixed('rates', `${account}_`),
+      // A sparse destination's counters, in documents shared with the account's other sparse ones.
+      sharedCounters: await prefixed('rates-shared', `${account}_`),
       rateControl: await prefixed('rate-control', `${account}_`),
       eventTypes: await prefixed('event-types', `${account}~`),
       replays: (await db.collection('replays').where('request.account', '==', account).select().get()).size,
@@ -460,7 +467,7 @@ describe('a deleted account: its id is never reused, and nothing of it is readab
       publishQuota: (await db.collection('publish-quotas').doc(account).get()).exists ? 1 : 0,
     };
   }
-  const nothing = { deliveries: 0, counters: 0, rateControl: 0, eventTypes: 0, replays: 0, keys: 0, publishQuota: 0 };
+  const nothing = { deliveries: 0, deliveryGroups: 0, counters: 0, sharedCounters: 0, rateControl: 0, eventTypes: 0, replays: 0, keys: 0, publishQuota: 0 };
 
   async function openPortal(account: string): Promise<string> {
     const link = await operator('POST', `/accounts/${account}/portal-links`, { ttlSeconds: 600 });
@@ -481,12 +488,18 @@ describe('a deleted account: its id is never reused, and nothing of it is readab
       const first = ((await as(key.key, 'GET', '/destinations/hook/deliveries')).body as Listed).deliveries[0];
       return first?.status === 'DELIVERED' ? first : undefined;
     });
-    await eventually("hooli's event type sampled", async () => (((await as(key.key, 'GET', '/event-types')).body as { eventTypes: unknown[] }).eventTypes.length > 0 ? true : undefined));
+    await eventually("hooli's event type sampled", async () => {
+      await catalogueNow(stack);
+      return ((await as(key.key, 'GET', '/event-types')).body as { eventTypes: unknown[] }).eventTypes.length > 0 ? true : undefined;
+    });
     const replay = (await operator('POST', '/accounts/hooli/replays', { dryRun: true })).body as { id: string };
     await eventually("hooli's replay ended", async () => (['done', 'incomplete', 'failed', 'rejected'].includes(((await operator('GET', `/replays/${replay.id}`)).body as { status: string }).status) ? true : undefined));
     const session = await openPortal('hooli');
     expect((await as(session, 'GET', `/deliveries/${delivery.id}`)).status).toBe(200);
-    await eventually("hooli's counters flushed", async () => ((await storedOf('hooli')).counters > 0 ? true : undefined));
+    await eventually("hooli's counters flushed", async () => {
+      const stored = await storedOf('hooli');
+      return stored.counters + stored.sharedCounters > 0 ? true : undefined;
+    });
 
     expect((await as(key.key, 'DELETE', '/destinations/hook')).status).toBe(204);
     const began = Date.now();
@@ -523,8 +536,10 @@ describe('a deleted account: its id is never reused, and nothing of it is readab
     expect((await operator('DELETE', '/accounts/late')).status).toBe(204);
     const db = stack.runtime.firestore;
     await Promise.all([
-      db.collection('deliveries').doc('late_hook.k1').set({ destinationId: 'late_hook', status: 'DELIVERED' }),
+      db.collection('deliveries').doc('late_hook.k1').set({ destinationId: 'late_hook', status: 'PENDING' }),
+      db.collection('delivery-groups').doc('late_~w1~0').set({ account: 'late', ids: ['late_hook.k2'], destinations: ['late_hook'], members: [] }),
       db.collection('rates').doc('late_hook~1000~0').set({ destinationId: 'late_hook', bucketStart: 1000 }),
+      db.collection('rates-shared').doc('late_~w1~0~1000').set({ destinations: ['late_hook'], bucketStart: 1000 }),
       db.collection('event-types').doc('late~abc').set({ account: 'late', type: 't' }),
     ]);
     expect((await storedOf('late')).deliveries).toBe(1);

@@ -4,7 +4,8 @@
  * bench used to judge its targets by) agrees with it.
  */
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreDeliveryStore, FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore-stores';
+import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore-stores';
+import { FirestoreDeliveryStore } from '../../shared/adapters/firestore-deliveries';
 import { DeliveryRecord } from '../../shared/domain/delivery';
 import { applySpec } from '../../shared/domain/destination';
 import { FirestoreMeter, meterFirestore, Ops, totalOps } from '../bench/firestore-meter';
@@ -48,8 +49,11 @@ describe('the bench Firestore meter', () => {
     expect(m.store).toEqual(m.wire);
   });
 
-  test('a get of a missing record bills one read; a create one write', async () => {
-    expect(await measure(ops, () => deliveries.get('absent'))).toMatchObject({ wire: { reads: 1, writes: 0, deletes: 0 }, store: { reads: 1, writes: 0, deletes: 0 } });
+  test('a get of a missing record bills two reads (its document, the query of groups); a create one write; a grouped outcome one write', async () => {
+    expect(await measure(ops, () => deliveries.get('absent'))).toMatchObject({ wire: { reads: 2, writes: 0, deletes: 0 }, store: { reads: 2, writes: 0, deletes: 0 } });
+    const grouped = await measure(ops, () => deliveries.addDelivered(record('g1', { status: 'DELIVERED', attempts: 1, publishedAt: '2026-11-26T12:00:00.000Z' })));
+    expect(grouped.by).toEqual({ 'delivery-groups': { reads: 0, writes: 1, deletes: 0 } });
+    expect(grouped.store).toEqual(grouped.wire);
     const m = await measure(ops, () => deliveries.create(record('c1', { status: 'DELIVERED', attempts: 1 })));
     expect(m.by).toEqual({ deliveries: { reads: 0, writes: 1, deletes: 0 } });
     expect(m.store).toEqual(m.wire);

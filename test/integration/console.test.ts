@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { accessibilityProblems, ensureConsoleBuilt, launchChromium, screenshot } from '../support/browser';
 import { Receiver } from '../support/receiver';
+import { catalogueNow } from '../support/event-types';
 import { startTestStack, testSecretsKey, TestStack } from '../support/stack';
 import { portalKeyOf, portalSecretOf, signLink } from '../../shared/domain/portal';
 
@@ -198,6 +199,7 @@ test('an operator creates an account, a key and a destination, sees a delivery, 
     page,
     async () => (await typeRow.count()) > 0,
     async () => {
+      await catalogueNow(stack);
       await page.reload();
     },
   );

@@ -1,9 +1,10 @@
 import { Firestore, Timestamp } from '@google-cloud/firestore';
-import { FIRESTORE_TTL_FIELDS, FirestoreDeliveryStore } from '../../shared/adapters/firestore-stores';
+import { COLLECTIONS, FIRESTORE_TTL_FIELDS, OperationCounter } from '../../shared/adapters/firestore-stores';
+import { DeliveryRecord } from '../../shared/domain/delivery';
+import { FirestoreDeliveryStore } from '../../shared/adapters/firestore-deliveries';
+import { GROUP_WAIT_MS } from '../../shared/adapters/firestore-delivery-groups';
 import { HeraldEvent } from '../../shared/domain/event';
 import { DEAD_RECORD_MIN_KEEP_MS } from '../../shared/domain/delivery-retention';
-import { FirestoreRateStore } from '../../shared/adapters/firestore-rates';
-import { rateStoreConformance } from '../support/rate-store-conformance';
 import { deliveryStoreConformance } from '../support/delivery-store-conformance';
 
 const projectId = 'delivery-store-test';
@@ -19,11 +20,6 @@ afterAll(() => db.terminate());
 deliveryStoreConformance('firestore', async () => {
   await wipe();
   return new FirestoreDeliveryStore(db);
-});
-
-rateStoreConformance('firestore', async () => {
-  await wipe();
-  return new FirestoreRateStore(db);
 });
 
 describe('firestore delivery store: retention (the TTL field Firestore deletes records by; the emulator never deletes)', () => {
@@ -69,5 +65,93 @@ describe('firestore delivery store: retention (the TTL field Firestore deletes r
       await store.put({ ...base, id: `dest-a.${status}`, eventId: status, status, attempts: 0, event });
       expect(await stored(`dest-a.${status}`)).toBeUndefined();
     }
+  });
+});
+
+describe('firestore delivery store: group commit of DELIVERED first attempts', () => {
+  const published = '2026-11-26T11:59:59.000Z';
+  const delivered = (destinationId: string, n: number): DeliveryRecord => ({
+    id: `${destinationId}.e${n}`,
+    destinationId,
+    eventId: `e${n}`,
+    eventSource: '/src',
+    eventType: 't',
+    status: 'DELIVERED',
+    attempts: 1,
+    publishedAt: published,
+    lastAttemptAt: '2026-11-26T12:00:00.000Z',
+  });
+  const groups = () => db.collection(COLLECTIONS.deliveryGroups);
+
+  beforeEach(() => wipe());
+
+  test('outcomes that finish while a commit is in flight go together: 60 at once are a few writes, each durable when it resolves', async () => {
+    const ops = new OperationCounter();
+    const store = new FirestoreDeliveryStore(db, ops);
+    // A lone outcome is written at once.
+    await store.addDelivered(delivered('acme_orders', 0));
+    expect(ops.writes).toBe(1);
+    await Promise.all(Array.from({ length: 60 }, (_, i) => store.addDelivered(delivered(i % 2 ? 'acme_orders' : 'acme_billing', i + 1))));
+    // The first of them waits for nothing; the other 59 share the next commit.
+    expect(ops.writes).toBeLessThanOrEqual(3);
+    const snap = await groups().get();
+    expect(snap.docs.flatMap((d) => d.get('ids') as string[]).sort()).toHaveLength(61);
+    // One account's members to a document, named for the account (an account's erasure takes them by id range).
+    for (const doc of snap.docs) expect(doc.id.startsWith('acme_~')).toBe(true);
+    for (let n = 0; n <= 60; n++) expect(await store.get(delivered(n % 2 === 0 ? 'acme_orders' : 'acme_billing', n).id)).toMatchObject({ status: 'DELIVERED' });
+  });
+
+  test('a commit waits a moment for sends under way: two outcomes that end a few milliseconds apart share one write; a lone one waits for nothing', async () => {
+    const ops = new OperationCounter();
+    const store = new FirestoreDeliveryStore(db, ops);
+    const first = store.expectDelivered();
+    const second = store.expectDelivered();
+    // As deliver does: the outcome added, then the send no longer under way.
+    const a = store.addDelivered(delivered('acme_orders', 1));
+    first();
+    await new Promise((r) => setTimeout(r, 5));
+    const b = store.addDelivered(delivered('acme_orders', 2));
+    second();
+    await Promise.all([a, b]);
+    expect(ops.writes).toBe(1);
+    // Nothing under way: written at once, however recently the last commit ran.
+    const started = Date.now();
+    await store.addDelivered(delivered('acme_orders', 3));
+    expect(ops.writes).toBe(2);
+    expect(Date.now() - started).toBeLessThan(GROUP_WAIT_MS + 200);
+    // A send under way that never ends in a success holds a commit back GROUP_WAIT_MS at most.
+    const stuck = store.expectDelivered();
+    const t = Date.now();
+    await store.addDelivered(delivered('acme_orders', 4));
+    expect(Date.now() - t).toBeGreaterThanOrEqual(GROUP_WAIT_MS - 2);
+    stuck();
+  });
+
+  test('accounts are never mixed in a group; a group carries the retention of its members', async () => {
+    const store = new FirestoreDeliveryStore(db, undefined, { retentionMs: 86_400_000, now: () => new Date('2026-11-26T12:00:00.000Z') });
+    await store.addDelivered(delivered('acme_orders', 0));
+    await Promise.all([store.addDelivered(delivered('acme_orders', 1)), store.addDelivered(delivered('globex_orders', 1)), store.addDelivered(delivered('acme_orders', 2))]);
+    const snap = await groups().get();
+    const byAccount = snap.docs.map((d) => [d.get('account') as string, (d.get('ids') as string[]).length] as const).sort();
+    // acme's first waits for nothing; acme's second and globex's share the next commit, in two documents.
+    expect(byAccount).toEqual([
+      ['acme', 1],
+      ['acme', 1],
+      ['acme', 1],
+      ['globex', 1],
+    ]);
+    for (const doc of snap.docs) for (const id of doc.get('ids') as string[]) expect(id.startsWith(`${doc.get('account') as string}_`)).toBe(true);
+    for (const doc of snap.docs) expect((doc.get(FIRESTORE_TTL_FIELDS.deliveryGroups.field) as Timestamp).toDate().toISOString()).toBe('2026-11-27T12:00:00.000Z');
+  });
+
+  test('a failed commit fails every outcome in it (their pushes are not acked), and the next commits again', async () => {
+    const store = new FirestoreDeliveryStore(db);
+    // A member Firestore refuses (a nested array) fails its whole commit, as an outage would.
+    const bad = { ...delivered('acme_orders', 9), lastError: { at: published, error: 'x', nested: [[1]] } } as unknown as DeliveryRecord;
+    await store.addDelivered(delivered('acme_orders', 0));
+    const outcomes = await Promise.allSettled([store.addDelivered(delivered('acme_orders', 1)), store.addDelivered(bad), store.addDelivered(delivered('acme_orders', 2))]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    await store.addDelivered(delivered('acme_orders', 3));
+    expect(await store.existing(['acme_orders.e0', 'acme_orders.e1', 'acme_orders.e2', 'acme_orders.e3'])).toEqual(new Set(['acme_orders.e0', 'acme_orders.e1', 'acme_orders.e3']));
   });
 });

@@ -1,9 +1,9 @@
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreDestinationStore } from '../../shared/adapters/firestore-stores';
+import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore-stores';
 import { applySpec } from '../../shared/domain/destination';
 
 /** The destination change log on the Firestore emulator: every write path logs, and a look returns only what changed. */
-const projectId = 'destination-changes-test';
+const projectId = `dest-changes-${Date.now().toString(36)}`;
 const db = new Firestore({ projectId, ignoreUndefinedProperties: true });
 afterAll(() => db.terminate());
 
@@ -12,7 +12,8 @@ const dest = (id: string, types: string[] = []) => applySpec(id, { url: `https:/
 const ids = (ds: { id: string }[]) => ds.map((d) => d.id).sort();
 
 test('a full look, then put, update and delete each show up once, and nothing else does', async () => {
-  const store = new FirestoreDestinationStore(db);
+  const ops = new OperationCounter();
+  const store = new FirestoreDestinationStore(db, ops);
   await store.put(dest('kept'));
   await store.put(dest('changed'));
   await store.put(dest('deleted'));
@@ -30,7 +31,10 @@ test('a full look, then put, update and delete each show up once, and nothing el
   await store.update('changed', (d) => d && { ...d, eventTypes: ['com.example.x'] });
   await store.delete('deleted');
   await store.put(dest('added'));
+  const readsBefore = ops.reads;
   const next = await store.changesSince(quiet.readTime);
+  // Each entry carries the destination as written: three entries read, no destination document.
+  expect(ops.reads - readsBefore).toBe(3);
   expect(ids(next.upserted)).toEqual(['added', 'changed']);
   expect(next.upserted.find((d) => d.id === 'changed')?.eventTypes).toEqual(['com.example.x']);
   expect(next.removed).toEqual(['deleted']);

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { linkClaims, portalKeyOf, portalSecretOf, signLink, signSession } from '../../shared/domain/portal';
 import { eventually } from '../support/eventually';
+import { catalogueNow } from '../support/event-types';
 import { Receiver } from '../support/receiver';
 import { startTestStack, testSecretsKey, TestStack } from '../support/stack';
 
@@ -458,7 +459,10 @@ describe('a narrowed session sees nothing of the destinations outside it', () =>
       const sum = (f: 'attempts' | 'successes') => stats.series.reduce((n, p) => n + p[f], 0);
       return stats.queued === 2 && sum('attempts') === 4 && sum('successes') === 2 ? true : undefined;
     });
-    await eventually('three event types sampled', async () => (((await operator('GET', '/accounts/tenant-n/event-types')).body as { eventTypes: unknown[] }).eventTypes.length === 3 ? true : undefined));
+    await eventually('three event types sampled', async () => {
+      await catalogueNow(stack);
+      return ((await operator('GET', '/accounts/tenant-n/event-types')).body as { eventTypes: unknown[] }).eventTypes.length === 3 ? true : undefined;
+    });
     narrow = (await session({ ttlSeconds: 600, destinations: ['d1'] }, 'tenant-n')).sessionToken;
   });
 

@@ -68,32 +68,36 @@ export function deliveryStoreConformance(name: string, make: () => Promise<Deliv
     test('lists a destination’s deliveries by status, a page at a time', async () => {
       for (let i = 0; i < 5; i++) await store.put(record(`dest-a.e${i}`, { status: i % 2 ? 'DEAD' : 'PENDING' }));
       await store.put(record('dest-b.e0', { destinationId: 'dest-b' }));
-      const first = await store.list('dest-a', { limit: 2 });
-      expect(first.deliveries.map((d) => d.id)).toEqual(['dest-a.e0', 'dest-a.e1']);
-      const second = await store.list('dest-a', { limit: 2, cursor: first.nextCursor! });
-      expect(second.deliveries.map((d) => d.id)).toEqual(['dest-a.e2', 'dest-a.e3']);
-      const third = await store.list('dest-a', { limit: 2, cursor: second.nextCursor! });
-      expect(third).toEqual({ deliveries: [expect.objectContaining({ id: 'dest-a.e4' })] });
+      for (let i = 5; i < 7; i++) await store.put(record(`dest-a.e${i}`));
+      const first = await store.list('dest-a', { status: 'PENDING', limit: 2 });
+      expect(first.deliveries.map((d) => d.id)).toEqual(['dest-a.e0', 'dest-a.e2']);
+      const second = await store.list('dest-a', { status: 'PENDING', limit: 2, cursor: first.nextCursor! });
+      expect(second.deliveries.map((d) => d.id)).toEqual(['dest-a.e4', 'dest-a.e5']);
+      const third = await store.list('dest-a', { status: 'PENDING', limit: 2, cursor: second.nextCursor! });
+      expect(third).toEqual({ deliveries: [expect.objectContaining({ id: 'dest-a.e6' })] });
       expect((await store.list('dest-a', { status: 'DEAD', limit: 10 })).deliveries.map((d) => d.id)).toEqual(['dest-a.e1', 'dest-a.e3']);
     });
 
-    test('the log: newest published first, filtered, paged by cursor, without the event or the attempts', async () => {
+    // DELIVERED first attempts are grouped (addDelivered) in production; the log reads both kinds alike.
+    test.each(['own documents', 'groups'])('the log: newest published first, filtered, paged by cursor, without the event or the attempts (DELIVERED in %s)', async (kind) => {
       const detail = { at: at(0), durationMs: 5, target: 'https://x.example/h', request: { headers: {}, bodyBytes: 1 }, decision: { kind: 'delivered' as const } };
       const data = Buffer.from('{}');
+      const write = (r: DeliveryRecord) => (kind === 'groups' && r.status === 'DELIVERED' ? store.addDelivered(r) : store.put(r));
       for (let i = 0; i < 6; i++) {
-        await store.put(
+        const status = i % 3 === 0 ? 'DEAD' : 'DELIVERED';
+        await write(
           record(`dest-a.l${i}`, {
             eventId: `ev-${i}`,
             eventType: i % 2 ? 'odd' : 'even',
-            status: i % 3 === 0 ? 'DEAD' : 'DELIVERED',
+            status,
             publishedAt: at(i),
             attemptLog: [detail],
-            event: { attributes: { id: `ev-${i}`, source: '/src', type: 't', specversion: '1.0' }, data },
+            ...(status === 'DEAD' ? { event: { attributes: { id: `ev-${i}`, source: '/src', type: 't', specversion: '1.0' }, data } } : {}),
           }),
         );
       }
       // Published in the same millisecond as l5: after it by id (descending).
-      await store.put(record('dest-a.l5a', { eventId: 'ev-5a', eventType: 'odd', status: 'DELIVERED', publishedAt: at(5) }));
+      await write(record('dest-a.l5a', { eventId: 'ev-5a', eventType: 'odd', status: 'DELIVERED', publishedAt: at(5) }));
       await store.put(record('dest-b.l9', { destinationId: 'dest-b', publishedAt: at(9) }));
       const ids = async (q: Parameters<DeliveryStore['log']>[1]) => (await store.log('dest-a', q)).deliveries.map((d) => d.id);
       expect(await ids({ limit: 10 })).toEqual(['dest-a.l5a', 'dest-a.l5', 'dest-a.l4', 'dest-a.l3', 'dest-a.l2', 'dest-a.l1', 'dest-a.l0']);
@@ -122,6 +126,70 @@ export function deliveryStoreConformance(name: string, make: () => Promise<Deliv
       expect(rows[0]).not.toHaveProperty('attemptLog');
     });
 
+    test('a grouped delivery: found by id, in the counts and by existence; sent twice, shown once with a duplicate', async () => {
+      const delivered = (id: string, fields: Partial<DeliveryRecord> = {}) => record(id, { status: 'DELIVERED', attempts: 1, publishedAt: at(1), lastAttemptAt: at(2), intake: 'i-g', ...fields });
+      await Promise.all([store.addDelivered(delivered('dest-a.g1')), store.addDelivered(delivered('dest-b.g1', { destinationId: 'dest-b' }))]);
+      expect(await store.get('dest-a.g1')).toMatchObject({ status: 'DELIVERED', attempts: 1 });
+      expect(await store.existing(['dest-a.g1', 'dest-a.g9'])).toEqual(new Set(['dest-a.g1']));
+      expect(await store.countFromIntake('i-g', ['dest-a'])).toBe(1);
+      expect(await store.countFromIntakes(['i-g'])).toBe(2);
+
+      // A redelivered push sent again and grouped again (nothing was read): one delivery, a duplicate.
+      await store.addDelivered(delivered('dest-a.g1', { lastAttemptAt: at(7) }));
+      expect(await store.get('dest-a.g1')).toMatchObject({ status: 'DELIVERED', lastAttemptAt: at(2), duplicates: { count: 1, lastAt: at(7) } });
+      expect(await store.countFromIntake('i-g', ['dest-a'])).toBe(1);
+      expect(await store.countFromIntakes(['i-g'])).toBe(2);
+      expect((await store.log('dest-a', { limit: 10 })).deliveries).toEqual([expect.objectContaining({ id: 'dest-a.g1', duplicates: { count: 1, lastAt: at(7) } })]);
+      expect(await store.logRows(['dest-a.g1'])).toEqual([expect.objectContaining({ id: 'dest-a.g1', duplicates: { count: 1, lastAt: at(7) } })]);
+
+      // An update writes its own record over the group copies, which are not counted again.
+      const updated = await store.update('dest-a.g1', (r) => r && { ...r, eventType: 'changed' });
+      expect(updated).toMatchObject({ eventType: 'changed', duplicates: { count: 1 } });
+      expect(await store.get('dest-a.g1')).toMatchObject({ eventType: 'changed', duplicates: { count: 1, lastAt: at(7) } });
+      expect(await store.get('dest-a.g1')).not.toHaveProperty('groupCopies');
+      // A copy grouped after it is one more.
+      await store.addDelivered(delivered('dest-a.g1', { lastAttemptAt: at(9) }));
+      expect(await store.get('dest-a.g1')).toMatchObject({ eventType: 'changed', duplicates: { count: 2, lastAt: at(9) } });
+      expect(await store.countFromIntake('i-g', ['dest-a'])).toBe(1);
+    });
+
+    test('a delivery with a document of its own (a retry waiting) and a grouped copy sent beside it stands as its document says', async () => {
+      expect(await store.create(record('dest-a.w1', { status: 'PENDING', attempts: 1, publishedAt: at(1), availableAt: at(60), intake: 'i-w' }))).toBe(true);
+      await store.addDelivered(record('dest-a.w1', { status: 'DELIVERED', attempts: 1, publishedAt: at(1), lastAttemptAt: at(2), intake: 'i-w' }));
+      expect(await store.get('dest-a.w1')).toMatchObject({ status: 'PENDING', availableAt: at(60) });
+      expect((await store.log('dest-a', { limit: 10 })).deliveries.map((d) => [d.id, d.status])).toEqual([['dest-a.w1', 'PENDING']]);
+      expect((await store.log('dest-a', { limit: 10, status: 'DELIVERED' })).deliveries).toEqual([]);
+      expect(await store.countFromIntakes(['i-w'])).toBe(1);
+      // Its retry succeeds: DELIVERED, and the copy sent beside it was a duplicate.
+      await store.update('dest-a.w1', (r) => r && { ...r, status: 'DELIVERED', attempts: 2, lastAttemptAt: at(61) });
+      expect(await store.get('dest-a.w1')).toMatchObject({ status: 'DELIVERED', attempts: 2, duplicates: { count: 1, lastAt: at(2) } });
+    });
+
+    test('the log pages through many groups and own documents in order', async () => {
+      // 30 deliveries a second and a half apart: each its own group, more than a query's page of them.
+      const all: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        const id = `dest-a.p${String(i).padStart(2, '0')}`;
+        all.push(id);
+        const fields = { publishedAt: new Date(T0.getTime() + i * 1500).toISOString(), attempts: 1 };
+        if (i % 7 === 3) await store.put(record(id, { ...fields, status: 'DEAD' }));
+        else await store.addDelivered(record(id, { ...fields, status: 'DELIVERED', lastAttemptAt: fields.publishedAt }));
+      }
+      await store.addDelivered(record('dest-b.p00', { destinationId: 'dest-b', status: 'DELIVERED', publishedAt: at(3) }));
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.log('dest-a', { limit: 4, ...(cursor ? { cursor: decodeLogCursor(cursor)! } : {}) });
+        expect(page.deliveries.length).toBeLessThanOrEqual(4);
+        seen.push(...page.deliveries.map((d) => d.id));
+        cursor = page.nextCursor;
+      } while (cursor);
+      expect(seen).toEqual([...all].reverse());
+      const delivered = await store.log('dest-a', { limit: 50, status: 'DELIVERED', from: new Date(T0.getTime() + 10 * 1500).toISOString() });
+      expect(delivered.deliveries.map((d) => d.id)).toEqual(all.slice(10).filter((_, k) => (k + 10) % 7 !== 3).reverse());
+      expect((await store.log('dest-a', { limit: 5, eventId: 'dest-a.p12' })).deliveries.map((d) => d.id)).toEqual(['dest-a.p12']);
+    });
+
     test('counts the records of an intake batch for some destinations, and tells which records exist', async () => {
       await store.put(record('dest-a.e1', { intake: 'i-1' }));
       await store.put(record('dest-b.e1', { destinationId: 'dest-b', intake: 'i-1' }));
@@ -132,10 +200,12 @@ export function deliveryStoreConformance(name: string, make: () => Promise<Deliv
       // More destinations than one `in` filter takes.
       expect(await store.countFromIntake('i-1', ['dest-a', ...Array.from({ length: 40 }, (_, i) => `dest-x${i}`), 'dest-c'])).toBe(2);
       expect(await store.existing(['dest-a.e1', 'dest-a.e9', 'dest-b.e1'])).toEqual(new Set(['dest-a.e1', 'dest-b.e1']));
-      // Over a range of batch ids: both ends included.
-      expect(await store.countFromIntakes('i-1', 'i-2')).toBe(4);
-      expect(await store.countFromIntakes('i-2', 'i-3')).toBe(1);
-      expect(await store.countFromIntakes('i-3', 'i-4')).toBe(0);
+        expect(await store.countFromIntakes(['i-1', 'i-2'])).toBe(4);
+      expect(await store.countFromIntakes(['i-2', 'i-3'])).toBe(1);
+      expect(await store.countFromIntakes(['i-3', 'i-4'])).toBe(0);
+      // Only the batches named, not those whose ids lie between them.
+      await store.put(record('dest-a.e3', { intake: 'i-15' }));
+      expect(await store.countFromIntakes(['i-1', 'i-2'])).toBe(4);
     });
 
     test('counts the records of some destinations in one status (what deleting a destination finds still to send)', async () => {

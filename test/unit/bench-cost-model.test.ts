@@ -12,6 +12,7 @@ import {
   PriceList,
   pumpFixedUsage,
   ranked,
+  storedGiBMonths,
 } from '../bench/cost-model';
 
 const TIB = 2 ** 40;
@@ -20,8 +21,8 @@ const TIB = 2 ** 40;
 const PRICES: PriceList = {
   ...GCP_LIST_PRICES,
   firestore: {
-    regional: { location: 'r', readsPer100k: 0.03, writesPer100k: 0.09, deletesPer100k: 0.01 },
-    multiRegion: { location: 'm', readsPer100k: 0.06, writesPer100k: 0.18, deletesPer100k: 0.02 },
+    regional: { location: 'r', readsPer100k: 0.03, writesPer100k: 0.09, deletesPer100k: 0.01, storagePerGiBMonth: 0.18 },
+    multiRegion: { location: 'm', readsPer100k: 0.06, writesPer100k: 0.18, deletesPer100k: 0.02, storagePerGiBMonth: 0.18 },
   },
   pubsub: { perTiB: 40, minBytesPerRequest: 1000 },
   functions: {
@@ -51,6 +52,14 @@ describe('bench cost model', () => {
     expect(multi.firestoreReads).toBeCloseTo(0.6, 10);
     expect(multi.firestoreWrites).toBeCloseTo(1.8, 10);
     expect(multi.firestoreDeletes).toBeCloseTo(0.4, 10);
+  });
+
+  it('bills records stored over their retention, index entries as many bytes again', () => {
+    // 1 KiB kept a month (30.44 days): 2 KiB with its index entries, 1e6 of them ≈ 1.907 GiB-months.
+    expect(storedGiBMonths(1024, 365.25 / 12)).toBeCloseTo(2048 / 2 ** 30, 15);
+    const kept = costPerMillion({ ...FIRST, storedGiBMonths: storedGiBMonths(1024, 365.25 / 12) }, PRICES, A, { firestore: 'regional', billing: 'request' });
+    expect(kept.firestoreStorage).toBeCloseTo(((2048 * 1e6) / 2 ** 30) * 0.18, 10);
+    expect(costPerMillion(FIRST, PRICES, A, { firestore: 'regional', billing: 'request' }).firestoreStorage).toBe(0);
   });
 
   it('bills Pub/Sub bytes with the per-message overhead and the 1000-byte minimum', () => {
@@ -93,7 +102,7 @@ describe('bench cost model', () => {
 
   it('adds the components up and ranks them', () => {
     const c = costPerMillion(FIRST, PRICES, A, { firestore: 'regional', billing: 'request' });
-    const sum = c.firestoreReads + c.firestoreWrites + c.firestoreDeletes + c.pubsubPublish + c.pubsubDelivery + c.invocations + c.cpu + c.memory;
+    const sum = c.firestoreReads + c.firestoreWrites + c.firestoreDeletes + c.firestoreStorage + c.pubsubPublish + c.pubsubDelivery + c.invocations + c.cpu + c.memory;
     expect(c.total).toBeCloseTo(sum, 12);
     const order = ranked(c).map((r) => r.component);
     expect(order.slice(0, 2)).toEqual(['invocations', 'firestoreWrites']);

@@ -79,7 +79,7 @@ describe('per-collection figures', () => {
     const { header, rows } = collectionTable([{ name: 'run', perEvent: perEvent(d, 4) }]);
     expect(header).toEqual(['Firestore per event: reads / writes / deletes', 'run']);
     expect(rows).toEqual([
-      ['deliveries — delivery records', '0.50 / 1.00 / 0'],
+      ['deliveries — delivery records of their own (retries, queued, dead)', '0.50 / 1.00 / 0'],
       ['rates — success-rate counters', '0 / 0.50 / 0'],
       ['ALL', '0.50 / 1.50 / 0'],
     ]);

@@ -96,7 +96,14 @@ async function cli() {
   return { deps, h: harness(adminApi(deps)) };
 }
 
-const statuses = async (deps: AdminDeps, id: string) => (await deps.deliveries.list(id, { limit: 100 })).deliveries.map((d) => d.status);
+/** The destination's records' statuses, by record id. */
+const statuses = async (deps: AdminDeps, id: string) => {
+  const pages = await Promise.all((['PENDING', 'IN_FLIGHT', 'QUEUED', 'DEAD'] as const).map((status) => deps.deliveries.list(id, { status, limit: 100 })));
+  return pages
+    .flatMap((p) => p.deliveries)
+    .sort((a, b) => a.id.localeCompare(b.id))
+    .map((d) => d.status);
+};
 
 describe('herald destinations reactivate', () => {
   test('sends POST /admin/destinations/{id}/reactivate with no body; prints one line; the QUEUED deliveries are PENDING again', async () => {

@@ -374,15 +374,20 @@ test('a caller after a long quiet spell (the last lease long lapsed) gets a turn
   const store = new MemoryRateLeaseStore();
   const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
   const gates: Gate[] = [];
-  void limiter.acquire('orders', RATE_LIMITS, MAX_WAIT).then((g) => gates.push(g));
+  // Three at once: past the two a second sent unleased (unleased-sends.ts), the third is leased.
+  const burst = () => {
+    for (let i = 0; i < 3; i++) void limiter.acquire('orders', RATE_LIMITS, MAX_WAIT).then((g) => gates.push(g));
+  };
+  burst();
   await jest.advanceTimersByTimeAsync(1_000);
-  expect(gates).toEqual([{ kind: 'send' }]);
-  limiter.report('orders', ok, new Date());
+  expect(gates).toHaveLength(3);
+  expect(store.leases).toHaveLength(1);
+  for (let i = 0; i < 3; i++) limiter.report('orders', ok, new Date());
   await jest.advanceTimersByTimeAsync(60_000);
   const leasesBefore = store.leases.length;
-  void limiter.acquire('orders', RATE_LIMITS, MAX_WAIT).then((g) => gates.push(g));
+  burst();
   await jest.advanceTimersByTimeAsync(2_000);
-  expect(gates).toEqual([{ kind: 'send' }, { kind: 'send' }]);
+  expect(gates).toEqual(Array.from({ length: 6 }, () => ({ kind: 'send' })));
   expect(store.leases.length).toBeGreaterThan(leasesBefore);
 });
 
@@ -543,4 +548,166 @@ test('a grant leased while the last is still being carried out is carried out af
   expect(asked.length).toBeLessThan(store.leases.length);
   expect(asked.reduce((a, b) => a + b, 0)).toBe(granted);
   limiter.close();
+});
+
+describe('a destination far below its rate is not leased (unleased-sends.ts)', () => {
+  /** The memory store, its lease requests recorded: each is a Firestore read and write. */
+  function countingStore() {
+    const memory = new MemoryRateLeaseStore();
+    const requests: { destinationId: string; request: LeaseRequest }[] = [];
+    const store = {
+      lease: (destinationId: string, request: LeaseRequest) => {
+        requests.push({ destinationId, request: structuredClone(request) });
+        return memory.lease(destinationId, request);
+      },
+      peek: (id: string) => memory.peek(id),
+    };
+    return { store, requests };
+  }
+  const sentIn = (requests: { request: LeaseRequest }[], second: number) => requests.reduce((n, { request }) => n + (request.feedback.seconds[String(second)]?.sent ?? 0), 0);
+
+  test('one event to each of 500 destinations is sent at once, without a lease', async () => {
+    const { store, requests } = countingStore();
+    const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
+    const gates = await Promise.all(Array.from({ length: 500 }, (_, i) => limiter.acquire(`d-${i}`, RATE_LIMITS, MAX_WAIT)));
+    expect(gates.every((g) => g.kind === 'send')).toBe(true);
+    for (let i = 0; i < 500; i++) limiter.report(`d-${i}`, ok, new Date());
+    // And again a few seconds later: each still far below its rate.
+    await jest.advanceTimersByTimeAsync(5000);
+    const again = await Promise.all(Array.from({ length: 500 }, (_, i) => limiter.acquire(`d-${i}`, RATE_LIMITS, MAX_WAIT)));
+    expect(again.every((g) => g.kind === 'send')).toBe(true);
+    expect(requests).toHaveLength(0);
+    expect(limiter.rateOf('d-0')).toBeUndefined();
+  });
+
+  test('work before the send still runs first unleased, and a caller that finds nothing to send takes none of the allowance', async () => {
+    const { store, requests } = countingStore();
+    const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
+    const order: string[] = [];
+    const skipped = limiter.acquire('orders', RATE_LIMITS, MAX_WAIT, { beforeTurn: async () => (order.push('read'), false) });
+    await expect(skipped).resolves.toEqual({ kind: 'skip' });
+    const gates = await Promise.all([limiter.acquire('orders', RATE_LIMITS, MAX_WAIT, { beforeTurn: async () => (order.push('read'), true) }), limiter.acquire('orders', RATE_LIMITS, MAX_WAIT)]);
+    expect(gates).toEqual([{ kind: 'send' }, { kind: 'send' }]);
+    expect(order).toEqual(['read', 'read']);
+    expect(requests).toHaveLength(0);
+  });
+
+  test('a burst past the allowance to one destination is leased and paced at its rate; the unleased sends reach the controller', async () => {
+    const { store, requests } = countingStore();
+    const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
+    const bounds = { minPerSecond: 10, maxPerSecond: 10 };
+    const start = Date.now();
+    const sends: number[] = [];
+    const pending = Array.from({ length: 60 }, () =>
+      limiter.acquire('orders', bounds, MAX_WAIT).then((g) => {
+        expect(g.kind).toBe('send');
+        sends.push(Date.now());
+        limiter.report('orders', ok, new Date());
+      }),
+    );
+    await jest.advanceTimersByTimeAsync(10_000);
+    await Promise.all(pending);
+    expect(requests.length).toBeGreaterThan(0);
+    // Two went at once without a lease (the allowance at 10/s); the rest at the rate, 9.7/s at the bound.
+    expect(sends.filter((t) => t === start)).toHaveLength(2);
+    expect(mostInAnySecond(sends.filter((t) => t >= start + 1000))).toBeLessThanOrEqual(10);
+    expect(mostInAnySecond(sends)).toBeLessThanOrEqual(12);
+    expect(sends.at(-1)! - start).toBeGreaterThan(5500);
+    // Every send of the first second, the unleased ones with them, was reported with a lease.
+    const first = Math.floor(start / 1000);
+    expect(sentIn(requests, first)).toBe(sends.filter((t) => Math.floor(t / 1000) === first).length);
+  });
+
+  test('a 429 seen on an unleased send makes the next delivery lease: the throttle and its Retry-After reach the controller, and it waits for the pause', async () => {
+    const { store, requests } = countingStore();
+    const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
+    const start = Date.now();
+    await expect(limiter.acquire('orders', RATE_LIMITS, MAX_WAIT)).resolves.toEqual({ kind: 'send' });
+    expect(requests).toHaveLength(0);
+    limiter.report('orders', tooMany('5'), new Date(start));
+    await jest.advanceTimersByTimeAsync(100);
+    let sentAt: number | undefined;
+    const next = limiter.acquire('orders', RATE_LIMITS, MAX_WAIT).then((g) => (expect(g.kind).toBe('send'), (sentAt = Date.now())));
+    await jest.advanceTimersByTimeAsync(10_000);
+    await next;
+    expect(requests.length).toBeGreaterThan(0);
+    const { feedback } = requests[0]!.request;
+    expect(feedback.seconds[String(Math.floor(start / 1000))]).toMatchObject({ sent: 1, throttled: 1 });
+    expect(feedback.pauseUntil).toBe(start + 5000);
+    expect((await store.peek('orders'))?.state.pausedUntil).toBe(start + 5000);
+    expect(sentAt! - start).toBeGreaterThanOrEqual(5000);
+    limiter.close();
+  });
+
+  test('a timeout seen unleased is a sign of overload too: the next delivery leases', async () => {
+    const { store, requests } = countingStore();
+    const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
+    await limiter.acquire('orders', RATE_LIMITS, MAX_WAIT);
+    limiter.report('orders', { kind: 'timeout', durationMs: 5000, timeoutMs: 5000 }, new Date());
+    const next = limiter.acquire('orders', RATE_LIMITS, MAX_WAIT);
+    await jest.advanceTimersByTimeAsync(2000);
+    await expect(next).resolves.toEqual({ kind: 'send' });
+    expect(requests.length).toBeGreaterThan(0);
+    limiter.close();
+  });
+
+  test('a delivery back from a rate deferral is always leased', async () => {
+    const { store, requests } = countingStore();
+    const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
+    const back = limiter.acquire('orders', RATE_LIMITS, MAX_WAIT, { returning: true });
+    await jest.advanceTimersByTimeAsync(1000);
+    await expect(back).resolves.toEqual({ kind: 'send' });
+    expect(requests).toHaveLength(1);
+    limiter.close();
+  });
+
+  test('a leased destination goes unleased again after a quiet minute; after a 429, only once the cool-down is over', async () => {
+    const { store, requests } = countingStore();
+    const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
+    const burst = async (n: number) => {
+      const all = Array.from({ length: n }, () => limiter.acquire('orders', RATE_LIMITS, MAX_WAIT));
+      await jest.advanceTimersByTimeAsync(2000);
+      for (const g of await Promise.all(all)) if (g.kind === 'send') limiter.report('orders', ok, new Date());
+    };
+    await burst(5);
+    const leased = requests.length;
+    expect(leased).toBeGreaterThan(0);
+    // Still busy 30 s on: leased, however few.
+    await jest.advanceTimersByTimeAsync(30_000);
+    await burst(1);
+    expect(requests.length).toBeGreaterThan(leased);
+    // A quiet minute: unleased again.
+    await jest.advanceTimersByTimeAsync(61_000);
+    const before = requests.length;
+    await burst(1);
+    expect(requests.length).toBe(before);
+    // A 429: leased for ten minutes, quiet or not.
+    limiter.report('orders', tooMany(), new Date());
+    await jest.advanceTimersByTimeAsync(5 * 60_000);
+    await burst(1);
+    expect(requests.length).toBeGreaterThan(before);
+    await jest.advanceTimersByTimeAsync(6 * 60_000);
+    const cooled = requests.length;
+    await burst(1);
+    expect(requests.length).toBe(cooled);
+    limiter.close();
+  });
+
+  test('a destination another process throttled (the lease shows its rate cut) stays leased here while cooling down', async () => {
+    const memory = new MemoryRateLeaseStore();
+    const lease = memory.lease.bind(memory);
+    const requests: LeaseRequest[] = [];
+    memory.lease = async (id, request) => (requests.push(request), { ...(await lease(id, request)), rate: 4 });
+    const limiter = new DeliveryLimiter(memory, clock, quiet, 'a');
+    const first = Array.from({ length: 3 }, () => limiter.acquire('orders', RATE_LIMITS, MAX_WAIT));
+    await jest.advanceTimersByTimeAsync(2000);
+    await Promise.all(first);
+    await jest.advanceTimersByTimeAsync(120_000);
+    const before = requests.length;
+    const next = limiter.acquire('orders', RATE_LIMITS, MAX_WAIT);
+    await jest.advanceTimersByTimeAsync(2000);
+    await expect(next).resolves.toEqual({ kind: 'send' });
+    expect(requests.length).toBeGreaterThan(before);
+    limiter.close();
+  });
 });

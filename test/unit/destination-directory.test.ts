@@ -29,7 +29,7 @@ class LoggedStore extends MemoryDestinationStore {
     const readTime = new Date(this.time++);
     if (since === undefined) return { initial: true, upserted: await this.list(), removed: [], readTime };
     const changed = [...new Set(this.log.filter((e) => e.at > since.getTime()).map((e) => e.id))];
-    const found = await Promise.all(changed.map(async (id) => [id, await this.get(id)] as const));
+    const found = await Promise.all(changed.map(async (id) => [id, await super.get(id)] as const));
     return { initial: false, upserted: found.flatMap(([, d]) => (d ? [d] : [])), removed: found.flatMap(([id, d]) => (d ? [] : [id])), readTime };
   }
 }
@@ -83,4 +83,23 @@ test('after half a day without a look it reads the registry whole again', async 
   clock.advance(12 * 3600_000);
   await directory.matching('x');
   expect(store.looks).toEqual([undefined, undefined]);
+});
+
+test('a destination created elsewhere is found by one look at the change log, which brings the others created with it', async () => {
+  const { store, clock, directory } = setup();
+  await directory.matching('x');
+  const gets = jest.spyOn(store, 'get');
+  for (let i = 0; i < 5; i++) await store.write(dest(`new-${i}`, ['com.example.x']));
+  clock.advance(1);
+  expect((await directory.get('new-0'))?.id).toBe('new-0');
+  for (let i = 1; i < 5; i++) expect((await directory.get(`new-${i}`))?.id).toBe(`new-${i}`);
+  // One look for the five, no read of a destination by id.
+  expect(store.looks).toHaveLength(2);
+  expect(gets).not.toHaveBeenCalled();
+
+  // Not in the change log either: the store is asked, and has the last word.
+  clock.advance(1);
+  expect(await directory.get('never')).toBeUndefined();
+  expect(gets).toHaveBeenCalledWith('never');
+  expect(store.looks).toHaveLength(3);
 });

@@ -1,7 +1,8 @@
 import { FieldValue, Firestore } from '@google-cloud/firestore';
 import { FirestoreRateStore, mergeShards } from '../../shared/adapters/firestore-rates';
+import { OperationCounter } from '../../shared/adapters/firestore-stores';
 import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
-import { RateRecorder } from '../../shared/app/rate-recorder';
+import { RateRecorder, SPARSE_MAX } from '../../shared/app/rate-recorder';
 import { createLogger } from '../../shared/log';
 import { Clock, RateDelta, RateStore } from '../../shared/ports';
 import { rateStoreConformance } from '../support/rate-store-conformance';
@@ -20,6 +21,7 @@ function failingWhile(store: MemoryRateStore, failing: () => boolean): RateStore
     add: (deltas: readonly RateDelta[], shard: number) => (failing() ? Promise.reject(new Error('unavailable')) : store.add(deltas, shard)),
     window: store.window.bind(store),
     activeSince: store.activeSince.bind(store),
+    windows: store.windows.bind(store),
     recentLog: store.recentLog.bind(store),
   };
 }
@@ -43,6 +45,7 @@ test('100 events/s to one destination for 10 s: one write per second to one docu
     },
     window: store.window.bind(store),
     activeSince: store.activeSince.bind(store),
+    windows: store.windows.bind(store),
     recentLog: store.recentLog.bind(store),
   };
   const recorder = new RateRecorder(timed, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 3 });
@@ -60,7 +63,9 @@ test('100 events/s to one destination for 10 s: one write per second to one docu
   expect(writes.every((w) => w.docs === 1)).toBe(true);
   // (The last write is the explicit flush at the end, as on shutdown.)
   for (let i = 1; i < writes.length - 1; i++) expect(writes[i]!.at - writes[i - 1]!.at).toBeGreaterThanOrEqual(1000);
-  expect(store.writes.flatMap((w) => w.docs).every((d) => /^orders~\d+~3$/.test(d))).toBe(true);
+  // The first flush carries one attempt: sparse, into a shared document; every later one is the destination's own.
+  expect(store.writes[0]!.docs).toEqual([expect.stringMatching(/^shared\/default_~w[0-9a-f]+~0~\d+$/)]);
+  expect(store.writes.slice(1).flatMap((w) => w.docs).every((d) => /^orders~\d+~3$/.test(d))).toBe(true);
   expect(await recorder.window('orders')).toMatchObject({ attempts: 1000, successes: 990, failures: 10 });
 });
 
@@ -80,15 +85,19 @@ test('counts not yet flushed are part of the window this process reports', async
   expect(await recorder.window('billing')).toMatchObject({ attempts: 1, failures: 1, successRate: 0, recentErrors: [{ error: 'HTTP 500' }] });
 });
 
-test('a flush writes one document per (destination, bucket) it touched', async () => {
+test('a flush writes one document per busy (destination, bucket) it touched', async () => {
   const { clock, store, recorder } = setup();
-  recorder.record('orders', 'success', clock.now());
-  recorder.record('billing', 'success', clock.now());
+  const busy = (id: string) => {
+    for (let i = 0; i <= SPARSE_MAX; i++) recorder.record(id, 'success', clock.now());
+  };
+  busy('orders');
+  busy('billing');
   clock.advance(MIN);
-  recorder.record('orders', 'success', clock.now());
+  busy('orders');
   await recorder.flush();
   expect(store.writes).toHaveLength(1);
   expect(store.writes[0]!.docs).toHaveLength(3);
+  expect(store.writes[0]!.docs.every((d) => !d.startsWith('shared/'))).toBe(true);
 });
 
 test('a failed write keeps the counts for the next flush: nothing counted is dropped', async () => {
@@ -127,6 +136,7 @@ test('a window read while a flush is being written still sees the counts being w
     },
     window: store.window.bind(store),
     activeSince: store.activeSince.bind(store),
+    windows: store.windows.bind(store),
     recentLog: store.recentLog.bind(store),
   };
   const recorder = new RateRecorder(slow, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 0 });
@@ -156,6 +166,7 @@ test('flushes asked for while one waits behind a window read make one write: a d
       return store.window(destinationId, since);
     },
     activeSince: store.activeSince.bind(store),
+    windows: store.windows.bind(store),
     recentLog: store.recentLog.bind(store),
   };
   const tick = () => new Promise((r) => setImmediate(r));
@@ -215,7 +226,8 @@ test('attempt latencies ride in the same write: one document per flush, a histog
   b.record('orders', 'failure', clock.now(), { at: clock.now().toISOString(), error: 'timeout' }, 30_000);
   await a.flush();
   await b.flush();
-  expect(store.writes.map((w) => w.docs)).toEqual([[`orders~${1_000_000 - (1_000_000 % MIN)}~1`], [`orders~${1_000_000 - (1_000_000 % MIN)}~2`]]);
+  // a's 101 attempts in its own document; b's one in a shared document: both summed below.
+  expect(store.writes.map((w) => w.docs)).toEqual([[`orders~${1_000_000 - (1_000_000 % MIN)}~1`], [expect.stringMatching(new RegExp(`^shared/default_~w[0-9a-f]+~0~${1_000_000 - (1_000_000 % MIN)}$`))]]);
   const [bucket] = await store.window('orders', 0);
   // 40 ms in (30, 50] (b06), 400 ms in (300, 500] (b12), 30 s in (15, 30] s (b22); the attempt without a latency in none.
   expect(bucket).toMatchObject({ attempts: 102, successes: 100, failures: 1, latency: { b06: 90, b12: 10, b22: 1 } });
@@ -261,4 +273,78 @@ test('Firestore: one set per document per flush, each latency bin hit an increme
   ])).toEqual([{ destinationId: 'orders', start: 60_000, attempts: 5, successes: 5, failures: 0, lastErrors: [], latency: { b02: 3, b09: 1 } }]);
 });
 
-rateStoreConformance('memory', () => new MemoryRateStore());
+test('sparse destinations fill shared documents SHARED_PART_SIZE at a time, each kept in its document for the bucket; busy, it moves to its own', async () => {
+  const { clock, store, recorder } = setup();
+  const ids = Array.from({ length: 130 }, (_, i) => `d-${i}`);
+  for (const id of ids) recorder.record(id, 'success', clock.now());
+  await recorder.flush();
+  const bucket = 1_000_000 - (1_000_000 % MIN);
+  const [first] = store.writes;
+  expect(first!.docs).toHaveLength(3);
+  expect(first!.docs.every((d) => d.startsWith('shared/default_~') && d.endsWith(`~${bucket}`))).toBe(true);
+  // Again, with 3 newcomers: the same documents (the third part takes them), no more.
+  for (const id of [...ids, 'n-1', 'n-2', 'n-3']) recorder.record(id, 'success', clock.now());
+  clock.advance(1000);
+  await recorder.flush();
+  expect([...store.writes[1]!.docs].sort()).toEqual([...first!.docs].sort());
+  // d-0 gets busy: the rest of its bucket goes to its own document; the others stay.
+  for (let i = 0; i < SPARSE_MAX; i++) recorder.record('d-0', 'success', clock.now());
+  recorder.record('d-1', 'success', clock.now());
+  clock.advance(1000);
+  await recorder.flush();
+  expect(store.writes[2]!.docs.sort()).toEqual([`d-0~${bucket}~3`, first!.docs.find((d) => d.endsWith(`~0~${bucket}`))].sort());
+  expect(await store.window('d-0', 0)).toMatchObject([{ attempts: 2 + SPARSE_MAX }]);
+  // A new bucket starts its parts again from the first.
+  clock.advance(MIN);
+  recorder.record('d-0', 'success', clock.now());
+  await recorder.flush();
+  expect(store.writes[3]!.docs).toEqual([expect.stringMatching(new RegExp(`^shared/default_~w[0-9a-f]+~0~${bucket + MIN}$`))]);
+  expect(await recorder.window('d-0')).toMatchObject({ attempts: 3 + SPARSE_MAX });
+  // Another account's sparse destinations go to documents of its own, named with its prefix (erased with it).
+  recorder.record('acme_d-0', 'success', clock.now());
+  await recorder.flush();
+  expect(store.writes[4]!.docs).toEqual([expect.stringMatching(new RegExp(`^shared/acme_~w[0-9a-f]+~0~${bucket + MIN}$`))]);
+});
+
+test('a failed write of shared counts keeps them, and the retry writes the same shared document', async () => {
+  const clock = manualClock();
+  const store = new MemoryRateStore();
+  let fail = true;
+  const recorder = new RateRecorder(failingWhile(store, () => fail), clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 0 });
+  recorder.record('a', 'failure', clock.now());
+  recorder.record('b', 'success', clock.now());
+  await recorder.flush();
+  fail = false;
+  recorder.record('a', 'success', clock.now());
+  await recorder.flush();
+  expect(store.writes).toEqual([{ at: expect.any(Number), docs: [expect.stringMatching(/^shared\//)] }]);
+  expect(await store.windows(['a', 'b'], 0)).toEqual(
+    new Map([
+      ['a', [expect.objectContaining({ attempts: 2, successes: 1, failures: 1 })]],
+      ['b', [expect.objectContaining({ attempts: 1, successes: 1 })]],
+    ]),
+  );
+});
+
+test('Firestore: sparse deltas of one bucket and group are one merged set of a shared document (its destinations by arrayUnion, each under d.<id>); writes counted one per document, over 500 in several commits', async () => {
+  const sets: { path: string; data: Record<string, unknown> }[] = [];
+  let commits = 0;
+  const db = {
+    collection: (name: string) => ({ doc: (path: string) => ({ path: `${name}/${path}` }) }),
+    batch: () => ({
+      set: (ref: { path: string }, data: Record<string, unknown>) => void sets.push({ path: ref.path, data }),
+      commit: async () => void commits++,
+    }),
+  } as unknown as Firestore;
+  const ops = new OperationCounter();
+  const delta = (destinationId: string, group?: string): RateDelta => ({ destinationId, bucketStart: 60_000, attempts: 1, successes: 1, failures: 0, lastErrors: [], ...(group ? { group } : {}) });
+  await new FirestoreRateStore(db, ops).add([delta('acct_a', 'wx~0'), delta('busy'), delta('b-2', 'wx~0'), delta('c', 'wx~1')], 5);
+  expect(ops.writes).toBe(3);
+  expect(sets.map((s) => s.path)).toEqual(['rates/busy~60000~5', 'rates-shared/wx~0~60000', 'rates-shared/wx~1~60000']);
+  expect(sets[1]!.data).toMatchObject({ bucketStart: 60_000, destinations: FieldValue.arrayUnion('acct_a', 'b-2'), d: { acct_a: { attempts: FieldValue.increment(1) }, 'b-2': { successes: FieldValue.increment(1) } } });
+  await new FirestoreRateStore(db, ops).add(Array.from({ length: 600 }, (_, i) => delta(`d-${i}`)), 5);
+  expect(ops.writes).toBe(603);
+  expect(commits).toBe(3);
+});
+
+rateStoreConformance('memory', () => new MemoryRateStore(), (store) => (store as MemoryRateStore).writes.reduce((n, w) => n + w.docs.length, 0));

@@ -10,13 +10,13 @@ export function EventTypes({ ctx }: { ctx: Ctx }) {
   return (
     <section aria-labelledby="event-types-title">
       <h1 id="event-types-title">Event types</h1>
-      <p class="muted">Every type this account has published, with its latest event (sampled at most once a minute) and the destinations that take it.</p>
+      <p class="muted">Every type this account has published, with its latest event (refreshed at most hourly) and the destinations that take it. A new type shows once the reconciler has checked its first event: 15 minutes after it on GCP, a minute in local mode.</p>
       <LoadState load={page} what="the event types" failed="Could not list the event types" />
       {page.data &&
         (types.length === 0 ? (
           <Empty title="No events published yet.">
             <p>
-              Publish a CloudEvent to <code>POST /ingest</code> with an account key that has the <code>publish</code> scope; its type shows here within seconds. Then{' '}
+              Publish a CloudEvent to <code>POST /ingest</code> with an account key that has the <code>publish</code> scope; its type shows here once the reconciler has checked it (15 minutes after on GCP, a minute in local mode). Then{' '}
               <a href={href('/destinations')}>add a destination</a> whose event types take it.
             </p>
           </Empty>

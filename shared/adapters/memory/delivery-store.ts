@@ -1,33 +1,60 @@
-import { DeliveryRecord, DeliveryStatus } from '../../domain/delivery';
+import { DeliveryRecord } from '../../domain/delivery';
 import { DeliveryLogQuery, inLog, logOrder, logPage } from '../../domain/delivery-log';
-import { DeliveryPage, DeliveryStore } from '../../ports';
+import { ownOver, standing } from '../../domain/grouped-outcomes';
+import { DeliveryPage, DeliveryStore, WorkStatus } from '../../ports';
 
-/** The delivery store in memory, for unit tests of the use cases; it passes the same conformance suite as Firestore's. */
+type Own = DeliveryRecord & { groupCopies?: number };
+
+/**
+ * The delivery store in memory, for unit tests of the use cases; it passes the same conformance
+ * suite as Firestore's. Like it, it keeps own records and grouped ones apart, and shows each
+ * delivery as domain/grouped-outcomes.ts says it stands.
+ */
 export class MemoryDeliveryStore implements DeliveryStore {
-  private readonly records = new Map<string, DeliveryRecord>();
+  private readonly records = new Map<string, Own>();
+  private readonly grouped = new Map<string, DeliveryRecord[]>();
+
+  /** Every delivery as it stands. */
+  private view(): DeliveryRecord[] {
+    const ids = new Set([...this.records.keys(), ...this.grouped.keys()]);
+    return [...ids].flatMap((id) => {
+      const r = this.standingOf(id);
+      return r ? [r] : [];
+    });
+  }
+
+  private standingOf(id: string): DeliveryRecord | undefined {
+    return standing(this.records.get(id), this.grouped.get(id) ?? []);
+  }
 
   async get(id: string): Promise<DeliveryRecord | undefined> {
-    return copy(this.records.get(id));
+    return copy(this.standingOf(id));
+  }
+
+  async addDelivered(record: DeliveryRecord): Promise<void> {
+    this.grouped.set(record.id, [...(this.grouped.get(record.id) ?? []), copy(record)!]);
   }
 
   async put(record: DeliveryRecord): Promise<void> {
     this.records.set(record.id, copy(record)!);
   }
 
-  async create(record: DeliveryRecord): Promise<boolean> {
-    if (this.records.has(record.id)) return false;
+  async create(record: DeliveryRecord, options: { unlessGrouped?: boolean } = {}): Promise<boolean> {
+    if (this.records.has(record.id) || (options.unlessGrouped && this.grouped.has(record.id))) return false;
     this.records.set(record.id, copy(record)!);
     return true;
   }
 
   async update(id: string, decide: (current: DeliveryRecord | undefined) => DeliveryRecord | undefined): Promise<DeliveryRecord | undefined> {
-    const next = decide(copy(this.records.get(id)));
-    if (next !== undefined) this.records.set(id, copy(next)!);
+    const own = this.records.get(id);
+    const copies = own ? [] : (this.grouped.get(id) ?? []);
+    const next = decide(copy(standing(own, copies)));
+    if (next !== undefined) this.records.set(id, own?.groupCopies ? { ...copy(next)!, groupCopies: own.groupCopies } : ownOver(copy(next)!, copies));
     return copy(next);
   }
 
   async due(now: Date, claimExpiredBefore: Date, limit: number): Promise<string[]> {
-    const all = [...this.records.values()];
+    const all = this.view();
     const expired = all
       .filter((r) => r.status === 'IN_FLIGHT' && r.claimedAt !== undefined && r.claimedAt <= claimExpiredBefore.toISOString())
       .sort((a, b) => a.claimedAt!.localeCompare(b.claimedAt!));
@@ -38,21 +65,21 @@ export class MemoryDeliveryStore implements DeliveryStore {
   }
 
   async nextAvailableAt(): Promise<Date | undefined> {
-    const times = [...this.records.values()].filter((r) => r.status === 'PENDING' && r.availableAt !== undefined).map((r) => r.availableAt!).sort();
+    const times = this.view().filter((r) => r.status === 'PENDING' && r.availableAt !== undefined).map((r) => r.availableAt!).sort();
     return times[0] === undefined ? undefined : new Date(times[0]);
   }
 
   async rateDeferred(destinationId: string, limit: number): Promise<string[]> {
-    return [...this.records.values()]
+    return this.view()
       .filter((r) => r.destinationId === destinationId && r.status === 'PENDING' && r.rateDeferred === true)
       .sort((a, b) => (a.availableAt ?? '').localeCompare(b.availableAt ?? ''))
       .slice(0, limit)
       .map((r) => r.id);
   }
 
-  async list(destinationId: string, query: { status?: DeliveryStatus; limit: number; cursor?: string }): Promise<DeliveryPage> {
-    const matching = [...this.records.values()]
-      .filter((r) => r.destinationId === destinationId && (query.status === undefined || r.status === query.status))
+  async list(destinationId: string, query: { status: WorkStatus; limit: number; cursor?: string }): Promise<DeliveryPage> {
+    const matching = this.view()
+      .filter((r) => r.destinationId === destinationId && r.status === query.status)
       .filter((r) => query.cursor === undefined || r.id > query.cursor)
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const deliveries = matching.slice(0, query.limit).map((r) => copy(r)!);
@@ -61,7 +88,7 @@ export class MemoryDeliveryStore implements DeliveryStore {
   }
 
   async log(destinationId: string, query: DeliveryLogQuery): Promise<DeliveryPage> {
-    const rows = [...this.records.values()]
+    const rows = this.view()
       .filter((r) => r.destinationId === destinationId && inLog(r, query))
       .sort(logOrder)
       .slice(0, query.limit + 1)
@@ -74,7 +101,7 @@ export class MemoryDeliveryStore implements DeliveryStore {
 
   async logRows(ids: readonly string[]): Promise<DeliveryRecord[]> {
     return ids.flatMap((id) => {
-      const r = this.records.get(id);
+      const r = this.standingOf(id);
       if (!r) return [];
       const { event: _event, attemptLog: _log, ...row } = copy(r)!;
       return [row];
@@ -82,23 +109,23 @@ export class MemoryDeliveryStore implements DeliveryStore {
   }
 
   async countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number> {
-    return [...this.records.values()].filter((r) => r.intake === intake && destinationIds.includes(r.destinationId)).length;
+    return this.view().filter((r) => r.intake === intake && destinationIds.includes(r.destinationId)).length;
   }
 
-  async countFromIntakes(first: string, last: string): Promise<number> {
-    return [...this.records.values()].filter((r) => r.intake !== undefined && r.intake >= first && r.intake <= last).length;
+  async countFromIntakes(intakes: readonly string[]): Promise<number> {
+    return this.view().filter((r) => r.intake !== undefined && intakes.includes(r.intake)).length;
   }
 
   async existing(ids: readonly string[]): Promise<Set<string>> {
-    return new Set(ids.filter((id) => this.records.has(id)));
+    return new Set(ids.filter((id) => this.records.has(id) || this.grouped.has(id)));
   }
 
-  async countByStatus(destinationIds: readonly string[], status: DeliveryStatus): Promise<number> {
-    return [...this.records.values()].filter((r) => r.status === status && destinationIds.includes(r.destinationId)).length;
+  async countByStatus(destinationIds: readonly string[], status: WorkStatus): Promise<number> {
+    return this.view().filter((r) => r.status === status && destinationIds.includes(r.destinationId)).length;
   }
 
   async deadLettersOwed(before: Date, limit: number): Promise<string[]> {
-    return [...this.records.values()]
+    return this.view()
       .filter((r) => r.deadLetterDueAt !== undefined && r.deadLetterDueAt <= before.toISOString())
       .sort((a, b) => a.deadLetterDueAt!.localeCompare(b.deadLetterDueAt!))
       .slice(0, limit)
@@ -106,9 +133,9 @@ export class MemoryDeliveryStore implements DeliveryStore {
   }
 }
 
-function copy(record: DeliveryRecord | undefined): DeliveryRecord | undefined {
+function copy(record: Own | undefined): DeliveryRecord | undefined {
   if (record === undefined) return undefined;
-  const { event, lastError, ...rest } = record;
+  const { event, lastError, groupCopies: _copies, ...rest } = record;
   return {
     ...rest,
     ...(lastError ? { lastError: { ...lastError } } : {}),

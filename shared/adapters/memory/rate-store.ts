@@ -1,24 +1,37 @@
 import { addHistograms } from '../../domain/latency-histogram';
 import { RateBucket } from '../../domain/success-rate';
-import { bucketsOf, RecentBucket, RecentEntry } from '../../domain/recent-log';
+import { RecentBucket, RecentEntry } from '../../domain/recent-log';
 import { RateDelta, RateStore } from '../../ports';
-import { mergeShards } from '../firestore-rates';
+import { completeBuckets, mergeShards } from '../firestore-rates';
 
-/** Success-rate counters in memory, for unit tests; it records every add so tests can see the write pattern. */
+type Counts = Omit<RateDelta, 'recent' | 'settled' | 'group'> & { dead?: number; queued?: number; recent: Map<string, RecentEntry[]> };
+
+/** A counter document: a destination's own (one entry) or a shared one (an entry per destination it lists). */
+interface Doc {
+  bucketStart: number;
+  shared: boolean;
+  entries: Map<string, Counts>;
+}
+
+/**
+ * Success-rate counters in memory, for unit tests, laid out in documents as FirestoreRateStore
+ * lays them out (own per destination, bucket and shard; shared per group and bucket), so reads
+ * limited to a number of documents behave alike; it records every add so tests can see the
+ * write pattern.
+ */
 export class MemoryRateStore implements RateStore {
-  private readonly rows = new Map<string, Omit<RateDelta, 'recent' | 'settled'> & { shard: number; dead?: number; queued?: number }>();
-  /** Each (bucket, shard, writer)'s log-head list, as the last write left it. */
-  private readonly recent = new Map<string, { destinationId: string; start: number; entries: RecentEntry[] }>();
-  /** Every add: when, and which documents it wrote. */
+  private readonly docs = new Map<string, Doc>();
+  /** Every add: when, and which documents it wrote (`<destination>~<bucket>~<shard>`, or `shared/<group>~<bucket>`). */
   readonly writes: { at: number; docs: string[] }[] = [];
 
   async add(deltas: readonly RateDelta[], shard: number): Promise<void> {
     if (deltas.length === 0) return;
-    const docs: string[] = [];
+    const docs = new Set<string>();
     for (const d of deltas) {
-      const key = `${d.destinationId}~${d.bucketStart}~${shard}`;
-      docs.push(key);
-      const row = this.rows.get(key) ?? { destinationId: d.destinationId, bucketStart: d.bucketStart, shard, attempts: 0, successes: 0, failures: 0, lastErrors: [] };
+      const key = d.group === undefined ? `${d.destinationId}~${d.bucketStart}~${shard}` : `shared/${d.group}~${d.bucketStart}`;
+      docs.add(key);
+      const doc = this.docs.get(key) ?? { bucketStart: d.bucketStart, shared: d.group !== undefined, entries: new Map<string, Counts>() };
+      const row = doc.entries.get(d.destinationId) ?? { destinationId: d.destinationId, bucketStart: d.bucketStart, attempts: 0, successes: 0, failures: 0, lastErrors: [], recent: new Map<string, RecentEntry[]>() };
       row.attempts += d.attempts;
       row.successes += d.successes;
       row.failures += d.failures;
@@ -26,22 +39,38 @@ export class MemoryRateStore implements RateStore {
       if (d.latency && Object.keys(d.latency).length) row.latency = addHistograms(row.latency, d.latency);
       if (d.settled?.dead) row.dead = (row.dead ?? 0) + d.settled.dead;
       if (d.settled?.queued) row.queued = (row.queued ?? 0) + d.settled.queued;
-      if (d.recent) this.recent.set(`${key}~${d.recent.writer}`, { destinationId: d.destinationId, start: d.bucketStart, entries: [...d.recent.entries] });
-      this.rows.set(key, row);
+      if (d.recent) row.recent.set(d.recent.writer, [...d.recent.entries]);
+      doc.entries.set(d.destinationId, row);
+      this.docs.set(key, doc);
     }
-    this.writes.push({ at: Date.now(), docs });
+    this.writes.push({ at: Date.now(), docs: [...docs] });
   }
 
   async activeSince(since: number): Promise<string[]> {
-    return [...new Set([...this.rows.values()].filter((r) => r.bucketStart >= since).map((r) => r.destinationId))];
+    return [...new Set([...this.docs.values()].filter((d) => d.bucketStart >= since).flatMap((d) => [...d.entries.keys()]))];
   }
 
   async recentLog(destinationId: string, since: number, maxDocs: number): Promise<RecentBucket[]> {
-    const lists = [...this.recent.values()].filter((r) => r.destinationId === destinationId && r.start >= since).sort((a, b) => b.start - a.start).slice(0, maxDocs);
-    return bucketsOf(lists, lists.length === maxDocs);
+    // As Firestore reads them: the newest `maxDocs` of each kind that hold the destination.
+    const read = (shared: boolean) => {
+      const docs = this.holding(destinationId, since)
+        .filter((d) => d.shared === shared)
+        .sort((a, b) => b.bucketStart - a.bucketStart)
+        .slice(0, maxDocs);
+      return { lists: docs.map((d) => ({ start: d.bucketStart, entries: [...d.entries.get(destinationId)!.recent.values()].flat() })), limited: docs.length === maxDocs };
+    };
+    return completeBuckets([read(false), read(true)]);
   }
 
   async window(destinationId: string, since: number): Promise<RateBucket[]> {
-    return mergeShards([...this.rows.values()].filter((r) => r.destinationId === destinationId && r.bucketStart >= since));
+    return mergeShards(this.holding(destinationId, since).map((d) => d.entries.get(destinationId)!));
+  }
+
+  async windows(destinationIds: readonly string[], since: number): Promise<Map<string, RateBucket[]>> {
+    return new Map(await Promise.all([...new Set(destinationIds)].map(async (id) => [id, await this.window(id, since)] as const)));
+  }
+
+  private holding(destinationId: string, since: number): Doc[] {
+    return [...this.docs.values()].filter((d) => d.bucketStart >= since && d.entries.has(destinationId));
   }
 }

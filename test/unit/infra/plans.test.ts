@@ -17,6 +17,7 @@ describe('composite indexes, derived from the queries', () => {
     ['ordered descending', { q: { collection: 'c', equality: ['a'], orderBy: 'b', direction: 'desc' as const } }, [{ collection: 'c', fields: ['a', 'b'], order: 'DESCENDING' }]],
     ['ordered by its own equality field: single-field index', { q: { collection: 'c', equality: ['a'], orderBy: 'a' } }, []],
     ['only an order: single-field index', { q: { collection: 'c', equality: [], orderBy: 'a' } }, []],
+    ['array-contains, then the order', { q: { collection: 'c', contains: 'xs', equality: [], orderBy: 'a' } }, [{ collection: 'c', contains: 'xs', fields: ['a'], order: 'ASCENDING' }]],
     [
       'two queries needing the same index share it',
       { q1: { collection: 'c', equality: ['a'], orderBy: 'b' }, q2: { collection: 'c', equality: ['a'], orderBy: 'b' } },

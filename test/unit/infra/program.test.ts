@@ -363,12 +363,12 @@ describe('Firestore', () => {
   test('composite indexes cover exactly the queries in FIRESTORE_QUERIES that need one', () => {
     const declaredIndexes = ofType('gcp:firestore/index:Index').map((i) => ({
       collection: i.inputs.collection,
-      fields: (i.inputs.fields as { fieldPath: string; order: string }[]).map((f) => `${f.fieldPath} ${f.order}`),
+      fields: (i.inputs.fields as { fieldPath: string; order?: string; arrayConfig?: string }[]).map((f) => `${f.fieldPath} ${f.order ?? f.arrayConfig}`),
     }));
     const queries: QuerySpec[] = Object.values(FIRESTORE_QUERIES);
     // The equality fields ascending, then the ordered field in the query's direction.
-    const indexFields = (q: QuerySpec) => [...q.equality.map((f) => `${f} ASCENDING`), `${q.orderBy} ${q.direction === 'desc' ? 'DESCENDING' : 'ASCENDING'}`];
-    const needed = queries.filter((q) => new Set([...q.equality, q.orderBy]).size > 1).map((q) => ({ collection: q.collection, fields: indexFields(q) }));
+    const indexFields = (q: QuerySpec) => [...(q.contains !== undefined ? [`${q.contains} CONTAINS`] : []), ...q.equality.map((f) => `${f} ASCENDING`), `${q.orderBy} ${q.direction === 'desc' ? 'DESCENDING' : 'ASCENDING'}`];
+    const needed = queries.filter((q) => new Set([...q.equality, q.orderBy]).size > 1 || q.contains !== undefined).map((q) => ({ collection: q.collection, fields: indexFields(q) }));
     const key = (i: { collection: unknown; fields: string[] }) => `${String(i.collection)}:${i.fields.join(',')}`;
     expect(declaredIndexes.map(key).sort()).toEqual([...new Set(needed.map(key))].sort());
     expect(declaredIndexes).toHaveLength(compositeIndexes(FIRESTORE_QUERIES).length);
@@ -376,6 +376,8 @@ describe('Firestore', () => {
     expect(declaredIndexes).toContainEqual({ collection: 'replays', fields: ['request.account ASCENDING', 'createdAt DESCENDING'] });
     // The scheduled purge: deleted accounts still pending, oldest first (the rest it deletes by document-id ranges: no index).
     expect(declaredIndexes).toContainEqual({ collection: 'account-tombstones', fields: ['purge ASCENDING', 'deletedAt ASCENDING'] });
+    // Shared counter documents (issue 33): a destination's, by array-contains, in bucket order.
+    expect(declaredIndexes).toContainEqual({ collection: 'rates-shared', fields: ['destinations CONTAINS', 'bucketStart ASCENDING'] });
   });
 
   test('a TTL policy on every expiry field the stores write, rates.expireAt among them', () => {
@@ -385,6 +387,15 @@ describe('Firestore', () => {
     // Delivery records are kept HERALD_DELIVERY_RETENTION_DAYS after they settle (domain/delivery-retention.ts).
     const deliveries = ttl.find((f) => f.inputs.collection === 'deliveries');
     expect(deliveries?.inputs).toMatchObject({ project: PROJECT, database: '(default)', field: 'expireAt', ttlConfig: {}, indexConfig: {} });
+    // A group of DELIVERED first attempts expires with its members.
+    expect(ttl.find((f) => f.inputs.collection === 'delivery-groups')?.inputs).toMatchObject({ field: 'expireAt', ttlConfig: {} });
+  });
+
+  test("a group's members are exempt from automatic indexing; its log query has its composite index", () => {
+    const unindexed = ofType('gcp:firestore/field:Field').filter((f) => f.inputs.ttlConfig === undefined);
+    expect(unindexed.map((f) => f.inputs)).toEqual([expect.objectContaining({ project: PROJECT, database: '(default)', collection: 'delivery-groups', field: 'members', indexConfig: {} })]);
+    const indexes = ofType('gcp:firestore/index:Index').map((i) => ({ collection: i.inputs.collection, fields: (i.inputs.fields as { fieldPath: string; order?: string; arrayConfig?: string }[]).map((f) => `${f.fieldPath} ${f.arrayConfig ?? f.order}`) }));
+    expect(indexes).toContainEqual({ collection: 'delivery-groups', fields: ['destinations CONTAINS', 'oldest DESCENDING'] });
   });
 });
 

@@ -1,0 +1,319 @@
+import { DocumentData, FieldPath, Firestore, Timestamp } from '@google-cloud/firestore';
+import { DeliveryLogQuery, inLog, logOrder, logPage } from '../domain/delivery-log';
+import { DeliveryRecord } from '../domain/delivery';
+import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../domain/delivery-retention';
+import { HeraldEvent } from '../domain/event';
+import { ownOver, standing } from '../domain/grouped-outcomes';
+import { DeliveryPage, DeliveryStore, WorkStatus } from '../ports';
+import { DeliveryRetention, FirestoreDeliveryGroups } from './firestore-delivery-groups';
+import { chunks, COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from './firestore-stores';
+import { GRPC, grpcCode } from './firestore-write';
+
+type StoredDelivery = Omit<DeliveryRecord, 'event'> & { event?: { attributes: Record<string, string>; data: Buffer }; expireAt?: Date; groupCopies?: number };
+/** A record as its own document holds it: with the group copies it folded in (domain/grouped-outcomes.ts). */
+type Own = DeliveryRecord & { groupCopies?: number };
+
+
+/**
+ * Delivery records in Firestore: a document per delivery (`deliveries/{id}`) for those that
+ * hold retry state or were changed, and the first attempts that ended DELIVERED as members of
+ * groups (`delivery-groups`, firestore-delivery-groups.ts). Every view reads both and shows a
+ * delivery once, as domain/grouped-outcomes.ts `standing` says.
+ */
+export class FirestoreDeliveryStore implements DeliveryStore {
+  private readonly groups: FirestoreDeliveryGroups;
+
+  constructor(
+    private readonly db: Firestore,
+    private readonly ops = new OperationCounter(),
+    private readonly retention: DeliveryRetention = { retentionMs: DEFAULT_RETENTION_DAYS * DAY_MS, now: () => new Date() },
+  ) {
+    this.groups = new FirestoreDeliveryGroups(db, ops, retention, toDoc, (doc) => fromDoc(doc), COLLECTIONS.deliveryGroups);
+  }
+
+  private get col() {
+    return this.db.collection(COLLECTIONS.deliveries);
+  }
+
+  /** The document for a record, with the expiry Firestore's TTL policy deletes it by; `kept`: the stored one. */
+  private stored(record: Own, kept?: Date): StoredDelivery {
+    const doc = toDoc(record);
+    const expireAt = deliveryExpiry(record, this.retention.retentionMs, this.retention.now(), kept);
+    return expireAt === undefined ? doc : { ...doc, [FIRESTORE_TTL_FIELDS.deliveries.field]: expireAt };
+  }
+
+  async get(id: string): Promise<DeliveryRecord | undefined> {
+    const [snap, copies] = await Promise.all([this.col.doc(id).get(), this.groups.copies([id])]);
+    this.ops.reads++;
+    return standing(snap.exists ? fromOwn(snap.data()!) : undefined, copies.get(id) ?? []);
+  }
+
+  async put(record: DeliveryRecord): Promise<void> {
+    await this.col.doc(record.id).set(this.stored(record));
+    this.ops.writes++;
+  }
+
+  async create(record: DeliveryRecord, options: { unlessGrouped?: boolean } = {}): Promise<boolean> {
+    if (options.unlessGrouped && (await this.groups.copies([record.id])).has(record.id)) return false;
+    try {
+      await this.col.doc(record.id).create(this.stored(record));
+    } catch (e) {
+      if (grpcCode(e) === GRPC.ALREADY_EXISTS) return false;
+      throw e;
+    }
+    this.ops.writes++;
+    return true;
+  }
+
+  addDelivered(record: DeliveryRecord): Promise<void> {
+    return this.groups.add(record);
+  }
+
+  expectDelivered(): () => void {
+    return this.groups.expect();
+  }
+
+  /**
+   * Its own document, read and written in a transaction. A delivery that stands only in groups
+   * gets its own document here, over them (`ownOver`): the group copies are read (outside the
+   * transaction: groups never change) only then.
+   */
+  async update(id: string, decide: (current: DeliveryRecord | undefined) => DeliveryRecord | undefined): Promise<DeliveryRecord | undefined> {
+    const ref = this.col.doc(id);
+    let reads = 0;
+    let copies: DeliveryRecord[] | undefined;
+    const written = await this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(ref);
+      reads++;
+      if (snap.exists) {
+        const own = fromOwn(snap.data()!);
+        const next = decide(standing(own, []));
+        const kept: unknown = snap.get(FIRESTORE_TTL_FIELDS.deliveries.field);
+        if (next !== undefined) tx.set(ref, this.stored(own.groupCopies ? { ...next, groupCopies: own.groupCopies } : next, kept instanceof Timestamp ? kept.toDate() : undefined));
+        return next;
+      }
+      if (copies === undefined) {
+        copies = (await this.groups.copies([id])).get(id) ?? [];
+        reads++;
+      }
+      const next = decide(standing(undefined, copies));
+      if (next !== undefined) tx.set(ref, this.stored(ownOver(next, copies)));
+      return next;
+    });
+    this.ops.reads += reads;
+    // One tx.set: one billed write.
+    if (written !== undefined) this.ops.writes += 1;
+    return written;
+  }
+
+  async due(now: Date, claimExpiredBefore: Date, limit: number): Promise<string[]> {
+    const q = FIRESTORE_QUERIES;
+    const [pending, expired] = await Promise.all([
+      this.col.where(q.duePending.equality[0], '==', 'PENDING').where(q.duePending.orderBy, '<=', now.toISOString()).orderBy(q.duePending.orderBy).limit(limit).select().get(),
+      this.col.where(q.expiredClaims.equality[0], '==', 'IN_FLIGHT').where(q.expiredClaims.orderBy, '<=', claimExpiredBefore.toISOString()).orderBy(q.expiredClaims.orderBy).limit(limit).select().get(),
+    ]);
+    // Firestore bills a query that matches nothing as one read.
+    this.ops.reads += Math.max(1, pending.size) + Math.max(1, expired.size);
+    return [...expired.docs, ...pending.docs].map((d) => d.id).slice(0, limit);
+  }
+
+  async nextAvailableAt(): Promise<Date | undefined> {
+    const q = FIRESTORE_QUERIES.duePending;
+    const snap = await this.col.where(q.equality[0], '==', 'PENDING').orderBy(q.orderBy).limit(1).select(q.orderBy).get();
+    this.ops.reads += 1;
+    const at = snap.docs[0]?.get(q.orderBy) as string | undefined;
+    return at === undefined ? undefined : new Date(at);
+  }
+
+  async rateDeferred(destinationId: string, limit: number): Promise<string[]> {
+    const [destination, status, marker] = FIRESTORE_QUERIES.rateDeferred.equality;
+    const snap = await this.col
+      .where(destination, '==', destinationId)
+      .where(status, '==', 'PENDING')
+      .where(marker, '==', true)
+      .orderBy(FIRESTORE_QUERIES.rateDeferred.orderBy)
+      .limit(limit)
+      .select()
+      .get();
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs.map((d) => d.id);
+  }
+
+  /** Records holding work or settled badly are never in groups: their own documents are the whole answer. */
+  async list(destinationId: string, query: { status: WorkStatus; limit: number; cursor?: string }): Promise<DeliveryPage> {
+    let q = this.col.where('destinationId', '==', destinationId).where('status', '==', query.status).orderBy('id');
+    if (query.cursor !== undefined) q = q.startAfter(query.cursor);
+    // One extra tells whether another page exists without a second query.
+    const snap = await q.limit(query.limit + 1).get();
+    this.ops.reads += Math.max(1, snap.size);
+    const docs = snap.docs.slice(0, query.limit);
+    const deliveries = docs.map((d) => fromDoc(d.data()));
+    const last = deliveries[deliveries.length - 1];
+    return snap.size > query.limit && last ? { deliveries, nextCursor: last.id } : { deliveries };
+  }
+
+  /**
+   * A page of the log from its two sources: the query of own documents and the destination's
+   * group members that could be on it, each delivery once and as it stands. A grouped one with
+   * a document of its own is shown as that says (read for it), and left off if that fails the
+   * filter (only a delivery sent twice at once has both; the page may then end a row early).
+   */
+  async log(destinationId: string, query: DeliveryLogQuery): Promise<DeliveryPage> {
+    const want = query.limit + 1;
+    const [own, grouped] = await Promise.all([this.ownLog(destinationId, query, want), this.groups.logMembers(destinationId, query, want)]);
+    const ownById = new Map(own.map((r) => [r.id, r]));
+    const seen = new Set<string>();
+    const candidates = [...own, ...grouped].sort(logOrder).filter((r) => !seen.has(r.id) && seen.add(r.id));
+    const rows: DeliveryRecord[] = [];
+    for (let from = 0; from < candidates.length && rows.length < want; from += want) {
+      const standingNow = await this.standingRows(
+        candidates.slice(from, from + want).map((r) => r.id),
+        ownById,
+      );
+      rows.push(...standingNow.filter((r) => inLog(r, { ...query, cursor: undefined })));
+    }
+    return logPage(rows.sort(logOrder), query.limit);
+  }
+
+  private async ownLog(destinationId: string, query: DeliveryLogQuery, want: number): Promise<DeliveryRecord[]> {
+    let q = this.col.where('destinationId', '==', destinationId);
+    // An event id names one or two records: the other filters are applied to them here, not by an index each.
+    if (query.eventId !== undefined) q = q.where('eventId', '==', query.eventId);
+    else {
+      if (query.status !== undefined) q = q.where('status', '==', query.status);
+      if (query.eventType !== undefined) q = q.where('eventType', '==', query.eventType);
+    }
+    if (query.from !== undefined) q = q.where('publishedAt', '>=', query.from);
+    if (query.to !== undefined) q = q.where('publishedAt', '<', query.to);
+    q = q.orderBy('publishedAt', 'desc').orderBy(FieldPath.documentId(), 'desc');
+    if (query.cursor !== undefined) q = q.startAfter(query.cursor.publishedAt, query.cursor.id);
+    // The page's rows without the event's bytes and the attempts' detail (GET …/deliveries/{id} has them).
+    const snap = await q.select(...LOG_FIELDS, 'groupCopies').limit(want).get();
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs.map((d) => fromOwn(d.data())).filter((r) => inLog(r, { ...query, cursor: undefined }));
+  }
+
+  /**
+   * Rows as they stand, each delivery once: their group copies looked up (a read per group
+   * found) and, for grouped rows, their own documents (a read each; `known` are read already).
+   */
+  private async standingRows(ids: readonly string[], known: ReadonlyMap<string, Own>): Promise<DeliveryRecord[]> {
+    const [owns, copies] = await Promise.all([this.ownDocs(ids.filter((id) => !known.has(id))), this.groups.copies(ids)]);
+    return ids.flatMap((id) => {
+      const row = standing(known.get(id) ?? owns.get(id), copies.get(id) ?? []);
+      return row ? [withoutDetail(row)] : [];
+    });
+  }
+
+  /** Own documents of `ids` that exist, as the log shows them (one read each). */
+  private async ownDocs(ids: readonly string[]): Promise<Map<string, Own>> {
+    const found = new Map<string, Own>();
+    if (ids.length === 0) return found;
+    for (const part of chunks(ids, GET_ALL_CHUNK)) {
+      const snaps = await this.db.getAll(...part.map((id) => this.col.doc(id)), { fieldMask: [...LOG_FIELDS, 'groupCopies'] });
+      this.ops.reads += part.length;
+      for (const snap of snaps) if (snap.exists) found.set(snap.id, fromOwn(snap.data()!));
+    }
+    return found;
+  }
+
+  logRows(ids: readonly string[]): Promise<DeliveryRecord[]> {
+    return this.standingRows(ids, new Map());
+  }
+
+  /**
+   * Distinct deliveries from intake batch `intake` for `destinationIds`: its own documents' ids
+   * (a read each: few, as most first attempts are grouped) and its group members'.
+   */
+  async countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number> {
+    const wanted = new Set(destinationIds);
+    const ids = new Set<string>();
+    for (const part of chunks(destinationIds, IN_LIMIT)) {
+      const snap = await this.col.where('intake', '==', intake).where('destinationId', 'in', part).select().get();
+      this.ops.reads += Math.max(1, snap.size);
+      for (const d of snap.docs) ids.add(d.id);
+    }
+    for (const m of await this.groups.fromIntakes([intake])) if (wanted.has(m.destinationId)) ids.add(m.id);
+    return ids.size;
+  }
+
+  /** Distinct deliveries from these intake batches, own documents and group members together. */
+  async countFromIntakes(intakes: readonly string[]): Promise<number> {
+    if (intakes.length === 0) return 0;
+    const sorted = [...intakes].sort();
+    const wanted = new Set(sorted);
+    const [snap, grouped] = await Promise.all([
+      this.col.where('intake', '>=', sorted[0]!).where('intake', '<=', sorted[sorted.length - 1]!).select('intake').get(),
+      this.groups.fromIntakes(sorted),
+    ]);
+    this.ops.reads += Math.max(1, snap.size);
+    const ids = new Set<string>();
+    for (const d of snap.docs) if (wanted.has((d.data() as { intake: string }).intake)) ids.add(d.id);
+    for (const m of grouped) ids.add(m.id);
+    return ids.size;
+  }
+
+  async existing(ids: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (const part of chunks(ids, GET_ALL_CHUNK)) {
+      const snaps = await this.db.getAll(...part.map((id) => this.col.doc(id)), { fieldMask: ['status'] });
+      this.ops.reads += part.length;
+      for (const snap of snaps) if (snap.exists) found.add(snap.id);
+    }
+    const rest = ids.filter((id) => !found.has(id));
+    if (rest.length > 0) for (const id of (await this.groups.copies(rest)).keys()) found.add(id);
+    return found;
+  }
+
+  /** Of statuses never grouped: own documents only. */
+  async countByStatus(destinationIds: readonly string[], status: WorkStatus): Promise<number> {
+    // The equality fields of byDestinationAndStatus: its composite index serves the count.
+    const [destination, statusField] = FIRESTORE_QUERIES.byDestinationAndStatus.equality;
+    const counts = await Promise.all(chunks(destinationIds, IN_LIMIT).map((ids) => this.col.where(destination, 'in', ids).where(statusField, '==', status).count().get()));
+    const total = counts.reduce((sum, snap) => sum + snap.data().count, 0);
+    this.ops.reads += counts.reduce((sum, snap) => sum + Math.max(1, Math.ceil(snap.data().count / 1000)), 0);
+    return total;
+  }
+
+  async deadLettersOwed(before: Date, limit: number): Promise<string[]> {
+    const field = FIRESTORE_QUERIES.owedDeadLetters.orderBy;
+    const snap = await this.col.where(field, '<=', before.toISOString()).orderBy(field).limit(limit).select().get();
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs.map((d) => d.id);
+  }
+}
+
+function toDoc(record: Own): StoredDelivery {
+  const { event, ...rest } = record;
+  return event ? { ...rest, event: { attributes: { ...event.attributes }, data: event.data } } : rest;
+}
+
+/** A delivery record's fields as the log shows them: all but `event` and `attemptLog`. */
+const LOG_FIELDS = [
+  'id', 'destinationId', 'eventId', 'eventSource', 'eventType', 'status', 'attempts', 'throttled', 'reason', 'publishedAt', 'lastError', 'availableAt',
+  'rateDeferred', 'claimedAt', 'firstAttemptAt', 'lastAttemptAt', 'deliveredAt', 'replays', 'intake', 'deadLetterDueAt', 'recoveredAt',
+  'duplicates',
+] as const satisfies readonly Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>[];
+type UnlistedField = Exclude<Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>, (typeof LOG_FIELDS)[number]>;
+// A field added to DeliveryRecord but not to LOG_FIELDS stops the build here: the log would drop it silently.
+const LOG_FIELDS_COMPLETE: UnlistedField extends never ? true : never = true;
+void LOG_FIELDS_COMPLETE;
+
+/** A record as the log shows it. */
+function withoutDetail(record: DeliveryRecord): DeliveryRecord {
+  const { event: _event, attemptLog: _log, ...row } = record;
+  return row;
+}
+
+/** An own document, with the group copies it folded in. */
+function fromOwn(doc: DocumentData): Own {
+  return fromDoc(doc, true);
+}
+
+/** A record from its document: without the TTL field, which is storage's, not the record's. */
+function fromDoc(doc: DocumentData, keepGroupCopies = false): Own {
+  const { event, expireAt: _expireAt, groupCopies, ...rest } = doc as StoredDelivery;
+  const own: Own = keepGroupCopies && groupCopies ? { ...rest, groupCopies } : rest;
+  if (!event) return own;
+  return { ...own, event: { attributes: event.attributes, data: Buffer.from(event.data) } as HeraldEvent };
+}

@@ -1,0 +1,270 @@
+import { randomBytes } from 'node:crypto';
+import { DocumentData, Firestore, Query, QueryDocumentSnapshot } from '@google-cloud/firestore';
+import { DeliveryRecord } from '../domain/delivery';
+import { DeliveryLogQuery, inLog, logOrder } from '../domain/delivery-log';
+import { deliveryExpiry } from '../domain/delivery-retention';
+import { GROUP_LIMITS, GROUP_SPAN_MS } from '../domain/grouped-outcomes';
+import { splitDestinationId } from '../domain/ids';
+import type { OperationCounter } from './firestore-stores';
+
+/** How long settled records are kept (HERALD_DELIVERY_RETENTION_DAYS); `now`: the clock their expiry counts from. */
+export interface DeliveryRetention {
+  retentionMs: number;
+  now: () => Date;
+}
+
+/**
+ * A group as stored: its members whole (as their own documents would hold them, never with an
+ * event: they are DELIVERED), and beside them the arrays and bounds its queries select by.
+ * One account's members only (its id starts `<account>_`, so erasing an account erases its
+ * groups by id range), published within one GROUP_SPAN_MS (a log page knows where to stop).
+ */
+interface StoredGroup {
+  account: string;
+  ids: string[];
+  eventIds: string[];
+  destinations: string[];
+  intakes: string[];
+  /** Earliest and latest publishedAt of the members (ISO). */
+  oldest: string;
+  newest: string;
+  committedAt: string;
+  members: DocumentData[];
+  expireAt?: Date;
+}
+
+interface Waiting {
+  record: DeliveryRecord;
+  done: (error?: unknown) => void;
+  /** When it was queued (ms). */
+  at: number;
+}
+
+/** Longest an outcome waits for sends under way to join its commit (added to its push's ack, never to its delivery). */
+export const GROUP_WAIT_MS = 20;
+
+/** Firestore's `array-contains-any` takes at most 30 values. */
+const ANY_LIMIT = 30;
+/** Groups read per query of a log page. */
+const LOG_GROUP_PAGE = 20;
+
+/**
+ * Group commit of first attempts that ended DELIVERED (domain/grouped-outcomes.ts): while one
+ * commit is in flight, the outcomes that finish wait, and go together in the next — one write
+ * per account among them, however many they are — and a commit waits a moment (GROUP_WAIT_MS at
+ * most) for sends already under way. A lone outcome is written at once, so a quiet Herald waits
+ * for nothing; under load one write carries many. Each caller's promise settles when its
+ * outcome is durable (or its commit failed: the caller does not ack its push, and Pub/Sub
+ * brings it again).
+ */
+export class FirestoreDeliveryGroups {
+  private queue: Waiting[] = [];
+  private committing = false;
+  /** Sends under way whose outcome may join the next commit (expect()). */
+  private underway = 0;
+  private timer?: NodeJS.Timeout;
+  private readonly writer = randomBytes(6).toString('hex');
+  private seq = 0;
+
+  constructor(
+    private readonly db: Firestore,
+    private readonly ops: OperationCounter,
+    private readonly retention: DeliveryRetention,
+    private readonly toDoc: (record: DeliveryRecord) => DocumentData,
+    private readonly fromDoc: (doc: DocumentData) => DeliveryRecord,
+    readonly collection: string,
+  ) {}
+
+  private get col() {
+    return this.db.collection(this.collection);
+  }
+
+  /**
+   * A send whose outcome may be grouped has begun: until the returned function is called (its
+   * outcome added, or not to be), a commit waits for it, up to GROUP_WAIT_MS after the oldest
+   * outcome queued. Outcomes that end close together then share a write even when no commit is
+   * in flight (two pushes in flight on one lane end a few milliseconds apart); one with no send
+   * under way beside it is written at once.
+   */
+  expect(): () => void {
+    this.underway++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.underway--;
+      this.commitIfDue();
+    };
+  }
+
+  add(record: DeliveryRecord): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ record, done: (e) => (e === undefined ? resolve() : reject(e as Error)), at: Date.now() });
+      this.commitIfDue();
+    });
+  }
+
+  /** Commits now unless one is in flight (its end looks again) or a send under way may still join (a timer looks again). */
+  private commitIfDue(): void {
+    if (this.committing || this.queue.length === 0) return;
+    const waited = Date.now() - this.queue[0]!.at;
+    if (this.underway > 0 && waited < GROUP_WAIT_MS) {
+      this.timer ??= setTimeout(() => {
+        this.timer = undefined;
+        this.commitIfDue();
+      }, GROUP_WAIT_MS - waited);
+      return;
+    }
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    void this.commitQueued();
+  }
+
+  private async commitQueued(): Promise<void> {
+    this.committing = true;
+    const taken = this.queue;
+    this.queue = [];
+    try {
+      const groups = groupsOf(taken);
+      const batch = this.db.batch();
+      const now = this.retention.now();
+      for (const g of groups) batch.set(this.col.doc(`${g.account}_~${this.writer}~${(this.seq++).toString(36)}`), this.stored(g.account, g.members, now));
+      await batch.commit();
+      this.ops.writes += groups.length;
+      for (const w of taken) w.done();
+    } catch (e) {
+      for (const w of taken) w.done(e ?? new Error('group commit failed'));
+    } finally {
+      this.committing = false;
+      // What finished meanwhile goes next, all together.
+      this.commitIfDue();
+    }
+  }
+
+  private stored(account: string, members: readonly DeliveryRecord[], now: Date): StoredGroup {
+    const published = members.map((m) => m.publishedAt ?? m.lastAttemptAt ?? now.toISOString()).sort();
+    const expiries = members.map((m) => deliveryExpiry(m, this.retention.retentionMs, now)?.getTime() ?? now.getTime());
+    const unique = (values: (string | undefined)[]) => [...new Set(values.filter((v): v is string => v !== undefined))];
+    return {
+      account,
+      ids: unique(members.map((m) => m.id)),
+      eventIds: unique(members.map((m) => m.eventId)),
+      destinations: unique(members.map((m) => m.destinationId)),
+      intakes: unique(members.map((m) => m.intake)),
+      oldest: published[0]!,
+      newest: published[published.length - 1]!,
+      committedAt: now.toISOString(),
+      members: members.map((m) => this.toDoc(m)),
+      expireAt: new Date(Math.max(...expiries)),
+    };
+  }
+
+  private membersOf(doc: QueryDocumentSnapshot): DeliveryRecord[] {
+    return (doc.data() as StoredGroup).members.map((m) => this.fromDoc(m));
+  }
+
+  /** Every group copy of each of `ids` (a queried read per group found, one at least per 30 ids). */
+  async copies(ids: readonly string[]): Promise<Map<string, DeliveryRecord[]>> {
+    const wanted = new Set(ids);
+    const found = new Map<string, DeliveryRecord[]>();
+    const parts = chunk([...wanted], ANY_LIMIT);
+    const snaps = await Promise.all(parts.map((part) => this.col.where('ids', 'array-contains-any', part).get()));
+    const seen = new Set<string>();
+    for (const snap of snaps) {
+      this.ops.reads += Math.max(1, snap.size);
+      for (const doc of snap.docs) {
+        // A group holding ids of two parts comes in both answers: its members count once.
+        if (seen.has(doc.id)) continue;
+        seen.add(doc.id);
+        for (const m of this.membersOf(doc)) if (wanted.has(m.id)) found.set(m.id, [...(found.get(m.id) ?? []), m]);
+      }
+    }
+    return found;
+  }
+
+  /**
+   * The destination's group members in its log (`query`, its cursor included), in log order:
+   * at least the first `want` of them when there are that many, and every member that could be
+   * among them. Groups are read newest first by their oldest member; one whose oldest is more
+   * than a span before the `want`-th member found holds nothing newer than it, nor does any after.
+   */
+  async logMembers(destinationId: string, query: Omit<DeliveryLogQuery, 'limit'>, want: number): Promise<DeliveryRecord[]> {
+    if (query.status !== undefined && query.status !== 'DELIVERED') return [];
+    const keep = (m: DeliveryRecord) => m.destinationId === destinationId && inLog(m, query);
+    if (query.eventId !== undefined) {
+      // An event id names a group or two: the other filters are applied to their members here.
+      const snap = await this.col.where('eventIds', 'array-contains', query.eventId).get();
+      this.ops.reads += Math.max(1, snap.size);
+      return snap.docs.flatMap((d) => this.membersOf(d)).filter(keep).sort(logOrder);
+    }
+    const upper = [query.cursor?.publishedAt, query.to].filter((v): v is string => v !== undefined).sort()[0];
+    let q: Query = this.col.where('destinations', 'array-contains', destinationId);
+    // A member at the cursor's time with a smaller id is still after it: `<=`.
+    if (upper !== undefined) q = q.where('oldest', '<=', upper);
+    q = q.orderBy('oldest', 'desc').limit(LOG_GROUP_PAGE);
+    const floor = query.from;
+    const found: DeliveryRecord[] = [];
+    let last: QueryDocumentSnapshot | undefined;
+    for (;;) {
+      const snap = await (last ? q.startAfter(last) : q).get();
+      this.ops.reads += Math.max(1, snap.size);
+      for (const doc of snap.docs) found.push(...this.membersOf(doc).filter(keep));
+      found.sort(logOrder);
+      if (snap.size < LOG_GROUP_PAGE) return found;
+      last = snap.docs[snap.docs.length - 1]!;
+      const lastOldest = (last.data() as StoredGroup).oldest;
+      // Every later group began at or before `lastOldest` and spans less than GROUP_SPAN_MS.
+      const laterNewest = new Date(Date.parse(lastOldest) + GROUP_SPAN_MS).toISOString();
+      if (floor !== undefined && laterNewest < floor) return found;
+      const wanted = found[want - 1];
+      if (wanted?.publishedAt !== undefined && laterNewest < wanted.publishedAt) return found;
+    }
+  }
+
+  /** The group members that came from these intake batches (one queried read per group, at least one per 30 batches). */
+  async fromIntakes(intakes: readonly string[]): Promise<DeliveryRecord[]> {
+    const wanted = new Set(intakes);
+    const snaps = await Promise.all(chunk([...wanted], ANY_LIMIT).map((part) => this.col.where('intakes', 'array-contains-any', part).get()));
+    const seen = new Set<string>();
+    const out: DeliveryRecord[] = [];
+    for (const snap of snaps) {
+      this.ops.reads += Math.max(1, snap.size);
+      for (const doc of snap.docs) {
+        if (seen.has(doc.id)) continue;
+        seen.add(doc.id);
+        out.push(...this.membersOf(doc).filter((m) => m.intake !== undefined && wanted.has(m.intake)));
+      }
+    }
+    return out;
+  }
+}
+
+/**
+ * What one commit writes: the outcomes by account and by publish span (GROUP_SPAN_MS), each
+ * group within GROUP_LIMITS.
+ */
+function groupsOf(taken: readonly Waiting[]): { account: string; members: DeliveryRecord[] }[] {
+  const open = new Map<string, { account: string; members: DeliveryRecord[]; bytes: number }[]>();
+  for (const { record } of taken) {
+    const account = splitDestinationId(record.destinationId).account;
+    const span = Math.floor(Date.parse(record.publishedAt ?? record.lastAttemptAt ?? '') / GROUP_SPAN_MS);
+    const key = `${account}\n${Number.isNaN(span) ? 0 : span}`;
+    const bytes = JSON.stringify(record).length;
+    const list = open.get(key) ?? [];
+    let group = list[list.length - 1];
+    if (!group || group.members.length >= GROUP_LIMITS.members || group.bytes + bytes > GROUP_LIMITS.bytes) {
+      group = { account, members: [], bytes: 0 };
+      list.push(group);
+      open.set(key, list);
+    }
+    group.members.push(record);
+    group.bytes += bytes;
+  }
+  return [...open.values()].flat();
+}
+
+function chunk<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,59 @@
+import type { DeliveryRecord } from './delivery';
+
+/**
+ * Outcomes committed in groups (SPEC "Delivery contract", decision 1 of issue 33): a first
+ * attempt that ended DELIVERED is not a document of its own but a member of a group, one
+ * document holding every outcome an instance committed together. The group is written once
+ * and never changed; it is created without a read, so nothing checks that the delivery is not
+ * recorded already. One delivery may then be found in several places: its own document (a
+ * failed attempt's, a queued one's, or one an operator's change wrote) and group members (a
+ * push redelivered after its ack was lost, on a Pub/Sub that does not say it is a redelivery).
+ * These rules say which stands, the same in every view.
+ */
+
+/** Limits of one group document: Firestore's is 1 MiB, and every view reads groups whole. */
+export const GROUP_LIMITS = { members: 200, bytes: 512 * 1024 };
+
+/**
+ * A group's members were published within one such span (a commit splits by it): a log page,
+ * reading groups by their oldest member, knows where no later group can hold a newer one.
+ */
+export const GROUP_SPAN_MS = 1000;
+
+/**
+ * What stands when a delivery is found in its own document (`own`) and as group members:
+ * - its own document, when there is one: written after (an operator's change, a retry that
+ *   started before the group's copy was seen) or holding work (a retry scheduled, QUEUED),
+ *   and the group's copy was a send made beside it (at-least-once). A DELIVERED one counts
+ *   the group copies it has not folded in (`groupCopies`) as duplicates;
+ * - else the earliest group member, each later copy a duplicate.
+ */
+export function standing(own: (DeliveryRecord & { groupCopies?: number }) | undefined, grouped: readonly DeliveryRecord[]): DeliveryRecord | undefined {
+  if (own) {
+    const { groupCopies = 0, ...record } = own;
+    const extra = grouped.slice(groupCopies);
+    return record.status === 'DELIVERED' && extra.length > 0 ? withDuplicates(record, extra) : record;
+  }
+  if (grouped.length === 0) return undefined;
+  const [first, ...later] = byAttempt(grouped);
+  return later.length > 0 ? withDuplicates(first!, later) : first;
+}
+
+function byAttempt(records: readonly DeliveryRecord[]): DeliveryRecord[] {
+  return [...records].sort((a, b) => (a.lastAttemptAt ?? '').localeCompare(b.lastAttemptAt ?? ''));
+}
+
+/** `record` with `copies` counted as duplicates, the last seen when the latest of them was sent. */
+function withDuplicates(record: DeliveryRecord, copies: readonly DeliveryRecord[]): DeliveryRecord {
+  const latest = byAttempt(copies).pop()?.lastAttemptAt;
+  const lastAt = [record.duplicates?.lastAt, latest].filter((t): t is string => t !== undefined).sort().pop();
+  return { ...record, duplicates: { count: (record.duplicates?.count ?? 0) + copies.length, lastAt: lastAt ?? '' } };
+}
+
+/**
+ * A record written to its own document over what stood in groups: it carries how many group
+ * copies it folded in, so that they are not counted as duplicates again.
+ */
+export function ownOver(record: DeliveryRecord, grouped: readonly DeliveryRecord[]): DeliveryRecord & { groupCopies?: number } {
+  return grouped.length > 0 ? { ...record, groupCopies: grouped.length } : record;
+}
