@@ -251,12 +251,14 @@ export interface DeliveryStore {
    */
   create(record: DeliveryRecord, options?: { unlessGrouped?: boolean }): Promise<boolean>;
   /**
-   * Records a first attempt that ended DELIVERED, durable when this resolves, in a group with
-   * the others this instance commits meanwhile (one write for many; domain/grouped-outcomes.ts).
-   * Nothing is read first: a delivery recorded already is then found twice, and every view
-   * shows it once, the later copy counted as a duplicate.
+   * Records a first attempt that ended DELIVERED, durable when this resolves, committed with the
+   * others this instance records meanwhile (domain/grouped-outcomes.ts). Alone, it is a document
+   * of its own, created only if none has its id: false when one had (a redelivery, settled as
+   * `create`'s false is). With others, a member of a group — one write for many — and nothing is
+   * read first: a delivery recorded already is then found twice, and every view shows it once,
+   * the later copy counted as a duplicate (true).
    */
-  addDelivered(record: DeliveryRecord): Promise<void>;
+  addDelivered(record: DeliveryRecord): Promise<boolean>;
   /**
    * A first attempt is being sent: its outcome may be added in a moment, and a commit waits a
    * little for it. Call what this returns once the outcome is added or will not be.
@@ -288,7 +290,11 @@ export interface DeliveryStore {
    * counted once however it is stored (a grouped one and a document of its own).
    */
   countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number>;
-  /** How many deliveries came from these intake batches (each counted once however it is stored). */
+  /**
+   * How many deliveries came from these intake batches, each counted once however it is stored;
+   * records of other batches whose ids lie between them may be counted too (never fewer: a
+   * caller that finds too many looks batch by batch).
+   */
   countFromIntakes(intakes: readonly string[]): Promise<number>;
   /** Which of `ids` have a record (one read each). */
   existing(ids: readonly string[]): Promise<Set<string>>;

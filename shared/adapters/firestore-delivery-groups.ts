@@ -35,7 +35,8 @@ interface StoredGroup {
 
 interface Waiting {
   record: DeliveryRecord;
-  done: (error?: unknown) => void;
+  /** `created`: false when it went alone, as a document of its own, and one had its id already. */
+  done: (error?: unknown, created?: boolean) => void;
   /** When it was queued (ms). */
   at: number;
 }
@@ -73,6 +74,11 @@ export class FirestoreDeliveryGroups {
     private readonly toDoc: (record: DeliveryRecord) => DocumentData,
     private readonly fromDoc: (doc: DocumentData) => DeliveryRecord,
     readonly collection: string,
+    /**
+     * How an outcome that goes alone is written: a document of its own, created only if none has
+     * its id. Absent, it is a group of one like any other.
+     */
+    private readonly alone?: (record: DeliveryRecord) => Promise<boolean>,
   ) {}
 
   private get col() {
@@ -97,9 +103,10 @@ export class FirestoreDeliveryGroups {
     };
   }
 
-  add(record: DeliveryRecord): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ record, done: (e) => (e === undefined ? resolve() : reject(e as Error)), at: Date.now() });
+  /** Resolves once the outcome is durable: false when it went alone and a record had its id already. */
+  add(record: DeliveryRecord): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.queue.push({ record, done: (e, created) => (e === undefined ? resolve(created ?? true) : reject(e as Error)), at: Date.now() });
       this.commitIfDue();
     });
   }
@@ -120,20 +127,34 @@ export class FirestoreDeliveryGroups {
     void this.commitQueued();
   }
 
+  /**
+   * One commit: an outcome alone is written as a document of its own (create-if-absent: the same
+   * one write, and a redelivery is told apart, as before groups); two or more, as groups.
+   */
   private async commitQueued(): Promise<void> {
     this.committing = true;
     const taken = this.queue;
     this.queue = [];
     try {
-      const groups = groupsOf(taken);
-      const batch = this.db.batch();
-      const now = this.retention.now();
-      for (const g of groups) batch.set(this.col.doc(`${g.account}_~${this.writer}~${(this.seq++).toString(36)}`), this.stored(g.account, g.members, now));
-      await batch.commit();
-      this.ops.writes += groups.length;
-      for (const w of taken) w.done();
-    } catch (e) {
-      for (const w of taken) w.done(e ?? new Error('group commit failed'));
+      if (taken.length === 1 && this.alone) {
+        const [only] = taken;
+        await this.alone(only!.record).then(
+          (created) => only!.done(undefined, created),
+          (e: unknown) => only!.done(e ?? new Error('record write failed')),
+        );
+        return;
+      }
+      try {
+        const groups = groupsOf(taken);
+        const batch = this.db.batch();
+        const now = this.retention.now();
+        for (const g of groups) batch.set(this.col.doc(`${g.account}_~${this.writer}~${(this.seq++).toString(36)}`), this.stored(g.account, g.members, now));
+        await batch.commit();
+        this.ops.writes += groups.length;
+        for (const w of taken) w.done(undefined, true);
+      } catch (e) {
+        for (const w of taken) w.done(e ?? new Error('group commit failed'));
+      }
     } finally {
       this.committing = false;
       // What finished meanwhile goes next, all together.

@@ -207,19 +207,23 @@ async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string,
   const decision = await withFailureModeOf(deps, t, decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)));
   const detail = detailOf(sent, result, decision, at);
   const record = firstRecord(t, publishedAt, at, { type: 'attempted', at, result, decision, detail });
-  if (record.status === 'DELIVERED') {
-    // Grouped with the other outcomes this instance commits meanwhile: no document of its own
-    // and no check for one (a redelivery sent again is found twice and shown once, a duplicate).
-    const added = retryOnOverload(() => deps.deliveries.addDelivered(record), RECORD_RETRY);
-    expected();
-    await added;
-  } else {
-    // Recorded first, then counted and dead-lettered: a send that finds a record (a redelivery,
-    // or a concurrent copy recorded first) neither counts twice nor publishes a second dead letter.
-    const created = await createAfterSend(deps, record);
-    if (created === 'locked') return { kind: 'duplicate', deliveryId: t.id };
-    if (!created) return redelivered(deps, t, { at, result, detail }, publishedAt);
-  }
+  // Recorded first, then counted and dead-lettered: a send that finds a record (a redelivery,
+  // or a concurrent copy recorded first) neither counts twice nor publishes a second dead letter.
+  // A success goes with the other outcomes this instance commits meanwhile: alone, a document of
+  // its own, created only if none exists; among others, a group member, unchecked (a redelivery
+  // sent again is then found twice and shown once, a duplicate). A failure is never created
+  // beside a grouped success.
+  const write =
+    record.status === 'DELIVERED'
+      ? () => {
+          const added = deps.deliveries.addDelivered(record);
+          expected();
+          return added;
+        }
+      : () => deps.deliveries.create(record, { unlessGrouped: true });
+  const created = await recordAfterSend(deps, record, write);
+  if (created === 'locked') return { kind: 'duplicate', deliveryId: t.id };
+  if (!created) return redelivered(deps, t, { at, result, detail }, publishedAt);
   logged(deps, record, at);
   countAttempt(deps, t, result, at, publishedAt);
   countSettled(deps, record, at);
@@ -238,10 +242,9 @@ async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string,
  * the push is acked (`locked`) rather than failed, which would send it yet again at each try.
  * No record: the failure stands and Pub/Sub brings the push again.
  */
-async function createAfterSend(deps: DeliverDeps, record: DeliveryRecord): Promise<boolean | 'locked'> {
+async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write: () => Promise<boolean>): Promise<boolean | 'locked'> {
   try {
-    // Not beside a grouped success either: a failed send must not reopen a delivery already DELIVERED.
-    return await retryOnOverload(() => deps.deliveries.create(record, { unlessGrouped: true }), RECORD_RETRY);
+    return await retryOnOverload(write, RECORD_RETRY);
   } catch (e) {
     const existing = await deps.deliveries.get(record.id);
     if (!existing) throw e;

@@ -60,7 +60,7 @@ export interface CostCounters {
   published: Record<TopicKind, TopicCount>;
   /** Delivery records written, by the status they were written with. */
   recorded: Record<(typeof COUNTED_STATUSES)[number], number>;
-  /** Bytes of the records first written (created, or grouped), as JSON: what their storage is estimated from. */
+  /** Stored bytes of the records first written (created, or grouped), index entries included (cost-model.ts storedRecordBytes). */
   recordBytes: number;
   /** Records created as documents of their own (not grouped): each a TTL delete when its retention ends. */
   ownRecords: number;

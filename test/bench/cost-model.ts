@@ -97,13 +97,18 @@ export interface PerEventUsage {
   storedGiBMonths?: number;
 }
 
+/** GiB-months that `storedBytes` (a record with its index entries) hold Firestore storage for, kept `retentionDays`. */
+export function storedGiBMonths(storedBytes: number, retentionDays: number): number {
+  return (storedBytes / 2 ** 30) * (retentionDays / (365.25 / 12));
+}
+
 /**
- * GiB-months a record of `recordBytes` holds Firestore storage for, kept `retentionDays`:
- * Firestore bills a document's fields, names and metadata and its index entries; the index
- * entries are taken as many bytes again as the record (`indexFactor` 2).
+ * A record's stored size with its index entries: a document of its own has every field
+ * indexed (taken as as many bytes again); a group member's fields are not indexed, only its
+ * id, event id, destination and intake in the group's arrays (about 100 bytes each).
  */
-export function storedGiBMonths(recordBytes: number, retentionDays: number, indexFactor = 2): number {
-  return ((recordBytes * indexFactor) / 2 ** 30) * (retentionDays / (365.25 / 12));
+export function storedRecordBytes(jsonBytes: number, grouped: boolean): number {
+  return grouped ? jsonBytes + 4 * 100 : 2 * jsonBytes;
 }
 
 /**

@@ -32,7 +32,7 @@ import { LocalStack, startLocalStack } from '../../shared/local/stack';
 import { Logger } from '../../shared/ports';
 import { FUNCTION_NAMES, FunctionName, lanePrefixes } from '../../shared/topology';
 import { ChildMessage, COUNTED_STATUSES, CostCounters, FunctionCount, ParentMessage, TOPIC_KINDS, TopicKind } from './cost-counters';
-import { messageBytes } from './cost-model';
+import { messageBytes, storedRecordBytes } from './cost-model';
 import { CounterWrite } from './counter-writes';
 import { FirestoreMeter, meterFirestore } from './firestore-meter';
 
@@ -161,20 +161,26 @@ function instrument(stack: LocalStack): void {
     if (status !== undefined && status in counters.recorded) counters.recorded[status as keyof CostCounters['recorded']]++;
   };
   const create = deliveries.create.bind(deliveries);
+  const viaCreate = new WeakSet<object>();
   deliveries.create = async (record, options) => {
+    viaCreate.add(record);
     const created = await create(record, options);
     if (created) {
       recorded(record.status);
-      counters.recordBytes += recordBytesOf(record);
+      counters.recordBytes += storedRecordBytes(recordBytesOf(record), false);
       counters.ownRecords++;
     }
     return created;
   };
   const addDelivered = deliveries.addDelivered.bind(deliveries);
+  // A lone outcome is created as a document of its own (the store calls create with it: counted there); one among others is grouped.
   deliveries.addDelivered = async (record) => {
-    await addDelivered(record);
-    recorded(record.status);
-    counters.recordBytes += recordBytesOf(record);
+    const created = await addDelivered(record);
+    if (created && !viaCreate.has(record)) {
+      recorded(record.status);
+      counters.recordBytes += storedRecordBytes(recordBytesOf(record), true);
+    }
+    return created;
   };
   const update = deliveries.update.bind(deliveries);
   deliveries.update = async (id, decide) => {

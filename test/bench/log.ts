@@ -54,9 +54,10 @@ export async function runLogBench(args: string[], harness: BenchHarness): Promis
   const own = (await db.collection(COLLECTIONS.deliveries).where('destinationId', '==', DESTINATION).count().get()).data().count;
   const groupIds = (await db.collection(COLLECTIONS.deliveryGroups).where('destinations', 'array-contains', DESTINATION).select('ids').get()).docs.reduce((n, d) => n + (d.get('ids') as string[]).length, 0);
   const existing = own + groupIds;
-  const store = new FirestoreDeliveryStore(db);
+  // Every outcome grouped, as under load (a lone one would be a document of its own).
+  const store = new FirestoreDeliveryStore(db, undefined, undefined, { alone: 'group' });
   /** DELIVERED outcomes committed as deliver commits them: those finishing during a commit go in the next (about GROUPED_AT_ONCE to a group). */
-  let inFlight: Promise<void>[] = [];
+  let inFlight: Promise<boolean>[] = [];
   if (existing < count) {
     note(`writing ${count - existing} delivery records, and the log head deliver keeps with its counters`);
     const writer = db.bulkWriter();

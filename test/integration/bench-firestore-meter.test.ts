@@ -49,11 +49,16 @@ describe('the bench Firestore meter', () => {
     expect(m.store).toEqual(m.wire);
   });
 
-  test('a get of a missing record bills two reads (its document, the query of groups); a create one write; a grouped outcome one write', async () => {
+  test('a get of a missing record bills two reads (its document, the query of groups); a create one write; a DELIVERED outcome alone one write', async () => {
     expect(await measure(ops, () => deliveries.get('absent'))).toMatchObject({ wire: { reads: 2, writes: 0, deletes: 0 }, store: { reads: 2, writes: 0, deletes: 0 } });
-    const grouped = await measure(ops, () => deliveries.addDelivered(record('g1', { status: 'DELIVERED', attempts: 1, publishedAt: '2026-11-26T12:00:00.000Z' })));
-    expect(grouped.by).toEqual({ 'delivery-groups': { reads: 0, writes: 1, deletes: 0 } });
-    expect(grouped.store).toEqual(grouped.wire);
+    // Alone in its commit: a document of its own (destination 'e', so the query below still finds two).
+    const alone = await measure(ops, () => deliveries.addDelivered(record('g1', { destinationId: 'e', status: 'DELIVERED', attempts: 1, publishedAt: '2026-11-26T12:00:00.000Z' })));
+    expect(alone.by).toEqual({ deliveries: { reads: 0, writes: 1, deletes: 0 } });
+    expect(alone.store).toEqual(alone.wire);
+    // Three that commit together: one write, one group.
+    const together = await measure(ops, () => Promise.all([1, 2, 3].map((n) => deliveries.addDelivered(record(`g${n + 1}`, { destinationId: 'e', status: 'DELIVERED', attempts: 1, publishedAt: '2026-11-26T12:00:00.000Z' })))));
+    expect(together.by['delivery-groups']).toEqual({ reads: 0, writes: 1, deletes: 0 });
+    expect(together.store).toEqual(together.wire);
     const m = await measure(ops, () => deliveries.create(record('c1', { status: 'DELIVERED', attempts: 1 })));
     expect(m.by).toEqual({ deliveries: { reads: 0, writes: 1, deletes: 0 } });
     expect(m.store).toEqual(m.wire);

@@ -17,9 +17,9 @@ async function wipe(): Promise<void> {
 
 afterAll(() => db.terminate());
 
-deliveryStoreConformance('firestore', async () => {
+deliveryStoreConformance('firestore', async (grouping) => {
   await wipe();
-  return new FirestoreDeliveryStore(db);
+  return new FirestoreDeliveryStore(db, undefined, undefined, grouping);
 });
 
 describe('firestore delivery store: retention (the TTL field Firestore deletes records by; the emulator never deletes)', () => {
@@ -87,7 +87,7 @@ describe('firestore delivery store: group commit of DELIVERED first attempts', (
 
   test('outcomes that finish while a commit is in flight go together: 60 at once are a few writes, each durable when it resolves', async () => {
     const ops = new OperationCounter();
-    const store = new FirestoreDeliveryStore(db, ops);
+    const store = new FirestoreDeliveryStore(db, ops, undefined, { alone: 'group' });
     // A lone outcome is written at once.
     await store.addDelivered(delivered('acme_orders', 0));
     expect(ops.writes).toBe(1);
@@ -103,7 +103,7 @@ describe('firestore delivery store: group commit of DELIVERED first attempts', (
 
   test('a commit waits a moment for sends under way: two outcomes that end a few milliseconds apart share one write; a lone one waits for nothing', async () => {
     const ops = new OperationCounter();
-    const store = new FirestoreDeliveryStore(db, ops);
+    const store = new FirestoreDeliveryStore(db, ops, undefined, { alone: 'group' });
     const first = store.expectDelivered();
     const second = store.expectDelivered();
     // As deliver does: the outcome added, then the send no longer under way.
@@ -127,8 +127,23 @@ describe('firestore delivery store: group commit of DELIVERED first attempts', (
     stuck();
   });
 
+  test('as deployed, an outcome that commits alone is a document of its own; those that finish together are one group', async () => {
+    const ops = new OperationCounter();
+    const store = new FirestoreDeliveryStore(db, ops);
+    expect(await store.addDelivered(delivered('acme_orders', 0))).toBe(true);
+    expect((await db.collection(COLLECTIONS.deliveries).doc('acme_orders.e0').get()).exists).toBe(true);
+    // The same again, alone: refused, as create refuses (deliver settles it as a redelivery).
+    expect(await store.addDelivered(delivered('acme_orders', 0))).toBe(false);
+    // Once that commit has wound up (it settles its callers a moment before), the first goes alone; the three that wait for it go together.
+    await new Promise((r) => setImmediate(r));
+    const before = ops.writes;
+    await Promise.all([1, 2, 3, 4].map((n) => store.addDelivered(delivered('acme_orders', n))));
+    expect(ops.writes - before).toBe(2);
+    expect((await groups().get()).docs.map((d) => (d.get('ids') as string[]).length)).toEqual([3]);
+  });
+
   test('accounts are never mixed in a group; a group carries the retention of its members', async () => {
-    const store = new FirestoreDeliveryStore(db, undefined, { retentionMs: 86_400_000, now: () => new Date('2026-11-26T12:00:00.000Z') });
+    const store = new FirestoreDeliveryStore(db, undefined, { retentionMs: 86_400_000, now: () => new Date('2026-11-26T12:00:00.000Z') }, { alone: 'group' });
     await store.addDelivered(delivered('acme_orders', 0));
     await Promise.all([store.addDelivered(delivered('acme_orders', 1)), store.addDelivered(delivered('globex_orders', 1)), store.addDelivered(delivered('acme_orders', 2))]);
     const snap = await groups().get();
@@ -145,7 +160,7 @@ describe('firestore delivery store: group commit of DELIVERED first attempts', (
   });
 
   test('a failed commit fails every outcome in it (their pushes are not acked), and the next commits again', async () => {
-    const store = new FirestoreDeliveryStore(db);
+    const store = new FirestoreDeliveryStore(db, undefined, undefined, { alone: 'group' });
     // A member Firestore refuses (a nested array) fails its whole commit, as an outage would.
     const bad = { ...delivered('acme_orders', 9), lastError: { at: published, error: 'x', nested: [[1]] } } as unknown as DeliveryRecord;
     await store.addDelivered(delivered('acme_orders', 0));

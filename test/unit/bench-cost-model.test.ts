@@ -13,6 +13,7 @@ import {
   pumpFixedUsage,
   ranked,
   storedGiBMonths,
+  storedRecordBytes,
 } from '../bench/cost-model';
 
 const TIB = 2 ** 40;
@@ -54,10 +55,13 @@ describe('bench cost model', () => {
     expect(multi.firestoreDeletes).toBeCloseTo(0.4, 10);
   });
 
-  it('bills records stored over their retention, index entries as many bytes again', () => {
-    // 1 KiB kept a month (30.44 days): 2 KiB with its index entries, 1e6 of them ≈ 1.907 GiB-months.
-    expect(storedGiBMonths(1024, 365.25 / 12)).toBeCloseTo(2048 / 2 ** 30, 15);
-    const kept = costPerMillion({ ...FIRST, storedGiBMonths: storedGiBMonths(1024, 365.25 / 12) }, PRICES, A, { firestore: 'regional', billing: 'request' });
+  it('bills records stored over their retention, with their index entries', () => {
+    // A 1 KiB record of its own is 2 KiB with its index entries; a grouped one 1 KiB and four array entries.
+    expect(storedRecordBytes(1024, false)).toBe(2048);
+    expect(storedRecordBytes(1024, true)).toBe(1424);
+    // Kept a month (30.44 days).
+    expect(storedGiBMonths(2048, 365.25 / 12)).toBeCloseTo(2048 / 2 ** 30, 15);
+    const kept = costPerMillion({ ...FIRST, storedGiBMonths: storedGiBMonths(2048, 365.25 / 12) }, PRICES, A, { firestore: 'regional', billing: 'request' });
     expect(kept.firestoreStorage).toBeCloseTo(((2048 * 1e6) / 2 ** 30) * 0.18, 10);
     expect(costPerMillion(FIRST, PRICES, A, { firestore: 'regional', billing: 'request' }).firestoreStorage).toBe(0);
   });

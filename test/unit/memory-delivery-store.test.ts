@@ -1,4 +1,4 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { deliveryStoreConformance } from '../support/delivery-store-conformance';
 
-deliveryStoreConformance('memory', () => new MemoryDeliveryStore());
+deliveryStoreConformance('memory', (grouping) => new MemoryDeliveryStore(grouping));

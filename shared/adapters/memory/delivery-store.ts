@@ -14,6 +14,12 @@ export class MemoryDeliveryStore implements DeliveryStore {
   private readonly records = new Map<string, Own>();
   private readonly grouped = new Map<string, DeliveryRecord[]>();
 
+  /**
+   * `alone`: how addDelivered writes (here every outcome commits alone): `document`, as
+   * Firestore writes a lone one (create-if-absent); `group`, as it writes one among others.
+   */
+  constructor(private readonly grouping: { alone: 'document' | 'group' } = { alone: 'document' }) {}
+
   /** Every delivery as it stands. */
   private view(): DeliveryRecord[] {
     const ids = new Set([...this.records.keys(), ...this.grouped.keys()]);
@@ -31,8 +37,10 @@ export class MemoryDeliveryStore implements DeliveryStore {
     return copy(this.standingOf(id));
   }
 
-  async addDelivered(record: DeliveryRecord): Promise<void> {
+  async addDelivered(record: DeliveryRecord): Promise<boolean> {
+    if (this.grouping.alone === 'document') return this.create(record);
     this.grouped.set(record.id, [...(this.grouped.get(record.id) ?? []), copy(record)!]);
+    return true;
   }
 
   async put(record: DeliveryRecord): Promise<void> {
@@ -113,7 +121,9 @@ export class MemoryDeliveryStore implements DeliveryStore {
   }
 
   async countFromIntakes(intakes: readonly string[]): Promise<number> {
-    return this.view().filter((r) => r.intake !== undefined && intakes.includes(r.intake)).length;
+    if (intakes.length === 0) return 0;
+    const sorted = [...intakes].sort();
+    return this.view().filter((r) => r.intake !== undefined && r.intake >= sorted[0]! && r.intake <= sorted[sorted.length - 1]!).length;
   }
 
   async existing(ids: readonly string[]): Promise<Set<string>> {
