@@ -237,6 +237,9 @@ export interface DeliveryPage {
   nextCursor?: string;
 }
 
+/** What addDelivered did: created (`group`: the group document that holds it), or found a record of its own there. */
+export type AddedDelivered = { created: true; group?: string } | { created: false };
+
 /** A status a record may hold only in a document of its own: never a grouped one (DELIVERED). */
 export type WorkStatus = Exclude<DeliveryStatus, 'DELIVERED'>;
 
@@ -258,7 +261,7 @@ export interface DeliveryStore {
    * read first: a delivery recorded already is then found twice, and every view shows it once,
    * the later copy counted as a duplicate (true).
    */
-  addDelivered(record: DeliveryRecord): Promise<boolean>;
+  addDelivered(record: DeliveryRecord): Promise<AddedDelivered>;
   /**
    * A first attempt is being sent: its outcome may be added in a moment, and a commit waits a
    * little for it. Call what this returns once the outcome is added or will not be.

@@ -3,8 +3,8 @@ import { DeliveryLogQuery, inLog, logOrder, logPage } from '../domain/delivery-l
 import { DeliveryRecord } from '../domain/delivery';
 import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../domain/delivery-retention';
 import { HeraldEvent } from '../domain/event';
-import { ownOver, standing } from '../domain/grouped-outcomes';
-import { DeliveryPage, DeliveryStore, WorkStatus } from '../ports';
+import { ownOver, parseHeadEntryId, standing } from '../domain/grouped-outcomes';
+import { AddedDelivered, DeliveryPage, DeliveryStore, WorkStatus } from '../ports';
 import { DeliveryRetention, FirestoreDeliveryGroups } from './firestore-delivery-groups';
 import { chunks, COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from './firestore-stores';
 import { GRPC, grpcCode } from './firestore-write';
@@ -71,7 +71,7 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     return true;
   }
 
-  addDelivered(record: DeliveryRecord): Promise<boolean> {
+  addDelivered(record: DeliveryRecord): Promise<AddedDelivered> {
     return this.groups.add(record);
   }
 
@@ -166,8 +166,17 @@ export class FirestoreDeliveryStore implements DeliveryStore {
    */
   async log(destinationId: string, query: DeliveryLogQuery): Promise<DeliveryPage> {
     const want = query.limit + 1;
-    const [own, grouped] = await Promise.all([this.ownLog(destinationId, query, want), this.groups.logMembers(destinationId, query, want)]);
+    const own = await this.ownLog(destinationId, query, want);
+    const grouped = await this.groups.logMembers(
+      destinationId,
+      query,
+      want,
+      own.map((r) => r.publishedAt ?? ''),
+    );
     const ownById = new Map(own.map((r) => [r.id, r]));
+    // Every copy of each grouped row was read with it (logMembers): no lookup of copies by id.
+    const copies = new Map<string, DeliveryRecord[]>();
+    for (const m of grouped) copies.set(m.id, [...(copies.get(m.id) ?? []), m]);
     const seen = new Set<string>();
     const candidates = [...own, ...grouped].sort(logOrder).filter((r) => !seen.has(r.id) && seen.add(r.id));
     const rows: DeliveryRecord[] = [];
@@ -175,6 +184,7 @@ export class FirestoreDeliveryStore implements DeliveryStore {
       const standingNow = await this.standingRows(
         candidates.slice(from, from + want).map((r) => r.id),
         ownById,
+        copies,
       );
       rows.push(...standingNow.filter((r) => inLog(r, { ...query, cursor: undefined })));
     }
@@ -200,11 +210,14 @@ export class FirestoreDeliveryStore implements DeliveryStore {
   }
 
   /**
-   * Rows as they stand, each delivery once: their group copies looked up (a read per group
-   * found) and, for grouped rows, their own documents (a read each; `known` are read already).
+   * Rows as they stand, each delivery once: their group copies (those read with the rows, or
+   * looked up: a read per group found) and, for rows not read from their own documents, those
+   * documents (a read each).
    */
-  private async standingRows(ids: readonly string[], known: ReadonlyMap<string, Own>): Promise<DeliveryRecord[]> {
-    const [owns, copies] = await Promise.all([this.ownDocs(ids.filter((id) => !known.has(id))), this.groups.copies(ids)]);
+  private async standingRows(ids: readonly string[], known: ReadonlyMap<string, Own>, copiesRead?: ReadonlyMap<string, DeliveryRecord[]>): Promise<DeliveryRecord[]> {
+    // A row with a document of its own read already (`known`) and no copy read stands as that document.
+    const unread = ids.filter((id) => !known.has(id));
+    const [owns, copies] = await Promise.all([this.ownDocs(unread), copiesRead ? Promise.resolve(copiesRead) : this.groups.copies(ids)]);
     return ids.flatMap((id) => {
       const row = standing(known.get(id) ?? owns.get(id), copies.get(id) ?? []);
       return row ? [withoutDetail(row)] : [];
@@ -223,8 +236,18 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     return found;
   }
 
-  logRows(ids: readonly string[]): Promise<DeliveryRecord[]> {
-    return this.standingRows(ids, new Map());
+  /**
+   * Rows by the ids a log head names (domain/grouped-outcomes.ts headEntryId): a grouped one read
+   * from the group the entry names (a read per group) and, as every row, its own document (a read
+   * each), which stands if there is one: no query.
+   */
+  async logRows(entryIds: readonly string[]): Promise<DeliveryRecord[]> {
+    const entries = entryIds.map(parseHeadEntryId);
+    const [owns, copies] = await Promise.all([this.ownDocs(entries.map((e) => e.id)), this.groups.byGroup(entries.flatMap((e) => (e.group === undefined ? [] : [e.group])))]);
+    return entries.flatMap(({ id }) => {
+      const row = standing(owns.get(id), copies.get(id) ?? []);
+      return row ? [withoutDetail(row)] : [];
+    });
   }
 
   /**

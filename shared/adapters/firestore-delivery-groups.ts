@@ -6,6 +6,7 @@ import { deliveryExpiry } from '../domain/delivery-retention';
 import { GROUP_LIMITS, GROUP_SPAN_MS } from '../domain/grouped-outcomes';
 import { splitDestinationId } from '../domain/ids';
 import type { OperationCounter } from './firestore-stores';
+import type { AddedDelivered } from '../ports';
 
 /** How long settled records are kept (HERALD_DELIVERY_RETENTION_DAYS); `now`: the clock their expiry counts from. */
 export interface DeliveryRetention {
@@ -35,8 +36,8 @@ interface StoredGroup {
 
 interface Waiting {
   record: DeliveryRecord;
-  /** `created`: false when it went alone, as a document of its own, and one had its id already. */
-  done: (error?: unknown, created?: boolean) => void;
+  /** What became of it: created alone, or in `group`; or, alone, refused as a record had its id already. */
+  done: (error?: unknown, added?: AddedDelivered) => void;
   /** When it was queued (ms). */
   at: number;
 }
@@ -103,10 +104,10 @@ export class FirestoreDeliveryGroups {
     };
   }
 
-  /** Resolves once the outcome is durable: false when it went alone and a record had its id already. */
-  add(record: DeliveryRecord): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      this.queue.push({ record, done: (e, created) => (e === undefined ? resolve(created ?? true) : reject(e as Error)), at: Date.now() });
+  /** Resolves once the outcome is durable: with its group, or, alone, whether it was created. */
+  add(record: DeliveryRecord): Promise<AddedDelivered> {
+    return new Promise<AddedDelivered>((resolve, reject) => {
+      this.queue.push({ record, done: (e, added) => (e === undefined ? resolve(added ?? { created: true }) : reject(e as Error)), at: Date.now() });
       this.commitIfDue();
     });
   }
@@ -139,19 +140,20 @@ export class FirestoreDeliveryGroups {
       if (taken.length === 1 && this.alone) {
         const [only] = taken;
         await this.alone(only!.record).then(
-          (created) => only!.done(undefined, created),
+          (created) => only!.done(undefined, created ? { created: true } : { created: false }),
           (e: unknown) => only!.done(e ?? new Error('record write failed')),
         );
         return;
       }
       try {
-        const groups = groupsOf(taken);
+        const groups = groupsOf(taken).map((g) => ({ ...g, doc: `${g.account}_~${this.writer}~${(this.seq++).toString(36)}` }));
         const batch = this.db.batch();
         const now = this.retention.now();
-        for (const g of groups) batch.set(this.col.doc(`${g.account}_~${this.writer}~${(this.seq++).toString(36)}`), this.stored(g.account, g.members, now));
+        for (const g of groups) batch.set(this.col.doc(g.doc), this.stored(g.account, g.members, now));
         await batch.commit();
         this.ops.writes += groups.length;
-        for (const w of taken) w.done(undefined, true);
+        const where = new Map(groups.flatMap((g) => g.members.map((m) => [m, g.doc] as const)));
+        for (const w of taken) w.done(undefined, { created: true, group: where.get(w.record)! });
       } catch (e) {
         for (const w of taken) w.done(e ?? new Error('group commit failed'));
       }
@@ -204,12 +206,14 @@ export class FirestoreDeliveryGroups {
   }
 
   /**
-   * The destination's group members in its log (`query`, its cursor included), in log order:
-   * at least the first `want` of them when there are that many, and every member that could be
-   * among them. Groups are read newest first by their oldest member; one whose oldest is more
-   * than a span before the `want`-th member found holds nothing newer than it, nor does any after.
+   * The destination's group members in its log (`query`, its cursor included), in log order,
+   * every copy of each: all that could be among the log's first `want` rows, given the publish
+   * times of the rows from its own documents (`ownTimes`). Groups are read newest first by their
+   * oldest member; one whose oldest is more than a span before the `want`-th row found holds
+   * nothing newer than it, nor does any after. Every copy of a delivery was published within the
+   * same span, so the copies of every row that could be on the page are among those read.
    */
-  async logMembers(destinationId: string, query: Omit<DeliveryLogQuery, 'limit'>, want: number): Promise<DeliveryRecord[]> {
+  async logMembers(destinationId: string, query: Omit<DeliveryLogQuery, 'limit'>, want: number, ownTimes: readonly string[] = []): Promise<DeliveryRecord[]> {
     if (query.status !== undefined && query.status !== 'DELIVERED') return [];
     const keep = (m: DeliveryRecord) => m.destinationId === destinationId && inLog(m, query);
     if (query.eventId !== undefined) {
@@ -237,9 +241,25 @@ export class FirestoreDeliveryGroups {
       // Every later group began at or before `lastOldest` and spans less than GROUP_SPAN_MS.
       const laterNewest = new Date(Date.parse(lastOldest) + GROUP_SPAN_MS).toISOString();
       if (floor !== undefined && laterNewest < floor) return found;
-      const wanted = found[want - 1];
-      if (wanted?.publishedAt !== undefined && laterNewest < wanted.publishedAt) return found;
+      const seen = new Set<string>();
+      const times = [...ownTimes, ...found.filter((m) => !seen.has(m.id) && seen.add(m.id)).map((m) => m.publishedAt ?? '')].sort().reverse();
+      const wanted = times[want - 1];
+      if (wanted !== undefined && laterNewest < wanted) return found;
     }
+  }
+
+  /** Members of the groups named (read by document id: a read each), by delivery id. */
+  async byGroup(docIds: readonly string[]): Promise<Map<string, DeliveryRecord[]>> {
+    const found = new Map<string, DeliveryRecord[]>();
+    const unique = [...new Set(docIds)];
+    if (unique.length === 0) return found;
+    const snaps = await this.db.getAll(...unique.map((id) => this.col.doc(id)));
+    this.ops.reads += unique.length;
+    for (const snap of snaps) {
+      if (!snap.exists) continue;
+      for (const m of (snap.data() as StoredGroup).members.map((d) => this.fromDoc(d))) found.set(m.id, [...(found.get(m.id) ?? []), m]);
+    }
+    return found;
   }
 
   /** The group members that came from these intake batches (one queried read per group, at least one per 30 batches). */

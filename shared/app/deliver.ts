@@ -22,6 +22,7 @@ import { DeliveryLimiter } from './delivery-limiter';
 import { queuedBecauseSuspended } from '../domain/suspension';
 import { AfterRedelivery, afterRedeliveredSend, readsBeforeFirstSend, RedeliveredSend } from '../domain/redelivered-push';
 import { updateUnderClaim } from './claimed-update';
+import { headEntryId } from '../domain/grouped-outcomes';
 import { RateRecorder } from './rate-recorder';
 import { LANE_HANDLING_BUDGET_MS, sharedLaneFor, TopologyNames } from '../topology';
 import { suspendDestination } from './suspension';
@@ -213,18 +214,21 @@ async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string,
   // its own, created only if none exists; among others, a group member, unchecked (a redelivery
   // sent again is then found twice and shown once, a duplicate). A failure is never created
   // beside a grouped success.
+  let group: string | undefined;
   const write =
     record.status === 'DELIVERED'
-      ? () => {
-          const added = deps.deliveries.addDelivered(record);
+      ? async () => {
+          const adding = deps.deliveries.addDelivered(record);
           expected();
-          return added;
+          const added = await adding;
+          if (added.created) group = added.group;
+          return added.created;
         }
       : () => deps.deliveries.create(record, { unlessGrouped: true });
   const created = await recordAfterSend(deps, record, write);
   if (created === 'locked') return { kind: 'duplicate', deliveryId: t.id };
   if (!created) return redelivered(deps, t, { at, result, detail }, publishedAt);
-  logged(deps, record, at);
+  logged(deps, record, at, group);
   countAttempt(deps, t, result, at, publishedAt);
   countSettled(deps, record, at);
   report(deps, t, result, decision, record);
@@ -462,9 +466,9 @@ function countSettled(deps: DeliverDeps, record: DeliveryRecord, at: Date): void
   if (record.status === 'DEAD' || record.status === 'QUEUED') deps.rates.settled(record.destinationId, record.status, at);
 }
 
-/** A record was created: into the head of its destination's log (domain/recent-log.ts), with the counters. */
-function logged(deps: DeliverDeps, record: DeliveryRecord, at: Date): void {
-  if (record.publishedAt !== undefined) deps.rates.created(record.destinationId, record.id, record.publishedAt, at);
+/** A record was created: into the head of its destination's log (domain/recent-log.ts), with the counters; a grouped one with its group. */
+function logged(deps: DeliverDeps, record: DeliveryRecord, at: Date, group?: string): void {
+  if (record.publishedAt !== undefined) deps.rates.created(record.destinationId, headEntryId(record.id, group), record.publishedAt, at);
 }
 
 /** A suspend decision was recorded (the event QUEUED): now the destination itself. */

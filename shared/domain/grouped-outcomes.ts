@@ -51,6 +51,20 @@ function withDuplicates(record: DeliveryRecord, copies: readonly DeliveryRecord[
 }
 
 /**
+ * A grouped record's entry in its destination's log head (domain/recent-log.ts): its id and
+ * the group that holds it, so the console's first page reads it by document id, never by a
+ * query. `~` is in no delivery id (destination ids and event keys do not use it).
+ */
+export function headEntryId(deliveryId: string, group?: string): string {
+  return group === undefined ? deliveryId : `${deliveryId}~${group}`;
+}
+
+export function parseHeadEntryId(text: string): { id: string; group?: string } {
+  const cut = text.indexOf('~');
+  return cut < 0 ? { id: text } : { id: text.slice(0, cut), group: text.slice(cut + 1) };
+}
+
+/**
  * A record written to its own document over what stood in groups: it carries how many group
  * copies it folded in, so that they are not counted as duplicates again.
  */

@@ -175,12 +175,12 @@ function instrument(stack: LocalStack): void {
   const addDelivered = deliveries.addDelivered.bind(deliveries);
   // A lone outcome is created as a document of its own (the store calls create with it: counted there); one among others is grouped.
   deliveries.addDelivered = async (record) => {
-    const created = await addDelivered(record);
-    if (created && !viaCreate.has(record)) {
+    const added = await addDelivered(record);
+    if (added.created && !viaCreate.has(record)) {
       recorded(record.status);
       counters.recordBytes += storedRecordBytes(recordBytesOf(record), true);
     }
-    return created;
+    return added;
   };
   const update = deliveries.update.bind(deliveries);
   deliveries.update = async (id, decide) => {

@@ -14,6 +14,8 @@ import { FirestoreDeliveryStore } from '../../shared/adapters/firestore-deliveri
 import { FirestoreRateStore } from '../../shared/adapters/firestore-rates';
 import { RateRecorder } from '../../shared/app/rate-recorder';
 import { DeliveryRecord } from '../../shared/domain/delivery';
+import { headEntryId } from '../../shared/domain/grouped-outcomes';
+import { AddedDelivered } from '../../shared/ports';
 import { deliveryId } from '../../shared/domain/ids';
 import { startLocalStack } from '../../shared/local/stack';
 import { createLogger } from '../../shared/log';
@@ -56,8 +58,6 @@ export async function runLogBench(args: string[], harness: BenchHarness): Promis
   const existing = own + groupIds;
   // Every outcome grouped, as under load (a lone one would be a document of its own).
   const store = new FirestoreDeliveryStore(db, undefined, undefined, { alone: 'group' });
-  /** DELIVERED outcomes committed as deliver commits them: those finishing during a commit go in the next (about GROUPED_AT_ONCE to a group). */
-  let inFlight: Promise<boolean>[] = [];
   if (existing < count) {
     note(`writing ${count - existing} delivery records, and the log head deliver keeps with its counters`);
     const writer = db.bulkWriter();
@@ -68,6 +68,16 @@ export async function runLogBench(args: string[], harness: BenchHarness): Promis
     // here rather than every second: the lists written are the same, in fewer writes.
     let simulatedNow = t0;
     const recorder = new RateRecorder(new FirestoreRateStore(db), { now: () => new Date(simulatedNow) }, createLogger({ level: 'WARNING', write: () => undefined }), { bucketMs: 60_000, flushMs: 60_000, shard: 1 });
+    // DELIVERED outcomes committed as deliver commits them: those finishing during a commit go in the next (about GROUPED_AT_ONCE to a group).
+    let inFlight: { record: DeliveryRecord; at: Date; added: Promise<AddedDelivered> }[] = [];
+    /** Into the head once written: a grouped record with its group (as deliver does, domain/grouped-outcomes.ts headEntryId). */
+    const intoHead = async () => {
+      for (const w of inFlight) {
+        const added = await w.added;
+        recorder.created(DESTINATION, headEntryId(w.record.id, added.created ? added.group : undefined), w.record.publishedAt!, w.at);
+      }
+      inFlight = [];
+    };
     for (let i = existing; i < count; i++) {
       const at = new Date(t0 + i * 100).toISOString();
       // Mostly delivered, some queued and dead, as a busy destination's log is.
@@ -85,19 +95,18 @@ export async function runLogBench(args: string[], harness: BenchHarness): Promis
         lastAttemptAt: at,
         ...(status === 'DELIVERED' ? { deliveredAt: at } : { reason: 'HTTP 503 on attempt 5' }),
       };
-      if (status === 'DELIVERED') {
-        inFlight.push(store.addDelivered(record));
-        if (inFlight.length >= GROUPED_AT_ONCE) {
-          await Promise.all(inFlight);
-          inFlight = [];
-        }
-      } else void writer.set(db.collection(COLLECTIONS.deliveries).doc(record.id), record);
       simulatedNow = t0 + i * 100 + 20;
-      recorder.created(DESTINATION, record.id, at, new Date(simulatedNow));
+      if (status === 'DELIVERED') {
+        inFlight.push({ record, at: new Date(simulatedNow), added: store.addDelivered(record) });
+        if (inFlight.length >= GROUPED_AT_ONCE) await intoHead();
+      } else {
+        void writer.set(db.collection(COLLECTIONS.deliveries).doc(record.id), record);
+        recorder.created(DESTINATION, record.id, at, new Date(simulatedNow));
+      }
       if (i % 600 === 0) await recorder.flushIfDue();
       if (i % 10_000 === 0 && i > existing) note(`  ${i}/${count} (${Math.round(((i - existing) * 1000) / (performance.now() - start))}/s)`);
     }
-    await Promise.all(inFlight);
+    await intoHead();
     await recorder.flush();
     await writer.close();
     note(`written in ${Math.round((performance.now() - start) / 1000)} s`);

@@ -130,10 +130,10 @@ describe('firestore delivery store: group commit of DELIVERED first attempts', (
   test('as deployed, an outcome that commits alone is a document of its own; those that finish together are one group', async () => {
     const ops = new OperationCounter();
     const store = new FirestoreDeliveryStore(db, ops);
-    expect(await store.addDelivered(delivered('acme_orders', 0))).toBe(true);
+    expect(await store.addDelivered(delivered('acme_orders', 0))).toEqual({ created: true });
     expect((await db.collection(COLLECTIONS.deliveries).doc('acme_orders.e0').get()).exists).toBe(true);
     // The same again, alone: refused, as create refuses (deliver settles it as a redelivery).
-    expect(await store.addDelivered(delivered('acme_orders', 0))).toBe(false);
+    expect(await store.addDelivered(delivered('acme_orders', 0))).toEqual({ created: false });
     // Once that commit has wound up (it settles its callers a moment before), the first goes alone; the three that wait for it go together.
     await new Promise((r) => setImmediate(r));
     const before = ops.writes;

@@ -1,7 +1,7 @@
 import { DeliveryRecord } from '../../domain/delivery';
 import { DeliveryLogQuery, inLog, logOrder, logPage } from '../../domain/delivery-log';
-import { ownOver, standing } from '../../domain/grouped-outcomes';
-import { DeliveryPage, DeliveryStore, WorkStatus } from '../../ports';
+import { ownOver, parseHeadEntryId, standing } from '../../domain/grouped-outcomes';
+import { AddedDelivered, DeliveryPage, DeliveryStore, WorkStatus } from '../../ports';
 
 type Own = DeliveryRecord & { groupCopies?: number };
 
@@ -37,10 +37,10 @@ export class MemoryDeliveryStore implements DeliveryStore {
     return copy(this.standingOf(id));
   }
 
-  async addDelivered(record: DeliveryRecord): Promise<boolean> {
-    if (this.grouping.alone === 'document') return this.create(record);
+  async addDelivered(record: DeliveryRecord): Promise<AddedDelivered> {
+    if (this.grouping.alone === 'document') return (await this.create(record)) ? { created: true } : { created: false };
     this.grouped.set(record.id, [...(this.grouped.get(record.id) ?? []), copy(record)!]);
-    return true;
+    return { created: true, group: 'memory' };
   }
 
   async put(record: DeliveryRecord): Promise<void> {
@@ -108,8 +108,8 @@ export class MemoryDeliveryStore implements DeliveryStore {
   }
 
   async logRows(ids: readonly string[]): Promise<DeliveryRecord[]> {
-    return ids.flatMap((id) => {
-      const r = this.standingOf(id);
+    return ids.flatMap((entryId) => {
+      const r = this.standingOf(parseHeadEntryId(entryId).id);
       if (!r) return [];
       const { event: _event, attemptLog: _log, ...row } = copy(r)!;
       return [row];
