@@ -251,55 +251,47 @@ export class FirestoreDeliveryStore implements DeliveryStore {
   }
 
   /**
-   * Distinct deliveries from intake batch `intake` for `destinationIds`. Without group members of
-   * the batch (the common case where outcomes commit alone), a count aggregation of its own
-   * documents, billed a read per 1,000; with them, its own documents' ids (a read each) joined with
-   * theirs, each delivery once (a grouped copy of one with a document of its own is not two).
+   * Distinct deliveries from intake batch `intake` for `destinationIds`: a count aggregation of
+   * its own documents (billed a read per 1,000), and its group members (a read per group) that
+   * have no document of their own (a read each: few), each delivery once.
    */
   async countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number> {
     const wanted = new Set(destinationIds);
     const grouped = (await this.groups.fromIntakes([intake])).filter((m) => wanted.has(m.destinationId));
-    if (grouped.length === 0) {
-      let total = 0;
-      for (const part of chunks(destinationIds, IN_LIMIT)) {
-        const snap = await this.col.where('intake', '==', intake).where('destinationId', 'in', part).count().get();
-        const count = snap.data().count;
-        this.ops.reads += Math.max(1, Math.ceil(count / 1000));
-        total += count;
-      }
-      return total;
-    }
-    const ids = new Set(grouped.map((m) => m.id));
+    let total = 0;
     for (const part of chunks(destinationIds, IN_LIMIT)) {
-      const snap = await this.col.where('intake', '==', intake).where('destinationId', 'in', part).select().get();
-      this.ops.reads += Math.max(1, snap.size);
-      for (const d of snap.docs) ids.add(d.id);
+      const snap = await this.col.where('intake', '==', intake).where('destinationId', 'in', part).count().get();
+      const count = snap.data().count;
+      this.ops.reads += Math.max(1, Math.ceil(count / 1000));
+      total += count;
     }
-    return ids.size;
+    return total + (await this.withoutOwn(grouped));
   }
 
   /**
-   * Distinct deliveries from these intake batches, own documents and group members together:
-   * as countFromIntake, a count aggregation over the batches' id range when none is grouped (a
-   * record of another batch in the range makes it too many, which the caller looks into batch by
-   * batch, never too few).
+   * Deliveries from these intake batches, each counted once however it is stored: a count
+   * aggregation of own documents over the batches' id range (a record of another batch whose id
+   * lies between them makes it too many, which the caller looks into batch by batch, never too
+   * few), and the batches' group members without a document of their own.
    */
   async countFromIntakes(intakes: readonly string[]): Promise<number> {
     if (intakes.length === 0) return 0;
     const sorted = [...intakes].sort();
-    const wanted = new Set(sorted);
-    const grouped = await this.groups.fromIntakes(sorted);
-    const range = this.col.where('intake', '>=', sorted[0]!).where('intake', '<=', sorted[sorted.length - 1]!);
-    if (grouped.length === 0) {
-      const count = (await range.count().get()).data().count;
-      this.ops.reads += Math.max(1, Math.ceil(count / 1000));
-      return count;
-    }
-    const snap = await range.select('intake').get();
-    this.ops.reads += Math.max(1, snap.size);
-    const ids = new Set(grouped.map((m) => m.id));
-    for (const d of snap.docs) if (wanted.has((d.data() as { intake: string }).intake)) ids.add(d.id);
-    return ids.size;
+    const [grouped, counted] = await Promise.all([
+      this.groups.fromIntakes(sorted),
+      this.col.where('intake', '>=', sorted[0]!).where('intake', '<=', sorted[sorted.length - 1]!).count().get(),
+    ]);
+    const count = counted.data().count;
+    this.ops.reads += Math.max(1, Math.ceil(count / 1000));
+    return count + (await this.withoutOwn(grouped));
+  }
+
+  /** How many distinct deliveries among group members have no document of their own (counted by aggregation already). */
+  private async withoutOwn(members: readonly DeliveryRecord[]): Promise<number> {
+    const ids = [...new Set(members.map((m) => m.id))];
+    if (ids.length === 0) return 0;
+    const owns = await this.ownDocs(ids);
+    return ids.filter((id) => !owns.has(id)).length;
   }
 
   async existing(ids: readonly string[]): Promise<Set<string>> {
