@@ -148,15 +148,14 @@ function unusableBecause(destination: Destination | undefined, event: HeraldEven
 
 /**
  * The first attempt reads nothing and writes at most one document: no claim is written
- * before it (SPEC "Delivery contract"). One that ended DELIVERED is grouped with the outcomes
- * this instance commits meanwhile (DeliveryStore.addDelivered: a share of one write), with no
- * check for a record already there; a redelivery sent again is then found twice and every view
- * shows it once, a duplicate (domain/grouped-outcomes.ts). Any other outcome is created only
- * if there is no record: one found there means this push was a redelivery (a lost ack, a
- * producer's resend, a lane message later than the reconciler) or ran beside a copy, and the
- * send made anyway is settled against it (redelivered): a duplicate recorded on a DELIVERED
- * delivery, a waiting retry DELIVERED by its success; never a second dead letter or a step
- * backwards.
+ * before it (SPEC "Delivery contract"). Its record is created only if there is none: one found
+ * there means this push was a redelivery (a lost ack, a producer's resend, a lane message later
+ * than the reconciler) or ran beside a copy, and the send made anyway is settled against it
+ * (redelivered): a duplicate recorded on a DELIVERED delivery, a waiting retry DELIVERED by its
+ * success; never a second dead letter or a step backwards. A success that ends together with
+ * others on this instance is instead a member of their group (DeliveryStore.addDelivered: a
+ * share of one write), unchecked: a redelivery sent again is then found twice and every view
+ * shows it once, a duplicate (domain/grouped-outcomes.ts).
  *
  * A push that production Pub/Sub says is a redelivery (`deliveryAttempt` > 1; the emulator
  * sends none) reads first instead, before its turn (DeliveryLimiter: BeforeTurn), and is
