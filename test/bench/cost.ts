@@ -244,6 +244,23 @@ export class CostStack {
   }
 
   /** `name` says whose Herald it is in errors ("the cost phase's Herald"); `tag` prefixes its output. */
+  /**
+   * The environment every cost-bench Herald runs with: the bench's emulators, project `projectId`,
+   * loopback receivers allowed, INFO logging counted; `extra` on top (time scale, reconciler, pump).
+   */
+  static env(emulators: EmulatorHosts, projectId: string, extra: Record<string, string>): NodeJS.ProcessEnv {
+    return {
+      ...process.env,
+      PUBSUB_EMULATOR_HOST: emulators.pubsubHost,
+      FIRESTORE_EMULATOR_HOST: emulators.firestoreHost,
+      METADATA_SERVER_DETECTION: 'none',
+      HERALD_PROJECT_ID: projectId,
+      HERALD_ALLOW_LOOPBACK: 'true',
+      HERALD_LOG_LEVEL: 'INFO',
+      ...extra,
+    };
+  }
+
   static start(env: NodeJS.ProcessEnv, signal: AbortSignal, name = "the cost phase's Herald", tag = 'cost stack'): Promise<CostStack> {
     return forkUntilReady<ChildMessage, Extract<ChildMessage, { type: 'ready' }>>(path.join(__dirname, 'cost-stack.ts'), env, name, signal, (line) =>
       process.stderr.write(`[bench] ${tag}: ${line}\n`),
@@ -359,21 +376,14 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
   const { emulators, receiver, signal, progress } = ctx;
   progress(`cost: starting Herald in its own process (project ${COST_PROJECT}, HERALD_TIME_SCALE=${COST_TIME_SCALE}, pump every ${COST_PUMP_INTERVAL_MS} ms)`, true);
   const stack = await CostStack.start(
-    {
-      ...process.env,
-      PUBSUB_EMULATOR_HOST: emulators.pubsubHost,
-      FIRESTORE_EMULATOR_HOST: emulators.firestoreHost,
-      METADATA_SERVER_DETECTION: 'none',
-      HERALD_PROJECT_ID: COST_PROJECT,
+    CostStack.env(emulators, COST_PROJECT, {
       HERALD_TIME_SCALE: String(COST_TIME_SCALE),
       HERALD_PUMP_INTERVAL_MS: String(COST_PUMP_INTERVAL_MS),
-      HERALD_ALLOW_LOOPBACK: 'true',
-      HERALD_LOG_LEVEL: 'INFO',
       // The backstop is part of what an event costs: reconciled within the run, not 60 s later,
       // yet after its first attempts are recorded (as the 15 min grace on GCP ensures).
       HERALD_RECONCILE_AFTER_MS: '8000',
       HERALD_RECONCILE_INTERVAL_MS: '1000',
-    },
+    }),
     signal,
   );
   ctx.addCleanup(`stopping the cost phase's Herald (project ${COST_PROJECT})`, () => stack.stop());

@@ -81,19 +81,12 @@ export async function runSparsePhase(options: SparseOptions, ctx: CostContext): 
   const n = options.destinations;
   progress(`sparse: starting Herald in its own process (project ${SPARSE_PROJECT}, HERALD_TIME_SCALE=1)`, true);
   const stack = await CostStack.start(
-    {
-      ...process.env,
-      PUBSUB_EMULATOR_HOST: emulators.pubsubHost,
-      FIRESTORE_EMULATOR_HOST: emulators.firestoreHost,
-      METADATA_SERVER_DETECTION: 'none',
-      HERALD_PROJECT_ID: SPARSE_PROJECT,
+    CostStack.env(emulators, SPARSE_PROJECT, {
       HERALD_TIME_SCALE: '1',
-      HERALD_ALLOW_LOOPBACK: 'true',
-      HERALD_LOG_LEVEL: 'INFO',
       // The backstop is part of what an event costs: reconciled within the run (as in the cost runs).
       HERALD_RECONCILE_AFTER_MS: '8000',
       HERALD_RECONCILE_INTERVAL_MS: '1000',
-    },
+    }),
     signal,
     "the sparse scenario's Herald",
     'sparse stack',

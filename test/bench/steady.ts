@@ -89,16 +89,9 @@ export async function runSteadyPhase(options: SteadyOptions, ctx: CostContext): 
   const { emulators, receiver, signal, progress } = ctx;
   progress(`steady: starting Herald in its own process (project ${STEADY_PROJECT}, HERALD_TIME_SCALE=1)`, true);
   const stack = await CostStack.start(
-    {
-      ...process.env,
-      PUBSUB_EMULATOR_HOST: emulators.pubsubHost,
-      FIRESTORE_EMULATOR_HOST: emulators.firestoreHost,
-      METADATA_SERVER_DETECTION: 'none',
-      HERALD_PROJECT_ID: STEADY_PROJECT,
+    CostStack.env(emulators, STEADY_PROJECT, {
       HERALD_TIME_SCALE: '1',
-      HERALD_ALLOW_LOOPBACK: 'true',
-      HERALD_LOG_LEVEL: 'INFO',
-    },
+    }),
     signal,
     "the steady-rate phase's Herald",
     'steady stack',
