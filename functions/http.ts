@@ -2,7 +2,7 @@
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 import domain = require('node:domain');
 import type { Request, Response, NextFunction } from 'express';
-import { bearerOf, matchesDigest } from '../shared/app/push-auth';
+import { Authentication, Bearer } from '../shared/app/authenticate';
 import { LimiterClosedError } from '../shared/app/delivery-limiter';
 import { FunctionName } from '../shared/topology';
 import { Logger } from '../shared/ports';
@@ -26,14 +26,15 @@ export function rawBodyOf(req: HeraldRequest): Buffer {
 }
 
 /**
- * The bearer token against the SHA-256 digest of the expected one, in constant time (equal
- * lengths whatever was sent). Neither the presented nor the expected token is ever logged.
+ * The bearer of a request to a public door (admin API, ingest) as authenticate() judged it
+ * (shared/app/authenticate.ts), or undefined once a refusal has been answered: 401 with
+ * WWW-Authenticate and what to send instead.
  */
-export function requireBearer(req: Request, res: Response, expectedDigest: Buffer, what: string): boolean {
-  if (matchesDigest(bearerOf(req.get('authorization')), expectedDigest)) return true;
+export function admitted<B extends Bearer>(res: Response, authentication: Authentication<B>): B | undefined {
+  if (authentication.ok) return authentication.bearer;
   res.set('www-authenticate', 'Bearer');
-  sendJson(res, 401, { error: `missing or invalid bearer token: send Authorization: Bearer <${what} token>` });
-  return false;
+  sendJson(res, 401, authentication.body);
+  return undefined;
 }
 
 /** 400 unless the body is empty: a function that takes none says so rather than ignore one. */

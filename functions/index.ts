@@ -12,7 +12,7 @@ import { replayHandler } from './replay';
 import { suspensionCheckHandler } from './suspension-check';
 import { FUNCTION_NAMES, FunctionName } from '../shared/topology';
 import { DRAIN_LIMIT_MS, GracefulStop, onStopSignals, StopSignal, stopServing } from '../shared/adapters/graceful-stop';
-import { existingRuntime } from './runtime';
+import { existingRuntime } from './process-runtime';
 import { createLogger } from '../shared/log';
 
 /** Every Herald function, registered under the entry-point names Cloud Functions deploys. */

@@ -1,28 +1,12 @@
 import type { Response } from 'express';
+import { authenticate } from '../shared/app/authenticate';
 import { ingest } from '../shared/app/ingest';
-import { bearerOf, matchesDigest } from '../shared/app/push-auth';
-import { Runtime } from '../shared/runtime';
-import { guarded, HeraldRequest, rawBodyOf, requireMethod, sendJson } from './http';
-import { runtime } from './runtime';
+import { ingestDeps } from '../shared/runtime';
+import { admitted, guarded, HeraldRequest, rawBodyOf, requireMethod, sendJson } from './http';
+import { runtime } from './process-runtime';
 
-/**
- * Who publishes: the ingest token (any account, named by each event's `heraldaccount`), or an
- * account key with the `publish` scope (its own account). `null`: refused, answered here.
- */
-async function publisherOf(req: HeraldRequest, res: Response, rt: Runtime): Promise<{ account?: string } | null> {
-  const token = bearerOf(req.get('authorization'));
-  if (matchesDigest(token, rt.credentials.ingest)) return {};
-  const verdict = token !== undefined ? await rt.keys.verify(token) : undefined;
-  if (verdict?.ok) {
-    if (verdict.key.scopes.includes('publish')) return { account: verdict.key.account };
-    sendJson(res, 403, { error: `this key lacks the "publish" scope; create a key with it (POST /admin/accounts/${verdict.key.account}/keys)` });
-    return null;
-  }
-  res.set('www-authenticate', 'Bearer');
-  const why = verdict && verdict.reason !== 'unknown' ? `the account key is ${verdict.reason}; ask for a new one` : 'send Authorization: Bearer <ingest token or an account key with the publish scope>';
-  sendJson(res, 401, { error: `missing or invalid bearer token: ${why}` });
-  return null;
-}
+/** What a refused publisher is told to send. */
+const INGEST_CREDENTIALS = 'ingest token or an account key with the publish scope';
 
 /** POST /ingest: CloudEvents in binary, structured or batch mode → the lanes of the destinations they go to. */
 export const ingestHandler = guarded(
@@ -31,25 +15,14 @@ export const ingestHandler = guarded(
   async (req: HeraldRequest, res: Response) => {
     const rt = runtime();
     if (!requireMethod(req, res, ['POST'])) return;
-    const publisher = await publisherOf(req, res, rt);
-    if (!publisher) return;
-    const result = await ingest(
-      {
-        bus: rt.bus,
-        lanes: rt.lanes,
-        names: rt.names,
-        directory: rt.directory,
-        journal: rt.journal,
-        clock: rt.clock,
-        log: rt.log,
-        ...publisher,
-        quotas: rt.publishQuotas,
-        maxBodyBytes: rt.config.maxBodyBytes,
-        maxEventBytes: rt.config.maxEventBytes,
-      },
-      req.headers,
-      rawBodyOf(req),
-    );
+    // Who publishes: the ingest token (any account, named by each event's `heraldaccount`), or an account key with the `publish` scope (its own account).
+    const bearer = admitted(res, await authenticate(rt, { token: rt.credentials.ingest, expects: INGEST_CREDENTIALS }, req.get('authorization')));
+    if (!bearer) return;
+    if (bearer.kind === 'key' && !bearer.key.scopes.includes('publish')) {
+      sendJson(res, 403, { error: `this key lacks the "publish" scope; create a key with it (POST /admin/accounts/${bearer.key.account}/keys)` });
+      return;
+    }
+    const result = await ingest(ingestDeps(rt, bearer.kind === 'key' ? { account: bearer.key.account } : {}), req.headers, rawBodyOf(req));
     if (result.status === 429) res.set('retry-after', String(result.retryAfterSeconds));
     sendJson(res, result.status, result.body);
   },

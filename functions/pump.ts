@@ -7,7 +7,7 @@ import { finishAccountPurges } from '../shared/app/account-purge';
 import { accountPurgeDeps, pumpDeps, reconcileDeps } from '../shared/runtime';
 import { PUMP_RUN_SECONDS } from '../shared/topology';
 import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, requireNoBody, sendJson } from './http';
-import { runtime } from './runtime';
+import { runtime } from './process-runtime';
 
 const querySchema = z.object({
   runSeconds: z.coerce.number({ error: 'runSeconds must be a number' }).min(0, 'runSeconds must be 0–540').max(540, 'runSeconds must be 0–540').default(PUMP_RUN_SECONDS),

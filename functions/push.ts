@@ -4,9 +4,9 @@ import { deliverFromLane } from '../shared/app/deliver';
 import { routeEvent } from '../shared/app/route';
 import { parseJsonBytes } from '../shared/domain/json-body';
 import { FunctionName } from '../shared/topology';
-import { deliverDeps, Runtime } from '../shared/runtime';
+import { deliverDeps, routeDeps, Runtime } from '../shared/runtime';
 import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, sendJson } from './http';
-import { runtime } from './runtime';
+import { runtime } from './process-runtime';
 
 /**
  * Push endpoints: only Pub/Sub calls them. On GCP each push carries a Google OIDC token of
@@ -41,8 +41,6 @@ export function pushHandler(name: FunctionName, work: (rt: Runtime, push: PushDe
   );
 }
 
-export const routeHandler = pushHandler('route', (rt, push) =>
-  routeEvent({ bus: rt.bus, lanes: rt.lanes, directory: rt.directory, log: rt.log, names: rt.names, deadLetterTopic: rt.topology.topics.deadLetter.name }, push),
-);
+export const routeHandler = pushHandler('route', (rt, push) => routeEvent(routeDeps(rt), push));
 
 export const deliverHandler = pushHandler('deliver', (rt, push) => deliverFromLane(deliverDeps(rt), push));

@@ -1,8 +1,8 @@
 import type { Response } from 'express';
-import { checkThresholds } from '../shared/app/suspension';
+import { checkThresholds } from '../shared/app/suspend-and-reactivate';
 import { suspensionDeps } from '../shared/runtime';
 import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, requireNoBody, sendJson } from './http';
-import { runtime } from './runtime';
+import { runtime } from './process-runtime';
 
 /**
  * Threshold suspension (seed 000): Cloud Scheduler calls this each minute; every active

@@ -1,6 +1,7 @@
 /**
  * The Firestore indexes and TTL policies Herald needs, derived from the queries and expiry
- * fields its stores declare (FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS), never listed by hand.
+ * fields the schema declares (shared/firestore-schema.ts: FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS),
+ * never listed by hand.
  */
 
 export interface QuerySpec {

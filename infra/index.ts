@@ -1,7 +1,7 @@
 import * as gcp from '@pulumi/gcp';
 import * as pulumi from '@pulumi/pulumi';
 import * as random from '@pulumi/random';
-import { FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, FIRESTORE_UNINDEXED_FIELDS } from '../shared/adapters/firestore-stores';
+import { FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, FIRESTORE_UNINDEXED_FIELDS } from '../shared/firestore-schema';
 import { ENV_NAMES } from '../shared/config';
 import { FunctionName, heraldTopology } from '../shared/topology';
 import { ProjectApis } from './components/apis';

@@ -1,9 +1,10 @@
 import { DEFAULT_LANE_SHARDS, DEFAULT_RETRY_SHARDS, MAX_SHARDS } from './topology';
 import { z } from 'zod';
 import { formatPath } from './domain/event';
-import { secretsKeySchema } from './domain/secret-box';
+import { SecretBox, secretsKeySchema } from './domain/secret-box';
 import { DAY_MS, DEFAULT_RETENTION_DAYS } from './domain/delivery-retention';
 import { HARD_LIMIT_GRACES } from './domain/intake';
+import type { Logger } from './ports';
 
 /**
  * Every setting Herald reads, resolved from the environment in this one place and
@@ -44,7 +45,7 @@ const envSchema = z.object({
   /**
    * The keyring destination signing secrets are encrypted with in Firestore (shared/domain/secret-box.ts):
    * comma-separated base64 keys of 32 bytes, the first encrypting, all decrypting. Required
-   * against real Firestore (runtime.ts); local mode makes and keeps one.
+   * against real Firestore (secretBoxOf); local mode makes and keeps one.
    */
   secretsKey: secretsKeySchema.optional(),
   maxBodyBytes: int(1 * KIB, 10 * 1024 * KIB).default(1024 * KIB),
@@ -243,3 +244,79 @@ export function pushAuthModeOf(c: Pick<HeraldConfig, 'pushAuth' | 'pushServiceAc
   if (c.pushToken !== undefined) return 'token';
   return undefined;
 }
+
+/**
+ * What a deployed Herald must have, whatever its environment says: its internal endpoints
+ * authenticated one way or the other, and no loopback destinations.
+ */
+export function checkDeployedConfig(config: HeraldConfig): void {
+  if (pushAuthModeOf(config) === undefined) {
+    throw new ConfigError(`no push authentication: set ${ENV_NAMES.pushServiceAccount} and ${ENV_NAMES.pushBaseUrl} (OIDC, what the Pulumi program does) or ${ENV_NAMES.pushToken}`);
+  }
+  if (config.allowLoopback) throw new ConfigError(`${ENV_NAMES.allowLoopback} is for local mode only; a deployed Herald never delivers to loopback addresses`);
+}
+
+/** A deployed function's configuration (Cloud Functions): read from the environment, then held to checkDeployedConfig. */
+export function loadDeployedConfig(env: NodeJS.ProcessEnv = process.env): HeraldConfig {
+  const config = loadConfig(env);
+  checkDeployedConfig(config);
+  return config;
+}
+
+/**
+ * What seals destination signing secrets in Firestore. Against real Firestore a key is
+ * required; against the emulator (tests and tools that build a runtime directly, without
+ * local mode, which always brings a key) secrets are stored as they are, with a warning.
+ */
+export function secretBoxOf(config: Pick<HeraldConfig, 'secretsKey'>, log: Logger, env: NodeJS.ProcessEnv = process.env): SecretBox | undefined {
+  if (config.secretsKey !== undefined) return SecretBox.fromConfig(config.secretsKey);
+  if (!env.FIRESTORE_EMULATOR_HOST) {
+    throw new ConfigError(
+      `${ENV_NAMES.secretsKey} is not set: Herald encrypts destination signing secrets in Firestore with it. ` +
+        `The Pulumi program sets it from Secret Manager (herald:secretsKey, or a key generated with the stack); ` +
+        `elsewhere set it to a base64 key of 32 random bytes: ${ENV_NAMES.secretsKey}=$(openssl rand -base64 32)`,
+    );
+  }
+  log.warn(`${ENV_NAMES.secretsKey} is not set: destination signing secrets are stored unencrypted (Firestore emulator only)`);
+  return undefined;
+}
+
+/**
+ * Whether this process's Pub/Sub client talks to the emulator. The client finds it through
+ * PUBSUB_EMULATOR_HOST, which local mode sets after it loads the configuration: read when asked.
+ */
+export function onPubSubEmulator(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env.PUBSUB_EMULATOR_HOST);
+}
+
+// ---------------------------------------------------------------- tunables
+
+/*
+ * Settings no environment changes: sized for Firestore's and Pub/Sub's limits and the
+ * functions' deadlines rather than for a deployment.
+ */
+
+/**
+ * A delivery whose turn under its destination's rate is further off than this is deferred
+ * (PENDING, one write) rather than held in its push request. Holding is cheaper than a
+ * deferral and its pump round trip, and keeps the backlog in Pub/Sub, whose flow control
+ * then stops pushing more; 30 s plus the attempt timeout stays well inside the 60 s push
+ * ack deadline and the claim TTL (a custom policy's longer timeout shortens the wait:
+ * rateWaitFor).
+ */
+export const MAX_RATE_WAIT_MS = 30_000;
+
+/** Due deliveries claimed per pump round. */
+export const PUMP_BATCH = 100;
+
+/** Intake batches (and owed dead letters) the reconciler takes per round. */
+export const RECONCILE_BATCH = 100;
+
+/** Dead letters asked for per pull (the emulator hands out at most 100). */
+export const REPLAY_PULL_BATCH = 100;
+
+/** A running replay writes its progress to its report at most this often. */
+export const REPLAY_PROGRESS_EVERY_MS = 1_000;
+
+/** A slow destination's verdict is forgotten after this long without news: then it is tried on its shared lane again. */
+export const SLOW_FORGET_MS = 60_000;

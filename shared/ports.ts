@@ -191,7 +191,7 @@ export interface DestinationChanges {
 }
 
 /** Counts to add to one destination's bucket (see shared/domain/success-rate.ts). */
-export interface RateDelta extends RateCounts {
+export interface CounterDelta extends RateCounts {
   destinationId: string;
   bucketStart: number;
   /** Newest first; the store keeps the newest few. */
@@ -204,19 +204,20 @@ export interface RateDelta extends RateCounts {
   recent?: { writer: string; entries: readonly RecentEntry[] };
   /**
    * The shared document (of this bucket) the delta goes into with other sparse destinations'
-   * — one writer's, of one account, named by it (`<account>_~…`: rate-recorder.ts) — instead of
+   * — one writer's, of one account, named by it (`<account>_~…`: app/destination-counters.ts) — instead of
    * the destination's own.
    */
   group?: string;
 }
 
 /**
- * Success-rate counters. Each writer adds to its own shard of a (destination, bucket) pair,
+ * Each destination's counters (success rate, latency, DEAD/QUEUED counts; the delivery log's
+ * head rides in the same documents). Each writer adds to its own shard of a (destination, bucket) pair,
  * so no counter document takes more than one write per flush of one writer.
  */
-export interface RateStore {
+export interface CounterStore {
   /** One write per document: a delta without a `group` is its destination's own; all deltas of one (bucket, group), one shared document. */
-  add(deltas: readonly RateDelta[], shard: number): Promise<void>;
+  add(deltas: readonly CounterDelta[], shard: number): Promise<void>;
   /** Every shard of every bucket of the destination that started at or after `since` (epoch ms), own and shared documents, merged per bucket. */
   window(destinationId: string, since: number): Promise<RateBucket[]>;
   /** `window` of each destination, read together: shared documents once for all of them (the suspension check). */
@@ -322,6 +323,15 @@ export interface IntakeStore {
   due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]>;
   /** Deletes the batches, in as few requests as the store allows. */
   remove(ids: readonly string[]): Promise<void>;
+}
+
+/**
+ * Brings up to `count` of a destination's rate-deferred deliveries forward onto its lane, as a
+ * pump round would (app/pump.ts deferredAdvancer); `drained`: fewer were left than asked for.
+ * The delivery limiter calls it when rate control grants turns that no sender has work for.
+ */
+export interface DeferredAdvancer {
+  bringForward(destinationId: string, count: number): Promise<{ drained: boolean }>;
 }
 
 /**

@@ -26,20 +26,38 @@ import { FirestoreReplayStore } from './adapters/firestore-replays';
 import { PubSubLanes, PushTarget } from './adapters/pubsub-topology';
 import { DeliverDeps } from './app/deliver';
 import { DestinationDirectory } from './app/destination-directory';
-import { bringForward, PumpDeps } from './app/pump';
-import { RATE_SHARDS, rateBucketMs, RateRecorder } from './app/rate-recorder';
+import { deferredAdvancer, PumpDeps } from './app/pump';
+import { COUNTER_SHARDS, counterBucketMs, DestinationCounters } from './app/destination-counters';
+import { DeliveryLogHead } from './app/delivery-log-head';
 import { HOUR } from './domain/policy';
-import { SuspensionDeps } from './app/suspension';
-import { ReplayDeps } from './app/replay';
-import { ReplaysAdminDeps } from './app/replays-admin';
-import { FirestoreRateStore } from './adapters/firestore-rates';
+import { SuspensionDeps } from './app/suspend-and-reactivate';
+import { ReplayDeps } from './app/replay-run';
+import { ReplaysAdminDeps } from './app/admin/replays-admin';
+import { IngestDeps } from './app/ingest';
+import { RouteDeps } from './app/route';
+import { AdminDeps } from './app/admin/destinations-admin';
+import { AccountsAdminDeps } from './app/admin/accounts-admin';
+import { DeletionDeps } from './app/admin/destination-deletion';
+import { FirestoreCounterStore } from './adapters/firestore-counters';
 import { FirestoreRateLeaseStore } from './adapters/firestore-rate-leases';
 import { DeliveryLimiter } from './app/delivery-limiter';
 import { SlowDestinations } from './domain/slow-destinations';
-import { SecretBox } from './domain/secret-box';
 import { DAY_MS } from './domain/delivery-retention';
 import { randomUUID } from 'node:crypto';
-import { ConfigError, ENV_NAMES, HeraldConfig, pushAuthModeOf } from './config';
+import {
+  ConfigError,
+  ENV_NAMES,
+  HeraldConfig,
+  MAX_RATE_WAIT_MS,
+  onPubSubEmulator,
+  PUMP_BATCH,
+  pushAuthModeOf,
+  RECONCILE_BATCH,
+  REPLAY_PROGRESS_EVERY_MS,
+  REPLAY_PULL_BATCH,
+  secretBoxOf,
+  SLOW_FORGET_MS,
+} from './config';
 import { createLogger, parseSeverity } from './log';
 import {
   AccountDataEraser,
@@ -104,8 +122,10 @@ export interface Runtime {
   /** What the reconciler keeps between its rounds in this process. */
   reconciler: ReconcilerState;
   directory: DestinationDirectory;
-  /** Success-rate counters of this process, flushed every HERALD_RATE_FLUSH_MS. */
-  rates: RateRecorder;
+  /** Each destination's counters (success rate, latency, DEAD/QUEUED) as this process counts them, flushed every HERALD_RATE_FLUSH_MS. */
+  counters: DestinationCounters;
+  /** The head of each destination's delivery log, riding in the counter documents. */
+  logHead: DeliveryLogHead;
   /** Adaptive rate per destination, shared with every other process through Firestore. */
   limiter: DeliveryLimiter;
   slow: SlowDestinations;
@@ -135,7 +155,7 @@ export function pushTargetFrom(config: HeraldConfig): PushTarget {
       return url.toString();
     },
     ...(config.pushServiceAccount ? { serviceAccountEmail: config.pushServiceAccount } : {}),
-    ...(process.env.PUBSUB_EMULATOR_HOST ? { emulator: true } : {}),
+    ...(onPubSubEmulator() ? { emulator: true } : {}),
   };
 }
 
@@ -151,24 +171,6 @@ function credentialDigest(token: string | undefined, sha256: string | undefined,
   if (sha256 !== undefined) return Buffer.from(sha256, 'hex');
   const env = name === 'admin' ? [ENV_NAMES.adminToken, ENV_NAMES.adminTokenSha256] : [ENV_NAMES.ingestToken, ENV_NAMES.ingestTokenSha256];
   throw new ConfigError(`${env[0]} (at least 16 characters) or ${env[1]} must be set`);
-}
-
-/**
- * What seals destination signing secrets in Firestore. Against real Firestore a key is
- * required; against the emulator (tests and tools that build a runtime directly, without
- * local mode, which always brings a key) secrets are stored as they are, with a warning.
- */
-export function secretBoxOf(config: Pick<HeraldConfig, 'secretsKey'>, log: Logger, env: NodeJS.ProcessEnv = process.env): SecretBox | undefined {
-  if (config.secretsKey !== undefined) return SecretBox.fromConfig(config.secretsKey);
-  if (!env.FIRESTORE_EMULATOR_HOST) {
-    throw new ConfigError(
-      `${ENV_NAMES.secretsKey} is not set: Herald encrypts destination signing secrets in Firestore with it. ` +
-        `The Pulumi program sets it from Secret Manager (herald:secretsKey, or a key generated with the stack); ` +
-        `elsewhere set it to a base64 key of 32 random bytes: ${ENV_NAMES.secretsKey}=$(openssl rand -base64 32)`,
-    );
-  }
-  log.warn(`${ENV_NAMES.secretsKey} is not set: destination signing secrets are stored unencrypted (Firestore emulator only)`);
-  return undefined;
 }
 
 export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides = {}): Runtime {
@@ -201,20 +203,22 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     clock,
   );
   const topics = overrides.topics ?? new PubSubTopicPublisher(new PubSub({ projectId: config.projectId }));
-  const rates = new RateRecorder(new FirestoreRateStore(firestore, firestoreOps), clock, log, {
-    bucketMs: rateBucketMs(config.timeScale, config.rateFlushMs),
+  const counterStore = new FirestoreCounterStore(firestore, firestoreOps);
+  const counters = new DestinationCounters(counterStore, clock, log, {
+    bucketMs: counterBucketMs(config.timeScale, config.rateFlushMs),
     hourMs: HOUR / config.timeScale,
     flushMs: config.rateFlushMs,
-    shard: Math.floor(Math.random() * RATE_SHARDS),
+    shard: Math.floor(Math.random() * COUNTER_SHARDS),
   });
+  const logHead = new DeliveryLogHead(counterStore, clock, counters);
   const rateLeases = new FirestoreRateLeaseStore(firestore, firestoreOps);
   const intake = new FirestoreIntakeStore(firestore, firestoreOps);
   const deadLetters = new PubSubDeadLetterQueue(pubsub, deadLetterHoldName(names));
   // The limiter brings deferred deliveries forward as a pump round does, through this runtime's stores and lanes.
   const directory = new DestinationDirectory(destinations, clock, config.destinationCacheMs);
-  const limiter = new DeliveryLimiter(rateLeases, clock, log, randomUUID(), (destinationId, count) => bringForward(pumpDeps(rt), destinationId, count));
+  const limiter = new DeliveryLimiter(rateLeases, clock, log, randomUUID(), deferredAdvancer(() => pumpDeps(rt)));
   // Counts left by a request are written even if no other request comes (where the CPU is allocated between requests).
-  const flusher = setInterval(() => void rates.flushIfDue(), config.rateFlushMs);
+  const flusher = setInterval(() => void counters.flushIfDue(), config.rateFlushMs);
   flusher.unref();
   const accounts = new FirestoreAccountStore(firestore, firestoreOps);
   const accountPolicies = new AccountPolicies(accounts, clock, log, config.destinationCacheMs, { publishPerSecond: config.accountPublishQuota, destinations: config.accountDestinationQuota });
@@ -246,10 +250,10 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     journal: new IntakeJournal(intake, clock, undefined, config.journalGapMs),
     reconciler: {},
     directory,
-    rates,
+    counters,
+    logHead,
     limiter,
-    // Forgets a slow verdict after a minute without news: then the destination is tried on its shared lane again.
-    slow: new SlowDestinations({ slowMs: config.slowAttemptMs, forgetMs: 60_000 }),
+    slow: new SlowDestinations({ slowMs: config.slowAttemptMs, forgetMs: SLOW_FORGET_MS }),
     rateLeases,
     replays: new FirestoreReplayStore(firestore, firestoreOps),
     deadLetters,
@@ -262,9 +266,9 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     firestore,
     async close() {
       limiter.close();
-      await limiter.settled();
+      await limiter.advancesDone();
       clearInterval(flusher);
-      await rates.flush();
+      await counters.flush();
       await deadLetters.close().catch(() => undefined);
       await Promise.allSettled([pubsub.close(), topics.close(), firestore.terminate(), http instanceof UndiciHttpSender ? http.close() : Promise.resolve()]);
     },
@@ -272,15 +276,50 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   return rt;
 }
 
-/** What `deliver` needs, from a runtime. */
-export function deliverDeps(rt: Runtime): DeliverDeps {
+/** What ingest needs, from a runtime, for one publisher: an account key's account, or none for the ingest token (each event names its own). */
+export function ingestDeps(rt: Runtime, publisher: { account?: string }): IngestDeps {
   return {
     bus: rt.bus,
+    lanes: rt.lanes,
+    names: rt.names,
+    directory: rt.directory,
+    journal: rt.journal,
+    clock: rt.clock,
+    log: rt.log,
+    ...publisher,
+    quotas: rt.publishQuotas,
+    maxBodyBytes: rt.config.maxBodyBytes,
+    maxEventBytes: rt.config.maxEventBytes,
+  };
+}
+
+/** What `route` needs, from a runtime. */
+export function routeDeps(rt: Runtime): RouteDeps {
+  return { bus: rt.bus, lanes: rt.lanes, directory: rt.directory, log: rt.log, names: rt.names, deadLetterTopic: rt.topology.topics.deadLetter.name };
+}
+
+const builtDeliverDeps = new WeakMap<Runtime, DeliverDeps>();
+
+/** What `deliver` needs, from a runtime: built once per runtime, not per push. */
+export function deliverDeps(rt: Runtime): DeliverDeps {
+  let deps = builtDeliverDeps.get(rt);
+  if (!deps) {
+    deps = buildDeliverDeps(rt);
+    builtDeliverDeps.set(rt, deps);
+  }
+  return deps;
+}
+
+function buildDeliverDeps(rt: Runtime): DeliverDeps {
+  return {
+    bus: rt.bus,
+    lanes: rt.lanes,
     deadLetterTopic: rt.topology.topics.deadLetter.name,
     directory: rt.directory,
     destinations: rt.destinations,
     deliveries: rt.deliveries,
-    rates: rt.rates,
+    counters: rt.counters,
+    logHead: rt.logHead,
     limiter: rt.limiter,
     maxRateWaitMs: MAX_RATE_WAIT_MS,
     sharedLaneWaitMs: rt.config.sharedLaneWaitMs,
@@ -295,19 +334,6 @@ export function deliverDeps(rt: Runtime): DeliverDeps {
     failurePolicy: (account) => rt.accountPolicies.policyOf(account),
   };
 }
-
-/**
- * A delivery whose turn under its destination's rate is further off than this is deferred
- * (PENDING, one write) rather than held in its push request. Holding is cheaper than a
- * deferral and its pump round trip, and keeps the backlog in Pub/Sub, whose flow control
- * then stops pushing more; 30 s plus the attempt timeout stays well inside the 60 s push
- * ack deadline and the claim TTL (a custom policy's longer timeout shortens the wait:
- * deliver.ts rateWaitFor).
- */
-const MAX_RATE_WAIT_MS = 30_000;
-
-/** Due deliveries claimed per pump round. */
-const PUMP_BATCH = 100;
 
 /** What the retry pump needs, from a runtime. */
 export function pumpDeps(rt: Runtime): PumpDeps {
@@ -331,9 +357,6 @@ export function accountPurgeDeps(rt: Runtime): AccountPurgeDeps {
   return { accounts: rt.accounts, accountData: rt.accountData, clock: rt.clock, log: rt.log };
 }
 
-/** Intake batches (and owed dead letters) the reconciler takes per round. */
-const RECONCILE_BATCH = 100;
-
 /** What the reconciler needs, from a runtime. */
 export function reconcileDeps(rt: Runtime): ReconcileDeps {
   return {
@@ -348,7 +371,7 @@ export function reconcileDeps(rt: Runtime): ReconcileDeps {
     batchLimit: RECONCILE_BATCH,
     rateLeases: rt.rateLeases,
     state: rt.reconciler,
-    rates: rt.rates,
+    logHead: rt.logHead,
     catalogue: rt.eventTypeCatalogue,
   };
 }
@@ -359,7 +382,7 @@ export function suspensionDeps(rt: Runtime): SuspensionDeps {
     destinations: rt.destinations,
     deliveries: rt.deliveries,
     directory: rt.directory,
-    rates: rt.rates,
+    counters: rt.counters,
     bus: rt.bus,
     notificationsTopic: rt.topology.topics.notifications.name,
     clock: rt.clock,
@@ -367,9 +390,6 @@ export function suspensionDeps(rt: Runtime): SuspensionDeps {
     policy: { presetTimeoutMs: rt.config.deliveryTimeoutMs, timeScale: rt.config.timeScale },
   };
 }
-
-/** Dead letters asked for per pull (the emulator hands out at most 100). */
-const REPLAY_PULL_BATCH = 100;
 
 /** What the `replay` function needs, from a runtime. */
 export function replayDeps(rt: Runtime): ReplayDeps {
@@ -383,11 +403,50 @@ export function replayDeps(rt: Runtime): ReplayDeps {
     runMs: rt.config.replayRunMs,
     leaseMs: REPLAY_ACK_DEADLINE_SECONDS * 1000,
     pullBatch: REPLAY_PULL_BATCH,
-    progressEveryMs: 1000,
+    progressEveryMs: REPLAY_PROGRESS_EVERY_MS,
   };
 }
 
 /** What the admin API's replay routes need, from a runtime. */
 export function replaysAdminDeps(rt: Runtime): ReplaysAdminDeps {
   return { replays: rt.replays, bus: rt.bus, replayTopic: rt.topology.topics.replay.name, clock: rt.clock, log: rt.log };
+}
+
+/** What the admin API's routes share, whoever calls (the caller and the account they act in come with each request). */
+export type AdminApiDeps = AdminDeps &
+  SuspensionDeps &
+  ReplaysAdminDeps &
+  AccountsAdminDeps &
+  Pick<DeletionDeps, 'deadLetterTopic'> & {
+    portals: PortalStore;
+    portalAccess: PortalVerifier;
+    eventTypes: Pick<EventTypeStore, 'list'>;
+    logHead: DeliveryLogHead;
+    counterBucketMs: number;
+    timeScale: number;
+  };
+
+/** What the admin API needs, from a runtime. */
+export function adminApiDeps(rt: Runtime): AdminApiDeps {
+  return {
+    ...suspensionDeps(rt),
+    ...replaysAdminDeps(rt),
+    deadLetterTopic: rt.topology.topics.deadLetter.name,
+    lanes: rt.lanes,
+    rateLeases: rt.rateLeases,
+    allowLoopback: rt.config.allowLoopback,
+    resolver: rt.resolver,
+    herald: { projectId: rt.config.projectId, prefix: rt.names.prefix },
+    accounts: rt.accounts,
+    keys: rt.keys,
+    accountData: rt.accountData,
+    portals: rt.portals,
+    portalAccess: rt.portalAccess,
+    quotasOf: (account: string) => rt.accountPolicies.quotasOf(account),
+    quotaDefaults: { publishPerSecond: rt.config.accountPublishQuota, destinations: rt.config.accountDestinationQuota },
+    eventTypes: rt.eventTypes,
+    logHead: rt.logHead,
+    counterBucketMs: rt.counters.options.bucketMs,
+    timeScale: rt.config.timeScale,
+  };
 }

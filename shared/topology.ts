@@ -1,3 +1,5 @@
+import type { LanePurpose } from './domain/lane-message';
+
 /**
  * The one description of Herald's Pub/Sub topology. Local mode applies it to the emulator
  * (shared/adapters/pubsub-topology.ts); the Pulumi program declares the same objects in GCP.
@@ -71,7 +73,7 @@ export const DEFAULT_LANE_SHARDS = 16;
 export const DEFAULT_RETRY_SHARDS = 8;
 export const MAX_SHARDS = 256;
 
-export type LanePurpose = 'first' | 'retry';
+export type { LanePurpose };
 
 const DAY = 24 * 3600;
 // Long enough for a 5 s delivery timeout plus Firestore work, with room to spare: an
@@ -216,4 +218,9 @@ export function laneTopology(destinationId: string, names: TopologyNames = { pre
 /** Every topic name Herald publishes lanes on starts with one of these. */
 export function lanePrefixes(names: TopologyNames = { prefix: 'herald' }): string[] {
   return [`${names.prefix}-lane-`, `${names.prefix}-shard-`, `${names.prefix}-retry-shard-`];
+}
+
+/** The topic a destination's message for `purpose` goes on: its own lane, or its shard of the shared lanes. */
+export function laneTopicOf(destination: { id: string; lane?: string }, purpose: LanePurpose, names: TopologyNames): string {
+  return destination.lane === 'dedicated' ? laneTopology(destination.id, names).topic.name : sharedLaneFor(destination.id, purpose, names);
 }

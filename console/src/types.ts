@@ -1,4 +1,4 @@
-import type { DeliveryRecord, DeliveryStatus, LastError } from '../../shared/domain/delivery';
+import type { DeliveryRecord, LastError } from '../../shared/domain/delivery';
 
 /** What the admin API answers, as far as the console reads it. */
 
@@ -43,8 +43,7 @@ export interface Destination {
   stats?: { attempts1h: number; successRate1h?: number; lastErrors: LastError[]; rate: number; rateBounds: { min: number; max: number }; pausedUntil?: string };
 }
 
-export type { DeliveryStatus } from '../../shared/domain/delivery';
-export const DELIVERY_STATUSES: DeliveryStatus[] = ['PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD', 'QUEUED'];
+export { DELIVERY_STATUSES, type DeliveryStatus } from '../../shared/domain/delivery-statuses';
 
 /** A delivery as the admin API shows it (shared/app/deliveries-admin.ts): the record, its destination by the account's own id; with its event in the queued and dead listings. */
 export type Delivery = Omit<DeliveryRecord, 'event'> & { account?: string; event?: Record<string, unknown> };
@@ -93,17 +92,8 @@ export interface Theme {
   displayName?: string;
 }
 
-/** GET /admin/accounts/{id}/portal-sessions: a live session, with its link's rights. */
-export interface PortalSessionItem {
-  id: string;
-  linkId: string;
-  /** `admin`, or the id of the key that minted its link. */
-  mintedBy: string;
-  readOnly: boolean;
-  destinations?: string[];
-  createdAt: string;
-  expiresAt: string;
-}
+/** GET /admin/accounts/{id}/portal-sessions: a live session, with its link's rights (the API's own type). */
+export type { PortalSessionView as PortalSessionItem } from '../../shared/app/admin/portal-admin';
 
 /** GET /admin/accounts/{id}/portal-links: a live link, with its live sessions. */
 export interface PortalLinkItem {

@@ -1,6 +1,7 @@
-import { FieldPath, Firestore, Query } from '@google-cloud/firestore';
+import { FieldPath, Query } from '@google-cloud/firestore';
 import { AccountDataEraser } from '../ports';
-import { COLLECTIONS, FIRESTORE_QUERIES, OperationCounter } from './firestore-stores';
+import { FirestoreStore } from './firestore-stores';
+import { COLLECTIONS, FIRESTORE_QUERIES } from '../firestore-schema';
 
 /** Firestore takes at most 500 writes in one batch. */
 const BATCH = 500;
@@ -42,12 +43,7 @@ const PARTS: readonly Part[] = [
  * The cursor is `<part>` or `<part>:<last id deleted>`: ranges go on after the last id, so a
  * step never skips again over the index entries the step before deleted.
  */
-export class FirestoreAccountDataEraser implements AccountDataEraser {
-  constructor(
-    private readonly db: Firestore,
-    private readonly ops = new OperationCounter(),
-  ) {}
-
+export class FirestoreAccountDataEraser extends FirestoreStore implements AccountDataEraser {
   async eraseSome(account: string, limit: number, cursor?: string): Promise<{ deleted: number; cursor?: string }> {
     const { part: first, after } = parseCursor(cursor);
     for (let i = first; i < PARTS.length; i++) {

@@ -1,10 +1,9 @@
-import { DocumentReference, FieldPath, Firestore } from '@google-cloud/firestore';
+import { DocumentReference, FieldPath } from '@google-cloud/firestore';
 import { Account, AccountKey, AccountTombstone } from '../domain/account';
 import { AccountStore } from '../ports';
-import { COLLECTIONS, FIRESTORE_QUERIES, OperationCounter } from './firestore-stores';
-import { readDecideWrite } from './firestore-write';
-
-const GRPC_NOT_FOUND = 5;
+import { FirestoreStore } from './firestore-stores';
+import { COLLECTIONS, FIRESTORE_QUERIES } from '../firestore-schema';
+import { ifPresent, readDecideWrite } from './firestore-write';
 
 /** Keys deleted with their account in its one transaction (Firestore takes 500 writes in one); any beyond, the purge deletes. */
 const KEYS_IN_DELETE = 400;
@@ -14,28 +13,13 @@ const KEYS_IN_DELETE = 400;
  * only a key's hash is stored) and deleted accounts' tombstones (`account-tombstones/{id}`):
  * `accounts` holds live accounts only, so get and list need no filter.
  */
-export class FirestoreAccountStore implements AccountStore {
-  constructor(
-    private readonly db: Firestore,
-    private readonly ops: OperationCounter = new OperationCounter(),
-  ) {}
+export class FirestoreAccountStore extends FirestoreStore implements AccountStore {
+  private readonly accounts = this.db.collection(COLLECTIONS.accounts);
+  private readonly keys = this.db.collection(COLLECTIONS.accountKeys);
+  private readonly tombstones = this.db.collection(COLLECTIONS.accountTombstones);
 
-  private get accounts() {
-    return this.db.collection(COLLECTIONS.accounts);
-  }
-
-  private get keys() {
-    return this.db.collection(COLLECTIONS.accountKeys);
-  }
-
-  private get tombstones() {
-    return this.db.collection(COLLECTIONS.accountTombstones);
-  }
-
-  async get(id: string): Promise<Account | undefined> {
-    const snap = await this.accounts.doc(id).get();
-    this.ops.reads++;
-    return snap.exists ? (snap.data() as Account) : undefined;
+  get(id: string): Promise<Account | undefined> {
+    return this.readOne<Account>(this.accounts.doc(id));
   }
 
   async list(page: { limit: number; cursor?: string }): Promise<{ accounts: Account[]; nextCursor?: string }> {
@@ -96,13 +80,8 @@ export class FirestoreAccountStore implements AccountStore {
   }
 
   async purged(id: string, now: Date): Promise<void> {
-    try {
-      await this.tombstones.doc(id).update({ purge: 'done', purgedAt: now.toISOString() });
-      this.ops.writes++;
-    } catch (e) {
-      // No tombstone: nothing to mark (as the memory store).
-      if ((e as { code?: number }).code !== GRPC_NOT_FOUND) throw e;
-    }
+    // No tombstone: nothing to mark (as the memory store).
+    if (await ifPresent(() => this.tombstones.doc(id).update({ purge: 'done', purgedAt: now.toISOString() }))) this.ops.writes++;
   }
 
   async putKey(key: AccountKey): Promise<void> {
@@ -110,10 +89,8 @@ export class FirestoreAccountStore implements AccountStore {
     this.ops.writes++;
   }
 
-  async getKey(id: string): Promise<AccountKey | undefined> {
-    const snap = await this.keys.doc(id).get();
-    this.ops.reads++;
-    return snap.exists ? (snap.data() as AccountKey) : undefined;
+  getKey(id: string): Promise<AccountKey | undefined> {
+    return this.readOne<AccountKey>(this.keys.doc(id));
   }
 
   async listKeys(account: string): Promise<AccountKey[]> {

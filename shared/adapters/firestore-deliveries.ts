@@ -6,8 +6,9 @@ import { HeraldEvent } from '../domain/event';
 import { ownOver, parseHeadEntryId, standing } from '../domain/grouped-outcomes';
 import { AddedDelivered, DeliveryPage, DeliveryStore, WorkStatus } from '../ports';
 import { DeliveryRetention, FirestoreDeliveryGroups } from './firestore-delivery-groups';
-import { chunks, COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from './firestore-stores';
-import { GRPC, grpcCode } from './firestore-write';
+import { chunks, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from './firestore-stores';
+import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
+import { createIfAbsent } from './firestore-write';
 
 type StoredDelivery = Omit<DeliveryRecord, 'event'> & { event?: { attributes: Record<string, string>; data: Buffer }; expireAt?: Date; groupCopies?: number };
 /** A record as its own document holds it: with the group copies it folded in (domain/grouped-outcomes.ts). */
@@ -61,12 +62,7 @@ export class FirestoreDeliveryStore implements DeliveryStore {
 
   async create(record: DeliveryRecord, options: { unlessGrouped?: boolean } = {}): Promise<boolean> {
     if (options.unlessGrouped && (await this.groups.copies([record.id])).has(record.id)) return false;
-    try {
-      await this.col.doc(record.id).create(this.stored(record));
-    } catch (e) {
-      if (grpcCode(e) === GRPC.ALREADY_EXISTS) return false;
-      throw e;
-    }
+    if (!(await createIfAbsent(() => this.col.doc(record.id).create(this.stored(record))))) return false;
     this.ops.writes++;
     return true;
   }

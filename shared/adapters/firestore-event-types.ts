@@ -1,7 +1,8 @@
-import { FieldPath, Firestore } from '@google-cloud/firestore';
+import { FieldPath } from '@google-cloud/firestore';
 import { typeHash } from '../domain/event-type-catalogue';
 import { CatalogueEntry, EventTypeEntry, EventTypeSample, EventTypeStore } from '../ports';
-import { COLLECTIONS, OperationCounter } from './firestore-stores';
+import { FirestoreStore } from './firestore-stores';
+import { COLLECTIONS } from '../firestore-schema';
 
 /** One catalogue document: `types` maps each type's hash to the type. */
 interface ShardDoc {
@@ -23,12 +24,7 @@ interface PerTypeDoc {
  * documents starts `{account}~` (as the per-type `{account}~{hash}` documents of before do):
  * one id-range query lists both shapes, and the account purge deletes both, with no index.
  */
-export class FirestoreEventTypeStore implements EventTypeStore {
-  constructor(
-    private readonly db: Firestore,
-    private readonly ops = new OperationCounter(),
-  ) {}
-
+export class FirestoreEventTypeStore extends FirestoreStore implements EventTypeStore {
   private get col() {
     return this.db.collection(COLLECTIONS.eventTypes);
   }

@@ -1,8 +1,10 @@
-import { CollectionReference, DocumentData, DocumentReference, Firestore, QuerySnapshot, WriteBatch } from '@google-cloud/firestore';
+import { CollectionReference, DocumentData, DocumentReference, QuerySnapshot, WriteBatch } from '@google-cloud/firestore';
 import { MAX_TTL_SECONDS } from '../domain/portal';
 import { isLive, liveSince, PortalLinkRecord, PortalSessionRecord } from '../domain/portal-access';
 import { PortalStore } from '../ports';
-import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, OperationCounter } from './firestore-stores';
+import { FirestoreStore } from './firestore-stores';
+import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
+import { ifPresent, transactOne } from './firestore-write';
 
 /** Writes per batch: Firestore takes at most 500. */
 const BATCH = 400;
@@ -12,31 +14,18 @@ const BATCH = 400;
  * "every session ended" mark (`portal-marks/{account}`). Each document carries `expireAt`, so
  * Firestore's TTL policy (FIRESTORE_TTL_FIELDS) deletes it once nothing can need it.
  */
-export class FirestorePortalStore implements PortalStore {
-  constructor(
-    private readonly db: Firestore,
-    private readonly ops: OperationCounter = new OperationCounter(),
-  ) {}
-
-  private get linksCol() {
-    return this.db.collection(COLLECTIONS.portalLinks);
-  }
-
-  private get sessionsCol() {
-    return this.db.collection(COLLECTIONS.portalSessions);
-  }
-
-  private get marksCol() {
-    return this.db.collection(COLLECTIONS.portalMarks);
-  }
+export class FirestorePortalStore extends FirestoreStore implements PortalStore {
+  private readonly linksCol = this.db.collection(COLLECTIONS.portalLinks);
+  private readonly sessionsCol = this.db.collection(COLLECTIONS.portalSessions);
+  private readonly marksCol = this.db.collection(COLLECTIONS.portalMarks);
 
   async createLink(link: PortalLinkRecord): Promise<void> {
     await this.linksCol.doc(link.id).create({ ...link, [FIRESTORE_TTL_FIELDS.portalLinks.field]: new Date(link.expiresAt) });
     this.ops.writes++;
   }
 
-  async getLink(id: string): Promise<PortalLinkRecord | undefined> {
-    return this.read<PortalLinkRecord>(this.linksCol.doc(id));
+  getLink(id: string): Promise<PortalLinkRecord | undefined> {
+    return this.readOne(this.linksCol.doc(id), recordOf<PortalLinkRecord>);
   }
 
   async createSession(session: PortalSessionRecord): Promise<void> {
@@ -44,8 +33,8 @@ export class FirestorePortalStore implements PortalStore {
     this.ops.writes++;
   }
 
-  async getSession(id: string): Promise<PortalSessionRecord | undefined> {
-    return this.read<PortalSessionRecord>(this.sessionsCol.doc(id));
+  getSession(id: string): Promise<PortalSessionRecord | undefined> {
+    return this.readOne(this.sessionsCol.doc(id), recordOf<PortalSessionRecord>);
   }
 
   async links(account: string, since: Date, limit: number): Promise<PortalLinkRecord[]> {
@@ -78,11 +67,10 @@ export class FirestorePortalStore implements PortalStore {
   async endAll(account: string, at: string): Promise<{ links: number; sessions: number }> {
     // The mark first: from here on, nothing made up to `at` is accepted, whatever the rest does.
     const ref = this.marksCol.doc(account);
-    const before = await this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(ref);
-      const previous = snap.exists ? (snap.get('endedAt') as string) : undefined;
-      if (previous === undefined || previous < at) tx.set(ref, { account, endedAt: at, [FIRESTORE_TTL_FIELDS.portalMarks.field]: new Date(Date.parse(at) + MAX_TTL_SECONDS * 1000) });
-      return previous;
+    const { result: before } = await transactOne(this.db, ref, (data) => {
+      const previous = data?.endedAt as string | undefined;
+      const mark = { account, endedAt: at, [FIRESTORE_TTL_FIELDS.portalMarks.field]: new Date(Date.parse(at) + MAX_TTL_SECONDS * 1000) };
+      return { result: previous, write: previous === undefined || previous < at ? { set: mark } : undefined };
     });
     this.ops.reads++;
     this.ops.writes++;
@@ -106,16 +94,13 @@ export class FirestorePortalStore implements PortalStore {
     const snaps = await Promise.all([this.linksCol, this.sessionsCol].map((col) => col.where('account', '==', account).select().get()));
     const refs = snaps.flatMap((s) => s.docs.map((d) => d.ref));
     this.ops.reads += snaps.reduce((n, s) => n + Math.max(1, s.size), 0);
-    refs.push(this.marksCol.doc(account));
     await this.inBatches(refs, (batch, ref) => batch.delete(ref));
-    this.ops.deletes += refs.length;
-    return refs.length;
-  }
-
-  private async read<T>(ref: DocumentReference): Promise<T | undefined> {
-    const snap = await ref.get();
-    this.ops.reads++;
-    return snap.exists ? recordOf<T>(snap.data()!) : undefined;
+    // The mark on the condition that it exists: the answer counts only documents that were there.
+    const marked = await ifPresent(() => this.marksCol.doc(account).delete({ exists: true }));
+    // Billed as before, the mark's delete with the rest whether or not there was one.
+    this.ops.writes++;
+    this.ops.deletes += refs.length + 1;
+    return refs.length + (marked ? 1 : 0);
   }
 
   private recordsOf<T>(snap: QuerySnapshot): T[] {
@@ -125,14 +110,11 @@ export class FirestorePortalStore implements PortalStore {
 
   /** Sets `revokedAt` on the account's record (unless set): the record as it now stands, undefined when the account has none of that id. */
   private async revoke<T extends { account: string; revokedAt?: string }>(ref: DocumentReference, account: string, at: string): Promise<T | undefined> {
-    const written = await this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(ref);
-      if (!snap.exists) return undefined;
-      const record = recordOf<T>(snap.data()!);
-      if (record.account !== account) return undefined;
-      if (record.revokedAt !== undefined) return record;
-      tx.update(ref, { revokedAt: at });
-      return { ...record, revokedAt: at };
+    const { result: written } = await transactOne<T | undefined>(this.db, ref, (data) => {
+      const record = data === undefined ? undefined : recordOf<T>(data);
+      if (record === undefined || record.account !== account) return { result: undefined };
+      if (record.revokedAt !== undefined) return { result: record };
+      return { result: { ...record, revokedAt: at }, write: { update: { revokedAt: at } } };
     });
     this.ops.reads++;
     if (written) this.ops.writes++;

@@ -1,46 +1,28 @@
-import { DocumentData, Firestore } from '@google-cloud/firestore';
+import { DocumentData } from '@google-cloud/firestore';
 import { ReplayReport, RunnerLock, takeRunner } from '../domain/replay';
 import { ReplayStore } from '../ports';
-import { COLLECTIONS, FIRESTORE_QUERIES, OperationCounter } from './firestore-stores';
-import { GRPC, grpcCode } from './firestore-write';
+import { FirestoreStore } from './firestore-stores';
+import { COLLECTIONS, FIRESTORE_QUERIES } from '../firestore-schema';
+import { createIfAbsent, transactOne } from './firestore-write';
 
 /** Replay reports in Firestore: `replays/{id}`, one document per replay, rewritten as it progresses. */
-export class FirestoreReplayStore implements ReplayStore {
-  constructor(
-    private readonly db: Firestore,
-    private readonly ops = new OperationCounter(),
-  ) {}
+export class FirestoreReplayStore extends FirestoreStore implements ReplayStore {
+  private readonly col = this.db.collection(COLLECTIONS.replays);
 
-  private get col() {
-    return this.db.collection(COLLECTIONS.replays);
-  }
-
-  async get(id: string): Promise<ReplayReport | undefined> {
-    const snap = await this.col.doc(id).get();
-    this.ops.reads++;
-    return snap.exists ? (snap.data() as ReplayReport) : undefined;
+  get(id: string): Promise<ReplayReport | undefined> {
+    return this.readOne<ReplayReport>(this.col.doc(id));
   }
 
   async create(report: ReplayReport): Promise<boolean> {
-    try {
-      await this.col.doc(report.id).create(report as DocumentData);
-    } catch (e) {
-      if (grpcCode(e) === GRPC.ALREADY_EXISTS) return false;
-      throw e;
-    }
+    if (!(await createIfAbsent(() => this.col.doc(report.id).create(report as DocumentData)))) return false;
     this.ops.writes++;
     return true;
   }
 
   async update(id: string, decide: (current: ReplayReport | undefined) => ReplayReport | undefined): Promise<ReplayReport | undefined> {
-    const ref = this.col.doc(id);
-    let reads = 0;
-    const written = await this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(ref);
-      reads++;
-      const next = decide(snap.exists ? (snap.data() as ReplayReport) : undefined);
-      if (next !== undefined) tx.set(ref, next as DocumentData);
-      return next;
+    const { result: written, reads } = await transactOne(this.db, this.col.doc(id), (data) => {
+      const next = decide(data as ReplayReport | undefined);
+      return { result: next, write: next && { set: next as DocumentData } };
     });
     this.ops.reads += reads;
     if (written !== undefined) this.ops.writes++;
@@ -60,11 +42,9 @@ export class FirestoreReplayStore implements ReplayStore {
   }
 
   async takeRunner(id: string, until: Date, now: Date): Promise<{ ok: true } | { ok: false; held: RunnerLock }> {
-    const result = await this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(this.runner);
-      const taken = takeRunner(snap.exists ? (snap.data() as RunnerLock) : undefined, id, until, now);
-      if (taken.ok) tx.set(this.runner, taken.lock);
-      return taken;
+    const { result } = await transactOne(this.db, this.runner, (data) => {
+      const taken = takeRunner(data as RunnerLock | undefined, id, until, now);
+      return { result: taken, write: taken.ok ? { set: taken.lock } : undefined };
     });
     this.ops.reads++;
     if (!result.ok) return result;
@@ -73,10 +53,7 @@ export class FirestoreReplayStore implements ReplayStore {
   }
 
   async releaseRunner(id: string): Promise<void> {
-    await this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(this.runner);
-      if (snap.exists && (snap.data() as RunnerLock).holder === id) tx.delete(this.runner);
-    });
+    await transactOne(this.db, this.runner, (data) => ({ result: undefined, write: (data as RunnerLock | undefined)?.holder === id ? { delete: true } : undefined }));
     this.ops.reads++;
   }
 

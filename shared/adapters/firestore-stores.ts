@@ -4,7 +4,8 @@ import { isSealed, SecretBox, SecretBoxError, sealedKeyId } from '../domain/secr
 import { HeraldEvent } from '../domain/event';
 import { IntakeBatch } from '../domain/intake';
 import { DestinationChanges, DestinationStore, IntakeStore } from '../ports';
-import { deleteIfExists, GRPC, grpcCode, readDecideWrite } from './firestore-write';
+import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
+import { createIfAbsent, deleteIfExists, readDecideWrite } from './firestore-write';
 
 /** Counts every document read and write, so the benchmark reports what Herald costs. */
 export class OperationCounter {
@@ -18,100 +19,20 @@ export class OperationCounter {
   }
 }
 
-export const COLLECTIONS = {
-  destinations: 'destinations',
-  deliveries: 'deliveries',
-  /** First attempts that ended DELIVERED, committed many to a document (firestore-delivery-groups.ts). */
-  deliveryGroups: 'delivery-groups',
-  rates: 'rates',
-  /** Counters of sparse destinations, many to a document (firestore-rates.ts). */
-  sharedRates: 'rates-shared',
-  rateControl: 'rate-control',
-  replays: 'replays',
-  intake: 'intake',
-  locks: 'locks',
-  destinationChanges: 'destination-changes',
-  accounts: 'accounts',
-  accountKeys: 'account-keys',
-  accountTombstones: 'account-tombstones',
-  publishQuotas: 'publish-quotas',
-  eventTypes: 'event-types',
-  portalLinks: 'portal-links',
-  portalSessions: 'portal-sessions',
-  portalMarks: 'portal-marks',
-} as const;
+/** What every Firestore store holds: the client, and the counter each of its reads, writes and deletes is billed to. */
+export abstract class FirestoreStore {
+  constructor(
+    protected readonly db: Firestore,
+    protected readonly ops = new OperationCounter(),
+  ) {}
 
-/**
- * Every query Herald makes, as data: the store builds its queries from these,
- * and the Pulumi program derives the composite indexes from the same list.
- */
-export const FIRESTORE_QUERIES = {
-  duePending: { collection: COLLECTIONS.deliveries, equality: ['status'], orderBy: 'availableAt' },
-  expiredClaims: { collection: COLLECTIONS.deliveries, equality: ['status'], orderBy: 'claimedAt' },
-  // Rate control brings a destination's deferred deliveries forward when its turns go unused.
-  rateDeferred: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'status', 'rateDeferred'], orderBy: 'availableAt' },
-  byDestination: { collection: COLLECTIONS.deliveries, equality: ['destinationId'], orderBy: 'id' },
-  byDestinationAndStatus: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'status'], orderBy: 'id' },
-  // The delivery log (GET …/destinations/{id}/deliveries): newest published first, by any of its filters.
-  log: { collection: COLLECTIONS.deliveries, equality: ['destinationId'], orderBy: 'publishedAt', direction: 'desc' },
-  logByStatus: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'status'], orderBy: 'publishedAt', direction: 'desc' },
-  logByType: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'eventType'], orderBy: 'publishedAt', direction: 'desc' },
-  logByStatusAndType: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'status', 'eventType'], orderBy: 'publishedAt', direction: 'desc' },
-  logByEventId: { collection: COLLECTIONS.deliveries, equality: ['destinationId', 'eventId'], orderBy: 'publishedAt', direction: 'desc' },
-  // The delivery log's grouped members: a destination's groups, by their oldest member, newest first.
-  groupLog: { collection: COLLECTIONS.deliveryGroups, contains: 'destinations', equality: [], orderBy: 'oldest', direction: 'desc' },
-  rateWindow: { collection: COLLECTIONS.rates, equality: ['destinationId'], orderBy: 'bucketStart' },
-  // The head of a destination's delivery log, kept with its counters: the newest buckets first.
-  logHead: { collection: COLLECTIONS.rates, equality: ['destinationId'], orderBy: 'bucketStart', direction: 'desc' },
-  // The same two in the shared counter documents, which list their destinations in an array.
-  sharedRateWindow: { collection: COLLECTIONS.sharedRates, contains: 'destinations', equality: [], orderBy: 'bucketStart' },
-  sharedLogHead: { collection: COLLECTIONS.sharedRates, contains: 'destinations', equality: [], orderBy: 'bucketStart', direction: 'desc' },
-  // Every shared counter document since a time (the suspension check; one field: the automatic index).
-  sharedRatesSince: { collection: COLLECTIONS.sharedRates, equality: [], orderBy: 'bucketStart' },
-  // GET /admin/replays: newest first (one field: Firestore's automatic index serves it).
-  recentReplays: { collection: COLLECTIONS.replays, equality: [], orderBy: 'createdAt', direction: 'desc' },
-  // GET /admin/accounts/{id}/replays: one account's, newest first.
-  accountReplays: { collection: COLLECTIONS.replays, equality: ['request.account'], orderBy: 'createdAt', direction: 'desc' },
-  // POST /admin/replays refuses to start a replay while another runs.
-  runningReplays: { collection: COLLECTIONS.replays, equality: ['status'], orderBy: 'createdAt' },
-  // The reconciler: intake batches past their grace, oldest first (one field: the automatic index).
-  dueIntake: { collection: COLLECTIONS.intake, equality: [], orderBy: 'acceptedAt' },
-  // The reconciler: DEAD records whose dead letter is still owed (one field: the automatic index).
-  owedDeadLetters: { collection: COLLECTIONS.deliveries, equality: [], orderBy: 'deadLetterDueAt' },
-  // Each instance's destination directory: registry changes since it last looked (one field: the automatic index).
-  destinationChanges: { collection: COLLECTIONS.destinationChanges, equality: [], orderBy: 'at' },
-  // The scheduled purge: deleted accounts whose data may not all be gone yet, oldest first.
-  // (It deletes the rest by document-id ranges, `<account>_…`, which need no index.)
-  pendingPurges: { collection: COLLECTIONS.accountTombstones, equality: ['purge'], orderBy: 'deletedAt' },
-  // GET /admin/accounts/{id}/portal-links and …/portal-sessions: the account's newest, live ones among them.
-  accountPortalLinks: { collection: COLLECTIONS.portalLinks, equality: ['account'], orderBy: 'createdAt', direction: 'desc' },
-  accountPortalSessions: { collection: COLLECTIONS.portalSessions, equality: ['account'], orderBy: 'createdAt', direction: 'desc' },
-} as const satisfies Record<string, { collection: string; contains?: string; equality: readonly string[]; orderBy: string; direction?: 'asc' | 'desc' }>;
-
-/**
- * Fields no query selects by, as data: the Pulumi program exempts them from Firestore's
- * automatic indexing (a group's members are large maps in an array; indexing each would cost
- * storage and write latency for nothing).
- */
-export const FIRESTORE_UNINDEXED_FIELDS = [{ collection: COLLECTIONS.deliveryGroups, field: 'members' }] as const;
-
-/**
- * Timestamp fields after which Firestore's TTL policy deletes a document, as data: the
- * stores write them, and the Pulumi program declares one TTL policy for each.
- */
-export const FIRESTORE_TTL_FIELDS = {
-  rates: { collection: COLLECTIONS.rates, field: 'expireAt' },
-  sharedRates: { collection: COLLECTIONS.sharedRates, field: 'expireAt' },
-  destinationChanges: { collection: COLLECTIONS.destinationChanges, field: 'expireAt' },
-  // A portal link or session is deleted once it has expired; an account's mark once every session it ended has.
-  portalLinks: { collection: COLLECTIONS.portalLinks, field: 'expireAt' },
-  portalSessions: { collection: COLLECTIONS.portalSessions, field: 'expireAt' },
-  portalMarks: { collection: COLLECTIONS.portalMarks, field: 'expireAt' },
-  // A settled delivery, its retention after it settled (domain/delivery-retention.ts); never one that holds work.
-  deliveries: { collection: COLLECTIONS.deliveries, field: 'expireAt' },
-  // A group when its last member's retention ends.
-  deliveryGroups: { collection: COLLECTIONS.deliveryGroups, field: 'expireAt' },
-} as const satisfies Record<string, { collection: string; field: string }>;
+  /** One document, billed as one read: its data, or undefined when it does not exist. */
+  protected async readOne<T>(ref: DocumentReference, decode: (data: DocumentData) => T = (data) => data as T): Promise<T | undefined> {
+    const snap = await ref.get();
+    this.ops.reads++;
+    return snap.exists ? decode(snap.data()!) : undefined;
+  }
+}
 
 /** How long the destination change log keeps an entry (TTL); a directory idle longer reloads whole. */
 export const CHANGE_KEEP_MS = 24 * 3600_000;
@@ -238,20 +159,18 @@ export class FirestoreDestinationStore implements DestinationStore {
   async put(destination: Destination): Promise<{ created: boolean }> {
     const ref = this.col.doc(destination.id);
     const doc = this.toDoc(destination);
-    for (const created of [true, false]) {
+    const commit = (create: boolean) => {
       const batch = this.db.batch();
-      if (created) batch.create(ref, doc);
+      if (create) batch.create(ref, doc);
       else batch.set(ref, doc);
       batch.set(...this.changeEntry(destination.id, doc));
-      try {
-        await batch.commit();
-        this.ops.writes += 2;
-        return { created };
-      } catch (e) {
-        if (!created || grpcCode(e) !== GRPC.ALREADY_EXISTS) throw e;
-      }
-    }
-    throw new Error('unreachable');
+      return batch.commit();
+    };
+    // A create first, so the answer says which it was without a read; one that exists is replaced.
+    const created = await createIfAbsent(() => commit(true));
+    if (!created) await commit(false);
+    this.ops.writes += 2;
+    return { created };
   }
 
   /** With its change log entry in one commit; of many at once, exactly one deletes (firestore-write.ts). */
@@ -296,12 +215,7 @@ function secretContext(destinationId: string): string {
 type StoredBatch = Omit<IntakeBatch, 'events'> & { events: { attributes: Record<string, string>; data: Buffer }[] };
 
 /** The intake journal (domain/intake.ts): one document per batch, deleted once reconciled. */
-export class FirestoreIntakeStore implements IntakeStore {
-  constructor(
-    private readonly db: Firestore,
-    private readonly ops = new OperationCounter(),
-  ) {}
-
+export class FirestoreIntakeStore extends FirestoreStore implements IntakeStore {
   private get col() {
     return this.db.collection(COLLECTIONS.intake);
   }

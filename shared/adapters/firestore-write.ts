@@ -1,29 +1,74 @@
 import { DocumentData, DocumentReference, FieldPath, FieldValue, Firestore, WriteBatch } from '@google-cloud/firestore';
+import { GRPC, grpcCode } from '../domain/grpc-status';
 import { WriteContentionError } from '../ports';
 
 /**
- * How the stores write one document that several callers may write at once, without
- * Firestore transactions. A transaction takes a lock on the document it reads: the emulator
- * serialises contended ones for seconds (20 at once on one document: 7.6 s, and some end
- * ABORTED "Transaction lock timeout"), and real Firestore makes a contended one wait or
- * retry too. Optimistic writes instead: read, decide, and write on the condition that the
- * document is still the version read (`lastUpdateTime`, or absence for a create); a writer
- * that lost the race reads again and decides again. Measured on the emulator: 20 at once on
- * one document in under 0.5 s, exact.
+ * How the stores write a document under a condition: create it only if absent
+ * (`createIfAbsent`), change it only if present (`ifPresent`, `deleteIfExists`), read it and
+ * decide in a transaction (`transactOne`), or read, decide and write optimistically
+ * (`readDecideWrite`).
+ *
+ * The last is for documents several callers may write at once. A transaction takes a lock on
+ * the document it reads: the emulator serialises contended ones for seconds (20 at once on one
+ * document: 7.6 s, and some end ABORTED "Transaction lock timeout"), and real Firestore makes a
+ * contended one wait or retry too. Optimistic writes instead: read, decide, and write on the
+ * condition that the document is still the version read (`lastUpdateTime`, or absence for a
+ * create); a writer that lost the race reads again and decides again. Measured on the
+ * emulator: 20 at once on one document in under 0.5 s, exact.
  */
 
-/** The gRPC status codes Firestore answers a refused write with. */
-export const GRPC = {
-  NOT_FOUND: 5,
-  ALREADY_EXISTS: 6,
-  FAILED_PRECONDITION: 9,
-  ABORTED: 10,
-} as const;
+/**
+ * Runs a write that creates a document (`create`, or a batch holding one): whether it did.
+ * False, and nothing written, when the document exists already; any other error is thrown.
+ */
+export function createIfAbsent(write: () => Promise<unknown>): Promise<boolean> {
+  return writtenUnless(GRPC.ALREADY_EXISTS, write);
+}
 
-/** The gRPC status code of a Firestore error, if it has one. */
-export function grpcCode(e: unknown): number | undefined {
-  const code = (e as { code?: unknown } | undefined)?.code;
-  return typeof code === 'number' ? code : undefined;
+/**
+ * Runs a write that needs its document to exist (`update`, a delete with `exists`): whether it
+ * did. False, and nothing written, when the document is not there; any other error is thrown.
+ */
+export function ifPresent(write: () => Promise<unknown>): Promise<boolean> {
+  return writtenUnless(GRPC.NOT_FOUND, write);
+}
+
+/** A write's precondition failing with `refusal` is an answer (false), not an error. */
+async function writtenUnless(refusal: number, write: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await write();
+    return true;
+  } catch (e) {
+    if (grpcCode(e) === refusal) return false;
+    throw e;
+  }
+}
+
+/** What a transaction does with the one document it read. */
+export type TransactionWrite = { set: DocumentData } | { update: DocumentData } | { delete: true };
+
+/**
+ * Reads one document in a Firestore transaction, lets `decide` say what to answer and what,
+ * if anything, to write, and commits that. Firestore runs the transaction again when another
+ * writer got in between, so `decide` must be pure. `reads`: how many times the document was
+ * read (one per try), for the stores that count each try.
+ */
+export async function transactOne<R>(
+  db: Firestore,
+  ref: DocumentReference,
+  decide: (current: DocumentData | undefined) => { result: R; write?: TransactionWrite | undefined },
+): Promise<{ result: R; reads: number }> {
+  let reads = 0;
+  const result = await db.runTransaction(async (tx) => {
+    const snap = await tx.get(ref);
+    reads++;
+    const { result, write } = decide(snap.exists ? snap.data() : undefined);
+    if (write && 'set' in write) tx.set(ref, write.set);
+    else if (write && 'update' in write) tx.update(ref, write.update);
+    else if (write) tx.delete(ref);
+    return result;
+  });
+  return { result, reads };
 }
 
 /** Another writer got there first: the document is not the version read (or now exists, or is gone). */
@@ -112,17 +157,11 @@ export function readDecideWrite<T>(
  * deletes succeed, and the others answer NOT_FOUND at once.
  */
 export function deleteIfExists(db: Firestore, ref: DocumentReference, alongside?: (batch: WriteBatch) => void): Promise<boolean> {
-  return oneAtATime(db, ref.path, async () => {
+  return oneAtATime(db, ref.path, () => {
     const batch = db.batch();
     batch.delete(ref, { exists: true });
     alongside?.(batch);
-    try {
-      await batch.commit();
-      return true;
-    } catch (e) {
-      if (grpcCode(e) === GRPC.NOT_FOUND) return false;
-      throw e;
-    }
+    return ifPresent(() => batch.commit());
   });
 }
 

@@ -1,8 +1,7 @@
 import { PubSub, Topic } from '@google-cloud/pubsub';
 import { PubSubMessage } from '../domain/cloudevents-pubsub';
+import { GRPC, grpcCode } from '../domain/grpc-status';
 import { MessageBus, TopicNotFoundError } from '../ports';
-
-const GRPC_NOT_FOUND = 5;
 
 export class PubSubBus implements MessageBus {
   private readonly topics = new Map<string, Topic>();
@@ -13,7 +12,7 @@ export class PubSubBus implements MessageBus {
     try {
       return await this.topic(topic).publishMessage({ data: message.data, attributes: message.attributes });
     } catch (e) {
-      if ((e as { code?: number }).code === GRPC_NOT_FOUND) throw new TopicNotFoundError(topic);
+      if (grpcCode(e) === GRPC.NOT_FOUND) throw new TopicNotFoundError(topic);
       throw e;
     }
   }

@@ -1,7 +1,7 @@
 import { PubSub, v1 } from '@google-cloud/pubsub';
+import { GRPC, grpcCode } from '../domain/grpc-status';
 import { DeadLetterQueue, PulledMessage } from '../ports';
 
-const GRPC_DEADLINE_EXCEEDED = 4;
 /** Pub/Sub's most ack ids per acknowledge / modifyAckDeadline request is 2,500 (and 512 kB); stay well below. */
 const ACK_IDS_PER_REQUEST = 1000;
 /** Pub/Sub's longest ack deadline. */
@@ -44,7 +44,7 @@ export class PubSubDeadLetterQueue implements DeadLetterQueue {
       ([response]) => response,
       (e: unknown) => {
         // A pull that found nothing within its wait.
-        if ((e as { code?: number }).code === GRPC_DEADLINE_EXCEEDED) return undefined;
+        if (grpcCode(e) === GRPC.DEADLINE_EXCEEDED) return undefined;
         throw e;
       },
     );

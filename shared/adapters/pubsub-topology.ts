@@ -1,9 +1,7 @@
 import { CreateSubscriptionOptions, PubSub } from '@google-cloud/pubsub';
 import { FunctionName, laneTopology, SubscriptionSpec, TopicSpec, Topology, TopologyNames } from '../topology';
+import { GRPC, grpcCode } from '../domain/grpc-status';
 import { LaneProvisioner } from '../ports';
-
-const ALREADY_EXISTS = 6;
-const NOT_FOUND = 5;
 
 export interface PushTarget {
   /** The URL Pub/Sub pushes to for a function. */
@@ -19,10 +17,6 @@ export interface PushTarget {
    * none without a policy). Without one the emulator retries about every second, forever.
    */
   emulator?: boolean;
-}
-
-function code(e: unknown): number | undefined {
-  return (e as { code?: number }).code;
 }
 
 export function subscriptionMetadata(spec: SubscriptionSpec, projectId: string, target: PushTarget): CreateSubscriptionOptions {
@@ -63,7 +57,7 @@ async function ensureTopic(pubsub: PubSub, spec: TopicSpec): Promise<void> {
       ...(spec.messageRetentionSeconds ? { messageRetentionDuration: { seconds: spec.messageRetentionSeconds } } : {}),
     });
   } catch (e) {
-    if (code(e) !== ALREADY_EXISTS) throw e;
+    if (grpcCode(e) !== GRPC.ALREADY_EXISTS) throw e;
   }
 }
 
@@ -72,7 +66,7 @@ async function ensureSubscription(pubsub: PubSub, spec: SubscriptionSpec, target
   try {
     await pubsub.topic(spec.topic).createSubscription(spec.name, metadata);
   } catch (e) {
-    if (code(e) !== ALREADY_EXISTS) throw e;
+    if (grpcCode(e) !== GRPC.ALREADY_EXISTS) throw e;
     // It exists: make its push endpoint current (local mode may have moved ports).
     if (metadata.pushConfig) await pubsub.subscription(spec.name).modifyPushConfig(metadata.pushConfig);
     // An emulator kept from an older Herald may hold it with a retry policy, which strands
@@ -117,7 +111,7 @@ export class PubSubLanes implements LaneProvisioner {
       try {
         await remove();
       } catch (e) {
-        if (code(e) !== NOT_FOUND) throw e;
+        if (grpcCode(e) !== GRPC.NOT_FOUND) throw e;
       }
     }
   }

@@ -1,3 +1,4 @@
+import type { RejectReason } from '../domain/lane-step';
 import { PushDelivery, toPubSubMessage } from '../domain/cloudevents-pubsub';
 import { DeliveryRecord } from '../domain/delivery';
 import { transition } from '../domain/delivery-state';
@@ -5,7 +6,7 @@ import { HeraldEvent } from '../domain/event';
 import { wellFormed } from '../domain/json-body';
 import { Clock, DeliveryStore, Logger, MessageBus } from '../ports';
 
-export type RejectReason = 'invalid-event' | 'invalid-lane-message' | 'destination-deleted' | 'type-unsubscribed' | 'unsupported-destination';
+export type { RejectReason };
 
 /** Pub/Sub caps an attribute value at 1024 bytes; errors and reasons are cut well below. */
 const ATTRIBUTE_TEXT = 900;

@@ -1,8 +1,9 @@
 import { AttemptResult } from '../domain/delivery';
 import { attemptFeedback } from '../domain/rate-feedback';
-import { addDeferred, CountsBySecond, DeferredReport, deferTo, Grid, mergeCounts, nextDeferCursor, nextTurn, RateBounds, SecondCounts, waitForTurn } from '../domain/rate-control';
+import { CountsBySecond, mergeCounts, RateBounds, SecondCounts } from '../domain/rate-control';
+import { addDeferred, DeferredReport, deferTo, Grid, nextDeferCursor, nextTurn, waitForTurn } from '../domain/rate-turns';
 import { leaseShowsThrottle, NO_UNLEASED_SENDS, takeSendMode, throttled, UnleasedSends, withdrawSend } from '../domain/unleased-sends';
-import { Clock, Logger, RateLeaseStore } from '../ports';
+import { Clock, DeferredAdvancer, Logger, RateLeaseStore } from '../ports';
 
 /**
  * What a caller may do now: send, or defer the delivery (PENDING) to about `until`; or, its
@@ -43,13 +44,9 @@ interface Waiter {
   deadline?: NodeJS.Timeout;
 }
 
-/**
- * Brings up to `count` of a destination's deferred deliveries forward, onto its lane (app/pump.ts
- * bringForward); `drained`: fewer were left.
- */
-export type Advancer = (destinationId: string, count: number) => Promise<{ drained: boolean }>;
 
-interface Lane {
+/** What this process keeps per destination it sends to: its leased grids, its queue of callers, what it owes the next lease. */
+interface DestinationPace {
   bounds: RateBounds;
   /** The grids this process sends on (the one in force, then any scheduled); undefined before the first lease. */
   grids?: Grid[];
@@ -117,8 +114,8 @@ const DEFER_WINDOW_MS = 3000;
  * grid (slots handed out in advance would keep going out at the old rate and draw 429s).
  * The other way round, when the rate rises past the work in hand while deliveries wait
  * deferred at the spacing of a lower rate, a lease grants this process the turns no sender
- * has work for and it brings that many deferred deliveries forward (the advancer: app/pump.ts
- * bringForward).
+ * has work for and it brings that many deferred deliveries forward (the DeferredAdvancer port: app/pump.ts
+ * deferredAdvancer).
  * Each attempt's outcome is counted under the second it started in and travels with the
  * next lease, so feedback costs no write of its own.
  *
@@ -127,8 +124,8 @@ const DEFER_WINDOW_MS = 3000;
  * burst past the allowance, a 429, a delivery back from a deferral) carries that feedback.
  */
 /** This process's counts for the second `at` (epoch ms) falls in, still to be reported. */
-function countsAt(lane: Lane, at: number): SecondCounts {
-  return (lane.feedback[String(Math.floor(at / 1000))] ??= { sent: 0, ok: 0, throttled: 0 });
+function countsAt(pace: DestinationPace, at: number): SecondCounts {
+  return (pace.feedback[String(Math.floor(at / 1000))] ??= { sent: 0, ok: 0, throttled: 0 });
 }
 
 export class LimiterClosedError extends Error {
@@ -139,7 +136,7 @@ export class LimiterClosedError extends Error {
 }
 
 export class DeliveryLimiter {
-  private readonly lanes = new Map<string, Lane>();
+  private readonly paces = new Map<string, DestinationPace>();
   private closed = false;
 
   constructor(
@@ -149,7 +146,7 @@ export class DeliveryLimiter {
     /** This process, as the controller counts its senders. */
     private readonly holder: string,
     /** Carries out the controller's grants to bring deferred deliveries forward; absent, none is brought. */
-    private readonly advancer?: Advancer,
+    private readonly advancer?: DeferredAdvancer,
   ) {}
 
   /**
@@ -160,18 +157,18 @@ export class DeliveryLimiter {
   async acquire(destinationId: string, bounds: RateBounds, maxWaitMs: number, options: AcquireOptions = {}): Promise<Gate> {
     const { beforeTurn } = options;
     const returning = options.returning === true;
-    const lane = this.lane(destinationId, bounds);
-    const wasUnleased = lane.unleased.leasedAt === undefined;
-    const { mode, state } = takeSendMode(lane.unleased, bounds, this.now(), returning);
-    lane.unleased = state;
-    if (mode.unleased) return this.sendUnleased(lane, beforeTurn);
+    const pace = this.pace(destinationId, bounds);
+    const wasUnleased = pace.unleased.leasedAt === undefined;
+    const { mode, state } = takeSendMode(pace.unleased, bounds, this.now(), returning);
+    pace.unleased = state;
+    if (mode.unleased) return this.sendUnleased(pace, beforeTurn);
     if (wasUnleased) this.log.debug('destination leased: no longer far below its rate', { destinationId, why: mode.why });
     // Back from unleased sends, grids from a lease long past are no guide to the wait: a fresh lease is.
-    if (lane.grids === undefined || (wasUnleased && lane.validUntil <= this.now())) await this.lease(destinationId, lane);
-    this.renew(destinationId, lane);
+    if (pace.grids === undefined || (wasUnleased && pace.validUntil <= this.now())) await this.lease(destinationId, pace);
+    this.renew(destinationId, pace);
     const t = this.now();
-    const { wait, gap } = this.waitAt(lane, t);
-    if (wait > maxWaitMs) return this.defer(lane, t, t + wait, gap, returning);
+    const { wait, gap } = this.waitAt(pace, t);
+    if (wait > maxWaitMs) return this.defer(pace, t, t + wait, gap, returning);
     if (this.closed) throw new LimiterClosedError();
     let waiter!: Waiter;
     const myTurn = new Promise<Gate>((settle, stop) => {
@@ -180,28 +177,28 @@ export class DeliveryLimiter {
       // rate fall): a caller still waiting at its limit is deferred after all, so that its wait
       // and its attempt stay inside what it may take.
       waiter.deadline = setTimeout(() => {
-        if (!this.leave(lane, waiter)) return;
+        if (!this.leave(pace, waiter)) return;
         const now = this.now();
-        settle(this.defer(lane, now, now + this.waitAt(lane, now).wait, gap, returning));
+        settle(this.defer(pace, now, now + this.waitAt(pace, now).wait, gap, returning));
       }, maxWaitMs);
-      lane.queue.push(waiter);
+      pace.queue.push(waiter);
     });
     // Closing fails the waiter while its work may still run: awaited below.
     myTurn.catch(() => undefined);
     if (beforeTurn !== undefined) {
       const wanted = await beforeTurn().catch((e: unknown) => {
-        this.leave(lane, waiter);
+        this.leave(pace, waiter);
         throw e;
       });
       if (!wanted) {
-        this.leave(lane, waiter);
+        this.leave(pace, waiter);
         return { kind: 'skip' };
       }
       waiter.ready = true;
     }
-    this.drain(destinationId, lane);
+    this.drain(destinationId, pace);
     const gate = await myTurn;
-    if (gate.kind === 'send' && wait > 0) this.countLimited(lane, this.now());
+    if (gate.kind === 'send' && wait > 0) this.countLimited(pace, this.now());
     return gate;
   }
 
@@ -209,37 +206,37 @@ export class DeliveryLimiter {
    * A send without a lease, at once: after the caller's work before it (which may find
    * nothing to send), counted in flight and reported as a leased send is.
    */
-  private async sendUnleased(lane: Lane, beforeTurn: BeforeTurn | undefined): Promise<Gate> {
+  private async sendUnleased(pace: DestinationPace, beforeTurn: BeforeTurn | undefined): Promise<Gate> {
     if (this.closed) throw new LimiterClosedError();
-    const counted = lane.unleased.sends.at(-1)!;
+    const counted = pace.unleased.sends.at(-1)!;
     if (beforeTurn !== undefined) {
       const wanted = await beforeTurn().catch((e: unknown) => {
-        lane.unleased = withdrawSend(lane.unleased, counted);
+        pace.unleased = withdrawSend(pace.unleased, counted);
         throw e;
       });
-      if (!wanted || this.closed) lane.unleased = withdrawSend(lane.unleased, counted);
+      if (!wanted || this.closed) pace.unleased = withdrawSend(pace.unleased, counted);
       if (this.closed) throw new LimiterClosedError();
       if (!wanted) return { kind: 'skip' };
     }
     const now = this.now();
     // Nothing leases while the destination stays unleased: what the next lease would carry is kept for a while only.
-    while (lane.inFlight.length > 0 && lane.inFlight[0]! < now - FORGET_IN_FLIGHT_MS) lane.inFlight.shift();
-    for (const second of Object.keys(lane.feedback)) if (Number(second) * 1000 < now - KEEP_UNREPORTED_MS) delete lane.feedback[second];
-    lane.inFlight.push(now);
+    while (pace.inFlight.length > 0 && pace.inFlight[0]! < now - FORGET_IN_FLIGHT_MS) pace.inFlight.shift();
+    for (const second of Object.keys(pace.feedback)) if (Number(second) * 1000 < now - KEEP_UNREPORTED_MS) delete pace.feedback[second];
+    pace.inFlight.push(now);
     return { kind: 'send' };
   }
 
-  /** How long a delivery that joins this process's queue now would wait for its turn, and this process's pace (rate-control.ts waitForTurn). */
-  private waitAt(lane: Lane, t: number): { wait: number; gap: number } {
+  /** How long a delivery that joins this process's queue now would wait for its turn, and this process's pace (rate-turns.ts waitForTurn). */
+  private waitAt(pace: DestinationPace, t: number): { wait: number; gap: number } {
     const { waitMs, gapMs } = waitForTurn({
-      grids: lane.grids!,
+      grids: pace.grids!,
       holder: this.holder,
-      ...(lane.lastTurnAt === undefined ? {} : { lastTurnAt: lane.lastTurnAt }),
-      ...(lane.pausedUntil === undefined ? {} : { pausedUntil: lane.pausedUntil }),
-      queue: lane.queue.length,
-      othersBacklog: lane.othersBacklog,
-      spanMs: lane.spanMs,
-      rate: lane.rate ?? lane.bounds.minPerSecond,
+      ...(pace.lastTurnAt === undefined ? {} : { lastTurnAt: pace.lastTurnAt }),
+      ...(pace.pausedUntil === undefined ? {} : { pausedUntil: pace.pausedUntil }),
+      queue: pace.queue.length,
+      othersBacklog: pace.othersBacklog,
+      spanMs: pace.spanMs,
+      rate: pace.rate ?? pace.bounds.minPerSecond,
       now: t,
     });
     return { wait: waitMs, gap: gapMs };
@@ -250,45 +247,45 @@ export class DeliveryLimiter {
    * a turn of the rate apart; or, coming back from a deferral (AcquireOptions.returning), at
    * `earliest`, this process's turns (`gap`) apart.
    */
-  private defer(lane: Lane, t: number, earliest: number, gap: number, returning: boolean): Gate {
-    this.countLimited(lane, t);
-    lane.deferrals.push(t);
+  private defer(pace: DestinationPace, t: number, earliest: number, gap: number, returning: boolean): Gate {
+    this.countLimited(pace, t);
+    pace.deferrals.push(t);
     if (returning) {
-      const again = deferTo(lane.againCursor, earliest, 1000 / gap);
-      lane.againCursor = again.cursor;
-      lane.deferredAgain++;
+      const again = deferTo(pace.againCursor, earliest, 1000 / gap);
+      pace.againCursor = again.cursor;
+      pace.deferredAgain++;
       return { kind: 'defer', until: again.until };
     }
-    const { until, cursor } = deferTo(lane.deferCursor, earliest, lane.rate ?? lane.bounds.minPerSecond);
-    lane.deferCursor = cursor;
-    lane.deferred = addDeferred(lane.deferred, { count: 1, until });
+    const { until, cursor } = deferTo(pace.deferCursor, earliest, pace.rate ?? pace.bounds.minPerSecond);
+    pace.deferCursor = cursor;
+    pace.deferred = addDeferred(pace.deferred, { count: 1, until });
     return { kind: 'defer', until };
   }
 
   /** What an attempt that started at `startedAt` came to: the controller learns it with this process's next lease. */
   report(destinationId: string, result: AttemptResult, startedAt: Date): void {
-    const lane = this.lanes.get(destinationId);
-    if (!lane) return;
+    const pace = this.paces.get(destinationId);
+    if (!pace) return;
     // Attempts end about in the order they started: the oldest let go is the one reported.
-    lane.inFlight.shift();
-    const counts = countsAt(lane, startedAt.getTime());
+    pace.inFlight.shift();
+    const counts = countsAt(pace, startedAt.getTime());
     const { signal, timedOut, pauseUntil } = attemptFeedback(result, this.clock.now());
     counts.sent++;
     if (signal === 'accepted') counts.ok++;
     if (signal === 'overload') counts.throttled++;
     if (timedOut) counts.timedOut = (counts.timedOut ?? 0) + 1;
-    if (signal === 'overload') lane.unleased = throttled(lane.unleased, this.now());
+    if (signal === 'overload') pace.unleased = throttled(pace.unleased, this.now());
     if (pauseUntil !== undefined) {
-      lane.pausedUntil = Math.max(lane.pausedUntil ?? 0, pauseUntil);
-      lane.reportPause = Math.max(lane.reportPause ?? 0, pauseUntil);
+      pace.pausedUntil = Math.max(pace.pausedUntil ?? 0, pauseUntil);
+      pace.reportPause = Math.max(pace.reportPause ?? 0, pauseUntil);
     }
   }
 
   /** A waiter gives up its place before its turn; false: it had none left (served, or closed). */
-  private leave(lane: Lane, waiter: Waiter): boolean {
+  private leave(pace: DestinationPace, waiter: Waiter): boolean {
     clearTimeout(waiter.deadline);
-    const at = lane.queue.indexOf(waiter);
-    if (at >= 0) lane.queue.splice(at, 1);
+    const at = pace.queue.indexOf(waiter);
+    if (at >= 0) pace.queue.splice(at, 1);
     return at >= 0;
   }
 
@@ -298,12 +295,12 @@ export class DeliveryLimiter {
    */
   close(): void {
     this.closed = true;
-    for (const lane of this.lanes.values()) {
-      clearTimeout(lane.timer);
-      clearTimeout(lane.renewTimer);
-      lane.timer = undefined;
-      lane.renewTimer = undefined;
-      for (const waiter of lane.queue.splice(0)) {
+    for (const pace of this.paces.values()) {
+      clearTimeout(pace.timer);
+      clearTimeout(pace.renewTimer);
+      pace.timer = undefined;
+      pace.renewTimer = undefined;
+      for (const waiter of pace.queue.splice(0)) {
         clearTimeout(waiter.deadline);
         waiter.stop(new LimiterClosedError());
       }
@@ -311,17 +308,17 @@ export class DeliveryLimiter {
   }
 
   /** Resolves once no deferred deliveries are being brought forward (after close(), before the clients close). */
-  async settled(): Promise<void> {
-    await Promise.all([...this.lanes.values()].map((lane) => lane.advancing));
+  async advancesDone(): Promise<void> {
+    await Promise.all([...this.paces.values()].map((pace) => pace.advancing));
   }
 
   /** The destination's rate as this process last leased it (undefined: never leased, its sends went unleased). */
   rateOf(destinationId: string): number | undefined {
-    return this.lanes.get(destinationId)?.rate;
+    return this.paces.get(destinationId)?.rate;
   }
 
-  private countLimited(lane: Lane, at: number): void {
-    const counts = countsAt(lane, at);
+  private countLimited(pace: DestinationPace, at: number): void {
+    const counts = countsAt(pace, at);
     counts.limited = (counts.limited ?? 0) + 1;
   }
 
@@ -329,41 +326,41 @@ export class DeliveryLimiter {
     return this.clock.now().getTime();
   }
 
-  private lane(destinationId: string, bounds: RateBounds): Lane {
-    let lane = this.lanes.get(destinationId);
-    if (!lane) {
-      lane = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, againCursor: 0, deferredAgain: 0, othersBacklog: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, feedback: {}, inFlight: [], deferrals: [], unleased: NO_UNLEASED_SENDS };
-      this.lanes.set(destinationId, lane);
+  private pace(destinationId: string, bounds: RateBounds): DestinationPace {
+    let pace = this.paces.get(destinationId);
+    if (!pace) {
+      pace = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, againCursor: 0, deferredAgain: 0, othersBacklog: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, feedback: {}, inFlight: [], deferrals: [], unleased: NO_UNLEASED_SENDS };
+      this.paces.set(destinationId, pace);
     }
-    lane.bounds = bounds;
-    return lane;
+    pace.bounds = bounds;
+    return pace;
   }
 
   /**
    * Hands out this process's turns, one caller each (the first ready), none inside a pause.
    * With no caller ready, turns pass unused: the next to be ready drains again.
    */
-  private drain(destinationId: string, lane: Lane): void {
-    if (this.closed || lane.timer !== undefined || lane.grids === undefined) return;
-    while (lane.queue.some((w) => w.ready)) {
+  private drain(destinationId: string, pace: DestinationPace): void {
+    if (this.closed || pace.timer !== undefined || pace.grids === undefined) return;
+    while (pace.queue.some((w) => w.ready)) {
       const now = this.now();
-      const pause = lane.pausedUntil ?? 0;
-      const turn = nextTurn(lane.grids, this.holder, lane.lastTurnAt, Math.max(now, pause));
+      const pause = pace.pausedUntil ?? 0;
+      const turn = nextTurn(pace.grids, this.holder, pace.lastTurnAt, Math.max(now, pause));
       // No turn on the grids known (this process joined), or past what the last lease covers:
       // the next lease brings one, and drains again.
-      if (turn === undefined || turn >= lane.validUntil) return this.renew(destinationId, lane);
+      if (turn === undefined || turn >= pace.validUntil) return this.renew(destinationId, pace);
       const at = Math.max(turn, pause);
       if (at > now) {
-        lane.timer = setTimeout(() => {
-          lane.timer = undefined;
-          this.drain(destinationId, lane);
+        pace.timer = setTimeout(() => {
+          pace.timer = undefined;
+          this.drain(destinationId, pace);
         }, at - now);
         return;
       }
-      lane.lastTurnAt = turn;
-      lane.inFlight.push(now);
-      const first = lane.queue.findIndex((w) => w.ready);
-      const waiter = lane.queue.splice(first, 1)[0]!;
+      pace.lastTurnAt = turn;
+      pace.inFlight.push(now);
+      const first = pace.queue.findIndex((w) => w.ready);
+      const waiter = pace.queue.splice(first, 1)[0]!;
       clearTimeout(waiter.deadline);
       waiter.go();
     }
@@ -374,58 +371,58 @@ export class DeliveryLimiter {
    * once a span while callers wait for turns (queued, or deferred lately). Then drains: the
    * new grids may hold turns.
    */
-  private renew(destinationId: string, lane: Lane): void {
+  private renew(destinationId: string, pace: DestinationPace): void {
     // A lease under way renews when it ends.
-    if (this.closed || lane.renewTimer !== undefined || lane.leasing !== undefined) return;
-    const due = (lane.leasedAt ?? 0) + Math.max(MIN_LEASE_GAP_MS, lane.spanMs);
+    if (this.closed || pace.renewTimer !== undefined || pace.leasing !== undefined) return;
+    const due = (pace.leasedAt ?? 0) + Math.max(MIN_LEASE_GAP_MS, pace.spanMs);
     const now = this.now();
     if (now < due) {
-      lane.renewTimer = setTimeout(() => {
-        lane.renewTimer = undefined;
-        this.renew(destinationId, lane);
+      pace.renewTimer = setTimeout(() => {
+        pace.renewTimer = undefined;
+        this.renew(destinationId, pace);
       }, due - now);
-      lane.renewTimer.unref();
+      pace.renewTimer.unref();
       return;
     }
     // Only work waiting for turns keeps the leases going: attempts in flight and their outcomes
     // ride on the next lease that is needed (a slow destination with a couple of attempts
     // always in flight would otherwise lease every span for nothing).
-    const waiting = lane.queue.length > 0 || lane.deferrals.some((t) => t > now - DEFER_WINDOW_MS);
+    const waiting = pace.queue.length > 0 || pace.deferrals.some((t) => t > now - DEFER_WINDOW_MS);
     if (!waiting) return;
-    this.lease(destinationId, lane)
+    this.lease(destinationId, pace)
       .then(
-        () => this.drain(destinationId, lane),
+        () => this.drain(destinationId, pace),
         (e: unknown) => {
           // The grids leased before stand until a lease succeeds; the feedback waits for it.
           this.log.warn('rate lease failed; sending on the last grids', { destinationId, error: (e as Error).message });
         },
       )
-      .finally(() => this.renew(destinationId, lane));
+      .finally(() => this.renew(destinationId, pace));
   }
 
-  private lease(destinationId: string, lane: Lane): Promise<void> {
-    lane.leasing ??= this.takeLease(destinationId, lane).finally(() => (lane.leasing = undefined));
-    return lane.leasing;
+  private lease(destinationId: string, pace: DestinationPace): Promise<void> {
+    pace.leasing ??= this.takeLease(destinationId, pace).finally(() => (pace.leasing = undefined));
+    return pace.leasing;
   }
 
-  private async takeLease(destinationId: string, lane: Lane): Promise<void> {
+  private async takeLease(destinationId: string, pace: DestinationPace): Promise<void> {
     const now = this.now();
-    lane.leasedAt = now;
+    pace.leasedAt = now;
     // An attempt let go and never reported (its caller failed before it) stops holding the judgement back after a while.
-    while (lane.inFlight.length > 0 && lane.inFlight[0]! < now - FORGET_IN_FLIGHT_MS) lane.inFlight.shift();
-    const reportedThrough = lane.inFlight[0] ?? now;
-    lane.deferrals = lane.deferrals.filter((t) => t > now - DEFER_WINDOW_MS);
-    const backlog = lane.queue.length + lane.deferrals.length;
-    const feedback = lane.feedback;
-    const pauseUntil = lane.reportPause;
-    const deferred = lane.deferred;
-    const drainedAt = lane.drainedAt;
-    const deferredAgain = lane.deferredAgain;
-    lane.deferredAgain = 0;
-    lane.feedback = {};
-    delete lane.reportPause;
-    delete lane.drainedAt;
-    lane.deferred = { count: 0, until: 0 };
+    while (pace.inFlight.length > 0 && pace.inFlight[0]! < now - FORGET_IN_FLIGHT_MS) pace.inFlight.shift();
+    const reportedThrough = pace.inFlight[0] ?? now;
+    pace.deferrals = pace.deferrals.filter((t) => t > now - DEFER_WINDOW_MS);
+    const backlog = pace.queue.length + pace.deferrals.length;
+    const feedback = pace.feedback;
+    const pauseUntil = pace.reportPause;
+    const deferred = pace.deferred;
+    const drainedAt = pace.drainedAt;
+    const deferredAgain = pace.deferredAgain;
+    pace.deferredAgain = 0;
+    pace.feedback = {};
+    delete pace.reportPause;
+    delete pace.drainedAt;
+    pace.deferred = { count: 0, until: 0 };
     try {
       const granted = await this.store.lease(destinationId, {
         holder: this.holder,
@@ -435,29 +432,29 @@ export class DeliveryLimiter {
         ...(deferredAgain > 0 ? { deferredAgain } : {}),
         ...(drainedAt !== undefined ? { drainedAt } : {}),
         feedback: { seconds: feedback, ...(pauseUntil !== undefined ? { pauseUntil } : {}) },
-        bounds: lane.bounds,
+        bounds: pace.bounds,
         now,
       });
-      if (lane.rate !== undefined && Math.abs(granted.rate - lane.rate) >= 1) this.log.debug('delivery rate changed', { destinationId, rate: granted.rate, from: lane.rate });
-      lane.grids = granted.grids;
-      lane.validUntil = granted.validUntil;
-      lane.rate = granted.rate;
-      lane.spanMs = granted.spanMs;
-      lane.othersBacklog = granted.othersBacklog;
+      if (pace.rate !== undefined && Math.abs(granted.rate - pace.rate) >= 1) this.log.debug('delivery rate changed', { destinationId, rate: granted.rate, from: pace.rate });
+      pace.grids = granted.grids;
+      pace.validUntil = granted.validUntil;
+      pace.rate = granted.rate;
+      pace.spanMs = granted.spanMs;
+      pace.othersBacklog = granted.othersBacklog;
       // The destination's cursor counts this process's deferrals reported now, and everyone
       // else's; it starts again from now once they have all come back. Deferrals made while
       // this lease was under way are not in it yet: moved by them, as the next lease will.
-      lane.deferCursor = nextDeferCursor(granted.deferCursor, lane.deferred, granted.rate, this.now());
-      if (granted.pausedUntil !== undefined) lane.pausedUntil = Math.max(lane.pausedUntil ?? 0, granted.pausedUntil);
-      if (leaseShowsThrottle(granted, lane.bounds, this.now())) lane.unleased = throttled(lane.unleased, this.now());
-      if (granted.advance > 0) this.bringForward(destinationId, lane, granted.advance);
+      pace.deferCursor = nextDeferCursor(granted.deferCursor, pace.deferred, granted.rate, this.now());
+      if (granted.pausedUntil !== undefined) pace.pausedUntil = Math.max(pace.pausedUntil ?? 0, granted.pausedUntil);
+      if (leaseShowsThrottle(granted, pace.bounds, this.now())) pace.unleased = throttled(pace.unleased, this.now());
+      if (granted.advance > 0) this.bringForward(destinationId, pace, granted.advance);
     } catch (e) {
       // Not lost: the next lease carries it.
-      lane.feedback = mergeCounts(lane.feedback, feedback);
-      if (pauseUntil !== undefined) lane.reportPause = Math.max(lane.reportPause ?? 0, pauseUntil);
-      lane.deferred = addDeferred(lane.deferred, deferred);
-      lane.deferredAgain += deferredAgain;
-      if (drainedAt !== undefined) lane.drainedAt ??= drainedAt;
+      pace.feedback = mergeCounts(pace.feedback, feedback);
+      if (pauseUntil !== undefined) pace.reportPause = Math.max(pace.reportPause ?? 0, pauseUntil);
+      pace.deferred = addDeferred(pace.deferred, deferred);
+      pace.deferredAgain += deferredAgain;
+      if (drainedAt !== undefined) pace.drainedAt ??= drainedAt;
       throw e;
     }
   }
@@ -468,27 +465,27 @@ export class DeliveryLimiter {
    * them), one grant at a time; a grant that comes meanwhile is carried out next. A grant
    * that fails is dropped: the turns it was for go unused, and later leases grant the next.
    */
-  private bringForward(destinationId: string, lane: Lane, count: number): void {
+  private bringForward(destinationId: string, pace: DestinationPace, count: number): void {
     if (!this.advancer || this.closed) return;
-    if (lane.advancing !== undefined) {
-      lane.advanceOwed += count;
+    if (pace.advancing !== undefined) {
+      pace.advanceOwed += count;
       return;
     }
     // Taken before the query: a deferral written after it is reported after it, and keeps the cursor.
     const lookedAt = this.now();
-    lane.advancing = this.advancer(destinationId, count)
+    pace.advancing = this.advancer.bringForward(destinationId, count)
       .then(
         ({ drained }) => {
-          if (drained) lane.drainedAt = lookedAt;
+          if (drained) pace.drainedAt = lookedAt;
         },
         (e: unknown) => this.log.warn('bringing deferred deliveries forward failed; a later lease grants their turns again', { destinationId, error: (e as Error).message }),
       )
       .finally(() => {
-        lane.advancing = undefined;
-        const owed = lane.advanceOwed;
-        lane.advanceOwed = 0;
+        pace.advancing = undefined;
+        const owed = pace.advanceOwed;
+        pace.advanceOwed = 0;
         // Nothing left to bring: what was granted since has nothing to fill it either.
-        if (owed > 0 && lane.drainedAt === undefined) this.bringForward(destinationId, lane, owed);
+        if (owed > 0 && pace.drainedAt === undefined) this.bringForward(destinationId, pace, owed);
       });
   }
 }

@@ -1,21 +1,14 @@
-import { PubSubMessage, toPubSubMessage } from '../domain/cloudevents-pubsub';
 import { HeraldEvent } from '../domain/event';
 import { Destination } from '../domain/destination';
+import { LaneMessage, purposeOf, toLaneMessage } from '../domain/lane-message';
 import { LaneProvisioner, MessageBus, TopicNotFoundError } from '../ports';
-import { LanePurpose, laneTopology, sharedLaneFor, TopologyNames } from '../topology';
+import { laneTopicOf, TopologyNames } from '../topology';
 
-/** Lane message attributes (with the `herald-` prefix) that ingest, `route`, `deliver` and the retry pump set. */
-export const LANE_ATTRIBUTES = {
-  destination: 'destination',
-  /** When the event was first published to Herald (max-age limits count from it). */
-  publishedAt: 'published-at',
-  /** Set by the retry pump: the claim this message carries (the record's claimedAt). */
-  claim: 'claim',
-  /** Set by ingest: the intake batch the event was accepted in (domain/intake.ts); route passes it on. */
-  intake: 'intake',
-  /** Set by deliver on a slow destination's first attempt it moved to the retry lanes: it is attempted there, never moved again. */
-  handedOver: 'handed-over',
-} as const;
+/**
+ * Every publish onto a lane goes through here (the messages themselves: domain/lane-message.ts):
+ * ingest and `route` fan first attempts out, the retry pump sends claimed retries, `deliver`
+ * hands a slow destination's first attempt over to the retry lanes.
+ */
 
 export interface LaneDeps {
   bus: MessageBus;
@@ -23,31 +16,29 @@ export interface LaneDeps {
   names: TopologyNames;
 }
 
-/** The topic a destination's message for `purpose` goes on: its own lane, or its shard of the shared lanes. */
-export function laneTopicOf(destination: Pick<Destination, 'id' | 'lane'>, purpose: LanePurpose, names: TopologyNames): string {
-  return destination.lane === 'dedicated' ? laneTopology(destination.id, names).topic.name : sharedLaneFor(destination.id, purpose, names);
-}
-
 /**
- * Publishes onto a destination's lane. A dedicated lane that is missing (created outside
- * the admin API, or removed by hand) is provisioned and the publish made again; a missing
- * shared lane means the topology was not applied, which only a deploy mends.
+ * Publishes `message` onto its destination's lane for its kind. A dedicated lane that is missing
+ * (created outside the admin API, or removed by hand) is provisioned and the publish made again;
+ * a missing shared lane means the topology was not applied, which only a deploy mends.
+ * Returns the topic it went to.
  */
-export async function publishToLane(deps: LaneDeps, destination: Pick<Destination, 'id' | 'lane'>, purpose: LanePurpose, message: PubSubMessage): Promise<void> {
-  const topic = laneTopicOf(destination, purpose, deps.names);
+export async function publishToLane(deps: LaneDeps, destination: Pick<Destination, 'id' | 'lane'>, message: LaneMessage): Promise<string> {
+  const published = toLaneMessage(message);
+  const topic = laneTopicOf(destination, purposeOf(message), deps.names);
   try {
-    await deps.bus.publish(topic, message);
+    await deps.bus.publish(topic, published);
   } catch (e) {
     if (!(e instanceof TopicNotFoundError)) throw e;
     if (destination.lane !== 'dedicated') {
       throw new Error(`shared lane ${topic} does not exist: apply the topology (pulumi up; local mode creates it at start) with the same HERALD_LANE_SHARDS / HERALD_RETRY_SHARDS as the functions`);
     }
     await deps.lanes.ensureLane(destination.id);
-    await deps.bus.publish(topic, message);
+    await deps.bus.publish(topic, published);
   }
+  return topic;
 }
 
-/** What a first-attempt lane message carries besides the event (attribute names: LANE_ATTRIBUTES in deliver.ts). */
+/** What a first-attempt lane message carries besides the event. */
 export interface FirstAttemptAttributes {
   /** When Herald accepted the event (max-age limits count from it). */
   publishedAt: Date;
@@ -62,7 +53,7 @@ export interface FirstAttemptAttributes {
  * published recorded as duplicates by `deliver`.
  */
 export async function fanOut(deps: LaneDeps, event: HeraldEvent, targets: readonly Pick<Destination, 'id' | 'lane'>[], carried: FirstAttemptAttributes): Promise<void> {
-  const shared: Record<string, string> = { [LANE_ATTRIBUTES.publishedAt]: carried.publishedAt.toISOString() };
-  if (carried.intake !== undefined) shared[LANE_ATTRIBUTES.intake] = carried.intake;
-  await Promise.all(targets.map((d) => publishToLane(deps, d, 'first', toPubSubMessage(event, { [LANE_ATTRIBUTES.destination]: d.id, ...shared }))));
+  const publishedAt = carried.publishedAt.toISOString();
+  const intake = carried.intake !== undefined ? { intake: carried.intake } : {};
+  await Promise.all(targets.map((d) => publishToLane(deps, d, { kind: 'first', destinationId: d.id, event, publishedAt, ...intake })));
 }

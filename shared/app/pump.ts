@@ -1,10 +1,8 @@
-import { toPubSubMessage } from '../domain/cloudevents-pubsub';
 import { DeliveryRecord } from '../domain/delivery';
 import { transition } from '../domain/delivery-state';
-import { Clock, DeliveryStore, DestinationStore, LaneProvisioner, Logger, MessageBus } from '../ports';
+import { Clock, DeferredAdvancer, DeliveryStore, DestinationStore, LaneProvisioner, Logger, MessageBus } from '../ports';
 import { TopologyNames } from '../topology';
 import { sendDeadLetter } from './dead-letter';
-import { LANE_ATTRIBUTES } from './deliver';
 import { DestinationDirectory } from './destination-directory';
 import { queuedBecauseSuspended } from '../domain/suspension';
 import { updateUnderClaim } from './claimed-update';
@@ -90,7 +88,7 @@ export interface BroughtForward extends PumpReport {
 }
 
 /**
- * Rate control's grant (domain/rate-control.ts advanceGrant): up to `count` of the
+ * Rate control's grant (domain/rate-advance.ts advanceGrant): up to `count` of the
  * destination's rate-deferred deliveries, earliest first, claimed now and sent to its lane,
  * where they wait for the turns that would otherwise go unused. A retry waiting for its time
  * is never among them. As a pump round, for one destination, before the deliveries' times.
@@ -101,6 +99,14 @@ export async function bringForward(deps: PumpDeps, destinationId: string, count:
   const report = await claimAndDispatch(deps, ids, now, true);
   deps.log.debug('deferred deliveries brought forward: turns of their destination were going unused', { destinationId, granted: count, ...report });
   return { ...report, drained: ids.length < count };
+}
+
+/**
+ * The retry pump as the delivery limiter's DeferredAdvancer: a grant carried out as `bringForward`
+ * does. `deps` is asked for at each grant (the runtime that holds the limiter builds them).
+ */
+export function deferredAdvancer(deps: () => PumpDeps): DeferredAdvancer {
+  return { bringForward: (destinationId, count) => bringForward(deps(), destinationId, count) };
 }
 
 async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' | 'abandoned' | 'queued'> {
@@ -119,9 +125,7 @@ async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' 
     if (queued && deps.destinations) await deadIfDestinationDeleted({ ...deps, destinations: deps.destinations }, queued);
     return 'queued';
   }
-  const attributes: Record<string, string> = { [LANE_ATTRIBUTES.destination]: record.destinationId, [LANE_ATTRIBUTES.claim]: record.claimedAt! };
-  if (record.publishedAt) attributes[LANE_ATTRIBUTES.publishedAt] = record.publishedAt;
-  await publishToLane(deps, destination, 'retry', toPubSubMessage(record.event, attributes));
+  await publishToLane(deps, destination, { kind: 'claimed', destinationId: record.destinationId, event: record.event, claim: record.claimedAt!, ...(record.publishedAt ? { publishedAt: record.publishedAt } : {}) });
   deps.log.debug('due delivery sent to its lane', { ...ids, attempts: record.attempts, claimedAt: record.claimedAt });
   return 'sent';
 }

@@ -15,7 +15,7 @@ export interface QueuedCheckDeps {
  * A delivery just written QUEUED by an instance whose view of its destination may be up to
  * HERALD_DESTINATION_CACHE_MS old: if the destination is gone from the store now, it was
  * deleted while this was decided, and nothing would ever send or list a QUEUED delivery of
- * it. Deleting sweeps after the delete (app/destination-deletion.ts), and this reads after
+ * it. Deleting sweeps after the delete (app/admin/destination-deletion.ts), and this reads after
  * the write, so of the two one always sees the other: the delivery becomes DEAD with its
  * dead letter (`abandon`), never an orphan. One read per QUEUED write; none on any other path.
  */

@@ -1,4 +1,4 @@
-import { RateRecorder } from './rate-recorder';
+import { DeliveryLogHead } from './delivery-log-head';
 import { transition } from '../domain/delivery-state';
 import { ExpectedDelivery, expectedDeliveries, IntakeBatch, laneMoving, mayWaitForLanes, recoveredRecord, SkipPostponed, skipAfterPostponed } from '../domain/intake';
 import { Clock, DeliveryStore, IntakeStore, Logger, MessageBus, RateLeaseStore } from '../ports';
@@ -37,7 +37,7 @@ export interface ReconcileDeps {
   /** Kept between rounds (one per process). */
   state: ReconcilerState;
   /** A recovered record goes into its destination's log head (domain/recent-log.ts) as deliver's do. */
-  rates?: Pick<RateRecorder, 'created'>;
+  logHead?: Pick<DeliveryLogHead, 'created'>;
   /** The Event types page, kept from the batches each round reads (it never rejects, nor fails the round). */
   catalogue?: Pick<EventTypeCatalogue, 'observe'>;
 }
@@ -158,7 +158,7 @@ async function recoverMissing(deps: ReconcileDeps, batch: IntakeBatch, expected:
     // Create-if-absent: a first attempt recorded meanwhile wins, and nothing is sent twice by this.
     if (await deps.deliveries.create(record, { unlessGrouped: true })) {
       recovered++;
-      if (record.publishedAt !== undefined) deps.rates?.created(record.destinationId, record.id, record.publishedAt, deps.clock.now());
+      if (record.publishedAt !== undefined) deps.logHead?.created(record.destinationId, record.id, record.publishedAt, deps.clock.now());
       deps.log.warn('an accepted event never reached its destination\'s lane or was never attempted: recovered, PENDING for the retry pump', {
         eventId: record.eventId,
         eventSource: record.eventSource,

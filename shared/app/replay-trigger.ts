@@ -1,6 +1,6 @@
 import { PushDelivery } from '../domain/cloudevents-pubsub';
 import { parseReplayMessage, REPLAY_ID, rejectedReport } from '../domain/replay';
-import { ReplayDeps, ReplayOutcome, runReplay } from './replay';
+import { ReplayDeps, ReplayOutcome, runReplay } from './replay-run';
 
 export type ReplayTriggerOutcome = ReplayOutcome | { kind: 'rejected'; replayId: string };
 

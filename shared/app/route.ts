@@ -1,7 +1,8 @@
-import { fromPubSubMessage, heraldAttribute, malformedAttributes, PushDelivery } from '../domain/cloudevents-pubsub';
+import { fromPubSubMessage, malformedAttributes, PushDelivery } from '../domain/cloudevents-pubsub';
+import { intakeOf } from '../domain/lane-message';
 import { TopologyNames } from '../topology';
 import { LaneProvisioner, Logger, MessageBus } from '../ports';
-import { fanOut, LANE_ATTRIBUTES } from './lanes';
+import { fanOut } from './lanes';
 import { DestinationDirectory } from './destination-directory';
 import { rejectToDeadLetter } from './dead-letter';
 import { ACCOUNT_EXTENSION, ACCOUNT_ID, eventAccount, withAccount } from '../domain/account';
@@ -51,7 +52,7 @@ export async function routeEvent(deps: RouteDeps, push: PushDelivery): Promise<R
     deps.log.info('no destination subscribes to this event type', ids);
     return { kind: 'unmatched' };
   }
-  const intake = heraldAttribute(push.message, LANE_ATTRIBUTES.intake);
+  const intake = intakeOf(push.message);
   await fanOut(deps, event, targets, { publishedAt: push.publishTime, ...(intake !== undefined ? { intake } : {}) });
   deps.log.debug('event routed', { ...ids, destinations: targets.map((d) => d.id) });
   return { kind: 'routed', destinations: targets.map((d) => d.id) };

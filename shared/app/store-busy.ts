@@ -1,8 +1,6 @@
+import { GRPC, grpcCode } from '../domain/grpc-status';
 import { isHeraldOverload } from '../domain/herald-overload';
 import { WriteContentionError } from '../ports';
-
-/** gRPC ABORTED: a Firestore transaction that lost its lock (the emulator's "Transaction lock timeout"). */
-const GRPC_ABORTED = 10;
 
 /**
  * What an API caller is told when Herald's own store could not take a request now: the
@@ -13,8 +11,8 @@ export function storeBusyMessage(e: unknown): string | undefined {
   if (e instanceof WriteContentionError) {
     return 'other requests kept changing the same record at the same moment and this one gave way (its change was not written): send it again';
   }
-  const code = (e as { code?: unknown } | undefined)?.code;
-  if (code === GRPC_ABORTED) return 'the request collided with another one on the same record: send it again';
+  // ABORTED: a Firestore transaction that lost its lock (the emulator's "Transaction lock timeout").
+  if (grpcCode(e) === GRPC.ABORTED) return 'the request collided with another one on the same record: send it again';
   if (isHeraldOverload(e)) return "Herald's store is overloaded or out of reach right now: send the request again in a moment";
   return undefined;
 }

@@ -38,7 +38,7 @@ export type Transition =
   /** The claimed attempt, made at `at`, came to `result`, which decide() judged `decision`; `detail` is kept in attemptLog. */
   | { type: 'attempted'; at: Date; result: AttemptResult; decision: Decision; detail?: AttemptDetail }
   /**
-   * A lane message Pub/Sub brought again was sent without a claim (no read on a first push, app/deliver.ts)
+   * A lane message Pub/Sub brought again was sent without a claim (no read on a first push, app/first-attempt.ts)
    * while the delivery waited for its retry (PENDING) or its claimed retry ran (IN_FLIGHT), and the
    * destination took it: DELIVERED as a claimed retry's success makes it (the attempt counted, the
    * claim and the wait cleared). Only a success: a failed send leaves the delivery to its schedule.

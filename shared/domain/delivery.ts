@@ -1,9 +1,8 @@
 import type { AddressClass } from './address-policy';
+import type { DeliveryStatus } from './delivery-statuses';
 import { HeraldEvent } from './event';
 
-/** Seed 004's states for one (event, destination) delivery. */
-export const DELIVERY_STATUSES = ['PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD', 'QUEUED'] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+export { DELIVERY_STATUSES, type DeliveryStatus } from './delivery-statuses';
 
 /** What one attempt came to; the only input the delivery rules take from the wire. */
 export type AttemptResult =

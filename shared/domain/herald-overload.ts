@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { GRPC } from './grpc-status';
 
 /**
  * Herald's own dependencies (its Firestore, its Pub/Sub) saying they are overloaded or out of
@@ -8,7 +9,7 @@ import { z } from 'zod';
  */
 
 /** gRPC codes of a service that could not take the call now: DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE. */
-export const OVERLOAD_GRPC_CODES: readonly number[] = [4, 8, 14];
+export const OVERLOAD_GRPC_CODES: readonly number[] = [GRPC.DEADLINE_EXCEEDED, GRPC.RESOURCE_EXHAUSTED, GRPC.UNAVAILABLE];
 
 const errorShape = z.looseObject({ code: z.union([z.number(), z.string()]).optional(), status: z.number().optional(), message: z.string().optional() });
 

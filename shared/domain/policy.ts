@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { POLICY_PRESET_NAMES, PolicyPresetName } from './policy-preset-names';
+
+export { POLICY_PRESET_NAMES, type PolicyPresetName } from './policy-preset-names';
 
 /**
  * Delivery policies as data (SPEC "Delivery policies"): which failures are retried, on
@@ -212,10 +215,7 @@ export const POLICY_PRESETS = {
   'adobe-best-effort': ADOBE_BEST_EFFORT,
   'adobe-configurable': ADOBE_CONFIGURABLE,
   'cloud-elements': CLOUD_ELEMENTS,
-} as const satisfies Record<string, DeliveryPolicy>;
-
-export type PolicyPresetName = keyof typeof POLICY_PRESETS;
-export const POLICY_PRESET_NAMES = Object.keys(POLICY_PRESETS) as [PolicyPresetName, ...PolicyPresetName[]];
+} as const satisfies Record<PolicyPresetName, DeliveryPolicy>;
 
 // ---------------------------------------------------------------------------------------
 // Validation of a destination's `policy`: a preset name or a custom policy object.

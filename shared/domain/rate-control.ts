@@ -1,3 +1,6 @@
+import { advanceGrant } from './rate-advance';
+import { DeferredReport, Grid, gridAt, gridIndexAt, nextDeferCursor, SWITCH_SLACK_MS } from './rate-turns';
+
 /**
  * Adaptive delivery rate per destination (seed 000: between 1 and 100 events/s; 200s raise
  * it gradually, 429s lower it), as pure functions of the controller's document, the
@@ -63,10 +66,6 @@ export const MAX_PAUSE_MS = 60_000;
 export const SPAN_PER_HOLDER_MS = 1200;
 /** ...but at least this often: beyond 10 processes the document takes more than a write a second, and the rate stays fresh. */
 export const MAX_SPAN_MS = 12_000;
-/** A new grid starts this long after the last process on the current one is due to lease again (a lease's own latency). */
-export const SWITCH_SLACK_MS = 1500;
-/** How late a sender may still take a missed turn. */
-export const CATCH_UP_MS = 30;
 /** A sender that has not leased this long after it was due has stopped sending (its turns go to the others). */
 export const HOLDER_GRACE_MS = 2000;
 /** A sender that does not say what it has reported is taken to have reported all but this last stretch (its attempts' time). */
@@ -109,21 +108,6 @@ export interface SecondCounts {
 
 /** Keyed by the epoch second, as a string (a Firestore map key). */
 export type CountsBySecond = Record<string, SecondCounts>;
-
-/**
- * Send times from `from` (epoch ms) until the next grid: points 1000/rate ms apart, shared by
- * `holders` in cycles of Σ weights points, of which the i-th holder takes `weights[i]` in a
- * row (its demand's share): however they are split, the union is the grid.
- */
-export interface Grid {
-  from: number;
-  rate: number;
-  /** The points' rate when it is below `rate`: at the upper bound, the headroom that keeps jitter from taking a second past it. */
-  pace?: number;
-  /** The processes sending on it, sorted by name. */
-  holders: string[];
-  weights: number[];
-}
 
 export interface RateState {
   /** Events per second: the latest grid's, or the one about to be scheduled. */
@@ -267,30 +251,6 @@ export function mergeCounts(into: CountsBySecond, from: CountsBySecond): CountsB
     };
   }
   return out;
-}
-
-/** The index of the grid in force at `at` (epoch ms): the last to start by then, or the first if none had. */
-export function gridIndexAt(grids: readonly Grid[], at: number): number {
-  return grids.reduce((found, g, j) => (g.from <= at ? j : found), 0);
-}
-
-/** The grid in force at `at` (epoch ms). */
-export function gridAt(grids: readonly Grid[], at: number): Grid | undefined {
-  return grids[gridIndexAt(grids, at)];
-}
-
-/** A holder's place on a grid: its run of `mine` points starting `first` into each cycle of `cycle` points. */
-function placeOn(grid: Grid, holder: string): { cycle: number; first: number; mine: number } | undefined {
-  const i = grid.holders.indexOf(holder);
-  if (i < 0) return undefined;
-  const sum = (w: readonly number[]) => w.reduce((a, b) => a + b, 0);
-  return { cycle: sum(grid.weights), first: sum(grid.weights.slice(0, i)), mine: grid.weights[i]! };
-}
-
-/** How far apart a holder's turns on `grid` are on average, in ms: its pace (undefined: it has none there). */
-export function turnGapMs(grid: Grid, holder: string): number | undefined {
-  const place = placeOn(grid, holder);
-  return place && (1000 * place.cycle) / ((grid.pace ?? grid.rate) * place.mine);
 }
 
 /** One second's verdict, given the grids it went out on: the state after it (the second marked judged). */
@@ -522,176 +482,6 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
       othersBacklog,
     },
   };
-}
-
-/**
- * How far ahead deferred deliveries are brought forward to fill turns, ms: brought now, they
- * wait for those turns queued (well inside the 30 s a caller may wait, so none is deferred
- * again), and a lease or two later the next are brought for the turns after.
- */
-export const ADVANCE_AHEAD_MS = 10_000;
-/** Deferrals are brought forward only once the rate is this many times the lowest rate they were spread at. */
-export const ADVANCE_RATE_FACTOR = 1.5;
-/** At most this many in one grant: each is a claim transaction, and a sender carries a grant out at once. */
-export const MAX_ADVANCE = 250;
-
-export interface AdvanceInput {
-  /** The destination's deferrals are due back up to here (epoch ms). */
-  deferCursor: number;
-  advancedThrough: number | undefined;
-  rate: number;
-  /** Every sender's backlog at its last lease: deliveries waiting for a turn, or deferred lately. */
-  backlog: number;
-  /** The leasing sender deferred deliveries since its last lease: it has more work than turns. */
-  deferring: boolean;
-  /** The lowest rate the deferrals still out were spread at. */
-  deferredAtRate?: number;
-  pausedUntil?: number;
-  now: number;
-}
-
-/**
- * Deferred deliveries come back at the rate they were deferred at: a destination that timed
- * out for an hour at 20 events/s sits at 1/s, and that hour's events are deferred a second
- * apart, over some 20 hours. When it answers again, its rate climbs, and without this rule
- * the backlog would still come back at 1/s while the turns went unused. So each lease grants
- * the turns of the next ADVANCE_AHEAD_MS that the senders' backlogs do not fill — after those
- * already granted (`advancedThrough`, so senders leasing one after the other do not bring the
- * same turns' worth twice) — as long as any deferral is still out, and only once the rate is
- * ADVANCE_RATE_FACTOR times the lowest rate the deferrals still out were spread at. A
- * destination whose senders are busy (a backlog of a window's turns, or deferrals of the
- * leasing one lately) or paused by Retry-After is granted nothing. Other gates measured
- * worse (README, *Adaptive delivery rate*).
- */
-export function advanceGrant(input: AdvanceInput): { count: number; advancedThrough?: number } {
-  const { now, rate } = input;
-  const horizon = now + ADVANCE_AHEAD_MS;
-  const kept = input.advancedThrough === undefined ? {} : { advancedThrough: input.advancedThrough };
-  // Deferred at about this rate, they come back about as fast as they can be sent: bringing them
-  // forward only moves them into a sender that may have no share for them yet, to be deferred
-  // again (measured at C = 10: 333 brought forward in a minute and the steady state 0.71).
-  const spreadAtThisRate = input.deferredAtRate !== undefined && rate < ADVANCE_RATE_FACTOR * input.deferredAtRate;
-  // Deferrals due within the window come back at the rate they were spread at too: left to
-  // come back on their own, a backlog spread at 1/s ended in a trickle (the recovery bench at
-  // C=10: its last ten deliveries over ten seconds beside the producer's 5/s, 0.87 of the target).
-  if (input.deferring || spreadAtThisRate || (input.pausedUntil ?? 0) > now || input.deferCursor <= now) return { count: 0, ...kept };
-  const from = Math.max(now, input.advancedThrough ?? 0);
-  const turns = Math.floor(((horizon - from) * rate) / 1000);
-  const count = Math.min(MAX_ADVANCE, Math.max(0, turns - input.backlog));
-  if (count === 0) return { count: 0, ...kept };
-  return { count, advancedThrough: from + deferGapMs(rate) * count };
-}
-
-/**
- * Where the destination's deferrals stand after a sender reports its own: each takes a turn
- * of the rate after those before it. Senders that deferred from the same cursor between
- * leases overlap (their deliveries come back faster than the rate for a while, and wait
- * their turn, at most the caller's limit, or are deferred again); the cursor still moves by
- * all of them, so the destination's deferrals come back at the rate on average. Before, each
- * sender spread its own at its own share of the turns, or a span apart when it had none yet:
- * 586 deliveries deferred by one process at C = 10 were due back over 20 minutes, and the
- * destination sat idle with work waiting (steady state 0.29 of its capacity).
- */
-export function nextDeferCursor(cursor: number | undefined, deferred: DeferredReport | undefined, rate: number, now: number): number {
-  const gap = deferGapMs(rate);
-  if (!deferred || deferred.count === 0) return Math.max(now, cursor ?? 0);
-  return Math.max(now, (cursor ?? 0) + deferred.count * gap, deferred.until + gap);
-}
-
-/** Deliveries a sender deferred: how many, and the latest time it told one to come back (epoch ms). */
-export interface DeferredReport {
-  count: number;
-  until: number;
-}
-
-/** Deferred deliveries come back a turn of the destination's rate apart. */
-const deferGapMs = (rate: number) => 1000 / rate;
-
-/**
- * Where a delivery deferred now is told to come back: at its earliest turn (`earliest`, epoch
- * ms) or after the destination's deferrals so far (`cursor`), whichever is later; the
- * cursor then moves a turn of the rate past it. The rate, not this sender's share of it:
- * whichever sender takes the delivery when it comes back sends it.
- */
-export function deferTo(cursor: number, earliest: number, rate: number): { until: number; cursor: number } {
-  const until = Math.max(earliest, cursor);
-  return { until, cursor: until + deferGapMs(rate) };
-}
-
-/** Two reports of deferrals as one (a sender's, kept while a lease failed, and its newer ones). */
-export function addDeferred(a: DeferredReport, b: DeferredReport): DeferredReport {
-  return { count: a.count + b.count, until: Math.max(a.until, b.until) };
-}
-
-/**
- * When `holder`'s next turn is (epoch ms) on the grids it was given: the first of its points
- * after its last turn, and not before `now` by more than a gap or CATCH_UP_MS. A sender
- * running late (a timer fires late in a busy process) takes the turns it missed within
- * that, never a longer backlog: at 100/s, 50 ms of turns is 5 sends more in some second at
- * most, where dropping them would lose a tenth of the rate to 10 ms of lateness.
- * Undefined: it has no turn on these grids (it joined and its first grid is not known yet).
- */
-export function nextTurn(grids: readonly Grid[], holder: string, lastTurnAt: number | undefined, now: number): number | undefined {
-  for (const [j, g] of grids.entries()) {
-    const end = grids[j + 1]?.from ?? Infinity;
-    const place = placeOn(g, holder);
-    if (!place) continue;
-    const { cycle, first, mine } = place;
-    const gap = 1000 / (g.pace ?? g.rate);
-    const start = Math.max(g.from, now - Math.max(gap, CATCH_UP_MS), lastTurnAt === undefined ? -Infinity : lastTurnAt + 0.001);
-    if (start >= end) continue;
-    // Points from one gap after the start: the previous grid's last point was before it.
-    let k = Math.max(1, Math.ceil((start - g.from) / gap - 1e-9));
-    const r = k % cycle;
-    if (r < first) k += first - r;
-    else if (r >= first + mine) k += cycle - r + first;
-    const at = g.from + k * gap;
-    if (at < end) return at;
-  }
-  return undefined;
-}
-
-export interface TurnWaitInput {
-  /** The grids the sender was leased, and its place on them. */
-  grids: readonly Grid[];
-  holder: string;
-  lastTurnAt?: number;
-  pausedUntil?: number;
-  /** Callers already waiting for this sender's turns. */
-  queue: number;
-  /** The other senders' backlogs, as the sender's last lease said. */
-  othersBacklog: number;
-  spanMs: number;
-  /** The rate to count with when the grids have none (epoch ms `now` is before any). */
-  rate: number;
-  now: number;
-}
-
-/**
- * How long a delivery that joins a sender's queue now would wait for its turn (ms), and the
- * sender's pace (ms between its turns). At the sender's share of the grid, or — when that is
- * less — once the split follows the backlogs (the next grid, a span and the slack away at
- * most): then its queue and the others' backlogs share the whole rate of the latest grid.
- * The share alone lags: a burst landing on a sender with few points (brought-forward
- * deliveries, or deferrals coming back, spread over every sender by Pub/Sub) was deferred
- * again while other senders' turns went unused (0.79 of the target at C = 37 in one run,
- * 5,226 deferrals for 2,155 deliveries). The others' backlogs are as old as their leases:
- * each is taken to be at least this sender's queue (Pub/Sub spreads a lane's messages over
- * every sender), so a burst here is never thought to have the rate to itself.
- */
-export function waitForTurn(input: TurnWaitInput): { waitMs: number; gapMs: number } {
-  const { grids, holder, queue, spanMs, now } = input;
-  const turn = nextTurn(grids, holder, input.lastTurnAt, now);
-  // The sender's pace: its points per cycle of the grid (a grid it is not on yet: a span away at most).
-  const grid = turn === undefined ? undefined : gridAt(grids, turn);
-  const gapMs = (grid && turnGapMs(grid, holder)) ?? spanMs;
-  const first = Math.max(0, Math.max(turn ?? now + spanMs, input.pausedUntil ?? 0) - now);
-  const atShare = first + queue * gapMs;
-  const latest = grids.at(-1);
-  const pace = latest ? (latest.pace ?? latest.rate) : input.rate;
-  const others = latest ? latest.holders.filter((h) => h !== holder).length : 0;
-  const onceSplit = first + spanMs + SWITCH_SLACK_MS + ((queue + Math.max(input.othersBacklog, queue * others)) * 1000) / pace;
-  return { waitMs: Math.min(atShare, onceSplit), gapMs };
 }
 
 /**

@@ -44,7 +44,7 @@ export function afterRedeliveredSend(existing: DeliveryRecord, send: Redelivered
       if (!isSuccess(send.result)) return { kind: 'left', status, why: `the send failed; the ${status} delivery keeps its schedule` };
       const next = transition(existing, { type: 'delivered-unclaimed', at: send.at, result: send.result, ...(send.detail ? { detail: send.detail } : {}) });
       if (!next.ok) return { kind: 'left', status, why: next.error.message };
-      // DELIVERED keeps no event (app/deliver.ts withEvent): nothing is owed any more.
+      // DELIVERED keeps no event (domain/delivery-record.ts withEvent): nothing is owed any more.
       const { event: _sent, ...record } = next.state;
       return { kind: 'delivered', record };
     }

@@ -9,7 +9,7 @@ import { issuesFromZod, matchesType, Parsed, ValidationIssue } from './event';
 /**
  * Replay of dead letters (SPEC "Replay"), the pure part: the request, which dead letters
  * it selects, what a replayed delivery record becomes, and the report's bookkeeping.
- * The I/O (pulling the dead-letter subscription, the stores) is in shared/app/replay.ts.
+ * The I/O (pulling the dead-letter subscription, the stores) is in shared/app/replay-run.ts.
  */
 
 export const REPLAY_LIMITS = {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { toPubSubMessage, PubSubMessage } from './cloudevents-pubsub';
 import { AttemptResult, HeraldOverload } from './delivery';
 import { OVERLOAD_GRPC_CODES } from './herald-overload';
+import { GRPC, grpcName } from './grpc-status';
 import { HeraldEvent } from './event';
 import { heraldTopology, lanePrefixes, TopologyNames } from '../topology';
 
@@ -41,22 +42,6 @@ export function topicMessage(event: HeraldEvent, deliveryId: string): PubSubMess
   return toPubSubMessage(event, { [TOPIC_DELIVERY_ID_ATTRIBUTE]: deliveryId });
 }
 
-/** gRPC status codes (https://grpc.github.io/grpc/core/md_doc_statuscodes.html) Herald tells apart. */
-export const GRPC = {
-  OK: 0,
-  CANCELLED: 1,
-  DEADLINE_EXCEEDED: 4,
-  NOT_FOUND: 5,
-  PERMISSION_DENIED: 7,
-  UNAVAILABLE: 14,
-} as const;
-
-const GRPC_NAMES: Record<number, string> = {
-  0: 'OK', 1: 'CANCELLED', 2: 'UNKNOWN', 3: 'INVALID_ARGUMENT', 4: 'DEADLINE_EXCEEDED', 5: 'NOT_FOUND', 6: 'ALREADY_EXISTS',
-  7: 'PERMISSION_DENIED', 8: 'RESOURCE_EXHAUSTED', 9: 'FAILED_PRECONDITION', 10: 'ABORTED', 11: 'OUT_OF_RANGE',
-  12: 'UNIMPLEMENTED', 13: 'INTERNAL', 14: 'UNAVAILABLE', 15: 'DATA_LOSS', 16: 'UNAUTHENTICATED',
-};
-
 /** What a failed publish threw, as far as Herald reads it: a gRPC status code and a message. */
 const publishErrorSchema = z.looseObject({ code: z.number().int().optional(), message: z.string().optional() });
 
@@ -75,7 +60,7 @@ export function publishFailureOf(error: unknown): PublishFailure {
 
 /** "7 PERMISSION_DENIED" for a code, "no gRPC status" without one. */
 export function grpcLabel(code: number | undefined): string {
-  return code === undefined ? 'no gRPC status' : `${code} ${GRPC_NAMES[code] ?? 'UNKNOWN'}`;
+  return code === undefined ? 'no gRPC status' : `${code} ${grpcName(code)}`;
 }
 
 /**

@@ -47,7 +47,7 @@ export interface CostCounters {
    */
   backstop: { journalWrites: number; journalEvents: number; batchesRemoved: number; emptyPolls: number };
   /**
-   * Success-rate counter writes (FirestoreRateStore.add): `writes` documents written (one per
+   * Success-rate counter writes (FirestoreCounterStore.add): `writes` documents written (one per
    * document per flush, also counted in `firestore.writes`), in `flushes` batched commits.
    */
   rates: { writes: number; flushes: number };
@@ -72,7 +72,7 @@ export interface CostCounters {
 export type ParentMessage = { type: 'snapshot'; seq: number; counterLogFrom?: number } | { type: 'stop' };
 
 export type ChildMessage =
-  | { type: 'ready'; url: string; adminToken: string; ingestToken: string; eventsTopic: string; timeScale: number; pumpIntervalMs: number; rateFlushMs: number; rateBucketMs: number }
+  | { type: 'ready'; url: string; adminToken: string; ingestToken: string; eventsTopic: string; timeScale: number; pumpIntervalMs: number; rateFlushMs: number; counterBucketMs: number }
   | { type: 'snapshot'; seq: number; counters: CostCounters; problems: string[]; counterLog?: CounterWrite[] }
   | { type: 'stopped' }
   | { type: 'failed'; message: string };

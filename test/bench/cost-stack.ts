@@ -7,10 +7,10 @@
  *     (the adapter's OperationCounter, runtime.firestoreOps);
  *   - retry pump rounds, by wrapping deliveries.due (each round is two queries);
  *   - success-rate counter writes, each with its document id and time, by wrapping
- *     FirestoreRateStore.prototype.add (the runtime's RateRecorder keeps its store private, so
+ *     FirestoreCounterStore.prototype.add (the runtime's DestinationCounters keep their store private, so
  *     the class is the seam); they are in the Firestore writes too. What asked for each flush
  *     (the timer, a delivery's flushIfDue, the suspension check) comes from wrapping
- *     runtime.rates.flush and reading its caller off the stack;
+ *     runtime.counters.flush and reading its caller off the stack;
  *   - function invocations and their wall time, from a listener on the stack's HTTP server
  *     (every push to /route and /deliver and every /ingest request goes through it);
  *   - messages published and their bytes, by wrapping the runtime's bus;
@@ -25,10 +25,10 @@
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 import http = require('node:http');
 import { performance } from 'node:perf_hooks';
-import { FirestoreRateStore } from '../../shared/adapters/firestore-rates';
+import { FirestoreCounterStore } from '../../shared/adapters/firestore-counters';
 import { DeliveryRecord } from '../../shared/domain/delivery';
 import { createLogger } from '../../shared/log';
-import { LocalStack, startLocalStack } from '../../shared/local/stack';
+import { LocalStack, startLocalStack } from '../../shared/apps/local/stack';
 import { Logger } from '../../shared/ports';
 import { FUNCTION_NAMES, FunctionName, lanePrefixes } from '../../shared/topology';
 import { ChildMessage, COUNTED_STATUSES, CostCounters, FunctionCount, ParentMessage, TOPIC_KINDS, TopicKind } from './cost-counters';
@@ -65,11 +65,11 @@ function flushCaller(stack: string): string {
   return 'other';
 }
 
-/** Notes who calls runtime.rates.flush (the timer, flushIfDue and the check all call it on the instance). */
+/** Notes who calls runtime.counters.flush (the timer, flushIfDue and the check all call it on the instance). */
 function watchFlushCallers(stack: LocalStack): void {
-  const rates = stack.runtime.rates;
-  const flush = rates.flush.bind(rates);
-  rates.flush = () => {
+  const counters = stack.runtime.counters;
+  const flush = counters.flush.bind(counters);
+  counters.flush = () => {
     lastFlushVia = flushCaller(new Error().stack ?? '');
     return flush();
   };
@@ -77,12 +77,12 @@ function watchFlushCallers(stack: LocalStack): void {
 
 /**
  * Counts the success-rate counter writes: each committed flush writes one document per delta,
- * with the id FirestoreRateStore gives it. A flush that fails writes nothing (and is retried
+ * with the id FirestoreCounterStore gives it. A flush that fails writes nothing (and is retried
  * with the next one), as the adapter's own OperationCounter counts.
  */
 function watchCounterWrites(): void {
-  const add = FirestoreRateStore.prototype.add;
-  FirestoreRateStore.prototype.add = async function (this: FirestoreRateStore, deltas, shard) {
+  const add = FirestoreCounterStore.prototype.add;
+  FirestoreCounterStore.prototype.add = async function (this: FirestoreCounterStore, deltas, shard) {
     const at = performance.timeOrigin + performance.now();
     const via = lastFlushVia;
     await add.call(this, deltas, shard);
@@ -261,7 +261,7 @@ async function main(): Promise<void> {
     timeScale: stack.config.timeScale,
     pumpIntervalMs: stack.config.pumpIntervalMs,
     rateFlushMs: stack.config.rateFlushMs,
-    rateBucketMs: stack.runtime.rates.options.bucketMs,
+    counterBucketMs: stack.runtime.counters.options.bucketMs,
   });
 }
 

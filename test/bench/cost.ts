@@ -27,7 +27,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { PubSub, Topic } from '@google-cloud/pubsub';
 import { loadConfig } from '../../shared/config';
-import { EmulatorHosts } from '../../shared/local/emulators';
+import { EmulatorHosts } from '../../shared/apps/local/emulators';
 import { PUMP_RUN_SECONDS } from '../../shared/topology';
 import { ChildMessage, CostCounters, ParentMessage, subtract, TopicCount } from './cost-counters';
 import { CounterWrite, counterWriteStats, CounterWriteStats } from './counter-writes';
@@ -54,7 +54,7 @@ import {
   VARIANTS,
 } from './cost-model';
 import { DEFAULT_RETENTION_DAYS } from '../../shared/domain/delivery-retention';
-import { COLLECTIONS } from '../../shared/adapters/firestore-stores';
+import { COLLECTIONS } from '../../shared/firestore-schema';
 import { forkUntilReady } from './fork-child';
 import { collectionTable, opsDelta, Ops, OpsByCollection, perEvent as opsPerEvent, totalOps } from './firestore-meter';
 import { EVENT_SOURCE, runLoad, Send, sleep } from './load';
@@ -188,7 +188,7 @@ export interface RunResult {
 }
 
 export interface CostReport {
-  settings: { events: number; batch: number; timeScale: number; pumpIntervalMs: number; idleSeconds: number; warmup: number; eventDataBytes: number; rateFlushMs: number; rateBucketMs: number };
+  settings: { events: number; batch: number; timeScale: number; pumpIntervalMs: number; idleSeconds: number; warmup: number; eventDataBytes: number; rateFlushMs: number; counterBucketMs: number };
   prices: PriceList;
   assumptions: ModelAssumptions & { pumpRunSeconds: number; productionPumpIntervalMs: number };
   idle: IdleResult;
@@ -575,7 +575,7 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
       warmup: options.warmup,
       eventDataBytes: EVENT_DATA_BYTES,
       rateFlushMs: stack.ready.rateFlushMs,
-      rateBucketMs: stack.ready.rateBucketMs,
+      counterBucketMs: stack.ready.counterBucketMs,
     },
     prices: GCP_LIST_PRICES,
     assumptions: { ...DEFAULT_ASSUMPTIONS, pumpRunSeconds: PUMP_RUN_SECONDS, productionPumpIntervalMs },
@@ -700,7 +700,7 @@ export function formatCostReport(r: CostReport): string {
     table(byCollection.header, byCollection.rows),
     '',
     `Success-rate counters: one write per (destination, bucket, shard) document per flush (every ${r.settings.rateFlushMs} ms at most, and before each suspension check).`,
-    `  Here a bucket is ${r.settings.rateBucketMs} ms (a minute ÷ HERALD_TIME_SCALE) and the suspension check runs about as often (at least every 100 ms), so these`,
+    `  Here a bucket is ${r.settings.counterBucketMs} ms (a minute ÷ HERALD_TIME_SCALE) and the suspension check runs about as often (at least every 100 ms), so these`,
     '  runs write more counter documents per event than Herald at scale 1 does (an upper bound): the steady-rate run below measures scale 1.',
     '',
     `Retry pump, idle (a fixed cost, not per event): ${r.idle.readsPerSecond} reads/s here (${r.idle.roundsPerSecond} rounds/s × ${r.idle.readsPerRound} reads), Herald CPU ${r.idle.cpuMsPerSecond} ms/s.`,

@@ -14,7 +14,7 @@ import { round } from './stats';
 
 /** One counter document written by one flush. */
 export interface CounterWrite {
-  /** The document id, `${destinationId}~${bucketStart}~${shard}` (FirestoreRateStore's). */
+  /** The document id, `${destinationId}~${bucketStart}~${shard}` (FirestoreCounterStore's). */
   doc: string;
   /** When the flush that wrote it was issued, ms (performance.timeOrigin + performance.now() in Herald's process). */
   at: number;

@@ -5,7 +5,8 @@
  * flight, as a push subscription's outstanding-message window does on GCP.
  */
 import { Duration, Message, PubSub, Subscription } from '@google-cloud/pubsub';
-import { DeliverDeps, DeliverOutcome, deliverFromLane, LANE_ATTRIBUTES } from '../../shared/app/deliver';
+import { DeliverDeps, DeliverOutcome, deliverFromLane } from '../../shared/app/deliver';
+import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
 import { heraldAttribute, PushDelivery } from '../../shared/domain/cloudevents-pubsub';
 
 /** A pulled lane message as the push envelope would have carried it. */

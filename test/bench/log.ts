@@ -9,15 +9,16 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Firestore } from '@google-cloud/firestore';
-import { COLLECTIONS } from '../../shared/adapters/firestore-stores';
+import { COLLECTIONS } from '../../shared/firestore-schema';
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore-deliveries';
-import { FirestoreRateStore } from '../../shared/adapters/firestore-rates';
-import { RateRecorder } from '../../shared/app/rate-recorder';
+import { FirestoreCounterStore } from '../../shared/adapters/firestore-counters';
+import { DestinationCounters } from '../../shared/app/destination-counters';
+import { DeliveryLogHead } from '../../shared/app/delivery-log-head';
 import { DeliveryRecord } from '../../shared/domain/delivery';
 import { headEntryId } from '../../shared/domain/grouped-outcomes';
 import { AddedDelivered } from '../../shared/ports';
 import { deliveryId } from '../../shared/domain/ids';
-import { startLocalStack } from '../../shared/local/stack';
+import { startLocalStack } from '../../shared/apps/local/stack';
 import { createLogger } from '../../shared/log';
 import { BenchFailure, BenchHarness, flagsOf, intOption, mark } from './harness';
 import { distribution, table } from './stats';
@@ -64,17 +65,20 @@ export async function runLogBench(args: string[], harness: BenchHarness): Promis
     const start = performance.now();
     // Published in the last hours (the head is looked for in the counters' last 25 h), 10 a second.
     const t0 = Date.now() - count * 100 - 60_000;
-    // The head as deliver's writer keeps it (RateRecorder.created), flushed once a simulated minute
+    // The head as deliver's writer keeps it (DeliveryLogHead.created), flushed once a simulated minute
     // here rather than every second: the lists written are the same, in fewer writes.
     let simulatedNow = t0;
-    const recorder = new RateRecorder(new FirestoreRateStore(db), { now: () => new Date(simulatedNow) }, createLogger({ level: 'WARNING', write: () => undefined }), { bucketMs: 60_000, flushMs: 60_000, shard: 1 });
+    const counterStore = new FirestoreCounterStore(db);
+    const clock = { now: () => new Date(simulatedNow) };
+    const recorder = new DestinationCounters(counterStore, clock, createLogger({ level: 'WARNING', write: () => undefined }), { bucketMs: 60_000, flushMs: 60_000, shard: 1 });
+    const logHead = new DeliveryLogHead(counterStore, clock, recorder);
     // DELIVERED outcomes committed as deliver commits them: those finishing during a commit go in the next (about GROUPED_AT_ONCE to a group).
     let inFlight: { record: DeliveryRecord; at: Date; added: Promise<AddedDelivered> }[] = [];
     /** Into the head once written: a grouped record with its group (as deliver does, domain/grouped-outcomes.ts headEntryId). */
     const intoHead = async () => {
       for (const w of inFlight) {
         const added = await w.added;
-        recorder.created(DESTINATION, headEntryId(w.record.id, added.created ? added.group : undefined), w.record.publishedAt!, w.at);
+        logHead.created(DESTINATION, headEntryId(w.record.id, added.created ? added.group : undefined), w.record.publishedAt!, w.at);
       }
       inFlight = [];
     };
@@ -101,7 +105,7 @@ export async function runLogBench(args: string[], harness: BenchHarness): Promis
         if (inFlight.length >= GROUPED_AT_ONCE) await intoHead();
       } else {
         void writer.set(db.collection(COLLECTIONS.deliveries).doc(record.id), record);
-        recorder.created(DESTINATION, record.id, at, new Date(simulatedNow));
+        logHead.created(DESTINATION, record.id, at, new Date(simulatedNow));
       }
       if (i % 600 === 0) await recorder.flushIfDue();
       if (i % 10_000 === 0 && i > existing) note(`  ${i}/${count} (${Math.round(((i - existing) * 1000) / (performance.now() - start))}/s)`);

@@ -7,14 +7,14 @@
  *
  * It logs, for the bench to analyse, without touching Herald's code: each lease of a rate
  * controller document (wrapping the runtime's RateLeaseStore instance, which its
- * DeliveryLimiter calls), each success-rate counter document write (FirestoreRateStore's
- * prototype: the runtime's RateRecorder keeps its store private) and each delivery record
+ * DeliveryLimiter calls), each success-rate counter document write (FirestoreCounterStore's
+ * prototype: the runtime's DestinationCounters keep their store private) and each delivery record
  * write (the runtime's DeliveryStore instance), and when each HTTP attempt started (the
  * runtime's HttpSender instance): Herald's own pacing, apart from the receiver's clock.
  */
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { FirestoreRateStore } from '../../shared/adapters/firestore-rates';
+import { FirestoreCounterStore } from '../../shared/adapters/firestore-counters';
 import { DeliverOutcome } from '../../shared/app/deliver';
 import { runPump } from '../../shared/app/pump';
 import { loadConfig } from '../../shared/config';
@@ -81,8 +81,8 @@ function instrument(rt: Runtime): void {
       throw e;
     }
   };
-  const add = FirestoreRateStore.prototype.add;
-  FirestoreRateStore.prototype.add = async function (this: FirestoreRateStore, deltas, shard) {
+  const add = FirestoreCounterStore.prototype.add;
+  FirestoreCounterStore.prototype.add = async function (this: FirestoreCounterStore, deltas, shard) {
     await add.call(this, deltas, shard);
     const at = now();
     for (const d of deltas) counterWrites.push({ doc: `${d.destinationId}~${d.bucketStart}~${shard}`, at });

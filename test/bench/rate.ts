@@ -47,7 +47,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { PubSub } from '@google-cloud/pubsub';
-import { LANE_ATTRIBUTES } from '../../shared/app/deliver';
+import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
 import { loadConfig } from '../../shared/config';
 import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { applySpec } from '../../shared/domain/destination';

@@ -10,7 +10,7 @@
  * what routing and delivery cost must not grow with the destinations registered.
  */
 import { performance } from 'node:perf_hooks';
-import { startLocalStack } from '../../shared/local/stack';
+import { startLocalStack } from '../../shared/apps/local/stack';
 import { createLogger } from '../../shared/log';
 import { ArrivalCounter } from './fanout';
 import { BenchFailure, BenchHarness, flagsOf, intOption, startProfile } from './harness';

@@ -37,7 +37,7 @@ export interface SteadyOptions {
 }
 
 export interface SteadyReport {
-  settings: { seconds: number; rate: number; events: number; destinations: 1; timeScale: number; pumpIntervalMs: number; rateFlushMs: number; rateBucketMs: number; maxInFlight: number };
+  settings: { seconds: number; rate: number; events: number; destinations: 1; timeScale: number; pumpIntervalMs: number; rateFlushMs: number; counterBucketMs: number; maxInFlight: number };
   send: {
     sent: number;
     accepted: number;
@@ -232,7 +232,7 @@ export async function runSteadyPhase(options: SteadyOptions, ctx: CostContext): 
       timeScale: stack.ready.timeScale,
       pumpIntervalMs: stack.ready.pumpIntervalMs,
       rateFlushMs: stack.ready.rateFlushMs,
-      rateBucketMs: stack.ready.rateBucketMs,
+      counterBucketMs: stack.ready.counterBucketMs,
       maxInFlight: MAX_IN_FLIGHT,
     },
     send: {
@@ -320,7 +320,7 @@ export function formatSteadyReport(r: SteadyReport): string {
   return [
     '',
     `Steady rate: ${s.rate} events/s for ${s.seconds} s (${s.events} events) to one destination answering 204; Herald in its own process at HERALD_TIME_SCALE=${s.timeScale}`,
-    `  (counter buckets of ${s.rateBucketMs / 1000} s, flushed every ${s.rateFlushMs} ms at most; ${s.maxInFlight} ingest requests in flight at most)`,
+    `  (counter buckets of ${s.counterBucketMs / 1000} s, flushed every ${s.rateFlushMs} ms at most; ${s.maxInFlight} ingest requests in flight at most)`,
     '',
     table(['', 'steady'], rows),
     '',

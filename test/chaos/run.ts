@@ -4,7 +4,7 @@ import path from 'node:path';
 import { eventKey } from '../../shared/domain/event';
 import { webhookIdFor } from '../../shared/domain/signing';
 import { DELIVERY_STATUSES, DeliveryStatus } from '../../shared/domain/delivery';
-import { freePort, startEmulators } from '../../shared/local/emulators';
+import { freePort, startEmulators } from '../../shared/apps/local/emulators';
 import { ChaosReceiver } from './chaos-receiver';
 import { HeraldProcess } from './herald-process';
 import { DestinationLedger, isQuiet, ledgerFor, RecordState } from './ledger';

@@ -1,4 +1,4 @@
-import { ROUTES } from '../../functions/admin';
+import { ROUTES } from '../../functions/admin/routes';
 import { eventually } from '../support/eventually';
 import { catalogueNow } from '../support/event-types';
 import { Receiver } from '../support/receiver';

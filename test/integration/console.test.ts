@@ -421,6 +421,9 @@ test("a portal link for one account never shows another's data; an expired or ta
   expect((await stack.admin('PUT', '/accounts/portal-a/destinations/a-other', { url: `${receiver.url}/a-other`, eventTypes: ['com.example.*'] })).status).toBe(201);
   const readOnly = await stack.admin('POST', '/accounts/portal-a/portal-links', { ttlSeconds: 600, readOnly: true, destinations: ['a-hook'] });
   await page.goto((readOnly.body as { url: string }).url);
+  // The page already shows an Overview from the last session: wait for this link's own session (its mark and a URL without the link) before moving on.
+  await page.getByTestId('account-name').filter({ hasText: 'read only' }).waitFor();
+  await page.waitForURL((url) => !url.hash.includes('portal='));
   await heading(page, 'Overview');
   await page.goto(`${link.split('#')[0]}#/destinations`);
   await page.getByRole('link', { name: 'a-hook' }).waitFor();

@@ -1,5 +1,5 @@
 import { DocumentData, Firestore, Timestamp } from '@google-cloud/firestore';
-import { COLLECTIONS, FIRESTORE_TTL_FIELDS } from '../../shared/adapters/firestore-stores';
+import { COLLECTIONS, FIRESTORE_TTL_FIELDS } from '../../shared/firestore-schema';
 import { deliveryId } from '../../shared/domain/delivery';
 import { DAY_MS } from '../../shared/domain/delivery-retention';
 import { eventKey } from '../../shared/domain/event';

@@ -1,5 +1,6 @@
 import { Firestore, Timestamp } from '@google-cloud/firestore';
-import { COLLECTIONS, FIRESTORE_TTL_FIELDS, OperationCounter } from '../../shared/adapters/firestore-stores';
+import { OperationCounter } from '../../shared/adapters/firestore-stores';
+import { COLLECTIONS, FIRESTORE_TTL_FIELDS } from '../../shared/firestore-schema';
 import { DeliveryRecord } from '../../shared/domain/delivery';
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore-deliveries';
 import { GROUP_WAIT_MS } from '../../shared/adapters/firestore-delivery-groups';

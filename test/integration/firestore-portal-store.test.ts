@@ -1,102 +1,10 @@
 import { Firestore } from '@google-cloud/firestore';
 import { FirestorePortalStore } from '../../shared/adapters/firestore-portal';
-import { MemoryPortalStore } from '../../shared/adapters/memory/portal-store';
-import { PortalLinkRecord, PortalSessionRecord } from '../../shared/domain/portal-access';
-import { PortalStore } from '../../shared/ports';
+import { portalStoreConformance } from '../support/portal-store-conformance';
 
-/**
- * Portal links, sessions and marks on the Firestore emulator and in memory, one contract:
- * lists newest first from `since`, revocations confined to their account, "end every session"
- * marking each live record, and an account's deletion taking everything of it.
- */
+/** PortalStore's contract suite on the Firestore emulator (memory's: test/unit/memory-store-contracts.test.ts). */
 const projectId = 'portal-store-test';
 const db = new Firestore({ projectId, ignoreUndefinedProperties: true });
 afterAll(() => db.terminate());
 
-const T0 = Date.parse('2026-11-26T00:00:00.000Z');
-const iso = (ms: number) => new Date(ms).toISOString();
-const id = (tag: string, n: number) => `${tag}${String(n).padStart(4, '0')}-${Math.random().toString(36).slice(2, 14).padEnd(12, 'x')}`;
-
-describe.each<[string, () => PortalStore]>([
-  ['Firestore', () => new FirestorePortalStore(db)],
-  ['memory', () => new MemoryPortalStore()],
-])('%s portal store', (_name, make) => {
-  let store: PortalStore;
-  let account: string;
-  const link = (n: number, extra: Partial<PortalLinkRecord> = {}): PortalLinkRecord => ({ id: id('link', n), account, mintedBy: 'admin', readOnly: false, createdAt: iso(T0 + n * 1000), expiresAt: iso(T0 + 3_600_000), ...extra });
-  const session = (n: number, linkId: string): PortalSessionRecord => ({ id: id('sess', n), linkId, account, createdAt: iso(T0 + n * 1000), expiresAt: iso(T0 + 3_600_000) });
-
-  beforeEach(() => {
-    store = make();
-    account = `acct-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
-  });
-
-  test('records read back as written (without their TTL field); lists newest first, from `since`, at most `limit`', async () => {
-    const links = [link(1, { destinations: ['orders'], readOnly: true }), link(2), link(3, { mintedBy: '0123456789abcdef' })];
-    for (const l of links) await store.createLink(l);
-    const sessions = [session(4, links[0]!.id), session(5, links[2]!.id)];
-    for (const s of sessions) await store.createSession(s);
-    await store.createLink({ ...link(6), account: `${account}-other` });
-    expect(await store.getLink(links[0]!.id)).toEqual(links[0]);
-    expect(await store.getSession(sessions[1]!.id)).toEqual(sessions[1]);
-    expect(await store.getLink('nope-nope-nope-nope')).toBeUndefined();
-    expect((await store.links(account, new Date(T0), 10)).map((l) => l.id)).toEqual([links[2]!.id, links[1]!.id, links[0]!.id]);
-    expect((await store.links(account, new Date(T0 + 2000), 10)).map((l) => l.id)).toEqual([links[2]!.id, links[1]!.id]);
-    expect((await store.links(account, new Date(T0), 1)).map((l) => l.id)).toEqual([links[2]!.id]);
-    expect(await store.sessions(account, new Date(T0), 10)).toEqual([sessions[1], sessions[0]]);
-  });
-
-  test('revoking a link marks it and each of its sessions, once; not from another account', async () => {
-    const l = link(1);
-    await store.createLink(l);
-    const [a, b] = [session(2, l.id), session(3, l.id)];
-    await store.createSession(a);
-    await store.createSession(b);
-    expect(await store.revokeSession(account, a.id, iso(T0 + 5000))).toEqual({ ...a, revokedAt: iso(T0 + 5000) });
-    expect(await store.revokeLink(`${account}-other`, l.id, iso(T0 + 6000))).toBeUndefined();
-    expect((await store.getLink(l.id))?.revokedAt).toBeUndefined();
-    const revoked = await store.revokeLink(account, l.id, iso(T0 + 7000));
-    expect(revoked?.link).toEqual({ ...l, revokedAt: iso(T0 + 7000) });
-    expect(revoked?.sessions.sort()).toEqual([a.id, b.id].sort());
-    // The first revocation's time stays.
-    expect((await store.getSession(a.id))?.revokedAt).toBe(iso(T0 + 5000));
-    expect((await store.getSession(b.id))?.revokedAt).toBe(iso(T0 + 7000));
-    expect((await store.revokeLink(account, l.id, iso(T0 + 9000)))?.link.revokedAt).toBe(iso(T0 + 7000));
-    expect(await store.revokeSession(`${account}-other`, b.id, iso(T0 + 9000))).toBeUndefined();
-    expect(await store.revokeSession(account, 'nope-nope-nope-nope', iso(T0 + 9000))).toBeUndefined();
-  });
-
-  test('"end every session": the mark moves forward only, each live record is marked, others are left', async () => {
-    const live = link(1);
-    const revoked = link(2, { revokedAt: iso(T0 + 2500) });
-    const expired = link(3, { expiresAt: iso(T0 + 4000) });
-    for (const l of [live, revoked, expired]) await store.createLink(l);
-    const s = session(4, live.id);
-    await store.createSession(s);
-    expect(await store.endedAt(account)).toBeUndefined();
-    expect(await store.endAll(account, iso(T0 + 5000))).toEqual({ links: 1, sessions: 1 });
-    expect(await store.endedAt(account)).toBe(iso(T0 + 5000));
-    expect((await store.getLink(live.id))?.revokedAt).toBe(iso(T0 + 5000));
-    expect((await store.getLink(revoked.id))?.revokedAt).toBe(iso(T0 + 2500));
-    expect((await store.getLink(expired.id))?.revokedAt).toBeUndefined();
-    expect((await store.getSession(s.id))?.revokedAt).toBe(iso(T0 + 5000));
-    // An earlier time (another instance's clock) never moves it back; nothing is live to mark.
-    expect(await store.endAll(account, iso(T0 + 4500))).toEqual({ links: 0, sessions: 0 });
-    expect(await store.endedAt(account)).toBe(iso(T0 + 5000));
-    expect(await store.endedAt(`${account}-other`)).toBeUndefined();
-  });
-
-  test("deleting an account deletes its links, sessions and mark, and no one else's", async () => {
-    const mine = link(1);
-    const theirs = { ...link(2), account: `${account}-other` };
-    await store.createLink(mine);
-    await store.createLink(theirs);
-    await store.createSession(session(3, mine.id));
-    await store.endAll(account, iso(T0 + 4000));
-    expect(await store.deleteAccount(account)).toBeGreaterThanOrEqual(2);
-    expect(await store.links(account, new Date(0), 10)).toEqual([]);
-    expect(await store.sessions(account, new Date(0), 10)).toEqual([]);
-    expect(await store.endedAt(account)).toBeUndefined();
-    expect(await store.getLink(theirs.id)).toEqual(theirs);
-  });
-});
+portalStoreConformance('firestore', () => new FirestorePortalStore(db));

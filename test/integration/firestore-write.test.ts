@@ -1,12 +1,12 @@
 import { DocumentReference, Firestore } from '@google-cloud/firestore';
-import { deleteIfExists, readDecideWrite, RetryOptions } from '../../shared/adapters/firestore-write';
+import { createIfAbsent, deleteIfExists, ifPresent, readDecideWrite, RetryOptions, transactOne } from '../../shared/adapters/firestore-write';
 import { WriteContentionError } from '../../shared/ports';
 
 /**
  * The stores' optimistic read-decide-write and delete (shared/adapters/firestore-write.ts) on
  * the Firestore emulator: a write replaces the whole document, many at once lose nothing and
  * take well under a second, a lost race past the budget is WriteContentionError, and of many
- * deletes at once exactly one deletes.
+ * deletes at once exactly one deletes; and the transactional and create-if-absent helpers.
  */
 const PROJECT = `firestore-write-${Date.now().toString(36)}`;
 const db = new Firestore({ projectId: PROJECT, ignoreUndefinedProperties: true });
@@ -68,4 +68,52 @@ test('of 20 deletes at once exactly one deletes, and its companion write goes wi
   const logs = await Promise.all(Array.from({ length: 20 }, (_, i) => col.doc(`log-${i}`).get()));
   expect(logs.filter((l) => l.exists)).toHaveLength(1);
   expect(await deleteIfExists(db, ref)).toBe(false);
+});
+
+test('createIfAbsent: of 10 creates at once exactly one is true, the rest false with nothing written; other errors are thrown', async () => {
+  const ref = col.doc('once');
+  const results = await Promise.all(Array.from({ length: 10 }, (_, i) => createIfAbsent(() => ref.create({ i }))));
+  expect(results.filter(Boolean)).toHaveLength(1);
+  expect((await ref.get()).data()).toEqual({ i: results.indexOf(true) });
+  // A batch holding a create: refused whole, its other write too.
+  const batch = db.batch();
+  batch.create(ref, { i: -1 });
+  batch.set(col.doc('with-once'), { x: 1 });
+  expect(await createIfAbsent(() => batch.commit())).toBe(false);
+  expect((await col.doc('with-once').get()).exists).toBe(false);
+  await expect(createIfAbsent(() => ref.update({ 'a..b': 1 }))).rejects.toThrow();
+});
+
+test('ifPresent: an update of a missing document is false, of a present one true; other errors are thrown', async () => {
+  expect(await ifPresent(() => col.doc('missing').update({ x: 1 }))).toBe(false);
+  expect((await col.doc('missing').get()).exists).toBe(false);
+  await col.doc('present').set({ x: 1 });
+  expect(await ifPresent(() => col.doc('present').update({ x: 2 }))).toBe(true);
+  expect((await col.doc('present').get()).data()).toEqual({ x: 2 });
+  await expect(ifPresent(() => col.doc('present').create({ x: 3 }))).rejects.toThrow();
+});
+
+test('transactOne: set, update, delete or nothing, as decided from what it read; 4 at once on one document lose nothing', async () => {
+  const ref = col.doc('tx');
+  expect(await transactOne(db, ref, (current) => ({ result: current, write: { set: { n: 0, keep: true } } }))).toEqual({ result: undefined, reads: 1 });
+  expect(await transactOne(db, ref, (current) => ({ result: current?.n, write: { update: { n: 1 } } }))).toEqual({ result: 0, reads: 1 });
+  expect((await ref.get()).data()).toEqual({ n: 1, keep: true });
+  expect(await transactOne(db, ref, () => ({ result: 'nothing' }))).toEqual({ result: 'nothing', reads: 1 });
+  expect((await ref.get()).data()).toEqual({ n: 1, keep: true });
+  // Contended: Firestore runs the transaction again, and `reads` counts every try.
+  const other = new Firestore({ projectId: PROJECT, ignoreUndefinedProperties: true });
+  try {
+    const runs = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => {
+        const client = i % 2 ? other : db;
+        return transactOne(client, client.collection('docs').doc('tx'), (current) => ({ result: undefined, write: { update: { n: (current!.n as number) + 1 } } }));
+      }),
+    );
+    expect((await ref.get()).data()).toEqual({ n: 5, keep: true });
+    expect(runs.reduce((sum, r) => sum + r.reads, 0)).toBeGreaterThanOrEqual(4);
+  } finally {
+    await other.terminate();
+  }
+  expect(await transactOne(db, ref, () => ({ result: true, write: { delete: true } }))).toEqual({ result: true, reads: 1 });
+  expect((await ref.get()).exists).toBe(false);
 });

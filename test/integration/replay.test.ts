@@ -1,6 +1,6 @@
 import { PubSub } from '@google-cloud/pubsub';
 import { Webhook } from 'standardwebhooks';
-import { suspendDestination } from '../../shared/app/suspension';
+import { suspendDestination } from '../../shared/app/suspend-and-reactivate';
 import { CliRun, runCli } from '../support/cli-harness';
 import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';

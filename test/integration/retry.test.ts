@@ -144,7 +144,7 @@ async function pushAgain(destination: string, id: string, type: string): Promise
 }
 
 async function attemptsCounted(destination: string): Promise<{ attempts: number; successes: number; failures: number }> {
-  await stack.runtime.rates.flush();
+  await stack.runtime.counters.flush();
   const res = await stack.admin('GET', `/stats?window=1h&destination=${destination}&counts=false`);
   expect(res.status).toBe(200);
   const series = (res.body as { series: { attempts: number; successes: number; failures: number }[] }).series;

@@ -1,5 +1,6 @@
 import { Account, AccountKey } from '../../shared/domain/account';
 import { AccountStore } from '../../shared/ports';
+import { contractSuite } from './contract-suite';
 
 const T0 = new Date('2026-11-25T12:00:00.000Z');
 const later = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
@@ -14,12 +15,7 @@ function key(id: string, owner: string): AccountKey {
 
 /** One behaviour, every implementation: Firestore's runs on the emulator, memory's in unit tests. */
 export function accountStoreConformance(name: string, make: () => Promise<AccountStore> | AccountStore): void {
-  describe(`${name} account store`, () => {
-    let store: AccountStore;
-    beforeEach(async () => {
-      store = await make();
-    });
-
+  contractSuite(`${name} account store`, make, (store) => {
     test('creates an account once: a second create of its id is taken', async () => {
       expect(await store.create(account('acme'))).toBe('created');
       expect(await store.create({ ...account('acme'), name: 'again' })).toBe('taken');

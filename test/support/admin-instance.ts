@@ -4,7 +4,7 @@ import { getTestServer } from '@google-cloud/functions-framework/testing';
 
 /**
  * One more instance of the admin function, in a process of its own, as Cloud Functions runs
- * one: its runtime built from the environment on first use (functions/runtime.ts), nothing
+ * one: its runtime built from the environment on first use (functions/process-runtime.ts), nothing
  * shared with the test's stack but Firestore and Pub/Sub. Serves the function at its root on
  * a free port and prints `admin instance at <url>` once listening; SIGTERM stops it.
  *
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => {
     server.close();
     server.closeAllConnections();
-    void import('../../functions/runtime').then(async ({ existingRuntime }) => {
+    void import('../../functions/process-runtime').then(async ({ existingRuntime }) => {
       await existingRuntime()?.close().catch(() => undefined);
       process.exit(0);
     });

@@ -17,12 +17,12 @@ const SERVING = /Herald is running at (http:\/\/127\.0\.0\.1:\d+)/;
 const KEPT = 5_000_000;
 
 /**
- * `npm start` (shared/local/main.ts) in a process of its own: tsx as a loader, not its CLI,
+ * `npm start` (shared/apps/local/main.ts) in a process of its own: tsx as a loader, not its CLI,
  * whose child a SIGKILL of the CLI would orphan (and which re-sends signals). `detached`
  * makes it a process group of its own, as a terminal's job is; `onOutput` sees every chunk.
  */
 export function spawnLocalHerald(env: NodeJS.ProcessEnv, options: { detached?: boolean; onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void } = {}): LocalHerald {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'shared/local/main.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'shared/apps/local/main.ts')], {
     cwd: ROOT,
     env,
     detached: options.detached ?? false,

@@ -1,16 +1,17 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
-import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
+import { MemoryCounterStore } from '../../shared/adapters/memory/counter-store';
 import { MemoryTopicPublisher } from '../../shared/adapters/memory/topic-publisher';
 import { DeliverDeps } from '../../shared/app/deliver';
 import { DeliveryLimiter } from '../../shared/app/delivery-limiter';
 import { DestinationDirectory } from '../../shared/app/destination-directory';
-import { RateRecorder } from '../../shared/app/rate-recorder';
+import { DestinationCounters } from '../../shared/app/destination-counters';
+import { DeliveryLogHead } from '../../shared/app/delivery-log-head';
 import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { SlowDestinations } from '../../shared/domain/slow-destinations';
 import { createLogger } from '../../shared/log';
 import { HttpSender, systemClock } from '../../shared/ports';
-import { MemoryDestinationStore } from './memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 
 /**
  * deliver's dependencies over the memory stores, with what a test looks at: the messages
@@ -21,19 +22,24 @@ export function memoryDeliverDeps(
   destinations: MemoryDestinationStore,
   io: { http: HttpSender; topics?: MemoryTopicPublisher },
   overrides: Partial<DeliverDeps> = {},
-): { deps: DeliverDeps; bus: { topic: string; message: PubSubMessage }[]; logs: Record<string, unknown>[]; deliveries: MemoryDeliveryStore; rateStore: MemoryRateStore } {
+): { deps: DeliverDeps; logHead: DeliveryLogHead; bus: { topic: string; message: PubSubMessage }[]; logs: Record<string, unknown>[]; deliveries: MemoryDeliveryStore; rateStore: MemoryCounterStore } {
   const bus: { topic: string; message: PubSubMessage }[] = [];
   const logs: Record<string, unknown>[] = [];
   const log = createLogger({ level: 'DEBUG', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
   const deliveries = new MemoryDeliveryStore();
-  const rateStore = new MemoryRateStore();
+  const rateStore = new MemoryCounterStore();
+  const counters = new DestinationCounters(rateStore, systemClock, log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 });
+  const logHead = new DeliveryLogHead(rateStore, systemClock, counters);
   const deps: DeliverDeps = {
     bus: { publish: async (topic, message) => String(bus.push({ topic, message })) },
+    // Only dedicated lanes are provisioned on a publish, and tests hand over to shared lanes only.
+    lanes: { ensureLane: async () => undefined, removeLane: async () => undefined },
     deadLetterTopic: 'herald-dead-letter',
     directory: new DestinationDirectory(destinations, systemClock, 0),
     destinations,
     deliveries,
-    rates: new RateRecorder(rateStore, systemClock, log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 }),
+    counters,
+    logHead,
     limiter: new DeliveryLimiter(new MemoryRateLeaseStore(), systemClock, log, 'test'),
     maxRateWaitMs: 30_000,
     sharedLaneWaitMs: 30_000,
@@ -47,5 +53,5 @@ export function memoryDeliverDeps(
     policy: { presetTimeoutMs: 5000, timeScale: 1 },
     ...overrides,
   };
-  return { deps, bus, logs, deliveries, rateStore };
+  return { deps, logHead, bus, logs, deliveries, rateStore };
 }

@@ -1,5 +1,5 @@
 import { MemoryAccountStore } from '../../shared/adapters/memory/account-store';
-import { createAccount, createKey, deleteAccount, AccountsAdminDeps, updateAccount } from '../../shared/app/accounts-admin';
+import { createAccount, createKey, deleteAccount, AccountsAdminDeps, updateAccount } from '../../shared/app/admin/accounts-admin';
 import { eraseAccountData, finishAccountPurges, PURGE_INLINE_MS } from '../../shared/app/account-purge';
 import { KeyVerifier } from '../../shared/app/key-verifier';
 import { OPERATOR } from '../../shared/domain/account';

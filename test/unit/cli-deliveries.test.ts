@@ -1,10 +1,11 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
-import { DeliveriesDeps, getDelivery, listDeliveries } from '../../shared/app/deliveries-admin';
-import { AdminResult } from '../../shared/app/destinations-admin';
+import { DeliveriesDeps, getDelivery, listDeliveries } from '../../shared/app/admin/deliveries-admin';
+import { AdminResult } from '../../shared/app/admin/destinations-admin';
 import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/delivery';
 import { encodeLogCursor } from '../../shared/domain/delivery-log';
 import { harness, Sent } from '../support/cli-harness';
-import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
+import { webhookDestination } from '../support/destinations';
 
 /** `herald deliveries list|show` in-process, against the real admin use cases over memory stores. */
 
@@ -47,7 +48,7 @@ async function stores(): Promise<DeliveriesDeps> {
   return { destinations, deliveries };
 }
 
-/** The admin API's two delivery routes, answering the CLI's fetch as functions/admin.ts would. */
+/** The admin API's two delivery routes, answering the CLI's fetch as functions/admin/ would. */
 function adminApi(deps: DeliveriesDeps) {
   return async (req: Sent): Promise<Response> => {
     const url = new URL(req.url);

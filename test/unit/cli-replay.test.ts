@@ -1,18 +1,19 @@
 import { MemoryDeadLetterQueue } from '../../shared/adapters/memory/dead-letter-queue';
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryReplayStore } from '../../shared/adapters/memory/replay-store';
-import { AdminResult } from '../../shared/app/destinations-admin';
-import { ReplayDeps } from '../../shared/app/replay';
+import { AdminResult } from '../../shared/app/admin/destinations-admin';
+import { ReplayDeps } from '../../shared/app/replay-run';
 import { handleReplayTrigger } from '../../shared/app/replay-trigger';
-import { getReplay, listReplays, postReplay, ReplaysAdminDeps } from '../../shared/app/replays-admin';
-import { run } from '../../shared/cli/main';
+import { getReplay, listReplays, postReplay, ReplaysAdminDeps } from '../../shared/app/admin/replays-admin';
+import { run } from '../../shared/apps/cli/main';
 import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { DeliveryRecord } from '../../shared/domain/delivery';
 import type { ReplayView } from '../../shared/domain/replay';
 import { createLogger } from '../../shared/log';
 import { systemClock } from '../../shared/ports';
 import { harness, Sent } from '../support/cli-harness';
-import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
+import { webhookDestination } from '../support/destinations';
 
 /**
  * `herald replay` and `herald replays list|show` in-process: the CLI's fetch answered by the

@@ -1,15 +1,16 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
-import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
+import { MemoryCounterStore } from '../../shared/adapters/memory/counter-store';
 import { DestinationDirectory } from '../../shared/app/destination-directory';
-import { AdminDeps, AdminResult, getDestination } from '../../shared/app/destinations-admin';
-import { RateRecorder } from '../../shared/app/rate-recorder';
-import { SuspensionDeps, suspendDestination } from '../../shared/app/suspension';
-import { postReactivate, postRedeliver, postSuspend } from '../../shared/app/suspension-admin';
+import { AdminDeps, AdminResult, getDestination } from '../../shared/app/admin/destinations-admin';
+import { DestinationCounters } from '../../shared/app/destination-counters';
+import { SuspensionDeps, suspendDestination } from '../../shared/app/suspend-and-reactivate';
+import { postReactivate, postRedeliver, postSuspend } from '../../shared/app/admin/suspension-admin';
 import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/delivery';
 import { createLogger } from '../../shared/log';
 import { harness, Sent } from '../support/cli-harness';
-import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
+import { webhookDestination } from '../support/destinations';
 
 /**
  * `herald destinations suspend|reactivate|redeliver|show` in-process: the requests they send, and
@@ -44,12 +45,12 @@ async function stores(): Promise<AdminDeps & SuspensionDeps> {
   const log = createLogger({ write: () => undefined });
   const destinations = new MemoryDestinationStore();
   const deliveries = new MemoryDeliveryStore();
-  const rates = new RateRecorder(new MemoryRateStore(), clock, log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 });
+  const counters = new DestinationCounters(new MemoryCounterStore(), clock, log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 });
   const deps = {
     destinations,
     deliveries,
     directory: new DestinationDirectory(destinations, clock, 0),
-    rates,
+    counters,
     bus: { publish: async () => 'message-id' },
     notificationsTopic: 'herald-notifications',
     clock,
@@ -63,16 +64,16 @@ async function stores(): Promise<AdminDeps & SuspensionDeps> {
   await destinations.put({ ...webhookDestination('orders'), technicalEmail: 'ops@example.com' });
   await destinations.put(webhookDestination('billing'));
   await destinations.put(webhookDestination('quiet'));
-  for (let i = 0; i < 9; i++) rates.record('orders', 'success', new Date(NOW.getTime() - 120_000));
+  for (let i = 0; i < 9; i++) counters.record('orders', 'success', new Date(NOW.getTime() - 120_000));
   const gone = { at: '2025-01-01T00:59:00.000Z', status: 404, error: 'HTTP 404' };
-  rates.record('orders', 'failure', new Date(NOW.getTime() - 60_000), gone);
+  counters.record('orders', 'failure', new Date(NOW.getTime() - 60_000), gone);
   await suspendDestination(deps, 'orders', { cause: 'criteria', reason: 'HTTP 404 suspends the destination at once under event-platform', lastError: gone });
   for (let i = 1; i <= 4; i++) await deliveries.put(record('orders', i, 'QUEUED'));
   for (let i = 1; i <= 5; i++) await deliveries.put(record('billing', i, i <= 2 ? 'QUEUED' : 'DEAD'));
   return deps;
 }
 
-/** The admin API's routes these commands use, answering the CLI's fetch as functions/admin.ts would. */
+/** The admin API's routes these commands use, answering the CLI's fetch as functions/admin/ would. */
 function adminApi(deps: AdminDeps & SuspensionDeps) {
   return async (req: Sent): Promise<Response> => {
     const path = new URL(req.url).pathname;

@@ -1,15 +1,11 @@
-import { SlowDestinations } from '../../shared/domain/slow-destinations';
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
-import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
-import { MemoryRateStore } from '../../shared/adapters/memory/rate-store';
-import { MemoryTopicPublisher } from '../../shared/adapters/memory/topic-publisher';
-import { DeliverDeps, deliverFromLane, LANE_ATTRIBUTES } from '../../shared/app/deliver';
-import { DeliveryLimiter } from '../../shared/app/delivery-limiter';
+import { deliverFromLane } from '../../shared/app/deliver';
+import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
 import { DestinationDirectory } from '../../shared/app/destination-directory';
 import { ingest } from '../../shared/app/ingest';
 import { IntakeJournal } from '../../shared/app/intake-journal';
-import { RateRecorder } from '../../shared/app/rate-recorder';
+import { memoryDeliverDeps } from '../support/memory-deliver';
 import { reconcileOnce, ReconcileDeps } from '../../shared/app/reconcile';
 import { PubSubMessage, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { AttemptResult, deliveryId } from '../../shared/domain/delivery';
@@ -18,7 +14,7 @@ import { eventKey, HeraldEvent } from '../../shared/domain/event';
 import { createLogger } from '../../shared/log';
 import { Clock, RateLeaseStore, systemClock } from '../../shared/ports';
 import { RateDoc } from '../../shared/domain/rate-control';
-import { MemoryDestinationStore } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 
 /** Conservation on memory adapters: the journal, the reconciler, and the dead letter written before it is sent. */
 
@@ -257,31 +253,19 @@ describe('a DEAD delivery is written before its dead letter is published', () =>
     // Both attempts are under way before either is recorded.
     let bothIn!: () => void;
     const together = new Promise<void>((r) => (bothIn = r));
-    const deps: DeliverDeps = {
-      bus: { publish: async (topic, message) => String(w.bus.push({ topic, message })) },
-      deadLetterTopic: 'herald-dead-letter',
-      directory: w.directory,
-      destinations: w.destinations,
-      deliveries: w.deliveries,
-      rates: new RateRecorder(new MemoryRateStore(), systemClock, w.log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 }),
-      limiter: new DeliveryLimiter(new MemoryRateLeaseStore(), systemClock, w.log, 'test'),
-      maxRateWaitMs: 30_000,
-      sharedLaneWaitMs: 30_000,
-      slow: new SlowDestinations({ slowMs: 2000, forgetMs: 60_000 }),
-      names: { prefix: 'herald' },
-      notificationsTopic: 'herald-notifications',
-      http: {
-        send: async (): Promise<AttemptResult> => {
-          if (++answered === 2) bothIn();
-          await together;
-          return { kind: 'response', status: 400, durationMs: 1, bodyExcerpt: 'bad' };
+    const { deps } = memoryDeliverDeps(
+      w.destinations,
+      {
+        http: {
+          send: async (): Promise<AttemptResult> => {
+            if (++answered === 2) bothIn();
+            await together;
+            return { kind: 'response', status: 400, durationMs: 1, bodyExcerpt: 'bad' };
+          },
         },
       },
-      topics: new MemoryTopicPublisher(),
-      clock: systemClock,
-      log: w.log,
-      policy: { presetTimeoutMs: 5000, timeScale: 1 },
-    };
+      { bus: { publish: async (topic: string, message: PubSubMessage) => String(w.bus.push({ topic, message })) }, directory: w.directory, deliveries: w.deliveries, log: w.log },
+    );
     const push = {
       subscription: 'projects/p/subscriptions/herald-lane-orders-deliver',
       messageId: 'm1',

@@ -1,9 +1,10 @@
-import { deliverFromLane, LANE_ATTRIBUTES } from '../../shared/app/deliver';
+import { deliverFromLane } from '../../shared/app/deliver';
+import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
 import { PushDelivery, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { AttemptResult, deliveryId } from '../../shared/domain/delivery';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
 import { eventKey, HeraldEvent } from '../../shared/domain/event';
-import { MemoryDestinationStore } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { memoryDeliverDeps } from '../support/memory-deliver';
 
 /**
@@ -41,7 +42,7 @@ async function setup(statuses: number[], spec: Record<string, unknown> = {}) {
     message: toPubSubMessage(EVENT, { [LANE_ATTRIBUTES.destination]: 'hook', [LANE_ATTRIBUTES.publishedAt]: new Date().toISOString() }),
   };
   const counted = async () => {
-    await deps.rates.flush();
+    await deps.counters.flush();
     const buckets = await rateStore.window('hook', 0);
     return {
       attempts: buckets.reduce((n, b) => n + b.attempts, 0),
@@ -53,8 +54,8 @@ async function setup(statuses: number[], spec: Record<string, unknown> = {}) {
   const deadLetters = () => bus.filter((m) => m.topic === 'herald-dead-letter');
   // What went into the destination's log head (each record once, when it is created).
   const created: string[] = [];
-  const addToHead = deps.rates.created.bind(deps.rates);
-  jest.spyOn(deps.rates, 'created').mockImplementation((destinationId, id, publishedAt, at) => {
+  const addToHead = deps.logHead.created.bind(deps.logHead);
+  jest.spyOn(deps.logHead, 'created').mockImplementation((destinationId, id, publishedAt, at) => {
     created.push(id);
     addToHead(destinationId, id, publishedAt, at);
   });

@@ -1,10 +1,11 @@
 import { MemoryTopicPublisher, TopicAnswer } from '../../shared/adapters/memory/topic-publisher';
-import { deliverFromLane, LANE_ATTRIBUTES } from '../../shared/app/deliver';
+import { deliverFromLane } from '../../shared/app/deliver';
+import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
 import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { deliveryId } from '../../shared/domain/delivery';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
 import { eventKey, HeraldEvent } from '../../shared/domain/event';
-import { MemoryDestinationStore } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { memoryDeliverDeps } from '../support/memory-deliver';
 
 /** `deliver` to a Pub/Sub-topic destination, on memory adapters: the sender chosen by kind, outcomes recorded. */
@@ -20,7 +21,7 @@ async function setup(answer: TopicAnswer, spec: Record<string, unknown> = {}, ma
   const destinations = new MemoryDestinationStore();
   await destinations.put(applySpec('audit', destinationSpecSchema.parse({ topic: TOPIC, ...spec }), undefined, new Date()));
   const topics = new MemoryTopicPublisher(() => answer);
-  const { deps, bus, logs, deliveries, rateStore } = memoryDeliverDeps(
+  const { deps, logHead, bus, logs, deliveries, rateStore } = memoryDeliverDeps(
     destinations,
     {
       http: {
@@ -38,7 +39,7 @@ async function setup(answer: TopicAnswer, spec: Record<string, unknown> = {}, ma
     publishTime: new Date(),
     message: toPubSubMessage(EVENT, { [LANE_ATTRIBUTES.destination]: 'audit', [LANE_ATTRIBUTES.publishedAt]: new Date().toISOString() }),
   };
-  return { deps, push, topics, bus, logs, deliveries, destinations, rateStore };
+  return { deps, logHead, push, topics, bus, logs, deliveries, destinations, rateStore };
 }
 
 test('a topic destination gets the event published in the CloudEvents Pub/Sub binding, and the delivery is DELIVERED', async () => {
@@ -63,7 +64,7 @@ test('a topic destination gets the event published in the CloudEvents Pub/Sub bi
   expect((await h.deliveries.get(ID))?.attemptLog).toEqual([
     expect.objectContaining({ target: TOPIC, messageId: sent.messageId, request: expect.objectContaining({ headers: sent.message.attributes, bodyBytes: EVENT.data.length }), decision: { kind: 'delivered' } }),
   ]);
-  expect((await h.deps.rates.head('audit', 1))?.map((e) => e[1])).toEqual([ID]);
+  expect((await h.logHead.head('audit', 1))?.map((e) => e[1])).toEqual([ID]);
   expect(h.logs.find((l) => l.message === 'delivered')).toMatchObject({ deliveryId: ID, destinationId: 'audit', topic: TOPIC, topicMessageId: sent.messageId });
 });
 
@@ -78,7 +79,7 @@ test('NOT_FOUND under event-platform suspends the destination, QUEUES the event 
   expect(destination).toMatchObject({ status: 'suspended', suspension: { cause: 'criteria', reason: expect.stringContaining('the topic does not exist') } });
   expect(h.bus.map((m) => m.topic)).toEqual(['herald-notifications']);
   expect(h.bus[0]!.message.attributes).toMatchObject({ 'herald-destination': 'audit', 'herald-to': 'ops@example.com' });
-  await h.deps.rates.flush();
+  await h.deps.counters.flush();
   expect((await h.rateStore.window('audit', 0)).map((b) => b.settled)).toEqual([{ queued: 1 }]);
 });
 
@@ -98,7 +99,7 @@ test.each([
   expect(wait).toBeGreaterThanOrEqual(7_900);
   expect(wait).toBeLessThanOrEqual(12_500);
   expect(h.bus.filter((m) => m.topic === 'herald-dead-letter')).toHaveLength(0);
-  await h.deps.rates.flush();
+  await h.deps.counters.flush();
   expect(h.logs.some((l) => String(l.message).startsWith("Herald's own service is overloaded"))).toBe(true);
 });
 
@@ -110,7 +111,7 @@ test('a failure that is the topic\'s (INTERNAL) counts: a custom policy without 
   expect(dead[0]!.message.attributes).toMatchObject({ 'herald-destination': 'audit', 'herald-delivery-id': ID });
   // Published, then marked sent: the reconciler owes nothing.
   expect(await strict.deliveries.get(ID)).not.toHaveProperty('deadLetterDueAt');
-  await strict.deps.rates.flush();
+  await strict.deps.counters.flush();
   expect((await strict.rateStore.window('audit', 0)).map((b) => b.settled)).toEqual([{ dead: 1 }]);
 });
 

@@ -1,8 +1,9 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
-import { deliveryViewOf, getDelivery, isDeliveryId, listDeliveries, parseDeliveriesQuery } from '../../shared/app/deliveries-admin';
+import { deliveryViewOf, getDelivery, isDeliveryId, listDeliveries, parseDeliveriesQuery } from '../../shared/app/admin/deliveries-admin';
 import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/delivery';
 import { RecentEntry } from '../../shared/domain/recent-log';
-import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
+import { webhookDestination } from '../support/destinations';
 
 /** GET /admin/destinations/{id}/deliveries and GET /admin/deliveries/{id} over the memory stores. */
 
@@ -202,7 +203,7 @@ describe('the first page from the log head', () => {
     const deps = await setup();
     const log = jest.spyOn(deps.deliveries, 'log');
     const logHead = head([entry(1), entry(2), entry(3)]);
-    const r = (await listDeliveries({ ...deps, rates: logHead }, 'orders', { limit: '2' })) as { body: Page };
+    const r = (await listDeliveries({ ...deps, logHead }, 'orders', { limit: '2' })) as { body: Page };
     expect(logHead.head).toHaveBeenCalledWith('orders', 3);
     expect(log).not.toHaveBeenCalled();
     expect(r.body.deliveries.map((d) => d.id)).toEqual(['orders.key01', 'orders.key02']);
@@ -214,7 +215,7 @@ describe('the first page from the log head', () => {
     const deps = await setup();
     const log = jest.spyOn(deps.deliveries, 'log');
     const ids = async (logHead: ReturnType<typeof head>, query: Record<string, string> = { limit: '2' }) =>
-      ((await listDeliveries({ ...deps, rates: logHead }, 'orders', query)) as { body: Page }).body.deliveries.map((d) => d.id);
+      ((await listDeliveries({ ...deps, logHead }, 'orders', query)) as { body: Page }).body.deliveries.map((d) => d.id);
     expect(await ids(head(undefined))).toEqual(['orders.key01', 'orders.key02']);
     expect(await ids(head([entry(1), entry(2), entry(99)]))).toEqual(['orders.key01', 'orders.key02']);
     const unused = head([entry(1), entry(2), entry(3)]);

@@ -1,7 +1,8 @@
 import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
 import { DeliveryLimiter, Gate, LimiterClosedError } from '../../shared/app/delivery-limiter';
 import { AttemptResult } from '../../shared/domain/delivery';
-import { ADVANCE_AHEAD_MS, BOUND_HEADROOM, LeaseRequest, RateBounds, RATE_LIMITS } from '../../shared/domain/rate-control';
+import { BOUND_HEADROOM, LeaseRequest, RateBounds, RATE_LIMITS } from '../../shared/domain/rate-control';
+import { ADVANCE_AHEAD_MS } from '../../shared/domain/rate-advance';
 import { createLogger } from '../../shared/log';
 
 // Modern fake timers move Date too: the limiter's clock and its timers share one virtual time.
@@ -468,7 +469,7 @@ function producerBeforeAndAfterAHang(hangsUntil: number, produceMs: number) {
     brought.forEach((w) => w.wake());
     return { drained: brought.length < count };
   };
-  const limiter = new DeliveryLimiter(new MemoryRateLeaseStore(), clock, quiet, 'a', advancer);
+  const limiter = new DeliveryLimiter(new MemoryRateLeaseStore(), clock, quiet, 'a', { bringForward: advancer });
   const delivered: number[] = [];
   let timedOut = 0;
   const event = async (): Promise<void> => {
@@ -530,7 +531,7 @@ test('a grant leased while the last is still being carried out is carried out af
   let running = 0;
   let overlapped = false;
   const asked: number[] = [];
-  const limiter = new DeliveryLimiter(store, clock, quiet, 'a', async (_id, count) => {
+  const limiter = new DeliveryLimiter(store, clock, quiet, 'a', { bringForward: async (_id, count) => {
     overlapped ||= running > 0;
     running++;
     asked.push(count);
@@ -538,7 +539,7 @@ test('a grant leased while the last is still being carried out is carried out af
     await new Promise((r) => setTimeout(r, 2500));
     running--;
     return { drained: false };
-  });
+  } });
   const sender = busySender(limiter, RATE_LIMITS, 5, []);
   await jest.advanceTimersByTimeAsync(20_000);
   sender.stop();

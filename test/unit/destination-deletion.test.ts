@@ -1,8 +1,9 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
-import { DeletionDeps, deleteDestination } from '../../shared/app/destination-deletion';
+import { DeletionDeps, deleteDestination } from '../../shared/app/admin/destination-deletion';
 import { deadIfDestinationDeleted } from '../../shared/app/queued-for-deleted';
 import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/delivery';
-import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
+import { webhookDestination } from '../support/destinations';
 
 /**
  * Issue 32 item 5 over the memory stores: DELETE of a destination with deliveries still to

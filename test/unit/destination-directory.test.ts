@@ -1,7 +1,7 @@
 import { DestinationDirectory } from '../../shared/app/destination-directory';
 import { applySpec, Destination } from '../../shared/domain/destination';
 import { DestinationChanges } from '../../shared/ports';
-import { MemoryDestinationStore } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 
 const at = new Date('2026-11-25T10:00:00Z');
 const dest = (id: string, types: string[]) => applySpec(id, { url: `https://example.com/${id}`, eventTypes: types }, undefined, at);

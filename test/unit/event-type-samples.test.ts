@@ -11,7 +11,7 @@ import { HeraldEvent } from '../../shared/domain/event';
 import { IntakeBatch } from '../../shared/domain/intake';
 import { createLogger } from '../../shared/log';
 import { systemClock } from '../../shared/ports';
-import { MemoryDestinationStore } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 
 function event(id: string, type: string, data: unknown = { id }, account?: string): HeraldEvent {
   return { attributes: { specversion: '1.0', id, source: '/shop', type, datacontenttype: 'application/json', ...(account ? { heraldaccount: account } : {}) }, data: Buffer.from(JSON.stringify(data)) };

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { installGracefulStop } from '../../functions/index';
-import { installRuntime } from '../../functions/runtime';
+import { installRuntime } from '../../functions/process-runtime';
 import { CLOSE_LIMIT_MS, GracefulStop, onStopSignals, runStopSteps, SAME_SIGNAL_MS, SignalSource, stopServing } from '../../shared/adapters/graceful-stop';
 import { Logger } from '../../shared/ports';
 import { Runtime } from '../../shared/runtime';

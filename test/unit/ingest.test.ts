@@ -7,7 +7,7 @@ import { applySpec, destinationSpecSchema } from '../../shared/domain/destinatio
 import { createLogger } from '../../shared/log';
 import { systemClock } from '../../shared/ports';
 import { laneTopology, sharedLaneFor } from '../../shared/topology';
-import { MemoryDestinationStore } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 
 /** Ingest fans each accepted event out onto the lanes itself (no events topic, no `route` hop). */
 

@@ -1,9 +1,10 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
-import { postAccountRedeliver } from '../../shared/app/account-deliveries-admin';
-import { SuspensionDeps } from '../../shared/app/suspension';
-import { postReactivate, postSuspend } from '../../shared/app/suspension-admin';
+import { postAccountRedeliver } from '../../shared/app/admin/account-deliveries-admin';
+import { SuspensionDeps } from '../../shared/app/suspend-and-reactivate';
+import { postReactivate, postSuspend } from '../../shared/app/admin/suspension-admin';
 import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/delivery';
-import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
+import { webhookDestination } from '../support/destinations';
 
 /** POST …/destinations/{id}/suspend and POST …/deliveries/redeliver {"ids"} over the memory stores. */
 
@@ -34,7 +35,7 @@ async function setup() {
     destinations,
     deliveries,
     directory: { changed: (id: string) => changed.push(id) },
-    rates: { window: async () => ({ attempts: 10, successes: 9, failures: 1, successRate: 0.9, recentErrors: [] }) },
+    counters: { window: async () => ({ attempts: 10, successes: 9, failures: 1, successRate: 0.9, recentErrors: [] }) },
     bus: {
       publish: async (topic: string, m: { data: Buffer; attributes?: Record<string, string> }) => {
         published.push({ topic, data: JSON.parse(m.data.toString('utf8')) as unknown, attributes: m.attributes });

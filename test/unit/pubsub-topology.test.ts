@@ -1,6 +1,5 @@
 import { subscriptionMetadata } from '../../shared/adapters/pubsub-topology';
-import { DEFAULT_LANE_SHARDS, DEFAULT_RETRY_SHARDS, heraldTopology, laneTopology, sharedLaneFor, shardOf } from '../../shared/topology';
-import { laneTopicOf } from '../../shared/app/lanes';
+import { DEFAULT_LANE_SHARDS, DEFAULT_RETRY_SHARDS, heraldTopology, laneTopicOf, laneTopology, sharedLaneFor, shardOf } from '../../shared/topology';
 
 /** What each subscription is created with, on GCP and on the emulator. */
 const target = { endpointFor: (fn: string) => `http://127.0.0.1:8080/${fn}?token=t` };

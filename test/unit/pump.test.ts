@@ -5,7 +5,8 @@ import { DeliveryRecord } from '../../shared/domain/delivery';
 import { createLogger } from '../../shared/log';
 import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { systemClock } from '../../shared/ports';
-import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
+import { webhookDestination } from '../support/destinations';
 import { sharedLaneFor } from '../../shared/topology';
 
 /** The pump loop on memory stores and the real clock: short runs, so each test takes well under a second. */

@@ -137,9 +137,9 @@ describe('the mode switch', () => {
   });
 });
 
-describe('a deployed Herald (functions/runtime.ts)', () => {
+describe('a deployed Herald (shared/config.ts checkDeployedConfig)', () => {
   test('refuses to start with no push authentication, or with loopback allowed', async () => {
-    const { checkDeployedConfig } = await import('../../functions/runtime');
+    const { checkDeployedConfig } = await import('../../shared/config');
     expect(() => checkDeployedConfig(loadConfig({ HERALD_PUSH_BASE_URL: BASE }))).toThrow(/no push authentication/);
     expect(() => checkDeployedConfig(loadConfig({ HERALD_PUSH_BASE_URL: BASE, HERALD_PUSH_SERVICE_ACCOUNT: PUSH_SA, HERALD_ALLOW_LOOPBACK: 'true' }))).toThrow(/local mode only/);
     expect(() => checkDeployedConfig(loadConfig({ HERALD_PUSH_BASE_URL: BASE, HERALD_PUSH_SERVICE_ACCOUNT: PUSH_SA, HERALD_PUSH_AUTH: 'oidc-behind-iam' }))).not.toThrow();

@@ -1,16 +1,17 @@
 import { MemoryDeadLetterQueue } from '../../shared/adapters/memory/dead-letter-queue';
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryReplayStore } from '../../shared/adapters/memory/replay-store';
-import { ReplayDeps, runReplay } from '../../shared/app/replay';
+import { ReplayDeps, runReplay } from '../../shared/app/replay-run';
 import { handleReplayTrigger } from '../../shared/app/replay-trigger';
-import { getReplay, listReplays, postReplay } from '../../shared/app/replays-admin';
+import { getReplay, listReplays, postReplay } from '../../shared/app/admin/replays-admin';
 import { PubSubMessage, PushDelivery, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { DeliveryRecord } from '../../shared/domain/delivery';
 import { HeraldEvent } from '../../shared/domain/event';
 import { queuedReport, ReplayReport, ReplayView } from '../../shared/domain/replay';
 import { createLogger } from '../../shared/log';
 import { Clock, DeliveryStore } from '../../shared/ports';
-import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
+import { webhookDestination } from '../support/destinations';
 
 /** The replay use case on memory stores and a memory dead-letter subscription. */
 

@@ -1,8 +1,9 @@
 import { DestinationDirectory } from '../../shared/app/destination-directory';
-import { postRotateSecret } from '../../shared/app/secret-rotation-admin';
+import { postRotateSecret } from '../../shared/app/admin/secret-rotation-admin';
 import { applySpec, generateSecret } from '../../shared/domain/destination';
 import { createLogger } from '../../shared/log';
-import { MemoryDestinationStore, webhookDestination } from '../support/memory-destination-store';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
+import { webhookDestination } from '../support/destinations';
 
 /** POST /admin/destinations/{id}/rotate-secret over the memory store. */
 

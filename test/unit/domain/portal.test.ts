@@ -1,7 +1,7 @@
 import { patchAccount, Account, accountPatchSchema } from '../../../shared/domain/account';
 import { issuesFromZod } from '../../../shared/domain/event';
 import { linkClaims, LINK_PREFIX, MAX_LOGO_BYTES, patchTheme, portalKeyOf, portalLinkSchema, portalScopes, portalSecretOf, portalThemeSchema, SESSION_PREFIX, signLink, signSession, verifyPortalToken } from '../../../shared/domain/portal';
-import { getAccountStats, latencyPercentiles, StatsAdminDeps, statsQuerySchema, statsSeries } from '../../../shared/app/stats-admin';
+import { getAccountStats, latencyPercentiles, StatsAdminDeps, statsQuerySchema, statsSeries } from '../../../shared/app/admin/stats-admin';
 import type { Destination } from '../../../shared/domain/destination';
 
 const key = portalKeyOf(Buffer.alloc(32, 7));
@@ -172,14 +172,14 @@ describe('overview series', () => {
     const deps: StatsAdminDeps = {
       destinations: { list: async () => destinations },
       deliveries: { countByStatus: async (ids) => ids.length },
-      rates: {
+      counters: {
         buckets: async (id) => {
           asked.push(id);
           return [{ destinationId: id, start: at.getTime() - 30_000, attempts: 2, successes: 2, failures: 0, latency: id === 'acme_orders' ? { b03: 2 } : { b12: 2 } }];
         },
       },
       clock: { now: () => at },
-      rateBucketMs: minute,
+      counterBucketMs: minute,
       timeScale: 1,
     };
 

@@ -1,13 +1,6 @@
 import {
-  ADVANCE_AHEAD_MS,
-  ADVANCE_RATE_FACTOR,
-  advanceGrant,
-  AdvanceInput,
-  MAX_ADVANCE,
   clampRate,
   CountsBySecond,
-  Grid,
-  gridAt,
   CAPACITY_MEMORY_S,
   HOLDER_GRACE_MS,
   initialRateState,
@@ -16,11 +9,9 @@ import {
   lease,
   LeaseRequest,
   MAX_PAUSE_MS,
-  nextDeferCursor,
   nextLeaseAt,
   SPAN_PER_HOLDER_MS,
   MAX_SPAN_MS,
-  nextTurn,
   paceFor,
   RATE_LIMITS,
   RateDoc,
@@ -29,9 +20,9 @@ import {
   scheduleGrids,
   settledThrough,
   spanFor,
-  SWITCH_SLACK_MS,
-  waitForTurn,
 } from '../../../shared/domain/rate-control';
+import { ADVANCE_AHEAD_MS, ADVANCE_RATE_FACTOR, advanceGrant, AdvanceInput, MAX_ADVANCE } from '../../../shared/domain/rate-advance';
+import { Grid, gridAt, nextDeferCursor, nextTurn, SWITCH_SLACK_MS, waitForTurn } from '../../../shared/domain/rate-turns';
 
 const T0 = 1_000_000_000; // a whole second, in ms
 const S0 = T0 / 1000;

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Firestore } from '@google-cloud/firestore';
-import { FirestoreRateStore } from '../../../shared/adapters/firestore-rates';
-import { FIRESTORE_TTL_FIELDS } from '../../../shared/adapters/firestore-stores';
+import { FirestoreCounterStore } from '../../../shared/adapters/firestore-counters';
+import { FIRESTORE_TTL_FIELDS } from '../../../shared/firestore-schema';
 import { MAX_ATTEMPT_TIMEOUT_MS } from '../../../shared/domain/policy';
 import { FUNCTION_NAMES, heraldTopology, INTERNAL_FUNCTIONS, LANE_HANDLING_BUDGET_MS, laneTopology, PUMP_RUN_SECONDS, Topology } from '../../../shared/topology';
 import { compositeIndexes, indexName } from '../../../infra/firestore-plan';
@@ -40,13 +40,13 @@ describe('composite indexes, derived from the queries', () => {
   });
 });
 
-test('the rate store writes the TTL field the program declares a policy for', async () => {
+test('the counter store writes the TTL field the program declares a policy for', async () => {
   const written: Record<string, unknown>[] = [];
   const db = {
     collection: () => ({ doc: (id: string) => id }),
     batch: () => ({ set: (_ref: string, doc: Record<string, unknown>) => void written.push(doc), commit: async () => undefined }),
   };
-  await new FirestoreRateStore(db as unknown as Firestore).add([{ destinationId: 'd', bucketStart: 0, attempts: 1, successes: 1, failures: 0, lastErrors: [] }], 0);
+  await new FirestoreCounterStore(db as unknown as Firestore).add([{ destinationId: 'd', bucketStart: 0, attempts: 1, successes: 1, failures: 0, lastErrors: [] }], 0);
   expect(written[0]![FIRESTORE_TTL_FIELDS.rates.field]).toBeInstanceOf(Date);
   expect(FIRESTORE_TTL_FIELDS.rates).toEqual({ collection: 'rates', field: 'expireAt' });
 });

@@ -1,6 +1,6 @@
 import type { PubSub } from '@google-cloud/pubsub';
 import * as pulumi from '@pulumi/pulumi';
-import { FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../../shared/adapters/firestore-stores';
+import { FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../../shared/firestore-schema';
 import { applyTopology } from '../../../shared/adapters/pubsub-topology';
 import { ENV_NAMES } from '../../../shared/config';
 import { FUNCTION_NAMES, FunctionName, heraldTopology, INTERNAL_FUNCTIONS, laneTopology, PUMP_RUN_SECONDS } from '../../../shared/topology';

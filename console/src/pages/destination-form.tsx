@@ -1,0 +1,187 @@
+import { useState } from 'preact/hooks';
+import { POLICY_PRESET_NAMES } from '../../../shared/domain/policy-preset-names';
+import { ApiError, call, get, issuesByField, seg } from '../api';
+import { acct, canWrite, Ctx } from '../ctx';
+import { Destination } from '../types';
+import { ActionForm, ErrorBox, Field, href, Loading, Secret, Submit, useAction, useLoad } from '../ui';
+
+/** The form that creates a destination or edits one: the spec PUT /destinations/{id} takes. */
+
+interface FormState {
+  id: string;
+  target: 'url' | 'topic';
+  url: string;
+  topic: string;
+  eventTypes: string;
+  policy: string;
+  failureMode: string;
+  technicalEmail: string;
+  rateMin: string;
+  rateMax: string;
+  dedicated: boolean;
+}
+
+const EMPTY: FormState = { id: '', target: 'url', url: '', topic: '', eventTypes: '', policy: 'event-platform', failureMode: '', technicalEmail: '', rateMin: '', rateMax: '', dedicated: false };
+
+function formOf(d: Destination): FormState {
+  return {
+    id: d.id,
+    target: d.topic ? 'topic' : 'url',
+    url: d.url ?? '',
+    topic: d.topic ?? '',
+    eventTypes: d.eventTypes.join(', '),
+    policy: typeof d.policy === 'string' ? d.policy : JSON.stringify(d.policy),
+    failureMode: d.failureMode ?? '',
+    technicalEmail: d.technicalEmail ?? '',
+    rateMin: d.rate?.min?.toString() ?? '',
+    rateMax: d.rate?.max?.toString() ?? '',
+    dedicated: d.lane === 'dedicated',
+  };
+}
+
+/** The spec PUT takes, from the form (the API validates it and names each bad field). */
+function specOf(f: FormState): Record<string, unknown> {
+  let policy: unknown = f.policy;
+  if (f.policy.trim().startsWith('{')) {
+    try {
+      policy = JSON.parse(f.policy) as unknown;
+    } catch {
+      policy = f.policy;
+    }
+  }
+  const num = (s: string) => (s.trim() === '' ? undefined : Number(s));
+  const rate = { ...(num(f.rateMin) !== undefined ? { min: num(f.rateMin) } : {}), ...(num(f.rateMax) !== undefined ? { max: num(f.rateMax) } : {}) };
+  return {
+    ...(f.target === 'url' ? { url: f.url.trim() } : { topic: f.topic.trim() }),
+    eventTypes: f.eventTypes.split(/[\s,]+/).filter(Boolean),
+    policy,
+    ...(f.failureMode ? { failureMode: f.failureMode } : {}),
+    ...(f.technicalEmail.trim() ? { technicalEmail: f.technicalEmail.trim() } : {}),
+    ...(Object.keys(rate).length ? { rate } : {}),
+    ...(f.dedicated ? { lane: 'dedicated' } : {}),
+  };
+}
+
+export function DestinationForm({ ctx, id }: { ctx: Ctx; id?: string }) {
+  const editing = id !== undefined;
+  const [form, setForm] = useState<FormState>(EMPTY);
+  const [loaded, setLoaded] = useState(!editing);
+  const [created, setCreated] = useState<Destination>();
+  const existing = useLoad(async () => {
+    if (!id) return undefined;
+    const d = await get<Destination>(`${acct(ctx)}/destinations/${seg(id)}`);
+    setForm(formOf(d));
+    setLoaded(true);
+    return d;
+  }, [id]);
+  const save = useAction(() => call<Destination>('PUT', `${acct(ctx)}/destinations/${seg(editing ? id : form.id.trim())}`, specOf(form)));
+  const errors = save.error instanceof ApiError ? issuesByField(save.error.issues) : {};
+  const set = (k: keyof FormState) => (e: Event) => {
+    const t = e.target as HTMLInputElement;
+    setForm({ ...form, [k]: t.type === 'checkbox' ? t.checked : t.value });
+  };
+  if (!canWrite(ctx)) return <ErrorBox error={new Error('This portal is read only: destinations cannot be changed from it.')} />;
+  if (created) {
+    return (
+      <section aria-labelledby="created-title">
+        <h1 id="created-title">Destination {created.id} created</h1>
+        {created.secret && <Secret label="Signing secret" value={created.secret} />}
+        <p>Give the secret to the receiver so it can verify Herald’s signatures (Standard Webhooks). It is not shown again; rotate it if it is lost.</p>
+        <p>
+          <a class="button primary" href={href(`/destinations/${created.id}`)}>
+            Open {created.id}
+          </a>
+        </p>
+      </section>
+    );
+  }
+  const described = (field: string, fieldId = field) => (errors[field] ? { 'aria-invalid': true, 'aria-describedby': `${fieldId}-error` } : {});
+  return (
+    <section aria-labelledby="form-title">
+      <p class="crumbs">
+        <a href={href('/destinations')}>Destinations</a> › {editing ? id : 'new'}
+      </p>
+      <h1 id="form-title">{editing ? `Edit ${id}` : 'New destination'}</h1>
+      {existing.loading && !loaded && <Loading what="the destination" />}
+      <ErrorBox error={existing.error} title="Could not load the destination" />
+      {loaded && (
+        <ActionForm
+          class="card form"
+          action={save}
+          onDone={(d) => {
+              if (editing) location.assign(href(`/destinations/${id}`));
+              else setCreated(d);
+          }}
+        >
+          {!editing && (
+            <Field id="id" label="Id" hint="1–63 lowercase letters, digits and hyphens, e.g. orders." errors={errors.id}>
+              <input id="id" value={form.id} onInput={set('id')} autoComplete="off" {...described('id')} />
+            </Field>
+          )}
+          <fieldset class="field">
+            <legend>Sends to</legend>
+            <label class="radio">
+              <input type="radio" name="target" value="url" checked={form.target === 'url'} onChange={() => setForm({ ...form, target: 'url' })} /> a webhook URL
+            </label>
+            <label class="radio">
+              <input type="radio" name="target" value="topic" checked={form.target === 'topic'} onChange={() => setForm({ ...form, target: 'topic' })} /> a Pub/Sub topic
+            </label>
+          </fieldset>
+          {form.target === 'url' ? (
+            <Field id="url" label="Webhook URL" hint="https, on a public address." errors={errors.url}>
+              <input id="url" type="url" value={form.url} onInput={set('url')} {...described('url')} />
+            </Field>
+          ) : (
+            <Field id="topic" label="Pub/Sub topic" hint="projects/PROJECT/topics/TOPIC" errors={errors.topic}>
+              <input id="topic" value={form.topic} onInput={set('topic')} {...described('topic')} />
+            </Field>
+          )}
+          <Field id="eventTypes" label="Event types" hint="Separated by commas; a * may end one: com.example.*" errors={errors.eventTypes}>
+            <input id="eventTypes" value={form.eventTypes} onInput={set('eventTypes')} {...described('eventTypes')} />
+          </Field>
+          <Field id="policy" label="Delivery policy" hint="How often and how long Herald retries." errors={errors.policy}>
+            {form.policy.startsWith('{') ? (
+              <textarea id="policy" rows={4} value={form.policy} onInput={set('policy')} {...described('policy')} />
+            ) : (
+              <select id="policy" value={form.policy} onChange={set('policy')} {...described('policy')}>
+                {POLICY_PRESET_NAMES.map((p) => (
+                  <option key={p} value={p}>
+                    {p}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field id="failureMode" label="When attempts fail" errors={errors.failureMode}>
+            <select id="failureMode" value={form.failureMode} onChange={set('failureMode')}>
+              <option value="">follow the account’s failure policy</option>
+              <option value="retry">retry</option>
+              <option value="queue">queue for redelivery</option>
+            </select>
+          </Field>
+          <Field id="technicalEmail" label="Technical email (optional)" hint="Told when Herald suspends the destination." errors={errors.technicalEmail}>
+            <input id="technicalEmail" type="email" value={form.technicalEmail} onInput={set('technicalEmail')} {...described('technicalEmail')} />
+          </Field>
+          <div class="row">
+            <Field id="rateMin" label="Rate min (events/s, optional)" errors={errors['rate.min'] ?? errors.rate}>
+              <input id="rateMin" inputMode="decimal" value={form.rateMin} onInput={set('rateMin')} {...described('rate.min', 'rateMin')} />
+            </Field>
+            <Field id="rateMax" label="Rate max (events/s, optional)" errors={errors['rate.max']}>
+              <input id="rateMax" inputMode="decimal" value={form.rateMax} onInput={set('rateMax')} {...described('rate.max', 'rateMax')} />
+            </Field>
+          </div>
+          <label class="check">
+            <input type="checkbox" checked={form.dedicated} onChange={set('dedicated')} /> A lane of its own (high volume)
+          </label>
+          <ErrorBox error={save.error} title={editing ? 'The destination was not saved' : 'The destination was not created'} />
+          <div class="row">
+            <Submit busy={save.busy}>{editing ? 'Save' : 'Create destination'}</Submit>
+            <a class="button" href={href(editing ? `/destinations/${id}` : '/destinations')}>
+              Cancel
+            </a>
+          </div>
+        </ActionForm>
+      )}
+    </section>
+  );
+}

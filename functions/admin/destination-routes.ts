@@ -1,0 +1,153 @@
+import { getDelivery, listDeliveries, deliveriesQuerySchema } from '../../shared/app/admin/deliveries-admin';
+import { getDestination, listDestinations, putDestination } from '../../shared/app/admin/destinations-admin';
+import { deleteDestination, deleteDestinationQuerySchema } from '../../shared/app/admin/destination-deletion';
+import { accountDeliveriesQuerySchema, accountRedeliverSchema, listAccountDeliveries, postAccountRedeliver } from '../../shared/app/admin/account-deliveries-admin';
+import { getAccountStats, statsQuerySchema } from '../../shared/app/admin/stats-admin';
+import { listEventTypes } from '../../shared/app/admin/event-types-admin';
+import { postRotateSecret } from '../../shared/app/admin/secret-rotation-admin';
+import { postReactivate, postRedeliver, postSuspend, redeliverBodySchema, suspendBodySchema } from '../../shared/app/admin/suspension-admin';
+import { actorOf, seesDestination } from '../../shared/domain/account';
+import { destinationSpecSchema } from '../../shared/domain/destination';
+import { rotateSecretSchema } from '../../shared/domain/secret-rotation';
+import { BAD_ID, deliveryInSight, inAccount, NOT_FOUND, portalDestinations, Route } from './route';
+
+/** Bodies PUT /admin/destinations/{id} accepts (the OpenAPI examples; a test holds them to the schema). */
+const DESTINATION_EXAMPLES: unknown[] = [
+  { url: 'https://hooks.example.com/herald', eventTypes: ['com.example.*'] },
+  { topic: 'projects/acme-audit/topics/audit', policy: 'eventarc', failureMode: 'queue' },
+  {
+    url: 'https://hooks.example.com/orders',
+    policy: { retryOn: { statuses: ['5xx', 408], timeouts: true, networkErrors: true }, backoff: { kind: 'exponential', initialMs: 10000, factor: 2, capMs: 300000 }, maxAttempts: 5 },
+    rate: { max: 20 },
+    technicalEmail: 'oncall@example.com',
+  },
+];
+
+/**
+ * Destinations and what hangs off them, in the caller's account: written once and served
+ * both as `/destinations/…` (a key's own account; `default` for the admin token) and as
+ * `/accounts/{accountId}/destinations/…`.
+ */
+export const ACCOUNT_SCOPED: Route[] = [
+  {
+    method: 'GET',
+    path: '/destinations',
+    summary: "List the account's destinations",
+    responses: { 200: 'the destinations, with status and stats' },
+    pattern: /^\/destinations\/?$/,
+    run: (d) => listDestinations(d, d.account),
+  },
+  {
+    method: 'PUT',
+    path: '/destinations/{id}',
+    summary: 'Create or replace a destination (201 shows its signing secret, once)',
+    body: { schema: destinationSpecSchema, required: true, examples: DESTINATION_EXAMPLES },
+    responses: { 200: 'replaced', 201: 'created, with its whsec_ secret', ...BAD_ID },
+    pattern: /^\/destinations\/([^/]+)$/,
+    run: (d, [id], body) => inAccount(d, id!, (iid) => putDestination(d, iid, body())),
+  },
+  { method: 'GET', path: '/destinations/{id}', summary: 'A destination: spec, status, suspension, stats, rate', responses: { 200: 'the destination', ...BAD_ID, ...NOT_FOUND }, pattern: /^\/destinations\/([^/]+)$/, run: (d, [id]) => inAccount(d, id!, (iid) => getDestination(d, iid)) },
+  {
+    method: 'DELETE',
+    path: '/destinations/{id}',
+    summary: 'Delete a destination and its lane; refused while it has deliveries to send, unless deliveries=dead makes them DEAD with dead letters',
+    query: deleteDestinationQuerySchema,
+    responses: {
+      204: 'deleted: nothing was left to send',
+      200: 'deleted with deliveries=dead: how many PENDING, IN_FLIGHT and QUEUED deliveries became DEAD (byStatus), each with its dead letter',
+      ...BAD_ID,
+      ...NOT_FOUND,
+      409: 'it still has PENDING, IN_FLIGHT or QUEUED deliveries: how many (deliveries), and the ways out',
+    },
+    pattern: /^\/destinations\/([^/]+)$/,
+    run: (d, [id], _body, query) => inAccount(d, id!, (iid) => deleteDestination(d, iid, query)),
+  },
+  {
+    method: 'POST',
+    path: '/destinations/{id}/reactivate',
+    summary: 'Reactivate a suspended destination; its QUEUED deliveries flow again',
+    responses: { 200: 'reactivated, with how many deliveries were redelivered', ...BAD_ID, ...NOT_FOUND, 409: 'not suspended' },
+    pattern: /^\/destinations\/([^/]+)\/reactivate\/?$/,
+    run: (d, [id]) => inAccount(d, id!, (iid) => postReactivate(d, iid)),
+  },
+  {
+    method: 'POST',
+    path: '/destinations/{id}/suspend',
+    summary: 'Suspend an active destination by hand: nothing is sent to it, its events are QUEUED until it is reactivated',
+    body: { schema: suspendBodySchema, required: false, examples: [{}, { reason: 'receiver maintenance until 14:00 UTC' }] },
+    responses: { 200: 'suspended: the destination, its suspension with cause manual and who did it (by)', ...BAD_ID, ...NOT_FOUND, 409: 'already suspended' },
+    pattern: /^\/destinations\/([^/]+)\/suspend\/?$/,
+    run: (d, [id], body) => inAccount(d, id!, (iid) => postSuspend(d, iid, body(true), actorOf(d.caller))),
+  },
+  {
+    method: 'POST',
+    path: '/destinations/{id}/redeliver',
+    summary: 'Send QUEUED (default) or DEAD deliveries again',
+    body: { schema: redeliverBodySchema, required: false, examples: [{}, { status: 'queued' }, { status: 'dead' }] },
+    responses: { 202: 'those deliveries are PENDING again', ...BAD_ID, ...NOT_FOUND, 409: 'the destination is suspended: reactivate it' },
+    pattern: /^\/destinations\/([^/]+)\/redeliver\/?$/,
+    run: (d, [id], body) => inAccount(d, id!, (iid) => postRedeliver(d, iid, body(true))),
+  },
+  {
+    method: 'POST',
+    path: '/destinations/{id}/rotate-secret',
+    summary: 'Rotate the signing secret; the old one keeps signing for the grace period',
+    body: { schema: rotateSecretSchema, required: false, examples: [{}, { graceSeconds: 3600 }, { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', graceSeconds: 0 }] },
+    responses: { 200: 'the destination with its new secret (shown once)', ...BAD_ID, ...NOT_FOUND, 409: 'a Pub/Sub-topic destination signs nothing' },
+    pattern: /^\/destinations\/([^/]+)\/rotate-secret\/?$/,
+    run: (d, [id], body) => inAccount(d, id!, (iid) => postRotateSecret(d, iid, body(true))),
+  },
+  {
+    method: 'GET',
+    path: '/destinations/{id}/deliveries',
+    summary: "A destination's deliveries, a page at a time",
+    query: deliveriesQuerySchema,
+    responses: { 200: 'deliveries and nextCursor', ...BAD_ID, ...NOT_FOUND },
+    pattern: /^\/destinations\/([^/]+)\/deliveries\/?$/,
+    run: (d, [id], _body, query) => inAccount(d, id!, (iid) => listDeliveries(d, iid, query)),
+  },
+  {
+    method: 'GET',
+    path: '/deliveries',
+    summary: "The account's QUEUED (default) or DEAD deliveries, to one receiver URL if given, each with its event (seed 003)",
+    query: accountDeliveriesQuerySchema,
+    responses: { 200: 'deliveries with their events, and nextCursor', 400: 'invalid query: every problem named' },
+    pattern: /^\/deliveries\/?$/,
+    run: (d, _params, _body, query) => listAccountDeliveries(d, d.account, query),
+  },
+  {
+    method: 'POST',
+    path: '/deliveries/redeliver',
+    summary: "Send the account's QUEUED (default) or DEAD deliveries again, to one receiver URL if given (seed 003), or the deliveries named in ids",
+    body: { schema: accountRedeliverSchema, required: false, examples: [{}, { status: 'queued', url: 'https://events.myservice.com/receiver' }, { ids: ['acme_orders.0b6f2c1e9a4d7f3b5c8e1a2d4f6b8c0e'] }] },
+    responses: { 202: 'how many are PENDING again, per destination (or, with ids, per id); suspended destinations named and left queued', 400: 'invalid body' },
+    pattern: /^\/deliveries\/redeliver\/?$/,
+    run: (d, _params, body) => postAccountRedeliver(d, d.account, body(true), (id) => seesDestination(d.caller, id)),
+  },
+  {
+    method: 'GET',
+    path: '/deliveries/{id}',
+    summary: 'One delivery record',
+    responses: { 200: 'the delivery', ...BAD_ID, 404: 'no such delivery' },
+    pattern: /^\/deliveries\/([^/]+)$/,
+    run: (d, [id]) => (deliveryInSight(d.caller, id!) ? getDelivery(d, id!, d.account) : Promise.resolve({ status: 404, body: { error: `no delivery ${JSON.stringify(id)}; list a destination's deliveries with GET /admin/destinations/{id}/deliveries` } })),
+  },
+  {
+    method: 'GET',
+    path: '/stats',
+    summary: "The account's attempts over the last hour or day (the console's overview), or one destination's (`destination`), from counters: never a scan",
+    query: statsQuerySchema,
+    responses: { 200: 'series of attempts, successes, failures and latency p50/p99; success rate; latency p50/p99 over the window; queued and dead counts', 400: 'invalid query', ...NOT_FOUND },
+    pattern: /^\/stats\/?$/,
+    run: (d, _params, _body, query) => getAccountStats(d, d.caller, d.account, query),
+  },
+  {
+    method: 'GET',
+    path: '/event-types',
+    summary: "The event types the account published, each with its latest event as a sample and the destinations that take it",
+    responses: { 200: 'event types, by type: type, lastSeenAt, sample (CloudEvents JSON, cut at 8 KB), destinations' },
+    pattern: /^\/event-types\/?$/,
+    // A narrowed portal session sees only the types one of its destinations takes.
+    run: (d) => listEventTypes(d, d.account, portalDestinations(d.caller) !== undefined),
+  },
+];

@@ -1,0 +1,90 @@
+import type { Response } from 'express';
+import { findAccount, noAccount } from '../../shared/app/admin/accounts-admin';
+import { DEFAULT_ACCOUNT } from '../../shared/domain/account';
+import { adminApiDeps } from '../../shared/runtime';
+import { guarded, HeraldRequest, sendJson } from '../http';
+import { runtime } from '../process-runtime';
+import { audit } from './audit';
+import { callerOf, NOBODY, portalKeyFor, scopeRefusal } from './auth';
+import { consoleBaseOf, serveConsole } from './console-files';
+import { BadJson, parseJsonBody } from './request-body';
+import { Ctx, narrowed } from './route';
+import { openApiJson, ROUTES } from './routes';
+import { answeringStoreBusy, storeRefusalMessage } from './store-errors';
+
+/** The operators' and accounts' API: accounts, keys, destinations, deliveries, reactivation and replays. */
+export const adminHandler = guarded(
+  () => runtime().log,
+  'admin',
+  answeringStoreBusy(async (req: HeraldRequest, res: Response) => {
+    const rt = runtime();
+    const path = req.path;
+    // The API's description holds no data: anyone (a code generator, a browser) may read it.
+    if (req.method === 'GET' && path === '/openapi.json') {
+      res.status(200).set('content-type', 'application/json; charset=utf-8').send(openApiJson());
+      return;
+    }
+    if (path === '/console' || path.startsWith('/console/')) {
+      serveConsole(req, res, rt);
+      return;
+    }
+    const publicRoute = ROUTES.find((r) => r.public && r.method === req.method && r.pattern.test(path));
+    const caller = publicRoute ? NOBODY : await callerOf(req, res, rt);
+    if (!caller) return;
+    const matching = ROUTES.filter((r) => r.pattern.test(path));
+    if (matching.length === 0) {
+      sendJson(res, 404, { error: `no admin route ${req.method} ${path}; see the README for the admin API` });
+      return;
+    }
+    const route = matching.find((r) => r.method === req.method);
+    if (!route) {
+      res.set('allow', matching.map((r) => r.method).join(', '));
+      sendJson(res, 405, { error: `method ${req.method} not allowed on ${path}; use ${matching.map((r) => r.method).join(' or ')}` });
+      return;
+    }
+    // Express has already refused a path that does not decode (jsonBodyErrors answers 400).
+    const params = (route.pattern.exec(path) ?? []).slice(1).map((p) => decodeURIComponent(p));
+    const deps = adminApiDeps(rt);
+    // Another account's anything does not exist for a key: 404 before scopes, so a key learns nothing of it.
+    if (route.accountParam && !(await findAccount(deps, caller, params[0]!))) {
+      const missing = noAccount(params[0]!);
+      sendJson(res, missing.status, 'body' in missing ? missing.body : undefined);
+      return;
+    }
+    const refusal = route.public ? undefined : scopeRefusal(caller, req.method);
+    if (refusal !== undefined) {
+      sendJson(res, 403, { error: refusal });
+      return;
+    }
+    const account = route.accountParam ? params[0]! : caller.kind !== 'operator' ? caller.account : DEFAULT_ACCOUNT;
+    try {
+      let fields: string[] = [];
+      const body = (optional?: boolean) => {
+        const parsed = parseJsonBody(req, optional);
+        fields = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? Object.keys(parsed) : [];
+        return parsed;
+      };
+      const replayScope = route.accountParam || caller.kind !== 'operator' ? account : undefined;
+      const ctx: Ctx = {
+        ...deps,
+        caller,
+        account,
+        replayScope,
+        portalKey: portalKeyFor(rt),
+        consoleBase: consoleBaseOf({ get: (name) => req.get(name) }, req.protocol, rt.config.pushBaseUrl),
+      };
+      const result = await route.run(narrowed(ctx), params, body, { ...(req.query as Record<string, unknown>) });
+      audit(rt.log, { route, caller, account, ids: params, fields, status: result.status });
+      sendJson(res, result.status, 'body' in result ? result.body : undefined);
+    } catch (e) {
+      if (e instanceof BadJson) {
+        sendJson(res, 400, { error: e.message, issues: e.issues });
+        return;
+      }
+      const refused = storeRefusalMessage(e);
+      if (refused === undefined) throw e;
+      rt.log.warn(`admin: ${req.method} ${req.path} answered 400: Firestore refused a value of the request`, { error: (e as Error).message });
+      sendJson(res, 400, { error: refused });
+    }
+  }),
+);

@@ -1,0 +1,248 @@
+import { DocumentReference, DocumentSnapshot, FieldPath, FieldValue, Query } from '@google-cloud/firestore';
+import { LastError } from '../domain/delivery';
+import { addHistograms, LatencyHistogram } from '../domain/latency-histogram';
+import { addSettled, RateBucket, RECENT_ERRORS } from '../domain/success-rate';
+import { bucketsOf, RecentBucket, RecentEntry } from '../domain/recent-log';
+import { CounterDelta, CounterStore } from '../ports';
+import { FirestoreStore } from './firestore-stores';
+import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
+
+/**
+ * How long a counter document is worth keeping: Firestore's TTL policy on `expireAt`
+ * (FIRESTORE_TTL_FIELDS) deletes it after. 25 h: the console charts a day of them
+ * (GET /admin/stats?window=24h); suspension reads only the last hour.
+ */
+const KEEP_MS = 25 * 60 * 60 * 1000;
+
+/** Firestore takes at most 500 writes in one commit. */
+const BATCH = 500;
+/** Values an `in` or `array-contains-any` filter takes at most. */
+const DISJUNCTION = 30;
+
+/** One destination's counts in one bucket, as stored: the fields of its own document, or its entry in a shared one. */
+interface StoredCounts {
+  attempts: number;
+  successes: number;
+  failures: number;
+  lastErrors?: LastError[];
+  /** Deliveries that became DEAD, or QUEUED, in the bucket. */
+  dead?: number;
+  queued?: number;
+  /** Each writer's newest records created in the bucket, `<publishedAt> <delivery id>` (domain/recent-log.ts). */
+  recent?: Record<string, string[]>;
+  /** Attempt latencies: a map of bin (`b00` … `b24`, domain/latency-histogram.ts) to count, only the bins ever hit. */
+  latency?: LatencyHistogram;
+}
+
+/** `rates/<destination>~<bucket>~<shard>`: one destination's counts from the writers on one shard. */
+interface StoredRate extends StoredCounts {
+  destinationId: string;
+  bucketStart: number;
+  shard: number;
+  expireAt: Date;
+}
+
+/**
+ * `rates-shared/<group>~<bucket>`: one writer's counts of many sparse destinations of one
+ * account in one bucket (the group, `<account>_~<writer>~<part>`, is the writer's choice:
+ * app/destination-counters.ts), each under `d.<destination>`, and the destinations listed for
+ * array-contains queries.
+ */
+interface StoredShared {
+  bucketStart: number;
+  destinations: string[];
+  d: Record<string, StoredCounts>;
+  expireAt: Date;
+}
+
+type Row = Omit<StoredRate, 'expireAt' | 'shard'>;
+
+/**
+ * Success-rate counters in Firestore, added to with server-side increments, so a flush is
+ * writes and never a read: a busy destination's in a document per (destination, bucket,
+ * shard); sparse destinations' (the writer decides which: `CounterDelta.group`) many to a shared
+ * document, so that 500 destinations with one event each cost a few writes a flush, not 500.
+ * Every read takes both kinds and sums them per bucket.
+ */
+export class FirestoreCounterStore extends FirestoreStore implements CounterStore {
+  private get col() {
+    return this.db.collection(COLLECTIONS.rates);
+  }
+
+  private get shared() {
+    return this.db.collection(COLLECTIONS.sharedRates);
+  }
+
+  async add(deltas: readonly CounterDelta[], shard: number): Promise<void> {
+    if (deltas.length === 0) return;
+    const writes: { ref: DocumentReference; doc: Record<string, unknown> }[] = [];
+    const groups = new Map<string, CounterDelta[]>();
+    for (const d of deltas) {
+      if (d.group === undefined) {
+        const doc = { destinationId: d.destinationId, bucketStart: d.bucketStart, shard, ...countFields(d), [FIRESTORE_TTL_FIELDS.rates.field]: expiry(d.bucketStart) };
+        writes.push({ ref: this.col.doc(`${d.destinationId}~${d.bucketStart}~${shard}`), doc });
+      } else {
+        const key = `${d.group}~${d.bucketStart}`;
+        groups.set(key, [...(groups.get(key) ?? []), d]);
+      }
+    }
+    for (const [key, group] of groups) {
+      // A merged set takes a map's keys as they are (never as dotted paths): the destination ids are keys of `d`.
+      const doc = {
+        bucketStart: group[0]!.bucketStart,
+        destinations: FieldValue.arrayUnion(...group.map((d) => d.destinationId)),
+        d: Object.fromEntries(group.map((d) => [d.destinationId, countFields(d)])),
+        [FIRESTORE_TTL_FIELDS.sharedRates.field]: expiry(group[0]!.bucketStart),
+      };
+      writes.push({ ref: this.shared.doc(key), doc });
+    }
+    await Promise.all(
+      Array.from({ length: Math.ceil(writes.length / BATCH) }, async (_, b) => {
+        const batch = this.db.batch();
+        for (const w of writes.slice(b * BATCH, (b + 1) * BATCH)) batch.set(w.ref, w.doc, { merge: true });
+        await batch.commit();
+        // One document written, one write: increments and the array union ride in the same write.
+        this.ops.writes += Math.min(BATCH, writes.length - b * BATCH);
+      }),
+    );
+  }
+
+  async window(destinationId: string, since: number): Promise<RateBucket[]> {
+    const q = FIRESTORE_QUERIES.rateWindow;
+    const s = FIRESTORE_QUERIES.sharedRateWindow;
+    const [own, shared] = await Promise.all([
+      this.read(this.col.where(q.equality[0], '==', destinationId).where(q.orderBy, '>=', since).orderBy(q.orderBy)),
+      this.read(this.shared.where(s.contains, 'array-contains', destinationId).where(s.orderBy, '>=', since).orderBy(s.orderBy).select(s.orderBy, new FieldPath('d', destinationId))),
+    ]);
+    return mergeShards([...own.map((d) => d.data() as StoredRate), ...shared.flatMap((d) => sharedRow(d, destinationId))]);
+  }
+
+  /**
+   * The destinations' own documents by `in` (30 to a query), and the shared ones: with 30
+   * destinations or fewer those that list any of them (one query), with more every shared
+   * document of the window, once — fewer than a query per destination's.
+   */
+  async windows(destinationIds: readonly string[], since: number): Promise<Map<string, RateBucket[]>> {
+    const ids = [...new Set(destinationIds)];
+    const rows = new Map<string, Row[]>(ids.map((id) => [id, []]));
+    if (ids.length === 0) return new Map();
+    const q = FIRESTORE_QUERIES.rateWindow;
+    const s = FIRESTORE_QUERIES.sharedRateWindow;
+    const chunks = Array.from({ length: Math.ceil(ids.length / DISJUNCTION) }, (_, i) => ids.slice(i * DISJUNCTION, (i + 1) * DISJUNCTION));
+    const sharedQuery = ids.length <= DISJUNCTION ? this.shared.where(s.contains, 'array-contains-any', ids).where(s.orderBy, '>=', since) : this.shared.where(FIRESTORE_QUERIES.sharedRatesSince.orderBy, '>=', since);
+    const [own, shared] = await Promise.all([Promise.all(chunks.map((chunk) => this.read(this.col.where(q.equality[0], 'in', chunk).where(q.orderBy, '>=', since)))), this.read(sharedQuery)]);
+    for (const doc of own.flat()) {
+      const r = doc.data() as StoredRate;
+      rows.get(r.destinationId)?.push(r);
+    }
+    for (const doc of shared) for (const id of (doc.get('destinations') as StoredShared['destinations'] | undefined) ?? []) rows.get(id)?.push(...sharedRow(doc, id));
+    return new Map([...rows].map(([id, r]) => [id, mergeShards(r)]));
+  }
+
+  async recentLog(destinationId: string, since: number, maxDocs: number): Promise<RecentBucket[]> {
+    const q = FIRESTORE_QUERIES.logHead;
+    const s = FIRESTORE_QUERIES.sharedLogHead;
+    const [own, shared] = await Promise.all([
+      this.read(this.col.where(q.equality[0], '==', destinationId).where(q.orderBy, '>=', since).orderBy(q.orderBy, 'desc').limit(maxDocs).select(q.orderBy, 'recent')),
+      this.read(
+        this.shared
+          .where(s.contains, 'array-contains', destinationId)
+          .where(s.orderBy, '>=', since)
+          .orderBy(s.orderBy, 'desc')
+          .limit(maxDocs)
+          .select(s.orderBy, new FieldPath('d', destinationId, 'recent')),
+      ),
+    ]);
+    const lists = (docs: DocumentSnapshot[], recent: (d: DocumentSnapshot) => unknown) =>
+      docs.map((d) => ({ start: d.get('bucketStart') as number, entries: Object.values((recent(d) as Record<string, string[]> | undefined) ?? {}).flatMap((l) => l.flatMap(decodeEntry)) }));
+    return completeBuckets([
+      { lists: lists(own, (d) => d.get('recent')), limited: own.length === maxDocs },
+      { lists: lists(shared, (d) => d.get(new FieldPath('d', destinationId, 'recent'))), limited: shared.length === maxDocs },
+    ]);
+  }
+
+  async activeSince(since: number): Promise<string[]> {
+    // Single-field ranges: Firestore's automatic indexes serve them.
+    const [own, shared] = await Promise.all([
+      this.read(this.col.where(FIRESTORE_QUERIES.rateWindow.orderBy, '>=', since).select(FIRESTORE_QUERIES.rateWindow.equality[0])),
+      this.read(this.shared.where(FIRESTORE_QUERIES.sharedRatesSince.orderBy, '>=', since).select('destinations')),
+    ]);
+    return [...new Set([...own.map((d) => d.get('destinationId') as string), ...shared.flatMap((d) => (d.get('destinations') as StoredShared['destinations'] | undefined) ?? [])])];
+  }
+
+  /** A query's documents, counted as billed: one read each, one for a query that finds none. */
+  private async read(query: Query): Promise<DocumentSnapshot[]> {
+    const snap = await query.get();
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs;
+  }
+}
+
+function expiry(bucketStart: number): Date {
+  return new Date(bucketStart + KEEP_MS);
+}
+
+/** A delta as the fields it adds to (own document) or under its destination's key (shared document): one write either way. */
+function countFields(d: CounterDelta): Record<string, unknown> {
+  const doc: Record<string, unknown> = {
+    attempts: FieldValue.increment(d.attempts),
+    successes: FieldValue.increment(d.successes),
+    failures: FieldValue.increment(d.failures),
+  };
+  // The newest errors of this flush replace the shard's: a read to merge them would double the cost.
+  if (d.lastErrors.length) doc.lastErrors = d.lastErrors.slice(0, RECENT_ERRORS);
+  // One increment per latency bin hit (`latency.b07`), in the same write: a merged set merges into the map.
+  const bins = Object.entries(d.latency ?? {}).filter(([, n]) => (n ?? 0) > 0);
+  if (bins.length) doc.latency = Object.fromEntries(bins.map(([bin, n]) => [bin, FieldValue.increment(n!)]));
+  if (d.settled?.dead) doc.dead = FieldValue.increment(d.settled.dead);
+  if (d.settled?.queued) doc.queued = FieldValue.increment(d.settled.queued);
+  // Each writer's list under its own key: writers that share a document do not overwrite each other's.
+  if (d.recent) doc.recent = { [d.recent.writer]: d.recent.entries.map(encodeEntry) };
+  return doc;
+}
+
+/** The destination's entry in a shared document, as a row of its own document would be. */
+function sharedRow(doc: DocumentSnapshot, destinationId: string): Row[] {
+  const counts = doc.get(new FieldPath('d', destinationId)) as StoredCounts | undefined;
+  return counts ? [{ ...counts, destinationId, bucketStart: doc.get('bucketStart') as StoredShared['bucketStart'] }] : [];
+}
+
+/** A log-head entry as stored: one string, as Firestore keeps no array inside an array. */
+export function encodeEntry(e: RecentEntry): string {
+  return `${e[0]} ${e[1]}`;
+}
+
+export function decodeEntry(text: string): RecentEntry[] {
+  const space = text.indexOf(' ');
+  return space > 0 ? [[text.slice(0, space), text.slice(space + 1)]] : [];
+}
+
+/**
+ * The log-head lists of several reads (own documents, shared ones), newest first, as buckets
+ * whose lists are all there. A read that stopped at its limit knows nothing older than its
+ * oldest bucket and may lack part of that one: every bucket that old or older is left out, the
+ * other reads' too — a bucket kept with a writer's list missing would prove a head it does not
+ * hold (domain/recent-log.ts).
+ */
+export function completeBuckets(reads: readonly { lists: readonly RecentBucket[]; limited: boolean }[]): RecentBucket[] {
+  const cuts = reads.filter((r) => r.limited && r.lists.length > 0).map((r) => Math.min(...r.lists.map((l) => l.start)));
+  const cut = cuts.length ? Math.max(...cuts) : -Infinity;
+  return bucketsOf(reads.flatMap((r) => r.lists.filter((l) => l.start > cut))).sort((a, b) => b.start - a.start);
+}
+
+/** Shards (and shared documents) of the same bucket, summed, latency histograms bin by bin. */
+export function mergeShards(rows: readonly Omit<Row, 'recent'>[]): RateBucket[] {
+  const byStart = new Map<number, RateBucket>();
+  for (const r of rows) {
+    const b = byStart.get(r.bucketStart) ?? { destinationId: r.destinationId, start: r.bucketStart, attempts: 0, successes: 0, failures: 0, lastErrors: [] };
+    b.attempts += r.attempts;
+    b.successes += r.successes;
+    b.failures += r.failures;
+    b.lastErrors = [...(b.lastErrors ?? []), ...(r.lastErrors ?? [])].sort((x, y) => y.at.localeCompare(x.at)).slice(0, RECENT_ERRORS);
+    if (r.latency && Object.keys(r.latency).length) b.latency = addHistograms(b.latency, r.latency);
+    const settled = addSettled(b.settled, { ...(r.dead ? { dead: r.dead } : {}), ...(r.queued ? { queued: r.queued } : {}) });
+    if (settled) b.settled = settled;
+    byStart.set(r.bucketStart, b);
+  }
+  return [...byStart.values()].sort((a, b) => a.start - b.start);
+}

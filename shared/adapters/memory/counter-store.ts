@@ -1,0 +1,76 @@
+import { addHistograms } from '../../domain/latency-histogram';
+import { RateBucket } from '../../domain/success-rate';
+import { RecentBucket, RecentEntry } from '../../domain/recent-log';
+import { CounterDelta, CounterStore } from '../../ports';
+import { completeBuckets, mergeShards } from '../firestore-counters';
+
+type Counts = Omit<CounterDelta, 'recent' | 'settled' | 'group'> & { dead?: number; queued?: number; recent: Map<string, RecentEntry[]> };
+
+/** A counter document: a destination's own (one entry) or a shared one (an entry per destination it lists). */
+interface Doc {
+  bucketStart: number;
+  shared: boolean;
+  entries: Map<string, Counts>;
+}
+
+/**
+ * Success-rate counters in memory, for unit tests, laid out in documents as FirestoreCounterStore
+ * lays them out (own per destination, bucket and shard; shared per group and bucket), so reads
+ * limited to a number of documents behave alike; it records every add so tests can see the
+ * write pattern.
+ */
+export class MemoryCounterStore implements CounterStore {
+  private readonly docs = new Map<string, Doc>();
+  /** Every add: when, and which documents it wrote (`<destination>~<bucket>~<shard>`, or `shared/<group>~<bucket>`). */
+  readonly writes: { at: number; docs: string[] }[] = [];
+
+  async add(deltas: readonly CounterDelta[], shard: number): Promise<void> {
+    if (deltas.length === 0) return;
+    const docs = new Set<string>();
+    for (const d of deltas) {
+      const key = d.group === undefined ? `${d.destinationId}~${d.bucketStart}~${shard}` : `shared/${d.group}~${d.bucketStart}`;
+      docs.add(key);
+      const doc = this.docs.get(key) ?? { bucketStart: d.bucketStart, shared: d.group !== undefined, entries: new Map<string, Counts>() };
+      const row = doc.entries.get(d.destinationId) ?? { destinationId: d.destinationId, bucketStart: d.bucketStart, attempts: 0, successes: 0, failures: 0, lastErrors: [], recent: new Map<string, RecentEntry[]>() };
+      row.attempts += d.attempts;
+      row.successes += d.successes;
+      row.failures += d.failures;
+      if (d.lastErrors.length) row.lastErrors = d.lastErrors;
+      if (d.latency && Object.keys(d.latency).length) row.latency = addHistograms(row.latency, d.latency);
+      if (d.settled?.dead) row.dead = (row.dead ?? 0) + d.settled.dead;
+      if (d.settled?.queued) row.queued = (row.queued ?? 0) + d.settled.queued;
+      if (d.recent) row.recent.set(d.recent.writer, [...d.recent.entries]);
+      doc.entries.set(d.destinationId, row);
+      this.docs.set(key, doc);
+    }
+    this.writes.push({ at: Date.now(), docs: [...docs] });
+  }
+
+  async activeSince(since: number): Promise<string[]> {
+    return [...new Set([...this.docs.values()].filter((d) => d.bucketStart >= since).flatMap((d) => [...d.entries.keys()]))];
+  }
+
+  async recentLog(destinationId: string, since: number, maxDocs: number): Promise<RecentBucket[]> {
+    // As Firestore reads them: the newest `maxDocs` of each kind that hold the destination.
+    const read = (shared: boolean) => {
+      const docs = this.holding(destinationId, since)
+        .filter((d) => d.shared === shared)
+        .sort((a, b) => b.bucketStart - a.bucketStart)
+        .slice(0, maxDocs);
+      return { lists: docs.map((d) => ({ start: d.bucketStart, entries: [...d.entries.get(destinationId)!.recent.values()].flat() })), limited: docs.length === maxDocs };
+    };
+    return completeBuckets([read(false), read(true)]);
+  }
+
+  async window(destinationId: string, since: number): Promise<RateBucket[]> {
+    return mergeShards(this.holding(destinationId, since).map((d) => d.entries.get(destinationId)!));
+  }
+
+  async windows(destinationIds: readonly string[], since: number): Promise<Map<string, RateBucket[]>> {
+    return new Map(await Promise.all([...new Set(destinationIds)].map(async (id) => [id, await this.window(id, since)] as const)));
+  }
+
+  private holding(destinationId: string, since: number): Doc[] {
+    return [...this.docs.values()].filter((d) => d.bucketStart >= since && d.entries.has(destinationId));
+  }
+}

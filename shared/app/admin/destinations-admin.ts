@@ -1,0 +1,136 @@
+import type { AccountQuotas } from '../../domain/account';
+import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../../domain/ids';
+import { applySpec, rateBoundsOf, destinationSpecSchema, Destination, DestinationView, viewOf } from '../../domain/destination';
+import { issuesFromZod, ValidationIssue } from '../../domain/event';
+import { LastError } from '../../domain/delivery';
+import { checkDestinationTopic, HeraldTopics } from '../../domain/topic-destination';
+import { Clock, DeliveryStore, DestinationStore, HostResolver, LaneProvisioner, Logger, RateLeaseStore } from '../../ports';
+import { checkWebhookTarget } from '../target-guard';
+import { clampRate, INITIAL_RATE } from '../../domain/rate-control';
+import { DestinationDirectory } from '../destination-directory';
+import { DestinationCounters } from '../destination-counters';
+
+export interface AdminDeps {
+  destinations: DestinationStore;
+  deliveries: DeliveryStore;
+  directory: DestinationDirectory;
+  lanes: LaneProvisioner;
+  counters: DestinationCounters;
+  rateLeases: RateLeaseStore;
+  clock: Clock;
+  log: Logger;
+  allowLoopback: boolean;
+  /** DNS for the SSRF check of webhook URLs at registration. */
+  resolver: HostResolver;
+  /** Herald's own project and prefix: a topic destination may not be one of its topics. */
+  herald?: HeraldTopics;
+  /** The quotas that apply to an account (absent: none). */
+  quotasOf?: (account: string) => Promise<AccountQuotas>;
+}
+
+export type AdminResult<T> =
+  | { status: 200 | 201 | 202; body: T }
+  | { status: 204 }
+  | { status: 400 | 403 | 404 | 409 | 503; body: { error: string; issues?: ValidationIssue[] } };
+
+/** 400 for an id that cannot be a destination's (shared by every admin route under /destinations/{id}). */
+export const badId = (id: string): AdminResult<never> => ({
+  status: 400,
+  body: { error: `invalid destination id ${JSON.stringify(id)}`, issues: [{ path: 'id', message: 'use 1-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit' }] },
+});
+
+/** 404 for a destination that does not exist. */
+export const notFound = (id: string): AdminResult<never> => ({
+  status: 404,
+  body: { error: `no destination ${JSON.stringify(id)}; list them with GET /admin/destinations` },
+});
+
+export async function putDestination(deps: AdminDeps, id: string, body: unknown): Promise<AdminResult<DestinationView & { secret?: string }>> {
+  if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
+  const parsed = destinationSpecSchema.safeParse(body);
+  if (!parsed.success) return { status: 400, body: { error: 'invalid destination spec', issues: issuesFromZod(parsed.error) } };
+  const spec = parsed.data;
+  const topicProblem = spec.topic !== undefined && deps.herald ? checkDestinationTopic(spec.topic, deps.herald) : undefined;
+  if (topicProblem) return { status: 400, body: { error: 'invalid destination spec', issues: [{ path: 'topic', message: topicProblem }] } };
+  const urlProblem = spec.url !== undefined ? await checkWebhookTarget(spec.url, { allowLoopback: deps.allowLoopback }, deps.resolver) : undefined;
+  if (urlProblem) {
+    const error = urlProblem.status === 400 ? 'invalid destination spec' : 'the destination URL could not be checked';
+    return { status: urlProblem.status, body: { error, issues: [{ path: 'url', message: urlProblem.message }] } };
+  }
+
+  const overQuota = await destinationQuotaProblem(deps, id);
+  if (overQuota) return { status: 409, body: { error: overQuota } };
+
+  // A dedicated lane exists before the destination is visible to routing, so no event finds it missing.
+  if (spec.lane === 'dedicated') await deps.lanes.ensureLane(id);
+  // Read and written in one transaction: a suspension written meanwhile is kept, not overwritten.
+  const now = deps.clock.now();
+  let created = false;
+  const destination = (await deps.destinations.update(id, (existing) => {
+    created = existing === undefined;
+    return applySpec(id, spec, existing, now);
+  }))!;
+  deps.directory.changed(id, destination);
+  deps.log.info(created ? 'destination created' : 'destination updated', { destinationId: id, ...(destination.topic !== undefined ? { topic: destination.topic } : {}) });
+  // The secret is shown once, when Herald generated or received it; never on a plain read.
+  const showSecret = created || spec.secret !== undefined;
+  const view = viewOf(destination, now);
+  return { status: created ? 201 : 200, body: showSecret ? { ...view, secret: destination.secret } : view };
+}
+
+/** The account's destinations: the registry read once, filtered by the account in each id. */
+export async function destinationsOfAccount(store: Pick<DestinationStore, 'list'>, account: string): Promise<Destination[]> {
+  return (await store.list()).filter((d) => splitDestinationId(d.id).account === account);
+}
+
+/**
+ * A new destination past its account's quota: why, else undefined. Checked before the write,
+ * so two creates at the same instant may pass it by one each; replacing one never counts.
+ */
+async function destinationQuotaProblem(deps: AdminDeps, id: string): Promise<string | undefined> {
+  const { account } = splitDestinationId(id);
+  const limit = deps.quotasOf ? (await deps.quotasOf(account)).destinations : undefined;
+  if (limit === undefined || (await deps.destinations.get(id))) return undefined;
+  const count = (await destinationsOfAccount(deps.destinations, account)).length;
+  if (count < limit) return undefined;
+  return `account ${account} has ${count} destinations, its quota (${limit}): delete one it no longer needs, or ask the operator to raise quotas.destinations (PATCH /admin/accounts/${account})`;
+}
+
+/** The rolling hour of a destination, as `GET /admin/destinations/{id}` shows it. */
+export interface DestinationStats {
+  attempts1h: number;
+  /** successes / (successes + failures) in the hour; absent with nothing counted. */
+  successRate1h?: number;
+  /** Newest first. */
+  lastErrors: LastError[];
+  /** The adaptive delivery rate now, events per second, and its bounds. */
+  rate: number;
+  rateBounds: { min: number; max: number };
+  /** A Retry-After pause in force, until then. */
+  pausedUntil?: string;
+}
+
+export async function getDestination(deps: AdminDeps, id: string): Promise<AdminResult<DestinationView & { stats: DestinationStats }>> {
+  if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
+  const destination = await deps.destinations.get(id);
+  if (!destination) return notFound(id);
+  const [hour, control] = await Promise.all([deps.counters.window(id), deps.rateLeases.peek(id)]);
+  const bounds = rateBoundsOf(destination);
+  const paused = control?.state.pausedUntil !== undefined && control.state.pausedUntil > deps.clock.now().getTime() ? { pausedUntil: new Date(control.state.pausedUntil).toISOString() } : {};
+  const stats: DestinationStats = {
+    attempts1h: hour.attempts,
+    ...(hour.successRate === undefined ? {} : { successRate1h: hour.successRate }),
+    lastErrors: hour.recentErrors,
+    rate: Math.round(clampRate(control?.state.rate ?? INITIAL_RATE, bounds) * 10) / 10,
+    rateBounds: { min: bounds.minPerSecond, max: bounds.maxPerSecond },
+    ...paused,
+  };
+  return { status: 200, body: { ...viewOf(destination, deps.clock.now()), stats } };
+}
+
+/** The destinations of one account. */
+export async function listDestinations(deps: AdminDeps, account: string): Promise<AdminResult<{ destinations: DestinationView[] }>> {
+  const now = deps.clock.now();
+  const views = (await destinationsOfAccount(deps.destinations, account)).map((d) => viewOf(d, now));
+  return { status: 200, body: { destinations: views } };
+}

@@ -1,0 +1,228 @@
+import { Account, actorOf, Caller, OPERATOR } from '../../domain/account';
+import { issuesFromZod } from '../../domain/event';
+import { internalDestinationId } from '../../domain/ids';
+import { linkClaims, LINK_PREFIX, newPortalId, PORTAL_ID, PortalTheme, portalLinkSchema, portalSessionSchema, signLink, signSession, verifyPortalToken } from '../../domain/portal';
+import { isLive, liveSince, mintingKeyStands, MINTED_BY_OPERATOR, PortalLinkRecord, PortalSessionRecord } from '../../domain/portal-access';
+import { AccountStore, Clock, DestinationStore, Logger, PortalStore } from '../../ports';
+import { findAccount, noAccount, notInPortal } from './accounts-admin';
+import { AdminResult } from './destinations-admin';
+import { PortalVerifier } from '../portal-verifier';
+
+/** The customer portal's links and sessions (docs/console.md). */
+export interface PortalAdminDeps {
+  accounts: AccountStore;
+  destinations: Pick<DestinationStore, 'get'>;
+  clock: Clock;
+  log: Logger;
+  /** The HMAC key portal tokens are signed with (domain/portal.ts portalKeyOf). */
+  portalKey: Buffer;
+  /** Every link minted and session opened, so that each can end before it expires. */
+  portals: PortalStore;
+  /** Whether a link or session still stands; told at once of what this instance revokes. */
+  portalAccess: Pick<PortalVerifier, 'link' | 'forgetLink' | 'forgetSession' | 'forgetAccount'>;
+}
+
+export interface PortalLink {
+  /** The link's id: what GET …/portal-links lists and DELETE …/portal-links/{linkId} revokes. */
+  id: string;
+  url: string;
+  expiresAt: string;
+}
+
+/**
+ * A portal link for `account`: `<consoleBase>/#portal=<token>`, the token in the fragment so
+ * it never reaches a server's logs. Every destination named must be the account's own.
+ */
+export async function mintPortalLink(deps: PortalAdminDeps, caller: Caller, account: string, body: unknown, consoleBase: string): Promise<AdminResult<PortalLink>> {
+  if (!(await findAccount(deps, caller, account))) return noAccount(account);
+  if (caller.kind === 'portal') return notInPortal('minting a portal link');
+  const parsed = portalLinkSchema.safeParse(body);
+  if (!parsed.success) return { status: 400, body: { error: 'invalid portal link', issues: issuesFromZod(parsed.error) } };
+  const missing: string[] = [];
+  for (const id of new Set(parsed.data.destinations ?? [])) if (!(await deps.destinations.get(internalDestinationId(account, id)))) missing.push(id);
+  if (missing.length > 0) {
+    const issues = missing.map((id) => ({ path: 'destinations', message: `account ${account} has no destination ${JSON.stringify(id)}` }));
+    return { status: 400, body: { error: `invalid portal link: no destination ${missing.map((m) => JSON.stringify(m)).join(', ')} in account ${account} (GET /admin/accounts/${account}/destinations)`, issues } };
+  }
+  const now = deps.clock.now();
+  const claims = linkClaims(account, parsed.data, now);
+  const expiresAt = new Date(claims.exp * 1000).toISOString();
+  await deps.portals.createLink({
+    id: claims.id,
+    account,
+    mintedBy: caller.kind === 'key' ? caller.keyId : MINTED_BY_OPERATOR,
+    readOnly: claims.readOnly,
+    ...(claims.destinations !== undefined ? { destinations: claims.destinations } : {}),
+    createdAt: now.toISOString(),
+    expiresAt,
+  });
+  deps.log.info('portal link minted', { account, link: claims.id, readOnly: claims.readOnly, destinations: claims.destinations, expiresAt, actor: actorOf(caller) });
+  return { status: 201, body: { id: claims.id, url: `${consoleBase}/#portal=${signLink(deps.portalKey, claims)}`, expiresAt } };
+}
+
+export interface PortalSession {
+  sessionToken: string;
+  /** The session's id, as GET /admin/accounts/{id}/portal-sessions lists it. */
+  sessionId: string;
+  account: { id: string; name: string };
+  readOnly: boolean;
+  destinations?: string[];
+  expiresAt: string;
+  returnUrl?: string;
+  theme?: PortalTheme;
+}
+
+/** A link refused at the exchange: 401, saying whether it expired or was revoked (with where to go back), or is not valid. */
+export type PortalRefusal = { status: 401; body: { error: string; reason: 'expired' | 'invalid' | 'revoked'; returnUrl?: string } };
+
+const EXPIRED = 'this portal link has expired: ask for a new one where you opened it';
+const INVALID = 'this portal link is not valid: it was changed or cut short; open it again from where you got it';
+
+/**
+ * A link exchanged for a session token (`hps_…`), which expires with the link, and its record.
+ * An expired or revoked link says so with its returnUrl (its signature holds, so the URL is
+ * the operator's); a tampered one never names a URL, since none of it can be trusted.
+ */
+export async function exchangePortalLink(deps: PortalAdminDeps, body: unknown): Promise<AdminResult<PortalSession> | PortalRefusal> {
+  const parsed = portalSessionSchema.safeParse(body);
+  if (!parsed.success) return { status: 400, body: { error: 'invalid portal session request', issues: issuesFromZod(parsed.error) } };
+  const verdict = verifyPortalToken(deps.portalKey, LINK_PREFIX, parsed.data.token, deps.clock.now());
+  if (!verdict.ok) {
+    deps.log.info('portal link refused', { reason: verdict.reason, ...(verdict.reason === 'expired' ? { account: verdict.claims.account, link: verdict.claims.id } : {}) });
+    if (verdict.reason === 'expired') return { status: 401, body: { error: EXPIRED, reason: 'expired', ...(verdict.claims.returnUrl !== undefined ? { returnUrl: verdict.claims.returnUrl } : {}) } };
+    return { status: 401, body: { error: INVALID, reason: 'invalid' } };
+  }
+  const claims = verdict.claims;
+  const back = claims.returnUrl !== undefined ? { returnUrl: claims.returnUrl } : {};
+  const access = await deps.portalAccess.link(claims);
+  if (!access.ok) {
+    deps.log.info('portal link refused', { reason: access.reason, why: access.why, account: claims.account, link: claims.id });
+    const error = access.reason === 'expired' ? EXPIRED : `this portal link no longer works: ${access.why}; ask for a new one where you opened it`;
+    return { status: 401, body: { error, reason: access.reason, ...back } };
+  }
+  const account: Account | undefined = await findAccount(deps, OPERATOR, claims.account);
+  if (!account) return { status: 401, body: { error: INVALID, reason: 'invalid' } };
+  const now = deps.clock.now();
+  const session: PortalSessionRecord = { id: newPortalId(), linkId: claims.id, account: claims.account, createdAt: now.toISOString(), expiresAt: new Date(claims.exp * 1000).toISOString() };
+  await deps.portals.createSession(session);
+  deps.log.info('portal session opened', { account: claims.account, link: claims.id, session: session.id, readOnly: claims.readOnly, destinations: claims.destinations });
+  return {
+    status: 200,
+    body: {
+      sessionToken: signSession(deps.portalKey, claims, session.id),
+      sessionId: session.id,
+      account: { id: account.id, name: account.name },
+      readOnly: claims.readOnly,
+      ...(claims.destinations !== undefined ? { destinations: claims.destinations } : {}),
+      expiresAt: session.expiresAt,
+      ...back,
+      ...(account.portal !== undefined ? { theme: account.portal } : {}),
+    },
+  };
+}
+
+// ---------------------------------------------------------------- ending portal access
+
+/** Records read per listing: far more than an account has live at once (each lives a day at most). */
+const LIST_LIMIT = 1000;
+
+export interface PortalSessionView {
+  id: string;
+  linkId: string;
+  /** The link's: `admin`, or the id of the key that minted it. */
+  mintedBy: string;
+  readOnly: boolean;
+  destinations?: string[];
+  createdAt: string;
+  expiresAt: string;
+}
+
+export type PortalLinkView = Omit<PortalLinkRecord, 'revokedAt'> & { sessions: Omit<PortalSessionView, 'linkId' | 'mintedBy' | 'readOnly' | 'destinations'>[] };
+
+/** Who may see and end an account's portal access: the operator, or a key of the account (its scopes checked by the route); never a portal session. */
+async function portalManager(deps: PortalAdminDeps, caller: Caller, account: string, what: string): Promise<AdminResult<never> | undefined> {
+  if (!(await findAccount(deps, caller, account))) return noAccount(account);
+  if (caller.kind === 'portal') return notInPortal(what);
+  return undefined;
+}
+
+/**
+ * The account's live links and sessions, newest first: not revoked, not expired, made after its
+ * last "end every session", and (minted by a key) that key still standing.
+ */
+async function live(deps: PortalAdminDeps, account: string): Promise<{ links: PortalLinkRecord[]; sessions: PortalSessionRecord[] }> {
+  const now = deps.clock.now();
+  const since = liveSince(now);
+  const [links, sessions, endedAt, keys] = await Promise.all([
+    deps.portals.links(account, since, LIST_LIMIT),
+    deps.portals.sessions(account, since, LIST_LIMIT),
+    deps.portals.endedAt(account),
+    deps.accounts.listKeys(account),
+  ]);
+  const keyOf = new Map(keys.map((k) => [k.id, k]));
+  const liveLinks = links.filter((l) => isLive(l, now, endedAt) && mintingKeyStands(l, keyOf.get(l.mintedBy), now));
+  const byId = new Set(liveLinks.map((l) => l.id));
+  return { links: liveLinks, sessions: sessions.filter((s) => byId.has(s.linkId) && isLive(s, now, endedAt)) };
+}
+
+/** `GET /admin/accounts/{id}/portal-links`: the live links, newest first, each with its live sessions. */
+export async function listPortalLinks(deps: PortalAdminDeps, caller: Caller, account: string): Promise<AdminResult<{ links: PortalLinkView[] }>> {
+  const refused = await portalManager(deps, caller, account, "listing the account's portal links");
+  if (refused) return refused;
+  const { links, sessions } = await live(deps, account);
+  const view = links.map(({ revokedAt: _r, ...link }) => ({
+    ...link,
+    sessions: sessions.filter((s) => s.linkId === link.id).map((s) => ({ id: s.id, createdAt: s.createdAt, expiresAt: s.expiresAt })),
+  }));
+  return { status: 200, body: { links: view } };
+}
+
+/** `GET /admin/accounts/{id}/portal-sessions`: the live sessions, newest first, each with its link's rights. */
+export async function listPortalSessions(deps: PortalAdminDeps, caller: Caller, account: string): Promise<AdminResult<{ sessions: PortalSessionView[] }>> {
+  const refused = await portalManager(deps, caller, account, "listing the account's portal sessions");
+  if (refused) return refused;
+  const { links, sessions } = await live(deps, account);
+  const linkOf = new Map(links.map((l) => [l.id, l]));
+  const view = sessions.map((s) => {
+    const link = linkOf.get(s.linkId)!;
+    return { id: s.id, linkId: s.linkId, mintedBy: link.mintedBy, readOnly: link.readOnly, ...(link.destinations !== undefined ? { destinations: link.destinations } : {}), createdAt: s.createdAt, expiresAt: s.expiresAt };
+  });
+  return { status: 200, body: { sessions: view } };
+}
+
+/** `DELETE /admin/accounts/{id}/portal-links/{linkId}`: the link opens nothing more, and every session opened from it ends. */
+export async function revokePortalLink(deps: PortalAdminDeps, caller: Caller, account: string, linkId: string): Promise<AdminResult<never>> {
+  const refused = await portalManager(deps, caller, account, 'revoking a portal link');
+  if (refused) return refused;
+  const revoked = PORTAL_ID.test(linkId) ? await deps.portals.revokeLink(account, linkId, deps.clock.now().toISOString()) : undefined;
+  if (!revoked) return { status: 404, body: { error: `no portal link ${JSON.stringify(linkId)} in account ${JSON.stringify(account)}; list them with GET /admin/accounts/${account}/portal-links` } };
+  deps.portalAccess.forgetLink(linkId, revoked.sessions);
+  deps.log.info('portal link revoked', { account, link: linkId, sessions: revoked.sessions.length, actor: actorOf(caller) });
+  return { status: 204 };
+}
+
+/** `DELETE /admin/accounts/{id}/portal-sessions/{sessionId}`: that session ends; its link may open another. */
+export async function revokePortalSession(deps: PortalAdminDeps, caller: Caller, account: string, sessionId: string): Promise<AdminResult<never>> {
+  const refused = await portalManager(deps, caller, account, 'revoking a portal session');
+  if (refused) return refused;
+  const revoked = PORTAL_ID.test(sessionId) ? await deps.portals.revokeSession(account, sessionId, deps.clock.now().toISOString()) : undefined;
+  if (!revoked) return { status: 404, body: { error: `no portal session ${JSON.stringify(sessionId)} in account ${JSON.stringify(account)}; list them with GET /admin/accounts/${account}/portal-sessions` } };
+  deps.portalAccess.forgetSession(sessionId);
+  deps.log.info('portal session revoked', { account, session: sessionId, link: revoked.linkId, actor: actorOf(caller) });
+  return { status: 204 };
+}
+
+/**
+ * `POST /admin/accounts/{id}/portal-sessions/revoke`: every session of the account ends, and
+ * every link minted so far opens nothing more (a link left open would open a new session at
+ * once). Links minted afterwards work.
+ */
+export async function endPortalSessions(deps: PortalAdminDeps, caller: Caller, account: string): Promise<AdminResult<{ endedAt: string; links: number; sessions: number }>> {
+  const refused = await portalManager(deps, caller, account, "ending the account's portal sessions");
+  if (refused) return refused;
+  const endedAt = deps.clock.now().toISOString();
+  const ended = await deps.portals.endAll(account, endedAt);
+  deps.portalAccess.forgetAccount(account);
+  deps.log.info('portal sessions ended', { account, ...ended, actor: actorOf(caller) });
+  return { status: 200, body: { endedAt, ...ended } };
+}

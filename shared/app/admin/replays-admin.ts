@@ -1,0 +1,118 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { issuesFromZod, ValidationIssue } from '../../domain/event';
+import { parseReplayRequest, queuedReport, REPLAY_ID, ReplaySummary, replaySummaryOf, ReplayView, replayViewOf } from '../../domain/replay';
+import { Clock, Logger, MessageBus, ReplayStore } from '../../ports';
+import { AdminResult } from './destinations-admin';
+
+/**
+ * The operators' side of replay: `POST /admin/replays` validates a request, records it
+ * (queued) and publishes it on the replay topic, where the `replay` function runs it;
+ * `GET /admin/replays/{id}` and `GET /admin/replays` show the reports.
+ */
+
+export interface ReplaysAdminDeps {
+  replays: ReplayStore;
+  bus: MessageBus;
+  replayTopic: string;
+  clock: Clock;
+  log: Logger;
+}
+
+export const REPLAY_LIST = { defaultLimit: 20, maxLimit: 100 } as const;
+
+/** Sortable by time, unique by its random tail: replay-20261123-141500-k3x9qa. */
+export function newReplayId(now: Date): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `replay-${stamp}-${randomBytes(6).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 6)}`;
+}
+
+export type ReplayAccepted = { id: string; status: 'queued'; dryRun: boolean; request: ReplayView['request']; report: string };
+
+/**
+ * `account`: the replay is scoped to it (an account key, or a path under /accounts/{id}): only
+ * its destinations' dead letters are selected. Undefined: the operator, every account's.
+ */
+export async function postReplay(deps: ReplaysAdminDeps, body: unknown, account?: string): Promise<AdminResult<ReplayAccepted>> {
+  const parsed = parseReplayRequest(body);
+  if (!parsed.ok) return { status: 400, body: { error: 'invalid replay request', issues: parsed.issues } };
+  if (account !== undefined && parsed.value.account !== undefined && parsed.value.account !== account) {
+    return { status: 400, body: { error: 'invalid replay request', issues: [{ path: 'account', message: `this replay is for account ${JSON.stringify(account)}, as its path or key says: leave account out` }] } };
+  }
+  const request = account !== undefined ? { ...parsed.value, account } : parsed.value;
+  const now = deps.clock.now();
+  // Two replays at once would each see only the dead letters the other does not hold.
+  const running = (await deps.replays.running(10)).find((r) => r.runningUntil !== undefined && r.runningUntil > now.toISOString());
+  if (running) {
+    // Another account's replay is not the caller's to look at: only that one runs.
+    const theirs = account === undefined || running.request.account === account;
+    const which = theirs ? `replay ${running.id} is running (since ${running.startedAt ?? running.createdAt}); wait for it to end (GET ${replayPath(account, running.id)})` : 'another replay is running; try again when it ends (usually within a minute)';
+    return { status: 409, body: { error: `${which}: one replay runs at a time, since two would each see only part of the dead-letter topic` } };
+  }
+  const id = request.id ?? newReplayId(now);
+  const report = queuedReport(id, request, now);
+  if (!(await deps.replays.create(report))) {
+    return { status: 409, body: { error: `replay id ${JSON.stringify(id)} is already used; see GET /admin/replays/${id}`, issues: [{ path: 'id', message: 'already used' }] } };
+  }
+  try {
+    const messageId = await deps.bus.publish(deps.replayTopic, {
+      data: Buffer.from(JSON.stringify({ ...request, id })),
+      attributes: { 'herald-type': 'herald.replay.requested', 'herald-replay-id': id },
+    });
+    deps.log.info('replay requested', { replayId: id, messageId, request: report.request, dryRun: report.dryRun });
+  } catch (e) {
+    const error = `the replay request could not be published on ${deps.replayTopic}: ${(e as Error).message}`;
+    await deps.replays.update(id, (current) => current && current.status === 'queued' ? { ...current, status: 'failed', error, endedAt: deps.clock.now().toISOString(), updatedAt: deps.clock.now().toISOString() } : undefined);
+    deps.log.error(error, { replayId: id });
+    return { status: 503, body: { error: `${error}; nothing was replayed: try again` } };
+  }
+  return { status: 202, body: { id, status: 'queued', dryRun: report.dryRun, request: report.request, report: replayPath(account, id) } };
+}
+
+const badReplayId = (id: string): AdminResult<never> => ({
+  status: 400,
+  body: { error: `invalid replay id ${JSON.stringify(id)}`, issues: [{ path: 'id', message: 'a replay id is 1-64 letters, digits, "_" or "-", as POST /admin/replays returned it' }] },
+});
+
+/** Where a replay's report is, for whoever asked for it. */
+function replayPath(account: string | undefined, id: string): string {
+  return account === undefined ? `/admin/replays/${id}` : `/admin/accounts/${account}/replays/${id}`;
+}
+
+/** With `account`, another account's replay (or the operator's unscoped one) is not there: 404. */
+export async function getReplay(deps: Pick<ReplaysAdminDeps, 'replays'>, id: string, account?: string): Promise<AdminResult<ReplayView>> {
+  if (!REPLAY_ID.test(id)) return badReplayId(id);
+  const found = await deps.replays.get(id);
+  const report = account === undefined || found?.request.account === account ? found : undefined;
+  if (!report) return { status: 404, body: { error: `no replay ${JSON.stringify(id)}; list them with GET /admin/replays` } };
+  return { status: 200, body: replayViewOf(report) };
+}
+
+const LIMIT_MESSAGE = `limit must be a whole number from 1 to ${REPLAY_LIST.maxLimit} (default ${REPLAY_LIST.defaultLimit})`;
+
+export const replayListQuerySchema = z.object({
+  limit: z
+    .string({ error: `${LIMIT_MESSAGE}, given once` })
+    .regex(/^\s*\d{1,6}\s*$/, LIMIT_MESSAGE)
+    .transform(Number)
+    .pipe(z.number().int().min(1, LIMIT_MESSAGE).max(REPLAY_LIST.maxLimit, LIMIT_MESSAGE))
+    .default(REPLAY_LIST.defaultLimit),
+});
+
+/** The query string of GET /admin/replays: every problem at once, unknown parameters by name. */
+export function parseReplayListQuery(query: Record<string, unknown>): { ok: true; limit: number } | { ok: false; issues: ValidationIssue[] } {
+  const unknown = Object.keys(query)
+    .filter((k) => k !== 'limit')
+    .map((k) => ({ path: k, message: 'unknown query parameter; use limit' }));
+  const parsed = replayListQuerySchema.safeParse(query);
+  const issues = [...unknown, ...(parsed.success ? [] : issuesFromZod(parsed.error))];
+  if (issues.length > 0 || !parsed.success) return { ok: false, issues };
+  return { ok: true, limit: parsed.data.limit };
+}
+
+export async function listReplays(deps: Pick<ReplaysAdminDeps, 'replays'>, query: Record<string, unknown>, account?: string): Promise<AdminResult<{ replays: ReplaySummary[] }>> {
+  const parsed = parseReplayListQuery(query);
+  if (!parsed.ok) return { status: 400, body: { error: 'invalid replays query', issues: parsed.issues } };
+  const reports = await deps.replays.recent(parsed.limit, account);
+  return { status: 200, body: { replays: reports.map(replaySummaryOf) } };
+}

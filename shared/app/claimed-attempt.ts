@@ -1,0 +1,57 @@
+import { detailOf } from '../domain/attempt-request';
+import { withEvent, applied } from '../domain/delivery-record';
+import { historyOf, transition } from '../domain/delivery-state';
+import { rateBoundsOf } from '../domain/destination';
+import { decide } from '../domain/retry-decision';
+import { afterOutcome, backedOff, backOffUntil, rateWaitFor, send, withFailureModeOf } from './attempt-outcome';
+import { updateUnderClaim } from './claimed-update';
+import { DeliverDeps, DeliverOutcome, RECORD_RETRY, Target } from './delivery-context';
+import { retryOnOverload } from './overload-retry';
+
+/** A retry the pump claimed: attempted only while the claim the message carries is still the record's. */
+export async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Promise<DeliverOutcome> {
+  const startedAt = deps.clock.now();
+  let refused: string | undefined;
+  const started = await deps.deliveries.update(t.id, (current) => {
+    if (!current) {
+      refused = 'no record';
+      return undefined;
+    }
+    const next = transition(current, { type: 'start', now: startedAt, claimedAt: claim });
+    refused = next.ok ? undefined : next.error.message;
+    return next.ok ? next.state : undefined;
+  });
+  if (!started) {
+    deps.log.info(`claimed lane message skipped: ${refused ?? 'claim lost'}`, { ...t.ids, claim });
+    return { kind: 'duplicate', deliveryId: t.id };
+  }
+  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), { returning: started.rateDeferred === true });
+  if (gate.kind === 'defer') {
+    const deferred = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'defer', until: new Date(gate.until) });
+    if (!deferred) return { kind: 'duplicate', deliveryId: t.id };
+    deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: deferred.availableAt });
+    return { kind: 'deferred', deliveryId: t.id, until: deferred.availableAt! };
+  }
+  const at = deps.clock.now();
+  const { result, sent } = await send(deps, t, at);
+  if (result.kind === 'herald-overload') {
+    const waiting = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'back-off', until: backOffUntil(deps) });
+    if (!waiting) return { kind: 'duplicate', deliveryId: t.id };
+    return backedOff(deps, t, result, waiting);
+  }
+  deps.limiter.report(t.destination.id, result, at);
+  const publishedAt = started.publishedAt ?? started.firstAttemptAt ?? at.toISOString();
+  const decision = await withFailureModeOf(deps, t, decide(t.policy, historyOf(started), result, at, new Date(publishedAt)));
+  const outcome = applied(transition(started, { type: 'attempted', at, result, decision, detail: detailOf(sent, result, decision, at) }));
+  const record = withEvent(outcome, t.event);
+  // Written only if nobody took the claim over while the attempt ran (it expired meanwhile).
+  const written = await retryOnOverload(
+    () => deps.deliveries.update(t.id, (current) => (current?.status === 'IN_FLIGHT' && current.claimedAt === started.claimedAt ? record : undefined)),
+    RECORD_RETRY,
+  );
+  if (!written) {
+    deps.log.warn('the claim was taken over during the attempt (it outlived HERALD_CLAIM_TTL_MS); the newer claim decides', t.ids);
+    return { kind: 'duplicate', deliveryId: t.id };
+  }
+  return afterOutcome(deps, t, { result, decision, at, publishedAt }, record);
+}

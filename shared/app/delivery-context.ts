@@ -1,0 +1,74 @@
+import { DeliveryRecord } from '../domain/delivery';
+import { Destination, PolicySettings } from '../domain/destination';
+import { FailurePolicy } from '../domain/account';
+import { HeraldEvent } from '../domain/event';
+import { RejectReason } from '../domain/lane-step';
+import { DeliveryPolicy } from '../domain/policy';
+import { Decision } from '../domain/retry-decision';
+import { SlowDestinations } from '../domain/slow-destinations';
+import { Clock, DeliveryStore, DestinationStore, HttpSender, LaneProvisioner, Logger, LogFields, MessageBus, TopicPublisher } from '../ports';
+import { TopologyNames } from '../topology';
+import { DeliveryLimiter } from './delivery-limiter';
+import { DestinationDirectory } from './destination-directory';
+import { DeliveryLogHead } from './delivery-log-head';
+import { DestinationCounters } from './destination-counters';
+
+/** What `deliver` works with (shared/runtime.ts deliverDeps builds it once per runtime). */
+export interface DeliverDeps {
+  bus: MessageBus;
+  /** Provisions a dedicated lane found missing when a message is published onto it. */
+  lanes: LaneProvisioner;
+  deadLetterTopic: string;
+  directory: DestinationDirectory;
+  destinations: DestinationStore;
+  deliveries: DeliveryStore;
+  /** Each destination's success-rate counters, latency and DEAD/QUEUED counts (this process's, flushed now and then). */
+  counters: DestinationCounters;
+  /** The head of each destination's delivery log: a record created goes into it. */
+  logHead: Pick<DeliveryLogHead, 'created'>;
+  limiter: DeliveryLimiter;
+  /** Longest a delivery waits in-process for its rate slot; a later slot defers it (PENDING) to the pump. */
+  maxRateWaitMs: number;
+  /** The same on a shared lane, whose push slots other destinations share (HERALD_SHARED_LANE_WAIT_MS). */
+  sharedLaneWaitMs: number;
+  /** Destinations slow now, as this instance saw them: their first attempts leave the shared lanes. */
+  slow: SlowDestinations;
+  /** Where the retry lanes are (a slow destination's first attempts are handed over to them). */
+  names: TopologyNames;
+  notificationsTopic: string;
+  http: HttpSender;
+  /** Pub/Sub-topic destinations: one publish per attempt, in the CloudEvents Pub/Sub binding. */
+  topics: TopicPublisher;
+  clock: Clock;
+  log: Logger;
+  policy: PolicySettings;
+  /** An account's failure policy (seed 003), for destinations without a failureMode of their own; absent: retry. */
+  failurePolicy?: (account: string) => Promise<FailurePolicy>;
+}
+
+export type DeliverOutcome =
+  | { kind: 'attempted'; deliveryId: string; decision: Decision['kind']; status: DeliveryRecord['status'] }
+  | { kind: 'duplicate'; deliveryId: string; status?: DeliveryRecord['status'] }
+  | { kind: 'queued'; deliveryId: string }
+  | { kind: 'deferred'; deliveryId: string; until: string }
+  | { kind: 'handed-over'; deliveryId: string; topic: string }
+  | { kind: 'rejected'; reason: RejectReason };
+
+/** One delivery as `deliver` handles it: the event, where it goes, under which policy. */
+export interface Target {
+  destination: Destination;
+  policy: DeliveryPolicy;
+  event: HeraldEvent;
+  id: string;
+  /** The delivery's ids, as every log line about it carries them. */
+  ids: LogFields;
+  /** The intake batch the event came in (ingest's journal), written on the record for the reconciler. */
+  intake?: string;
+}
+
+/**
+ * The record of an attempt already made is written again after a passing overload of
+ * Firestore (up to 3 tries over 0.3 s): failing that, the push is redelivered and the
+ * destination gets the event twice.
+ */
+export const RECORD_RETRY = { tries: 3, firstPauseMs: 100 };

@@ -1,0 +1,45 @@
+import { DeliveryRecord } from './delivery';
+import { DeliveryState, transition, Transition, TransitionResult } from './delivery-state';
+import { HeraldEvent } from './event';
+
+/** What a delivery's first record is made of besides its state. */
+export interface RecordedDelivery {
+  id: string;
+  destination: { id: string };
+  event: HeraldEvent;
+  /** The intake batch the event came in (ingest's journal), written on the record for the reconciler. */
+  intake?: string;
+}
+
+/** A delivery's first record: its first claim, never stored, played in memory at `claimedAt`, then `next`. */
+export function firstRecord(d: RecordedDelivery, publishedAt: string, claimedAt: Date, next: Transition): DeliveryRecord {
+  const initial: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: claimedAt.toISOString() };
+  const claimed = applied(transition(initial, { type: 'claim', now: claimedAt, claimTtlMs: 0 }));
+  return newRecord(d, publishedAt, applied(transition(claimed, next)));
+}
+
+/** A delivery's first record when its destination is suspended: QUEUED without an attempt. */
+export function queuedRecord(d: RecordedDelivery, publishedAt: string, now: Date, reason: string): DeliveryRecord {
+  const initial: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: now.toISOString() };
+  return newRecord(d, publishedAt, applied(transition(initial, { type: 'queue', now, reason })));
+}
+
+/** A delivery's first record: its ids, the event's, and `state` (with the event while it may be sent again). */
+function newRecord(d: RecordedDelivery, publishedAt: string, state: DeliveryState): DeliveryRecord {
+  const { event } = d;
+  const base = { id: d.id, destinationId: d.destination.id, eventId: event.attributes.id, eventSource: event.attributes.source, eventType: event.attributes.type, publishedAt };
+  return withEvent({ ...base, ...(d.intake !== undefined ? { intake: d.intake } : {}), ...state }, event);
+}
+
+/** The event stays on the record while it may be sent again (or redelivered by an operator); not once DELIVERED. */
+export function withEvent<R extends DeliveryState>(record: R, event: HeraldEvent): R & { event?: HeraldEvent } {
+  const { event: _old, ...rest } = record as R & { event?: HeraldEvent };
+  if (record.status === 'DELIVERED') return rest as R;
+  return { ...(rest as R), event: { attributes: { ...event.attributes }, data: event.data } };
+}
+
+/** A transition Herald built itself, from a state it built: a refusal here is a bug, not input. */
+export function applied<S>(result: TransitionResult<S>): S {
+  if (!result.ok) throw new Error(`delivery state machine refused ${result.error.transition} from ${result.error.from}: ${result.error.message}`);
+  return result.state;
+}
