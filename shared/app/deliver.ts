@@ -88,16 +88,16 @@ async function handOver(deps: DeliverDeps, t: Target, publishedAt: string): Prom
 async function queueUnattempted(deps: DeliverDeps, t: Target, message: ReadLaneMessage): Promise<DeliverOutcome> {
   const now = deps.clock.now();
   const reason = queuedBecauseSuspended(t.destination);
-  if (message.kind !== 'claimed') {
+  if (message.kind === 'claimed') {
+    const queued = await updateUnderClaim(deps.deliveries, t.id, message.claim, { type: 'queue', now, reason });
+    if (!queued) return { kind: 'duplicate', deliveryId: t.id };
+    await deadIfDestinationDeleted(deps, queued);
+  } else {
     // Nothing is sent: creating the record only if there is none is the whole duplicate check.
     const record = queuedRecord(t, message.publishedAt, now, reason);
     if (!(await deps.deliveries.create(record))) return { kind: 'duplicate', deliveryId: t.id };
     logged(deps, record, now);
     await deadIfDestinationDeleted(deps, record);
-  } else {
-    const queued = await updateUnderClaim(deps.deliveries, t.id, message.claim, { type: 'queue', now, reason });
-    if (!queued) return { kind: 'duplicate', deliveryId: t.id };
-    await deadIfDestinationDeleted(deps, queued);
   }
   deps.counters.deadOrQueued(t.destination.id, 'QUEUED', now);
   deps.log.info('delivery QUEUED: its destination is suspended', { ...t.ids, reason });

@@ -37,24 +37,24 @@ export async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: st
       }
     : undefined;
   const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), beforeTurn ? { beforeTurn } : {});
-  if (gate.kind === 'defer') {
-    // The state machine marks it rate-deferred.
-    return recordUnattempted(deps, t, publishedAt, { type: 'defer', until: new Date(gate.until) }, 'delivery deferred by rate control');
+  if (gate.kind === 'send') {
+    const at = deps.clock.now();
+    // A success joins the next group commit; one under way is waited for a moment by the others.
+    const expected = deps.deliveries.expectDelivered?.() ?? (() => undefined);
+    try {
+      return await attemptedFirst(deps, t, publishedAt, at, expected);
+    } finally {
+      expected();
+    }
   }
   if (gate.kind === 'skip') {
     const existing = found.record!;
-    // DELIVERED, DEAD or QUEUED: settled. PENDING or IN_FLIGHT: the retry engine owns it.
+    // DELIVERED, DEAD or QUEUED: done. PENDING or IN_FLIGHT: the retry engine owns it.
     deps.log.info(`duplicate lane message skipped: the delivery is ${existing.status}`, { ...t.ids, status: existing.status, deliveryAttempt });
     return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
   }
-  const at = deps.clock.now();
-  // A success joins the next group commit; one under way is waited for a moment by the others.
-  const expected = deps.deliveries.expectDelivered?.() ?? (() => undefined);
-  try {
-    return await attemptedFirst(deps, t, publishedAt, at, expected);
-  } finally {
-    expected();
-  }
+  // The state machine marks it rate-deferred.
+  return recordUnattempted(deps, t, publishedAt, { type: 'defer', until: new Date(gate.until) }, 'delivery deferred by rate control');
 }
 
 /** A first attempt past its gate: sent, and its outcome recorded (`expected`: called before a success is grouped). */
@@ -89,9 +89,11 @@ async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string,
       : () => deps.deliveries.create(record, { unlessGrouped: true });
   const created = await recordAfterSend(deps, record, write);
   if (created === 'locked') return { kind: 'duplicate', deliveryId: t.id };
-  if (!created) return redelivered(deps, t, { at, result, detail }, publishedAt);
-  logged(deps, record, at, group);
-  return afterOutcome(deps, t, { result, decision, at, publishedAt }, record);
+  if (created) {
+    logged(deps, record, at, group);
+    return afterOutcome(deps, t, { result, decision, at, publishedAt }, record);
+  }
+  return redelivered(deps, t, { at, result, detail }, publishedAt);
 }
 
 /**
