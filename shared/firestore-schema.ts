@@ -64,6 +64,11 @@ export const FIRESTORE_QUERIES = {
   runningReplays: { collection: COLLECTIONS.replays, equality: ['status'], orderBy: 'createdAt' },
   // The reconciler: intake batches past their grace, oldest first (one field: the automatic index).
   dueIntake: { collection: COLLECTIONS.intake, equality: [], orderBy: 'acceptedAt' },
+  // The reconciler's tally of a round's records (domain/intake-tally.ts): a range of intake ids,
+  // summing each record's id hash; and one batch's, for some destinations. A sum aggregation
+  // reads the summed field from the index its filters use.
+  intakeTally: { collection: COLLECTIONS.deliveries, equality: ['intake'], orderBy: 'intakeTally' },
+  intakeTallyByDestination: { collection: COLLECTIONS.deliveries, equality: ['intake', 'destinationId'], orderBy: 'intakeTally' },
   // The reconciler: DEAD records whose dead letter is still owed (one field: the automatic index).
   owedDeadLetters: { collection: COLLECTIONS.deliveries, equality: [], orderBy: 'deadLetterDueAt' },
   // Each instance's destination directory: registry changes since it last looked (one field: the automatic index).

@@ -9,6 +9,7 @@ import { HeraldEvent } from './domain/event';
 import { PubSubMessage } from './domain/cloudevents-pubsub';
 import { ReplayReport, RunnerLock } from './domain/replay';
 import { IntakeBatch } from './domain/intake';
+import type { IntakeTally } from './domain/intake-tally';
 import { DeliveryLogQuery } from './domain/delivery-log';
 import { RecentBucket, RecentEntry } from './domain/recent-log';
 
@@ -290,16 +291,17 @@ export interface DeliveryStore {
   /** The records of `ids` as the log shows them (no event, no attemptLog), in that order; those missing left out. One read each. */
   logRows(ids: readonly string[]): Promise<DeliveryRecord[]>;
   /**
-   * How many deliveries came from intake batch `intake` for one of `destinationIds`, each
-   * counted once however it is stored (a grouped one and a document of its own).
+   * The deliveries that came from intake batch `intake` for one of `destinationIds`, each
+   * counted once however it is stored (a grouped one and a document of its own): how many, and
+   * the sum of their ids' hashes (domain/intake-tally.ts).
    */
-  countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number>;
+  tallyFromIntake(intake: string, destinationIds: readonly string[]): Promise<IntakeTally>;
   /**
-   * How many deliveries came from these intake batches, each counted once however it is stored;
-   * records of other batches whose ids lie between them may be counted too (never fewer: a
-   * caller that finds too many looks batch by batch).
+   * The same for these intake batches, every destination: records of other batches whose ids
+   * lie between them may be tallied too (which makes the tally differ from the one expected,
+   * and the caller looks batch by batch).
    */
-  countFromIntakes(intakes: readonly string[]): Promise<number>;
+  tallyFromIntakes(intakes: readonly string[]): Promise<IntakeTally>;
   /** Which of `ids` have a record (one read each). */
   existing(ids: readonly string[]): Promise<Set<string>>;
   /** DEAD records whose dead letter is still owed since `before` or earlier, oldest first. */

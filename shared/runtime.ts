@@ -42,6 +42,7 @@ import { FirestoreCounterStore } from './adapters/firestore-counters';
 import { FirestoreRateLeaseStore } from './adapters/firestore-rate-leases';
 import { DeliveryLimiter } from './app/delivery-limiter';
 import { SlowDestinations } from './domain/slow-destinations';
+import { UnrecordedSends } from './domain/unrecorded-sends';
 import { DAY_MS } from './domain/delivery-retention';
 import { randomUUID } from 'node:crypto';
 import {
@@ -332,6 +333,7 @@ function buildDeliverDeps(rt: Runtime): DeliverDeps {
     log: rt.log,
     policy: { presetTimeoutMs: rt.config.deliveryTimeoutMs, timeScale: rt.config.timeScale },
     failurePolicy: (account) => rt.accountPolicies.policyOf(account),
+    unrecorded: new UnrecordedSends(),
   };
 }
 

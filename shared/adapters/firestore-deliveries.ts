@@ -1,16 +1,18 @@
-import { DocumentData, FieldPath, Firestore, Timestamp } from '@google-cloud/firestore';
+import { AggregateField, DocumentData, FieldPath, Firestore, Query, Timestamp } from '@google-cloud/firestore';
 import { DeliveryLogQuery, inLog, logOrder, logPage } from '../domain/delivery-log';
 import { DeliveryRecord } from '../domain/delivery';
 import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../domain/delivery-retention';
 import { HeraldEvent } from '../domain/event';
 import { ownOver, parseHeadEntryId, standing } from '../domain/grouped-outcomes';
+import { addTallies, deliveryTally, EMPTY_TALLY, IntakeTally, tallyOf } from '../domain/intake-tally';
 import { AddedDelivered, DeliveryPage, DeliveryStore, WorkStatus } from '../ports';
 import { DeliveryRetention, FirestoreDeliveryGroups } from './firestore-delivery-groups';
 import { chunks, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from './firestore-stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
 import { createIfAbsent } from './firestore-write';
 
-type StoredDelivery = Omit<DeliveryRecord, 'event'> & { event?: { attributes: Record<string, string>; data: Buffer }; expireAt?: Date; groupCopies?: number };
+/** `intakeTally`: the id's hash (domain/intake-tally.ts) on a record from an intake batch, summed by the reconciler's aggregation. */
+type StoredDelivery = Omit<DeliveryRecord, 'event'> & { event?: { attributes: Record<string, string>; data: Buffer }; expireAt?: Date; groupCopies?: number; intakeTally?: number };
 /** A record as its own document holds it: with the group copies it folded in (domain/grouped-outcomes.ts). */
 type Own = DeliveryRecord & { groupCopies?: number };
 
@@ -44,7 +46,7 @@ export class FirestoreDeliveryStore implements DeliveryStore {
 
   /** The document for a record, with the expiry Firestore's TTL policy deletes it by; `kept`: the stored one. */
   private stored(record: Own, kept?: Date): StoredDelivery {
-    const doc = toDoc(record);
+    const doc: StoredDelivery = record.intake === undefined ? toDoc(record) : { ...toDoc(record), [TALLY_FIELD]: deliveryTally(record.id) };
     const expireAt = deliveryExpiry(record, this.retention.retentionMs, this.retention.now(), kept);
     return expireAt === undefined ? doc : { ...doc, [FIRESTORE_TTL_FIELDS.deliveries.field]: expireAt };
   }
@@ -247,47 +249,48 @@ export class FirestoreDeliveryStore implements DeliveryStore {
   }
 
   /**
-   * Distinct deliveries from intake batch `intake` for `destinationIds`: a count aggregation of
-   * its own documents (billed a read per 1,000), and its group members (a read per group) that
-   * have no document of their own (a read each: few), each delivery once.
+   * The distinct deliveries from intake batch `intake` for `destinationIds`: one aggregation of
+   * its own documents (their count and the sum of their `intakeTally`, billed a read per 1,000)
+   * per 30 destinations, and its group members (a read per group) that have no document of
+   * their own (a read each: few).
    */
-  async countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number> {
+  async tallyFromIntake(intake: string, destinationIds: readonly string[]): Promise<IntakeTally> {
     const wanted = new Set(destinationIds);
     const grouped = (await this.groups.fromIntakes([intake])).filter((m) => wanted.has(m.destinationId));
-    let total = 0;
-    for (const part of chunks(destinationIds, IN_LIMIT)) {
-      const snap = await this.col.where('intake', '==', intake).where('destinationId', 'in', part).count().get();
-      const count = snap.data().count;
-      this.ops.reads += Math.max(1, Math.ceil(count / 1000));
-      total += count;
-    }
-    return total + (await this.withoutOwn(grouped));
+    let total = EMPTY_TALLY;
+    for (const part of chunks(destinationIds, IN_LIMIT)) total = addTallies(total, await this.aggregateTally(this.col.where('intake', '==', intake).where('destinationId', 'in', part)));
+    return addTallies(total, await this.withoutOwn(grouped));
   }
 
   /**
-   * Deliveries from these intake batches, each counted once however it is stored: a count
-   * aggregation of own documents over the batches' id range (a record of another batch whose id
-   * lies between them makes it too many, which the caller looks into batch by batch, never too
-   * few), and the batches' group members without a document of their own.
+   * The distinct deliveries from these intake batches: one aggregation of own documents over
+   * the batches' id range (a record of another batch whose id lies between them is in it), and
+   * the batches' group members without a document of their own.
    */
-  async countFromIntakes(intakes: readonly string[]): Promise<number> {
-    if (intakes.length === 0) return 0;
+  async tallyFromIntakes(intakes: readonly string[]): Promise<IntakeTally> {
+    if (intakes.length === 0) return EMPTY_TALLY;
     const sorted = [...intakes].sort();
-    const [grouped, counted] = await Promise.all([
+    const [grouped, own] = await Promise.all([
       this.groups.fromIntakes(sorted),
-      this.col.where('intake', '>=', sorted[0]!).where('intake', '<=', sorted[sorted.length - 1]!).count().get(),
+      this.aggregateTally(this.col.where('intake', '>=', sorted[0]!).where('intake', '<=', sorted[sorted.length - 1]!)),
     ]);
-    const count = counted.data().count;
-    this.ops.reads += Math.max(1, Math.ceil(count / 1000));
-    return count + (await this.withoutOwn(grouped));
+    return addTallies(own, await this.withoutOwn(grouped));
   }
 
-  /** How many distinct deliveries among group members have no document of their own (counted by aggregation already). */
-  private async withoutOwn(members: readonly DeliveryRecord[]): Promise<number> {
+  /** Count and tally sum of the query's documents, as one aggregation (billed as a count: a read per 1,000). */
+  private async aggregateTally(query: Query): Promise<IntakeTally> {
+    const snap = await query.aggregate({ count: AggregateField.count(), sum: AggregateField.sum(TALLY_FIELD) }).get();
+    const { count, sum } = snap.data();
+    this.ops.reads += Math.max(1, Math.ceil(count / 1000));
+    return { count, sum: sum ?? 0 };
+  }
+
+  /** The distinct deliveries among group members that have no document of their own (tallied by aggregation already). */
+  private async withoutOwn(members: readonly DeliveryRecord[]): Promise<IntakeTally> {
     const ids = [...new Set(members.map((m) => m.id))];
-    if (ids.length === 0) return 0;
+    if (ids.length === 0) return EMPTY_TALLY;
     const owns = await this.ownDocs(ids);
-    return ids.filter((id) => !owns.has(id)).length;
+    return tallyOf(ids.filter((id) => !owns.has(id)));
   }
 
   async existing(ids: readonly string[]): Promise<Set<string>> {
@@ -320,6 +323,9 @@ export class FirestoreDeliveryStore implements DeliveryStore {
   }
 }
 
+/** The field the reconciler sums (its index: firestore-schema.ts intakeTally). */
+const TALLY_FIELD = FIRESTORE_QUERIES.intakeTally.orderBy;
+
 function toDoc(record: Own): StoredDelivery {
   const { event, ...rest } = record;
   return event ? { ...rest, event: { attributes: { ...event.attributes }, data: event.data } } : rest;
@@ -349,7 +355,7 @@ function fromOwn(doc: DocumentData): Own {
 
 /** A record from its document: without the TTL field, which is storage's, not the record's. */
 function fromDoc(doc: DocumentData, keepGroupCopies = false): Own {
-  const { event, expireAt: _expireAt, groupCopies, ...rest } = doc as StoredDelivery;
+  const { event, expireAt: _expireAt, groupCopies, intakeTally: _tally, ...rest } = doc as StoredDelivery;
   const own: Own = keepGroupCopies && groupCopies ? { ...rest, groupCopies } : rest;
   if (!event) return own;
   return { ...own, event: { attributes: event.attributes, data: Buffer.from(event.data) } as HeraldEvent };

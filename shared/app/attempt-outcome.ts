@@ -10,7 +10,7 @@ import { rateOutcome } from '../domain/success-rate';
 import { LANE_HANDLING_BUDGET_MS } from '../topology';
 import { sendDeadLetter } from './dead-letter';
 import { DeliverDeps, DeliverOutcome, Target } from './delivery-context';
-import { deadIfDestinationDeleted } from './queued-for-deleted';
+import { recheckQueued } from './queued-recheck';
 import { suspendDestination } from './suspend-and-reactivate';
 
 /**
@@ -41,7 +41,7 @@ export async function afterOutcome(deps: DeliverDeps, t: Target, attempted: Atte
   if (decision.kind === 'suspend') {
     await suspendDestination(deps, t.destination.id, { cause: decision.cause, reason: decision.reason, ...(record.lastError ? { lastError: record.lastError } : {}) });
   }
-  if (record.status === 'QUEUED') await deadIfDestinationDeleted(deps, record);
+  if (record.status === 'QUEUED') await recheckQueued(deps, record, 'decided');
   return { kind: 'attempted', deliveryId: t.id, decision: decision.kind, status: record.status };
 }
 

@@ -1,10 +1,10 @@
 import { PushDelivery } from '../domain/cloudevents-pubsub';
 import { deliveryId } from '../domain/delivery';
 import { queuedRecord } from '../domain/delivery-record';
-import { deliveryPolicyOf } from '../domain/destination';
+import { deliveryPolicyOf, Destination } from '../domain/destination';
 import { eventKey, HeraldEvent } from '../domain/event';
 import { readLaneMessage, ReadLaneMessage } from '../domain/lane-message';
-import { laneStep } from '../domain/lane-step';
+import { LaneStep, laneStep } from '../domain/lane-step';
 import { queuedBecauseSuspended } from '../domain/suspension';
 import { LogFields } from '../ports';
 import { countDeadOrQueued, logged } from './attempt-outcome';
@@ -14,7 +14,7 @@ import { abandonWithDeadLetter, rejectToDeadLetter } from './dead-letter';
 import { DeliverDeps, DeliverOutcome, Target } from './delivery-context';
 import { firstAttempt } from './first-attempt';
 import { publishToLane } from './lanes';
-import { deadIfDestinationDeleted } from './queued-for-deleted';
+import { recheckQueued } from './queued-recheck';
 
 export type { DeliverDeps, DeliverOutcome };
 
@@ -39,8 +39,7 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery): Pr
   const { event, destinationId } = message;
   const id = deliveryId(destinationId, eventKey(event.attributes));
   const ids = { eventId: event.attributes.id, eventSource: event.attributes.source, destinationId, deliveryId: id };
-  const destination = await deps.directory.get(destinationId);
-  const step = laneStep(message, destination, () => deps.slow.isSlow(destinationId, deps.clock.now().getTime()));
+  const { destination, step } = await destinationAndStep(deps, message);
   if (step.kind === 'unusable') {
     // A claimed retry has a record: DEAD, with a dead letter that a replay can send again.
     if (message.kind === 'claimed' && (await abandon(deps, id, ids, step.message, event))) return { kind: 'rejected', reason: step.reason };
@@ -62,8 +61,26 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery): Pr
         return await firstAttempt(deps, t, message.publishedAt, push.deliveryAttempt);
     }
   } finally {
-    await deps.counters.flushIfDue();
+    // Not awaited: a slow counter write (or a window read it queues behind) never holds the ack.
+    deps.counters.flushInBackground();
   }
+}
+
+/**
+ * The message's destination and what to do with it. A refusal on this instance's cached view
+ * (up to HERALD_DESTINATION_CACHE_MS old) is checked against the store first: another instance
+ * may just have changed the destination (its eventTypes, its url), and the event was routed by
+ * what it says now. Only what the store's copy still refuses is rejected; a rejection is rare, so
+ * the read costs the hot path nothing. A destination the cache lacks was read from the store
+ * already (DestinationDirectory.get).
+ */
+async function destinationAndStep(deps: DeliverDeps, message: ReadLaneMessage): Promise<{ destination: Destination | undefined; step: LaneStep }> {
+  const slow = () => deps.slow.isSlow(message.destinationId, deps.clock.now().getTime());
+  const cached = await deps.directory.get(message.destinationId);
+  const step = laneStep(message, cached, slow);
+  if (step.kind !== 'unusable' || cached === undefined) return { destination: cached, step };
+  const destination = await deps.directory.fresh(message.destinationId);
+  return { destination, step: laneStep(message, destination, slow) };
 }
 
 /**
@@ -91,13 +108,13 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, message: ReadLaneM
   if (message.kind === 'claimed') {
     const queued = await updateUnderClaim(deps.deliveries, t.id, message.claim, { type: 'queue', now, reason });
     if (!queued) return { kind: 'duplicate', deliveryId: t.id };
-    await deadIfDestinationDeleted(deps, queued);
+    await recheckQueued(deps, queued, 'suspended');
   } else {
     // Nothing is sent: creating the record only if there is none is the whole duplicate check.
     const record = queuedRecord(t, message.publishedAt, now, reason);
     if (!(await deps.deliveries.create(record))) return { kind: 'duplicate', deliveryId: t.id };
     logged(deps, record, now);
-    await deadIfDestinationDeleted(deps, record);
+    await recheckQueued(deps, record, 'suspended');
   }
   deps.counters.deadOrQueued(t.destination.id, 'QUEUED', now);
   deps.log.info('delivery QUEUED: its destination is suspended', { ...t.ids, reason });

@@ -6,6 +6,7 @@ import { RejectReason } from '../domain/lane-step';
 import { DeliveryPolicy } from '../domain/policy';
 import { Decision } from '../domain/retry-decision';
 import { SlowDestinations } from '../domain/slow-destinations';
+import { UnrecordedSends } from '../domain/unrecorded-sends';
 import { Clock, DeliveryStore, DestinationStore, HttpSender, LaneProvisioner, Logger, LogFields, MessageBus, TopicPublisher } from '../ports';
 import { TopologyNames } from '../topology';
 import { DeliveryLimiter } from './delivery-limiter';
@@ -44,6 +45,8 @@ export interface DeliverDeps {
   policy: PolicySettings;
   /** An account's failure policy (seed 003), for destinations without a failureMode of their own; absent: retry. */
   failurePolicy?: (account: string) => Promise<FailurePolicy>;
+  /** First attempts this instance sent but could not record: a redelivery records them without sending again. */
+  unrecorded: UnrecordedSends;
 }
 
 export type DeliverOutcome =

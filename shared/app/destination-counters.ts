@@ -142,6 +142,14 @@ export class DestinationCounters {
     return this.flush();
   }
 
+  /**
+   * flushIfDue for a caller that must not wait for it (a push's answer): started, not awaited.
+   * A failed write is logged by flush and its counts kept; anything else that fails is logged here.
+   */
+  flushInBackground(): void {
+    this.flushIfDue().catch((e: unknown) => this.log.warn('success-rate counters not flushed', { error: e instanceof Error ? e.message : String(e) }));
+  }
+
   /** Writes every unflushed count now (one write per document); a failed write keeps them for the next flush. On shutdown. */
   flush(): Promise<void> {
     this.flushQueued = true;

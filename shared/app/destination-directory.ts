@@ -92,6 +92,17 @@ export class DestinationDirectory {
   }
 
   /**
+   * A destination as the store has it now, whatever this instance holds: for a refusal made on
+   * the cached view, which another instance's change may not have reached yet (deliver). The
+   * index takes what was read.
+   */
+  async fresh(id: string): Promise<Destination | undefined> {
+    const destination = await this.store.get(id);
+    this.changed(id, destination);
+    return destination;
+  }
+
+  /**
    * This process wrote `destination` (or deleted `id`): routing here sees it at once. The
    * change log brings the same change again, which changes nothing.
    */

@@ -5,6 +5,7 @@ import { firstRecord } from '../domain/delivery-record';
 import { Transition } from '../domain/delivery-state';
 import { AfterRedelivery, afterRedeliveredSend, readsBeforeFirstSend, RedeliveredSend } from '../domain/redelivered-push';
 import { decide, NO_HISTORY } from '../domain/retry-decision';
+import { UnrecordedSend } from '../domain/unrecorded-sends';
 import { afterOutcome, backedOff, backOffUntil, countAttempt, logged, rateWaitFor, report, send, withFailureModeOf } from './attempt-outcome';
 import { DeliverDeps, DeliverOutcome, RECORD_RETRY, Target } from './delivery-context';
 import { retryOnOverload } from './overload-retry';
@@ -36,6 +37,9 @@ export async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: st
         return found.record === undefined;
       }
     : undefined;
+  // Sent already by this instance, on an earlier push whose record write failed: recorded now, not sent again.
+  const unrecorded = deps.unrecorded.take(t.id, deps.clock.now().getTime());
+  if (unrecorded) return recordUnrecorded(deps, t, unrecorded);
   const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), beforeTurn ? { beforeTurn } : {});
   if (gate.kind === 'send') {
     const at = deps.clock.now();
@@ -70,27 +74,62 @@ async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string,
   const decision = await withFailureModeOf(deps, t, decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)));
   const detail = detailOf(sent, result, decision, at);
   const record = firstRecord(t, publishedAt, at, { type: 'attempted', at, result, decision, detail });
-  // Recorded first, then counted and dead-lettered: a send that finds a record (a redelivery,
-  // or a concurrent copy recorded first) neither counts twice nor publishes a second dead letter.
   // A success goes with the other outcomes this instance commits meanwhile: alone, a document of
   // its own, created only if none exists; among others, a group member, unchecked (a redelivery
   // sent again is then found twice and shown once, a duplicate). A failure is never created
   // beside a grouped success.
-  let group: string | undefined;
+  const group: { id?: string } = {};
   const write =
     record.status === 'DELIVERED'
       ? async () => {
           const adding = deps.deliveries.addDelivered(record);
           expected();
           const added = await adding;
-          if (added.created) group = added.group;
+          if (added.created) group.id = added.group;
           return added.created;
         }
       : () => deps.deliveries.create(record, { unlessGrouped: true });
-  const created = await recordAfterSend(deps, record, write);
+  return recordSent(deps, t, { record, result, decision, detail, at, publishedAt }, write, group);
+}
+
+/**
+ * A send made on an earlier push of this delivery, on this instance, whose record could not be
+ * written then (UnrecordedSends): written now, alone and checked, and ended as that push would
+ * have ended it. Nothing is sent: the destination got the event once for every push of it
+ * this instance took. A record found there (another instance's send, recorded) settles this
+ * send against it, as a redelivery's send is settled.
+ */
+function recordUnrecorded(deps: DeliverDeps, t: Target, unrecorded: UnrecordedSend): Promise<DeliverOutcome> {
+  deps.log.info('lane message redelivered after its send could not be recorded: recorded now, not sent again', { ...t.ids, sentAt: unrecorded.at.toISOString() });
+  const { record } = unrecorded;
+  const write = async () => {
+    if (await deps.deliveries.create(record, { unlessGrouped: true })) return true;
+    // The earlier push's write may have landed after all, its answer lost: then this is that record.
+    const existing = await deps.deliveries.get(record.id);
+    return existing !== undefined && sameAttempt(existing, record);
+  };
+  return recordSent(deps, t, unrecorded, write, {});
+}
+
+/**
+ * A first attempt sent, recorded (by `write`), then counted and dead-lettered: a send that finds
+ * a record (a redelivery, or a concurrent copy recorded first) neither counts twice nor
+ * publishes a second dead letter. A write that fails leaves the send in this instance's memory
+ * (UnrecordedSends) before the push fails: Pub/Sub brings it again, and if it comes here the
+ * outcome is recorded without a second send. Nothing is acked before its outcome is written.
+ */
+async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, write: () => Promise<boolean>, group: { id?: string }): Promise<DeliverOutcome> {
+  const { record, result, decision, detail, at, publishedAt } = sent;
+  let created: boolean | 'locked';
+  try {
+    created = await recordAfterSend(deps, record, write);
+  } catch (e) {
+    deps.unrecorded.keep(t.id, sent, deps.clock.now().getTime());
+    throw e;
+  }
   if (created === 'locked') return { kind: 'duplicate', deliveryId: t.id };
   if (created) {
-    logged(deps, record, at, group);
+    logged(deps, record, at, group.id);
     return afterOutcome(deps, t, { result, decision, at, publishedAt }, record);
   }
   return redelivered(deps, t, { at, result, detail }, publishedAt);
@@ -111,7 +150,7 @@ async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write:
     const existing = await deps.deliveries.get(record.id);
     if (!existing) throw e;
     // This very record, written by a create whose answer was lost: created after all.
-    if (existing.lastAttemptAt === record.lastAttemptAt && existing.attempts === record.attempts) return true;
+    if (sameAttempt(existing, record)) return true;
     deps.log.warn('a redelivered lane message was sent again; its record could not be written to (held by another transaction), and stands as it was', {
       eventId: record.eventId,
       destinationId: record.destinationId,
@@ -121,6 +160,11 @@ async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write:
     });
     return 'locked';
   }
+}
+
+/** Whether `existing` is the record of this very attempt (its write landed, the answer was lost). */
+function sameAttempt(existing: DeliveryRecord, record: DeliveryRecord): boolean {
+  return existing.lastAttemptAt === record.lastAttemptAt && existing.attempts === record.attempts;
 }
 
 /**

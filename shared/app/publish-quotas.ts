@@ -1,22 +1,27 @@
 import { AccountQuotas } from '../domain/account';
-import { admitStep, afterTake, Allowance, retryAfterSeconds, sliceOf } from '../domain/quota';
+import { admitStep, afterTake, Allowance, retryAfterSeconds } from '../domain/quota';
 import { Clock, Logger, QuotaStore } from '../ports';
 
 export type QuotaVerdict = { ok: true } | { ok: false; account: string; limit: number; retryAfterSeconds: number; why: 'spent' | 'too-big' };
 
 /**
- * Ingest's side of the per-account publish quota: each instance holds a slice of each
- * account's bucket and spends it locally, taking the next slice ahead of need, one take per
- * account at a time (domain/quota.ts). An account within its quota thus never waits for the
- * bucket after its first event, and one far past it is refused without I/O while its bucket
- * is empty. When the bucket cannot be reached the request is admitted and a warning logged:
+ * Ingest's side of the per-account publish quota: each instance holds a lease of each
+ * account's bucket, sized by its recent demand, and spends it locally, taking the next lease
+ * ahead of need, one take per account at a time (domain/quota.ts). An account within its
+ * quota thus never waits for the bucket after its first event, and one far past it is refused
+ * without I/O while its bucket is empty. When the bucket cannot be reached the request is admitted and a warning logged:
  * the quota protects other accounts' share of Herald, and refusing every event while
  * Firestore hiccups would protect nobody.
  */
 export class PublishQuotas {
   private readonly held = new Map<string, Allowance>();
-  /** The take in flight per account: concurrent requests share it rather than contend on the bucket. */
-  private readonly taking = new Map<string, Promise<void>>();
+  /**
+   * The take in flight per account: concurrent requests share it rather than contend on the
+   * bucket. Until it is sent (the end of the current turn of the event loop), what each asks
+   * is added to it, so requests arriving together are covered by one take however small the
+   * instance's recent demand.
+   */
+  private readonly taking = new Map<string, { want: number; sent: boolean; done: Promise<void> }>();
   /** Each account's quota as last read, for refusedNow. */
   private readonly limits = new Map<string, number>();
 
@@ -60,24 +65,33 @@ export class PublishQuotas {
       const step = admitStep(this.held.get(account), n, limit, now);
       this.held.set(account, step.allowance);
       if (step.kind === 'admit') {
-        if (step.prefetch) void this.take(account, 0, limit);
+        if (step.prefetch > 0) void this.take(account, step.prefetch, limit, false);
         return { ok: true };
       }
       if (step.kind === 'refuse') return { ok: false, account, limit, retryAfterSeconds: retryAfterSeconds(step.retryAfterMs), why: step.why };
       if (round > 1) return { ok: false, account, limit, retryAfterSeconds: 1, why: 'spent' };
-      if (!(await this.take(account, step.want, limit))) return { ok: true };
+      if (!(await this.take(account, step.want, limit, true))) return { ok: true };
     }
   }
 
   /** One take for the account (joining the one in flight): false when the bucket could not be reached. */
-  private async take(account: string, want: number, limit: number): Promise<boolean> {
+  private async take(account: string, want: number, limit: number, gather: boolean): Promise<boolean> {
     let pending = this.taking.get(account);
+    if (pending && !pending.sent) pending.want = Math.min(limit, pending.want + want);
     if (!pending) {
-      pending = this.takeNow(account, want, limit).finally(() => this.taking.delete(account));
-      this.taking.set(account, pending);
+      const entry = { want, sent: false, done: Promise.resolve() };
+      // A take ahead is sent at once; one that requests wait for gathers what the others ask.
+      entry.done = (gather ? new Promise<void>((resolve) => setImmediate(resolve)) : Promise.resolve())
+        .then(() => {
+          entry.sent = true;
+          return this.takeNow(account, entry.want, limit);
+        })
+        .finally(() => this.taking.delete(account));
+      this.taking.set(account, entry);
+      pending = entry;
     }
     try {
-      await pending;
+      await pending.done;
       return true;
     } catch (e) {
       this.log.warn(`the publish quota of account ${account} could not be checked; the events are accepted`, { account, error: (e as Error).message });
@@ -86,10 +100,9 @@ export class PublishQuotas {
   }
 
   private async takeNow(account: string, want: number, limit: number): Promise<void> {
-    const slice = want > 0 ? want : sliceOf(limit);
-    const granted = await this.store.take(account, slice, limit, this.clock.now().getTime());
+    const granted = await this.store.take(account, want, limit, this.clock.now().getTime());
     const now = this.clock.now().getTime();
     const current = this.held.get(account);
-    this.held.set(account, afterTake(current && current.validUntil > now ? current : { tokens: 0, validUntil: now }, slice, granted, limit, now));
+    this.held.set(account, afterTake(current && current.validUntil > now ? current : { tokens: 0, validUntil: now }, want, granted, limit, now));
   }
 }

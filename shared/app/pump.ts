@@ -7,7 +7,7 @@ import { DestinationDirectory } from './destination-directory';
 import { queuedBecauseSuspended } from '../domain/suspension';
 import { updateUnderClaim } from './claimed-update';
 import { publishToLane } from './lanes';
-import { deadIfDestinationDeleted } from './queued-for-deleted';
+import { recheckQueued } from './queued-recheck';
 
 export interface PumpDeps {
   bus: MessageBus;
@@ -122,7 +122,7 @@ async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' 
   if (destination.status === 'suspended') {
     const queued = await updateUnderClaim(deps.deliveries, record.id, record.claimedAt, { type: 'queue', now: deps.clock.now(), reason: queuedBecauseSuspended(destination) });
     deps.log.info('due delivery QUEUED: its destination is suspended', ids);
-    if (queued && deps.destinations) await deadIfDestinationDeleted({ ...deps, destinations: deps.destinations }, queued);
+    if (queued && deps.destinations) await recheckQueued({ ...deps, destinations: deps.destinations }, queued, 'suspended');
     return 'queued';
   }
   await publishToLane(deps, destination, { kind: 'claimed', destinationId: record.destinationId, event: record.event, claim: record.claimedAt!, ...(record.publishedAt ? { publishedAt: record.publishedAt } : {}) });

@@ -1,5 +1,6 @@
 import { DeliveryLogHead } from './delivery-log-head';
 import { transition } from '../domain/delivery-state';
+import { sameTally, tallyOf } from '../domain/intake-tally';
 import { ExpectedDelivery, expectedDeliveries, IntakeBatch, laneMoving, mayWaitForLanes, recoveredRecord, SkipPostponed, skipAfterPostponed } from '../domain/intake';
 import { Clock, DeliveryStore, IntakeStore, Logger, MessageBus, RateLeaseStore } from '../ports';
 import { sendDeadLetter } from './dead-letter';
@@ -15,10 +16,11 @@ import { EventTypeCatalogue } from './event-type-samples';
  * with a record for every destination it was meant for.
  *
  * Cost, per round of up to `batchLimit` intake batches (each of one or many events): the query
- * that finds them (one read per batch), one count aggregation over the round's batch ids (one
- * read per 1,000 records counted) and one request that deletes them (one delete per batch).
- * Only when that count falls short is each batch counted on its own, and only a batch still
- * short reads its expected records one by one.
+ * that finds them (one read per batch), one aggregation over the round's batch ids (one read
+ * per 1,000 records; domain/intake-tally.ts: their count and the sum of their ids' hashes, so
+ * extra records cannot stand for missing ones) and one request that deletes them (one delete
+ * per batch). Only when that tally differs from the expected one is each batch tallied on its
+ * own, and only a batch that still differs reads its expected records one by one.
  */
 export interface ReconcileDeps {
   intake: IntakeStore;
@@ -98,10 +100,10 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
     const planned = batches.map((batch) => ({ batch, expected: expectedDeliveries(batch, (type, account) => index.matching(type, account)) }));
     const owed = planned.reduce((n, p) => n + p.expected.length, 0);
     const ids = batches.map((b) => b.id).sort();
-    // The common case costs one count for the whole round: every record of these batches is
-    // there. Anything else (short, or a record written by an earlier intake of the same event)
-    // is looked at batch by batch.
-    const complete = owed > 0 && (await deps.deliveries.countFromIntakes(ids)) === owed;
+    // The common case costs one aggregation for the whole round: the records of these batches
+    // are exactly those expected. Anything else (short, extra records, or a record written by an
+    // earlier intake of the same event) is looked at batch by batch.
+    const complete = owed > 0 && sameTally(await deps.deliveries.tallyFromIntakes(ids), tallyOf(planned.flatMap((p) => p.expected.map((e) => e.deliveryId))));
     const done: string[] = [];
     const postponed: string[] = [];
     if (complete || owed === 0) {
@@ -141,11 +143,11 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
 async function recoverMissing(deps: ReconcileDeps, batch: IntakeBatch, expected: readonly ExpectedDelivery[], activity: LaneActivity | undefined): Promise<number | 'postponed'> {
   if (expected.length === 0) return 0;
   const destinationIds = [...new Set(expected.map((e) => e.destinationId))];
-  // The common case costs a count: every expected record carries this batch's id.
-  if ((await deps.deliveries.countFromIntake(batch.id, destinationIds)) === expected.length) return 0;
+  // The common case costs an aggregation: the expected records, and only they, carry this batch's id.
+  if (sameTally(await deps.deliveries.tallyFromIntake(batch.id, destinationIds), tallyOf(expected.map((e) => e.deliveryId)))) return 0;
   // Every destination's lane still moving: wait, without reading the records one by one.
   if (activity && (await Promise.all(destinationIds.map((id) => activity.busy(id)))).every(Boolean)) return 'postponed';
-  // Short (or a record written by an earlier intake of the same event): look at each.
+  // Short, extra records, or a record written by an earlier intake of the same event: look at each.
   const found = await deps.deliveries.existing(expected.map((e) => e.deliveryId));
   const missing = expected.filter((x) => !found.has(x.deliveryId));
   if (activity) {

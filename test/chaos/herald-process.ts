@@ -16,6 +16,8 @@ export class HeraldProcess {
   constructor(
     private readonly env: NodeJS.ProcessEnv,
     logFile: string,
+    /** `npm start`'s arguments (`--instances N`). */
+    private readonly args: readonly string[] = [],
   ) {
     this.log = createWriteStream(logFile, { flags: 'a' });
   }
@@ -40,7 +42,7 @@ export class HeraldProcess {
   }
 
   private async startOnce(): Promise<void> {
-    const herald = spawnLocalHerald(this.env, { detached: true, onOutput: (chunk) => this.log.write(chunk) });
+    const herald = spawnLocalHerald(this.env, { detached: true, args: this.args, onOutput: (chunk) => this.log.write(chunk) });
     this.child = herald.child;
     await herald.ready();
   }

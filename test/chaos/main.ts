@@ -21,6 +21,7 @@ const program = new Command('chaos')
   .option('--pause-seconds <n>', 'length of each pause', number)
   .option('--outage-seconds <n>', 'how long the outage receiver is down and the slow one slow', number)
   .option('--reconcile-after <n>', "seconds after ingest the reconciler checks an event (Herald's HERALD_RECONCILE_AFTER_MS); default 60, as in local mode", number)
+  .option('--instances <n>', "instances of the functions in Herald's process, each with its own caches, each request to the next (npm start -- --instances N); default 1", number)
   .option('--quiet-timeout <n>', 'seconds to wait for every delivery to settle', number)
   .showHelpAfterError();
 
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
       outageSeconds: o.outageSeconds,
       quietTimeoutSeconds: o.quietTimeout,
       reconcileAfterSeconds: o.reconcileAfter,
+      instances: o.instances,
     }).filter(([, v]) => v !== undefined),
   );
   const parsed = chaosOptionsSchema.safeParse(given);
@@ -51,7 +53,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     [
       '',
-      `seed ${result.seed}; ${result.accepted} events accepted (${result.unaccepted} never accepted); Herald started ${result.heraldStarts} times; kills at ${result.plan.kills.map((k) => `${(k / 1000).toFixed(1)} s`).join(', ') || 'none'}`,
+      `seed ${result.seed}; ${result.instances} instance${result.instances === 1 ? '' : 's'}; ${result.accepted} events accepted (${result.unaccepted} never accepted); Herald started ${result.heraldStarts} times; kills at ${result.plan.kills.map((k) => `${(k / 1000).toFixed(1)} s`).join(', ') || 'none'}`,
       formatLedger(result.ledgers),
       `time to quiet: ${result.quietAfterMs === undefined ? 'not quiet' : `${(result.quietAfterMs / 1000).toFixed(1)} s after publishing ended`}`,
       `lost: ${sum.lost}${sum.lost > 0 ? ` — e.g. ${result.ledgers.flatMap((l) => l.lostExamples).slice(0, 5).join('; ')}` : ''}`,

@@ -21,6 +21,8 @@ export interface ChaosResult {
   /** From the end of publishing until every pair was settled; undefined when it never was. */
   quietAfterMs: number | undefined;
   heraldStarts: number;
+  /** Instances of the functions in each start of Herald's process. */
+  instances: number;
   logFile: string;
 }
 
@@ -69,6 +71,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
       HERALD_PUSH_TOKEN: `chaos-push-${randomBytes(12).toString('hex')}`,
     },
     logFile,
+    ['--instances', String(options.instances)],
   );
   const base = `http://127.0.0.1:${port}`;
   try {
@@ -82,7 +85,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
       });
       if (res.status !== 201) throw new Error(`registering ${r.plan.destinationId}: HTTP ${res.status} ${await res.text()}`);
     }
-    say(`seed ${options.seed}: ${options.events} events at ${options.rate}/s to ${receivers.map((r) => `${r.plan.destinationId} (${r.plan.policy})`).join(', ')}; Herald's log: ${logFile}`);
+    say(`seed ${options.seed}: ${options.instances} instance${options.instances === 1 ? '' : 's'}; ${options.events} events at ${options.rate}/s to ${receivers.map((r) => `${r.plan.destinationId} (${r.plan.policy})`).join(', ')}; Herald's log: ${logFile}`);
 
     t0 = Date.now();
     const chaos = playChaos(plan, herald, emulators.processGroups.pubsub, say);
@@ -120,7 +123,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
       await sleep(2000);
     }
     say(quietAfterMs === undefined ? 'not quiet before the timeout' : `quiet ${(quietAfterMs / 1000).toFixed(1)} s after publishing ended`);
-    return { seed: options.seed, plan, ledgers, accepted: keys.length, unaccepted, quietAfterMs, heraldStarts: herald.starts, logFile };
+    return { seed: options.seed, plan, ledgers, accepted: keys.length, unaccepted, quietAfterMs, heraldStarts: herald.starts, instances: options.instances, logFile };
   } finally {
     await herald.close().catch(() => undefined);
     await Promise.all(receivers.map((r) => r.stop()));

@@ -20,6 +20,8 @@ export const chaosOptionsSchema = z.strictObject({
   outageSeconds: z.number().positive('outage-seconds must be above 0').max(300, 'outage-seconds must be at most 300').default(20),
   /** The reconciler's grace (HERALD_RECONCILE_AFTER_MS): how long after ingest it checks an event. */
   reconcileAfterSeconds: z.number().min(1, 'reconcile-after must be at least 1').max(86_400, 'reconcile-after must be at most 86400').default(60),
+  /** Instances of the functions in Herald's process (`npm start -- --instances N`), each with its own caches; a kill takes them all. */
+  instances: z.number().int('instances must be a whole number').min(1, 'instances must be 1-16').max(16, 'instances must be 1-16').default(1),
   /** Give up waiting for quiet after this long (what is not settled then is reported, scheduled or lost). */
   quietTimeoutSeconds: z.number().positive('quiet-timeout must be above 0').max(3600, 'quiet-timeout must be at most 3600').default(900),
 });

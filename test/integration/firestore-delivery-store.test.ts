@@ -1,12 +1,20 @@
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { OperationCounter } from '../../shared/adapters/firestore-stores';
 import { COLLECTIONS, FIRESTORE_TTL_FIELDS } from '../../shared/firestore-schema';
-import { DeliveryRecord } from '../../shared/domain/delivery';
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore-deliveries';
 import { GROUP_WAIT_MS } from '../../shared/adapters/firestore-delivery-groups';
 import { HeraldEvent } from '../../shared/domain/event';
 import { DEAD_RECORD_MIN_KEEP_MS } from '../../shared/domain/delivery-retention';
 import { deliveryStoreConformance } from '../support/delivery-store-conformance';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
+import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
+import { DestinationDirectory } from '../../shared/app/destination-directory';
+import { IntakeJournal } from '../../shared/app/intake-journal';
+import { reconcileOnce, ReconcileDeps } from '../../shared/app/reconcile';
+import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
+import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
+import { eventKey } from '../../shared/domain/event';
+import { createLogger } from '../../shared/log';
 
 const projectId = 'delivery-store-test';
 const db = new Firestore({ projectId, ignoreUndefinedProperties: true });
@@ -169,5 +177,55 @@ describe('firestore delivery store: group commit of DELIVERED first attempts', (
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
     await store.addDelivered(delivered('acme_orders', 3));
     expect(await store.existing(['acme_orders.e0', 'acme_orders.e1', 'acme_orders.e2', 'acme_orders.e3'])).toEqual(new Set(['acme_orders.e0', 'acme_orders.e1', 'acme_orders.e3']));
+  });
+});
+
+describe('firestore delivery store: the reconciler over it (issue 35 item 1)', () => {
+  const clock = { t: Date.parse('2026-11-26T10:00:00.000Z'), now: () => new Date(clock.t) };
+  const ev = (id: string, type: string): HeraldEvent => ({ attributes: { specversion: '1.0', id, source: '/shop', type, time: '2026-11-26T10:00:00.000Z' }, data: Buffer.from('{}') });
+  const silent = createLogger({ level: 'ERROR', write: () => undefined });
+
+  test('extra records (a destination deleted since, a group member among them) do not hide a missing one; a complete round costs one aggregation', async () => {
+    await wipe();
+    const ops = new OperationCounter();
+    // Outcomes committed as groups: the record layout a busy Herald writes.
+    const store = new FirestoreDeliveryStore(db, ops, undefined, { alone: 'group' });
+    const destinations = new MemoryDestinationStore();
+    const before = new Date('2026-11-26T09:00:00.000Z');
+    for (const [id, type] of [['d1', 'com.example.a'], ['d2', 'com.example.b'], ['d3', 'com.example.b']] as const) {
+      await destinations.put(applySpec(id, destinationSpecSchema.parse({ url: `https://${id}.example/hook`, eventTypes: [type] }), undefined, before));
+    }
+    const intake = new MemoryIntakeStore();
+    const journal = new IntakeJournal(intake, clock);
+    const first = journal.add([ev('ea', 'com.example.a')]);
+    await first.durable;
+    clock.t += 5;
+    const second = journal.add([ev('eb', 'com.example.b')]);
+    await second.durable;
+    const [a, b] = [first.ids[0]!, second.ids[0]!];
+    const record = (dest: string, id: string, type: string, intakeId: string): DeliveryRecord => ({
+      id: deliveryId(dest, eventKey(ev(id, type).attributes)), destinationId: dest, eventId: id, eventSource: '/shop', eventType: type, status: 'DELIVERED', attempts: 1, intake: intakeId, publishedAt: new Date(clock.t).toISOString(), lastAttemptAt: new Date(clock.t).toISOString(),
+    });
+    // A's event never reached d1; B's reached d2 (grouped) and d3 (a document of its own), and d3 is deleted.
+    await store.addDelivered(record('d2', 'eb', 'com.example.b', b));
+    await store.put(record('d3', 'eb', 'com.example.b', b));
+    await destinations.delete('d3');
+    const deps: ReconcileDeps = {
+      intake, deliveries: store, directory: new DestinationDirectory(destinations, clock, 0), bus: { publish: async () => 'm' }, deadLetterTopic: 'dl', clock, log: silent,
+      graceMs: 60_000, batchLimit: 100, rateLeases: { lease: () => Promise.reject(new Error('unused')), peek: async () => undefined }, state: {},
+    };
+    clock.t += 61_000;
+    expect(await reconcileOnce(deps)).toEqual({ batches: 2, postponed: 0, expected: 2, recovered: 1, deadLetters: 0 });
+    expect(await store.get(deliveryId('d1', eventKey(ev('ea', 'com.example.a').attributes)))).toMatchObject({ status: 'PENDING', intake: a });
+
+    // Every record there: one aggregation (a read), the group query (a read per group found), the
+    // grouped member's own document looked for (a read) and the owed dead letters' query (a read).
+    const third = journal.add([ev('ec', 'com.example.b')]);
+    await third.durable;
+    await store.addDelivered(record('d2', 'ec', 'com.example.b', third.ids[0]!));
+    clock.t += 61_000;
+    const readsBefore = ops.reads;
+    expect(await reconcileOnce(deps)).toMatchObject({ batches: 1, expected: 1, recovered: 0 });
+    expect(ops.reads - readsBefore).toBeLessThanOrEqual(4);
   });
 });

@@ -21,8 +21,8 @@ const KEPT = 5_000_000;
  * whose child a SIGKILL of the CLI would orphan (and which re-sends signals). `detached`
  * makes it a process group of its own, as a terminal's job is; `onOutput` sees every chunk.
  */
-export function spawnLocalHerald(env: NodeJS.ProcessEnv, options: { detached?: boolean; onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void } = {}): LocalHerald {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'shared/apps/local/main.ts')], {
+export function spawnLocalHerald(env: NodeJS.ProcessEnv, options: { detached?: boolean; onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void; args?: readonly string[] } = {}): LocalHerald {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'shared/apps/local/main.ts'), ...(options.args ?? [])], {
     cwd: ROOT,
     env,
     detached: options.detached ?? false,

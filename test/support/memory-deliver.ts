@@ -9,6 +9,7 @@ import { DestinationCounters } from '../../shared/app/destination-counters';
 import { DeliveryLogHead } from '../../shared/app/delivery-log-head';
 import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { SlowDestinations } from '../../shared/domain/slow-destinations';
+import { UnrecordedSends } from '../../shared/domain/unrecorded-sends';
 import { createLogger } from '../../shared/log';
 import { HttpSender, systemClock } from '../../shared/ports';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
@@ -51,6 +52,7 @@ export function memoryDeliverDeps(
     clock: systemClock,
     log,
     policy: { presetTimeoutMs: 5000, timeScale: 1 },
+    unrecorded: new UnrecordedSends(),
     ...overrides,
   };
   return { deps, logHead, bus, logs, deliveries, rateStore };

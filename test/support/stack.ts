@@ -18,8 +18,12 @@ export function testSecretsKey(projectId: string): string {
   return createHash('sha256').update(`herald test secrets key:${projectId}`).digest('base64');
 }
 
-/** A local stack on the shared test emulators, in a project of its own (`options`: a DNS or OIDC stand-in). */
-export async function startTestStack(projectId: string, env: Record<string, string> = {}, options: Pick<LocalStackOptions, 'resolver' | 'idTokens'> = {}): Promise<TestStack> {
+/**
+ * A local stack on the shared test emulators, in a project of its own (`options`: a DNS or
+ * OIDC stand-in; `instances: N` for N instances, each request to the next, instance i's
+ * runtime at `stack.runtimes[i]` and its log lines carrying `instance: i`).
+ */
+export async function startTestStack(projectId: string, env: Record<string, string> = {}, options: Pick<LocalStackOptions, 'resolver' | 'idTokens' | 'instances'> = {}): Promise<TestStack> {
   const pubsubHost = process.env.PUBSUB_EMULATOR_HOST;
   const firestoreHost = process.env.FIRESTORE_EMULATOR_HOST;
   if (!pubsubHost || !firestoreHost) throw new Error('integration tests need the emulators from test/setup/global-setup.ts');

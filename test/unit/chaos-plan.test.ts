@@ -29,6 +29,12 @@ test('options out of range are refused with what is wrong', () => {
   expect(r.error!.issues.map((i) => i.message)).toEqual(expect.arrayContaining(['seed must be 0-2147483647', 'events must be at least 1', 'destinations must be 1-20']));
 });
 
+test('Herald runs as one instance unless --instances says more (1-16)', () => {
+  expect(chaosOptionsSchema.parse({ seed: 1 }).instances).toBe(1);
+  expect(chaosOptionsSchema.parse({ seed: 1, instances: 3 }).instances).toBe(3);
+  expect(chaosOptionsSchema.safeParse({ seed: 1, instances: 0 }).error!.issues.map((i) => i.message)).toEqual(['instances must be 1-16']);
+});
+
 describe('the ledger', () => {
   const counts = (accepted: Record<string, number>) => ({ requests: new Map(Object.entries(accepted)), accepted: new Map(Object.entries(accepted)) });
   const wid = (key: string) => `msg_${key}`;

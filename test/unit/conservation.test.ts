@@ -203,15 +203,56 @@ describe('the reconciler', () => {
     expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 1, recovered: 1 });
   });
 
-  it('costs one count for the whole round, not a read per delivery, when every record is there', async () => {
+  it('costs one aggregation for the whole round, not a read per delivery, when every record is there', async () => {
     const { clock, w, ids } = await ordersWithOneEvent();
     await w.deliveries.create({ id: deliveryId('orders', eventKey(event('e1').attributes)), destinationId: 'orders', eventId: 'e1', eventSource: '/shop', eventType: 'com.example.order', status: 'DELIVERED', attempts: 1, intake: ids[0]! });
     const existing = jest.spyOn(w.deliveries, 'existing');
-    const perBatch = jest.spyOn(w.deliveries, 'countFromIntake');
+    const perBatch = jest.spyOn(w.deliveries, 'tallyFromIntake');
     clock.advance(61_000);
     expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 1, recovered: 0 });
     expect(existing).not.toHaveBeenCalled();
     expect(perBatch).not.toHaveBeenCalled();
+  });
+
+  it('extra records do not hide a missing one: batch A lost its record to d1 while batch B has one for d3, deleted since (issue 35 item 1)', async () => {
+    const clock = manualClock('2026-11-25T10:00:00.000Z');
+    const w = await world(clock);
+    const before = new Date('2026-11-25T09:00:00.000Z');
+    await w.add('d1', { url: 'https://d1.example/hook', eventTypes: ['com.example.a'] }, before);
+    await w.add('d2', { url: 'https://d2.example/hook', eventTypes: ['com.example.b'] }, before);
+    await w.add('d3', { url: 'https://d3.example/hook', eventTypes: ['com.example.b'] }, before);
+    const journal = new IntakeJournal(w.intake, clock);
+    const first = journal.add([event('ea', 'com.example.a')]);
+    await first.durable;
+    clock.advance(5);
+    const second = journal.add([event('eb', 'com.example.b')]);
+    await second.durable;
+    const [a, b] = [first.ids[0]!, second.ids[0]!];
+    expect(a).not.toBe(b);
+    const record = (dest: string, id: string, type: string, intake: string) =>
+      w.deliveries.create({ id: deliveryId(dest, eventKey(event(id, type).attributes)), destinationId: dest, eventId: id, eventSource: '/shop', eventType: type, status: 'DELIVERED', attempts: 1, intake });
+    // A's event never reached d1; B's reached d2 and d3, and d3 is deleted.
+    await record('d2', 'eb', 'com.example.b', b);
+    await record('d3', 'eb', 'com.example.b', b);
+    await w.destinations.delete('d3');
+    clock.advance(61_000);
+    expect(await reconcileOnce(w.reconcile)).toEqual({ batches: 2, postponed: 0, expected: 2, recovered: 1, deadLetters: 0 });
+    expect(await w.deliveries.get(deliveryId('d1', eventKey(event('ea', 'com.example.a').attributes)))).toMatchObject({ status: 'PENDING', intake: a });
+  });
+
+  it('within one batch and destination: a record of an event the destination no longer takes does not stand for one it still takes', async () => {
+    const clock = manualClock('2026-11-25T10:00:00.000Z');
+    const w = await world(clock);
+    const before = new Date('2026-11-25T09:00:00.000Z');
+    await w.add('d1', { url: 'https://d1.example/hook', eventTypes: ['com.example.a', 'com.example.b'] }, before);
+    const { ids: [a], durable } = new IntakeJournal(w.intake, clock).add([event('e1', 'com.example.a'), event('e2', 'com.example.b')]);
+    await durable;
+    await w.deliveries.create({ id: deliveryId('d1', eventKey(event('e1', 'com.example.a').attributes)), destinationId: 'd1', eventId: 'e1', eventSource: '/shop', eventType: 'com.example.a', status: 'DELIVERED', attempts: 1, intake: a! });
+    // e2's record is missing; d1 now takes only com.example.b, so e1's record is an extra one.
+    await w.add('d1', { url: 'https://d1.example/hook', eventTypes: ['com.example.b'] }, before);
+    clock.advance(61_000);
+    expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 1, expected: 1, recovered: 1 });
+    expect(await w.deliveries.get(deliveryId('d1', eventKey(event('e2', 'com.example.b').attributes)))).toMatchObject({ status: 'PENDING' });
   });
 
   it('a record written under an earlier intake of the same event (a producer resent it) counts: nothing recovered', async () => {

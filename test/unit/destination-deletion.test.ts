@@ -1,6 +1,6 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { DeletionDeps, deleteDestination } from '../../shared/app/admin/destination-deletion';
-import { deadIfDestinationDeleted } from '../../shared/app/queued-for-deleted';
+import { recheckQueued } from '../../shared/app/queued-recheck';
 import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/delivery';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { webhookDestination } from '../support/destinations';
@@ -135,8 +135,8 @@ describe('a delivery QUEUED as its destination is deleted', () => {
   test('is made DEAD with its dead letter when the destination is gone; left QUEUED while it exists', async () => {
     const { deps, destinations, deliveries, published } = await setup([['acme_orders', 'q1', 'QUEUED'], ['acme_other', 'q9', 'QUEUED']]);
     await destinations.delete('acme_orders');
-    await deadIfDestinationDeleted(deps, (await deliveries.get('acme_orders.q1'))!);
-    await deadIfDestinationDeleted(deps, (await deliveries.get('acme_other.q9'))!);
+    await recheckQueued(deps, (await deliveries.get('acme_orders.q1'))!, 'suspended');
+    await recheckQueued(deps, (await deliveries.get('acme_other.q9'))!, 'decided');
     expect((await deliveries.get('acme_orders.q1'))!).toMatchObject({ status: 'DEAD', reason: expect.stringMatching(/^destination-deleted/) as unknown });
     expect((await deliveries.get('acme_other.q9'))!.status).toBe('QUEUED');
     expect(published.map((p) => p.attributes['herald-delivery-id'])).toEqual(['acme_orders.q1']);

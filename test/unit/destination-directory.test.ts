@@ -103,3 +103,17 @@ test('a destination created elsewhere is found by one look at the change log, wh
   expect(gets).toHaveBeenCalledWith('never');
   expect(store.looks).toHaveLength(3);
 });
+
+test('fresh: the store\'s copy now, within the ttl, and the index takes it (a change made on another instance, or a delete)', async () => {
+  const { store, directory } = setup();
+  await store.write(dest('orders', ['com.example.a']));
+  expect((await directory.get('orders'))?.eventTypes).toEqual(['com.example.a']);
+  await store.write(dest('orders', ['com.example.a', 'com.example.b']));
+  expect((await directory.get('orders'))?.eventTypes).toEqual(['com.example.a']);
+  expect((await directory.fresh('orders'))?.eventTypes).toEqual(['com.example.a', 'com.example.b']);
+  expect((await directory.matching('com.example.b')).map((d) => d.id)).toEqual(['orders']);
+  await store.remove('orders');
+  expect(await directory.fresh('orders')).toBeUndefined();
+  expect(await directory.matching('com.example.a')).toEqual([]);
+  expect(store.looks).toHaveLength(1);
+});

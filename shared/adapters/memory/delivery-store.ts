@@ -1,6 +1,7 @@
 import { DeliveryRecord } from '../../domain/delivery';
 import { DeliveryLogQuery, inLog, logOrder, logPage } from '../../domain/delivery-log';
 import { ownOver, parseHeadEntryId, standing } from '../../domain/grouped-outcomes';
+import { EMPTY_TALLY, IntakeTally, tallyOf } from '../../domain/intake-tally';
 import { AddedDelivered, DeliveryPage, DeliveryStore, WorkStatus } from '../../ports';
 
 type Own = DeliveryRecord & { groupCopies?: number };
@@ -116,14 +117,15 @@ export class MemoryDeliveryStore implements DeliveryStore {
     });
   }
 
-  async countFromIntake(intake: string, destinationIds: readonly string[]): Promise<number> {
-    return this.view().filter((r) => r.intake === intake && destinationIds.includes(r.destinationId)).length;
+  async tallyFromIntake(intake: string, destinationIds: readonly string[]): Promise<IntakeTally> {
+    return tallyOf(this.view().filter((r) => r.intake === intake && destinationIds.includes(r.destinationId)).map((r) => r.id));
   }
 
-  async countFromIntakes(intakes: readonly string[]): Promise<number> {
-    if (intakes.length === 0) return 0;
+  /** As Firestore's aggregation over the batches' id range: records of other batches between them are in it. */
+  async tallyFromIntakes(intakes: readonly string[]): Promise<IntakeTally> {
+    if (intakes.length === 0) return EMPTY_TALLY;
     const sorted = [...intakes].sort();
-    return this.view().filter((r) => r.intake !== undefined && r.intake >= sorted[0]! && r.intake <= sorted[sorted.length - 1]!).length;
+    return tallyOf(this.view().filter((r) => r.intake !== undefined && r.intake >= sorted[0]! && r.intake <= sorted[sorted.length - 1]!).map((r) => r.id));
   }
 
   async existing(ids: readonly string[]): Promise<Set<string>> {

@@ -3,6 +3,7 @@ import { ConfigError } from '../../config';
 import { onStopSignals } from '../../adapters/graceful-stop';
 import { EmulatorPrerequisiteError } from './emulators';
 import { startLocalStack } from './stack';
+import { parseLocalArgs } from './args';
 import { LOCAL_SECRETS_KEY_FILE } from './secrets-key';
 import { SecretBoxError } from '../../domain/secret-box';
 
@@ -16,9 +17,10 @@ async function main(): Promise<void> {
     if (!verbose && /^\[(pubsub|firestore)\] /.test(line)) emulatorLines.push(line);
     else note(line);
   };
+  const { instances } = parseLocalArgs(process.argv.slice(2));
   let stack: Awaited<ReturnType<typeof startLocalStack>>;
   try {
-    stack = await startLocalStack({ onProgress: progress, secretsKeyFile: LOCAL_SECRETS_KEY_FILE });
+    stack = await startLocalStack({ onProgress: progress, secretsKeyFile: LOCAL_SECRETS_KEY_FILE, instances });
   } catch (e) {
     for (const line of emulatorLines.slice(-40)) note(line);
     throw e;
@@ -31,6 +33,7 @@ async function main(): Promise<void> {
       `  ingest   POST ${url}/ingest`,
       `  admin         ${url}/admin/destinations`,
       `  project  ${config.projectId}   Pub/Sub emulator ${emulators.pubsubHost}   Firestore emulator ${emulators.firestoreHost}`,
+      ...(instances > 1 ? [`  instances ${instances}, each with its own caches, limiter and counters; each function's requests go to them in turn`] : []),
       '',
       'Tokens (set HERALD_ADMIN_TOKEN / HERALD_INGEST_TOKEN to choose your own):',
       `  export HERALD_URL=${url}`,

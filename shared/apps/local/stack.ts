@@ -15,6 +15,9 @@ import { GracefulStop, STOP_BUDGET_MS, stopServing } from '../../adapters/gracef
 import { FUNCTION_NAMES, FunctionName } from '../../topology';
 import { EmulatorHosts, RunningEmulators, startEmulators } from './emulators';
 import { HostResolver, HttpSender, IdTokenVerifier, Logger } from '../../ports';
+import { createLogger, parseSeverity } from '../../log';
+import { instanceCount } from './args';
+import { allOf, instanceLog, roundRobin } from './instances';
 import { loadOrCreateLocalSecretsKey } from './secrets-key';
 import { generateSecretsKey } from '../../domain/secret-box';
 
@@ -39,6 +42,12 @@ export interface LocalStackOptions {
    * stack alone, kept nowhere.
    */
   secretsKeyFile?: string;
+  /**
+   * Instances of the functions (default 1), each with a runtime of its own (clients, caches,
+   * limiter, slow verdicts, counters) and its own pump, checks and reconciler, behind one
+   * endpoint per function that sends each request to the next instance.
+   */
+  instances?: number;
 }
 
 export interface LocalStack {
@@ -46,7 +55,10 @@ export interface LocalStack {
   port: number;
   config: HeraldConfig & { adminToken: string; ingestToken: string };
   emulators: EmulatorHosts;
+  /** Instance 0's runtime (the only one, with one instance). */
   runtime: Runtime;
+  /** Every instance's runtime, by instance number: a function's requests go to each in turn. */
+  runtimes: Runtime[];
   /**
    * Stops serving as a deployed function does (stopServing, adapters/graceful-stop.ts): new
    * requests get 503 (Pub/Sub brings pushes again later), requests in progress and the loops'
@@ -71,6 +83,9 @@ const token = (kind: string) => `herald_${kind}_${randomBytes(18).toString('base
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const env = options.env ?? process.env;
   const progress = options.onProgress ?? (() => undefined);
+  const instances = instanceCount(options.instances);
+  // One instance runs each request as the process's runtime, as before; several, as the next one's.
+  let serve = (_fn: FunctionName, handle: () => void) => handle();
   let ready = false;
   let health: Record<string, unknown> = {};
   const apps = new Map<FunctionName, http.RequestListener>();
@@ -99,7 +114,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     // Cloud Functions hands a function the path after its name; so does local mode.
     req.url = `/${rest.join('/')}${url.search}`;
-    app(req, res);
+    serve(fn as FunctionName, () => app(req, res));
   }));
   // A request Node cannot parse (headers over its 16 KiB limit, a broken request line) never
   // reaches a function: answer it in Herald's JSON shape too, as a 4xx that says what is wrong.
@@ -125,7 +140,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   progress(`listening on ${url}`);
 
   let emulators: RunningEmulators | undefined;
-  let made: Runtime | undefined;
+  const made: Runtime[] = [];
   try {
     let hosts = options.emulators;
     if (!hosts) {
@@ -163,12 +178,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.resolver ? { resolver: options.resolver } : {}),
       ...(options.idTokens ? { idTokens: options.idTokens } : {}),
     };
-    const runtime = createRuntime(config, overrides);
-    made = runtime;
+    // Several instances: each its own runtime, its log lines tagged with its number.
+    const instanceBase = instances > 1 ? (options.log ?? createLogger({ level: parseSeverity(config.logLevel) })) : undefined;
+    for (let i = 0; i < instances; i++) made.push(createRuntime(config, instanceBase ? { ...overrides, log: instanceLog(instanceBase, i) } : overrides));
+    const runtimes = [...made];
+    const runtime = runtimes[0]!;
 
-    const { installRuntime } = await import('../../../functions/process-runtime');
+    const { asInstance, installRuntime } = await import('../../../functions/process-runtime');
     const { installJsonErrors } = await import('../../../functions/index');
     installRuntime(runtime);
+    if (instances > 1) serve = roundRobin(runtimes, asInstance);
     for (const fn of FUNCTION_NAMES) {
       const fnServer = getTestServer(fn);
       installJsonErrors(fnServer, fn);
@@ -193,17 +212,34 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       functions: Object.fromEntries(FUNCTION_NAMES.map((f) => [f, `${url}/${f}`])),
       destinations: destinations.length,
       timeScale: config.timeScale,
+      ...(instances > 1 ? { instances } : {}),
     };
-    // Cloud Scheduler's part on GCP: the retry pump, in-process, for as long as the stack runs.
-    const pump = runPump(pumpDeps(runtime), { intervalMs: config.pumpIntervalMs });
-    progress(`retry pump every ${config.pumpIntervalMs} ms${config.timeScale !== 1 ? `; policy delays divided by HERALD_TIME_SCALE=${config.timeScale}` : ''}`);
-    // And the suspension check, each minute of scaled time.
+    // Cloud Scheduler's part on GCP: each call lands on one instance. So here one pump, one check
+    // and one reconciler run at a time, each pump round and each tick on the next instance in
+    // turn, with that instance's caches (instances that disagree meet as they do deployed). Every
+    // instance polling at once would be N times the reads, and N pumps racing for the same claims.
     const checkMs = config.suspensionCheckMs ?? Math.max(100, Math.round(60_000 / config.timeScale));
-    const checker = runPeriodically('suspension check', checkMs, () => checkThresholds(suspensionDeps(runtime)), runtime.log);
-    // The scheduled pump's first step on GCP: the reconciler, on its own interval here.
-    const reconciler = runPeriodically('reconciler', config.reconcileIntervalMs, () => reconcileOnce(reconcileDeps(runtime)), runtime.log);
-    // And its next step there: the purge of deleted accounts' data (app/account-purge.ts), each run bounded to the interval.
-    const purger = runPeriodically('account purge', config.reconcileIntervalMs, () => finishAccountPurges(accountPurgeDeps(runtime), runtime.clock.now().getTime() + config.reconcileIntervalMs), runtime.log);
+    let round = 0;
+    const turnOf = () => runtimes[round++ % runtimes.length]!;
+    // The pump's deps, moved to the next instance after each round (runPump reads them each round).
+    const pumpTurn = pumpDeps(runtime);
+    const loops = [
+      {
+        // The retry pump, in-process, for as long as the stack runs.
+        pump: runPump(pumpTurn, { intervalMs: config.pumpIntervalMs, ...(runtimes.length > 1 ? { onRound: () => Object.assign(pumpTurn, pumpDeps(turnOf())) } : {}) }),
+        // The suspension check, each minute of scaled time.
+        checker: runPeriodically('suspension check', checkMs, () => checkThresholds(suspensionDeps(turnOf())), runtime.log),
+        // The scheduled pump's first step on GCP: the reconciler, on its own interval here.
+        reconciler: runPeriodically('reconciler', config.reconcileIntervalMs, () => reconcileOnce(reconcileDeps(turnOf())), runtime.log),
+        // And its next step there: the purge of deleted accounts' data (app/account-purge.ts), each run bounded to the interval.
+        purger: runPeriodically('account purge', config.reconcileIntervalMs, () => {
+          const rt = turnOf();
+          return finishAccountPurges(accountPurgeDeps(rt), rt.clock.now().getTime() + config.reconcileIntervalMs);
+        }, runtime.log),
+      },
+    ];
+    progress(`retry pump every ${config.pumpIntervalMs} ms${config.timeScale !== 1 ? `; policy delays divided by HERALD_TIME_SCALE=${config.timeScale}` : ''}`);
+    if (instances > 1) progress(`${instances} instances, each with its own runtime; each function's requests, and each pump round and scheduled tick, go to them in turn`);
     ready = true;
     const emulatorsRef = emulators;
     return {
@@ -212,6 +248,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       config: { ...runtime.config, adminToken, ingestToken },
       emulators: hosts,
       runtime,
+      runtimes,
       async stop(stopOptions = {}) {
         ready = false;
         // The deployed functions' stop, plus what only local mode runs: its loops, and the
@@ -221,9 +258,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         await stopServing({
           graceful,
           server,
-          log: runtime.log,
-          runtime,
-          loops: () => Promise.all([pump.stop(), checker.stop(), reconciler.stop(), purger.stop()]).then(() => undefined),
+          log: instanceBase ?? runtime.log,
+          runtime: instances > 1 ? allOf(runtimes) : runtime,
+          loops: () => Promise.all(loops.flatMap((l) => [l.pump.stop(), l.checker.stop(), l.reconciler.stop(), l.purger.stop()])).then(() => undefined),
           drainMs: stopOptions.drainMs ?? runtime.config.deliveryTimeoutMs + 2000,
           beforeClose: purge,
           after: own,
@@ -234,7 +271,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   } catch (e) {
     server.close();
     // A start-up that failed after the runtime was made (a secret it cannot decrypt, say) leaves no client open.
-    await made?.close();
+    await Promise.all(made.map((rt) => rt.close()));
     await emulators?.stop();
     throw e;
   }
