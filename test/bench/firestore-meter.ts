@@ -45,7 +45,7 @@ interface WriteProto {
 interface QueryRequest {
   parent?: string;
   structuredQuery?: { from?: { collectionId?: string }[] | null } | null;
-  structuredAggregationQuery?: { structuredQuery?: { from?: { collectionId?: string }[] | null } | null } | null;
+  structuredAggregationQuery?: { structuredQuery?: { from?: { collectionId?: string }[] | null } | null; aggregations?: { alias?: string | null; count?: object | null; sum?: object | null }[] | null } | null;
 }
 interface StreamChunk {
   found?: { name?: string } | null;
@@ -123,7 +123,10 @@ export class FirestoreMeter {
           const fields = c.result?.aggregateFields;
           if (!fields) return;
           counted = true;
-          const entries = Object.values(fields).reduce((n, f) => n + Number(f?.integerValue ?? 0), 0);
+          // The entries scanned are what a count says; a sum beside it (the reconciler's tally) scans
+          // the same entries and its value is no count. A request that names no aggregations: every field is one.
+          const counts = request.structuredAggregationQuery?.aggregations?.filter((a) => a.count).map((a) => a.alias);
+          const entries = Math.max(0, ...Object.entries(fields).filter(([alias]) => counts === undefined || counts.includes(alias)).map(([, f]) => Number(f?.integerValue ?? 0)));
           this.add(collection, 'reads', Math.max(1, Math.ceil(entries / 1000)));
         },
         end: () => {

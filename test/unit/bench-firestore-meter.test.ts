@@ -68,6 +68,17 @@ describe('FirestoreMeter', () => {
     count(1000);
     expect(m.byCollection.deliveries?.reads).toBe(5);
   });
+
+  it('bills a count with a sum beside it by the count, not by the sum', () => {
+    const m = new FirestoreMeter();
+    const s = m.stream('runAggregationQuery', {
+      parent: ROOT,
+      structuredAggregationQuery: { structuredQuery: { from: [{ collectionId: 'deliveries' }] }, aggregations: [{ alias: 'count', count: {} }, { alias: 'sum', sum: {} }] },
+    });
+    s.chunk({ result: { aggregateFields: { count: { integerValue: 2500 }, sum: { integerValue: '8589934590' } } } });
+    s.end();
+    expect(m.byCollection.deliveries?.reads).toBe(3);
+  });
 });
 
 describe('per-collection figures', () => {
