@@ -223,21 +223,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const turnOf = () => runtimes[round++ % runtimes.length]!;
     // The pump's deps, moved to the next instance after each round (runPump reads them each round).
     const pumpTurn = pumpDeps(runtime);
-    const loops = [
-      {
-        // The retry pump, in-process, for as long as the stack runs.
-        pump: runPump(pumpTurn, { intervalMs: config.pumpIntervalMs, ...(runtimes.length > 1 ? { onRound: () => Object.assign(pumpTurn, pumpDeps(turnOf())) } : {}) }),
-        // The suspension check, each minute of scaled time.
-        checker: runPeriodically('suspension check', checkMs, () => checkThresholds(suspensionDeps(turnOf())), runtime.log),
-        // The scheduled pump's first step on GCP: the reconciler, on its own interval here.
-        reconciler: runPeriodically('reconciler', config.reconcileIntervalMs, () => reconcileOnce(reconcileDeps(turnOf())), runtime.log),
-        // And its next step there: the purge of deleted accounts' data (app/account-purge.ts), each run bounded to the interval.
-        purger: runPeriodically('account purge', config.reconcileIntervalMs, () => {
-          const rt = turnOf();
-          return finishAccountPurges(accountPurgeDeps(rt), rt.clock.now().getTime() + config.reconcileIntervalMs);
-        }, runtime.log),
-      },
-    ];
+    const loops = {
+      // The retry pump, in-process, for as long as the stack runs.
+      pump: runPump(pumpTurn, { intervalMs: config.pumpIntervalMs, ...(runtimes.length > 1 ? { onRound: () => Object.assign(pumpTurn, pumpDeps(turnOf())) } : {}) }),
+      // The suspension check, each minute of scaled time.
+      checker: runPeriodically('suspension check', checkMs, () => checkThresholds(suspensionDeps(turnOf())), runtime.log),
+      // The scheduled pump's first step on GCP: the reconciler, on its own interval here.
+      reconciler: runPeriodically('reconciler', config.reconcileIntervalMs, () => reconcileOnce(reconcileDeps(turnOf())), runtime.log),
+      // And its next step there: the purge of deleted accounts' data (app/account-purge.ts), each run bounded to the interval.
+      purger: runPeriodically('account purge', config.reconcileIntervalMs, () => {
+        const rt = turnOf();
+        return finishAccountPurges(accountPurgeDeps(rt), rt.clock.now().getTime() + config.reconcileIntervalMs);
+      }, runtime.log),
+    };
     progress(`retry pump every ${config.pumpIntervalMs} ms${config.timeScale !== 1 ? `; policy delays divided by HERALD_TIME_SCALE=${config.timeScale}` : ''}`);
     if (instances > 1) progress(`${instances} instances, each with its own runtime; each function's requests, and each pump round and scheduled tick, go to them in turn`);
     ready = true;
@@ -260,7 +258,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           server,
           log: instanceBase ?? runtime.log,
           runtime: instances > 1 ? allOf(runtimes) : runtime,
-          loops: () => Promise.all(loops.flatMap((l) => [l.pump.stop(), l.checker.stop(), l.reconciler.stop(), l.purger.stop()])).then(() => undefined),
+          loops: () => Promise.all([loops.pump.stop(), loops.checker.stop(), loops.reconciler.stop(), loops.purger.stop()]).then(() => undefined),
           drainMs: stopOptions.drainMs ?? runtime.config.deliveryTimeoutMs + 2000,
           beforeClose: purge,
           after: own,
