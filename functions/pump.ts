@@ -1,8 +1,7 @@
 import type { Response } from 'express';
 import { z } from 'zod';
-import { runPump } from '../shared/app/pump';
+import { pumpRun } from '../shared/app/pump-run';
 import { issuesFromZod } from '../shared/domain/event';
-import { reconcileBacklog } from '../shared/app/reconcile';
 import { finishAccountPurges } from '../shared/app/account-purge';
 import { accountPurgeDeps, pumpDeps, reconcileDeps } from '../shared/runtime';
 import { PUMP_RUN_SECONDS } from '../shared/topology';
@@ -18,7 +17,7 @@ const querySchema = z.object({
 const PURGE_MIN_MS = 2_000;
 
 /**
- * The retry pump as a function, with the reconciler and the purge of deleted accounts before it (shared/app/reconcile.ts, account-purge.ts):
+ * The retry pump as a function, with the reconciler beside it and the purge of deleted accounts before it (shared/app/pump-run.ts, account-purge.ts):
  * Cloud Scheduler calls it each minute and it keeps
  * claiming due deliveries for up to `runSeconds` (0: one round) — ending early when nothing
  * falls due before then, unless `hold=true` — then answers with what it did. Local mode
@@ -37,22 +36,24 @@ export const pumpHandler = guarded(
       sendJson(res, 400, { error: 'invalid pump query', issues: issuesFromZod(query.error) });
       return;
     }
-    // The backstop first (bounded to a third of the run): what it recovers is due in this run.
-    const started = Date.now();
     const runMs = query.data.runSeconds * 1000;
-    const reconciled = await reconcileBacklog(reconcileDeps(rt), runMs / 3).catch((e: unknown) => {
-      rt.log.error('reconciler failed; the next run tries again', { error: (e as Error).message });
-      return undefined;
-    });
-    // Then deleted accounts' data that DELETE /admin/accounts/{id} left (one read when there is none).
-    const purges = await finishAccountPurges(accountPurgeDeps(rt), Date.now() + Math.max(PURGE_MIN_MS, runMs / 6)).catch((e: unknown) => {
-      rt.log.error('the purge of deleted accounts failed; the next run tries again', { error: (e as Error).message });
-      return undefined;
-    });
-    if (purges && (purges.deleted > 0 || purges.purged.length > 0)) rt.log.info('deleted accounts purged', { ...purges });
-    const loop = runPump(pumpDeps(rt), { intervalMs: rt.config.pumpIntervalMs, untilMs: Math.max(0, runMs - (Date.now() - started)), hold: query.data.hold });
-    const report = await loop.done;
-    rt.log.info('retry pump run finished', { ...report, ...(reconciled ? { reconciled } : {}), runSeconds: query.data.runSeconds, hold: query.data.hold });
-    sendJson(res, 200, { ...report, ...(reconciled ? { reconciled } : {}) });
+    const report = await pumpRun(
+      { pump: pumpDeps(rt), reconcile: reconcileDeps(rt), log: rt.log },
+      {
+        runMs,
+        intervalMs: rt.config.pumpIntervalMs,
+        hold: query.data.hold,
+        // Deleted accounts' data that DELETE /admin/accounts/{id} left (one read when there is none).
+        before: async () => {
+          const purges = await finishAccountPurges(accountPurgeDeps(rt), Date.now() + Math.max(PURGE_MIN_MS, runMs / 6)).catch((e: unknown) => {
+            rt.log.error('the purge of deleted accounts failed; the next run tries again', { error: (e as Error).message });
+            return undefined;
+          });
+          if (purges && (purges.deleted > 0 || purges.purged.length > 0)) rt.log.info('deleted accounts purged', { ...purges });
+        },
+      },
+    );
+    rt.log.info('retry pump run finished', { ...report, runSeconds: query.data.runSeconds, hold: query.data.hold });
+    sendJson(res, 200, report);
   },
 );

@@ -17,8 +17,11 @@ export const suspensionCheckHandler = guarded(
     if (!requireMethod(req, res, ['POST'])) return;
     if (!(await requireInternalCaller(req, res, rt, 'suspension-check'))) return;
     if (!requireNoBody(res, rawBodyOf(req), 'suspension-check takes no request body')) return;
+    // Cloud Scheduler calls at the minute: a few seconds on, the minute just ended is complete and folded this run.
+    const wait = rt.counters.foldWaitMs(rt.clock.now().getTime());
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     const report = await checkThresholds(suspensionDeps(rt));
-    rt.log.info('suspension check finished', { checked: report.checked, suspended: report.suspended });
+    rt.log.info('suspension check finished', { checked: report.checked, suspended: report.suspended, active: report.active, folded: report.folded });
     sendJson(res, 200, report);
   },
 );

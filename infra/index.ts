@@ -1,7 +1,7 @@
 import * as gcp from '@pulumi/gcp';
 import * as pulumi from '@pulumi/pulumi';
 import * as random from '@pulumi/random';
-import { FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, FIRESTORE_UNINDEXED_FIELDS } from '../shared/firestore-schema';
+import { FIRESTORE_INCREASING_FIELDS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, FIRESTORE_UNINDEXED_FIELDS } from '../shared/firestore-schema';
 import { ENV_NAMES } from '../shared/config';
 import { FunctionName, heraldTopology } from '../shared/topology';
 import { ProjectApis } from './components/apis';
@@ -54,7 +54,8 @@ const data = new FirestoreData(
     deletionPolicy: config.firestoreDeletionPolicy,
     indexes: compositeIndexes(FIRESTORE_QUERIES),
     ttlFields: Object.values(FIRESTORE_TTL_FIELDS),
-    unindexedFields: FIRESTORE_UNINDEXED_FIELDS,
+    // Bulk no query selects by, and values that only grow (a hotspot at the end of their index).
+    unindexedFields: [...FIRESTORE_UNINDEXED_FIELDS, ...FIRESTORE_INCREASING_FIELDS],
   },
   afterApis,
 );

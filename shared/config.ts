@@ -13,6 +13,9 @@ import type { Logger } from './ports';
 
 const KIB = 1024;
 
+/** Destinations one instance's directory holds by default: 20,000 at ~1 KiB each is ~20 MiB of a 512 MiB instance. */
+export const DEFAULT_DIRECTORY_MAX_DESTINATIONS = 20_000;
+
 /**
  * `token`: the shared HERALD_PUSH_TOKEN in `?token=` (local mode: the emulator sends no OIDC header).
  * `oidc`: a Google-signed OIDC token, verified by Herald (signature, issuer, expiry, audience, email).
@@ -88,6 +91,8 @@ const envSchema = z.object({
   replayRunMs: int(1_000, 540_000).default(480_000),
   allowLoopback: bool.default(false),
   destinationCacheMs: int(0, 600_000).default(10_000),
+  /** Destinations one instance's directory holds at most (whole accounts, least recently used dropped first). */
+  directoryMaxDestinations: int(100, 10_000_000).default(DEFAULT_DIRECTORY_MAX_DESTINATIONS),
   /**
    * Shared lanes for first attempts and for the retry pump's retries (topology.ts): the Pulumi
    * program declares as many as the functions use. Raising them spreads destinations wider;
@@ -166,6 +171,7 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   replayRunMs: 'HERALD_REPLAY_RUN_MS',
   allowLoopback: 'HERALD_ALLOW_LOOPBACK',
   destinationCacheMs: 'HERALD_DESTINATION_CACHE_MS',
+  directoryMaxDestinations: 'HERALD_DIRECTORY_MAX_DESTINATIONS',
   laneShards: 'HERALD_LANE_SHARDS',
   retryShards: 'HERALD_RETRY_SHARDS',
   sharedLaneWaitMs: 'HERALD_SHARED_LANE_WAIT_MS',

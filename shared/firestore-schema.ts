@@ -8,12 +8,16 @@
 
 export const COLLECTIONS = {
   destinations: 'destinations',
+  /** `<account>`: how many destinations the account has (its quota check: one read, whatever the registry holds). */
+  destinationCounts: 'destination-counts',
   deliveries: 'deliveries',
   /** First attempts that ended DELIVERED, committed many to a document (adapters/firestore-delivery-groups.ts). */
   deliveryGroups: 'delivery-groups',
   rates: 'rates',
   /** Counters of sparse destinations, many to a document (adapters/firestore-counters.ts). */
   sharedRates: 'rates-shared',
+  /** Each destination's counters folded (domain/rate-rollup.ts), and the suspension check's cursor (`~check`). */
+  rateRollups: 'rates-rollup',
   rateControl: 'rate-control',
   replays: 'replays',
   intake: 'intake',
@@ -89,12 +93,59 @@ export const FIRESTORE_QUERIES = {
 export const FIRESTORE_UNINDEXED_FIELDS = [{ collection: COLLECTIONS.deliveryGroups, field: 'members' }] as const;
 
 /**
+ * Fields whose values only grow (times, time-ordered ids) in collections written fast, exempt
+ * from Firestore's automatic single-field indexes: new values all land at the end of one index
+ * range, which Firestore documents as a hotspot past about 500 writes a second per collection.
+ * Each is used by no query that needs its single-field index (checked by analysis: the emulator
+ * enforces no index). A composite index on one of them is unaffected, and spread by its leading
+ * equality field. A map's exemption covers its subfields.
+ *
+ * Kept indexed although they grow, because a query filters or orders on them alone:
+ * deliveries.deadLetterDueAt (owedDeadLetters; DEAD records only, few), intake.acceptedAt
+ * (dueIntake; a batch holds up to 500 events), destination-changes.at (destinationChanges; the
+ * registry's write rate), replays.createdAt (recentReplays), rates-shared.bucketStart
+ * (sharedRatesSince) and rates.bucketStart (the suspension check's range over recent counters).
+ */
+export const FIRESTORE_INCREASING_FIELDS = [
+  // Delivery records: one or more writes per event and destination, the busiest collection.
+  // The log and the pump query these with destinationId or status first (composite indexes).
+  { collection: COLLECTIONS.deliveries, field: 'publishedAt', why: 'when the event was published: the intake clock' },
+  { collection: COLLECTIONS.deliveries, field: 'availableAt', why: 'when a PENDING record is due: now plus a backoff or a turn' },
+  { collection: COLLECTIONS.deliveries, field: 'claimedAt', why: 'when the pump or deliver claimed the record: now' },
+  { collection: COLLECTIONS.deliveries, field: 'firstAttemptAt', why: 'an attempt time' },
+  { collection: COLLECTIONS.deliveries, field: 'lastAttemptAt', why: 'an attempt time' },
+  { collection: COLLECTIONS.deliveries, field: 'deliveredAt', why: 'an attempt time' },
+  { collection: COLLECTIONS.deliveries, field: 'recoveredAt', why: 'when the reconciler created the record' },
+  { collection: COLLECTIONS.deliveries, field: 'duplicates', why: 'its lastAt: when a duplicate push came' },
+  { collection: COLLECTIONS.deliveries, field: 'attemptLog', why: 'each attempt with its time' },
+  { collection: COLLECTIONS.deliveries, field: 'event', why: 'the event, with its time attribute (and its body: large)' },
+  // The reconciler's tallies range over intake ids with the tally field summed: the composite (intake, intakeTally).
+  { collection: COLLECTIONS.deliveries, field: 'intake', why: 'intake batch ids start with the acceptance time (domain/intake.ts intakeBatchId)' },
+  // Queried with `destinations` array-contains first (groupLog: a composite index).
+  { collection: COLLECTIONS.deliveryGroups, field: 'oldest', why: 'the publish time of the oldest member' },
+  // Rate control: read and written by document id only, about a write a second per busy destination.
+  { collection: COLLECTIONS.rateControl, field: 'state', why: 'judgedThrough and holdUntil: seconds' },
+  { collection: COLLECTIONS.rateControl, field: 'seconds', why: 'keyed by epoch second: a new field each second' },
+  { collection: COLLECTIONS.rateControl, field: 'holders', why: 'the lease times of each sender' },
+  { collection: COLLECTIONS.rateControl, field: 'grids', why: 'the start time of each grid' },
+  { collection: COLLECTIONS.rateControl, field: 'deferCursor', why: 'a time' },
+  { collection: COLLECTIONS.rateControl, field: 'deferredReportedAt', why: 'a time' },
+  { collection: COLLECTIONS.rateControl, field: 'advancedThrough', why: 'a time' },
+  // Counter rollups: read by document id only, a write per active destination per suspension check.
+  { collection: COLLECTIONS.rateRollups, field: 'foldedThrough', why: 'the last minute folded' },
+  { collection: COLLECTIONS.rateRollups, field: 'm', why: 'keyed by bucket start: new keys each minute' },
+  { collection: COLLECTIONS.rateRollups, field: 'c', why: 'keyed by bucket start: new keys as minutes coarsen' },
+] as const satisfies readonly { collection: string; field: string; why: string }[];
+
+/**
  * Timestamp fields after which Firestore's TTL policy deletes a document, as data: the
  * stores write them, and the Pulumi program declares one TTL policy for each.
  */
 export const FIRESTORE_TTL_FIELDS = {
   rates: { collection: COLLECTIONS.rates, field: 'expireAt' },
   sharedRates: { collection: COLLECTIONS.sharedRates, field: 'expireAt' },
+  // A rollup a day after the last bucket folded into it: by then it holds nothing a read asks for.
+  rateRollups: { collection: COLLECTIONS.rateRollups, field: 'expireAt' },
   destinationChanges: { collection: COLLECTIONS.destinationChanges, field: 'expireAt' },
   // A portal link or session is deleted once it has expired; an account's mark once every session it ended has.
   portalLinks: { collection: COLLECTIONS.portalLinks, field: 'expireAt' },

@@ -3,6 +3,7 @@ import type { PortalLinkRecord, PortalSessionRecord } from './domain/portal-acce
 import { Destination } from './domain/destination';
 import { AttemptResult, DeliveryRecord, DeliveryStatus, HeraldOverload, LastError } from './domain/delivery';
 import { RateBucket, RateCounts, SettledCounts } from './domain/success-rate';
+import type { RateRollup } from './domain/rate-rollup';
 import { LatencyHistogram } from './domain/latency-histogram';
 import { Lease, LeaseRequest, RateDoc } from './domain/rate-control';
 import { HeraldEvent } from './domain/event';
@@ -167,7 +168,16 @@ export interface EventTypeStore {
 
 export interface DestinationStore {
   get(id: string): Promise<Destination | undefined>;
+  /** Every destination of every account: the whole registry, for what truly means all of it. */
   list(): Promise<Destination[]>;
+  /**
+   * The destinations of one account, and nothing of any other: a named account's are read by
+   * their ids alone (`<account>_…`); `default`'s ids have no such prefix, so its list reads the
+   * registry and keeps those without one.
+   */
+  listAccount(account: string): Promise<Destination[]>;
+  /** How many destinations the account has (listAccount's length, for a named account without reading them). */
+  countAccount(account: string): Promise<number>;
   /** Writes the whole destination; resolves whether it was created (true) or replaced. */
   put(destination: Destination): Promise<{ created: boolean }>;
   delete(id: string): Promise<boolean>;
@@ -177,14 +187,14 @@ export interface DestinationStore {
    */
   update(id: string, decide: (current: Destination | undefined) => Destination | undefined): Promise<Destination | undefined>;
   /**
-   * What changed since `since`, a `readTime` this method returned before (undefined: every
-   * destination, `initial`). A store without it is reloaded whole by the directory.
+   * What changed since `since`, a `readTime` this method returned before; undefined: nothing,
+   * only where the log stands now (a fresh directory starts from there, reading no
+   * destination). A store without it has each account the directory holds reloaded.
    */
   changesSince?(since: Date | undefined): Promise<DestinationChanges>;
 }
 
 export interface DestinationChanges {
-  initial: boolean;
   upserted: Destination[];
   removed: string[];
   /** Pass it back as `since` next time. */
@@ -223,14 +233,24 @@ export interface CounterStore {
   window(destinationId: string, since: number): Promise<RateBucket[]>;
   /** `window` of each destination, read together: shared documents once for all of them (the suspension check). */
   windows(destinationIds: readonly string[], since: number): Promise<Map<string, RateBucket[]>>;
-  /** Destinations with a bucket that started at or after `since`: one read per such document (own or shared), none per idle destination. */
-  activeSince(since: number): Promise<string[]>;
   /**
    * The log head of the destination's newest buckets (since `since`), newest first, every
    * writer's list of a bucket together: at most `maxDocs` documents read of each kind (own,
    * shared), and every bucket that may have been cut by that limit left out.
    */
   recentLog(destinationId: string, since: number, maxDocs: number): Promise<RecentBucket[]>;
+  /** Every counter document (own and shared) of the buckets since `since`, read whole, merged per destination and bucket: the suspension check's one query. */
+  bucketsSince(since: number): Promise<Map<string, RateBucket[]>>;
+  /** The destinations' rollups (domain/rate-rollup.ts), those that exist, each with the version a write of it must match: one read per destination asked. */
+  rollups(destinationIds: readonly string[]): Promise<Map<string, { rollup: RateRollup; version: string }>>;
+  /**
+   * Writes each rollup if the stored one is still at its `version` (undefined: none stored yet),
+   * a write each, not all or nothing: false for one refused (another write came first).
+   */
+  putRollups(writes: readonly { rollup: RateRollup; version: string | undefined }[]): Promise<boolean[]>;
+  /** Where the last complete suspension check folded to (the first bucket it left unfolded); undefined before any. */
+  foldCursor(): Promise<number | undefined>;
+  setFoldCursor(foldedTo: number): Promise<void>;
 }
 
 export interface DeliveryPage {
@@ -325,6 +345,11 @@ export interface IntakeStore {
   due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]>;
   /** Deletes the batches, in as few requests as the store allows. */
   remove(ids: readonly string[]): Promise<void>;
+  /**
+   * Keeps the reconciler's progress through a batch (IntakeBatch.progress, one write), so a
+   * later round, in this process or another, goes on from there. A batch removed meanwhile stays removed.
+   */
+  progress(id: string, events: number): Promise<void>;
 }
 
 /**

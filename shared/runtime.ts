@@ -208,6 +208,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const counters = new DestinationCounters(counterStore, clock, log, {
     bucketMs: counterBucketMs(config.timeScale, config.rateFlushMs),
     hourMs: HOUR / config.timeScale,
+    dayMs: (24 * HOUR) / config.timeScale,
     flushMs: config.rateFlushMs,
     shard: Math.floor(Math.random() * COUNTER_SHARDS),
   });
@@ -216,7 +217,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const intake = new FirestoreIntakeStore(firestore, firestoreOps);
   const deadLetters = new PubSubDeadLetterQueue(pubsub, deadLetterHoldName(names));
   // The limiter brings deferred deliveries forward as a pump round does, through this runtime's stores and lanes.
-  const directory = new DestinationDirectory(destinations, clock, config.destinationCacheMs);
+  const directory = new DestinationDirectory(destinations, clock, config.destinationCacheMs, config.directoryMaxDestinations);
   const limiter = new DeliveryLimiter(rateLeases, clock, log, randomUUID(), deferredAdvancer(() => pumpDeps(rt)));
   // Counts left by a request are written even if no other request comes (where the CPU is allocated between requests).
   const flusher = setInterval(() => void counters.flushIfDue(), config.rateFlushMs);

@@ -57,6 +57,9 @@ export function narrowed(ctx: Ctx): Ctx {
   const destinations: typeof store = {
     get: async (id) => (hidden(id) ? undefined : store.get(id)),
     list: async () => (await store.list()).filter((d) => !hidden(d.id)),
+    listAccount: async (account) => (await store.listAccount(account)).filter((d) => !hidden(d.id)),
+    // Only a create counts (the quota), and a narrowed session creates nothing (inAccount: 404).
+    countAccount: (account) => store.countAccount(account),
     put: (d) => store.put(d),
     delete: (id) => store.delete(id),
     update: (id, decide) => store.update(id, decide),

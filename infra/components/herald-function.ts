@@ -65,7 +65,8 @@ export class HeraldFunction extends pulumi.ComponentResource {
           maxInstanceRequestConcurrency: plan.concurrency,
           timeoutSeconds: plan.timeoutSeconds,
           serviceAccountEmail: args.serviceAccountEmail,
-          environmentVariables: args.environment,
+          // NODE_OPTIONS beside Herald's own: the heap sized to this function's memory (function-plan.ts nodeOptionsFor).
+          environmentVariables: { ...args.environment, NODE_OPTIONS: plan.nodeOptions },
           secretEnvironmentVariables: args.secretEnvironment,
           // Pub/Sub and Cloud Scheduler call from outside any VPC: IAM, not ingress, keeps others out.
           ingressSettings: 'ALLOW_ALL',

@@ -26,11 +26,15 @@ const PARTS: readonly Part[] = [
   { kind: 'field', collection: COLLECTIONS.replays, field: FIRESTORE_QUERIES.accountReplays.equality[0] },
   { kind: 'prefix', collection: COLLECTIONS.eventTypes, prefix: (a) => `${a}~` },
   { kind: 'doc', collection: COLLECTIONS.publishQuotas },
+  // Its destinations' count (they were all deleted before the account could be).
+  { kind: 'doc', collection: COLLECTIONS.destinationCounts },
   { kind: 'prefix', collection: COLLECTIONS.rateControl, prefix: (a) => `${a}_` },
   // `<destination>~<bucket>~<shard>`: counters and log heads (they would expire in 25 h; not left that long).
   { kind: 'prefix', collection: COLLECTIONS.rates, prefix: (a) => `${a}_` },
   // `<account>_~<writer>~<part>~<bucket>`: its sparse destinations' counters, shared with none of another account's.
   { kind: 'prefix', collection: COLLECTIONS.sharedRates, prefix: (a) => `${a}_` },
+  // `<destination>`: its counters folded (the suspension check's cursor, `~check`, is no account's).
+  { kind: 'prefix', collection: COLLECTIONS.rateRollups, prefix: (a) => `${a}_` },
   // `<destination>.<event key>`: every record of every destination the account ever had.
   { kind: 'prefix', collection: COLLECTIONS.deliveries, prefix: (a) => `${a}_` },
   // `<account>_~<writer>~<n>`: groups of its DELIVERED first attempts (a group holds one account's only).

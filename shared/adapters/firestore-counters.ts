@@ -1,4 +1,4 @@
-import { DocumentReference, DocumentSnapshot, FieldPath, FieldValue, Query } from '@google-cloud/firestore';
+import { DocumentReference, DocumentSnapshot, FieldPath, FieldValue, Query, Timestamp } from '@google-cloud/firestore';
 import { LastError } from '../domain/delivery';
 import { addHistograms, LatencyHistogram } from '../domain/latency-histogram';
 import { addSettled, RateBucket, RECENT_ERRORS } from '../domain/success-rate';
@@ -6,6 +6,8 @@ import { bucketsOf, RecentBucket, RecentEntry } from '../domain/recent-log';
 import { CounterDelta, CounterStore } from '../ports';
 import { FirestoreStore } from './firestore-stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
+import { RateRollup } from '../domain/rate-rollup';
+import { GRPC, grpcCode } from '../domain/grpc-status';
 
 /**
  * How long a counter document is worth keeping: Firestore's TTL policy on `expireAt`
@@ -56,6 +58,22 @@ interface StoredShared {
 }
 
 type Row = Omit<StoredRate, 'expireAt' | 'shard'>;
+
+/** `rates-rollup/<destination>`: its counters folded (domain/rate-rollup.ts), each bucket under its start. */
+interface StoredRollup {
+  destinationId: string;
+  foldedThrough: number;
+  m: Record<string, StoredCounts>;
+  c: Record<string, StoredCounts>;
+  expireAt: Date;
+}
+
+/** The suspension check's cursor, beside the rollups: `~` is in no destination id. */
+const CURSOR_DOC = '~check';
+/** Documents asked for in one getAll. */
+const GET_ALL = 100;
+/** A refused precondition: an answer, not a fault. */
+const refused = (code: number | undefined) => code === GRPC.ALREADY_EXISTS || code === GRPC.FAILED_PRECONDITION;
 
 /**
  * Success-rate counters in Firestore, added to with server-side increments, so a flush is
@@ -161,13 +179,84 @@ export class FirestoreCounterStore extends FirestoreStore implements CounterStor
     ]);
   }
 
-  async activeSince(since: number): Promise<string[]> {
-    // Single-field ranges: Firestore's automatic indexes serve them.
+  async bucketsSince(since: number): Promise<Map<string, RateBucket[]>> {
+    // Single-field ranges (Firestore's automatic indexes serve them), whole documents: the check folds what it reads.
     const [own, shared] = await Promise.all([
-      this.read(this.col.where(FIRESTORE_QUERIES.rateWindow.orderBy, '>=', since).select(FIRESTORE_QUERIES.rateWindow.equality[0])),
-      this.read(this.shared.where(FIRESTORE_QUERIES.sharedRatesSince.orderBy, '>=', since).select('destinations')),
+      this.read(this.col.where(FIRESTORE_QUERIES.rateWindow.orderBy, '>=', since)),
+      this.read(this.shared.where(FIRESTORE_QUERIES.sharedRatesSince.orderBy, '>=', since)),
     ]);
-    return [...new Set([...own.map((d) => d.get('destinationId') as string), ...shared.flatMap((d) => (d.get('destinations') as StoredShared['destinations'] | undefined) ?? [])])];
+    const rows = new Map<string, Row[]>();
+    const push = (r: Row) => rows.set(r.destinationId, [...(rows.get(r.destinationId) ?? []), r]);
+    for (const doc of own) push(doc.data() as StoredRate);
+    for (const doc of shared) for (const id of (doc.get('destinations') as StoredShared['destinations'] | undefined) ?? []) sharedRow(doc, id).forEach(push);
+    return new Map([...rows].map(([id, r]) => [id, mergeShards(r)]));
+  }
+
+  private get rollupCol() {
+    return this.db.collection(COLLECTIONS.rateRollups);
+  }
+
+  async rollups(destinationIds: readonly string[]): Promise<Map<string, { rollup: RateRollup; version: string }>> {
+    const ids = [...new Set(destinationIds)];
+    const found = new Map<string, { rollup: RateRollup; version: string }>();
+    await Promise.all(
+      Array.from({ length: Math.ceil(ids.length / GET_ALL) }, async (_, i) => {
+        const refs = ids.slice(i * GET_ALL, (i + 1) * GET_ALL).map((id) => this.rollupCol.doc(id));
+        const snaps = await this.db.getAll(...refs);
+        // A getAll bills a read per document asked for, found or not.
+        this.ops.reads += refs.length;
+        for (const snap of snaps) if (snap.exists && snap.updateTime) found.set(snap.id, { rollup: rollupOf(snap.data() as StoredRollup), version: `${snap.updateTime.seconds}.${snap.updateTime.nanoseconds}` });
+      }),
+    );
+    return found;
+  }
+
+  async putRollups(writes: readonly { rollup: RateRollup; version: string | undefined }[]): Promise<boolean[]> {
+    if (writes.length === 0) return [];
+    // Many writes to a request, each with its own precondition and its own outcome (a batch would be all or nothing).
+    const bulk = this.db.bulkWriter();
+    // A refused precondition is an answer, not a fault: never retried.
+    bulk.onWriteError((e) => !refused(e.code) && e.failedAttempts < 3);
+    const results = writes.map(({ rollup, version }) => {
+      const ref = this.rollupCol.doc(rollup.destinationId);
+      const doc: StoredRollup = {
+        destinationId: rollup.destinationId,
+        foldedThrough: rollup.foldedThrough,
+        m: Object.fromEntries(rollup.minutes.map((b) => [String(b.start), storedCounts(b)])),
+        c: Object.fromEntries(rollup.coarse.map((b) => [String(b.start), storedCounts(b)])),
+        [FIRESTORE_TTL_FIELDS.rateRollups.field]: expiry(rollup.foldedThrough),
+      };
+      const [seconds, nanos] = (version ?? '0.0').split('.').map(Number);
+      // An update names every field: the maps are replaced whole, never merged into.
+      const written = version === undefined ? bulk.create(ref, doc) : bulk.update(ref, { ...doc }, { lastUpdateTime: new Timestamp(seconds!, nanos!) });
+      return written.then(
+        () => {
+          this.ops.writes++;
+          return true;
+        },
+        (e: unknown) => {
+          if (refused(grpcCode(e))) return false;
+          throw e;
+        },
+      );
+    });
+    // Closing sends what is queued (a writer sends a part-filled batch only then) and waits for every answer.
+    await bulk.close();
+    const settled = await Promise.allSettled(results);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return settled.map((r) => (r as PromiseFulfilledResult<boolean>).value);
+  }
+
+  async foldCursor(): Promise<number | undefined> {
+    const snap = await this.rollupCol.doc(CURSOR_DOC).get();
+    this.ops.reads++;
+    return snap.exists ? (snap.get('foldedTo') as number) : undefined;
+  }
+
+  async setFoldCursor(foldedTo: number): Promise<void> {
+    await this.rollupCol.doc(CURSOR_DOC).set({ foldedTo });
+    this.ops.writes++;
   }
 
   /** A query's documents, counted as billed: one read each, one for a query that finds none. */
@@ -180,6 +269,24 @@ export class FirestoreCounterStore extends FirestoreStore implements CounterStor
 
 function expiry(bucketStart: number): Date {
   return new Date(bucketStart + KEEP_MS);
+}
+
+/** A bucket's counts as a rollup stores them: the raw documents' fields, as plain values. */
+function storedCounts(b: RateBucket): StoredCounts {
+  return {
+    attempts: b.attempts,
+    successes: b.successes,
+    failures: b.failures,
+    ...(b.lastErrors?.length ? { lastErrors: b.lastErrors } : {}),
+    ...(b.settled?.dead ? { dead: b.settled.dead } : {}),
+    ...(b.settled?.queued ? { queued: b.settled.queued } : {}),
+    ...(b.latency && Object.keys(b.latency).length ? { latency: b.latency } : {}),
+  };
+}
+
+function rollupOf(doc: StoredRollup): RateRollup {
+  const buckets = (m: Record<string, StoredCounts>) => mergeShards(Object.entries(m).map(([start, counts]) => ({ ...counts, destinationId: doc.destinationId, bucketStart: Number(start) })));
+  return { destinationId: doc.destinationId, foldedThrough: doc.foldedThrough, minutes: buckets(doc.m ?? {}), coarse: buckets(doc.c ?? {}).map(({ lastErrors: _none, ...b }) => b) };
 }
 
 /** A delta as the fields it adds to (own document) or under its destination's key (shared document): one write either way. */

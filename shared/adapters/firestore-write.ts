@@ -101,8 +101,8 @@ export interface DocumentCodec<T> {
 }
 
 export interface ReadDecideWrite<T> extends DocumentCodec<T> {
-  /** Writes committed with the document's, atomically (a change log entry): only when it is written. */
-  alongside?(batch: WriteBatch, next: T): void;
+  /** Writes committed with the document's, atomically (a change log entry): only when it is written; `created`: there was none before. */
+  alongside?(batch: WriteBatch, next: T, created: boolean): void;
 }
 
 export interface Written<T> {
@@ -143,7 +143,7 @@ export function readDecideWrite<T>(
         const [field, value, ...rest] = replacement(stored, doc);
         batch.update(ref, field, value, ...rest, { lastUpdateTime: snap.updateTime! });
       }
-      how.alongside?.(batch, next);
+      how.alongside?.(batch, next, stored === undefined);
       await batch.commit();
       return { written: next, writes: 1 };
     });

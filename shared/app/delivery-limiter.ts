@@ -2,7 +2,7 @@ import { AttemptResult } from '../domain/delivery';
 import { attemptFeedback } from '../domain/rate-feedback';
 import { CountsBySecond, mergeCounts, RateBounds, SecondCounts } from '../domain/rate-control';
 import { addDeferred, DeferredReport, deferTo, Grid, nextDeferCursor, nextTurn, waitForTurn } from '../domain/rate-turns';
-import { leaseShowsThrottle, NO_UNLEASED_SENDS, takeSendMode, throttled, UnleasedSends, withdrawSend } from '../domain/unleased-sends';
+import { leaseShowsThrottle, NO_UNLEASED_SENDS, takeSendMode, THROTTLE_COOL_DOWN_MS, throttled, UnleasedSends, withdrawSend } from '../domain/unleased-sends';
 import { Clock, DeferredAdvancer, Logger, RateLeaseStore } from '../ports';
 
 /**
@@ -91,6 +91,8 @@ interface DestinationPace {
   timer?: NodeJS.Timeout;
   /** Whether this process leases the destination now (domain/unleased-sends.ts). */
   unleased: UnleasedSends;
+  /** When a caller last asked for a turn or reported an attempt (epoch ms): long idle, the destination is forgotten. */
+  lastUsed: number;
 }
 
 /** A process leases a destination at most this often, however its share runs. */
@@ -99,6 +101,37 @@ const FORGET_IN_FLIGHT_MS = 30_000;
 /** Unleased, the counts still to be reported are kept this long: a first lease judges the last few seconds only (rate-control.ts). */
 const KEEP_UNREPORTED_MS = 60_000;
 const DEFER_WINDOW_MS = 3000;
+/**
+ * A destination idle this long is forgotten (`forgettable`): an instance that has delivered to
+ * 100,000 destinations would otherwise keep 100,000 of them. Longer than anything the state
+ * carries for an idle destination (unreported counts, the last lease, leased mode), so one
+ * that comes back starts as the first time: a send within the allowance, or a first lease,
+ * which the lapsed lease would have cost anyway.
+ */
+export const FORGET_IDLE_MS = 5 * 60_000;
+/** Idle destinations are looked for at most this often, on a caller's way in. */
+const SWEEP_EVERY_MS = 30_000;
+
+/**
+ * Whether the destination holds nothing a fresh start would not redo: no caller, timer, lease
+ * or grant under way, no lease still in force, no pause, no deferral still out (the cursors
+ * that space them), and no sign of overload within the cool-down (forgotten, it would send
+ * unleased again). Counts not reported by now are older than any lease judges.
+ */
+function forgettable(pace: DestinationPace, now: number): boolean {
+  return (
+    pace.lastUsed <= now - FORGET_IDLE_MS &&
+    pace.queue.length === 0 &&
+    pace.timer === undefined &&
+    pace.renewTimer === undefined &&
+    pace.leasing === undefined &&
+    pace.advancing === undefined &&
+    pace.validUntil <= now &&
+    Math.max(pace.pausedUntil ?? 0, pace.reportPause ?? 0) <= now &&
+    Math.max(pace.deferCursor, pace.againCursor, pace.deferred.until) <= now &&
+    (pace.unleased.throttledAt === undefined || now - pace.unleased.throttledAt >= THROTTLE_COOL_DOWN_MS)
+  );
+}
 
 /**
  * Enforces each destination's adaptive rate across every process that delivers to it. This
@@ -136,8 +169,10 @@ export class LimiterClosedError extends Error {
 }
 
 export class DeliveryLimiter {
+  /** By last use, the least recent first (a use moves a destination to the end). */
   private readonly paces = new Map<string, DestinationPace>();
   private closed = false;
+  private nextSweepAt = 0;
 
   constructor(
     private readonly store: RateLeaseStore,
@@ -266,6 +301,7 @@ export class DeliveryLimiter {
   report(destinationId: string, result: AttemptResult, startedAt: Date): void {
     const pace = this.paces.get(destinationId);
     if (!pace) return;
+    this.touch(destinationId, pace);
     // Attempts end about in the order they started: the oldest let go is the one reported.
     pace.inFlight.shift();
     const counts = countsAt(pace, startedAt.getTime());
@@ -312,6 +348,16 @@ export class DeliveryLimiter {
     await Promise.all([...this.paces.values()].map((pace) => pace.advancing));
   }
 
+  /** How many destinations this process keeps state for (idle ones are forgotten: FORGET_IDLE_MS). */
+  destinationsHeld(): number {
+    return this.paces.size;
+  }
+
+  /** Whether this process keeps state for the destination. */
+  holds(destinationId: string): boolean {
+    return this.paces.has(destinationId);
+  }
+
   /** The destination's rate as this process last leased it (undefined: never leased, its sends went unleased). */
   rateOf(destinationId: string): number | undefined {
     return this.paces.get(destinationId)?.rate;
@@ -327,13 +373,39 @@ export class DeliveryLimiter {
   }
 
   private pace(destinationId: string, bounds: RateBounds): DestinationPace {
+    const now = this.now();
+    if (now >= this.nextSweepAt) this.forgetIdle(now);
     let pace = this.paces.get(destinationId);
     if (!pace) {
-      pace = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, againCursor: 0, deferredAgain: 0, othersBacklog: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, feedback: {}, inFlight: [], deferrals: [], unleased: NO_UNLEASED_SENDS };
-      this.paces.set(destinationId, pace);
+      pace = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, againCursor: 0, deferredAgain: 0, othersBacklog: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, feedback: {}, inFlight: [], deferrals: [], unleased: NO_UNLEASED_SENDS, lastUsed: now };
     }
+    this.touch(destinationId, pace);
     pace.bounds = bounds;
     return pace;
+  }
+
+  /** Marks the destination used now: to the end of the map, which stays in order of last use. */
+  private touch(destinationId: string, pace: DestinationPace): void {
+    pace.lastUsed = this.now();
+    this.paces.delete(destinationId);
+    this.paces.set(destinationId, pace);
+  }
+
+  /**
+   * Forgets the destinations idle past FORGET_IDLE_MS that hold nothing worth keeping, least
+   * recently used first: it stops at the first used since, so a sweep reads the idle ones
+   * only (and those kept for a pause or a cool-down, until it ends).
+   */
+  private forgetIdle(now: number): void {
+    this.nextSweepAt = now + SWEEP_EVERY_MS;
+    let forgotten = 0;
+    for (const [destinationId, pace] of this.paces) {
+      if (pace.lastUsed > now - FORGET_IDLE_MS) break;
+      if (!forgettable(pace, now)) continue;
+      this.paces.delete(destinationId);
+      forgotten++;
+    }
+    if (forgotten > 0) this.log.debug('idle destinations forgotten', { forgotten, held: this.paces.size });
   }
 
   /**

@@ -6,6 +6,8 @@ import { Clock, Logger, CounterDelta, CounterStore } from '../ports';
 import { RecentEntry } from '../domain/recent-log';
 import { splitDestinationId } from '../domain/ids';
 import { randomBytes } from 'node:crypto';
+import { foldRollup, heldFrom, RateRollup, rolledUp, RollupShape } from '../domain/rate-rollup';
+import { forEachLimited } from './for-each-limited';
 
 /** What rides in a destination's counter document besides its counts: the delivery log's head (DeliveryLogHead). */
 export interface CarriedLists {
@@ -34,6 +36,8 @@ export interface DestinationCountersOptions {
   bucketMs: number;
   /** The rolling hour, divided by HERALD_TIME_SCALE; default 60 buckets. */
   hourMs?: number;
+  /** The console's day, divided by HERALD_TIME_SCALE; default 24 hours of `hourMs`. */
+  dayMs?: number;
   /** At most one flush per this long (HERALD_RATE_FLUSH_MS): each counter document takes at most one write per flush. */
   flushMs: number;
   /** This writer's shard: writers on different shards never write the same document. */
@@ -47,6 +51,30 @@ export interface DestinationCountersOptions {
  * two writes a second) with a chance of about 1 in 23 (1 in 16 of 3 with 16 shards).
  */
 export const COUNTER_SHARDS = 1024;
+
+/** Points of the console's 24 h chart: a rollup keeps the day in buckets of one point each. */
+export const DAY_POINTS = 96;
+/** Destinations the suspension check folds at once (each a rollup write, some a read of their counters). */
+const FOLD_CONCURRENCY = 32;
+/**
+ * Rollups a run catches up from their counter documents (none yet, or idle since the last
+ * fold), at most, and for at most so long (real time: the function's timeout is): each reads
+ * up to a day of its documents once. The rest are judged on their counter documents, as
+ * before rollups, and caught up by the next runs, so that a first run over a busy deployment
+ * still ends well within the function's 60 s.
+ */
+const CATCH_UP_PER_RUN = 1000;
+const CATCH_UP_MS = 20_000;
+
+/** What the suspension check read and folded in one run (DestinationCounters.foldRecent). */
+export interface FoldRun {
+  /** Destinations with counts since the last run, stored or in this writer's memory, sorted. */
+  active: string[];
+  /** Their windows (each its own length), from what the run read: a read more only for a window longer than the rollups hold. */
+  windows(asked: readonly { destinationId: string; windowMs: number }[]): Promise<Map<string, RateSummary>>;
+  /** Rollups written by this run. */
+  folded: number;
+}
 
 /**
  * Each destination's counters (attempts, successes and failures for its success rate, latency
@@ -92,6 +120,40 @@ export class DestinationCounters {
   /** The rolling hour, in scaled time. */
   get hourMs(): number {
     return this.options.hourMs ?? this.options.bucketMs * 60;
+  }
+
+  /** The day (the console's longest chart), in scaled time. */
+  get dayMs(): number {
+    return this.options.dayMs ?? this.hourMs * 24;
+  }
+
+  /** The rollups' layout: minutes for the rolling hour (and the chart's hour, a bucket longer), one chart point per coarse bucket for the day. */
+  get rollupShape(): RollupShape {
+    const { bucketMs } = this.options;
+    return { bucketMs, minutesMs: this.hourMs + 2 * bucketMs, coarseMs: Math.max(bucketMs, Math.ceil(this.dayMs / DAY_POINTS / bucketMs) * bucketMs), dayMs: this.dayMs };
+  }
+
+  /**
+   * How long after a bucket ended a flush may still write into it: counts flushed later go
+   * into the current bucket instead (flush), so that a bucket the suspension check folded
+   * (2 × lateMs after its end: a write issued in time has landed) takes no more counts.
+   */
+  get lateMs(): number {
+    return Math.max(2 * this.options.flushMs, Math.round(this.options.bucketMs / 12));
+  }
+
+  /** The first bucket not yet complete at `now`: those before it take no more counts, and the check folds them. */
+  foldTo(now: number): number {
+    return bucketStart(now - 2 * this.lateMs, this.options.bucketMs);
+  }
+
+  /**
+   * How long a check starting at `now` waits for the bucket just ended to be complete: at
+   * the minute, a run that did not wait would fold a bucket less and read three buckets of
+   * counters per busy destination instead of two.
+   */
+  foldWaitMs(now: number): number {
+    return Math.max(0, 2 * this.lateMs - (now - bucketStart(now, this.options.bucketMs)));
   }
 
   /** One attempt: its outcome, its failure (if it failed) and how long it took (`durationMs`, into the latency histogram). */
@@ -156,6 +218,7 @@ export class DestinationCounters {
     this.flushing = this.flushing.then(async () => {
       this.flushQueued = false;
       if (this.pending.size === 0) return;
+      this.moveLate();
       const deltas = [...this.pending.values()].map((d) => {
         const list = this.carried?.listOf(d.destinationId, d.bucketStart);
         const { group: _previous, ...counts } = d;
@@ -173,6 +236,24 @@ export class DestinationCounters {
       }
     });
     return this.flushing;
+  }
+
+  /**
+   * Counts of a bucket that ended more than `lateMs` ago (a flush that failed and is retried,
+   * a process stalled) go into the current bucket: the check may have folded theirs, and a
+   * count written there would be in no read after (domain/rate-rollup.ts). The success rate
+   * and the charts then show them up to a few minutes late, never lose them. A log-head list
+   * carried for the old bucket still goes out with an empty delta of it.
+   */
+  private moveLate(): void {
+    const now = this.clock.now().getTime();
+    const current = bucketStart(now, this.options.bucketMs);
+    for (const [key, d] of [...this.pending]) {
+      if (d.bucketStart + this.options.bucketMs + this.lateMs >= now) continue;
+      this.pending.delete(key);
+      this.merge({ ...d, bucketStart: current });
+      if (this.carried?.listOf(d.destinationId, d.bucketStart)) this.pending.set(key, { destinationId: d.destinationId, bucketStart: d.bucketStart, attempts: 0, successes: 0, failures: 0, lastErrors: [] });
+    }
   }
 
   /**
@@ -215,36 +296,114 @@ export class DestinationCounters {
     return p.group;
   }
 
-  /**
-   * Destinations with attempts counted in the last three buckets (stored, or still in this
-   * writer's memory): the only ones whose success rate can have moved since a check a
-   * bucket ago. Costs a read per recent bucket document, nothing per idle destination.
-   */
-  async recentlyActive(): Promise<string[]> {
-    const since = bucketStart(this.clock.now().getTime(), this.options.bucketMs) - 2 * this.options.bucketMs;
-    const stored = await this.store.activeSince(since);
-    const local = [...this.pending.values()].filter((d) => d.bucketStart >= since).map((d) => d.destinationId);
-    return [...new Set([...stored, ...local])].sort();
-  }
-
-  /** The destination's last `windowMs` (default: the scaled hour), this writer's unflushed counts included. */
+  /** The destination's last `windowMs` (default: the scaled hour), this writer's unflushed counts included: its rollup and the counters after it. */
   async window(destinationId: string, windowMs = this.hourMs): Promise<RateSummary> {
-    const now = this.clock.now().getTime();
-    return summarize(await this.buckets(destinationId, now - windowMs), now, windowMs);
+    return (await this.windows([{ destinationId, windowMs }])).get(destinationId)!;
   }
 
   /**
    * Each destination's last `windowMs`, this writer's unflushed counts included, read together:
-   * the shared documents of the longest window once for all of them (the suspension check).
+   * their rollups, and the counter documents after them (shared ones once for all), per window length.
    */
   async windows(asked: readonly { destinationId: string; windowMs: number }[]): Promise<Map<string, RateSummary>> {
-    if (asked.length === 0) return new Map();
     const now = this.clock.now().getTime();
-    const since = now - Math.max(...asked.map((a) => a.windowMs));
+    const summaries = new Map<string, RateSummary>();
+    await Promise.all(
+      [...groupBy(asked, (a) => a.windowMs)].map(async ([windowMs, group]) => {
+        for (const [id, buckets] of await this.series(group.map((a) => a.destinationId), now - windowMs)) summaries.set(id, summarize(buckets, now, windowMs));
+      }),
+    );
+    return summaries;
+  }
+
+  /**
+   * Each destination's buckets that started at or after `since`, this writer's unflushed counts
+   * included: its rollup's (`coarse`: the day's coarse buckets, for a chart of such points) and
+   * the counter documents after it, one `in` query per 30 destinations; a destination with no
+   * rollup that reaches `since`, from its counter documents alone.
+   */
+  async series(destinationIds: readonly string[], since: number, coarse = false): Promise<Map<string, RateBucket[]>> {
+    const ids = [...new Set(destinationIds)];
+    if (ids.length === 0) return new Map();
+    const rollups = await this.store.rollups(ids);
+    const parts = ids.map((id) => ({ id, ...rolledUp(rollups.get(id)?.rollup, since, coarse, this.rollupShape) }));
     return this.betweenFlushes(async () => {
-      const stored = await this.store.windows([...new Set(asked.map((a) => a.destinationId))], since);
-      return new Map(asked.map((a) => [a.destinationId, summarize([...(stored.get(a.destinationId) ?? []), ...this.local(a.destinationId, since)], now, a.windowMs)]));
+      const raw = new Map<string, RateBucket[]>();
+      await Promise.all([...groupBy(parts, (p) => p.rawSince)].map(async ([rawSince, group]) => (await this.store.windows(group.map((p) => p.id), rawSince)).forEach((b, id) => raw.set(id, b))));
+      // Unflushed counts are in no document: all of them since `since`, whatever the rollup holds.
+      return new Map(parts.map((p) => [p.id, [...p.buckets, ...(raw.get(p.id) ?? []), ...this.local(p.id, since)]]));
     });
+  }
+
+  /**
+   * The suspension check's read, each run: every counter document since the last run (one
+   * query for all destinations, whole documents), the active destinations' rollups (a read
+   * each), the complete buckets folded into them and each written back (a write each, refused
+   * if another run wrote it meanwhile: a bucket is never folded twice). Steady state, a busy
+   * destination costs its rollup and the documents of two buckets. A rollup behind this read
+   * (its destination idle for a while) or none yet is caught up from its own counter documents;
+   * the cursor (where the last complete run folded to) lets a run missed be caught up by the next.
+   */
+  async foldRecent(): Promise<FoldRun> {
+    const now = this.clock.now().getTime();
+    const { bucketMs } = this.options;
+    const shape = this.rollupShape;
+    const foldTo = this.foldTo(now);
+    const cursor = await this.store.foldCursor();
+    const since = Math.max(Math.min(cursor ?? foldTo - bucketMs, foldTo - bucketMs), foldTo - this.hourMs);
+    const [raw, local] = await this.betweenFlushes(async () => [await this.store.bucketsSince(since), [...this.pending.values()].filter((d) => d.bucketStart >= since - this.hourMs)] as const);
+    const stored = await this.store.rollups([...raw.keys()]);
+    const read = new Map<string, { rollup?: RateRollup; raw: RateBucket[] }>();
+    const writes: { rollup: RateRollup; version: string | undefined }[] = [];
+    /** Destinations caught up by a read after this writer's unflushed counts were taken: those may be in it, so are left out. */
+    const caughtUp = new Set<string>();
+    const catchUpUntil = performance.now() + CATCH_UP_MS;
+    await forEachLimited([...raw.keys()], FOLD_CONCURRENCY, async (id) => {
+      const had = stored.get(id);
+      const from = had?.rollup.foldedThrough ?? heldFrom(foldTo, shape).coarse;
+      // Beyond this run's share of catching up, judged on its counter documents (windows) and folded by a later run.
+      if (from < since && (caughtUp.size >= CATCH_UP_PER_RUN || performance.now() > catchUpUntil)) return;
+      if (from < since) caughtUp.add(id);
+      const buckets = from < since ? await this.store.window(id, from) : raw.get(id)!;
+      const next = foldRollup(had?.rollup, id, buckets, from, foldTo, shape);
+      if (next) writes.push({ rollup: next, version: had?.version });
+      const rollup = next ?? had?.rollup;
+      read.set(id, { ...(rollup ? { rollup } : {}), raw: buckets.filter((b) => b.start >= (rollup?.foldedThrough ?? from)) });
+    });
+    let folded = 0;
+    try {
+      // Refused ones: another run folded them first, from the same documents; this run judges on its own folds all the same.
+      folded = (await this.store.putRollups(writes)).filter(Boolean).length;
+    } catch (e) {
+      // A rollup left behind costs reads, never numbers: the next run that sees its destination active catches it up.
+      this.log.warn('counter rollups not written; later runs fold them', { rollups: writes.length, error: (e as Error).message });
+    }
+    // The next run reads from here: a destination active since is folded and judged by it, whatever this run wrote.
+    if (cursor === undefined || foldTo > cursor) await this.store.setFoldCursor(foldTo);
+    const localOf = (id: string, from: number) => (caughtUp.has(id) ? [] : local.filter((d) => d.destinationId === id && d.bucketStart >= from).map((d) => ({ ...d, start: d.bucketStart })));
+    return {
+      active: [...new Set([...raw.keys(), ...local.filter((d) => d.bucketStart >= since).map((d) => d.destinationId)])].sort(),
+      folded,
+      windows: async (asked) => {
+        const summaries = new Map<string, RateSummary>();
+        const rest: { destinationId: string; windowMs: number }[] = [];
+        for (const a of asked) {
+          const got = read.get(a.destinationId);
+          const windowSince = now - a.windowMs;
+          const part = rolledUp(got?.rollup, windowSince, false, shape);
+          if (!got || part.rawSince < (got.rollup?.foldedThrough ?? Infinity)) rest.push(a);
+          else summaries.set(a.destinationId, summarize([...part.buckets, ...got.raw.filter((b) => b.start >= part.rawSince), ...localOf(a.destinationId, windowSince)], now, a.windowMs));
+        }
+        // Not folded by this run (beyond its catching up): their counter documents of the window, as before rollups.
+        for (const [windowMs, group] of groupBy(rest, (a) => a.windowMs)) {
+          const since = now - windowMs;
+          const ids = group.map((a) => a.destinationId);
+          const counted = await this.betweenFlushes(async () => new Map([...(await this.store.windows(ids, since))].map(([id, b]) => [id, [...b, ...this.local(id, since)]])));
+          for (const [id, buckets] of counted) summaries.set(id, summarize(buckets, now, windowMs));
+        }
+        return summaries;
+      },
+    };
   }
 
   /** The destination's buckets that started at or after `since` (epoch ms), this writer's unflushed counts included. */
@@ -285,6 +444,18 @@ export class DestinationCounters {
     if (d.latency) into.latency = addHistograms(into.latency, d.latency);
     if (d.settled) into.settled = addSettled(into.settled, d.settled);
   }
+}
+
+/** `items` by `key`, each group in the order met. */
+function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = groups.get(k);
+    if (group) group.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
 }
 
 /**

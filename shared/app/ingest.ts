@@ -1,6 +1,6 @@
 import { parseHttpEvents, HttpHeaders } from '../domain/cloudevents-http';
 import { eventSize, HeraldEvent, ValidationIssue } from '../domain/event';
-import { DestinationIndex } from '../domain/destination-index';
+import { Destination } from '../domain/destination';
 import { ACCOUNT_EXTENSION, ACCOUNT_ID, eventAccount, withAccount } from '../domain/account';
 import { Clock, Logger } from '../ports';
 import { IntakeJournal } from './intake-journal';
@@ -82,9 +82,12 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     const verdict = await deps.quotas.admit(counts);
     if (!verdict.ok) return overQuota(verdict, counts.get(verdict.account)!);
   }
-  let index: DestinationIndex;
+  let targets: Destination[][];
   try {
-    index = await deps.directory.current();
+    targets = await deps.directory.withAccounts(
+      events.map((e) => eventAccount(e.attributes)),
+      (matching) => events.map((e) => matching(e.attributes.type, eventAccount(e.attributes))),
+    );
   } catch (e) {
     const error = (e as Error).message;
     deps.log.error('the destination registry could not be read (Firestore); no event accepted', { error, eventIds: events.map((ev) => ev.attributes.id) });
@@ -92,7 +95,6 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
   }
   const acceptedAt = deps.clock.now();
   const journaled = deps.journal.add(events);
-  const targets = events.map((e) => index.matching(e.attributes.type, eventAccount(e.attributes)));
   const [journal, ...results] = await Promise.allSettled([
     journaled.durable,
     ...events.map((e, i) => fanOut(deps, e, targets[i]!, { publishedAt: acceptedAt, intake: journaled.ids[i]! })),

@@ -1,7 +1,8 @@
 import { DeliveryLogHead } from './delivery-log-head';
 import { transition } from '../domain/delivery-state';
-import { sameTally, tallyOf } from '../domain/intake-tally';
-import { ExpectedDelivery, expectedDeliveries, IntakeBatch, laneMoving, mayWaitForLanes, recoveredRecord, SkipPostponed, skipAfterPostponed } from '../domain/intake';
+import { addTallies, EMPTY_TALLY, IntakeTally, sameTally, tallyOf } from '../domain/intake-tally';
+import { ExpectedDelivery, expectedInRuns, IntakeBatch, laneMoving, mayWaitForLanes, recoveredRecord, RoutableDestination, SkipPostponed, skipAfterPostponed } from '../domain/intake';
+import { eventAccount } from '../domain/account';
 import { Clock, DeliveryStore, IntakeStore, Logger, MessageBus, RateLeaseStore } from '../ports';
 import { sendDeadLetter } from './dead-letter';
 import { DestinationDirectory } from './destination-directory';
@@ -21,6 +22,12 @@ import { EventTypeCatalogue } from './event-type-samples';
  * extra records cannot stand for missing ones) and one request that deletes them (one delete
  * per batch). Only when that tally differs from the expected one is each batch tallied on its
  * own, and only a batch that still differs reads its expected records one by one.
+ *
+ * A large recovery (a lane lost for an hour: 50,000 records) is worked in runs of whole events
+ * (RUN_RECORDS deliveries each), their missing records created CREATE_CONCURRENCY at a time,
+ * and bounded per round: no run starts past `roundMs` or once `roundRecords` records were
+ * created. The batch keeps its progress (one write per run), so the next round — in this
+ * process or another, after a kill — goes on from there; it is deleted only once every record exists.
  */
 export interface ReconcileDeps {
   intake: IntakeStore;
@@ -42,6 +49,10 @@ export interface ReconcileDeps {
   logHead?: Pick<DeliveryLogHead, 'created'>;
   /** The Event types page, kept from the batches each round reads (it never rejects, nor fails the round). */
   catalogue?: Pick<EventTypeCatalogue, 'observe'>;
+  /** A round starts no run of recovery after this long (ms); default ROUND_MS. */
+  roundMs?: number;
+  /** Nor once it has created this many records; default ROUND_RECORDS. */
+  roundRecords?: number;
 }
 
 export interface ReconcilerState {
@@ -51,6 +62,12 @@ export interface ReconcilerState {
    * same postponed batches again each round while the lanes drain.
    */
   skip?: SkipPostponed;
+  /**
+   * The last round ran out of budget with batches unfinished: the next takes only
+   * BEHIND_BATCHES, the oldest (those it will work on), rather than read 100 whole batches each
+   * round of a long recovery.
+   */
+  behind?: boolean;
 }
 
 export interface ReconcileReport {
@@ -64,9 +81,20 @@ export interface ReconcileReport {
   recovered: number;
   /** Owed dead letters published. */
   deadLetters: number;
+  /** Batches the round's budget left part-way or untouched (their progress kept): the next round goes on. Absent when none. */
+  unfinished?: number;
 }
 
 const CONCURRENCY = 4;
+/** A round's budget, well inside the pump run it shares (PUMP_RUN_SECONDS, 55 s): several rounds fit in one. */
+export const ROUND_MS = 10_000;
+export const ROUND_RECORDS = 5_000;
+/** Deliveries per run: read together, created together, then the batch's progress written (a write per this many). */
+export const RUN_RECORDS = 250;
+/** Batches a round takes while a recovery is behind (ReconcilerState.behind): a round works about this many. */
+const BEHIND_BATCHES = 2 * CONCURRENCY;
+/** Creates in flight at once per batch (CONCURRENCY batches at a time). */
+const CREATE_CONCURRENCY = 32;
 const DEAD_LETTER_GRACE_MS = 60_000;
 /** How long a round waits at its end for the Event types catalogue (app/event-type-samples.ts) it started. */
 const CATALOGUE_WAIT_MS = 10_000;
@@ -89,21 +117,119 @@ class LaneActivity {
   }
 }
 
-export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileReport> {
+/**
+ * What a round may still do: a run starts only before the deadline (Date.now(), epoch ms) and
+ * while fewer than `records` are taken. A run takes its records as it starts (before its first
+ * await, so batches worked side by side cannot all pass the check at once) and gives back those
+ * it finds: a round creates at most one run more than `records`. No create starts past the
+ * deadline either: a run cut short keeps its progress up to the first event whose record was
+ * not attempted, and the round ends within a create's time of its deadline — or of its first
+ * run, which always goes whole (a round always moves the recovery on).
+ */
+class RoundBudget {
+  private taken = 0;
+  private runs = 0;
+
+  constructor(
+    private readonly deadline: number,
+    private readonly records: number,
+  ) {}
+
+  /**
+   * Whether a run may start (counted when it does). A round's first run always may: a round whose
+   * reads alone outlast its budget (an overloaded process) still moves the recovery on.
+   */
+  startRun(): { first: boolean } | undefined {
+    if (this.runs > 0 && !(this.inTime() && this.taken < this.records)) return undefined;
+    return { first: this.runs++ === 0 };
+  }
+
+  /** Whether any run may still start (without starting one). */
+  open(): boolean {
+    return this.runs === 0 || (this.inTime() && this.taken < this.records);
+  }
+
+  inTime(): boolean {
+    return Date.now() < this.deadline;
+  }
+
+  msLeft(): number {
+    return Math.max(0, this.deadline - Date.now());
+  }
+
+  take(records: number): void {
+    this.taken += records;
+  }
+
+  giveBack(records: number): void {
+    this.taken -= records;
+  }
+}
+
+type DestinationsFor = (type: string, account: string) => readonly RoutableDestination[];
+
+/**
+ * The destinations each (account, type) of the batches goes to, taken while the directory holds
+ * their accounts: a few per pair, where the expected deliveries are events × fan-out.
+ */
+function targetsOf(batches: readonly IntakeBatch[], matching: DestinationsFor): DestinationsFor {
+  const targets = new Map<string, RoutableDestination[]>();
+  for (const batch of batches) {
+    for (const event of batch.events) {
+      const account = eventAccount(event.attributes);
+      const key = `${account}\n${event.attributes.type}`;
+      if (!targets.has(key)) targets.set(key, matching(event.attributes.type, account).map((d) => ({ id: d.id, eventTypes: d.eventTypes, createdAt: d.createdAt })));
+    }
+  }
+  return (type, account) => targets.get(`${account}\n${type}`) ?? [];
+}
+
+/** What a batch's expected deliveries come to, worked out run by run (never held whole). */
+interface BatchPlan {
+  batch: IntakeBatch;
+  count: number;
+  tally: IntakeTally;
+  destinationIds: string[];
+}
+
+function planOf(batch: IntakeBatch, destinationsFor: DestinationsFor): BatchPlan {
+  let tally = EMPTY_TALLY;
+  const destinations = new Set<string>();
+  for (const run of expectedInRuns(batch, destinationsFor, 0, RUN_RECORDS)) {
+    tally = addTallies(tally, tallyOf(run.expected.map((e) => e.deliveryId)));
+    for (const e of run.expected) destinations.add(e.destinationId);
+  }
+  return { batch, count: tally.count, tally, destinationIds: [...destinations] };
+}
+
+/** How many batches the next round takes. */
+function batchesTaken(deps: ReconcileDeps): number {
+  return deps.state.behind ? Math.min(deps.batchLimit, BEHIND_BATCHES) : deps.batchLimit;
+}
+
+/**
+ * One round, bounded (ReconcileDeps.roundMs, roundRecords) and never past `until` (epoch ms,
+ * Date.now()) when given.
+ */
+export async function reconcileOnce(deps: ReconcileDeps, until = Infinity): Promise<ReconcileReport> {
   const report: ReconcileReport = { batches: 0, postponed: 0, expected: 0, recovered: 0, deadLetters: 0 };
+  const budget = new RoundBudget(Math.min(until, Date.now() + (deps.roundMs ?? ROUND_MS)), deps.roundRecords ?? ROUND_RECORDS);
+  let unfinished = 0;
   const now = deps.clock.now().getTime();
   if (deps.state.skip && deps.state.skip.until <= now) delete deps.state.skip;
-  const batches = await deps.intake.due(new Date(now - deps.graceMs), deps.batchLimit, deps.state.skip?.through);
+  const batches = await deps.intake.due(new Date(now - deps.graceMs), batchesTaken(deps), deps.state.skip?.through);
   const catalogued = batches.length > 0 ? deps.catalogue?.observe(batches) : undefined;
   if (batches.length > 0) {
-    const index = await deps.directory.current();
-    const planned = batches.map((batch) => ({ batch, expected: expectedDeliveries(batch, (type, account) => index.matching(type, account)) }));
-    const owed = planned.reduce((n, p) => n + p.expected.length, 0);
+    const accounts = batches.flatMap((b) => b.events.map((e) => eventAccount(e.attributes)));
+    const destinationsFor = await deps.directory.withAccounts(accounts, (matching) => targetsOf(batches, matching));
+    const planned = batches.map((batch) => planOf(batch, destinationsFor));
+    const owed = planned.reduce((n, p) => n + p.count, 0);
     const ids = batches.map((b) => b.id).sort();
     // The common case costs one aggregation for the whole round: the records of these batches
     // are exactly those expected. Anything else (short, extra records, or a record written by an
     // earlier intake of the same event) is looked at batch by batch.
-    const complete = owed > 0 && sameTally(await deps.deliveries.tallyFromIntakes(ids), tallyOf(planned.flatMap((p) => p.expected.map((e) => e.deliveryId))));
+    // While a recovery is behind, it would differ: straight to the batches.
+    const complete = owed > 0 && !deps.state.behind && sameTally(await deps.deliveries.tallyFromIntakes(ids), planned.map((p) => p.tally).reduce(addTallies, EMPTY_TALLY));
     const done: string[] = [];
     const postponed: string[] = [];
     if (complete || owed === 0) {
@@ -111,15 +237,24 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
       report.expected += owed;
     } else {
       const activity = new LaneActivity(deps, now);
-      await forEachLimited(planned, CONCURRENCY, async ({ batch, expected }) => {
-        const recovered = await recoverMissing(deps, batch, expected, mayWaitForLanes(batch.acceptedAt, now, deps.graceMs) ? activity : undefined);
-        if (recovered === 'postponed') {
+      await forEachLimited(planned, CONCURRENCY, async (plan) => {
+        const { batch } = plan;
+        if (!budget.open()) {
+          unfinished++;
+          return;
+        }
+        const result = await recoverMissing(deps, plan, destinationsFor, mayWaitForLanes(batch.acceptedAt, now, deps.graceMs) ? activity : undefined, budget);
+        report.recovered += result.recovered;
+        if (result.outcome === 'postponed') {
           report.postponed++;
           postponed.push(batch.acceptedAt);
           return;
         }
-        report.expected += expected.length;
-        report.recovered += recovered;
+        if (result.outcome === 'unfinished') {
+          unfinished++;
+          return;
+        }
+        report.expected += plan.count;
         done.push(batch.id);
       });
     }
@@ -129,49 +264,84 @@ export async function reconcileOnce(deps: ReconcileDeps): Promise<ReconcileRepor
     if (skip) deps.state.skip = skip;
   }
   // Bounded: a catalogue write that hangs finishes in the background, never holding the round.
-  if (catalogued) await Promise.race([catalogued, new Promise((r) => setTimeout(r, CATALOGUE_WAIT_MS).unref())]);
+  if (catalogued) await Promise.race([catalogued, new Promise((r) => setTimeout(r, Math.min(CATALOGUE_WAIT_MS, budget.msLeft())).unref())]);
   // A dead letter is published a moment after its record is written: one owed for a minute was dropped.
   report.deadLetters = await sendOwedDeadLetters(deps, new Date(deps.clock.now().getTime() - Math.min(deps.graceMs, DEAD_LETTER_GRACE_MS)));
-  if (report.batches > 0 || report.postponed > 0 || report.deadLetters > 0) deps.log.debug('reconciler round', { ...report });
+  if (unfinished > 0) report.unfinished = unfinished;
+  if (unfinished > 0) deps.state.behind = true;
+  else delete deps.state.behind;
+  if (report.batches > 0 || report.postponed > 0 || report.deadLetters > 0 || unfinished > 0) deps.log.debug('reconciler round', { ...report });
   return report;
 }
 
 /**
- * Creates the records a batch is missing; resolves how many, or `postponed` when `activity`
- * says a destination with a missing record is still being delivered to.
+ * Creates the records a batch is missing, run by run from its kept progress while the round's
+ * budget lasts: `postponed` when `activity` says a destination with a missing record is still
+ * being delivered to, `unfinished` when the budget ran out first.
  */
-async function recoverMissing(deps: ReconcileDeps, batch: IntakeBatch, expected: readonly ExpectedDelivery[], activity: LaneActivity | undefined): Promise<number | 'postponed'> {
-  if (expected.length === 0) return 0;
-  const destinationIds = [...new Set(expected.map((e) => e.destinationId))];
-  // The common case costs an aggregation: the expected records, and only they, carry this batch's id.
-  if (sameTally(await deps.deliveries.tallyFromIntake(batch.id, destinationIds), tallyOf(expected.map((e) => e.deliveryId)))) return 0;
-  // Every destination's lane still moving: wait, without reading the records one by one.
-  if (activity && (await Promise.all(destinationIds.map((id) => activity.busy(id)))).every(Boolean)) return 'postponed';
-  // Short, extra records, or a record written by an earlier intake of the same event: look at each.
-  const found = await deps.deliveries.existing(expected.map((e) => e.deliveryId));
-  const missing = expected.filter((x) => !found.has(x.deliveryId));
-  if (activity) {
-    const busy = await Promise.all([...new Set(missing.map((m) => m.destinationId))].map((id) => activity.busy(id)));
-    if (busy.some(Boolean)) return 'postponed';
-  }
+async function recoverMissing(
+  deps: ReconcileDeps,
+  plan: BatchPlan,
+  destinationsFor: DestinationsFor,
+  activity: LaneActivity | undefined,
+  budget: RoundBudget,
+): Promise<{ recovered: number; outcome: 'done' | 'postponed' | 'unfinished' }> {
+  const { batch } = plan;
   let recovered = 0;
-  for (const e of missing) {
-    const record = recoveredRecord(e, batch, deps.clock.now());
-    // Create-if-absent: a first attempt recorded meanwhile wins, and nothing is sent twice by this.
-    if (await deps.deliveries.create(record, { unlessGrouped: true })) {
-      recovered++;
-      if (record.publishedAt !== undefined) deps.logHead?.created(record.destinationId, record.id, record.publishedAt, deps.clock.now());
-      deps.log.warn('an accepted event never reached its destination\'s lane or was never attempted: recovered, PENDING for the retry pump', {
-        eventId: record.eventId,
-        eventSource: record.eventSource,
-        destinationId: record.destinationId,
-        deliveryId: record.id,
-        intake: batch.id,
-        acceptedAt: batch.acceptedAt,
-      });
+  if (plan.count === 0) return { recovered, outcome: 'done' };
+  // The common case costs an aggregation: the expected records, and only they, carry this batch's
+  // id. A batch with progress kept is known to be short: on from there at once.
+  if (batch.progress === undefined && sameTally(await deps.deliveries.tallyFromIntake(batch.id, plan.destinationIds), plan.tally)) return { recovered, outcome: 'done' };
+  // Every destination's lane still moving: wait, without reading the records one by one.
+  if (activity && (await Promise.all(plan.destinationIds.map((id) => activity.busy(id)))).every(Boolean)) return { recovered, outcome: 'postponed' };
+  // Short, extra records, or a record written by an earlier intake of the same event: look at
+  // each, from where an earlier round stopped.
+  for (const run of expectedInRuns(batch, destinationsFor, batch.progress ?? 0, RUN_RECORDS)) {
+    const started = budget.startRun();
+    if (!started) return { recovered, outcome: 'unfinished' };
+    budget.take(run.expected.length);
+    const found = await deps.deliveries.existing(run.expected.map((e) => e.deliveryId));
+    const missing = run.expected.filter((x) => !found.has(x.deliveryId));
+    budget.giveBack(found.size);
+    if (activity && missing.length > 0) {
+      const busy = await Promise.all([...new Set(missing.map((m) => m.destinationId))].map((id) => activity.busy(id)));
+      if (busy.some(Boolean)) {
+        budget.giveBack(missing.length);
+        return { recovered, outcome: 'postponed' };
+      }
     }
+    // Taken in order: once the deadline stops them, those before the first not taken are all created.
+    let cut: ExpectedDelivery | undefined;
+    await forEachLimited(missing, CREATE_CONCURRENCY, async (e) => {
+      if (cut) return;
+      if (!started.first && !budget.inTime()) cut = e;
+      else if (await createRecovered(deps, e, batch)) recovered++;
+    });
+    if (cut) {
+      const upTo = batch.events.indexOf(cut.event, run.start);
+      if (upTo > run.start) await deps.intake.progress(batch.id, upTo);
+      return { recovered, outcome: 'unfinished' };
+    }
+    // Every event before run.end has its records now: a later round (or process) starts there.
+    if (run.end < batch.events.length) await deps.intake.progress(batch.id, run.end);
   }
-  return recovered;
+  return { recovered, outcome: 'done' };
+}
+
+/** Creates one recovered record unless one exists: a first attempt recorded meanwhile wins, and nothing is sent twice by this. */
+async function createRecovered(deps: ReconcileDeps, e: ExpectedDelivery, batch: IntakeBatch): Promise<boolean> {
+  const record = recoveredRecord(e, batch, deps.clock.now());
+  if (!(await deps.deliveries.create(record, { unlessGrouped: true }))) return false;
+  if (record.publishedAt !== undefined) deps.logHead?.created(record.destinationId, record.id, record.publishedAt, deps.clock.now());
+  deps.log.warn('an accepted event never reached its destination\'s lane or was never attempted: recovered, PENDING for the retry pump', {
+    eventId: record.eventId,
+    eventSource: record.eventSource,
+    destinationId: record.destinationId,
+    deliveryId: record.id,
+    intake: batch.id,
+    acceptedAt: batch.acceptedAt,
+  });
+  return true;
 }
 
 /** Dead letters whose publish did not happen (the process died, Pub/Sub failed) since before `cutoff`. */
@@ -198,13 +368,23 @@ async function sendOwedDeadLetters(deps: ReconcileDeps, cutoff: Date): Promise<n
   return sent;
 }
 
-/** Reconciler rounds until one is not full or `untilMs` has passed (one round at least): the scheduled pump's first step. */
+/**
+ * Reconciler rounds while there is more (a full or unfinished round that got somewhere) and
+ * `untilMs` has not passed, each bounded by its budget and by `untilMs` (0: one round, bounded
+ * by its own budget). The scheduled pump runs it beside the retry pump (app/pump-run.ts), not before it.
+ */
 export async function reconcileBacklog(deps: ReconcileDeps, untilMs: number): Promise<ReconcileReport> {
   const start = Date.now();
+  const end = start + (untilMs > 0 ? untilMs : (deps.roundMs ?? ROUND_MS));
   const total: ReconcileReport = { batches: 0, postponed: 0, expected: 0, recovered: 0, deadLetters: 0 };
   for (;;) {
-    const round = await reconcileOnce(deps);
-    for (const k of Object.keys(total) as (keyof ReconcileReport)[]) total[k] += round[k];
-    if ((round.batches + round.postponed < deps.batchLimit && round.deadLetters < deps.batchLimit) || round.batches === 0 || Date.now() - start >= untilMs) return total;
+    const taken = batchesTaken(deps);
+    const round = await reconcileOnce(deps, end);
+    for (const k of ['batches', 'postponed', 'expected', 'recovered', 'deadLetters'] as const) total[k] += round[k];
+    if (round.unfinished) total.unfinished = round.unfinished;
+    else delete total.unfinished;
+    const more = round.batches + round.postponed >= taken || round.deadLetters >= deps.batchLimit || (round.unfinished ?? 0) > 0;
+    const moved = round.batches > 0 || round.recovered > 0 || round.deadLetters > 0;
+    if (!more || !moved || untilMs <= 0 || Date.now() >= end) return total;
   }
 }

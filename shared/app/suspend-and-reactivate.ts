@@ -7,6 +7,12 @@ import { reactivate, suspend, SuspensionCause, suspendManually } from '../domain
 import { Clock, DeliveryStore, DestinationStore, Logger, MessageBus } from '../ports';
 import { DestinationDirectory } from './destination-directory';
 import { DestinationCounters } from './destination-counters';
+import { RateSummary } from '../domain/success-rate';
+import { forEachLimited } from './for-each-limited';
+
+/** Destinations the check looks up at once (the directory answers most from memory), and suspends at once. */
+const LOOKUP_CONCURRENCY = 32;
+const SUSPEND_CONCURRENCY = 8;
 
 export interface SuspensionDeps {
   destinations: DestinationStore;
@@ -29,8 +35,10 @@ export async function suspendDestination(
   deps: Omit<SuspensionDeps, 'deliveries' | 'policy'>,
   destinationId: string,
   why: { cause: SuspensionCause; reason: string; lastError?: LastError },
+  /** The rolling hour when the caller has it already (the check): not read again. */
+  hour?: RateSummary,
 ): Promise<Destination | undefined> {
-  const window = await deps.counters.window(destinationId);
+  const window = hour ?? (await deps.counters.window(destinationId));
   const at = deps.clock.now();
   const suspended = await deps.destinations.update(destinationId, (current) => current && suspend(current, { ...why, at, window }));
   if (!suspended) return undefined;
@@ -87,33 +95,36 @@ export interface ThresholdReport {
 }
 
 /**
- * The scheduled suspension check: every active destination with attempts in the last few
- * minutes whose policy has a threshold is judged on its rolling window by the pure rule, and
+ * The scheduled suspension check: every active destination with attempts since the last run
+ * whose policy has a threshold is judged on its rolling window by the pure rule, and
  * suspended below it. Only those: a destination's success rate moves with its attempts, so
  * one idle since the last check has its verdict already, and a deployment of 100,000
- * mostly quiet destinations costs reads for the busy ones alone, not two per destination a
- * minute. (A window that drops below its threshold only by ageing, with no new attempt, is
- * judged at its next attempt.)
+ * mostly quiet destinations costs reads for the busy ones alone. Each is judged on its
+ * rollup and the counters after it, which the same run folds (DestinationCounters.foldRecent):
+ * about three reads a busy destination, all of them in parallel, so the last in sort order is
+ * judged as surely as the first. (A window that drops below its threshold only by ageing,
+ * with no new attempt, is judged at its next attempt.)
  */
-export async function checkThresholds(deps: SuspensionDeps): Promise<ThresholdReport> {
-  // The window read includes this process's unflushed counts: no flush needed (nor wanted: one writer, one flush per flushMs).
-  const report: ThresholdReport = { checked: 0, suspended: [] };
+export async function checkThresholds(deps: SuspensionDeps): Promise<ThresholdReport & { active: number; folded: number }> {
+  // The windows include this process's unflushed counts: no flush needed (nor wanted: one writer, one flush per flushMs).
+  const run = await deps.counters.foldRecent();
   const judged: { id: string; threshold: ThresholdPolicy }[] = [];
-  for (const id of await deps.counters.recentlyActive()) {
+  await forEachLimited(run.active, LOOKUP_CONCURRENCY, async (id) => {
     const destination = await deps.directory.get(id);
-    if (destination?.status !== 'active') continue;
+    if (destination?.status !== 'active') return;
     const threshold = deliveryPolicyOf(destination, deps.policy).threshold;
     if (threshold) judged.push({ id: destination.id, threshold });
-  }
-  report.checked = judged.length;
-  // One read of the windows for all of them: sparse destinations share counter documents, read once.
-  const windows = await deps.counters.windows(judged.map((j) => ({ destinationId: j.id, windowMs: j.threshold.windowMs })));
-  for (const { id, threshold } of judged) {
+  });
+  const windows = await run.windows(judged.map((j) => ({ destinationId: j.id, windowMs: j.threshold.windowMs })));
+  const failing = judged.flatMap(({ id, threshold }) => {
     const verdict = thresholdVerdict(windows.get(id)!, threshold);
-    if (!verdict.suspend) continue;
-    if (await suspendDestination(deps, id, { cause: 'threshold', reason: verdict.reason })) report.suspended.push(id);
-  }
-  return report;
+    return verdict.suspend ? [{ id, reason: verdict.reason, hour: threshold.windowMs === deps.counters.hourMs ? windows.get(id) : undefined }] : [];
+  });
+  const suspended: string[] = [];
+  await forEachLimited(failing, SUSPEND_CONCURRENCY, async ({ id, reason, hour }) => {
+    if (await suspendDestination(deps, id, { cause: 'threshold', reason }, hour)) suspended.push(id);
+  });
+  return { checked: judged.length, suspended: suspended.sort(), active: run.active.length, folded: run.folded };
 }
 
 /** Clears the suspension; undefined if the destination does not exist, 'active' if it was not suspended. */

@@ -21,6 +21,19 @@ export class DestinationIndex {
     return this.byId.get(id);
   }
 
+  /** How many destinations it holds. */
+  get size(): number {
+    return this.byId.size;
+  }
+
+  /** Removes every destination of `account`. */
+  removeAccount(account: string): void {
+    const types = this.accounts.get(account);
+    if (!types) return;
+    for (const id of types.ids()) this.byId.delete(id);
+    this.accounts.delete(account);
+  }
+
   put(destination: Destination): void {
     this.remove(destination.id);
     this.byId.set(destination.id, destination);
@@ -56,6 +69,13 @@ class TypeIndex {
   private readonly prefixLengths = new Map<number, number>();
   /** Destinations without eventTypes: every event. */
   private readonly everything = new Set<string>();
+
+  /** Every destination id it holds. */
+  ids(): Set<string> {
+    const ids = new Set(this.everything);
+    for (const set of [...this.exact.values(), ...this.prefixes.values()]) for (const id of set) ids.add(id);
+    return ids;
+  }
 
   get empty(): boolean {
     return this.everything.size === 0 && this.exact.size === 0 && this.prefixes.size === 0;

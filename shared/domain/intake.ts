@@ -17,6 +17,11 @@ export interface IntakeBatch {
   /** When ingest accepted the events (ISO). */
   acceptedAt: string;
   events: HeraldEvent[];
+  /**
+   * The reconciler's progress through a batch it could not finish in one round: every event
+   * before this index has a record for each destination it was meant for.
+   */
+  progress?: number;
 }
 
 /**
@@ -59,10 +64,30 @@ export interface RoutableDestination {
  * are owed nothing: `deliver` dead-letters what reaches their lanes.
  */
 export function expectedDeliveries(batch: IntakeBatch, destinationsFor: (type: string, account: string) => readonly RoutableDestination[]): ExpectedDelivery[] {
-  const byType = new Map<string, RoutableDestination[]>();
   const expected: ExpectedDelivery[] = [];
+  for (const run of expectedInRuns(batch, destinationsFor, 0, Infinity)) expected.push(...run.expected);
+  return expected;
+}
+
+/** A run of a batch's events, [start, end), and the deliveries they should have led to. */
+export interface ExpectedRun {
+  start: number;
+  end: number;
+  expected: ExpectedDelivery[];
+}
+
+/**
+ * expectedDeliveries of the events from `from` on, cut into runs of whole events of at least
+ * `records` deliveries each (the last may hold fewer, an event alone more): the reconciler's unit
+ * of work, and of progress, in a batch too large for one round. Lazy: a run is worked out only
+ * when asked for, so a batch of 500 events × 100 destinations is never held whole.
+ */
+export function* expectedInRuns(batch: IntakeBatch, destinationsFor: (type: string, account: string) => readonly RoutableDestination[], from: number, records: number): Generator<ExpectedRun> {
+  const byType = new Map<string, RoutableDestination[]>();
   const seen = new Set<string>();
-  for (const event of batch.events) {
+  let run: ExpectedRun = { start: from, end: from, expected: [] };
+  for (let i = from; i < batch.events.length; i++) {
+    const event = batch.events[i]!;
     const type = event.attributes.type;
     const account = eventAccount(event.attributes);
     const cacheKey = `${account}\n${type}`;
@@ -74,10 +99,15 @@ export function expectedDeliveries(batch: IntakeBatch, destinationsFor: (type: s
       // The same event twice in one batch (a producer's retry joined to its first try) is one delivery.
       if (seen.has(id)) continue;
       seen.add(id);
-      expected.push({ deliveryId: id, destinationId: d.id, event });
+      run.expected.push({ deliveryId: id, destinationId: d.id, event });
+    }
+    run.end = i + 1;
+    if (run.expected.length >= records) {
+      yield run;
+      run = { start: i + 1, end: i + 1, expected: [] };
     }
   }
-  return expected;
+  if (run.end > run.start) yield run;
 }
 
 /**

@@ -8,8 +8,9 @@ import { DeferredReport, Grid, gridAt, gridIndexAt, nextDeferCursor, SWITCH_SLAC
  *
  * Every process that delivers to a destination shares one controller document. A process
  * leases from it about once per *span* (1.2 s per process sharing the destination, so the
- * document takes a little under a write a second however many deliver): the lease brings the
- * process's feedback and takes back the *grids* it is to send on.
+ * document takes a little under a write a second however many deliver: Firestore sustains
+ * about one a second per document): the lease brings the process's feedback and takes back
+ * the *grids* it is to send on.
  *
  * A grid is the rate as send times: after its start, points 1/rate apart, dealt out to the
  * processes on it in proportion to their backlogs (a process with little work gets few
@@ -62,10 +63,15 @@ export interface RateBounds {
 export const RATE_LIMITS: RateBounds = { minPerSecond: 1, maxPerSecond: 100 };
 export const INITIAL_RATE = 10;
 export const MAX_PAUSE_MS = 60_000;
-/** A process leases about this often per process sharing the destination... */
+/**
+ * A process leases about this often per process sharing the destination, however many share
+ * it: the document's writes stay under one a second. No cap: a span capped at 12 s (to keep the
+ * rate fresh) let more than 10 processes write the document more than once a second, past what
+ * Firestore sustains per document. The price of many processes is a slower rate: a second is
+ * judged once every process has reported it, and a new grid starts once every process has
+ * leased again, each about a span (60 s with 50 processes).
+ */
 export const SPAN_PER_HOLDER_MS = 1200;
-/** ...but at least this often: beyond 10 processes the document takes more than a write a second, and the rate stays fresh. */
-export const MAX_SPAN_MS = 12_000;
 /** A sender that has not leased this long after it was due has stopped sending (its turns go to the others). */
 export const HOLDER_GRACE_MS = 2000;
 /** A sender that does not say what it has reported is taken to have reported all but this last stretch (its attempts' time). */
@@ -233,8 +239,9 @@ export function initialRateState(bounds: RateBounds, now: number): RateState {
   return { rate: clampRate(INITIAL_RATE, bounds), phase: 'slow-start', judgedThrough: secondOf(now) - 1 };
 }
 
+/** A holder's span: together the holders write the document once per SPAN_PER_HOLDER_MS, whatever their number. */
 export function spanFor(holders: number): number {
-  return Math.min(MAX_SPAN_MS, Math.max(1, holders) * SPAN_PER_HOLDER_MS);
+  return Math.max(1, holders) * SPAN_PER_HOLDER_MS;
 }
 
 /** Adds a sender's per-second counts into the document's. */

@@ -15,8 +15,10 @@ export function forkUntilReady<M extends ReadyOrFailed, Ready extends M & { type
   name: string,
   signal: AbortSignal,
   note: (line: string) => void,
+  /** The child's node options instead of this process's (plain `node` for a script already compiled). */
+  execArgv?: string[],
 ): Promise<{ child: ChildProcess; ready: Ready }> {
-  const child = fork(script, [], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const child = fork(script, [], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], ...(execArgv ? { execArgv } : {}) });
   const forward = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) note(line);
   };

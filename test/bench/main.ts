@@ -43,6 +43,7 @@ import { LATENCY_HELP, runLatencyBench } from './latency';
 import { QUOTA_HELP, runQuotaBench } from './quota';
 import { LOG_HELP, runLogBench } from './log';
 import { runScaleBench, SCALE_HELP } from './scale';
+import { RECOVERY_HELP, runRecoveryBench } from './recovery';
 
 const HERALD_PROJECT = 'herald-bench';
 const DIRECT_PROJECT = 'herald-bench-direct';
@@ -58,7 +59,8 @@ const HELP = `Usage: npm run bench -- [options]
        npm run bench -- latency [options]     paced events, latency Herald adds over the bare emulator; latency --help
        npm run bench -- quota [options]       one account 10× over its publish quota beside another; quota --help
        npm run bench -- log [options]         the console's delivery log pages with 100,000 deliveries stored; log --help
-       npm run bench -- scale [options]       10,000 destinations in one deployment; scale --help
+       npm run bench -- scale [options]       100,000 destinations in 10,000 accounts: registration, one account's pages, suspension check, a deliver instance's memory; scale --help
+       npm run bench -- recovery [options]    the reconciler recovering 50,000 missing records, round by round; recovery --help
 
   --events N         events per part (env BENCH_EVENTS; default 2000)
   --batch N          events per POST /ingest batch and per direct publish round (BENCH_BATCH; 100)
@@ -556,6 +558,9 @@ if (mode === 'rate' || mode === 'isolation') {
 } else if (mode === 'scale') {
   const harness = new BenchHarness(SCALE_HELP);
   harness.run(() => runScaleBench(modeArgs, harness));
+} else if (mode === 'recovery') {
+  const harness = new BenchHarness(RECOVERY_HELP);
+  harness.run(() => runRecoveryBench(modeArgs, harness));
 } else if (mode === 'latency') {
   const harness = new BenchHarness(LATENCY_HELP);
   harness.run(() => runLatencyBench(modeArgs, harness));

@@ -2,6 +2,12 @@ import { Firestore } from '@google-cloud/firestore';
 import { FirestoreCounterStore } from '../../shared/adapters/firestore-counters';
 import { OperationCounter } from '../../shared/adapters/firestore-stores';
 import { counterStoreConformance } from '../support/counter-store-conformance';
+import { getAccountStats } from '../../shared/app/admin/stats-admin';
+import { DestinationCounters } from '../../shared/app/destination-counters';
+import { checkThresholds } from '../../shared/app/suspend-and-reactivate';
+import { statsDeps, thresholdCheck } from '../support/rollup-check';
+import { createLogger } from '../../shared/log';
+import { Clock } from '../../shared/ports';
 
 const projectId = `rate-store-test-${process.pid}`;
 const db = new Firestore({ projectId, ignoreUndefinedProperties: true });
@@ -38,7 +44,7 @@ describe('firestore counter store: what the suspension check reads', () => {
     );
     expect(counted.writes).toBe(8);
     counted.reset();
-    const active = await store.activeSince(bucketStart);
+    const active = [...(await store.bucketsSince(bucketStart)).keys()];
     expect(active).toHaveLength(500);
     // Own documents (none here: one read for the empty query) and the 8 shared ones.
     expect(counted.reads).toBe(1 + 8);
@@ -52,4 +58,64 @@ describe('firestore counter store: what the suspension check reads', () => {
     for (const id of ids.slice(0, 50)) await store.window(id, bucketStart);
     expect(counted.reads).toBe(50 * 2);
   });
+});
+
+describe('firestore counter store: rollups (issue 36), reads counted as billed', () => {
+  const MIN = 60_000;
+  const T0 = Date.parse('2026-11-26T10:00:00.000Z');
+  const quiet = createLogger({ write: () => undefined });
+  const operator = { kind: 'operator' } as unknown as Parameters<typeof getAccountStats>[1];
+
+  test('200 destinations busy all hour: the second check run reads at most 3 documents per active destination, judges all, suspends the last in sort order; stats of 10 read their rollups', async () => {
+    await wipe();
+    let now = T0;
+    const clock: Clock = { now: () => new Date(now) };
+    const counted = new OperationCounter();
+    const store = new FirestoreCounterStore(db, counted);
+    const writer = new DestinationCounters(store, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 1 });
+    const checker = new DestinationCounters(store, clock, quiet, { bucketMs: MIN, flushMs: 1000, shard: 2 });
+    const ten = Array.from({ length: 10 }, (_, i) => `ten_d${i}`);
+    const last = 'zzzz_last';
+    const ids = [...ten, ...Array.from({ length: 188 }, (_, i) => `acct-${String(i).padStart(3, '0')}_hook`), 'acct-999_extra', last];
+    const { registry, deps } = await thresholdCheck(ids, checker, clock, quiet);
+    const minute = async (m: number, failLast: boolean) => {
+      now = T0 + m * MIN + 5000;
+      for (const id of ids) for (let i = 0; i < 20; i++) writer.record(id, 'success', clock.now(), undefined, 20 + i * 30);
+      if (failLast) for (let i = 0; i < 400; i++) writer.record(last, 'failure', clock.now(), { at: clock.now().toISOString(), error: 'HTTP 503' });
+      await writer.flush();
+    };
+    for (let m = 0; m < 60; m++) await minute(m, false);
+    now = T0 + 60 * MIN + 15_000;
+    // No rollup yet: a run catches them up from their hour of counters, as many as it has time for (the rest judged on those, as before).
+    let caughtUp = 0;
+    for (let run = 0; run < 5 && caughtUp < ids.length; run++) {
+      const report = await checkThresholds(deps);
+      expect(report).toMatchObject({ checked: ids.length, suspended: [] });
+      caughtUp += report.folded;
+    }
+    expect(caughtUp).toBe(ids.length);
+    // The last minute fails for the last destination; the scheduler's next run, 15 s into the minute after.
+    await minute(60, true);
+    await minute(61, false);
+    now = T0 + 61 * MIN + 15_000;
+    counted.reset();
+    const second = await checkThresholds(deps);
+    expect(second).toMatchObject({ checked: ids.length, suspended: [last], active: ids.length, folded: ids.length });
+    // Per destination its rollup and the documents of two buckets; per run the cursor and the empty query of shared documents.
+    expect(counted.reads).toBeLessThanOrEqual(3 * ids.length + 2);
+    expect((await registry.get(last))?.status).toBe('suspended');
+
+    // An account of 10 destinations busy all hour: each stats request reads their rollups and two buckets of counters.
+    const { rolled, raw } = statsDeps(ten, clock, checker, store, MIN);
+    for (const query of [{ window: '1h' }, { window: '24h' }, { window: '1h', destination: 'd3', counts: 'false' }, { window: '24h', destination: 'd9', counts: 'false' }]) {
+      counted.reset();
+      const answer = await getAccountStats(rolled, operator, 'ten', query);
+      // 50 a request at most with the listing (10) and the two count aggregations: the counters take at most 3 a destination and 2 a request.
+      expect(counted.reads).toBeLessThanOrEqual(3 * (query.destination ? 1 : ten.length) + 2);
+      counted.reset();
+      expect(answer).toEqual(await getAccountStats(raw, operator, 'ten', query));
+      // The same from the counter documents alone, as before rollups: a document a minute a destination.
+      expect(counted.reads).toBeGreaterThanOrEqual((query.destination ? 1 : ten.length) * 60);
+    }
+  }, 120_000);
 });

@@ -206,7 +206,7 @@ describe('restarts', () => {
     stack = undefined;
     const store = new FirestoreDestinationStore(db, undefined, SecretBox.fromConfig(OTHER_KEY));
     await expect(store.get('own')).rejects.toThrow(lacking);
-    await expect(store.changesSince(undefined)).rejects.toThrow(lacking);
+    await expect(store.listAccount('default')).rejects.toThrow(lacking);
   });
 
   test('rotation: with a new key first and the old one after, deliveries go on, and a write seals with the new key', async () => {

@@ -110,7 +110,7 @@ export function counterStoreConformance(name: string, make: () => Promise<Counte
       await w.flush();
       // 500 destinations, SHARED_PART_SIZE to a document: 8 writes, not 500.
       expect(written(store) - before).toBe(Math.ceil(500 / SHARED_PART_SIZE));
-      expect((await store.activeSince(T0)).sort()).toEqual([...ids].sort());
+      expect([...(await store.bucketsSince(T0)).keys()].sort()).toEqual([...ids].sort());
       expect(await store.window('acct_d-10', T0)).toEqual([expect.objectContaining({ start: T0, attempts: 1, successes: 0, failures: 1, lastErrors: [expect.objectContaining({ error: 'HTTP 500' })], latency: { b06: 1 } })]);
       const all = await store.windows(ids, T0);
       expect([...all.keys()].sort()).toEqual([...ids].sort());
@@ -128,7 +128,7 @@ export function counterStoreConformance(name: string, make: () => Promise<Counte
       expect((await store.window('acct_d-10', T0))[0]).toMatchObject({ attempts: 2, successes: 1, failures: 1 });
     });
 
-    test('a destination sparse, then busy, in one bucket, beside another writer: window, windows, buckets, activeSince and the head see every document', async () => {
+    test('a destination sparse, then busy, in one bucket, beside another writer: window, windows, buckets, bucketsSince and the head see every document', async () => {
       const store = await make();
       const clock = manualClock();
       const a = writer(store, clock, 1);
@@ -154,7 +154,7 @@ export function counterStoreConformance(name: string, make: () => Promise<Counte
       expect(bucket).toMatchObject({ start: T0, attempts, successes: attempts - 1, failures: 1, settled: { dead: 1 }, latency: { b02: attempts } });
       expect((await store.windows(['acct_hook'], T0)).get('acct_hook')).toEqual([bucket]);
       expect(await a.buckets('acct_hook', T0)).toEqual([bucket]);
-      expect(await store.activeSince(T0)).toEqual(['acct_hook']);
+      expect(await store.bucketsSince(T0)).toEqual(new Map([['acct_hook', [bucket]]]));
       const reader = writer(store, clock, 9);
       expect(await reader.head('acct_hook', attempts)).toEqual([...created].sort(newestFirst));
       expect(await reader.windows([{ destinationId: 'acct_hook', windowMs: MIN }])).toEqual(new Map([['acct_hook', expect.objectContaining({ attempts, failures: 1 })]]));
@@ -192,6 +192,55 @@ export function counterStoreConformance(name: string, make: () => Promise<Counte
       }
       // Read far enough, the whole log is proved.
       expect(headOf(await store.recentLog('acct_log', T0, 40), truth.length)).toEqual(truth);
+    });
+  });
+
+  describe(`${name} counter store: rollups and what the suspension check reads`, () => {
+    test('every document since a time, own and shared, read whole and merged per destination and bucket', async () => {
+      const store = await make();
+      const clock = manualClock();
+      const a = writer(store, clock, 1);
+      const b = writer(store, clock, 2);
+      for (let i = 0; i <= SPARSE_MAX; i++) a.record('acct_busy', i ? 'success' : 'failure', clock.now(), i ? undefined : { at: clock.now().toISOString(), error: 'HTTP 500' }, 40);
+      b.record('acct_busy', 'success', clock.now(), undefined, 40);
+      b.record('acct_sparse', 'success', clock.now());
+      b.deadOrQueued('acct_sparse', 'QUEUED', clock.now());
+      await Promise.all([a.flush(), b.flush()]);
+      clock.advance(MIN);
+      a.record('acct_sparse', 'failure', clock.now());
+      await a.flush();
+      const all = await store.bucketsSince(T0);
+      expect([...all.keys()].sort()).toEqual(['acct_busy', 'acct_sparse']);
+      for (const id of all.keys()) expect(all.get(id)).toEqual(await store.window(id, T0));
+      expect(all.get('acct_busy')).toEqual([expect.objectContaining({ start: T0, attempts: SPARSE_MAX + 2, failures: 1, latency: { b06: SPARSE_MAX + 2 } })]);
+      expect([...(await store.bucketsSince(T0 + MIN)).keys()]).toEqual(['acct_sparse']);
+    });
+
+    test('a rollup is written only over the version read: a second writer from the same read is refused, each write on its own', async () => {
+      const store = await make();
+      const minute = { destinationId: 'acct_r', start: T0, attempts: 3, successes: 2, failures: 1, lastErrors: [{ at: new Date(T0).toISOString(), error: 'HTTP 503' }], latency: { b04: 3 }, settled: { dead: 1 } };
+      const rollup = { destinationId: 'acct_r', foldedThrough: T0 + MIN, minutes: [minute], coarse: [{ destinationId: 'acct_r', start: T0, attempts: 3, successes: 2, failures: 1, latency: { b04: 3 }, settled: { dead: 1 } }] };
+      expect(await store.rollups(['acct_r', 'acct_none'])).toEqual(new Map());
+      expect(await store.putRollups([{ rollup, version: undefined }])).toEqual([true]);
+      // Another run that read none either: refused.
+      expect(await store.putRollups([{ rollup, version: undefined }])).toEqual([false]);
+      const read = (await store.rollups(['acct_r', 'acct_none'])).get('acct_r')!;
+      expect(read.rollup).toEqual({ ...rollup, coarse: [expect.objectContaining(rollup.coarse[0])] });
+      const next = { ...rollup, foldedThrough: T0 + 2 * MIN, minutes: [minute, { ...minute, start: T0 + MIN, lastErrors: [] }] };
+      const other = { ...rollup, destinationId: 'acct_other' };
+      expect(await store.putRollups([{ rollup: next, version: read.version }, { rollup: other, version: undefined }])).toEqual([true, true]);
+      expect(await store.putRollups([{ rollup: { ...next, foldedThrough: T0 + 3 * MIN }, version: read.version }])).toEqual([false]);
+      const after = await store.rollups(['acct_r', 'acct_other']);
+      expect(after.get('acct_r')!.rollup.foldedThrough).toBe(T0 + 2 * MIN);
+      expect(after.get('acct_r')!.rollup.minutes.map((m) => m.start)).toEqual([T0, T0 + MIN]);
+      expect(after.get('acct_other')!.rollup.destinationId).toBe('acct_other');
+    });
+
+    test("the check's cursor: none at first, then where the last run folded to", async () => {
+      const store = await make();
+      expect(await store.foldCursor()).toBeUndefined();
+      await store.setFoldCursor(T0 + 5 * MIN);
+      expect(await store.foldCursor()).toBe(T0 + 5 * MIN);
     });
   });
 }

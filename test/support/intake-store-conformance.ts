@@ -38,6 +38,18 @@ export function intakeStoreConformance(name: string, make: () => Promise<IntakeS
       expect(await store.due(new Date('2026-11-25T10:00:05.000Z'), 10)).toEqual([]);
     });
 
+    test('progress is kept on the batch and comes back with it; on a batch removed meanwhile it writes nothing', async () => {
+      await store.add(batch('i-1', '2026-11-25T10:00:01.000Z'));
+      expect((await store.due(new Date('2026-11-25T10:00:05.000Z'), 10))[0]!.progress).toBeUndefined();
+      await store.progress('i-1', 84);
+      await store.progress('i-1', 168);
+      const [kept] = await store.due(new Date('2026-11-25T10:00:05.000Z'), 10);
+      expect(kept).toEqual({ ...batch('i-1', '2026-11-25T10:00:01.000Z'), progress: 168 });
+      await store.remove(['i-1']);
+      await store.progress('i-1', 252);
+      expect(await store.due(new Date('2026-11-25T10:00:05.000Z'), 10)).toEqual([]);
+    });
+
     test("a batch is kept as it was added: events the caller adds to its list afterwards are not in it", async () => {
       const b = batch('i-1', '2026-11-25T10:00:01.000Z');
       await store.add(b);

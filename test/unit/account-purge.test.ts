@@ -49,7 +49,7 @@ function setup(counts: Record<string, number> = {}) {
   const accounts = new MemoryAccountStore();
   const accountData = new FakeEraser(counts, clock);
   const keys = new KeyVerifier(accounts, clock);
-  const deps: AccountsAdminDeps = { accounts, destinations: { list: async () => [] }, keys, clock, log, accountData };
+  const deps: AccountsAdminDeps = { accounts, destinations: { countAccount: async () => 0 }, keys, clock, log, accountData };
   return { clock, accounts, accountData, keys, deps };
 }
 

@@ -1,5 +1,5 @@
 import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
-import { DeliveryLimiter, Gate, LimiterClosedError } from '../../shared/app/delivery-limiter';
+import { DeliveryLimiter, FORGET_IDLE_MS, Gate, LimiterClosedError } from '../../shared/app/delivery-limiter';
 import { AttemptResult } from '../../shared/domain/delivery';
 import { BOUND_HEADROOM, LeaseRequest, RateBounds, RATE_LIMITS } from '../../shared/domain/rate-control';
 import { ADVANCE_AHEAD_MS } from '../../shared/domain/rate-advance';
@@ -710,5 +710,107 @@ describe('a destination far below its rate is not leased (unleased-sends.ts)', (
     await expect(next).resolves.toEqual({ kind: 'send' });
     expect(requests.length).toBeGreaterThan(before);
     limiter.close();
+  });
+});
+
+describe('idle destinations are forgotten (FORGET_IDLE_MS): the state an instance holds is bounded', () => {
+  /** A caller that takes its turn (or its defer) and reports the attempt at once. */
+  async function deliverOnce(limiter: DeliveryLimiter, destinationId: string, bounds: RateBounds = RATE_LIMITS, outcome: AttemptResult = ok): Promise<Gate> {
+    const gate = await limiter.acquire(destinationId, bounds, MAX_WAIT);
+    if (gate.kind === 'send') limiter.report(destinationId, outcome, new Date());
+    return gate;
+  }
+
+  test('10,000 destinations touched once, then three active for ten minutes: a handful held, the active ones never dropped', async () => {
+    const store = new MemoryRateLeaseStore();
+    const limiter = new DeliveryLimiter(store, clock, quiet, 'a');
+    for (let i = 0; i < 10_000; i++) await deliverOnce(limiter, `d-${i}`);
+    expect(limiter.destinationsHeld()).toBe(10_000);
+    // One active destination leased (a burst past the allowance, 20 callers every second), two unleased.
+    const sender = busySender(limiter, { minPerSecond: 10, maxPerSecond: 10 }, 20, []);
+    const held: number[] = [];
+    for (let s = 0; s < 600; s++) {
+      await deliverOnce(limiter, 'light-1');
+      await deliverOnce(limiter, 'light-2');
+      await jest.advanceTimersByTimeAsync(1000);
+      held.push(limiter.destinationsHeld());
+      // Mid-lease throughout: its lease never lapses while it sends.
+      expect(limiter.rateOf('orders')).toBeDefined();
+    }
+    sender.stop();
+    expect(held.at(-1)).toBe(3);
+    // Forgotten within FORGET_IDLE_MS and a sweep.
+    expect(held[Math.ceil((FORGET_IDLE_MS + 60_000) / 1000)]).toBe(3);
+    // Only the busy one leased, about once a span: forgetting the others cost no lease.
+    expect(new Set(store.leases.map((l) => l.destinationId))).toEqual(new Set(['orders']));
+    expect(store.leases.length).toBeLessThanOrEqual(600 / 1.2 + 5);
+    // The callers still queued get their turns (or defers) before the close.
+    await jest.advanceTimersByTimeAsync(MAX_WAIT + 1000);
+    limiter.close();
+  });
+
+  test('a destination with a lease in force, or a 429 (with or without a pause) within the cool-down, is kept; forgotten once they are over', async () => {
+    const memory = new MemoryRateLeaseStore();
+    const lease = memory.lease.bind(memory);
+    // A lease that stays in force for 8 minutes (hundreds of processes sharing the destination).
+    memory.lease = async (id, request) => {
+      const granted = await lease(id, request);
+      return id === 'long' ? { ...granted, validUntil: request.now + 8 * 60_000 } : granted;
+    };
+    const limiter = new DeliveryLimiter(memory, clock, quiet, 'a');
+    const asked = Promise.all(Array.from({ length: 3 }, () => limiter.acquire('long', RATE_LIMITS, MAX_WAIT)));
+    await jest.advanceTimersByTimeAsync(2000);
+    const gates = await asked;
+    expect(limiter.rateOf('long')).toBeDefined();
+    for (const g of gates) if (g.kind === 'send') limiter.report('long', ok, new Date());
+    await deliverOnce(limiter, 'throttled', RATE_LIMITS, tooMany());
+    await deliverOnce(limiter, 'paused', RATE_LIMITS, tooMany('400'));
+    await deliverOnce(limiter, 'quiet');
+    const present = async () => {
+      // A caller elsewhere sweeps.
+      await deliverOnce(limiter, 'elsewhere');
+      return ['long', 'throttled', 'paused', 'quiet'].filter((id) => limiter.holds(id));
+    };
+    await jest.advanceTimersByTimeAsync(FORGET_IDLE_MS + 60_000);
+    expect(await present()).toEqual(['long', 'throttled', 'paused']);
+    await jest.advanceTimersByTimeAsync(3 * 60_000);
+    // The lease (8 min) is over; the 429s' cool-down (10 min) not yet.
+    expect(await present()).toEqual(['throttled', 'paused']);
+    await jest.advanceTimersByTimeAsync(2 * 60_000);
+    expect(await present()).toEqual([]);
+    limiter.close();
+  });
+
+  test('a destination forgotten and busy again joins the shared document as a new holder: the others keep their turns and the rate holds', async () => {
+    const store = new MemoryRateLeaseStore();
+    const bounds = { minPerSecond: 10, maxPerSecond: 10 };
+    const [a, b] = ['a', 'b'].map((h) => new DeliveryLimiter(store, clock, quiet, h)) as [DeliveryLimiter, DeliveryLimiter];
+    const sends: number[][] = [[], [], []];
+    const first = busySender(a, bounds, 20, sends[0]!);
+    const other = busySender(b, bounds, 20, sends[1]!);
+    await jest.advanceTimersByTimeAsync(20_000);
+    first.stop();
+    await jest.advanceTimersByTimeAsync(MAX_WAIT + 1000);
+    // a idles (b alone sends) until it forgets the destination.
+    for (let s = 0; s < (FORGET_IDLE_MS + 60_000) / 10_000; s++) {
+      await deliverOnce(a, `other-${s}`);
+      await jest.advanceTimersByTimeAsync(10_000);
+    }
+    expect(a.rateOf('orders')).toBeUndefined();
+    const back = busySender(a, bounds, 20, sends[2]!);
+    const from = Date.now() + 10_000;
+    await jest.advanceTimersByTimeAsync(40_000);
+    back.stop();
+    other.stop();
+    await jest.advanceTimersByTimeAsync(MAX_WAIT + 1000);
+    const after = [...sends[1]!, ...sends[2]!].filter((t) => t >= from);
+    expect(mostInAnySecond(after)).toBeLessThanOrEqual(10);
+    // Both send: a took its share back through the document.
+    expect(sends[2]!.filter((t) => t >= from).length).toBeGreaterThan(50);
+    expect(sends[1]!.filter((t) => t >= from).length).toBeGreaterThan(50);
+    const doc = await store.peek('orders');
+    expect(Object.keys(doc!.holders).sort()).toEqual(['a', 'b']);
+    a.close();
+    b.close();
   });
 });

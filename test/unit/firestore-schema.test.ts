@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, FIRESTORE_UNINDEXED_FIELDS } from '../../shared/firestore-schema';
+import { COLLECTIONS, FIRESTORE_INCREASING_FIELDS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, FIRESTORE_UNINDEXED_FIELDS } from '../../shared/firestore-schema';
+import { compositeIndexes, QuerySpec } from '../../infra/firestore-plan';
+import { intakeBatchId } from '../../shared/domain/intake';
 import { GRPC, grpcCode, grpcName } from '../../shared/domain/grpc-status';
 
 /**
@@ -33,7 +35,47 @@ test('infra/ takes the schema from shared/firestore-schema.ts, never from an ada
 
 test('every query, TTL field and unindexed field names a collection of COLLECTIONS', () => {
   const collections = new Set<string>(Object.values(COLLECTIONS));
-  for (const spec of [...Object.values(FIRESTORE_QUERIES), ...Object.values(FIRESTORE_TTL_FIELDS), ...FIRESTORE_UNINDEXED_FIELDS]) expect(collections).toContain(spec.collection);
+  for (const spec of [...Object.values(FIRESTORE_QUERIES), ...Object.values(FIRESTORE_TTL_FIELDS), ...FIRESTORE_UNINDEXED_FIELDS, ...FIRESTORE_INCREASING_FIELDS]) expect(collections).toContain(spec.collection);
+});
+
+describe('index exemptions for fields whose values only grow', () => {
+  const exempt = [...FIRESTORE_UNINDEXED_FIELDS, ...FIRESTORE_INCREASING_FIELDS];
+  const key = (f: { collection: string; field: string }) => `${f.collection}.${f.field}`;
+  /** Whether `field` of `collection` is exempt, itself or as a subfield of an exempt map. */
+  const isExempt = (collection: string, field: string) => exempt.some((f) => f.collection === collection && (field === f.field || field.startsWith(`${f.field}.`)));
+
+  test('no query served by a single-field index (one field, no array) names an exempt field', () => {
+    const queries: [string, QuerySpec][] = Object.entries(FIRESTORE_QUERIES);
+    const singleField = queries.filter(([, q]) => new Set([...q.equality, q.orderBy]).size === 1 && q.contains === undefined);
+    expect(singleField.map(([name]) => name)).toEqual(expect.arrayContaining(['sharedRatesSince', 'dueIntake', 'owedDeadLetters', 'destinationChanges', 'recentReplays']));
+    const broken = singleField.filter(([, q]) => isExempt(q.collection, q.orderBy)).map(([name, q]) => `${name}: ${q.collection}.${q.orderBy}`);
+    expect(broken).toEqual([]);
+    // An array-contains filter needs the field's automatic array index.
+    const arrays = queries.filter(([, q]) => q.contains !== undefined && isExempt(q.collection, q.contains)).map(([name]) => name);
+    expect(arrays).toEqual([]);
+  });
+
+  test('the queries that order on an exempt field keep their composite index', () => {
+    const indexed = compositeIndexes(FIRESTORE_QUERIES).map((i) => `${i.collection}:${[...(i.contains !== undefined ? [i.contains] : []), ...i.fields].join(',')}`);
+    for (const [name, q] of Object.entries(FIRESTORE_QUERIES) as [string, QuerySpec][]) {
+      if (!isExempt(q.collection, q.orderBy) && !q.equality.some((f) => isExempt(q.collection, f))) continue;
+      const fields = [...(q.contains !== undefined ? [q.contains] : []), ...new Set([...q.equality, q.orderBy])];
+      expect({ name, index: indexed.includes(`${q.collection}:${fields.join(',')}`) }).toEqual({ name, index: true });
+    }
+  });
+
+  test('each is declared once, says why it grows, and is no TTL field (that one carries its own exemption)', () => {
+    expect(new Set(exempt.map(key)).size).toBe(exempt.length);
+    for (const f of FIRESTORE_INCREASING_FIELDS) expect(f.why.length).toBeGreaterThan(3);
+    const ttl = new Set(Object.values(FIRESTORE_TTL_FIELDS).map(key));
+    expect(exempt.map(key).filter((k) => ttl.has(k))).toEqual([]);
+    expect(exempt.map(key)).toEqual(expect.arrayContaining(['deliveries.intake', 'deliveries.publishedAt', 'deliveries.availableAt']));
+  });
+
+  test('intake batch ids, exempt on delivery records, sort by the time they were accepted', () => {
+    const ids = [1_700_000_000_000, 1_700_000_000_001, 1_800_000_000_000].map((t, i) => intakeBatchId(new Date(t), ['zz', 'aa', 'mm'][i]!));
+    expect([...ids].sort()).toEqual(ids);
+  });
 });
 
 test('gRPC status codes are defined once: no other product file gives a code a name of its own', () => {

@@ -3,6 +3,7 @@ import { RateBucket } from '../../domain/success-rate';
 import { RecentBucket, RecentEntry } from '../../domain/recent-log';
 import { CounterDelta, CounterStore } from '../../ports';
 import { completeBuckets, mergeShards } from '../firestore-counters';
+import { RateRollup } from '../../domain/rate-rollup';
 
 type Counts = Omit<CounterDelta, 'recent' | 'settled' | 'group'> & { dead?: number; queued?: number; recent: Map<string, RecentEntry[]> };
 
@@ -46,9 +47,6 @@ export class MemoryCounterStore implements CounterStore {
     this.writes.push({ at: Date.now(), docs: [...docs] });
   }
 
-  async activeSince(since: number): Promise<string[]> {
-    return [...new Set([...this.docs.values()].filter((d) => d.bucketStart >= since).flatMap((d) => [...d.entries.keys()]))];
-  }
 
   async recentLog(destinationId: string, since: number, maxDocs: number): Promise<RecentBucket[]> {
     // As Firestore reads them: the newest `maxDocs` of each kind that hold the destination.
@@ -68,6 +66,40 @@ export class MemoryCounterStore implements CounterStore {
 
   async windows(destinationIds: readonly string[], since: number): Promise<Map<string, RateBucket[]>> {
     return new Map(await Promise.all([...new Set(destinationIds)].map(async (id) => [id, await this.window(id, since)] as const)));
+  }
+
+  async bucketsSince(since: number): Promise<Map<string, RateBucket[]>> {
+    const ids = [...new Set([...this.docs.values()].filter((d) => d.bucketStart >= since).flatMap((d) => [...d.entries.keys()]))];
+    return new Map(await Promise.all(ids.map(async (id) => [id, await this.window(id, since)] as const)));
+  }
+
+  private readonly rollupDocs = new Map<string, { rollup: RateRollup; version: string }>();
+  private versions = 0;
+  private cursor: number | undefined;
+  /** Reads of rollups and the cursor, one per document asked for (as Firestore bills a getAll). */
+  rollupReads = 0;
+
+  async rollups(destinationIds: readonly string[]): Promise<Map<string, { rollup: RateRollup; version: string }>> {
+    const ids = [...new Set(destinationIds)];
+    this.rollupReads += ids.length;
+    return new Map(ids.flatMap((id) => (this.rollupDocs.has(id) ? [[id, structuredClone(this.rollupDocs.get(id)!)] as const] : [])));
+  }
+
+  async putRollups(writes: readonly { rollup: RateRollup; version: string | undefined }[]): Promise<boolean[]> {
+    return writes.map(({ rollup, version }) => {
+      if (this.rollupDocs.get(rollup.destinationId)?.version !== version) return false;
+      this.rollupDocs.set(rollup.destinationId, { rollup: structuredClone(rollup), version: `v${++this.versions}` });
+      return true;
+    });
+  }
+
+  async foldCursor(): Promise<number | undefined> {
+    this.rollupReads++;
+    return this.cursor;
+  }
+
+  async setFoldCursor(foldedTo: number): Promise<void> {
+    this.cursor = foldedTo;
   }
 
   private holding(destinationId: string, since: number): Doc[] {

@@ -1,4 +1,5 @@
 import { Destination } from '../../domain/destination';
+import { splitDestinationId } from '../../domain/ids';
 import { DestinationStore } from '../../ports';
 
 /** A destination store in a Map, for unit tests of the admin use cases. */
@@ -12,6 +13,14 @@ export class MemoryDestinationStore implements DestinationStore {
 
   async list(): Promise<Destination[]> {
     return [...this.destinations.values()].map((d) => structuredClone(d));
+  }
+
+  async listAccount(account: string): Promise<Destination[]> {
+    return (await this.list()).filter((d) => splitDestinationId(d.id).account === account);
+  }
+
+  async countAccount(account: string): Promise<number> {
+    return (await this.listAccount(account)).length;
   }
 
   async put(destination: Destination): Promise<{ created: boolean }> {

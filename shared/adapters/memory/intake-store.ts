@@ -29,4 +29,9 @@ export class MemoryIntakeStore implements IntakeStore {
   async remove(ids: readonly string[]): Promise<void> {
     for (const id of ids) this.batches.delete(id);
   }
+
+  async progress(id: string, events: number): Promise<void> {
+    const batch = this.batches.get(id);
+    if (batch) this.batches.set(id, { ...batch, progress: events });
+  }
 }

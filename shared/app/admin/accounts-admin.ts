@@ -25,13 +25,13 @@ import {
 import { issuesFromZod } from '../../domain/event';
 import { QuotaDefaults, quotasOf } from '../../domain/quota';
 import { AccountDataEraser, AccountStore, Clock, DestinationStore, Logger } from '../../ports';
-import { AdminResult, destinationsOfAccount } from './destinations-admin';
+import { AdminResult } from './destinations-admin';
 import { KeyVerifier } from '../key-verifier';
 import { eraseAccountData, Erased, PURGE_INLINE_MS } from '../account-purge';
 
 export interface AccountsAdminDeps {
   accounts: AccountStore;
-  destinations: Pick<DestinationStore, 'list'>;
+  destinations: Pick<DestinationStore, 'countAccount'>;
   keys: KeyVerifier;
   clock: Clock;
   log: Logger;
@@ -150,7 +150,7 @@ export async function deleteAccount(deps: AccountsAdminDeps, caller: Caller, id:
   if (!(await findAccount(deps, caller, id))) return noAccount(id);
   if (caller.kind !== 'operator') return operatorOnly('deleting an account');
   if (id === DEFAULT_ACCOUNT) return { status: 409, body: { error: 'the account "default" cannot be deleted' } };
-  const left = (await destinationsOfAccount(deps.destinations, id)).length;
+  const left = await deps.destinations.countAccount(id);
   if (left > 0) return { status: 409, body: { error: `account ${JSON.stringify(id)} still has ${left} destination(s): delete them first (GET /admin/accounts/${id}/destinations)` } };
   const now = deps.clock.now();
   await deps.portalAccess?.endAccount(id);

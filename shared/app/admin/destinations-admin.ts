@@ -78,9 +78,9 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
   return { status: created ? 201 : 200, body: showSecret ? { ...view, secret: destination.secret } : view };
 }
 
-/** The account's destinations: the registry read once, filtered by the account in each id. */
-export async function destinationsOfAccount(store: Pick<DestinationStore, 'list'>, account: string): Promise<Destination[]> {
-  return (await store.list()).filter((d) => splitDestinationId(d.id).account === account);
+/** The account's destinations, and no other account's (DestinationStore.listAccount). */
+export function destinationsOfAccount(store: Pick<DestinationStore, 'listAccount'>, account: string): Promise<Destination[]> {
+  return store.listAccount(account);
 }
 
 /**
@@ -91,7 +91,7 @@ async function destinationQuotaProblem(deps: AdminDeps, id: string): Promise<str
   const { account } = splitDestinationId(id);
   const limit = deps.quotasOf ? (await deps.quotasOf(account)).destinations : undefined;
   if (limit === undefined || (await deps.destinations.get(id))) return undefined;
-  const count = (await destinationsOfAccount(deps.destinations, account)).length;
+  const count = await deps.destinations.countAccount(account);
   if (count < limit) return undefined;
   return `account ${account} has ${count} destinations, its quota (${limit}): delete one it no longer needs, or ask the operator to raise quotas.destinations (PATCH /admin/accounts/${account})`;
 }

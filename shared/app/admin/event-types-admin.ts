@@ -19,7 +19,7 @@ export interface EventTypeView {
  * latest event of that type: one those destinations take, so nothing they would not be sent.
  */
 export async function listEventTypes(
-  deps: { destinations: Pick<DestinationStore, 'list'>; eventTypes: Pick<EventTypeStore, 'list'> },
+  deps: { destinations: Pick<DestinationStore, 'listAccount'>; eventTypes: Pick<EventTypeStore, 'list'> },
   account: string,
   takenOnly = false,
 ): Promise<AdminResult<{ eventTypes: EventTypeView[] }>> {

@@ -5,9 +5,8 @@ import { DESTINATION_ID, internalDestinationId, splitDestinationId } from '../..
 import { addHistograms, LatencyHistogram, percentile } from '../../domain/latency-histogram';
 import { bucketStart, RateBucket } from '../../domain/success-rate';
 import { Clock, DeliveryStore, DestinationStore } from '../../ports';
-import { DestinationCounters } from '../destination-counters';
+import { DAY_POINTS, DestinationCounters } from '../destination-counters';
 import { AdminResult, destinationsOfAccount, notFound } from './destinations-admin';
-import { forEachLimited } from '../for-each-limited';
 
 /**
  * The console's overview charts: an account's attempts over the last hour or day, from the
@@ -17,10 +16,10 @@ import { forEachLimited } from '../for-each-limited';
  * (domain/latency-histogram.ts): within one bin's width of the exact percentile.
  */
 export interface StatsAdminDeps {
-  destinations: Pick<DestinationStore, 'list'>;
+  destinations: Pick<DestinationStore, 'listAccount'>;
   deliveries: Pick<DeliveryStore, 'countByStatus'>;
-  /** The counters' buckets one by one (not the recorder's summary: the chart needs each). */
-  counters: Pick<DestinationCounters, 'buckets'>;
+  /** The counters' buckets (not the recorder's summary: the chart needs each), from their rollups and the counters after. */
+  counters: Pick<DestinationCounters, 'series' | 'rollupShape'>;
   clock: Clock;
   /** The counters' bucket, a minute of scaled time (destination-counters.ts counterBucketMs). */
   counterBucketMs: number;
@@ -28,7 +27,7 @@ export interface StatsAdminDeps {
   timeScale: number;
 }
 
-export const STATS_WINDOWS = { '1h': { ms: 3_600_000, points: 60 }, '24h': { ms: 86_400_000, points: 96 } } as const;
+export const STATS_WINDOWS = { '1h': { ms: 3_600_000, points: 60 }, '24h': { ms: 86_400_000, points: DAY_POINTS } } as const;
 
 export const statsQuerySchema = z.strictObject(
   {
@@ -79,9 +78,6 @@ export interface AccountStats {
   dead?: number;
 }
 
-/** Destinations read at once. */
-const CONCURRENCY = 16;
-
 /** A histogram's p50 and p99, rounded to 0.1 ms; undefined when it is empty. */
 export function latencyPercentiles(hist: LatencyHistogram | undefined): LatencyPercentiles | undefined {
   const p50 = percentile(hist, 0.5);
@@ -95,7 +91,7 @@ export function latencyPercentiles(hist: LatencyHistogram | undefined): LatencyP
  * first, the last one holding now; with `latency`, the window's latency histogram summed.
  */
 export function statsSeries(buckets: readonly RateBucket[], now: number, windowMs: number, points: number, counterBucketMs: number): { bucketMs: number; series: StatsPoint[]; latency: LatencyHistogram } {
-  const bucketMs = Math.max(counterBucketMs, Math.ceil(windowMs / points / counterBucketMs) * counterBucketMs);
+  const bucketMs = pointMs(windowMs, points, counterBucketMs);
   const last = bucketStart(now, bucketMs);
   const first = last - (points - 1) * bucketMs;
   const series: StatsPoint[] = Array.from({ length: points }, (_, i) => ({ start: new Date(first + i * bucketMs).toISOString(), attempts: 0, successes: 0, failures: 0, dead: 0, queued: 0 }));
@@ -118,6 +114,11 @@ export function statsSeries(buckets: readonly RateBucket[], now: number, windowM
   return { bucketMs, series, latency: addHistograms(...latencies) };
 }
 
+/** A chart point's span: a whole number of counter buckets. */
+function pointMs(windowMs: number, points: number, counterBucketMs: number): number {
+  return Math.max(counterBucketMs, Math.ceil(windowMs / points / counterBucketMs) * counterBucketMs);
+}
+
 export async function getAccountStats(deps: StatsAdminDeps, caller: Caller, account: string, query: Record<string, unknown>): Promise<AdminResult<AccountStats>> {
   const parsed = statsQuerySchema.safeParse(query);
   if (!parsed.success) return { status: 400, body: { error: 'invalid query', issues: issuesFromZod(parsed.error) } };
@@ -129,11 +130,10 @@ export async function getAccountStats(deps: StatsAdminDeps, caller: Caller, acco
   // One destination: 404 as on every destination route when the caller has none of that id (or may not see it).
   const ids = destination === undefined ? seen : seen.filter((id) => id === internalDestinationId(account, destination));
   if (destination !== undefined && ids.length === 0) return notFound(internalDestinationId(account, destination));
-  const buckets: RateBucket[] = [];
   const since = bucketStart(now, deps.counterBucketMs) - windowMs;
-  await forEachLimited(ids, CONCURRENCY, async (id) => {
-    buckets.push(...(await deps.counters.buckets(id, since)));
-  });
+  // The day's points are the rollups' coarse buckets: each sums whole into one point (a minute chart reads minutes).
+  const coarse = pointMs(windowMs, points, deps.counterBucketMs) === deps.counters.rollupShape.coarseMs && points === DAY_POINTS;
+  const buckets: RateBucket[] = [...(await deps.counters.series(ids, since, coarse)).values()].flat();
   const { bucketMs, series, latency } = statsSeries(buckets, now, windowMs, points, deps.counterBucketMs);
   const latencyMs = latencyPercentiles(latency);
   const successes = series.reduce((n, p) => n + p.successes, 0);

@@ -198,7 +198,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const target = pushTargetFrom(config);
     await applyTopology(runtime.pubsub, runtime.topology, target);
     // Lanes of their own (dedicated ones, and those from before lanes were shared, which may
-    // still hold messages) point at this run's port.
+    // still hold messages) point at this run's port. The whole registry on purpose, once per
+    // start: every dedicated lane, and a secret this key cannot open stops the start here.
     const destinations = await runtime.destinations.list();
     const dedicated = destinations.filter((d) => d.lane === 'dedicated').map((d) => d.id);
     const own = new Set([...dedicated, ...((await runtime.lanes.existingLanes?.()) ?? [])]);

@@ -1,4 +1,4 @@
-import { activityWindowMs, expectedDeliveries, fitsBatch, laneMoving, mayWaitForLanes, recoveredRecord, skipAfterPostponed } from '../../../shared/domain/intake';
+import { activityWindowMs, expectedDeliveries, expectedInRuns, fitsBatch, laneMoving, mayWaitForLanes, recoveredRecord, skipAfterPostponed } from '../../../shared/domain/intake';
 import { HeraldEvent, matchesType } from '../../../shared/domain/event';
 
 /** The intake journal's and the reconciler's rules, with the clock passed in. */
@@ -14,6 +14,21 @@ test('expected deliveries: each event to each destination of its type that exist
     { id: 'late', eventTypes: [], createdAt: '2026-11-25T10:00:01.000Z' },
   ];
   expect(expectedDeliveries(batch, (type) => destinations.filter((d) => matchesType(d.eventTypes, type))).map((e) => e.destinationId).sort()).toEqual(['all', 'all', 'orders']);
+});
+
+test('expected deliveries in runs of whole events: at least `records` each, from a kept progress on, together the whole list', () => {
+  const events = Array.from({ length: 10 }, (_, i) => event(`e${i}`));
+  const batch = { id: 'i-1', acceptedAt: '2026-11-25T10:00:00.000Z', events: [...events.slice(0, 5), events[0]!, ...events.slice(5)] };
+  const destinations = ['a', 'b', 'c'].map((id) => ({ id, eventTypes: [], createdAt: '2026-11-25T09:00:00.000Z' }));
+  const runs = [...expectedInRuns(batch, () => destinations, 0, 7)];
+  // 3 destinations an event: runs of 3 events (9 ≥ 7); the repeated event adds nothing to its run.
+  expect(runs.map((r) => [r.start, r.end, r.expected.length])).toEqual([[0, 3, 9], [3, 7, 9], [7, 10, 9], [10, 11, 3]]);
+  expect(runs.flatMap((r) => r.expected.map((x) => x.deliveryId))).toEqual(expectedDeliveries(batch, () => destinations).map((x) => x.deliveryId));
+  // Resumed at event 6: only what follows, the same runs as before.
+  expect([...expectedInRuns(batch, () => destinations, 6, 7)].map((r) => [r.start, r.end])).toEqual([[6, 9], [9, 11]]);
+  expect([...expectedInRuns(batch, () => destinations, 11, 7)]).toEqual([]);
+  // An event whose deliveries reach the run size is a run of its own (the repeated one joins the next).
+  expect([...expectedInRuns(batch, () => destinations, 0, 2)].map((r) => r.end - r.start)).toEqual([1, 1, 1, 1, 1, 2, 1, 1, 1, 1]);
 });
 
 test('a batch holds at most 500 events or 900 KiB, and always takes its first event', () => {

@@ -170,13 +170,14 @@ describe('overview series', () => {
     const destinations = ['acme_orders', 'acme_billing', 'other_orders'].map((id) => ({ id })) as unknown as Destination[];
     const asked: string[] = [];
     const deps: StatsAdminDeps = {
-      destinations: { list: async () => destinations },
+      destinations: { listAccount: async (account) => destinations.filter((d) => d.id.startsWith(`${account}_`)) },
       deliveries: { countByStatus: async (ids) => ids.length },
       counters: {
-        buckets: async (id) => {
-          asked.push(id);
-          return [{ destinationId: id, start: at.getTime() - 30_000, attempts: 2, successes: 2, failures: 0, latency: id === 'acme_orders' ? { b03: 2 } : { b12: 2 } }];
+        series: async (ids) => {
+          asked.push(...ids);
+          return new Map(ids.map((id) => [id, [{ destinationId: id, start: at.getTime() - 30_000, attempts: 2, successes: 2, failures: 0, latency: id === 'acme_orders' ? { b03: 2 } : { b12: 2 } }]]));
         },
+        rollupShape: { bucketMs: minute, minutesMs: 62 * minute, coarseMs: 15 * minute, dayMs: 1440 * minute },
       },
       clock: { now: () => at },
       counterBucketMs: minute,

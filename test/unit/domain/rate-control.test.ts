@@ -11,7 +11,6 @@ import {
   MAX_PAUSE_MS,
   nextLeaseAt,
   SPAN_PER_HOLDER_MS,
-  MAX_SPAN_MS,
   paceFor,
   RATE_LIMITS,
   RateDoc,
@@ -44,11 +43,11 @@ describe('bounds', () => {
     expect(initialRateState({ minPerSecond: 1, maxPerSecond: 5 }, T0).rate).toBe(5);
     expect(initialRateState({ minPerSecond: 20, maxPerSecond: 50 }, T0).rate).toBe(20);
   });
-  it('a lease span is 1.2 s per sender (together a little under a write a second), at most 12 s', () => {
+  it('a lease span is 1.2 s per sender (together a little under a write a second), however many', () => {
     expect(spanFor(0)).toBe(1200);
     expect(spanFor(3)).toBe(3600);
-    expect(spanFor(40)).toBe(MAX_SPAN_MS);
-    expect(MAX_SPAN_MS).toBe(12_000);
+    expect(spanFor(40)).toBe(48_000);
+    expect(spanFor(100)).toBe(120_000);
   });
 });
 
@@ -478,6 +477,66 @@ describe.each([10, 37, 150])('three senders against a receiver of capacity %i/s'
   it('writes the shared document less than once a second', () => {
     const span = (writes.at(-1)! - writes[10]!) / 1000;
     expect((writes.length - 11) / span).toBeLessThanOrEqual(0.9);
+  });
+});
+
+describe('many senders on one destination: the document stays under a write a second', () => {
+  const req = (holder: string, now: number): LeaseRequest => ({ holder, now, backlog: 50, feedback: { seconds: {} }, bounds: B });
+
+  /**
+   * `senders` processes, each leasing when its lease says (staggered joins), for `ms`; those in
+   * `stopAt` stop leasing then. Returns every lease's time and the document after each.
+   */
+  function run(senders: number, ms: number, stopAt: Record<string, number> = {}): { at: number; doc: RateDoc }[] {
+    const due = new Map<string, number>();
+    for (let i = 0; i < senders; i++) due.set(`p${String(i).padStart(3, '0')}`, T0 + i * 37);
+    let doc: RateDoc | undefined;
+    const writes: { at: number; doc: RateDoc }[] = [];
+    for (;;) {
+      const [holder, at] = [...due.entries()].reduce((a, b) => (b[1] < a[1] ? b : a));
+      if (at > T0 + ms) return writes;
+      const out = lease(doc, req(holder, at));
+      doc = out.doc;
+      writes.push({ at, doc });
+      if (stopAt[holder] !== undefined && at >= stopAt[holder]) due.delete(holder);
+      else due.set(holder, at + out.lease.spanMs);
+    }
+  }
+  /** The most writes in any `windowMs` from `from` on. */
+  const busiest = (writes: { at: number }[], windowMs: number, from: number) => {
+    const at = writes.map((w) => w.at).filter((t) => t >= from);
+    return Math.max(...at.map((t) => at.filter((u) => u >= t && u < t + windowMs).length));
+  };
+
+  it.each([5, 20, 60])('%i senders: at most ~1 write a second to the document once all have joined', (senders) => {
+    const writes = run(senders, 10 * 60_000);
+    const joined = T0 + senders * 37 + spanFor(senders) * 2;
+    // Every sender still leases: each holds its share of the grid.
+    expect(Object.keys(writes.at(-1)!.doc.holders)).toHaveLength(senders);
+    expect(busiest(writes, 60_000, joined)).toBeLessThanOrEqual(60_000 / SPAN_PER_HOLDER_MS + 1);
+    expect(busiest(writes, 10_000, joined)).toBeLessThanOrEqual(10);
+  });
+
+  it('60 senders: every one is on the latest grid, which deals the whole rate among them', () => {
+    const { doc } = run(60, 5 * 60_000).at(-1)!;
+    const grid = doc.grids.at(-1)!;
+    expect(grid.holders).toEqual(Object.keys(doc.holders).sort());
+    expect(grid.holders).toHaveLength(60);
+    expect(grid.rate).toBe(doc.state.rate);
+    expect(grid.weights.every((w) => w >= 1)).toBe(true);
+  });
+
+  it('a sender that stops among 60 is forgotten within its span, the spacing and the grace', () => {
+    const stop = T0 + 3 * 60_000;
+    const writes = run(60, 8 * 60_000, { p007: stop });
+    const own = writes.filter((w) => w.doc.holders.p007?.at === w.at).at(-1)!;
+    expect(own.at).toBeGreaterThanOrEqual(stop);
+    const last = [...writes].reverse().find((w) => w.doc.holders.p007 !== undefined)!;
+    // Its entry lasts to its next lease's time and the grace; the others' next lease drops it.
+    expect(last.at - own.at).toBeLessThanOrEqual(spanFor(60) + SPAN_PER_HOLDER_MS + HOLDER_GRACE_MS);
+    const after = writes.find((w) => w.at > last.at)!;
+    expect(after.doc.grids.at(-1)!.holders).not.toContain('p007');
+    expect(after.doc.grids.at(-1)!.holders).toHaveLength(59);
   });
 });
 

@@ -6,7 +6,7 @@ import { FIRESTORE_TTL_FIELDS } from '../../../shared/firestore-schema';
 import { MAX_ATTEMPT_TIMEOUT_MS } from '../../../shared/domain/policy';
 import { FUNCTION_NAMES, heraldTopology, INTERNAL_FUNCTIONS, LANE_HANDLING_BUDGET_MS, laneTopology, PUMP_RUN_SECONDS, Topology } from '../../../shared/topology';
 import { compositeIndexes, indexName } from '../../../infra/firestore-plan';
-import { planFunctions, RUN_SLACK_SECONDS } from '../../../infra/function-plan';
+import { memoryMiB, nodeOptionsFor, planFunctions, RUN_SLACK_SECONDS } from '../../../infra/function-plan';
 
 const names = { prefix: 'herald' };
 
@@ -68,6 +68,16 @@ describe('function plans', () => {
     expect(plan('pump')).toMatchObject({ pushed: false, scheduled: true, userFacing: false });
     expect(plan('ingest')).toMatchObject({ pushed: false, scheduled: false, userFacing: true });
     for (const p of plans) expect(p.userFacing).toBe(!INTERNAL_FUNCTIONS.includes(p.name));
+  });
+
+  test("V8's heap is sized to the function's memory, not the host's", () => {
+    expect(memoryMiB('512Mi')).toBe(512);
+    expect(memoryMiB('2Gi')).toBe(2048);
+    expect(nodeOptionsFor('512Mi')).toBe('--max-old-space-size=192 --max-semi-space-size=4');
+    expect(nodeOptionsFor('2Gi')).toBe('--max-old-space-size=768');
+    expect(plan('deliver').nodeOptions).toBe(nodeOptionsFor(plan('deliver').memory));
+    const bigger = planFunctions({ topology: heraldTopology(names), names, functions: { deliver: { memory: '1Gi' } }, deliveryTimeoutMs: 5_000 });
+    expect(bigger.find((p) => p.name === 'deliver')!.nodeOptions).toBe('--max-old-space-size=384 --max-semi-space-size=4');
   });
 
   test('default timeouts: a scheduled run outlives its runSeconds; a pushed handler gets its ack deadline; the rest a minute', () => {

@@ -1,11 +1,12 @@
 import type { PubSub } from '@google-cloud/pubsub';
 import * as pulumi from '@pulumi/pulumi';
-import { FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../../shared/firestore-schema';
+import { FIRESTORE_INCREASING_FIELDS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, FIRESTORE_UNINDEXED_FIELDS } from '../../../shared/firestore-schema';
 import { applyTopology } from '../../../shared/adapters/pubsub-topology';
 import { ENV_NAMES } from '../../../shared/config';
 import { FUNCTION_NAMES, FunctionName, heraldTopology, INTERNAL_FUNCTIONS, laneTopology, PUMP_RUN_SECONDS } from '../../../shared/topology';
 import { REQUIRED_APIS } from '../../../infra/components/apis';
 import { compositeIndexes, QuerySpec } from '../../../infra/firestore-plan';
+import { nodeOptionsFor } from '../../../infra/function-plan';
 import { SecretBox } from '../../../shared/domain/secret-box';
 import { ADMIN_TOKEN, Declared, functionUrl, GENERATED_SECRETS_KEY, mockPulumi, PROJECT, PROJECT_NUMBER, REGION, settled, stackConfig, valueOf } from './mocks';
 
@@ -199,7 +200,9 @@ describe('functions', () => {
     const known = new Set(Object.values(ENV_NAMES));
     for (const fn of ofType(FUNCTION)) {
       const env = serviceConfig(fn).environmentVariables as Record<string, string>;
-      for (const key of Object.keys(env)) expect(known).toContain(key);
+      for (const key of Object.keys(env)) if (key !== 'NODE_OPTIONS') expect(known).toContain(key);
+      // V8's heap sized to the instance's memory, not to the host's (infra/function-plan.ts nodeOptionsFor).
+      expect(env.NODE_OPTIONS).toBe(nodeOptionsFor(serviceConfig(fn).availableMemory as string));
       expect(env).toMatchObject({
         [ENV_NAMES.projectId]: PROJECT,
         [ENV_NAMES.topicPrefix]: prefix,
@@ -393,9 +396,19 @@ describe('Firestore', () => {
 
   test("a group's members are exempt from automatic indexing; its log query has its composite index", () => {
     const unindexed = ofType('gcp:firestore/field:Field').filter((f) => f.inputs.ttlConfig === undefined);
-    expect(unindexed.map((f) => f.inputs)).toEqual([expect.objectContaining({ project: PROJECT, database: '(default)', collection: 'delivery-groups', field: 'members', indexConfig: {} })]);
+    expect(unindexed.map((f) => f.inputs)).toContainEqual(expect.objectContaining({ project: PROJECT, database: '(default)', collection: 'delivery-groups', field: 'members', indexConfig: {} }));
     const indexes = ofType('gcp:firestore/index:Index').map((i) => ({ collection: i.inputs.collection, fields: (i.inputs.fields as { fieldPath: string; order?: string; arrayConfig?: string }[]).map((f) => `${f.fieldPath} ${f.arrayConfig ?? f.order}`) }));
     expect(indexes).toContainEqual({ collection: 'delivery-groups', fields: ['destinations CONTAINS', 'oldest DESCENDING'] });
+  });
+
+  test('every field whose values only grow is exempt from the automatic indexes (no hotspot at the end of one), and nothing else is', () => {
+    const exempt = ofType('gcp:firestore/field:Field').filter((f) => f.inputs.ttlConfig === undefined);
+    const planned = exempt.map((f) => `${String(f.inputs.collection)}.${String(f.inputs.field)}`).sort();
+    const wanted = [...FIRESTORE_UNINDEXED_FIELDS, ...FIRESTORE_INCREASING_FIELDS].map((f) => `${f.collection}.${f.field}`).sort();
+    expect(planned).toEqual(wanted);
+    for (const f of exempt) expect(f.inputs).toMatchObject({ project: PROJECT, database: '(default)', indexConfig: {} });
+    // The delivery record's, named in the issue, among them.
+    expect(planned).toEqual(expect.arrayContaining(['deliveries.intake', 'deliveries.publishedAt', 'deliveries.availableAt']));
   });
 });
 
