@@ -8,9 +8,8 @@ import { DeferredReport, Grid, gridAt, gridIndexAt, nextDeferCursor, SWITCH_SLAC
  *
  * Every process that delivers to a destination shares one controller document. A process
  * leases from it about once per *span* (1.2 s per process sharing the destination, so the
- * document takes a little under a write a second however many deliver: Firestore sustains
- * about one a second per document): the lease brings the process's feedback and takes back
- * the *grids* it is to send on.
+ * document takes a little under a write a second however many deliver, what Firestore sustains):
+ * the lease brings the process's feedback and takes back the *grids* it is to send on.
  *
  * A grid is the rate as send times: after its start, points 1/rate apart, dealt out to the
  * processes on it in proportion to their backlogs (a process with little work gets few
@@ -64,12 +63,10 @@ export const RATE_LIMITS: RateBounds = { minPerSecond: 1, maxPerSecond: 100 };
 export const INITIAL_RATE = 10;
 export const MAX_PAUSE_MS = 60_000;
 /**
- * A process leases about this often per process sharing the destination, however many share
- * it: the document's writes stay under one a second. No cap: a span capped at 12 s (to keep the
- * rate fresh) let more than 10 processes write the document more than once a second, past what
- * Firestore sustains per document. The price of many processes is a slower rate: a second is
- * judged once every process has reported it, and a new grid starts once every process has
- * leased again, each about a span (60 s with 50 processes).
+ * A process leases about this often per process sharing the destination, with no cap (a 12 s
+ * cap let 11 processes and more write the document more than once a second). The price of many
+ * is a slower rate: a second is judged, and a new grid starts, once every process has leased
+ * again, each about a span (60 s with 50 processes).
  */
 export const SPAN_PER_HOLDER_MS = 1200;
 /** A sender that has not leased this long after it was due has stopped sending (its turns go to the others). */
@@ -239,7 +236,6 @@ export function initialRateState(bounds: RateBounds, now: number): RateState {
   return { rate: clampRate(INITIAL_RATE, bounds), phase: 'slow-start', judgedThrough: secondOf(now) - 1 };
 }
 
-/** A holder's span: together the holders write the document once per SPAN_PER_HOLDER_MS, whatever their number. */
 export function spanFor(holders: number): number {
   return Math.max(1, holders) * SPAN_PER_HOLDER_MS;
 }

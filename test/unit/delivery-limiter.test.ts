@@ -1,5 +1,6 @@
 import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
-import { DeliveryLimiter, FORGET_IDLE_MS, Gate, LimiterClosedError } from '../../shared/app/delivery-limiter';
+import { DeliveryLimiter, Gate, LimiterClosedError } from '../../shared/app/delivery-limiter';
+import { FORGET_IDLE_MS } from '../../shared/app/destination-pace';
 import { AttemptResult } from '../../shared/domain/delivery';
 import { BOUND_HEADROOM, LeaseRequest, RateBounds, RATE_LIMITS } from '../../shared/domain/rate-control';
 import { ADVANCE_AHEAD_MS } from '../../shared/domain/rate-advance';
