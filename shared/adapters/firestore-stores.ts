@@ -6,7 +6,7 @@ import { HeraldEvent } from '../domain/event';
 import { IntakeBatch } from '../domain/intake';
 import { DestinationChanges, DestinationStore, IntakeStore } from '../ports';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
-import { createIfAbsent, deleteIfExists, ifPresent, readDecideWrite } from './firestore-write';
+import { createIfAbsent, deleteIfExists, ifPresent, readDecideWrite, unlessChanged } from './firestore-write';
 
 /** Counts every document read and write, so the benchmark reports what Herald costs. */
 export class OperationCounter {
@@ -138,7 +138,8 @@ export class FirestoreDestinationStore implements DestinationStore {
       if (stored?.exact === true) return stored.count;
       const count = await this.countByQuery(account);
       const doc: DestinationCount = { count, exact: true };
-      const written = snap.exists ? await ifPresent(() => ref.update(doc as unknown as DocumentData, { lastUpdateTime: snap.updateTime! })) : await createIfAbsent(() => ref.create(doc));
+      // A create or delete meanwhile changed the document (or made it): read again.
+      const written = snap.exists ? await unlessChanged(() => ref.update(doc as unknown as DocumentData, { lastUpdateTime: snap.updateTime! })) : await createIfAbsent(() => ref.create(doc));
       if (written) {
         this.ops.writes++;
         return count;

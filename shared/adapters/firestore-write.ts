@@ -33,6 +33,14 @@ export function ifPresent(write: () => Promise<unknown>): Promise<boolean> {
   return writtenUnless(GRPC.NOT_FOUND, write);
 }
 
+/**
+ * Runs a write on the condition that the document is the version read (`lastUpdateTime`):
+ * whether it did. False, and nothing written, when another writer changed it meanwhile.
+ */
+export function unlessChanged(write: () => Promise<unknown>): Promise<boolean> {
+  return writtenUnless(GRPC.FAILED_PRECONDITION, write);
+}
+
 /** A write's precondition failing with `refusal` is an answer (false), not an error. */
 async function writtenUnless(refusal: number, write: () => Promise<unknown>): Promise<boolean> {
   try {

@@ -76,15 +76,16 @@ describe('the bench Firestore meter', () => {
     expect(m.by).toEqual({ deliveries: { reads: 1, writes: 0, deletes: 0 } });
   });
 
-  test('a destination put writes it and its change log entry; its delete bills a delete and a write', async () => {
+  test("a destination put writes it, its change log entry and its account's count; its delete bills a delete and two writes", async () => {
     const destinations = new FirestoreDestinationStore(db, ops);
     const dest = applySpec('m1', { url: 'https://example.com/hook', eventTypes: ['t'] }, undefined, new Date());
     const put = await measure(ops, () => destinations.put(dest));
-    expect(put.by).toEqual({ destinations: { reads: 0, writes: 1, deletes: 0 }, 'destination-changes': { reads: 0, writes: 1, deletes: 0 } });
+    expect(put.by).toEqual({ destinations: { reads: 0, writes: 1, deletes: 0 }, 'destination-changes': { reads: 0, writes: 1, deletes: 0 }, 'destination-counts': { reads: 0, writes: 1, deletes: 0 } });
     expect(put.store).toEqual(put.wire);
     const del = await measure(ops, () => destinations.delete('m1'));
     expect(del.by.destinations).toMatchObject({ deletes: 1, writes: 0 });
     expect(del.by['destination-changes']).toMatchObject({ writes: 1 });
+    expect(del.by['destination-counts']).toMatchObject({ writes: 1 });
     expect(del.store).toEqual(del.wire);
   });
 });
