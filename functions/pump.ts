@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { pumpRun } from '../shared/app/pump-run';
 import { issuesFromZod } from '../shared/domain/event';
 import { finishAccountPurges } from '../shared/app/account-purge';
-import { accountPurgeDeps, pumpDeps, reconcileDeps } from '../shared/runtime';
+import { accountPurgeDeps, batcherDeps, pumpDeps, reconcileDeps } from '../shared/runtime';
 import { PUMP_RUN_SECONDS } from '../shared/topology';
 import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, requireNoBody, sendJson } from './http';
 import { runtime } from './process-runtime';
@@ -38,7 +38,7 @@ export const pumpHandler = guarded(
     }
     const runMs = query.data.runSeconds * 1000;
     const report = await pumpRun(
-      { pump: pumpDeps(rt), reconcile: reconcileDeps(rt), log: rt.log },
+      { pump: pumpDeps(rt), reconcile: reconcileDeps(rt), batcher: batcherDeps(rt), log: rt.log },
       {
         runMs,
         intervalMs: rt.config.pumpIntervalMs,

@@ -410,6 +410,13 @@ export interface TopicPublishRequest {
   timeoutMs: number;
 }
 
+/** A batch's publish to a Pub/Sub-topic destination. */
+export interface TopicBatchRequest {
+  topic: string;
+  messages: PubSubMessage[];
+  timeoutMs: number;
+}
+
 export interface TopicPublisher {
   /**
    * Publishes once, within `timeoutMs`. Never throws for the topic's faults: its result is
@@ -418,6 +425,11 @@ export interface TopicPublisher {
    * (domain/topic-destination.ts topicAttemptResult).
    */
   publish(request: TopicPublishRequest): Promise<AttemptResult | HeraldOverload>;
+  /**
+   * A batch (domain/batching.ts): every message in one Publish call, within `timeoutMs`. The
+   * same results as `publish`, for the call as a whole (`published` carries the first message's id).
+   */
+  publishMany(request: TopicBatchRequest): Promise<AttemptResult | HeraldOverload>;
   close(): Promise<void>;
 }
 
@@ -439,10 +451,11 @@ export interface PulledMessage {
 }
 
 /**
- * The dead-letter topic, read through its pull subscription (replay). A pulled message stays
- * on the topic until acked; released, it is delivered again to the next pull.
+ * A topic read through a pull subscription: the dead-letter topic (replay), the batch lane (the
+ * batcher). A pulled message stays on the topic until acked; released, it is delivered again to
+ * the next pull.
  */
-export interface DeadLetterQueue {
+export interface PullQueue {
   /** Up to `max` messages; none when nothing is waiting (after a short wait). */
   pull(max: number): Promise<PulledMessage[]>;
   /** Removes them from the topic. */
@@ -452,6 +465,9 @@ export interface DeadLetterQueue {
   /** Leaves them on the topic, as they were, for the next reader. */
   release(ackIds: readonly string[]): Promise<void>;
 }
+
+/** The dead-letter topic through its hold subscription. */
+export type DeadLetterQueue = PullQueue;
 
 /** Replay reports, one document per replay id. */
 export interface ReplayStore {

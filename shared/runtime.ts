@@ -21,9 +21,10 @@ import { systemResolver } from './adapters/guarded-lookup';
 import { digestOf, PushAuthenticator } from './app/push-auth';
 import { PubSubBus } from './adapters/pubsub-bus';
 import { PubSubTopicPublisher } from './adapters/pubsub-topic-publisher';
-import { PubSubDeadLetterQueue } from './adapters/pubsub-dead-letters';
+import { PubSubPullQueue } from './adapters/pubsub-pull-queue';
 import { FirestoreReplayStore } from './adapters/firestore-replays';
 import { PubSubLanes, PushTarget } from './adapters/pubsub-topology';
+import { BatcherDeps } from './app/batcher';
 import { DeliverDeps } from './app/deliver';
 import { DestinationDirectory } from './app/destination-directory';
 import { deferredAdvancer, PumpDeps } from './app/pump';
@@ -65,6 +66,7 @@ import {
   AccountStore,
   Clock,
   DeadLetterQueue,
+  PullQueue,
   DeliveryStore,
   DestinationStore,
   EventTypeStore,
@@ -81,7 +83,7 @@ import {
   systemClock,
   TopicPublisher,
 } from './ports';
-import { deadLetterHoldName, FunctionName, heraldTopology, REPLAY_ACK_DEADLINE_SECONDS, Topology, TopologyNames } from './topology';
+import { batchLaneNames, deadLetterHoldName, FunctionName, heraldTopology, REPLAY_ACK_DEADLINE_SECONDS, Topology, TopologyNames } from './topology';
 
 /** Everything a function needs, built once per process from the configuration. */
 export interface Runtime {
@@ -135,6 +137,8 @@ export interface Runtime {
   replays: ReplayStore;
   /** The dead-letter topic through its hold subscription (replay reads it). */
   deadLetters: DeadLetterQueue;
+  /** The batch lane through its pull subscription (the batcher reads it). */
+  batchLane: PullQueue;
   http: HttpSender;
   /** Publishes to Pub/Sub-topic destinations (a client of its own, apart from Herald's internal topics). */
   topics: TopicPublisher;
@@ -215,7 +219,8 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const logHead = new DeliveryLogHead(counterStore, clock, counters);
   const rateLeases = new FirestoreRateLeaseStore(firestore, firestoreOps);
   const intake = new FirestoreIntakeStore(firestore, firestoreOps);
-  const deadLetters = new PubSubDeadLetterQueue(pubsub, deadLetterHoldName(names));
+  const deadLetters = new PubSubPullQueue(pubsub, deadLetterHoldName(names));
+  const batchLane = new PubSubPullQueue(pubsub, batchLaneNames(names).subscription);
   // The limiter brings deferred deliveries forward as a pump round does, through this runtime's stores and lanes.
   const directory = new DestinationDirectory(destinations, clock, config.destinationCacheMs, config.directoryMaxDestinations);
   const limiter = new DeliveryLimiter(rateLeases, clock, log, randomUUID(), deferredAdvancer(() => pumpDeps(rt)));
@@ -259,6 +264,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     rateLeases,
     replays: new FirestoreReplayStore(firestore, firestoreOps),
     deadLetters,
+    batchLane,
     http,
     topics,
     names,
@@ -271,7 +277,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
       await limiter.advancesDone();
       clearInterval(flusher);
       await counters.flush();
-      await deadLetters.close().catch(() => undefined);
+      await Promise.all([deadLetters.close().catch(() => undefined), batchLane.close().catch(() => undefined)]);
       await Promise.allSettled([pubsub.close(), topics.close(), firestore.terminate(), http instanceof UndiciHttpSender ? http.close() : Promise.resolve()]);
     },
   };
@@ -336,6 +342,11 @@ function buildDeliverDeps(rt: Runtime): DeliverDeps {
     failurePolicy: (account) => rt.accountPolicies.policyOf(account),
     unrecorded: new UnrecordedSends(),
   };
+}
+
+/** What the batcher needs, from a runtime: deliver's deps and the batch lane. */
+export function batcherDeps(rt: Runtime): BatcherDeps {
+  return { deliver: deliverDeps(rt), queue: rt.batchLane, subscription: batchLaneNames(rt.names).subscription, log: rt.log };
 }
 
 /** What the retry pump needs, from a runtime. */

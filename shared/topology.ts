@@ -12,7 +12,7 @@ export type FunctionName = (typeof FUNCTION_NAMES)[number];
 /** Functions only Herald's own plumbing calls (Pub/Sub pushes, the scheduler), never users. */
 export const INTERNAL_FUNCTIONS: readonly FunctionName[] = ['route', 'deliver', 'pump', 'suspension-check', 'replay'];
 
-export const TOPIC_KEYS = ['events', 'deadLetter', 'replay', 'notifications'] as const;
+export const TOPIC_KEYS = ['events', 'deadLetter', 'replay', 'notifications', 'batch'] as const;
 export type TopicKey = (typeof TOPIC_KEYS)[number];
 
 export interface TopicSpec {
@@ -96,6 +96,16 @@ export const REPLAY_ACK_DEADLINE_SECONDS = 600;
 /** A replay trigger that keeps failing (Herald's fault) is dead-lettered after this many pushes. */
 const REPLAY_BACKSTOP_ATTEMPTS = 5;
 
+/**
+ * The batch lane: every batched destination's events (domain/batching.ts), first attempts and
+ * retries alike, on one topic with a pull subscription. The batcher (app/batcher.ts, in each
+ * scheduled pump run) pulls it, so a destination's events meet in one process whichever
+ * instance ingested them: a push would land them on many instances, each with a part.
+ */
+export function batchLaneNames(names: TopologyNames = { prefix: 'herald' }): { topic: string; subscription: string } {
+  return { topic: `${names.prefix}-batch`, subscription: `${names.prefix}-batch-gather` };
+}
+
 /** The pull subscription that holds dead letters for operators and replay. */
 export function deadLetterHoldName(names: TopologyNames = { prefix: 'herald' }): string {
   return `${names.prefix}-dead-letter-hold`;
@@ -108,14 +118,18 @@ export function heraldTopology(names: TopologyNames = { prefix: 'herald' }): Top
     deadLetter: { name: `${p}-dead-letter`, messageRetentionSeconds: 31 * DAY },
     replay: { name: `${p}-replay` },
     notifications: { name: `${p}-notifications`, messageRetentionSeconds: 7 * DAY },
+    batch: { name: batchLaneNames(names).topic },
   };
   const backstop = { topic: topics.deadLetter.name, maxDeliveryAttempts: BACKSTOP_ATTEMPTS };
   const lanes = sharedLanes(names);
+  const batch = batchLaneNames(names);
   return {
     topics,
     laneTopics: lanes.map((l) => l.topic),
     subscriptions: [
       ...lanes.map((l) => l.subscription),
+      // The batcher holds a message while its batch fills (up to a minute) and extends the deadline itself.
+      { name: batch.subscription, topic: batch.topic, ackDeadlineSeconds: PUSH_ACK_DEADLINE_SECONDS, messageRetentionSeconds: 7 * DAY, deadLetter: backstop },
       {
         name: `${p}-events-route`,
         topic: topics.events.name,
@@ -217,10 +231,11 @@ export function laneTopology(destinationId: string, names: TopologyNames = { pre
 
 /** Every topic name Herald publishes lanes on starts with one of these. */
 export function lanePrefixes(names: TopologyNames = { prefix: 'herald' }): string[] {
-  return [`${names.prefix}-lane-`, `${names.prefix}-shard-`, `${names.prefix}-retry-shard-`];
+  return [`${names.prefix}-lane-`, `${names.prefix}-shard-`, `${names.prefix}-retry-shard-`, batchLaneNames(names).topic];
 }
 
-/** The topic a destination's message for `purpose` goes on: its own lane, or its shard of the shared lanes. */
-export function laneTopicOf(destination: { id: string; lane?: string }, purpose: LanePurpose, names: TopologyNames): string {
+/** The topic a destination's message for `purpose` goes on: the batch lane for a batched one, its own lane, or its shard of the shared lanes. */
+export function laneTopicOf(destination: { id: string; lane?: string; batch?: object }, purpose: LanePurpose, names: TopologyNames): string {
+  if (destination.batch !== undefined) return batchLaneNames(names).topic;
   return destination.lane === 'dedicated' ? laneTopology(destination.id, names).topic.name : sharedLaneFor(destination.id, purpose, names);
 }

@@ -1,3 +1,4 @@
+import type { BatchSpec } from '../../shared/domain/batching';
 import type { DeliveryRecord, LastError } from '../../shared/domain/delivery';
 
 /** What the admin API answers, as far as the console reads it. */
@@ -33,6 +34,8 @@ export interface Destination {
   technicalEmail?: string;
   rate?: { min?: number; max?: number };
   lane?: 'dedicated';
+  /** Events many to a request (shared/domain/batching.ts); absent: one event per request. */
+  batch?: BatchSpec;
   status: 'active' | 'suspended';
   suspension?: { cause?: string; reason?: string; at?: string; by?: string; lastError?: LastError };
   previousSecrets?: { expiresAt: string }[];

@@ -335,7 +335,7 @@ function toDoc(record: Own): StoredDelivery {
 const LOG_FIELDS = [
   'id', 'destinationId', 'eventId', 'eventSource', 'eventType', 'status', 'attempts', 'throttled', 'reason', 'publishedAt', 'lastError', 'availableAt',
   'rateDeferred', 'claimedAt', 'firstAttemptAt', 'lastAttemptAt', 'deliveredAt', 'replays', 'intake', 'deadLetterDueAt', 'recoveredAt',
-  'duplicates',
+  'duplicates', 'batch',
 ] as const satisfies readonly Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>[];
 type UnlistedField = Exclude<Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>, (typeof LOG_FIELDS)[number]>;
 // A field added to DeliveryRecord but not to LOG_FIELDS stops the build here: the log would drop it silently.

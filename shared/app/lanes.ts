@@ -22,7 +22,7 @@ export interface LaneDeps {
  * a missing shared lane means the topology was not applied, which only a deploy mends.
  * Returns the topic it went to.
  */
-export async function publishToLane(deps: LaneDeps, destination: Pick<Destination, 'id' | 'lane'>, message: LaneMessage): Promise<string> {
+export async function publishToLane(deps: LaneDeps, destination: Pick<Destination, 'id' | 'lane' | 'batch'>, message: LaneMessage): Promise<string> {
   const published = toLaneMessage(message);
   const topic = laneTopicOf(destination, purposeOf(message), deps.names);
   try {
@@ -52,7 +52,7 @@ export interface FirstAttemptAttributes {
  * fails: the caller does not count the event accepted, and a resend finds the lanes already
  * published recorded as duplicates by `deliver`.
  */
-export async function fanOut(deps: LaneDeps, event: HeraldEvent, targets: readonly Pick<Destination, 'id' | 'lane'>[], carried: FirstAttemptAttributes): Promise<void> {
+export async function fanOut(deps: LaneDeps, event: HeraldEvent, targets: readonly Pick<Destination, 'id' | 'lane' | 'batch'>[], carried: FirstAttemptAttributes): Promise<void> {
   const publishedAt = carried.publishedAt.toISOString();
   const intake = carried.intake !== undefined ? { intake: carried.intake } : {};
   await Promise.all(targets.map((d) => publishToLane(deps, d, { kind: 'first', destinationId: d.id, event, publishedAt, ...intake })));

@@ -1,10 +1,13 @@
 import { Logger } from '../ports';
+import { BatcherDeps, BatcherReport, runBatcher } from './batcher';
 import { PumpDeps, PumpEnd, PumpReport, runPump } from './pump';
 import { reconcileBacklog, ReconcileDeps, ReconcileReport } from './reconcile';
 
 export interface PumpRunDeps {
   pump: PumpDeps;
   reconcile: ReconcileDeps;
+  /** The batcher, run beside the pump for the run's window (app/batcher.ts); absent: not run. */
+  batcher?: BatcherDeps;
   log: Logger;
 }
 
@@ -25,10 +28,11 @@ export interface PumpRunReport extends PumpReport {
   reconciled?: ReconcileReport;
   /** How long the reconciler's rounds took. */
   reconcileMs: number;
+  batcher?: BatcherReport;
 }
 
 /**
- * One scheduled pump run: the reconciler's rounds beside the retry pump's, not before them. A
+ * One scheduled pump run: the reconciler's rounds and the batcher beside the retry pump's, not before them. A
  * large recovery (50,000 records) takes many bounded rounds, and due retries are claimed from
  * the run's first moment all the same; the reconciler used to go first and a recovery longer
  * than the run left the retries waiting a whole minute or more. What the reconciler recovers is
@@ -44,6 +48,8 @@ export async function pumpRun(deps: PumpRunDeps, options: PumpRunOptions): Promi
       return undefined;
     })
     .finally(() => (reconcileMs = Date.now() - started));
+  // Batched destinations' events are pulled for the run's whole window while they come; an idle lane ends it early.
+  const batching = deps.batcher ? runBatcher(deps.batcher, { untilMs: options.runMs, endWhenIdle: !options.hold }).done : undefined;
   await options.before?.();
   const pumpOptions = { intervalMs: options.intervalMs, hold: options.hold, ...(options.onRound ? { onRound: options.onRound } : {}) };
   let pumped = await runPump(deps.pump, { ...pumpOptions, untilMs: left() }).done;
@@ -52,5 +58,6 @@ export async function pumpRun(deps: PumpRunDeps, options: PumpRunOptions): Promi
     const more = await runPump(deps.pump, { ...pumpOptions, untilMs: left() }).done;
     pumped = { due: pumped.due + more.due, sent: pumped.sent + more.sent, skipped: pumped.skipped + more.skipped, abandoned: pumped.abandoned + more.abandoned, queued: pumped.queued + more.queued, ended: more.ended };
   }
-  return { ...pumped, ...(reconciled ? { reconciled } : {}), reconcileMs };
+  const batcher = await batching;
+  return { ...pumped, ...(reconciled ? { reconciled } : {}), reconcileMs, ...(batcher ? { batcher } : {}) };
 }

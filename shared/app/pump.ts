@@ -125,7 +125,7 @@ async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' 
     if (queued && deps.destinations) await recheckQueued({ ...deps, destinations: deps.destinations }, queued, 'suspended');
     return 'queued';
   }
-  await publishToLane(deps, destination, { kind: 'claimed', destinationId: record.destinationId, event: record.event, claim: record.claimedAt!, ...(record.publishedAt ? { publishedAt: record.publishedAt } : {}) });
+  await publishToLane(deps, destination, { kind: 'claimed', destinationId: record.destinationId, event: record.event, claim: record.claimedAt!, ...(record.publishedAt ? { publishedAt: record.publishedAt } : {}), ...(record.batch ? { batch: record.batch } : {}) });
   deps.log.debug('due delivery sent to its lane', { ...ids, attempts: record.attempts, claimedAt: record.claimedAt });
   return 'sent';
 }

@@ -7,6 +7,8 @@ import { Decision } from './retry-decision';
 import { signingSecrets } from './secret-rotation';
 import { signatureHeaders, USER_AGENT, webhookIdFor } from './signing';
 import { topicMessage } from './topic-destination';
+import { BATCH_CONTENT_TYPE, batchBody, batchWebhookId } from './batching';
+import type { PubSubMessage } from './cloudevents-pubsub';
 
 /** What an attempt sends, by the destination's kind: a signed POST to its url, or a message to its topic. */
 export function requestFor(destination: Destination, event: HeraldEvent, deliveryId: string, at: Date): SentRequest {
@@ -20,6 +22,20 @@ export function requestFor(destination: Destination, event: HeraldEvent, deliver
     headers: { 'user-agent': USER_AGENT, ...binaryHeaders(event), ...signatureHeaders(signingSecrets(destination, at), webhookIdFor(key), at, event.data) },
     body: event.data,
   };
+}
+
+/**
+ * What a batch's attempt sends: one signed POST of the batched content mode (`webhook-id` the
+ * batch's), or, to a topic, each event as its own message, all in one Publish call (`messages`);
+ * the detail then shows the batch as a JSON array.
+ */
+export function batchRequestFor(destination: Destination, members: readonly { event: HeraldEvent; deliveryId: string }[], batchId: string, at: Date): { sent: SentRequest; messages?: PubSubMessage[] } {
+  const body = batchBody(members.map((m) => m.event));
+  if (destination.topic !== undefined) {
+    return { sent: { target: destination.topic, headers: { 'herald-batch': batchId }, body }, messages: members.map((m) => topicMessage(m.event, m.deliveryId)) };
+  }
+  const headers = { 'user-agent': USER_AGENT, 'content-type': BATCH_CONTENT_TYPE, ...signatureHeaders(signingSecrets(destination, at), batchWebhookId(batchId), at, body) };
+  return { sent: { target: destination.url!, headers, body } };
 }
 
 /** The attempt as the record keeps it (attemptLog). */

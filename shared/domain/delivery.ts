@@ -1,5 +1,6 @@
 import type { AddressClass } from './address-policy';
 import type { DeliveryStatus } from './delivery-statuses';
+import type { BatchPlace } from './batching';
 import { HeraldEvent } from './event';
 
 export { DELIVERY_STATUSES, type DeliveryStatus } from './delivery-statuses';
@@ -142,6 +143,8 @@ export interface DeliveryRecord {
    * the destination got the event again, counted here, never as an attempt (domain/redelivered-push.ts).
    */
   duplicates?: { count: number; lastAt: string };
+  /** The batch that carries it, for a batched destination (domain/batching.ts): its id, this event's place, its size. */
+  batch?: BatchPlace;
 }
 
 /** One DEAD run of a delivery, as it stood when a replay sent it again. */

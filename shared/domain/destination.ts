@@ -5,6 +5,7 @@ import { DeliveryPolicy, PolicySpec, policySpecSchema, resolvePolicy, scalePolic
 import type { Suspension } from './suspension-record';
 import { DESTINATION_ID, splitDestinationId } from './ids';
 import { RATE_LIMITS, RateBounds } from './rate-control';
+import { BatchSpec, batchSpecSchema } from './batching';
 
 export const DEFAULT_POLICY: PolicySpec = 'event-platform';
 
@@ -48,6 +49,7 @@ export const destinationSpecSchema = z
         )
         .refine((r) => (r.min ?? RATE_LIMITS.minPerSecond) <= (r.max ?? RATE_LIMITS.maxPerSecond), { message: 'rate.min must not exceed rate.max', path: ['min'] })
         .optional(),
+      batch: batchSpecSchema.optional(),
     },
     { error: 'the destination spec must be a JSON object' },
   )
@@ -75,6 +77,8 @@ export interface Destination {
   rate?: { min?: number; max?: number };
   /** Present only for a destination with a lane of its own; absent: a shared lane. */
   lane?: 'dedicated';
+  /** Events sent many to a request (domain/batching.ts); absent: one event per request. */
+  batch?: BatchSpec;
   status: DestinationStatus;
   /** Why and when it was suspended; present exactly while status is suspended. */
   suspension?: Suspension;
@@ -121,6 +125,7 @@ export function applySpec(id: string, spec: DestinationSpec, existing: Destinati
   if (spec.technicalEmail !== undefined) dest.technicalEmail = spec.technicalEmail;
   if (spec.rate !== undefined) dest.rate = spec.rate;
   if (spec.lane === 'dedicated') dest.lane = 'dedicated';
+  if (spec.batch !== undefined) dest.batch = spec.batch;
   // A PUT with another secret replaces it at once; rotate-secret is the way with a grace period.
   const previous = existing && secret === existing.secret ? unexpiredSecrets(existing.previousSecrets, now) : [];
   if (previous.length) dest.previousSecrets = previous;

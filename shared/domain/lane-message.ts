@@ -1,6 +1,7 @@
 import { fromPubSubMessage, HERALD_ATTRIBUTE_PREFIX, heraldAttribute, malformedAttributes, PubSubMessage, PushDelivery, toPubSubMessage } from './cloudevents-pubsub';
 import { HeraldEvent, ValidationIssue } from './event';
 import { INTERNAL_DESTINATION_ID } from './ids';
+import type { BatchPlace } from './batching';
 
 /**
  * What travels on a lane (a destination's Pub/Sub topic, its own or a shard of the shared
@@ -21,6 +22,8 @@ export const LANE_ATTRIBUTES = {
   intake: 'intake',
   /** Set by deliver on a slow destination's first attempt it moved to the retry lanes. */
   handedOver: 'handed-over',
+  /** Set by the retry pump on a claimed retry of a batch's member: `<batch id>/<position>/<size>`, so the batch meets again. */
+  batch: 'batch',
 } as const;
 
 /** Which lanes a kind goes on: first attempts on the first-attempt lanes, the others on the retry lanes. */
@@ -29,7 +32,7 @@ export type LanePurpose = 'first' | 'retry';
 export type LaneMessage =
   | { kind: 'first'; destinationId: string; event: HeraldEvent; publishedAt: string; intake?: string }
   | { kind: 'handed-over'; destinationId: string; event: HeraldEvent; publishedAt: string; intake?: string }
-  | { kind: 'claimed'; destinationId: string; event: HeraldEvent; claim: string; publishedAt?: string };
+  | { kind: 'claimed'; destinationId: string; event: HeraldEvent; claim: string; publishedAt?: string; batch?: BatchPlace };
 
 export function purposeOf(message: Pick<LaneMessage, 'kind'>): LanePurpose {
   return message.kind === 'first' ? 'first' : 'retry';
@@ -39,8 +42,10 @@ export function purposeOf(message: Pick<LaneMessage, 'kind'>): LanePurpose {
 export function toLaneMessage(message: LaneMessage): PubSubMessage {
   const attributes: Record<string, string> = { [LANE_ATTRIBUTES.destination]: message.destinationId };
   if (message.publishedAt !== undefined) attributes[LANE_ATTRIBUTES.publishedAt] = message.publishedAt;
-  if (message.kind === 'claimed') attributes[LANE_ATTRIBUTES.claim] = message.claim;
-  else if (message.intake !== undefined) attributes[LANE_ATTRIBUTES.intake] = message.intake;
+  if (message.kind === 'claimed') {
+    attributes[LANE_ATTRIBUTES.claim] = message.claim;
+    if (message.batch) attributes[LANE_ATTRIBUTES.batch] = `${message.batch.id}/${message.batch.position}/${message.batch.size}`;
+  } else if (message.intake !== undefined) attributes[LANE_ATTRIBUTES.intake] = message.intake;
   if (message.kind === 'handed-over') attributes[LANE_ATTRIBUTES.handedOver] = '1';
   return toPubSubMessage(message.event, attributes);
 }
@@ -63,7 +68,10 @@ export function readLaneMessage(push: PushDelivery): LaneMessageRead {
   const event = parsed.value;
   const publishedAt = heraldAttribute(push.message, LANE_ATTRIBUTES.publishedAt) ?? push.publishTime.toISOString();
   const claim = heraldAttribute(push.message, LANE_ATTRIBUTES.claim);
-  if (claim !== undefined) return { ok: true, value: { kind: 'claimed', destinationId: destinationId!, event, claim, publishedAt } };
+  if (claim !== undefined) {
+    const batch = batchPlaceOf(heraldAttribute(push.message, LANE_ATTRIBUTES.batch));
+    return { ok: true, value: { kind: 'claimed', destinationId: destinationId!, event, claim, publishedAt, ...(batch ? { batch } : {}) } };
+  }
   const intake = heraldAttribute(push.message, LANE_ATTRIBUTES.intake);
   const kind = heraldAttribute(push.message, LANE_ATTRIBUTES.handedOver) !== undefined ? 'handed-over' : 'first';
   return { ok: true, value: { kind, destinationId: destinationId!, event, publishedAt, ...(intake !== undefined ? { intake } : {}) } };
@@ -72,4 +80,12 @@ export function readLaneMessage(push: PushDelivery): LaneMessageRead {
 /** The intake batch a message on the events topic was journaled in (ingest), which `route` carries on. */
 export function intakeOf(message: PubSubMessage): string | undefined {
   return heraldAttribute(message, LANE_ATTRIBUTES.intake);
+}
+
+/** A `herald-batch` attribute read; one that is not `<id>/<position>/<size>` is ignored (the retry goes alone). */
+function batchPlaceOf(text: string | undefined): BatchPlace | undefined {
+  const m = text === undefined ? null : /^([A-Za-z0-9_-]{1,64})\/(\d{1,4})\/(\d{1,4})$/.exec(text);
+  if (!m) return undefined;
+  const [position, size] = [Number(m[2]), Number(m[3])];
+  return position < size ? { id: m[1]!, position, size } : undefined;
 }

@@ -44,6 +44,7 @@ import { QUOTA_HELP, runQuotaBench } from './quota';
 import { LOG_HELP, runLogBench } from './log';
 import { runScaleBench, SCALE_HELP } from './scale';
 import { RECOVERY_HELP, runRecoveryBench } from './recovery';
+import { BATCHED_HELP, runBatchedBench } from './batched';
 
 const HERALD_PROJECT = 'herald-bench';
 const DIRECT_PROJECT = 'herald-bench-direct';
@@ -61,6 +62,7 @@ const HELP = `Usage: npm run bench -- [options]
        npm run bench -- log [options]         the console's delivery log pages with 100,000 deliveries stored; log --help
        npm run bench -- scale [options]       100,000 destinations in 10,000 accounts: registration, one account's pages, suspension check, a deliver instance's memory; scale --help
        npm run bench -- recovery [options]    the reconciler recovering 50,000 missing records, round by round; recovery --help
+       npm run bench -- batched [options]     10,000 events to a destination batching 100 / 1 s: requests, latency, cost; batched --help
 
   --events N         events per part (env BENCH_EVENTS; default 2000)
   --batch N          events per POST /ingest batch and per direct publish round (BENCH_BATCH; 100)
@@ -558,6 +560,9 @@ if (mode === 'rate' || mode === 'isolation') {
 } else if (mode === 'scale') {
   const harness = new BenchHarness(SCALE_HELP);
   harness.run(() => runScaleBench(modeArgs, harness));
+} else if (mode === 'batched') {
+  const harness = new BenchHarness(BATCHED_HELP);
+  harness.run(() => runBatchedBench(modeArgs, harness));
 } else if (mode === 'recovery') {
   const harness = new BenchHarness(RECOVERY_HELP);
   harness.run(() => runRecoveryBench(modeArgs, harness));

@@ -104,6 +104,11 @@ export async function runScaleBench(args: string[], harness: BenchHarness): Prom
   if (perAccount < 2) throw new UsageError('--destinations must be at least twice --accounts: one account is measured, and another warms the code up');
   const note = harness.note;
   const targets: Target[] = [];
+  // Each phase's verdicts printed as it ends: a long run cut short (a machine's emulator out of heap) still reports what it measured.
+  const record = (...reached: Target[]) => {
+    targets.push(...reached);
+    for (const t of reached) process.stdout.write(`${tick(t.met)} ${t.target}\n    ${t.measured}\n`);
+  };
 
   const emulators = await harness.emulators();
   const meter = new FirestoreMeter();
@@ -204,13 +209,13 @@ export async function runScaleBench(args: string[], harness: BenchHarness): Prom
   const registeredAccounts = registered / perAccount;
   if (registeredAccounts < 2) throw new BenchFailure(`only ${registered} destinations registered in ${maxMinutes} min: too few to go on`);
   const [first, last] = [registration.slices[0]!, registration.slices.at(-1)!];
-  targets.push({
+  record({
     target: `registration: rate does not fall as the registry grows (last tenth ≥ ${REGISTRATION_KEEPS * 100} % of the first)`,
     measured: `${registered} in ${registration.seconds} s (${registration.perSecond}/s); first tenth ${first.perSecond}/s (${first.readsPerCreate} reads each), last ${last.perSecond}/s (${last.readsPerCreate} reads each)${registration.cutShort ? `; CUT SHORT at ${maxMinutes} min` : ''}`,
     met: !registration.cutShort && last.perSecond >= REGISTRATION_KEEPS * first.perSecond,
   });
   // The rate also moves with whatever else the machine runs; what a create reads does not.
-  targets.push({
+  record({
     target: `registration: reads per create do not grow with the registry (last tenth ≤ first × ${round(1 / REGISTRATION_KEEPS, 2)})`,
     measured: `${first.readsPerCreate} in the first tenth, ${last.readsPerCreate} in the last`,
     met: last.readsPerCreate <= first.readsPerCreate / REGISTRATION_KEEPS,
@@ -229,7 +234,7 @@ export async function runScaleBench(args: string[], harness: BenchHarness): Prom
   const stopProfile = process.env.BENCH_PROFILE ? await startProfile() : undefined;
   const large = await deliveryRun(live + registered);
   if (stopProfile) note(`CPU profile of that run: ${await stopProfile(process.env.BENCH_PROFILE!)}`);
-  targets.push({
+  record({
     target: 'delivery runs: reads per delivery the same with the registry full',
     measured: `${small.readsPerDelivery} with ${live} registered, ${large.readsPerDelivery} with ${live + registered}; delivered ${small.delivered}/${events} and ${large.delivered}/${events}`,
     met: undefined,
@@ -252,7 +257,7 @@ export async function runScaleBench(args: string[], harness: BenchHarness): Prom
     const within = rows.filter(meetsPageTargets);
     const worstReads = rows.reduce((a, b) => (b.reads > a.reads ? b : a));
     const worstMs = rows.reduce((a, b) => (b.ms > a.ms ? b : a));
-    targets.push({
+    record({
       target: `one account's pages and a create, ${label}: each ≤ ${PAGE_READS_MAX} reads and < ${PAGE_MS_MAX} ms`,
       measured: `${within.length} of ${rows.length} requests within; most reads ${worstReads.reads} (${worstReads.what}), slowest ${worstMs.ms} ms (${worstMs.what})`,
       met: within.length === rows.length,
@@ -265,7 +270,7 @@ export async function runScaleBench(args: string[], harness: BenchHarness): Prom
   const checker = freshRuntime();
   const suspension = await suspensionPhase(stack.runtime, checker, probe, activeIds, note);
   const steady = suspension.runs.at(-1)!;
-  targets.push(
+  record(
     {
       target: `suspension check, ${suspension.active} busy all hour among ${registered}: ≤ ${SUSPENSION_READS_PER_ACTIVE_MAX} reads per active destination (steady run)`,
       measured: `${steady.readsPerActive} (${steady.run.reads} reads for ${steady.checked} judged; the first run, its directory cold: ${suspension.runs[0]!.run.reads})`,
@@ -286,7 +291,7 @@ export async function runScaleBench(args: string[], harness: BenchHarness): Prom
   const perDestination = Math.max(1, Math.round(deliveries / deliverTargets.length));
   note(`a deliver instance of its own: ${perDestination * deliverTargets.length} deliveries over ${deliverTargets.length} destinations, ${registered} registered`);
   const memory = await memoryPhase(harness, runtimeEnv, counter, deliverTargets, perDestination, 32);
-  targets.push({
+  record({
     target: `a deliver instance's memory after ${memory.deliveries} deliveries over ${memory.destinations} destinations: ≤ ${DELIVER_RSS_MAX_MIB} MiB RSS`,
     measured: `RSS ${memory.memory.rssMiB} MiB (most ${memory.memory.maxRssMiB}, ${memory.memory.startRssMiB} at start), heap ${memory.memory.heapUsedMiB} MiB; ${memory.arrived}/${memory.deliveries} arrived in ${memory.seconds} s${memory.errors ? `; ${memory.errors} failed: ${memory.firstError}` : ''}`,
     met: memory.memory.rssMiB <= DELIVER_RSS_MAX_MIB && memory.arrived === memory.deliveries,
@@ -304,7 +309,7 @@ export async function runScaleBench(args: string[], harness: BenchHarness): Prom
     { account: `catch-up-${run}`, count: changes, spec: (k) => ({ url: `${counter.url}/catch-up/${k}`, eventTypes: [routeType] }) },
     stack.config.destinationCacheMs + 500,
   );
-  targets.push(
+  record(
     { target: 'a fresh instance routing its first event', measured: `${catchUp.firstRoute.counted} reads, ${catchUp.firstRoute.ms} ms (${catchUp.firstMatched} destinations matched)`, met: undefined },
     {
       target: `its catch-up on ${changes} registrations elsewhere: O(changes), ≤ ${CATCH_UP_READS.perChange} × ${changes} + ${CATCH_UP_READS.fixed} reads`,
@@ -318,7 +323,7 @@ export async function runScaleBench(args: string[], harness: BenchHarness): Prom
   const recovery = await runRecoveryPhase(stack, counter.url, { records, fanout: 10, maxRounds: 200 }, note);
   const longestRound = Math.max(...recovery.rounds.map((r) => r.ms));
   const longestDelay = Math.max(...recovery.rounds.map((r) => r.retryDelayMs));
-  targets.push(
+  record(
     {
       target: `the reconciler: a recovery of ${records} missing records, resumable: each created exactly once, the journal emptied`,
       measured: `${recovery.createdOnce}/${recovery.records} created once, ${recovery.createdTwice} more than once, in ${recovery.rounds.length} rounds; journal ${recovery.journalEmpty ? 'empty' : 'NOT empty'}`,

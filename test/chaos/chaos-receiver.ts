@@ -2,12 +2,16 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { FLAKY_503_SHARE, ReceiverPlan, SLOW_REPLY_MS } from './scenario';
 import { ReceiverCounts } from './ledger';
+import { BATCH_CONTENT_TYPE } from '../../shared/domain/batching';
+import { eventKey } from '../../shared/domain/event';
+import { webhookIdFor } from '../../shared/domain/signing';
 
 /**
  * One destination's receiver on loopback, misbehaving as its plan says: healthy; flaky (503
  * to a share of requests); outage (closed — connections refused — through its window, then
  * open again on the same port); slow (answers after SLOW_REPLY_MS through its window). It
- * counts every request and every 2xx answer per webhook-id.
+ * counts every request and every 2xx answer per webhook-id — for a batch, per event of it, under
+ * the webhook-id that event would have alone.
  */
 export class ChaosReceiver {
   readonly counts: ReceiverCounts = { requests: new Map(), accepted: new Map() };
@@ -55,12 +59,13 @@ export class ChaosReceiver {
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    req.resume();
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const id = String(req.headers['webhook-id'] ?? '');
-      this.counts.requests.set(id, (this.counts.requests.get(id) ?? 0) + 1);
+      const ids = idsOf(req.headers, Buffer.concat(chunks));
+      for (const id of ids) this.counts.requests.set(id, (this.counts.requests.get(id) ?? 0) + 1);
       const status = this.plan.behaviour === 'flaky' && this.random() < FLAKY_503_SHARE ? 503 : 204;
-      if (status === 204) this.counts.accepted.set(id, (this.counts.accepted.get(id) ?? 0) + 1);
+      if (status === 204) for (const id of ids) this.counts.accepted.set(id, (this.counts.accepted.get(id) ?? 0) + 1);
       const reply = () => {
         if (!res.destroyed) res.writeHead(status).end();
       };
@@ -90,5 +95,15 @@ export class ChaosReceiver {
       server.close(() => resolve());
       server.closeAllConnections();
     });
+  }
+}
+
+/** The webhook-ids a request carries: its own, or, for a batch, each event's as if sent alone. */
+function idsOf(headers: http.IncomingHttpHeaders, body: Buffer): string[] {
+  if (!String(headers['content-type'] ?? '').startsWith(BATCH_CONTENT_TYPE)) return [String(headers['webhook-id'] ?? '')];
+  try {
+    return (JSON.parse(body.toString('utf8')) as { id: string; source: string }[]).map((e) => webhookIdFor(eventKey({ source: e.source, id: e.id })));
+  } catch {
+    return [String(headers['webhook-id'] ?? '')];
   }
 }

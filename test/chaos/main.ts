@@ -23,11 +23,12 @@ const program = new Command('chaos')
   .option('--reconcile-after <n>', "seconds after ingest the reconciler checks an event (Herald's HERALD_RECONCILE_AFTER_MS); default 60, as in local mode", number)
   .option('--instances <n>', "instances of the functions in Herald's process, each with its own caches, each request to the next (npm start -- --instances N); default 1", number)
   .option('--quiet-timeout <n>', 'seconds to wait for every delivery to settle', number)
+  .option('--batched', 'every destination takes batches (20 events or 500 ms)')
   .showHelpAfterError();
 
 async function main(): Promise<void> {
   program.parse();
-  const o = program.opts<Record<string, number | undefined>>();
+  const { batched, ...o } = program.opts<Record<string, number | undefined> & { batched?: boolean }>();
   const given = Object.fromEntries(
     Object.entries({
       events: o.events,
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
       quietTimeoutSeconds: o.quietTimeout,
       reconcileAfterSeconds: o.reconcileAfter,
       instances: o.instances,
+      batched,
     }).filter(([, v]) => v !== undefined),
   );
   const parsed = chaosOptionsSchema.safeParse(given);

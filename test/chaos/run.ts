@@ -8,7 +8,7 @@ import { freePort, startEmulators } from '../../shared/apps/local/emulators';
 import { ChaosReceiver } from './chaos-receiver';
 import { HeraldProcess } from './herald-process';
 import { DestinationLedger, isQuiet, ledgerFor, RecordState } from './ledger';
-import { ChaosOptions, ChaosPlan, planChaos, seededRandom } from './scenario';
+import { CHAOS_BATCH, ChaosOptions, ChaosPlan, planChaos, seededRandom } from './scenario';
 
 export interface ChaosResult {
   seed: number;
@@ -81,7 +81,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
       const res = await fetch(`${base}/admin/destinations/${r.plan.destinationId}`, {
         method: 'PUT',
         headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ url: r.url, policy: r.plan.policy }),
+        body: JSON.stringify({ url: r.url, policy: r.plan.policy, ...(options.batched ? { batch: CHAOS_BATCH } : {}) }),
       });
       if (res.status !== 201) throw new Error(`registering ${r.plan.destinationId}: HTTP ${res.status} ${await res.text()}`);
     }

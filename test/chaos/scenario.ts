@@ -22,11 +22,16 @@ export const chaosOptionsSchema = z.strictObject({
   reconcileAfterSeconds: z.number().min(1, 'reconcile-after must be at least 1').max(86_400, 'reconcile-after must be at most 86400').default(60),
   /** Instances of the functions in Herald's process (`npm start -- --instances N`), each with its own caches; a kill takes them all. */
   instances: z.number().int('instances must be a whole number').min(1, 'instances must be 1-16').max(16, 'instances must be 1-16').default(1),
+  /** Every destination batched (issue 37): `batch: CHAOS_BATCH`. */
+  batched: z.boolean().default(false),
   /** Give up waiting for quiet after this long (what is not settled then is reported, scheduled or lost). */
   quietTimeoutSeconds: z.number().positive('quiet-timeout must be above 0').max(3600, 'quiet-timeout must be at most 3600').default(900),
 });
 
 export type ChaosOptions = z.infer<typeof chaosOptionsSchema>;
+
+/** The batch every destination takes with `--batched`. */
+export const CHAOS_BATCH = { maxEvents: 20, maxWaitMs: 500 };
 
 /** How a receiver misbehaves; destination i gets BEHAVIOURS[i % 4]. */
 export const BEHAVIOURS = ['healthy', 'flaky', 'outage', 'slow'] as const;

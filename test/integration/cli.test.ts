@@ -159,6 +159,32 @@ describe('herald CLI against a running Herald', () => {
     expect(r.stderr).toBe('herald: invalid arguments for herald destinations add\n  - --topic: a topic name may not start with "goog" (Pub/Sub reserves it)\nhint: run "herald destinations add --help" for usage\n');
   });
 
+  test('destinations add --batch-*: Herald stores the batch, list and show say so, and adding it again without the flags turns it off', async () => {
+    const added = await herald(['destinations', 'add', 'cli-bulk', '--url', `${receiver.url}/cli-bulk`, '--event-types', 'com.example.never', '--batch-max-events', '100', '--batch-max-wait-ms', '2000']);
+    expect(added.code).toBe(0);
+    expect((JSON.parse(added.stdout) as { batch?: unknown }).batch).toEqual({ maxEvents: 100, maxWaitMs: 2000 });
+    expect((await stack.admin('GET', '/destinations/cli-bulk')).body).toMatchObject({ batch: { maxEvents: 100, maxWaitMs: 2000 } });
+    const list = await herald(['destinations', 'list']);
+    expect(list.stdout).toMatch(/^ID\s+STATUS\s+POLICY\s+ON FAILURE\s+EVENT TYPES\s+BATCH\s+TARGET\n/);
+    expect(list.stdout).toMatch(/\ncli-bulk\s+active\s+.*\s+100 events \/ 2000 ms\s+http/);
+    const shown = await herald(['destinations', 'show', 'cli-bulk']);
+    expect(shown.stderr).toContain('  sends batches of up to 100 events and 1048576 bytes (the default), each sent at the latest 2000 ms after its oldest event was accepted\n');
+
+    const bytes = await herald(['destinations', 'add', 'cli-bulk', '--url', `${receiver.url}/cli-bulk`, '--batch-max-events', '100', '--batch-max-wait-ms', '2000', '--batch-max-bytes', '4096']);
+    expect(bytes.code).toBe(0);
+    expect((await stack.admin('GET', '/destinations/cli-bulk')).body).toMatchObject({ batch: { maxEvents: 100, maxWaitMs: 2000, maxBytes: 4096 } });
+    const off = await herald(['destinations', 'add', 'cli-bulk', '--url', `${receiver.url}/cli-bulk`]);
+    expect(off.code).toBe(0);
+    expect((await stack.admin('GET', '/destinations/cli-bulk')).body).not.toHaveProperty('batch');
+    // The CLI refuses what the API would, in the API's words less the field's name.
+    const api = await stack.admin('PUT', '/destinations/cli-bulk', { url: `${receiver.url}/cli-bulk`, batch: { maxEvents: 1, maxWaitMs: 2000 } });
+    expect(api).toEqual({ status: 400, body: expect.objectContaining({ issues: [{ path: 'batch.maxEvents', message: 'batch.maxEvents must be 2–1000' }] }) });
+    const refused = await herald(['destinations', 'add', 'cli-bulk', '--url', `${receiver.url}/cli-bulk`, '--batch-max-events', '1', '--batch-max-wait-ms', '2000']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('  - --batch-max-events: must be 2–1000\n');
+    expect((await herald(['destinations', 'remove', 'cli-bulk'])).code).toBe(0);
+  });
+
   test('destinations remove deletes it; show is then exit 1 with a 404 message', async () => {
     const removed = await herald(['destinations', 'remove', 'cli-hook']);
     expect(removed).toEqual({ code: 0, stdout: '', stderr: 'removed destination cli-hook\n' });

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
+import { BATCH_LIMITS } from '../../../shared/domain/batch-limits';
 import { POLICY_PRESET_NAMES } from '../../../shared/domain/policy-preset-names';
-import { ApiError, call, get, issuesByField, seg } from '../api';
+import { ApiError, call, get, Issue, issuesByField, seg } from '../api';
 import { acct, canWrite, Ctx } from '../ctx';
 import { Destination } from '../types';
 import { ActionForm, ErrorBox, Field, href, Loading, Secret, Submit, useAction, useLoad } from '../ui';
@@ -19,9 +20,29 @@ interface FormState {
   rateMin: string;
   rateMax: string;
   dedicated: boolean;
+  batched: boolean;
+  batchMaxEvents: string;
+  batchMaxWaitMs: string;
+  batchMaxBytes: string;
 }
 
-const EMPTY: FormState = { id: '', target: 'url', url: '', topic: '', eventTypes: '', policy: 'event-platform', failureMode: '', technicalEmail: '', rateMin: '', rateMax: '', dedicated: false };
+const EMPTY: FormState = {
+  id: '',
+  target: 'url',
+  url: '',
+  topic: '',
+  eventTypes: '',
+  policy: 'event-platform',
+  failureMode: '',
+  technicalEmail: '',
+  rateMin: '',
+  rateMax: '',
+  dedicated: false,
+  batched: false,
+  batchMaxEvents: '',
+  batchMaxWaitMs: '',
+  batchMaxBytes: '',
+};
 
 function formOf(d: Destination): FormState {
   return {
@@ -36,7 +57,45 @@ function formOf(d: Destination): FormState {
     rateMin: d.rate?.min?.toString() ?? '',
     rateMax: d.rate?.max?.toString() ?? '',
     dedicated: d.lane === 'dedicated',
+    batched: d.batch !== undefined,
+    batchMaxEvents: d.batch?.maxEvents.toString() ?? '',
+    batchMaxWaitMs: d.batch?.maxWaitMs.toString() ?? '',
+    batchMaxBytes: d.batch?.maxBytes?.toString() ?? '',
   };
+}
+
+const L = BATCH_LIMITS;
+
+/**
+ * The batch fields against the bounds the API holds them to, before anything is sent: a number
+ * out of bounds is caught at once, under its field, in the API's words (`batch.maxEvents …`).
+ * Digits only, as the API takes whole numbers only: "1e3" or "10.5" is not one.
+ */
+function batchIssues(f: FormState): Issue[] {
+  if (!f.batched) return [];
+  const fields = [
+    { name: 'maxEvents', text: f.batchMaxEvents, min: L.minEvents, max: L.maxEvents, required: true },
+    { name: 'maxWaitMs', text: f.batchMaxWaitMs, min: L.minWaitMs, max: L.maxWaitMs, required: true },
+    { name: 'maxBytes', text: f.batchMaxBytes, min: L.minBytes, max: L.maxBytes, required: false },
+  ];
+  const issues: Issue[] = [];
+  for (const { name, text, min, max, required } of fields) {
+    const path = `batch.${name}`;
+    const value = text.trim();
+    if (value === '') {
+      if (required) issues.push({ path, message: `${path} is needed to send in batches: ${min}–${max}` });
+    } else if (!/^\d+$/.test(value)) {
+      issues.push({ path, message: `${path} must be a whole number, ${min}–${max}` });
+    } else if (Number(value) < min || Number(value) > max) {
+      issues.push({ path, message: `${path} must be ${min}–${max}` });
+    }
+  }
+  return issues;
+}
+
+/** The spec's `batch` from checked fields; an empty max bytes is left out (the API's default). */
+function batchOf(f: FormState): { maxEvents: number; maxWaitMs: number; maxBytes?: number } {
+  return { maxEvents: Number(f.batchMaxEvents), maxWaitMs: Number(f.batchMaxWaitMs), ...(f.batchMaxBytes.trim() ? { maxBytes: Number(f.batchMaxBytes) } : {}) };
 }
 
 /** The spec PUT takes, from the form (the API validates it and names each bad field). */
@@ -59,6 +118,8 @@ function specOf(f: FormState): Record<string, unknown> {
     ...(f.technicalEmail.trim() ? { technicalEmail: f.technicalEmail.trim() } : {}),
     ...(Object.keys(rate).length ? { rate } : {}),
     ...(f.dedicated ? { lane: 'dedicated' } : {}),
+    // The PUT replaces the whole spec: unticked, no batch is sent and the destination stops batching.
+    ...(f.batched ? { batch: batchOf(f) } : {}),
   };
 }
 
@@ -74,7 +135,11 @@ export function DestinationForm({ ctx, id }: { ctx: Ctx; id?: string }) {
     setLoaded(true);
     return d;
   }, [id]);
-  const save = useAction(() => call<Destination>('PUT', `${acct(ctx)}/destinations/${seg(editing ? id : form.id.trim())}`, specOf(form)));
+  const save = useAction(async () => {
+    const problems = batchIssues(form);
+    if (problems.length) throw new ApiError(400, 'The batch settings are out of bounds: nothing was sent.', problems);
+    return call<Destination>('PUT', `${acct(ctx)}/destinations/${seg(editing ? id : form.id.trim())}`, specOf(form));
+  });
   const errors = save.error instanceof ApiError ? issuesByField(save.error.issues) : {};
   const set = (k: keyof FormState) => (e: Event) => {
     const t = e.target as HTMLInputElement;
@@ -96,6 +161,8 @@ export function DestinationForm({ ctx, id }: { ctx: Ctx; id?: string }) {
     );
   }
   const described = (field: string, fieldId = field) => (errors[field] ? { 'aria-invalid': true, 'aria-describedby': `${fieldId}-error` } : {});
+  // The batch fields' hints carry the bounds, so they are read out with the field, errors or not.
+  const withHint = (field: string, fieldId: string) => ({ ...(errors[field] ? { 'aria-invalid': true } : {}), 'aria-describedby': [`${fieldId}-hint`, ...(errors[field] ? [`${fieldId}-error`] : [])].join(' ') });
   return (
     <section aria-labelledby="form-title">
       <p class="crumbs">
@@ -173,6 +240,29 @@ export function DestinationForm({ ctx, id }: { ctx: Ctx; id?: string }) {
           <label class="check">
             <input type="checkbox" checked={form.dedicated} onChange={set('dedicated')} /> A lane of its own (high volume)
           </label>
+          <fieldset class="field">
+            <legend>Batches</legend>
+            <label class="check">
+              <input type="checkbox" checked={form.batched} onChange={set('batched')} aria-describedby="batched-hint" /> Send events in batches
+            </label>
+            <p class="hint" id="batched-hint">
+              Many events to a request, as a JSON array (<code>application/cloudevents-batch+json</code>) signed once. A batch goes when it is full, or when its oldest event has
+              waited the max wait. Off: one event per request.
+            </p>
+            {form.batched && (
+              <div class="row">
+                <Field id="batchMaxEvents" label="Max events" hint={`${L.minEvents}–${L.maxEvents} events in one request.`} errors={errors['batch.maxEvents']}>
+                  <input id="batchMaxEvents" inputMode="numeric" value={form.batchMaxEvents} onInput={set('batchMaxEvents')} {...withHint('batch.maxEvents', 'batchMaxEvents')} />
+                </Field>
+                <Field id="batchMaxWaitMs" label="Max wait (ms)" hint={`${L.minWaitMs}–${L.maxWaitMs} ms after the oldest event arrived.`} errors={errors['batch.maxWaitMs']}>
+                  <input id="batchMaxWaitMs" inputMode="numeric" value={form.batchMaxWaitMs} onInput={set('batchMaxWaitMs')} {...withHint('batch.maxWaitMs', 'batchMaxWaitMs')} />
+                </Field>
+                <Field id="batchMaxBytes" label="Max bytes (optional)" hint={`${L.minBytes}–${L.maxBytes} bytes of body; empty: ${L.maxBytes}.`} errors={errors['batch.maxBytes']}>
+                  <input id="batchMaxBytes" inputMode="numeric" value={form.batchMaxBytes} onInput={set('batchMaxBytes')} {...withHint('batch.maxBytes', 'batchMaxBytes')} />
+                </Field>
+              </div>
+            )}
+          </fieldset>
           <ErrorBox error={save.error} title={editing ? 'The destination was not saved' : 'The destination was not created'} />
           <div class="row">
             <Submit busy={save.busy}>{editing ? 'Save' : 'Create destination'}</Submit>

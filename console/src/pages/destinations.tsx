@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { BATCH_LIMITS } from '../../../shared/domain/batch-limits';
 import { ApiError, call, get, ingestUrl, issuesByField, post, seg } from '../api';
 import { acct, canWrite, Ctx, visibleDestination } from '../ctx';
 import { Destination } from '../types';
@@ -15,6 +16,12 @@ async function withStats(ctx: Ctx, list: Destination[]): Promise<Destination[]> 
       get<Destination>(`${acct(ctx)}/destinations/${seg(d.id)}`).catch(() => d),
     ),
   );
+}
+
+/** How a destination's events go out: batched (how full, how long at most) or one a request. */
+function batchText(b: Destination['batch']): string {
+  if (!b) return 'off: one event per request';
+  return `up to ${b.maxEvents} events and ${b.maxBytes ?? BATCH_LIMITS.maxBytes} bytes a request, sent at the latest ${b.maxWaitMs} ms after the oldest arrived`;
 }
 
 function State({ d }: { d: Destination }) {
@@ -215,6 +222,8 @@ export function DestinationDetail({ ctx, id }: { ctx: Ctx; id: string }) {
             <dd>{d.technicalEmail ?? '—'}</dd>
             <dt>Lane</dt>
             <dd>{d.lane ?? 'shared'}</dd>
+            <dt>Batches</dt>
+            <dd data-testid="batch-setting">{batchText(d.batch)}</dd>
             <dt>Created / updated</dt>
             <dd>
               {fmtTime(d.createdAt)} / {fmtTime(d.updatedAt)}

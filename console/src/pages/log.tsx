@@ -145,6 +145,14 @@ export function DeliveryDetail({ ctx, id, onClose }: { ctx: Ctx; id: string; onC
             {d.attempts}
             {d.throttled ? ` (${d.throttled} throttled by 429)` : ''}
           </dd>
+          {d.batch && (
+            <>
+              <dt>Batch</dt>
+              <dd data-testid="delivery-batch">
+                <code>{d.batch.id}</code>, event {d.batch.position + 1} of {d.batch.size}
+              </dd>
+            </>
+          )}
           <dt>Published</dt>
           <dd>{fmtTime(d.publishedAt)}</dd>
           <dt>First / last attempt</dt>

@@ -1,6 +1,6 @@
 import { AttemptResult, HeraldOverload } from '../../domain/delivery';
 import { PublishFailure, topicAttemptResult } from '../../domain/topic-destination';
-import { TopicPublisher, TopicPublishRequest } from '../../ports';
+import { TopicBatchRequest, TopicPublisher, TopicPublishRequest } from '../../ports';
 
 /** What a scripted topic answers one publish with. */
 export type TopicAnswer = { failure: PublishFailure } | { timedOut: true } | 'ok';
@@ -22,6 +22,20 @@ export class MemoryTopicPublisher implements TopicPublisher {
     const messageId = String(this.nextId++);
     this.published.push({ ...request, messageId });
     return topicAttemptResult({ messageId }, 1, request.timeoutMs);
+  }
+
+  /** Asks `answer` once, for the first message: a Publish call succeeds or fails whole. */
+  async publishMany(request: TopicBatchRequest): Promise<AttemptResult | HeraldOverload> {
+    const [first] = request.messages;
+    if (!first) throw new Error('publishMany needs at least one message');
+    const answer = this.answer({ topic: request.topic, message: first, timeoutMs: request.timeoutMs });
+    if (answer !== 'ok') return topicAttemptResult(answer, 'timedOut' in answer ? request.timeoutMs : 1, request.timeoutMs);
+    const ids = request.messages.map((message) => {
+      const messageId = String(this.nextId++);
+      this.published.push({ topic: request.topic, message, timeoutMs: request.timeoutMs, messageId });
+      return messageId;
+    });
+    return topicAttemptResult({ messageId: ids[0]! }, 1, request.timeoutMs);
   }
 
   async close(): Promise<void> {}

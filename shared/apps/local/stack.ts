@@ -6,8 +6,9 @@ import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { applyTopology } from '../../adapters/pubsub-topology';
 import { ConfigError, HeraldConfig, loadConfig } from '../../config';
 import { runPump } from '../../app/pump';
+import { runBatcher } from '../../app/batcher';
 import { checkThresholds } from '../../app/suspend-and-reactivate';
-import { accountPurgeDeps, createRuntime, pumpDeps, pushTargetFrom, reconcileDeps, Runtime, suspensionDeps } from '../../runtime';
+import { accountPurgeDeps, batcherDeps, createRuntime, pumpDeps, pushTargetFrom, reconcileDeps, Runtime, suspensionDeps } from '../../runtime';
 import { reconcileOnce } from '../../app/reconcile';
 import { finishAccountPurges } from '../../app/account-purge';
 import { runPeriodically } from './periodic';
@@ -227,6 +228,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const loops = {
       // The retry pump, in-process, for as long as the stack runs.
       pump: runPump(pumpTurn, { intervalMs: config.pumpIntervalMs, ...(runtimes.length > 1 ? { onRound: () => Object.assign(pumpTurn, pumpDeps(turnOf())) } : {}) }),
+      // The batcher, beside the pump on GCP: here for as long as the stack runs, on the first instance (one at a time, as the schedule runs it).
+      batcher: runBatcher(batcherDeps(runtime)),
       // The suspension check, each minute of scaled time.
       checker: runPeriodically('suspension check', checkMs, () => checkThresholds(suspensionDeps(turnOf())), runtime.log),
       // The scheduled pump's first step on GCP: the reconciler, on its own interval here.
@@ -259,7 +262,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           server,
           log: instanceBase ?? runtime.log,
           runtime: instances > 1 ? allOf(runtimes) : runtime,
-          loops: () => Promise.all([loops.pump.stop(), loops.checker.stop(), loops.reconciler.stop(), loops.purger.stop()]).then(() => undefined),
+          loops: () => Promise.all([loops.pump.stop(), loops.batcher.stop(), loops.checker.stop(), loops.reconciler.stop(), loops.purger.stop()]).then(() => undefined),
           drainMs: stopOptions.drainMs ?? runtime.config.deliveryTimeoutMs + 2000,
           beforeClose: purge,
           after: own,

@@ -116,7 +116,7 @@ describe('the console and the domain', () => {
   })();
 
   test('the modules it bundles from shared/ are browser-safe: domain modules importing no package and no Node module', () => {
-    expect(bundledFromShared).toEqual(expect.arrayContaining(['shared/domain/delivery-statuses.ts', 'shared/domain/policy-preset-names.ts']));
+    expect(bundledFromShared).toEqual(expect.arrayContaining(['shared/domain/batch-limits.ts', 'shared/domain/delivery-statuses.ts', 'shared/domain/policy-preset-names.ts']));
     expect(bundledFromShared.filter((f) => !f.startsWith('shared/domain/'))).toEqual([]);
     const packages = bundledFromShared.flatMap((f) => (imports.get(f) ?? []).filter((i) => !i.typeOnly && i.file === undefined).map((i) => `${f} → ${i.spec}`));
     expect(packages).toEqual([]);
@@ -132,5 +132,11 @@ describe('the console and the domain', () => {
     // Two members side by side, quoted either way: the start of a copied list.
     const copy = new RegExp(`['"]${members[0]}['"]\\s*,\\s*['"]${members[1]}['"]`);
     expect(consoleFiles.filter((f) => copy.test(readFileSync(path.join(ROOT, f), 'utf8')))).toEqual([]);
+  });
+
+  test('it keeps no copy of BATCH_LIMITS (shared/domain/batch-limits.ts): it imports the bounds', () => {
+    expect(consoleFiles.filter((f) => (imports.get(f) ?? []).some((i) => i.file === 'shared/domain/batch-limits.ts'))).toEqual(expect.arrayContaining(['console/src/pages/destination-form.tsx']));
+    // The largest body, written out or as a product: the bound most likely to be copied.
+    expect(consoleFiles.filter((f) => /1_?048_?576|1024\s*\*\s*1024/.test(readFileSync(path.join(ROOT, f), 'utf8')))).toEqual([]);
   });
 });

@@ -48,11 +48,25 @@ function shellWord(s: string): string {
 
 const dash = (s: string | undefined) => (s === undefined || s === '' ? '-' : s);
 
+/** The batch that carried a delivery, as people count: "b_… 3 of 10". */
+const batchOf = (d: DeliveryView) => (d.batch ? `${d.batch.id} ${d.batch.position + 1} of ${d.batch.size}` : '-');
+
 export function deliveriesTable(deliveries: readonly DeliveryView[]): string {
+  // A BATCH column only when one was batched: a destination that never batches keeps the table it had.
+  const batched = deliveries.some((d) => d.batch !== undefined);
   return table([
-    ['DELIVERY ID', 'EVENT ID', 'TYPE', 'STATUS', 'ATTEMPTS', 'LAST ERROR', 'AVAILABLE AT'],
+    ['DELIVERY ID', 'EVENT ID', 'TYPE', 'STATUS', 'ATTEMPTS', 'LAST ERROR', ...(batched ? ['BATCH'] : []), 'AVAILABLE AT'],
     // "(rate)": waiting for a turn of the destination's rate, not for a retry; it may come sooner.
-    ...deliveries.map((d) => [d.id, d.eventId, d.eventType, d.status, String(d.attempts), dash(d.lastError?.error), d.rateDeferred && d.status === 'PENDING' && d.availableAt ? `${d.availableAt} (rate)` : dash(d.availableAt)]),
+    ...deliveries.map((d) => [
+      d.id,
+      d.eventId,
+      d.eventType,
+      d.status,
+      String(d.attempts),
+      dash(d.lastError?.error),
+      ...(batched ? [batchOf(d)] : []),
+      d.rateDeferred && d.status === 'PENDING' && d.availableAt ? `${d.availableAt} (rate)` : dash(d.availableAt),
+    ]),
   ]);
 }
 

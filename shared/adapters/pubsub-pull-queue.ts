@@ -1,6 +1,6 @@
 import { PubSub, v1 } from '@google-cloud/pubsub';
 import { GRPC, grpcCode } from '../domain/grpc-status';
-import { DeadLetterQueue, PulledMessage } from '../ports';
+import { PulledMessage, PullQueue } from '../ports';
 
 /** Pub/Sub's most ack ids per acknowledge / modifyAckDeadline request is 2,500 (and 512 kB); stay well below. */
 const ACK_IDS_PER_REQUEST = 1000;
@@ -15,12 +15,13 @@ function dateOf(ts: Timestamp): Date {
 }
 
 /**
- * The dead-letter hold subscription through synchronous pull (the `SubscriberClient`, not a
- * streaming listener): replay decides per message whether to ack it, hold it or release it.
+ * A pull subscription through synchronous pull (the `SubscriberClient`, not a streaming
+ * listener), for readers that decide per message when to ack it, hold it or release it:
+ * replay on the dead-letter hold, the batcher on the batch lane.
  * A pull waits at most `pullWaitMs` for messages (the emulator answers an empty pull about
  * half-way through it), so an empty result means nothing is waiting.
  */
-export class PubSubDeadLetterQueue implements DeadLetterQueue {
+export class PubSubPullQueue implements PullQueue {
   private client?: Promise<{ client: v1.SubscriberClient; path: string }>;
 
   constructor(

@@ -1,0 +1,207 @@
+import { BatchGatherer, batchBytesOf, batchShare, ClosedBatch, GatherLimits } from '../domain/batching';
+import { PushDelivery } from '../domain/cloudevents-pubsub';
+import { Destination } from '../domain/destination';
+import { laneStep } from '../domain/lane-step';
+import { readLaneMessage, ReadLaneMessage } from '../domain/lane-message';
+import { Logger, PulledMessage, PullQueue } from '../ports';
+import { ClaimedMember, claimedBatch, FirstMember, firstBatch } from './batch-attempt';
+import { deliverFromLane } from './deliver';
+import { DeliverDeps } from './delivery-context';
+
+/**
+ * The batcher: pulls the batch lane (topology.ts batchLaneNames), gathers each batched
+ * destination's events into batches (domain/batching.ts BatchGatherer) and sends each batch
+ * when it is full, would overflow, or its oldest event has waited `maxWaitMs`
+ * (app/batch-attempt.ts). A message is acked only once its event's record is durable; one the
+ * run could not finish is released, and the next pull takes it again. Every event of a
+ * destination comes here, whichever instance ingested it: one batcher at a time (a scheduled
+ * run on GCP, in-process locally) sees them all, and a second one running beside it takes a
+ * share of the messages and makes smaller batches, never wrong ones.
+ *
+ * A message that cannot be batched (its destination gone, suspended, or no longer batched; a
+ * retry without a batch) is handled as `deliver` handles a push: deliverFromLane.
+ */
+
+export interface BatcherDeps {
+  deliver: DeliverDeps;
+  queue: PullQueue;
+  /** The pull subscription's name, as a push would name it (logs, dead letters of foreign messages). */
+  subscription: string;
+  log: Logger;
+}
+
+export interface BatcherOptions {
+  /** Stop after this long (the scheduled run's window); absent: until stopped. */
+  untilMs?: number;
+  /** With `untilMs`: end early once a pull finds nothing and nothing is open or being sent. */
+  endWhenIdle?: boolean;
+}
+
+export interface BatcherReport {
+  pulled: number;
+  batches: number;
+  /** Events in those batches. */
+  batched: number;
+  /** Messages handled one by one (deliverFromLane). */
+  single: number;
+  /** Messages given back to the subscription: a batch that failed (a Herald fault) or the run ended before it was due. */
+  released: number;
+  ended: 'stopped' | 'time-up' | 'idle';
+}
+
+/** Most messages a pull takes (Pub/Sub's limit per pull is 1,000). */
+const PULL_MAX = 1000;
+/** Messages held at once (open and being sent); pulling waits below it. */
+const HELD_MAX = 20_000;
+/**
+ * How long a pulled message is kept from other pulls: a batch's longest wait (60 s), its
+ * attempt, and its records, with room. A batcher that dies leaves its messages to the next pull
+ * after this.
+ */
+export const BATCH_HOLD_SECONDS = 120;
+/** A retried batch's members come back from one pump round within moments: wait this long for the rest. */
+export const RETRY_GATHER_MS = 2_000;
+
+interface Ticket {
+  ackId: string;
+  message: ReadLaneMessage;
+  destination: Destination;
+}
+
+export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): { done: Promise<BatcherReport>; stop(): Promise<void> } {
+  const report: BatcherReport = { pulled: 0, batches: 0, batched: 0, single: 0, released: 0, ended: 'stopped' };
+  const gatherer = new BatchGatherer<Ticket>();
+  const sending = new Set<Promise<void>>();
+  let sendingMembers = 0;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const start = Date.now();
+  const timeLeft = () => (options.untilMs === undefined ? Infinity : options.untilMs - (Date.now() - start));
+  const now = () => deps.deliver.clock.now().getTime();
+
+  const track = (work: Promise<void>, members: number) => {
+    sendingMembers += members;
+    const p = work.finally(() => {
+      sending.delete(p);
+      sendingMembers -= members;
+    });
+    sending.add(p);
+  };
+  const release = async (ackIds: string[]) => {
+    report.released += ackIds.length;
+    await deps.queue.release(ackIds).catch((e: unknown) => deps.log.warn('batcher: releasing messages failed; they come back when their hold ends', { error: (e as Error).message, messages: ackIds.length }));
+  };
+
+  const send = (closed: ClosedBatch<Ticket>) => {
+    const tickets = closed.members.map((m) => m.ticket);
+    const destination = tickets[tickets.length - 1]!.destination;
+    report.batches++;
+    report.batched += tickets.length;
+    const attempt = tickets[0]!.message.kind === 'claimed'
+      ? claimedBatch(deps.deliver, destination, tickets.map((t) => t.message as ClaimedMember))
+      : firstBatch(deps.deliver, destination, tickets.map((t) => t.message as FirstMember));
+    track(
+      attempt.then(
+        () => deps.queue.ack(tickets.map((t) => t.ackId)),
+        async (e: unknown) => {
+          deps.log.error('batch could not be recorded; its messages go back to the batch lane and are sent again', { destinationId: destination.id, members: tickets.length, error: (e as Error).message });
+          await release(tickets.map((t) => t.ackId));
+        },
+      ),
+      tickets.length,
+    );
+  };
+
+  const flushDue = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    for (const closed of gatherer.due(now())) send(closed);
+    const next = gatherer.nextDueAt();
+    if (next !== undefined && !stopped) timer = setTimeout(flushDue, Math.max(0, next - now()));
+  };
+
+  const single = (pulled: PulledMessage, push: PushDelivery) => {
+    report.single++;
+    track(
+      deliverFromLane(deps.deliver, push).then(
+        () => deps.queue.ack([pulled.ackId]),
+        async (e: unknown) => {
+          deps.log.error('batch lane message could not be handled; it goes back and comes again', { messageId: pulled.messageId, error: (e as Error).message });
+          await release([pulled.ackId]);
+        },
+      ),
+      1,
+    );
+  };
+
+  const take = async (pulled: PulledMessage) => {
+    const push: PushDelivery = { subscription: deps.subscription, messageId: pulled.messageId, publishTime: pulled.publishTime, message: pulled.message };
+    const read = readLaneMessage(push);
+    if (!read.ok) return single(pulled, push);
+    const message = read.value;
+    const destination = await deps.deliver.directory.get(message.destinationId);
+    const step = laneStep(message, destination, () => false);
+    if (!destination?.batch || step.kind === 'unusable' || step.kind === 'queue' || (message.kind === 'claimed' && !message.batch)) return single(pulled, push);
+    const ticket: Ticket = { ackId: pulled.ackId, message, destination };
+    const member = { event: message.event, bytes: batchShare(message.event), ticket };
+    if (message.kind === 'claimed') {
+      const place = message.batch!;
+      const limits: GatherLimits = { maxEvents: place.size, maxWaitMs: RETRY_GATHER_MS, maxBytes: Number.POSITIVE_INFINITY };
+      for (const closed of gatherer.add(`${destination.id}\n${place.id}`, limits, { ...member, acceptedAt: now() })) send(closed);
+      return;
+    }
+    const limits: GatherLimits = { maxEvents: destination.batch.maxEvents, maxWaitMs: destination.batch.maxWaitMs, maxBytes: batchBytesOf(destination.batch) };
+    for (const closed of gatherer.add(destination.id, limits, { ...member, acceptedAt: Date.parse(message.publishedAt) })) send(closed);
+  };
+
+  const done = (async (): Promise<BatcherReport> => {
+    while (!stopped && timeLeft() > 0) {
+      if (gatherer.waiting + sendingMembers >= HELD_MAX) {
+        await Promise.race(sending);
+        continue;
+      }
+      let pulled: PulledMessage[];
+      try {
+        pulled = await deps.queue.pull(PULL_MAX);
+      } catch (e) {
+        deps.log.error('batcher: pulling the batch lane failed; trying again', { error: (e as Error).message });
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      if (pulled.length > 0) {
+        report.pulled += pulled.length;
+        // Kept from other pulls while their batches fill and are sent.
+        await deps.queue.hold(pulled.map((p) => p.ackId), BATCH_HOLD_SECONDS).catch((e: unknown) => deps.log.warn('batcher: holding pulled messages failed; a batch that outlives the subscription deadline may be sent twice', { error: (e as Error).message }));
+        // Everything pulled goes in before any batch is closed for its wait: a backlog leaves in full batches.
+        for (const p of pulled) {
+          try {
+            await take(p);
+          } catch (e) {
+            deps.log.error('batch lane message could not be read; it goes back and comes again', { messageId: p.messageId, error: (e as Error).message });
+            await release([p.ackId]);
+          }
+        }
+      }
+      flushDue();
+      if (pulled.length === 0 && options.endWhenIdle && gatherer.waiting === 0 && sending.size === 0) {
+        report.ended = 'idle';
+        break;
+      }
+    }
+    if (report.ended !== 'idle') report.ended = stopped ? 'stopped' : 'time-up';
+    clearTimeout(timer);
+    // Batches not yet due go back whole: the next pull (the next run) finds them overdue and sends them at once.
+    const left = gatherer.drain().map((m) => m.ticket.ackId);
+    if (left.length > 0) await release(left);
+    await Promise.allSettled([...sending]);
+    return report;
+  })();
+
+  return {
+    done,
+    async stop() {
+      stopped = true;
+      await done;
+    },
+  };
+}

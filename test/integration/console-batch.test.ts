@@ -1,0 +1,179 @@
+/**
+ * A destination's `batch` (issue 37) in the web console, real Chromium against a whole local
+ * Herald: the operator turns batching on in the destination form (a bound broken is caught
+ * before anything is sent), sees it saved and shown, finds it again when editing, changes it
+ * and turns it off; a customer does the same through a portal link; the delivery log shows the
+ * batch a delivery went in. Nothing is published: what batching does to the requests is
+ * test/integration/batched-delivery.test.ts's to show, this is the setting's round trip.
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
+import { eventKey } from '../../shared/domain/event';
+import { internalDestinationId } from '../../shared/domain/ids';
+import { accessibilityProblems, ensureConsoleBuilt, launchChromium } from '../support/browser';
+import { Receiver } from '../support/receiver';
+import { startTestStack, TestStack } from '../support/stack';
+
+const PROJECT = `console-batch-${Date.now().toString(36)}`;
+const ACCOUNT = 'batchco';
+
+let stack: TestStack;
+let receiver: Receiver;
+let browser: Browser;
+const problems: string[] = [];
+
+beforeAll(async () => {
+  ensureConsoleBuilt();
+  receiver = await new Receiver(() => ({ status: 204 })).start();
+  stack = await startTestStack(PROJECT);
+  browser = await launchChromium();
+  expect((await stack.admin('POST', '/accounts', { id: ACCOUNT, name: 'Batch Co' })).status).toBe(201);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop({ purge: true });
+  await receiver?.stop();
+});
+
+afterEach(() => {
+  expect(problems.splice(0)).toEqual([]);
+});
+
+async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, reducedMotion: 'reduce' });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/status of (400|404)/.test(m.text())) problems.push(`console error: ${m.text()}`);
+  });
+  return { context, page };
+}
+
+async function heading(page: Page, name: string): Promise<void> {
+  await page.getByRole('heading', { level: 1, name }).waitFor();
+}
+
+/** The destination as the API has it now. */
+async function stored(id: string): Promise<{ status: number; batch?: unknown }> {
+  const res = await stack.admin('GET', `/accounts/${ACCOUNT}/destinations/${id}`);
+  return { status: res.status, ...(res.status === 200 ? { batch: (res.body as { batch?: unknown }).batch } : {}) };
+}
+
+const field = (page: Page, label: string) => page.getByLabel(label, { exact: true });
+
+test('the operator turns batching on in the form, sees it saved and shown, edits it, and turns it off', async () => {
+  const { context, page } = await newPage();
+  await page.goto(`${stack.url}/admin/console/`);
+  await field(page, 'Admin token or account key').fill(stack.config.adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await heading(page, 'Overview');
+  await page.getByLabel('Account', { exact: true }).selectOption(ACCOUNT);
+  await page.goto(`${stack.url}/admin/console/#/destinations/new`);
+  await heading(page, 'New destination');
+  await field(page, 'Id').fill('bulk');
+  await field(page, 'Webhook URL').fill(`${receiver.url}/bulk`);
+  // Off until ticked: the fields appear with it.
+  expect(await field(page, 'Max events').count()).toBe(0);
+  await page.getByLabel('Send events in batches').check();
+  expect(await accessibilityProblems(page)).toEqual([]);
+
+  // Out of bounds, and not a whole number: said under each field, and nothing is sent.
+  await field(page, 'Max events').fill('1');
+  await field(page, 'Max wait (ms)').fill('1.5');
+  await page.getByRole('button', { name: 'Create destination' }).click();
+  await page.getByRole('alert').filter({ hasText: 'The batch settings are out of bounds: nothing was sent.' }).waitFor();
+  expect(await page.locator('#batchMaxEvents-error').textContent()).toBe('batch.maxEvents must be 2–1000');
+  expect(await page.locator('#batchMaxWaitMs-error').textContent()).toBe('batch.maxWaitMs must be a whole number, 100–60000');
+  expect(await field(page, 'Max events').getAttribute('aria-invalid')).toBe('true');
+  expect(await field(page, 'Max events').getAttribute('aria-describedby')).toBe('batchMaxEvents-hint batchMaxEvents-error');
+  expect(await accessibilityProblems(page)).toEqual([]);
+  expect((await stored('bulk')).status).toBe(404);
+
+  // Within bounds, max bytes left empty: the API's default.
+  await field(page, 'Max events').fill('50');
+  await field(page, 'Max wait (ms)').fill('1500');
+  const created = page.waitForResponse((r) => r.request().method() === 'PUT' && r.url().endsWith(`/accounts/${ACCOUNT}/destinations/bulk`));
+  await page.getByRole('button', { name: 'Create destination' }).click();
+  const answer = await created;
+  expect(answer.status()).toBe(201);
+  expect(((await answer.json()) as { batch?: unknown }).batch).toEqual({ maxEvents: 50, maxWaitMs: 1500 });
+  await heading(page, 'Destination bulk created');
+  expect(await stored('bulk')).toEqual({ status: 200, batch: { maxEvents: 50, maxWaitMs: 1500 } });
+
+  // Shown on its page.
+  await page.getByRole('link', { name: 'Open bulk' }).click();
+  await heading(page, 'bulk');
+  expect(await page.getByTestId('batch-setting').textContent()).toBe('up to 50 events and 1048576 bytes a request, sent at the latest 1500 ms after the oldest arrived');
+
+  // Editing finds the setting as saved; a byte limit is added.
+  await page.getByRole('link', { name: 'Edit' }).click();
+  await heading(page, 'Edit bulk');
+  expect(await page.getByLabel('Send events in batches').isChecked()).toBe(true);
+  expect(await field(page, 'Max events').inputValue()).toBe('50');
+  expect(await field(page, 'Max wait (ms)').inputValue()).toBe('1500');
+  expect(await field(page, 'Max bytes (optional)').inputValue()).toBe('');
+  await field(page, 'Max bytes (optional)').fill('65536');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await heading(page, 'bulk');
+  await page.getByTestId('batch-setting').getByText('up to 50 events and 65536 bytes').waitFor();
+  expect(await stored('bulk')).toEqual({ status: 200, batch: { maxEvents: 50, maxWaitMs: 1500, maxBytes: 65536 } });
+
+  // Unticked, the whole spec is saved without it: one event per request again.
+  await page.getByRole('link', { name: 'Edit' }).click();
+  await heading(page, 'Edit bulk');
+  expect(await field(page, 'Max bytes (optional)').inputValue()).toBe('65536');
+  await page.getByLabel('Send events in batches').uncheck();
+  await page.getByRole('button', { name: 'Save' }).click();
+  await heading(page, 'bulk');
+  await page.getByTestId('batch-setting').getByText('off: one event per request').waitFor();
+  expect(await stored('bulk')).toEqual({ status: 200 });
+  await context.close();
+});
+
+test("a customer sets batching through a portal link, and the log shows a delivery's batch", async () => {
+  expect((await stack.admin('PUT', `/accounts/${ACCOUNT}/destinations/portal-hook`, { url: `${receiver.url}/portal-hook`, eventTypes: ['com.example.never'] })).status).toBe(201);
+  // A delivery as a batched attempt records it: the batch's id, its place (from 0) and size.
+  const internal = internalDestinationId(ACCOUNT, 'portal-hook');
+  const record: DeliveryRecord = {
+    id: deliveryId(internal, eventKey({ source: '/shop', id: 'in-batch-1' })),
+    destinationId: internal,
+    eventId: 'in-batch-1',
+    eventSource: '/shop',
+    eventType: 'com.example.never',
+    status: 'DELIVERED',
+    attempts: 1,
+    availableAt: '2026-01-01T00:00:00.000Z',
+    publishedAt: '2026-01-01T00:00:00.000Z',
+    deliveredAt: '2026-01-01T00:00:01.000Z',
+    batch: { id: 'b_consoleBatchTest0000', position: 2, size: 7 },
+  };
+  await stack.runtime.deliveries.put(record);
+
+  const minted = await stack.admin('POST', `/accounts/${ACCOUNT}/portal-links`, { ttlSeconds: 600 });
+  expect(minted.status).toBe(201);
+  const link = (minted.body as { url: string }).url;
+  const { context, page } = await newPage();
+  await page.goto(link);
+  await heading(page, 'Overview');
+  await page.goto(`${link.split('#')[0]}#/destinations/portal-hook/edit`);
+  await heading(page, 'Edit portal-hook');
+  expect(await page.getByLabel('Send events in batches').isChecked()).toBe(false);
+  await page.getByLabel('Send events in batches').check();
+  await field(page, 'Max events').fill('1000');
+  await field(page, 'Max wait (ms)').fill('60000');
+  await field(page, 'Max bytes (optional)').fill('1024');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await heading(page, 'portal-hook');
+  await page.getByTestId('batch-setting').getByText('up to 1000 events and 1024 bytes a request, sent at the latest 60000 ms').waitFor();
+  expect(await stored('portal-hook')).toEqual({ status: 200, batch: { maxEvents: 1000, maxWaitMs: 60000, maxBytes: 1024 } });
+
+  await page.goto(`${link.split('#')[0]}#/log?destination=portal-hook`);
+  await heading(page, 'Delivery log');
+  await page.getByRole('row').filter({ hasText: 'in-batch-1' }).getByRole('button', { name: 'in-batch-1' }).click();
+  const batch = page.getByTestId('delivery-detail').getByTestId('delivery-batch');
+  expect(await batch.textContent()).toBe('b_consoleBatchTest0000, event 3 of 7');
+  expect(await accessibilityProblems(page)).toEqual([]);
+  await context.close();
+});
