@@ -87,10 +87,13 @@ export const FIRESTORE_QUERIES = {
 
 /**
  * Fields no query selects by, as data: the Pulumi program exempts them from Firestore's
- * automatic indexing (a group's members are large maps in an array; indexing each would cost
- * storage and write latency for nothing).
+ * automatic indexing (a group's members are large maps in an array, and the fields they share
+ * one more map; indexing each would cost storage and write latency for nothing).
  */
-export const FIRESTORE_UNINDEXED_FIELDS = [{ collection: COLLECTIONS.deliveryGroups, field: 'members' }] as const;
+export const FIRESTORE_UNINDEXED_FIELDS = [
+  { collection: COLLECTIONS.deliveryGroups, field: 'members' },
+  { collection: COLLECTIONS.deliveryGroups, field: 'common' },
+] as const;
 
 /**
  * Fields whose values only grow (times, time-ordered ids) in collections written fast, exempt

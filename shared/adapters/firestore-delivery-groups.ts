@@ -30,7 +30,14 @@ interface StoredGroup {
   oldest: string;
   newest: string;
   committedAt: string;
+  /** Each member's own fields: those in `common` left out. */
   members: DocumentData[];
+  /**
+   * The fields every member holds with the same value, once (a batch's members share their
+   * destination, status, times and the attempt's detail): a group is kept for the whole
+   * retention, and storage is billed by the byte.
+   */
+  common?: DocumentData;
   expireAt?: Date;
 }
 
@@ -177,13 +184,14 @@ export class FirestoreDeliveryGroups {
       oldest: published[0]!,
       newest: published[published.length - 1]!,
       committedAt: now.toISOString(),
-      members: members.map((m) => this.toDoc(m)),
+      ...compacted(members.map((m) => this.toDoc(m))),
       expireAt: new Date(Math.max(...expiries)),
     };
   }
 
-  private membersOf(doc: QueryDocumentSnapshot): DeliveryRecord[] {
-    return (doc.data() as StoredGroup).members.map((m) => this.fromDoc(m));
+  private membersOf(doc: { data(): DocumentData | undefined }): DeliveryRecord[] {
+    const group = doc.data() as StoredGroup;
+    return group.members.map((m) => this.fromDoc({ ...group.common, ...m }));
   }
 
   /** Every group copy of each of `ids` (a queried read per group found, one at least per 30 ids). */
@@ -257,7 +265,7 @@ export class FirestoreDeliveryGroups {
     this.ops.reads += unique.length;
     for (const snap of snaps) {
       if (!snap.exists) continue;
-      for (const m of (snap.data() as StoredGroup).members.map((d) => this.fromDoc(d))) found.set(m.id, [...(found.get(m.id) ?? []), m]);
+      for (const m of this.membersOf(snap)) found.set(m.id, [...(found.get(m.id) ?? []), m]);
     }
     return found;
   }
@@ -302,6 +310,18 @@ function groupsOf(taken: readonly Waiting[]): { account: string; members: Delive
     group.bytes += bytes;
   }
   return [...open.values()].flat();
+}
+
+/** Members with the fields all of them share, equal, taken out into `common` (two members at least). */
+function compacted(docs: DocumentData[]): { members: DocumentData[]; common?: DocumentData } {
+  if (docs.length < 2) return { members: docs };
+  const common: DocumentData = {};
+  for (const [key, value] of Object.entries(docs[0]!)) {
+    const text = JSON.stringify(value);
+    if (docs.every((d) => key in d && JSON.stringify(d[key]) === text)) common[key] = value;
+  }
+  if (Object.keys(common).length === 0) return { members: docs };
+  return { members: docs.map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => !(k in common)))), common };
 }
 
 function chunk<T>(items: readonly T[], size: number): T[][] {

@@ -155,13 +155,14 @@ function oldestOf(members: readonly { publishedAt: string }[]): Date {
 }
 
 /**
- * The request once per batch: its first member's detail has it whole (headers, body, the
- * response); the others keep what was decided and the status, and point at it by the batch's
- * id. Every member's record is stored for the retention: 100 copies of the headers would cost
- * more than the rest of the record.
+ * The request once per batch. Delivered, every member has it whole: they go in one group,
+ * which stores what its members share once (firestore-delivery-groups.ts). Otherwise each
+ * member is a document of its own, kept for the retention, and 100 copies of the headers would
+ * cost more than the rest: the first member has it whole, the others what was decided and the
+ * status, and point at it by the batch's id.
  */
 function detailFor(place: BatchPlace, detail: AttemptDetail): AttemptDetail {
-  if (place.position === 0) return detail;
+  if (place.position === 0 || detail.decision.kind === 'delivered') return detail;
   const { response, ...rest } = detail;
   return { ...rest, request: { headers: {}, bodyBytes: detail.request.bodyBytes }, ...(response ? { response: { status: response.status, headers: {}, bodyExcerpt: '' } } : {}) };
 }

@@ -68,12 +68,20 @@ interface Ticket {
   destination: Destination;
 }
 
-export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): { done: Promise<BatcherReport>; stop(): Promise<void> } {
+export interface BatcherRun {
+  done: Promise<BatcherReport>;
+  stop(): Promise<void>;
+  /** From now on, end at the first pull that finds nothing while nothing is open or being sent. */
+  endWhenIdle(): void;
+}
+
+export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): BatcherRun {
   const report: BatcherReport = { pulled: 0, batches: 0, batched: 0, single: 0, released: 0, ended: 'stopped' };
   const gatherer = new BatchGatherer<Ticket>();
   const sending = new Set<Promise<void>>();
   let sendingMembers = 0;
   let stopped = false;
+  let endIdle = options.endWhenIdle ?? false;
   let timer: NodeJS.Timeout | undefined;
   const start = Date.now();
   const timeLeft = () => (options.untilMs === undefined ? Infinity : options.untilMs - (Date.now() - start));
@@ -183,7 +191,7 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): { d
         }
       }
       flushDue();
-      if (pulled.length === 0 && options.endWhenIdle && gatherer.waiting === 0 && sending.size === 0) {
+      if (pulled.length === 0 && endIdle && gatherer.waiting === 0 && sending.size === 0) {
         report.ended = 'idle';
         break;
       }
@@ -202,6 +210,9 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): { d
     async stop() {
       stopped = true;
       await done;
+    },
+    endWhenIdle() {
+      endIdle = true;
     },
   };
 }

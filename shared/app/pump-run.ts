@@ -48,8 +48,9 @@ export async function pumpRun(deps: PumpRunDeps, options: PumpRunOptions): Promi
       return undefined;
     })
     .finally(() => (reconcileMs = Date.now() - started));
-  // Batched destinations' events are pulled for the run's whole window while they come; an idle lane ends it early.
-  const batching = deps.batcher ? runBatcher(deps.batcher, { untilMs: options.runMs, endWhenIdle: !options.hold }).done : undefined;
+  // Batched destinations' events are pulled while the run goes on anyway (its instance is billed
+  // for it), and after that for as long as they come: an idle batch lane then ends it.
+  const batching = deps.batcher ? runBatcher(deps.batcher, { untilMs: options.runMs }) : undefined;
   await options.before?.();
   const pumpOptions = { intervalMs: options.intervalMs, hold: options.hold, ...(options.onRound ? { onRound: options.onRound } : {}) };
   let pumped = await runPump(deps.pump, { ...pumpOptions, untilMs: left() }).done;
@@ -58,6 +59,7 @@ export async function pumpRun(deps: PumpRunDeps, options: PumpRunOptions): Promi
     const more = await runPump(deps.pump, { ...pumpOptions, untilMs: left() }).done;
     pumped = { due: pumped.due + more.due, sent: pumped.sent + more.sent, skipped: pumped.skipped + more.skipped, abandoned: pumped.abandoned + more.abandoned, queued: pumped.queued + more.queued, ended: more.ended };
   }
-  const batcher = await batching;
+  if (!options.hold) batching?.endWhenIdle();
+  const batcher = await batching?.done;
   return { ...pumped, ...(reconciled ? { reconciled } : {}), reconcileMs, ...(batcher ? { batcher } : {}) };
 }

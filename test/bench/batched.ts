@@ -15,9 +15,8 @@ import { performance } from 'node:perf_hooks';
 import { startLocalStack } from '../../shared/apps/local/stack';
 import { toLaneMessage } from '../../shared/domain/lane-message';
 import { createLogger } from '../../shared/log';
-import { COMPONENT_LABELS, COMPONENTS, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths, storedRecordBytes } from './cost-model';
-import { deliveryId } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
+import { COLLECTIONS, FIRESTORE_UNINDEXED_FIELDS } from '../../shared/firestore-schema';
+import { COMPONENT_LABELS, COMPONENTS, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths } from './cost-model';
 import { clearFirestore, purgeProject } from './housekeeping';
 import { BenchFailure, BenchHarness, flagsOf, intOption, mark } from './harness';
 import { percentile, round, table } from './stats';
@@ -132,15 +131,17 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
   const received = receiver.first.size;
   const added = [...receiver.first].map(([id, at]) => at - sentAt.get(id)!).sort((a, b) => a - b);
   const per = (n: number) => n / Math.max(1, received);
-  // A delivered event's record, stored as a group member, over the retention.
-  const stored = await stack.runtime.deliveries.get(deliveryId('batched', eventKey({ source: SOURCE, id: 'e-1' })));
-  const recordBytes = stored ? JSON.stringify(stored).length : 0;
+  // A delivered event's record as stored, over the retention: its group documents (members, what they share, the arrays) and
+  // their index entries, per member, by Firestore's storage size rules (firestoreStoredBytes).
+  const groups = await stack.runtime.firestore.collection(COLLECTIONS.deliveryGroups).where('destinations', 'array-contains', 'batched').get();
+  const grouped = groups.docs.reduce((n, g) => ({ bytes: n.bytes + firestoreStoredBytes(COLLECTIONS.deliveryGroups, g.id, g.data()), members: n.members + (g.get('members') as unknown[]).length }), { bytes: 0, members: 0 });
+  const recordBytes = grouped.bytes / Math.max(1, grouped.members);
   const usage: PerEventUsage = {
     firestore: { reads: per(ops.reads - ops0.reads), writes: per(ops.writes - ops0.writes), deletes: per(ops.deletes - ops0.deletes) },
     pubsub: { publish: { messages: 1, bytes: laneBytes }, delivery: { messages: 1, bytes: laneBytes } },
     invocations: 1 / perPost,
     cpuSeconds: per((cpu.user + cpu.system) / 1e6),
-    storedGiBMonths: storedGiBMonths(storedRecordBytes(recordBytes, true), stack.config.deliveryRetentionDays),
+    storedGiBMonths: storedGiBMonths(recordBytes, stack.config.deliveryRetentionDays),
   };
   const cost = costPerMillion(usage, GCP_LIST_PRICES, DEFAULT_ASSUMPTIONS, { firestore: 'regional', billing: 'request' });
   const requestsMax = Math.ceil((REQUESTS_PER_10K * events) / 10_000);
@@ -160,7 +161,7 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
         ['requests', 'events per request', 'received', 'again', 'added p50 ms', 'p90 ms', 'p99 ms', 'reads/event', 'writes/event', 'CPU ms/event'],
         [[receiver.requests, round(received / Math.max(1, receiver.requests), 1), received, receiver.again, round(p50, 0), round(percentile(added, 90) ?? NaN, 0), round(percentile(added, 99) ?? NaN, 0), round(usage.firestore.reads, 3), round(usage.firestore.writes, 3), round(usage.cpuSeconds * 1000, 2)]],
       ),
-      `Cost per million events (Firestore us-central1, request-based; Pub/Sub: one ${laneBytes}-byte lane message published and pulled per event; CPU: this whole process, an upper bound)`,
+      `Cost per million events (Firestore us-central1, request-based; Pub/Sub: one ${laneBytes}-byte lane message published and pulled per event; a record ${round(recordBytes, 0)} bytes as stored in its group with its index entries, over ${stack.config.deliveryRetentionDays} days; CPU: this whole process, an upper bound)`,
       table(['component', '$ per million'], [...COMPONENTS.map((c) => [COMPONENT_LABELS[c], round(cost[c], 4)]), ['total', round(cost.total, 4)]]),
       ...targets,
       JSON.stringify({ bench: 'batched', events, rate, perPost, maxEvents, maxWaitMs, requests: receiver.requests, received, again: receiver.again, addedMs: { p50, p90: percentile(added, 90), p99: percentile(added, 99) }, usage, cost }),
@@ -168,4 +169,33 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
     ].join('\n'),
   );
   return targets.every((t) => t.endsWith('— MET')) ? 0 : 1;
+}
+
+/**
+ * What a document holds in Firestore storage, its index entries included
+ * (https://cloud.google.com/firestore/docs/storage-size): the document (its name, each field's
+ * name and value, 32 bytes) and, for every field the automatic single-field indexes cover, an
+ * entry per value (the document's name, the collection id, the value, 32 bytes): two for a
+ * scalar (ascending and descending), one per element of an array (array-contains). Maps
+ * exempted from indexing (FIRESTORE_UNINDEXED_FIELDS: a group's `members` and `common`) have none.
+ */
+export function firestoreStoredBytes(collection: string, id: string, data: Record<string, unknown>): number {
+  const name = collection.length + 1 + id.length + 1 + 16;
+  const size = (v: unknown): number => {
+    if (v === null || v === undefined) return 1;
+    if (typeof v === 'string') return Buffer.byteLength(v) + 1;
+    if (typeof v === 'number' || typeof v === 'boolean') return 8;
+    if (v instanceof Date || (typeof v === 'object' && v !== null && 'toDate' in v)) return 8;
+    if (Array.isArray(v)) return v.reduce((n: number, x) => n + size(x), 0);
+    return Object.entries(v as Record<string, unknown>).reduce((n, [k, x]) => n + k.length + 1 + size(x), 0);
+  };
+  const unindexed = new Set<string>(FIRESTORE_UNINDEXED_FIELDS.filter((f) => f.collection === collection).map((f) => f.field));
+  let bytes = name + 32;
+  for (const [field, value] of Object.entries(data)) {
+    bytes += field.length + 1 + size(value);
+    if (unindexed.has(field)) continue;
+    const entry = (v: unknown) => name + collection.length + 1 + field.length + 1 + size(v) + 32;
+    bytes += Array.isArray(value) ? value.reduce((n: number, v) => n + entry(v), 0) : 2 * entry(value);
+  }
+  return bytes;
 }

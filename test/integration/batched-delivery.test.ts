@@ -6,6 +6,8 @@ import { eventKey } from '../../shared/domain/event';
 import { eventually } from '../support/eventually';
 import { Receiver, ReceivedRequest } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';
+import { runBatcher } from '../../shared/app/batcher';
+import { batcherDeps } from '../../shared/runtime';
 import { SubscriptionTap } from '../support/subscription-tap';
 
 /**
@@ -19,9 +21,10 @@ const SCALE = 300;
 
 let stack: TestStack;
 let tap: SubscriptionTap;
+let deadLetters: SubscriptionTap;
 const secrets: Record<string, string> = {};
 /** Per path: the statuses it answers, in order; the last one repeats. */
-const script: Record<string, number[]> = { '/flaky': [503, 200] };
+const script: Record<string, number[]> = { '/flaky': [503, 200], '/rejects': [400] };
 const receiver: Receiver = new Receiver((req) => {
   const answers = script[req.path] ?? [204];
   const n = receiver.on(req.path).length;
@@ -45,10 +48,12 @@ const record = (destination: string, id: string): Promise<DeliveryRecord | undef
 
 beforeAll(async () => {
   await receiver.start();
-  stack = await startTestStack(PROJECT, { HERALD_TIME_SCALE: String(SCALE), HERALD_PUMP_INTERVAL_MS: '100' });
+  // Two instances, each with its own caches; local mode runs the batcher on the first, as the schedule runs one.
+  stack = await startTestStack(PROJECT, { HERALD_TIME_SCALE: String(SCALE), HERALD_PUMP_INTERVAL_MS: '100' }, { instances: 2 });
   for (const [id, batch, policy] of [
     ['orders', { maxEvents: 10, maxWaitMs: 400 }, 'event-platform'],
     ['flaky', { maxEvents: 5, maxWaitMs: 300 }, 'adobe-best-effort'],
+    ['rejects', { maxEvents: 3, maxWaitMs: 200 }, 'adobe-best-effort'],
   ] as const) {
     const res = await stack.admin('PUT', `/destinations/${id}`, { url: `${receiver.url}/${id}`, eventTypes: [`test.${id}`], policy, batch });
     expect(res.status).toBe(201);
@@ -57,12 +62,14 @@ beforeAll(async () => {
   const pubsub = new PubSub({ projectId: PROJECT });
   await pubsub.createTopic('batched-audit').finally(() => pubsub.close());
   tap = await SubscriptionTap.create(PROJECT, 'batched-audit-tap', 'batched-audit');
+  deadLetters = new SubscriptionTap(PROJECT, `${stack.runtime.names.prefix}-dead-letter-hold`);
   const res = await stack.admin('PUT', '/destinations/audit', { topic: `projects/${PROJECT}/topics/batched-audit`, eventTypes: ['test.audit'], batch: { maxEvents: 4, maxWaitMs: 300 } });
   expect(res.status).toBe(201);
 }, 60_000);
 
 afterAll(async () => {
   await tap?.close();
+  await deadLetters?.close();
   await stack?.stop({ purge: true });
   await receiver.stop();
 });
@@ -120,4 +127,38 @@ test('a batched topic destination gets each event of a batch as its own message,
   const records = await Promise.all(ids.map((id) => record('audit', id)));
   expect(new Set(records.map((r) => r?.batch?.id)).size).toBe(2);
   expect(records.map((r) => r?.batch?.size).sort()).toEqual([2, 2, 4, 4, 4, 4]);
+});
+
+test('a second batcher pulling beside the first (two scheduled runs overlapping) splits batches, never events: each once, no batch over maxEvents', async () => {
+  const second = runBatcher(batcherDeps(stack.runtimes[1]!));
+  try {
+    const before = receiver.on('/orders').length;
+    const ids = Array.from({ length: 60 }, (_, i) => `two-${i}`);
+    // In posts of 5, apart: both batchers' pulls find messages.
+    for (let i = 0; i < ids.length; i += 5) {
+      await ingestBatch(ids.slice(i, i + 5), 'test.orders');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const requests = await eventually('every event at the receiver', () => {
+      const mine = receiver.on('/orders').slice(before);
+      const seen = mine.flatMap((r) => parsed(r, secrets.orders!).map((e) => e.id));
+      return ids.every((id) => seen.includes(id)) ? mine : undefined;
+    });
+    const received = requests.flatMap((r) => parsed(r, secrets.orders!).map((e) => e.id));
+    expect(received.sort()).toEqual([...ids].sort());
+    expect(Math.max(...requests.map((r) => parsed(r, secrets.orders!).length))).toBeLessThanOrEqual(10);
+  } finally {
+    await second.stop();
+  }
+  expect((await second.done).pulled).toBeGreaterThan(0);
+});
+
+test('a batch that ends DEAD dead-letters every event of it, each on its own', async () => {
+  const ids = ['r-0', 'r-1', 'r-2'];
+  await ingestBatch(ids, 'test.rejects');
+  for (const id of ids) await deadLetters.find(`the dead letter of ${id}`, (d) => d.attributes['ce-id'] === id);
+  const records = await Promise.all(ids.map((id) => record('rejects', id)));
+  expect(records.map((r) => r?.status)).toEqual(['DEAD', 'DEAD', 'DEAD']);
+  expect(new Set(records.map((r) => r?.batch?.id)).size).toBe(1);
+  expect(receiver.on('/rejects')).toHaveLength(1);
 });

@@ -151,6 +151,16 @@ describe('firestore delivery store: group commit of DELIVERED first attempts', (
     expect((await groups().get()).docs.map((d) => (d.get('ids') as string[]).length)).toEqual([3]);
   });
 
+  test('a group stores what its members share once, and every view reads each member whole', async () => {
+    const store = new FirestoreDeliveryStore(db, undefined, undefined, { alone: 'group' });
+    // The first commits at once; the three that finish meanwhile wait for it and go together.
+    await Promise.all([0, 1, 2, 3].map((n) => store.addDelivered(delivered('acme_orders', n))));
+    const [doc] = (await groups().get()).docs.filter((d) => (d.get('ids') as string[]).length === 3);
+    expect(doc!.get('common')).toMatchObject({ destinationId: 'acme_orders', status: 'DELIVERED', eventSource: '/src', lastAttemptAt: '2026-11-26T12:00:00.000Z' });
+    expect((doc!.get('members') as Record<string, unknown>[]).map((m) => Object.keys(m).sort())).toEqual([1, 2, 3].map(() => ['eventId', 'id']));
+    for (const n of [1, 2, 3]) expect(await store.get(`acme_orders.e${n}`)).toEqual(delivered('acme_orders', n));
+  });
+
   test('accounts are never mixed in a group; a group carries the retention of its members', async () => {
     const store = new FirestoreDeliveryStore(db, undefined, { retentionMs: 86_400_000, now: () => new Date('2026-11-26T12:00:00.000Z') }, { alone: 'group' });
     await store.addDelivered(delivered('acme_orders', 0));

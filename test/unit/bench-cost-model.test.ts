@@ -1,3 +1,4 @@
+import { firestoreStoredBytes } from '../bench/batched';
 import {
   billableBytes,
   costPerMillion,
@@ -154,5 +155,15 @@ describe('bench cost model', () => {
     expect(GCP_LIST_PRICES.firestore.multiRegion).toMatchObject({ readsPer100k: 0.06, writesPer100k: 0.18, deletesPer100k: 0.02 });
     expect(GCP_LIST_PRICES.pubsub).toEqual({ perTiB: 40, minBytesPerRequest: 1000 });
     expect(DEFAULT_ASSUMPTIONS).toEqual({ vcpus: 1, memoryGiB: 0.25, cpuUtilization: 0.6, messageOverheadBytes: 36 });
+  });
+});
+
+describe('firestoreStoredBytes (Firestore storage size rules)', () => {
+  test('counts the document and an index entry per indexed value: two for a scalar, one per array element, none for an exempted map', () => {
+    const name = 'delivery-groups'.length + 1 + 'g1'.length + 1 + 16;
+    const entry = (field: string, valueBytes: number) => name + 'delivery-groups'.length + 1 + field.length + 1 + valueBytes + 32;
+    expect(firestoreStoredBytes('delivery-groups', 'g1', { account: 'acme' })).toBe(name + 32 + 'account'.length + 1 + 5 + 2 * entry('account', 5));
+    expect(firestoreStoredBytes('delivery-groups', 'g1', { ids: ['a', 'bb'] })).toBe(name + 32 + 4 + (2 + 3) + entry('ids', 2) + entry('ids', 3));
+    expect(firestoreStoredBytes('delivery-groups', 'g1', { members: [{ id: 'a' }] })).toBe(name + 32 + 'members'.length + 1 + 'id'.length + 1 + 2);
   });
 });

@@ -145,6 +145,12 @@ describe('topology: the program declares what local mode applies', () => {
     expect(stack.subscriptions.map((s) => s.name).sort()).toEqual(topology.subscriptions.map((s) => s.name).sort());
   });
 
+  test("the batch lane is a pull subscription (the batcher's), with the dead-letter backstop", () => {
+    const declared = declaredByPulumi().subscriptions.find((s) => s.name === 'herald-batch-gather');
+    expect(declared).toMatchObject({ topic: expect.stringContaining('herald-batch'), deadLetter: [expect.stringContaining('herald-dead-letter'), 100] });
+    expect(declared).not.toHaveProperty('pushTo');
+  });
+
   test('every push subscription pushes to its function URL with an OIDC token of the push identity, a retry policy and a dead-letter policy', () => {
     const pushes = ofType(SUBSCRIPTION).filter((s) => s.inputs.pushConfig !== undefined);
     expect(pushes.map((s) => s.inputs.name).sort()).toEqual(topology.subscriptions.filter((s) => s.pushTo).map((s) => s.name).sort());
