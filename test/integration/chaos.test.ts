@@ -20,3 +20,16 @@ test('nothing accepted is lost when Herald is killed mid-delivery', async () => 
   expect(result.quietAfterMs).toBeDefined();
   expect(sum.delivered + sum.dead + sum.queued).toBe(sum.expected);
 }, 480_000);
+
+/** The same with every destination batched (issue 37): events in batches of 20 or 500 ms, retried as units. */
+test('nothing accepted is lost when Herald is killed mid-delivery, every destination batched', async () => {
+  const lines: string[] = [];
+  const options = chaosOptionsSchema.parse({ seed: 20261127, events: 300, destinations: 4, kills: 1, outageSeconds: 10, quietTimeoutSeconds: 300, batched: true });
+  const result = await runChaos(options, (line) => lines.push(line));
+  const sum = totals(result.ledgers);
+  if (sum.lost > 0 || result.quietAfterMs === undefined) console.log([...lines, ...result.ledgers.flatMap((l) => l.lostExamples)].join('\n'));
+  expect(result.accepted).toBe(300);
+  expect(sum.lost).toBe(0);
+  expect(result.quietAfterMs).toBeDefined();
+  expect(sum.delivered + sum.dead + sum.queued).toBe(sum.expected);
+}, 480_000);
