@@ -1,6 +1,6 @@
-import { BatchGatherer, batchBytesOf, batchShare, ClosedBatch, GatherLimits } from '../domain/batching';
+import { BatchGatherer, batchBytesOf, batchShare, ClosedBatch } from '../domain/batching';
 import { PushDelivery } from '../domain/cloudevents-pubsub';
-import { Destination } from '../domain/destination';
+import { deliveryPolicyOf, Destination } from '../domain/destination';
 import { laneStep } from '../domain/lane-step';
 import { readLaneMessage, ReadLaneMessage } from '../domain/lane-message';
 import { Logger, PulledMessage, PullQueue } from '../ports';
@@ -54,11 +54,13 @@ const PULL_MAX = 1000;
 /** Messages held at once (open and being sent); pulling waits below it. */
 const HELD_MAX = 20_000;
 /**
- * How long a pulled message is kept from other pulls: a batch's longest wait (60 s), its
- * attempt, and its records, with room. A batcher that dies leaves its messages to the next pull
- * after this.
+ * How long pulled messages are kept from other pulls, beyond their batches' longest wait and
+ * attempt timeout: their records, with room. A batcher that dies leaves its messages to the
+ * next pull after this (between HOLD_MIN_SECONDS and Pub/Sub's 600 s), not after a fixed
+ * deadline sized for the slowest destination.
  */
-export const BATCH_HOLD_SECONDS = 120;
+const HOLD_MARGIN_SECONDS = 30;
+const HOLD_MIN_SECONDS = 10;
 /** A retried batch's members come back from one pump round within moments: wait this long for the rest. */
 export const RETRY_GATHER_MS = 2_000;
 
@@ -142,24 +144,34 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
     );
   };
 
-  const take = async (pulled: PulledMessage) => {
+  /** A pulled message read: a batch's member (its ticket), or handled alone at once (undefined). */
+  const classify = async (pulled: PulledMessage): Promise<Ticket | undefined> => {
     const push: PushDelivery = { subscription: deps.subscription, messageId: pulled.messageId, publishTime: pulled.publishTime, message: pulled.message };
     const read = readLaneMessage(push);
-    if (!read.ok) return single(pulled, push);
+    if (!read.ok) return void single(pulled, push);
     const message = read.value;
     const destination = await deps.deliver.directory.get(message.destinationId);
     const step = laneStep(message, destination, () => false);
-    if (!destination?.batch || step.kind === 'unusable' || step.kind === 'queue' || (message.kind === 'claimed' && !message.batch)) return single(pulled, push);
-    const ticket: Ticket = { ackId: pulled.ackId, message, destination };
+    if (!destination?.batch || step.kind === 'unusable' || step.kind === 'queue' || (message.kind === 'claimed' && !message.batch)) return void single(pulled, push);
+    return { ackId: pulled.ackId, message, destination };
+  };
+
+  /** Into its open batch: a retry's with the rest of its batch, a first attempt's with its destination's next. */
+  const gather = (ticket: Ticket) => {
+    const { message, destination } = ticket;
+    const batch = destination.batch!;
     const member = { event: message.event, bytes: batchShare(message.event), ticket };
-    if (message.kind === 'claimed') {
-      const place = message.batch!;
-      const limits: GatherLimits = { maxEvents: place.size, maxWaitMs: RETRY_GATHER_MS, maxBytes: Number.POSITIVE_INFINITY };
-      for (const closed of gatherer.add(`${destination.id}\n${place.id}`, limits, { ...member, acceptedAt: now() })) send(closed);
-      return;
-    }
-    const limits: GatherLimits = { maxEvents: destination.batch.maxEvents, maxWaitMs: destination.batch.maxWaitMs, maxBytes: batchBytesOf(destination.batch) };
-    for (const closed of gatherer.add(destination.id, limits, { ...member, acceptedAt: Date.parse(message.publishedAt) })) send(closed);
+    const closed =
+      message.kind === 'claimed'
+        ? gatherer.add(`${destination.id}\n${message.batch!.id}`, { maxEvents: message.batch!.size, maxWaitMs: RETRY_GATHER_MS, maxBytes: Number.POSITIVE_INFINITY }, { ...member, acceptedAt: now() })
+        : gatherer.add(destination.id, { maxEvents: batch.maxEvents, maxWaitMs: batch.maxWaitMs, maxBytes: batchBytesOf(batch) }, { ...member, acceptedAt: Date.parse(message.publishedAt) });
+    for (const c of closed) send(c);
+  };
+
+  /** What the messages of one pull need: their batches' longest wait and attempt, and the margin. */
+  const holdFor = (batched: readonly Destination[]) => {
+    const longest = batched.reduce((ms, d) => Math.max(ms, (d.batch?.maxWaitMs ?? 0) + deliveryPolicyOf(d, deps.deliver.policy).attemptTimeoutMs), 0);
+    return Math.min(600, Math.max(HOLD_MIN_SECONDS, Math.ceil(longest / 1000) + HOLD_MARGIN_SECONDS));
   };
 
   const done = (async (): Promise<BatcherReport> => {
@@ -178,17 +190,22 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
       }
       if (pulled.length > 0) {
         report.pulled += pulled.length;
-        // Kept from other pulls while their batches fill and are sent.
-        await deps.queue.hold(pulled.map((p) => p.ackId), BATCH_HOLD_SECONDS).catch((e: unknown) => deps.log.warn('batcher: holding pulled messages failed; a batch that outlives the subscription deadline may be sent twice', { error: (e as Error).message }));
-        // Everything pulled goes in before any batch is closed for its wait: a backlog leaves in full batches.
+        const tickets: Ticket[] = [];
         for (const p of pulled) {
           try {
-            await take(p);
+            const ticket = await classify(p);
+            if (ticket) tickets.push(ticket);
           } catch (e) {
             deps.log.error('batch lane message could not be read; it goes back and comes again', { messageId: p.messageId, error: (e as Error).message });
             await release([p.ackId]);
           }
         }
+        // Kept from other pulls while their batches fill and are sent (one handled alone keeps the subscription's deadline).
+        if (tickets.length > 0) {
+          await deps.queue.hold(tickets.map((t) => t.ackId), holdFor(tickets.map((t) => t.destination))).catch((e: unknown) => deps.log.warn('batcher: holding pulled messages failed; a batch that outlives the subscription deadline may be sent twice', { error: (e as Error).message }));
+        }
+        // Everything pulled goes in before any batch is closed for its wait: a backlog leaves in full batches.
+        for (const t of tickets) gather(t);
       }
       flushDue();
       if (pulled.length === 0 && endIdle && gatherer.waiting === 0 && sending.size === 0) {

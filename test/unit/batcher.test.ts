@@ -1,0 +1,95 @@
+import { MemoryDeadLetterQueue } from '../../shared/adapters/memory/dead-letter-queue';
+import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
+import { runBatcher } from '../../shared/app/batcher';
+import { AttemptResult, deliveryId } from '../../shared/domain/delivery';
+import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
+import { eventKey, HeraldEvent } from '../../shared/domain/event';
+import { toLaneMessage } from '../../shared/domain/lane-message';
+import { HttpRequest, PulledMessage } from '../../shared/ports';
+import { memoryDeliverDeps } from '../support/memory-deliver';
+
+/** The batcher over a pull queue in memory: what it acks, holds and gives back, and when it sends. */
+
+const event = (id: string): HeraldEvent => ({ attributes: { specversion: '1.0', id, source: '/shop', type: 'com.example.order', datacontenttype: 'application/json' }, data: Buffer.from(`{"id":"${id}"}`) });
+
+/** The memory queue, with a pull that waits a moment when empty (as Pub/Sub's does) and a record of every hold. */
+class Queue extends MemoryDeadLetterQueue {
+  readonly holds: { ids: number; seconds: number }[] = [];
+  override async pull(max: number): Promise<PulledMessage[]> {
+    const got = await super.pull(max);
+    if (got.length === 0) await new Promise((r) => setTimeout(r, 10));
+    return got;
+  }
+  override async hold(ackIds: readonly string[], seconds: number): Promise<void> {
+    this.holds.push({ ids: ackIds.length, seconds });
+    await super.hold(ackIds, seconds);
+  }
+}
+
+async function setup(batch: { maxEvents: number; maxWaitMs: number }, ids: string[]) {
+  const destinations = new MemoryDestinationStore();
+  await destinations.put(applySpec('orders', destinationSpecSchema.parse({ url: 'https://hooks.example.com/orders', batch }), undefined, new Date()));
+  const sent: HttpRequest[] = [];
+  const http = { send: async (r: HttpRequest): Promise<AttemptResult> => (sent.push(r), { kind: 'response', status: 204, durationMs: 2, bodyExcerpt: '' }) };
+  const h = memoryDeliverDeps(destinations, { http });
+  const queue = new Queue();
+  for (const id of ids) queue.add(toLaneMessage({ kind: 'first', destinationId: 'orders', event: event(id), publishedAt: new Date().toISOString() }), new Date());
+  return { ...h, queue, sent, batcher: () => runBatcher({ deliver: h.deps, queue, subscription: 'herald-batch-gather', log: h.deps.log }) };
+}
+
+const until = async (what: () => boolean) => {
+  for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
+  expect(what()).toBe(true);
+};
+
+test('a full batch is sent, and its messages acked once its records are written; held meanwhile for its wait, attempt and a margin', async () => {
+  const h = await setup({ maxEvents: 5, maxWaitMs: 1000 }, ['a', 'b', 'c', 'd', 'e']);
+  const run = h.batcher();
+  await until(() => h.queue.acked.length === 5);
+  await run.stop();
+  expect(h.sent).toHaveLength(1);
+  expect(h.queue.remaining()).toEqual([]);
+  // 1 s of wait and the preset's 5 s attempt, and 30 s: 36 s, not the slowest destination's 600.
+  expect(h.queue.holds).toEqual([{ ids: 5, seconds: 36 }]);
+});
+
+test('a batch whose records cannot be written is given back whole, and sent again by the next pull', async () => {
+  const h = await setup({ maxEvents: 3, maxWaitMs: 1000 }, ['a', 'b', 'c']);
+  const add = h.deliveries.addDelivered.bind(h.deliveries);
+  let failures = 1;
+  h.deliveries.addDelivered = async (r) => {
+    if (failures > 0) {
+      failures--;
+      throw new Error('Firestore unavailable');
+    }
+    return add(r);
+  };
+  const run = h.batcher();
+  await until(() => h.queue.acked.length === 3);
+  await run.stop();
+  expect(h.queue.released.length).toBeGreaterThanOrEqual(1);
+  expect(h.sent.length).toBeGreaterThanOrEqual(2);
+  const records = await Promise.all(['a', 'b', 'c'].map((id) => h.deliveries.get(deliveryId('orders', eventKey(event(id).attributes)))));
+  expect(records.map((r) => r?.status)).toEqual(['DELIVERED', 'DELIVERED', 'DELIVERED']);
+});
+
+test('a run that stops gives its open batches back to the queue, unsent', async () => {
+  const h = await setup({ maxEvents: 10, maxWaitMs: 60_000 }, ['a', 'b', 'c']);
+  const run = h.batcher();
+  await until(() => h.queue.holds.length === 1);
+  const report = await (run.stop(), run.done);
+  expect(h.sent).toHaveLength(0);
+  expect(h.queue.released.sort()).toEqual(['1', '2', '3']);
+  expect(report).toMatchObject({ pulled: 3, batches: 0, released: 3, ended: 'stopped' });
+});
+
+test('a message whose destination is not batched (any more) is delivered alone, as a push would be', async () => {
+  const h = await setup({ maxEvents: 10, maxWaitMs: 60_000 }, []);
+  await h.deps.destinations.put(applySpec('plain', destinationSpecSchema.parse({ url: 'https://hooks.example.com/plain' }), undefined, new Date()));
+  h.queue.add(toLaneMessage({ kind: 'first', destinationId: 'plain', event: event('x'), publishedAt: new Date().toISOString() }), new Date());
+  const run = h.batcher();
+  await until(() => h.queue.acked.length === 1);
+  const report = await (run.stop(), run.done);
+  expect(report).toMatchObject({ single: 1, batches: 0 });
+  expect(h.sent[0]!.headers['ce-id']).toBe('x');
+});
