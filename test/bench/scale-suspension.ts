@@ -17,7 +17,7 @@ import { round } from './stats';
 
 export const SUSPENSION_READS_PER_ACTIVE_MAX = 3;
 /** Runs at most: the first, and the next minutes' until one is steady. */
-const MAX_RUNS = 4;
+const MAX_RUNS = 6;
 
 export interface SuspensionRun {
   run: Measured;
