@@ -33,8 +33,10 @@ export interface BatcherDeps {
 export interface BatcherOptions {
   /** Stop after this long (the scheduled run's window); absent: until stopped. */
   untilMs?: number;
-  /** With `untilMs`: end early once a pull finds nothing and nothing is open or being sent. */
+  /** With `untilMs`: end early once a pull finds nothing, nothing is open or being sent, and none came for `idleEndMs`. */
   endWhenIdle?: boolean;
+  /** Default IDLE_END_MS. */
+  idleEndMs?: number;
 }
 
 export interface BatcherReport {
@@ -61,6 +63,12 @@ const HELD_MAX = 20_000;
  */
 const HOLD_MARGIN_SECONDS = 30;
 const HOLD_MIN_SECONDS = 10;
+/**
+ * A run that has seen batch messages ends at an empty pull only once none has come for this
+ * long: sparse batched traffic (an event every few seconds) keeps its batcher instead of waiting
+ * for the next scheduled run, and a deployment with none pays for one empty pull a run.
+ */
+export const IDLE_END_MS = 15_000;
 /** A retried batch's members come back from one pump round within moments: wait this long for the rest. */
 export const RETRY_GATHER_MS = 2_000;
 
@@ -73,7 +81,7 @@ interface Ticket {
 export interface BatcherRun {
   done: Promise<BatcherReport>;
   stop(): Promise<void>;
-  /** From now on, end at the first pull that finds nothing while nothing is open or being sent. */
+  /** From now on, end at a pull that finds nothing while nothing is open or being sent (and none came for IDLE_END_MS). */
   endWhenIdle(): void;
 }
 
@@ -84,6 +92,7 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
   let sendingMembers = 0;
   let stopped = false;
   let endIdle = options.endWhenIdle ?? false;
+  let lastMessageAt = 0;
   let timer: NodeJS.Timeout | undefined;
   const start = Date.now();
   const timeLeft = () => (options.untilMs === undefined ? Infinity : options.untilMs - (Date.now() - start));
@@ -190,6 +199,7 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
       }
       if (pulled.length > 0) {
         report.pulled += pulled.length;
+        lastMessageAt = Date.now();
         const tickets: Ticket[] = [];
         for (const p of pulled) {
           try {
@@ -208,7 +218,8 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
         for (const t of tickets) gather(t);
       }
       flushDue();
-      if (pulled.length === 0 && endIdle && gatherer.waiting === 0 && sending.size === 0) {
+      const quiet = report.pulled === 0 || Date.now() - lastMessageAt >= (options.idleEndMs ?? IDLE_END_MS);
+      if (pulled.length === 0 && endIdle && quiet && gatherer.waiting === 0 && sending.size === 0) {
         report.ended = 'idle';
         break;
       }

@@ -34,7 +34,8 @@ async function setup(batch: { maxEvents: number; maxWaitMs: number }, ids: strin
   const h = memoryDeliverDeps(destinations, { http });
   const queue = new Queue();
   for (const id of ids) queue.add(toLaneMessage({ kind: 'first', destinationId: 'orders', event: event(id), publishedAt: new Date().toISOString() }), new Date());
-  return { ...h, queue, sent, batcher: () => runBatcher({ deliver: h.deps, queue, subscription: 'herald-batch-gather', log: h.deps.log }) };
+  const batcher = (options: Parameters<typeof runBatcher>[1] = {}) => runBatcher({ deliver: h.deps, queue, subscription: 'herald-batch-gather', log: h.deps.log }, options);
+  return { ...h, queue, sent, batcher };
 }
 
 const until = async (what: () => boolean) => {
@@ -92,4 +93,20 @@ test('a message whose destination is not batched (any more) is delivered alone, 
   const report = await (run.stop(), run.done);
   expect(report).toMatchObject({ single: 1, batches: 0 });
   expect(h.sent[0]!.headers['ce-id']).toBe('x');
+});
+
+test('a scheduled run with no batch messages ends at its first empty pull; one that had some ends only after a quiet spell', async () => {
+  const empty = await setup({ maxEvents: 2, maxWaitMs: 100 }, []);
+  const started = Date.now();
+  expect(await empty.batcher({ untilMs: 60_000, endWhenIdle: true }).done).toMatchObject({ ended: 'idle', pulled: 0 });
+  expect(Date.now() - started).toBeLessThan(1_000);
+
+  const busy = await setup({ maxEvents: 2, maxWaitMs: 100 }, ['a', 'b']);
+  const run = busy.batcher({ untilMs: 60_000, endWhenIdle: true, idleEndMs: 400 });
+  await until(() => busy.queue.acked.length === 2);
+  // A third event within the quiet spell is still taken by this run.
+  busy.queue.add(toLaneMessage({ kind: 'first', destinationId: 'orders', event: event('c'), publishedAt: new Date().toISOString() }), new Date());
+  const report = await run.done;
+  expect(report).toMatchObject({ ended: 'idle', pulled: 3 });
+  expect(busy.queue.acked).toHaveLength(3);
 });
