@@ -313,15 +313,18 @@ export interface DeliveryStore {
   /**
    * The deliveries that came from intake batch `intake` for one of `destinationIds`, each
    * counted once however it is stored (a grouped one and a document of its own): how many, and
-   * the sum of their ids' hashes (domain/intake-tally.ts).
+   * the sum of their ids' hashes (domain/intake-tally.ts). With `expected`: when its group
+   * members counted whole, without looking for documents of their own, make exactly that tally,
+   * it is returned without a read more (a member also stored on its own would make the tally
+   * differ, as an extra record does: then the exact tally, reading those documents).
    */
-  tallyFromIntake(intake: string, destinationIds: readonly string[]): Promise<IntakeTally>;
+  tallyFromIntake(intake: string, destinationIds: readonly string[], expected?: IntakeTally): Promise<IntakeTally>;
   /**
    * The same for these intake batches, every destination: records of other batches whose ids
    * lie between them may be tallied too (which makes the tally differ from the one expected,
    * and the caller looks batch by batch).
    */
-  tallyFromIntakes(intakes: readonly string[]): Promise<IntakeTally>;
+  tallyFromIntakes(intakes: readonly string[], expected?: IntakeTally): Promise<IntakeTally>;
   /** Which of `ids` have a record (one read each). */
   existing(ids: readonly string[]): Promise<Set<string>>;
   /** DEAD records whose dead letter is still owed since `before` or earlier, oldest first. */

@@ -4,7 +4,7 @@ import { DeliveryRecord } from '../domain/delivery';
 import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../domain/delivery-retention';
 import { HeraldEvent } from '../domain/event';
 import { ownOver, parseHeadEntryId, standing } from '../domain/grouped-outcomes';
-import { addTallies, deliveryTally, EMPTY_TALLY, IntakeTally, tallyOf } from '../domain/intake-tally';
+import { addTallies, deliveryTally, EMPTY_TALLY, IntakeTally, sameTally, tallyOf } from '../domain/intake-tally';
 import { AddedDelivered, DeliveryPage, DeliveryStore, WorkStatus } from '../ports';
 import { DeliveryRetention, FirestoreDeliveryGroups } from './firestore-delivery-groups';
 import { chunks, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from './firestore-stores';
@@ -254,12 +254,12 @@ export class FirestoreDeliveryStore implements DeliveryStore {
    * per 30 destinations, and its group members (a read per group) that have no document of
    * their own (a read each: few).
    */
-  async tallyFromIntake(intake: string, destinationIds: readonly string[]): Promise<IntakeTally> {
+  async tallyFromIntake(intake: string, destinationIds: readonly string[], expected?: IntakeTally): Promise<IntakeTally> {
     const wanted = new Set(destinationIds);
     const grouped = (await this.groups.fromIntakes([intake])).filter((m) => wanted.has(m.destinationId));
     let total = EMPTY_TALLY;
     for (const part of chunks(destinationIds, IN_LIMIT)) total = addTallies(total, await this.aggregateTally(this.col.where('intake', '==', intake).where('destinationId', 'in', part)));
-    return addTallies(total, await this.withoutOwn(grouped));
+    return this.withGrouped(total, grouped, expected);
   }
 
   /**
@@ -267,13 +267,26 @@ export class FirestoreDeliveryStore implements DeliveryStore {
    * the batches' id range (a record of another batch whose id lies between them is in it), and
    * the batches' group members without a document of their own.
    */
-  async tallyFromIntakes(intakes: readonly string[]): Promise<IntakeTally> {
+  async tallyFromIntakes(intakes: readonly string[], expected?: IntakeTally): Promise<IntakeTally> {
     if (intakes.length === 0) return EMPTY_TALLY;
     const sorted = [...intakes].sort();
     const [grouped, own] = await Promise.all([
       this.groups.fromIntakes(sorted),
       this.aggregateTally(this.col.where('intake', '>=', sorted[0]!).where('intake', '<=', sorted[sorted.length - 1]!)),
     ]);
+    return this.withGrouped(own, grouped, expected);
+  }
+
+  /**
+   * Own documents' tally and the group members': counted whole first when the caller says what it
+   * expects (a batch's events are all group members, and reading each one's own document to rule
+   * out a second copy cost a read per event), exactly when that does not make it.
+   */
+  private async withGrouped(own: IntakeTally, grouped: readonly DeliveryRecord[], expected: IntakeTally | undefined): Promise<IntakeTally> {
+    if (expected !== undefined) {
+      const whole = addTallies(own, tallyOf(new Set(grouped.map((m) => m.id))));
+      if (sameTally(whole, expected)) return whole;
+    }
     return addTallies(own, await this.withoutOwn(grouped));
   }
 

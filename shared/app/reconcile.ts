@@ -229,7 +229,8 @@ export async function reconcileOnce(deps: ReconcileDeps, until = Infinity): Prom
     // are exactly those expected. Anything else (short, extra records, or a record written by an
     // earlier intake of the same event) is looked at batch by batch.
     // While a recovery is behind, it would differ: straight to the batches.
-    const complete = owed > 0 && !deps.state.behind && sameTally(await deps.deliveries.tallyFromIntakes(ids), planned.map((p) => p.tally).reduce(addTallies, EMPTY_TALLY));
+    const expected = planned.map((p) => p.tally).reduce(addTallies, EMPTY_TALLY);
+    const complete = owed > 0 && !deps.state.behind && sameTally(await deps.deliveries.tallyFromIntakes(ids, expected), expected);
     const done: string[] = [];
     const postponed: string[] = [];
     if (complete || owed === 0) {
@@ -291,7 +292,7 @@ async function recoverMissing(
   if (plan.count === 0) return { recovered, outcome: 'done' };
   // The common case costs an aggregation: the expected records, and only they, carry this batch's
   // id. A batch with progress kept is known to be short: on from there at once.
-  if (batch.progress === undefined && sameTally(await deps.deliveries.tallyFromIntake(batch.id, plan.destinationIds), plan.tally)) return { recovered, outcome: 'done' };
+  if (batch.progress === undefined && sameTally(await deps.deliveries.tallyFromIntake(batch.id, plan.destinationIds, plan.tally), plan.tally)) return { recovered, outcome: 'done' };
   // Every destination's lane still moving: wait, without reading the records one by one.
   if (activity && (await Promise.all(plan.destinationIds.map((id) => activity.busy(id)))).every(Boolean)) return { recovered, outcome: 'postponed' };
   // Short, extra records, or a record written by an earlier intake of the same event: look at

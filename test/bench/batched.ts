@@ -9,9 +9,8 @@
  * their size); CPU is this whole process's (receiver and load generator included: an upper
  * bound). Then the cost per million events at GCP list prices (cost-model.ts), every term.
  */
-import http from 'node:http';
-import { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import type { Firestore } from '@google-cloud/firestore';
 import { startLocalStack } from '../../shared/apps/local/stack';
 import { toLaneMessage } from '../../shared/domain/lane-message';
 import { createLogger } from '../../shared/log';
@@ -19,6 +18,7 @@ import { COLLECTIONS, FIRESTORE_UNINDEXED_FIELDS } from '../../shared/firestore-
 import { COMPONENT_LABELS, COMPONENTS, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths } from './cost-model';
 import { clearFirestore, purgeProject } from './housekeeping';
 import { BenchFailure, BenchHarness, flagsOf, intOption, mark } from './harness';
+import { BenchReceiver, Tracker } from './receiver';
 import { percentile, round, table } from './stats';
 
 export const BATCHED_HELP = `Usage: npm run bench -- batched [options]
@@ -36,40 +36,6 @@ const TYPE = 'com.example.batched';
 const REQUESTS_PER_10K = 110;
 const COST_MAX = 0.1;
 
-class BatchReceiver {
-  requests = 0;
-  readonly first = new Map<string, number>();
-  again = 0;
-  private server?: http.Server;
-  url = '';
-
-  async start(): Promise<void> {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const at = performance.now();
-        this.requests++;
-        try {
-          for (const e of JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string }[]) {
-            if (this.first.has(e.id)) this.again++;
-            else this.first.set(e.id, at);
-          }
-        } catch {
-          // Not a batch: counted as a request, no event.
-        }
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', () => r()));
-    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
-  }
-
-  stop(): Promise<void> {
-    return new Promise((r) => (this.server ? this.server.close(() => r()) : r()));
-  }
-}
-
 export async function runBatchedBench(args: string[], harness: BenchHarness): Promise<number> {
   const flags = flagsOf(args);
   const events = intOption('--events', flags['--events'], 'BENCH_BATCHED_EVENTS', 10_000, 1);
@@ -79,9 +45,10 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
   const maxWaitMs = intOption('--max-wait-ms', flags['--max-wait-ms'], 'BENCH_BATCHED_MAX_WAIT_MS', 1000, 100);
   const stallMs = intOption('--stall-timeout', flags['--stall-timeout'], 'BENCH_STALL_TIMEOUT', 30, 1) * 1000;
   const emulators = await harness.emulators();
-  const receiver = new BatchReceiver();
-  await receiver.start();
+  const receiver = await new BenchReceiver().start();
   harness.addCleanup('receiver', () => receiver.stop());
+  const tracker = new Tracker('batched');
+  receiver.route('/batched', tracker, 'batch-body');
   const stack = await startLocalStack({ port: 0, emulators, env: { ...process.env, HERALD_PROJECT_ID: PROJECT, HERALD_LOG_LEVEL: 'WARNING' }, log: createLogger({ level: 'ERROR', write: () => undefined }), onProgress: () => undefined });
   harness.addCleanup('herald', () => stack.stop());
   harness.addCleanup('the project', () => Promise.all([purgeProject(PROJECT), clearFirestore(emulators, PROJECT)]).then(() => undefined));
@@ -101,7 +68,6 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
     ),
   );
   harness.note(`sending ${events} events at ${rate}/s, ${perPost} per POST /ingest, to a destination batching ${maxEvents} events or ${maxWaitMs} ms`);
-  const sentAt = new Map<string, number>();
   const ops = stack.runtime.firestoreOps;
   const ops0 = { ...ops };
   const cpu0 = process.cpuUsage();
@@ -113,7 +79,7 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const batch = Array.from({ length: Math.min(perPost, events - i) }, (_, k) => event(i + k));
     const at = performance.now();
-    for (const e of batch) sentAt.set(e.id, at);
+    tracker.markSent(batch.map((e) => e.id), at);
     posts.push(
       fetch(`${stack.url}/ingest`, { method: 'POST', headers: { authorization: `Bearer ${stack.config.ingestToken}`, 'content-type': 'application/cloudevents-batch+json' }, body: JSON.stringify(batch) }).then(async (r) => {
         if (r.status !== 202) throw new BenchFailure(`POST /ingest answered ${r.status}: ${(await r.text()).slice(0, 200)}`);
@@ -122,20 +88,20 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
   }
   await Promise.all(posts);
   let [seen, lastChange] = [0, performance.now()];
-  while (receiver.first.size < events && performance.now() - lastChange < stallMs) {
+  while (tracker.arrived.size < events && performance.now() - lastChange < stallMs) {
     await new Promise((r) => setTimeout(r, 100));
-    if (receiver.first.size !== seen) [seen, lastChange] = [receiver.first.size, performance.now()];
+    if (tracker.arrived.size !== seen) [seen, lastChange] = [tracker.arrived.size, performance.now()];
   }
   const seconds = (performance.now() - start) / 1000;
   const cpu = process.cpuUsage(cpu0);
-  const received = receiver.first.size;
-  const added = [...receiver.first].map(([id, at]) => at - sentAt.get(id)!).sort((a, b) => a - b);
+  const received = tracker.arrived.size;
+  const requests = receiver.requestsOn('/batched');
+  const again = tracker.duplicates;
+  const added = [...tracker.arrived].map(([id, at]) => at - tracker.sent.get(id)!).sort((a, b) => a - b);
   const per = (n: number) => n / Math.max(1, received);
   // A delivered event's record as stored, over the retention: its group documents (members, what they share, the arrays) and
   // their index entries, per member, by Firestore's storage size rules (firestoreStoredBytes).
-  const groups = await stack.runtime.firestore.collection(COLLECTIONS.deliveryGroups).where('destinations', 'array-contains', 'batched').get();
-  const grouped = groups.docs.reduce((n, g) => ({ bytes: n.bytes + firestoreStoredBytes(COLLECTIONS.deliveryGroups, g.id, g.data()), members: n.members + (g.get('members') as unknown[]).length }), { bytes: 0, members: 0 });
-  const recordBytes = grouped.bytes / Math.max(1, grouped.members);
+  const recordBytes = await groupMemberStoredBytes(stack.runtime.firestore, 'batched');
   const usage: PerEventUsage = {
     firestore: { reads: per(ops.reads - ops0.reads), writes: per(ops.writes - ops0.writes), deletes: per(ops.deletes - ops0.deletes) },
     pubsub: { publish: { messages: 1, bytes: laneBytes }, delivery: { messages: 1, bytes: laneBytes } },
@@ -148,8 +114,8 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
   const latencyMax = maxWaitMs + 100;
   const p50 = percentile(added, 50) ?? Infinity;
   const targets = [
-    `Target: ≤ ${requestsMax} requests for ${events} events — ${receiver.requests} — ${mark(receiver.requests <= requestsMax && received === events)}`,
-    `Target: every event received, once (duplicates only after a fault) — ${received}/${events}, ${receiver.again} again — ${mark(received === events && receiver.again === 0)}`,
+    `Target: ≤ ${requestsMax} requests for ${events} events — ${requests} — ${mark(requests <= requestsMax && received === events)}`,
+    `Target: every event received, once (duplicates only after a fault) — ${received}/${events}, ${again} again — ${mark(received === events && again === 0)}`,
     `Target: p50 added latency ≤ ${latencyMax} ms — ${round(p50, 0)} ms — ${mark(p50 <= latencyMax)}`,
     `Target: ≤ $${COST_MAX.toFixed(2)} per million events at batch ${maxEvents}, every term (request-based) — $${cost.total.toFixed(3)} — ${mark(cost.total <= COST_MAX)}`,
   ];
@@ -159,12 +125,12 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
       `Batched delivery: ${events} events in ${round(seconds, 1)} s to one destination (batch ${maxEvents} events / ${maxWaitMs} ms), ${perPost} per POST /ingest at ${rate}/s`,
       table(
         ['requests', 'events per request', 'received', 'again', 'added p50 ms', 'p90 ms', 'p99 ms', 'reads/event', 'writes/event', 'CPU ms/event'],
-        [[receiver.requests, round(received / Math.max(1, receiver.requests), 1), received, receiver.again, round(p50, 0), round(percentile(added, 90) ?? NaN, 0), round(percentile(added, 99) ?? NaN, 0), round(usage.firestore.reads, 3), round(usage.firestore.writes, 3), round(usage.cpuSeconds * 1000, 2)]],
+        [[requests, round(received / Math.max(1, requests), 1), received, again, round(p50, 0), round(percentile(added, 90) ?? NaN, 0), round(percentile(added, 99) ?? NaN, 0), round(usage.firestore.reads, 3), round(usage.firestore.writes, 3), round(usage.cpuSeconds * 1000, 2)]],
       ),
       `Cost per million events (Firestore us-central1, request-based; Pub/Sub: one ${laneBytes}-byte lane message published and pulled per event; a record ${round(recordBytes, 0)} bytes as stored in its group with its index entries, over ${stack.config.deliveryRetentionDays} days; CPU: this whole process, an upper bound)`,
       table(['component', '$ per million'], [...COMPONENTS.map((c) => [COMPONENT_LABELS[c], round(cost[c], 4)]), ['total', round(cost.total, 4)]]),
       ...targets,
-      JSON.stringify({ bench: 'batched', events, rate, perPost, maxEvents, maxWaitMs, requests: receiver.requests, received, again: receiver.again, addedMs: { p50, p90: percentile(added, 90), p99: percentile(added, 99) }, usage, cost }),
+      JSON.stringify({ bench: 'batched', events, rate, perPost, maxEvents, maxWaitMs, requests, received, again, addedMs: { p50, p90: percentile(added, 90), p99: percentile(added, 99) }, usage, cost }),
       '',
     ].join('\n'),
   );
@@ -198,4 +164,11 @@ export function firestoreStoredBytes(collection: string, id: string, data: Recor
     bytes += Array.isArray(value) ? value.reduce((n: number, v) => n + entry(v), 0) : 2 * entry(value);
   }
   return bytes;
+}
+
+/** A grouped record's stored bytes, on average over the destination's group documents (firestoreStoredBytes). */
+export async function groupMemberStoredBytes(firestore: Firestore, destinationId: string): Promise<number> {
+  const groups = await firestore.collection(COLLECTIONS.deliveryGroups).where('destinations', 'array-contains', destinationId).get();
+  const grouped = groups.docs.reduce((n, g) => ({ bytes: n.bytes + firestoreStoredBytes(COLLECTIONS.deliveryGroups, g.id, g.data()), members: n.members + (g.get('members') as unknown[]).length }), { bytes: 0, members: 0 });
+  return grouped.bytes / Math.max(1, grouped.members);
 }

@@ -58,6 +58,8 @@ export interface CostCounters {
   pump: { rounds: number; emptyRounds: number; found: number };
   functions: Record<FunctionName | 'other', FunctionCount>;
   published: Record<TopicKind, TopicCount>;
+  /** Messages the batcher pulled from the batch lane (a batched destination's events): Pub/Sub bills their delivery as a push's. */
+  pulled: TopicCount;
   /** Delivery records written, by the status they were written with. */
   recorded: Record<(typeof COUNTED_STATUSES)[number], number>;
   /** Stored bytes of the records first written (created, or grouped), index entries included (cost-model.ts storedRecordBytes). */

@@ -44,6 +44,7 @@ const counters: Omit<CostCounters, 'cpuMicros' | 'firestore' | 'wire'> = {
   pump: { rounds: 0, emptyRounds: 0, found: 0 },
   functions: Object.fromEntries([...FUNCTION_NAMES, 'other'].map((f) => [f, fnCount()])) as CostCounters['functions'],
   published: Object.fromEntries(TOPIC_KINDS.map((k) => [k, { messages: 0, bytes: 0, dataBytes: 0 }])) as CostCounters['published'],
+  pulled: { messages: 0, bytes: 0, dataBytes: 0 },
   recorded: Object.fromEntries(COUNTED_STATUSES.map((s) => [s, 0])) as CostCounters['recorded'],
   recordBytes: 0,
   ownRecords: 0,
@@ -156,6 +157,17 @@ function instrument(stack: LocalStack): void {
     count.bytes += messageBytes(message.data, message.attributes);
     count.dataBytes += message.data.byteLength;
     return id;
+  };
+  const batchLane = stack.runtime.batchLane;
+  const pull = batchLane.pull.bind(batchLane);
+  batchLane.pull = async (max) => {
+    const got = await pull(max);
+    for (const m of got) {
+      counters.pulled.messages++;
+      counters.pulled.bytes += messageBytes(m.message.data, m.message.attributes);
+      counters.pulled.dataBytes += m.message.data.byteLength;
+    }
+    return got;
   };
   const recorded = (status: string | undefined) => {
     if (status !== undefined && status in counters.recorded) counters.recorded[status as keyof CostCounters['recorded']]++;

@@ -25,7 +25,9 @@
 import { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { Firestore } from '@google-cloud/firestore';
 import { PubSub, Topic } from '@google-cloud/pubsub';
+import { groupMemberStoredBytes } from './batched';
 import { loadConfig } from '../../shared/config';
 import { EmulatorHosts } from '../../shared/apps/local/emulators';
 import { PUMP_RUN_SECONDS } from '../../shared/topology';
@@ -67,10 +69,15 @@ export const COST_PUMP_INTERVAL_MS = 100;
 const EVENT_DATA_BYTES = 1024;
 const OK_TYPE = 'com.example.bench.cost.ok';
 const RETRY_TYPE = 'com.example.bench.cost.retry';
+const BATCHED_TYPE = 'com.example.bench.cost.batched';
+/** Issue 37's batched destination: 100 events or 1 s. */
+const COST_BATCH = { maxEvents: 100, maxWaitMs: 1000 };
 const DESTINATIONS = [
   { id: 'cost-ok', path: '/cost-ok', type: OK_TYPE, policy: 'event-platform', failFirst: false },
   { id: 'cost-retry', path: '/cost-retry', type: RETRY_TYPE, policy: 'eventarc', failFirst: true },
+  { id: 'cost-batched', path: '/cost-batched', type: BATCHED_TYPE, policy: 'event-platform', failFirst: false, batch: COST_BATCH },
 ] as const;
+const DESTINATION_OF: Record<Scenario, (typeof DESTINATIONS)[number]> = { 'first-attempt': DESTINATIONS[0], 'one-retry': DESTINATIONS[1], batched: DESTINATIONS[2] };
 /**
  * The issue's targets (issue 33), per million first-time 1 KB deliveries and per delivery;
  * Firestore figures are those the meter on the client's RPCs counts (firestore-meter.ts).
@@ -78,6 +85,8 @@ const DESTINATIONS = [
 export const TARGETS = {
   /** At ingest K = 100, request-based billing, Firestore us-central1. */
   dollarsPerMillionK100: 1,
+  /** A batched destination (batch 100), ingest K = 100, every term, request-based (issue 37). */
+  dollarsPerMillionBatched: 0.1,
   /** At the cheaper billing mode for 100 events/s sustained. */
   dollarsPerMillionSustained: 0.5,
   /** Sustained rate the instance-based variant is judged at, events/s. */
@@ -114,7 +123,7 @@ export interface CostContext {
   addCleanup: (what: string, run: () => Promise<void>) => void;
 }
 
-type Scenario = 'first-attempt' | 'one-retry';
+type Scenario = 'first-attempt' | 'one-retry' | 'batched';
 interface RunSpec {
   name: string;
   scenario: Scenario;
@@ -198,6 +207,8 @@ export interface CostReport {
   targets: {
     /** Ingest K = 100, request-based, us-central1. */
     dollarsK100: { limit: number; run?: string; variant: VariantKey; measured?: number; met: boolean; dominant: { component: string; dollars: number; share: number }[] };
+    /** A batched destination (issue 37), ingest K = 100, request-based, us-central1. */
+    dollarsBatched: { limit: number; run?: string; requestsPerEvent?: number; measured?: number; met: boolean; dominant: { component: string; dollars: number; share: number }[] };
     /** K = 1 beside it: not a target. */
     dollarsK1: { run: string; request?: number; instance?: number };
     /** The cheaper of request- and instance-based billing at 100 events/s sustained (the headline run's usage; see `assumes`). */
@@ -393,13 +404,24 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
     const res = await fetch(`${url}/admin/destinations/${d.id}`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: `${receiver.url}${d.path}`, eventTypes: [d.type], policy: d.policy }),
+      body: JSON.stringify({ url: `${receiver.url}${d.path}`, eventTypes: [d.type], policy: d.policy, ...('batch' in d ? { batch: d.batch } : {}) }),
       signal: AbortSignal.timeout(30_000),
     });
     if (res.status !== 201 && res.status !== 200) throw new Error(`PUT /admin/destinations/${d.id} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
   }
 
   const pubsub = new PubSub({ projectId: COST_PROJECT });
+  let groups: Firestore | undefined;
+  /** Reads the cost Herald's group documents (the batched run's stored bytes), on the same emulator. */
+  const groupReader = (): Firestore => {
+    if (!groups) {
+      process.env.FIRESTORE_EMULATOR_HOST ??= ctx.emulators.firestoreHost;
+      const reader = new Firestore({ projectId: COST_PROJECT });
+      ctx.addCleanup("closing the cost phase's Firestore reader", () => reader.terminate());
+      groups = reader;
+    }
+    return groups;
+  };
   ctx.addCleanup('closing the cost phase\'s Pub/Sub client', () => pubsub.close());
   const topic = pubsub.topic(eventsTopic, { batching: { maxMessages: 100, maxMilliseconds: 2 } });
   const directCount: TopicCount = { messages: 0, bytes: 0, dataBytes: 0 };
@@ -410,8 +432,9 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
     ...(K !== 100 ? [{ name: 'first attempt, ingest K=100', scenario: 'first-attempt', source: 'ingest', batch: 100 } as const] : []),
     { name: 'first attempt, direct publish', scenario: 'first-attempt', source: 'direct', batch: 100 },
     { name: `one retry, ingest K=${K}`, scenario: 'one-retry', source: 'ingest', batch: K },
+    { name: `batched ${COST_BATCH.maxEvents} / ${COST_BATCH.maxWaitMs / 1000} s, ingest K=100`, scenario: 'batched', source: 'ingest', batch: 100 },
   ];
-  const destinationOf = (s: RunSpec) => DESTINATIONS[s.scenario === 'first-attempt' ? 0 : 1];
+  const destinationOf = (s: RunSpec) => DESTINATION_OF[s.scenario];
   const senderOf = (s: RunSpec): Send => {
     const type = destinationOf(s).type;
     return s.source === 'direct' ? directSender(topic, type, directCount) : ingestSender(`${url}/ingest`, ingestToken, type);
@@ -422,7 +445,7 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
   const drive = async (spec: RunSpec, label: string, eventIds: string[]) => {
     const dest = destinationOf(spec);
     const tracker = new Tracker(`cost ${label}`);
-    receiver.route(dest.path, tracker, 'ce-id-header', { failFirst: dest.failFirst });
+    receiver.route(dest.path, tracker, spec.scenario === 'batched' ? 'batch-body' : 'ce-id-header', { failFirst: dest.failFirst });
     const before = await stack.snapshot();
     const load = await runLoad(senderOf(spec), tracker, eventIds, { batchSize: spec.batch, concurrency: options.concurrency, stallMs: options.stallMs, signal, progress });
     const { after, settled } = await stack.settle(before, load.delivered, signal, before.counters.rates.writes);
@@ -480,8 +503,9 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
     const publishedBytes = events.bytes + lane.bytes + others.reduce((s, t) => s + t.bytes, 0);
     const avg = (t: TopicCount) => (t.messages > 0 ? t.bytes / t.messages : 0);
     const fns = d.functions;
-    const pushed = fns.route.requests + fns.deliver.requests;
-    const pushedBytes = fns.route.requests * avg(events) + fns.deliver.requests * avg(lane);
+    // Pushed to route and deliver; pulled from the batch lane by the batcher (billed alike).
+    const pushed = fns.route.requests + fns.deliver.requests + d.pulled.messages;
+    const pushedBytes = fns.route.requests * avg(events) + fns.deliver.requests * avg(lane) + d.pulled.bytes;
     // Firestore bills a query that finds nothing one read: those reads are the pump's and the
     // reconciler's fixed polling cost. A pump round that found work ran one empty query
     // (expired claims: none here).
@@ -543,8 +567,9 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
         cpuSeconds: cpuMs / 1000 / n,
         soloBilledSeconds: (fns.ingest.soloBilledMs + fns.route.soloBilledMs + fns.deliver.soloBilledMs) / 1000 / n,
         logBytes: d.logs.bytes / n,
-        // Kept the default retention (HERALD_DELIVERY_RETENTION_DAYS) after it settles.
-        storedGiBMonths: storedGiBMonths(d.recordBytes / n, DEFAULT_RETENTION_DAYS),
+        // Kept the default retention (HERALD_DELIVERY_RETENTION_DAYS) after it settles. A batch's members share a group,
+        // which stores what they have in common once: their bytes as stored, from the group documents themselves.
+        storedGiBMonths: storedGiBMonths(spec.scenario === 'batched' ? await groupMemberStoredBytes(groupReader(), destinationOf(spec).id) : d.recordBytes / n, DEFAULT_RETENTION_DAYS),
       };
       run.usage = usage;
       run.perMillion = costVariants(usage, GCP_LIST_PRICES, DEFAULT_ASSUMPTIONS);
@@ -563,6 +588,8 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
   const firstAttempts = runs.filter((r) => r.scenario === 'first-attempt' && r.usage !== undefined);
   const k100 = runs.find((r) => r.scenario === 'first-attempt' && r.source === 'ingest' && r.batch === 100);
   const k100Cost = k100?.perMillion?.regionalRequest;
+  const batched = runs.find((r) => r.scenario === 'batched');
+  const batchedCost = batched?.perMillion?.regionalRequest;
   const sustained = sustainedCost(headline, TARGETS.sustainedRate);
   const cpuWorst = firstAttempts.reduce<RunResult | undefined>((w, r) => (w === undefined || (r.perEvent.cpuMs ?? 0) > (w.perEvent.cpuMs ?? 0) ? r : w), undefined);
   return {
@@ -594,6 +621,13 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
         measured: round(k100Cost?.total, 3),
         met: k100Cost !== undefined && k100Cost.total <= TARGETS.dollarsPerMillionK100,
         dominant: k100Cost ? ranked(k100Cost).map((c) => ({ component: COMPONENT_LABELS[c.component], dollars: round(c.dollars, 3)!, share: round(c.share, 2)! })) : [],
+      },
+      dollarsBatched: {
+        limit: TARGETS.dollarsPerMillionBatched,
+        ...(batched ? { run: batched.name, requestsPerEvent: batched.perEvent.receiverRequests } : {}),
+        measured: round(batchedCost?.total, 3),
+        met: batchedCost !== undefined && batchedCost.total <= TARGETS.dollarsPerMillionBatched,
+        dominant: batchedCost ? ranked(batchedCost).map((c) => ({ component: COMPONENT_LABELS[c.component], dollars: round(c.dollars, 3)!, share: round(c.share, 2)! })) : [],
       },
       dollarsK1: { run: headline.name, request: round(headline.perMillion?.regionalRequest?.total, 3), instance: round(headline.perMillion?.regionalInstance?.total, 3) },
       dollarsSustained: { limit: TARGETS.dollarsPerMillionSustained, run: headline.name, ...sustained, met: sustained.measured !== undefined && sustained.measured <= TARGETS.dollarsPerMillionSustained },
@@ -660,8 +694,8 @@ export function formatCostReport(r: CostReport): string {
       ['invocations: total', ...col((x) => x.perEvent.invocations.total)],
       ['Pub/Sub messages published', ...col((x) => x.perEvent.pubsub.published)],
       ['Pub/Sub bytes published', ...col((x) => bytes(x.perEvent.pubsub.publishedBytes))],
-      ['Pub/Sub messages pushed', ...col((x) => x.perEvent.pubsub.pushed)],
-      ['Pub/Sub bytes pushed', ...col((x) => bytes(x.perEvent.pubsub.pushedBytes))],
+      ['Pub/Sub messages pushed (or pulled)', ...col((x) => x.perEvent.pubsub.pushed)],
+      ['Pub/Sub bytes pushed (or pulled)', ...col((x) => bytes(x.perEvent.pubsub.pushedBytes))],
       ['event data, bytes', ...col((x) => x.perEvent.pubsub.eventDataBytes)],
       ['Herald CPU, ms (net of idle)', ...col((x) => x.perEvent.cpuMs)],
       ['Herald CPU, ms (raw)', ...col((x) => x.perEvent.cpuMsRaw)],
@@ -719,6 +753,8 @@ export function formatCostReport(r: CostReport): string {
     `Target: ≤ $${t.dollarsK100.limit.toFixed(2)} per million first-time 1 KB deliveries at ingest K = 100, request-based (Firestore us-central1): ${dollars(t.dollarsK100.measured) ?? '—'} — ${mark(t.dollarsK100.met)}`,
     `  by component: ${t.dollarsK100.dominant.map((c) => `${c.component} ${dollars(c.dollars)} (${Math.round(c.share * 100)} %)`).join(', ')}`,
     `  beside it, not a target: ${t.dollarsK1.run}: ${dollars(t.dollarsK1.request) ?? '—'} request-based, ${dollars(t.dollarsK1.instance) ?? '—'} instance-based (busy instances only)`,
+    `Target: ≤ $${t.dollarsBatched.limit.toFixed(2)} per million events to a batched destination (batch ${COST_BATCH.maxEvents}), every term, request-based (${t.dollarsBatched.run ?? '—'}; ${t.dollarsBatched.requestsPerEvent ?? '—'} requests per event): ${dollars(t.dollarsBatched.measured) ?? '—'} — ${mark(t.dollarsBatched.met)}`,
+    `  by component: ${t.dollarsBatched.dominant.map((c) => `${c.component} ${dollars(c.dollars)} (${Math.round(c.share * 100)} %)`).join(', ')}`,
     `Target: ≤ $${t.dollarsSustained.limit.toFixed(2)} per million at the cheaper billing mode, ${TARGETS.sustainedRate} events/s sustained (${t.dollarsSustained.run}'s usage): ${dollars(t.dollarsSustained.measured) ?? '—'}${t.dollarsSustained.variant ? ` (${t.dollarsSustained.variant === 'regionalInstance' ? 'instance-based' : 'request-based'})` : ''} — ${mark(t.dollarsSustained.met)}`,
     `  assumes ${t.dollarsSustained.assumes}; that floor alone is ${dollars(t.dollarsSustained.floorPerMillion)}/M at ${TARGETS.sustainedRate} events/s`,
     `Target: ≤ ${t.cpuMs.limit} ms of Herald CPU per delivery (net of idle; the most of the first-attempt runs, ${t.cpuMs.run ?? '—'}): ${t.cpuMs.measured ?? '—'} ms — ${mark(t.cpuMs.met)}`,

@@ -45,19 +45,23 @@ export class Tracker {
   }
 }
 
-/** How the id of a request is found: Herald delivers binary-mode CloudEvents, Pub/Sub pushes an envelope. */
-export type IdFrom = 'ce-id-header' | 'push-envelope';
+/**
+ * How the ids of a request are found: Herald delivers binary-mode CloudEvents (one), or to a
+ * batched destination a JSON array of them (`batch-body`); Pub/Sub pushes an envelope.
+ */
+export type IdFrom = 'ce-id-header' | 'push-envelope' | 'batch-body';
 
-function idOf(idFrom: IdFrom, headers: http.IncomingHttpHeaders, body: Buffer): string | undefined {
+function idsOf(idFrom: IdFrom, headers: http.IncomingHttpHeaders, body: Buffer): (string | undefined)[] {
   if (idFrom === 'ce-id-header') {
     const id = headers['ce-id'];
-    return typeof id === 'string' ? id : undefined;
+    return [typeof id === 'string' ? id : undefined];
   }
   try {
-    const envelope = JSON.parse(body.toString('utf8')) as { message?: { attributes?: Record<string, string> } };
-    return envelope.message?.attributes?.['ce-id'];
+    const parsed = JSON.parse(body.toString('utf8')) as unknown;
+    if (idFrom === 'batch-body') return Array.isArray(parsed) ? parsed.map((e) => (e as { id?: string }).id) : [undefined];
+    return [(parsed as { message?: { attributes?: Record<string, string> } }).message?.attributes?.['ce-id']];
   } catch {
-    return undefined;
+    return [undefined];
   }
 }
 
@@ -67,7 +71,7 @@ export interface RouteOptions {
 }
 
 /**
- * A lean loopback receiver: one path per tracker, records the arrival time of each event id
+ * A lean loopback receiver: one path per tracker, records the arrival time of each event id (each of a batch's)
  * and answers 204 at once (an ack for both Herald and the Pub/Sub emulator).
  */
 export class BenchReceiver {
@@ -100,14 +104,15 @@ export class BenchReceiver {
           return;
         }
         route.requests++;
-        const id = idOf(route.idFrom, req.headers, Buffer.concat(chunks));
-        if (route.failFirst && id !== undefined && !route.failed.has(id)) {
-          route.failed.add(id);
+        const ids = idsOf(route.idFrom, req.headers, Buffer.concat(chunks));
+        const first = ids[0];
+        if (route.failFirst && first !== undefined && !route.failed.has(first)) {
+          route.failed.add(first);
           res.writeHead(503);
           res.end();
           return;
         }
-        route.tracker.record(id, at);
+        for (const id of ids) route.tracker.record(id, at);
         res.writeHead(204);
         res.end();
       });
