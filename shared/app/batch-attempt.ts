@@ -10,7 +10,7 @@ import { ReadLaneMessage } from '../domain/lane-message';
 import { DeliveryPolicy } from '../domain/policy';
 import { Decision, decide, NO_HISTORY } from '../domain/retry-decision';
 import { backOffUntil, countAttempt, countDeadOrQueued, logged, rateWaitFor, withFailureModeOf } from './attempt-outcome';
-import { updateUnderClaim } from './claimed-update';
+import { startUnderClaim, updateUnderClaim } from './claimed-update';
 import { sendDeadLetter } from './dead-letter';
 import { DeliverDeps, RECORD_RETRY, Target } from './delivery-context';
 import { retryOnOverload } from './overload-retry';
@@ -101,12 +101,10 @@ export async function claimedBatch(deps: DeliverDeps, destination: Destination, 
   const begun = await Promise.all(
     sorted.map(async (m) => {
       const t = targetOf(destination, policy, m, undefined);
-      const started = await deps.deliveries.update(t.id, (current) => {
-        if (!current) return undefined;
-        const next = transition(current, { type: 'start', now: startedAt, claimedAt: m.claim });
-        return next.ok ? next.state : undefined;
-      });
-      return started ? { t, started, place: m.batch, publishedAt: started.publishedAt ?? started.firstAttemptAt ?? startedAt.toISOString() } : undefined;
+      const start = await startUnderClaim(deps.deliveries, t.id, m.claim, startedAt);
+      if ('refused' in start) return undefined;
+      const { started } = start;
+      return { t, started, place: m.batch, publishedAt: started.publishedAt ?? started.firstAttemptAt ?? startedAt.toISOString() };
     }),
   );
   const live = begun.filter((b): b is NonNullable<typeof b> => b !== undefined);

@@ -4,27 +4,18 @@ import { historyOf, transition } from '../domain/delivery-state';
 import { rateBoundsOf } from '../domain/destination';
 import { decide } from '../domain/retry-decision';
 import { afterOutcome, backedOff, backOffUntil, rateWaitFor, send, withFailureModeOf } from './attempt-outcome';
-import { updateUnderClaim } from './claimed-update';
+import { startUnderClaim, updateUnderClaim } from './claimed-update';
 import { DeliverDeps, DeliverOutcome, RECORD_RETRY, Target } from './delivery-context';
 import { retryOnOverload } from './overload-retry';
 
 /** A retry the pump claimed: attempted only while the claim the message carries is still the record's. */
 export async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Promise<DeliverOutcome> {
-  const startedAt = deps.clock.now();
-  let refused: string | undefined;
-  const started = await deps.deliveries.update(t.id, (current) => {
-    if (!current) {
-      refused = 'no record';
-      return undefined;
-    }
-    const next = transition(current, { type: 'start', now: startedAt, claimedAt: claim });
-    refused = next.ok ? undefined : next.error.message;
-    return next.ok ? next.state : undefined;
-  });
-  if (!started) {
-    deps.log.info(`claimed lane message skipped: ${refused ?? 'claim lost'}`, { ...t.ids, claim });
+  const start = await startUnderClaim(deps.deliveries, t.id, claim, deps.clock.now());
+  if ('refused' in start) {
+    deps.log.info(`claimed lane message skipped: ${start.refused}`, { ...t.ids, claim });
     return { kind: 'duplicate', deliveryId: t.id };
   }
+  const { started } = start;
   const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), { returning: started.rateDeferred === true });
   if (gate.kind === 'defer') {
     const deferred = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'defer', until: new Date(gate.until) });

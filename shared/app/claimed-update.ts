@@ -19,3 +19,21 @@ export function updateUnderClaim(
     return next.ok ? next.state : undefined;
   });
 }
+
+/**
+ * A claimed delivery started under the claim its lane message carries (IN_FLIGHT, attempted
+ * now), or why not: no record, or the state machine's refusal (the claim lost or expired).
+ */
+export async function startUnderClaim(deliveries: DeliveryStore, id: string, claim: string, now: Date): Promise<{ started: DeliveryRecord } | { refused: string }> {
+  let refused = 'claim lost';
+  const started = await deliveries.update(id, (current) => {
+    if (!current) {
+      refused = 'no record';
+      return undefined;
+    }
+    const next = transition(current, { type: 'start', now, claimedAt: claim });
+    if (!next.ok) refused = next.error.message;
+    return next.ok ? next.state : undefined;
+  });
+  return started ? { started } : { refused };
+}

@@ -95,7 +95,7 @@ export interface ClosedBatch<T> {
   /** The key it was gathered under (a destination, or a destination and a batch being retried). */
   key: string;
   members: Waiting<T>[];
-  why: 'full' | 'bytes' | 'waited' | 'complete';
+  why: 'full' | 'bytes' | 'waited';
 }
 
 interface OpenBatch<T> {
@@ -148,14 +148,6 @@ export class BatchGatherer<T> {
       this.open.set(key, batch);
     }
     return closed;
-  }
-
-  /** Closes the batch under `key` now, whatever it holds (a retried batch whose members have all come back). */
-  close(key: string, why: ClosedBatch<T>['why']): ClosedBatch<T> | undefined {
-    const batch = this.open.get(key);
-    if (!batch) return undefined;
-    this.open.delete(key);
-    return { key, members: batch.members, why };
   }
 
   /** How many events are waiting under `key`. */
