@@ -31,6 +31,8 @@ export const COLLECTIONS = {
   portalLinks: 'portal-links',
   portalSessions: 'portal-sessions',
   portalMarks: 'portal-marks',
+  /** `<destination>~<key hash>`: an ordered key's sequence (domain/ordering.ts). */
+  orderedKeys: 'ordered-keys',
 } as const;
 
 /**
@@ -83,6 +85,13 @@ export const FIRESTORE_QUERIES = {
   // GET /admin/accounts/{id}/portal-links and …/portal-sessions: the account's newest, live ones among them.
   accountPortalLinks: { collection: COLLECTIONS.portalLinks, equality: ['account'], orderBy: 'createdAt', direction: 'desc' },
   accountPortalSessions: { collection: COLLECTIONS.portalSessions, equality: ['account'], orderBy: 'createdAt', direction: 'desc' },
+  // An ordered destination's held keys (one field, set only while held: the automatic index).
+  blockedKeys: { collection: COLLECTIONS.orderedKeys, equality: ['blockedIn'], orderBy: 'blockedIn' },
+  // Keys whose head has not moved for a while (one field, set only while places wait: the automatic index).
+  stalledKeys: { collection: COLLECTIONS.orderedKeys, equality: [], orderBy: 'workSince' },
+  // An ordered key's record at one place, and its records waiting for a place again (one field each).
+  orderSlot: { collection: COLLECTIONS.deliveries, equality: ['orderSlot'], orderBy: 'orderSlot' },
+  orderAgain: { collection: COLLECTIONS.deliveries, equality: ['orderAgain'], orderBy: 'orderAgain' },
 } as const satisfies Record<string, { collection: string; contains?: string; equality: readonly string[]; orderBy: string; direction?: 'asc' | 'desc' }>;
 
 /**
@@ -158,4 +167,6 @@ export const FIRESTORE_TTL_FIELDS = {
   deliveries: { collection: COLLECTIONS.deliveries, field: 'expireAt' },
   // A group when its last member's retention ends.
   deliveryGroups: { collection: COLLECTIONS.deliveryGroups, field: 'expireAt' },
+  // An ordered key with nothing waiting, the deliveries' retention after its last change.
+  orderedKeys: { collection: COLLECTIONS.orderedKeys, field: 'expireAt' },
 } as const satisfies Record<string, { collection: string; field: string }>;

@@ -13,6 +13,7 @@ import { IntakeBatch } from './domain/intake';
 import type { IntakeTally } from './domain/intake-tally';
 import { DeliveryLogQuery } from './domain/delivery-log';
 import { RecentBucket, RecentEntry } from './domain/recent-log';
+import type { OrderedKeyState } from './domain/ordering';
 
 /** The edges of Herald. Only shared/adapters/ implements these with SDKs and sockets. */
 
@@ -265,6 +266,41 @@ export type AddedDelivered = { created: true; group?: string } | { created: fals
 /** A status a record may hold only in a document of its own: never a grouped one (DELIVERED). */
 export type WorkStatus = Exclude<DeliveryStatus, 'DELIVERED'>;
 
+/**
+ * Ordered delivery's keys (domain/ordering.ts): each (destination, partition key)'s sequence,
+ * read and written together with the delivery records it orders, atomically.
+ */
+export interface OrderedKeyStore {
+  /**
+   * Reads the key's state (undefined: never used), lets `plan` read records through `records`
+   * and decide, and writes what it returns, all in one transaction. `plan` may run more than
+   * once under contention: it must not act outside it.
+   */
+  transact<T>(destinationId: string, key: string, plan: (state: OrderedKeyState | undefined, records: OrderedKeyRecords) => Promise<OrderedKeyWrite<T>>): Promise<T>;
+  get(destinationId: string, key: string): Promise<OrderedKeyState | undefined>;
+  /** The destination's keys held by their head (blocked or suspended), oldest first. */
+  blocked(destinationId: string, limit: number): Promise<OrderedKeyState[]>;
+  /** Keys with places still to settle, not held, unchanged since `before` (app/ordered-delivery.ts repairStalledKeys). */
+  stalled(before: Date, limit: number): Promise<OrderedKeyState[]>;
+}
+
+/** Records as an ordered key's transaction reads them: its own documents only (an ordered delivery is never grouped). */
+export interface OrderedKeyRecords {
+  byIds(ids: readonly string[]): Promise<(DeliveryRecord | undefined)[]>;
+  /** The record at place `seq` of this key. */
+  atSeq(seq: number): Promise<DeliveryRecord | undefined>;
+  /** This key's records waiting for a place again (`order.again`). */
+  again(): Promise<DeliveryRecord[]>;
+}
+
+export interface OrderedKeyWrite<T> {
+  /** The key's new state; absent: unchanged. */
+  state?: OrderedKeyState;
+  /** Records to write (created or replaced). */
+  records?: DeliveryRecord[];
+  result: T;
+}
+
 export interface DeliveryStore {
   /** The delivery as it stands (domain/grouped-outcomes.ts), from its own document and any group copies. */
   get(id: string): Promise<DeliveryRecord | undefined>;
@@ -411,6 +447,8 @@ export interface TopicPublishRequest {
   topic: string;
   message: PubSubMessage;
   timeoutMs: number;
+  /** Pub/Sub's ordering key (an ordered destination's partition key): subscribers with message ordering get a key's messages in order. */
+  orderingKey?: string;
 }
 
 /** A batch's publish to a Pub/Sub-topic destination. */

@@ -2,6 +2,7 @@ import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { FirestoreDestinationStore, FirestoreIntakeStore, OperationCounter } from './adapters/firestore-stores';
 import { FirestoreDeliveryStore } from './adapters/firestore-deliveries';
+import { FirestoreOrderedKeys } from './adapters/firestore-ordered-keys';
 import { IntakeJournal } from './app/intake-journal';
 import { KeyVerifier } from './app/key-verifier';
 import { AccountPolicies } from './app/account-policies';
@@ -77,6 +78,7 @@ import {
   LaneProvisioner,
   Logger,
   MessageBus,
+  OrderedKeyStore,
   PortalStore,
   RateLeaseStore,
   ReplayStore,
@@ -118,6 +120,8 @@ export interface Runtime {
   lanes: LaneProvisioner;
   destinations: DestinationStore;
   deliveries: DeliveryStore;
+  /** Ordered destinations' keys, with the records they order (app/ordered-delivery.ts). */
+  orderedKeys: OrderedKeyStore;
   /** What ingest accepted, until the reconciler has matched it against the delivery records. */
   intake: IntakeStore;
   /** Ingest's group-committing writer to `intake`. */
@@ -192,6 +196,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   // retries any error, so a read Firestore refuses at once (INVALID_ARGUMENT: a reserved id such as `__x__`) failed only after ~7 s (measured on the emulator).
   const firestore = new Firestore({ projectId: config.projectId, ignoreUndefinedProperties: true, gaxServerStreamingRetries: true });
   const firestoreOps = new OperationCounter();
+  const deliveries = new FirestoreDeliveryStore(firestore, firestoreOps, { retentionMs: config.deliveryRetentionDays * DAY_MS, now: () => clock.now() });
   const destinations = new FirestoreDestinationStore(firestore, firestoreOps, secrets);
   const names = { prefix: config.topicPrefix, laneShards: config.laneShards, retryShards: config.retryShards };
   const resolver = overrides.resolver ?? systemResolver;
@@ -252,7 +257,8 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     bus: new PubSubBus(pubsub),
     lanes: new PubSubLanes(pubsub, names, pushTargetFrom(config)),
     destinations,
-    deliveries: new FirestoreDeliveryStore(firestore, firestoreOps, { retentionMs: config.deliveryRetentionDays * DAY_MS, now: () => clock.now() }),
+    deliveries,
+    orderedKeys: new FirestoreOrderedKeys(firestore, deliveries, firestoreOps, config.deliveryRetentionDays * DAY_MS),
     intake,
     journal: new IntakeJournal(intake, clock, undefined, config.journalGapMs),
     reconciler: {},
@@ -298,12 +304,14 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
     quotas: rt.publishQuotas,
     maxBodyBytes: rt.config.maxBodyBytes,
     maxEventBytes: rt.config.maxEventBytes,
+    keys: rt.orderedKeys,
+    logHead: rt.logHead,
   };
 }
 
 /** What `route` needs, from a runtime. */
 export function routeDeps(rt: Runtime): RouteDeps {
-  return { bus: rt.bus, lanes: rt.lanes, directory: rt.directory, log: rt.log, names: rt.names, deadLetterTopic: rt.topology.topics.deadLetter.name };
+  return { bus: rt.bus, lanes: rt.lanes, directory: rt.directory, log: rt.log, names: rt.names, deadLetterTopic: rt.topology.topics.deadLetter.name, keys: rt.orderedKeys, clock: rt.clock, logHead: rt.logHead };
 }
 
 const builtDeliverDeps = new WeakMap<Runtime, DeliverDeps>();
@@ -341,6 +349,7 @@ function buildDeliverDeps(rt: Runtime): DeliverDeps {
     policy: { presetTimeoutMs: rt.config.deliveryTimeoutMs, timeScale: rt.config.timeScale },
     failurePolicy: (account) => rt.accountPolicies.policyOf(account),
     unrecorded: new UnrecordedSends(),
+    keys: rt.orderedKeys,
   };
 }
 
@@ -363,6 +372,7 @@ export function pumpDeps(rt: Runtime): PumpDeps {
     log: rt.log,
     claimTtlMs: rt.config.claimTtlMs,
     batchSize: PUMP_BATCH,
+    keys: rt.orderedKeys,
   };
 }
 

@@ -1,4 +1,4 @@
-import { AggregateField, DocumentData, FieldPath, Firestore, Query, Timestamp } from '@google-cloud/firestore';
+import { AggregateField, DocumentData, FieldPath, Firestore, Query, Timestamp, Transaction } from '@google-cloud/firestore';
 import { DeliveryLogQuery, inLog, logOrder, logPage } from '../domain/delivery-log';
 import { DeliveryRecord } from '../domain/delivery';
 import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../domain/delivery-retention';
@@ -10,9 +10,15 @@ import { DeliveryRetention, FirestoreDeliveryGroups } from './firestore-delivery
 import { chunks, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from './firestore-stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
 import { createIfAbsent } from './firestore-write';
+import { orderedKeyId, OrderPlace } from '../domain/ordering';
 
 /** `intakeTally`: the id's hash (domain/intake-tally.ts) on a record from an intake batch, summed by the reconciler's aggregation. */
-type StoredDelivery = Omit<DeliveryRecord, 'event'> & { event?: { attributes: Record<string, string>; data: Buffer }; expireAt?: Date; groupCopies?: number; intakeTally?: number };
+type StoredDelivery = Omit<DeliveryRecord, 'event'> & { event?: { attributes: Record<string, string>; data: Buffer }; expireAt?: Date; groupCopies?: number; intakeTally?: number } & OrderFields;
+/**
+ * An ordered delivery's place, as fields one equality query each finds (no composite index):
+ * `orderSlot` its key and place, `orderAgain` its key while it waits for a place again.
+ */
+type OrderFields = { orderSlot?: string; orderAgain?: string };
 /** A record as its own document holds it: with the group copies it folded in (domain/grouped-outcomes.ts). */
 type Own = DeliveryRecord & { groupCopies?: number };
 
@@ -108,6 +114,31 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     // One tx.set: one billed write.
     if (written !== undefined) this.ops.writes += 1;
     return written;
+  }
+
+  /**
+   * Reads and writes of records inside a transaction another store runs (an ordered key's:
+   * adapters/firestore-ordered-keys.ts). Own documents only: an ordered delivery is never grouped.
+   */
+  inTransaction(tx: Transaction): TransactionRecords {
+    const read = (snaps: { exists: boolean; data(): DocumentData | undefined }[]) => snaps.map((s) => (s.exists ? (fromOwn(s.data()!) as DeliveryRecord) : undefined));
+    return {
+      get: async (ids) => {
+        if (ids.length === 0) return [];
+        const snaps = await tx.getAll(...ids.map((id) => this.col.doc(id)));
+        this.ops.reads += ids.length;
+        return read(snaps);
+      },
+      where: async (field, value) => {
+        const snap = await tx.get(this.col.where(field, '==', value));
+        this.ops.reads += Math.max(1, snap.size);
+        return read(snap.docs).filter((r): r is DeliveryRecord => r !== undefined);
+      },
+      set: (record) => {
+        tx.set(this.col.doc(record.id), this.stored(record));
+        this.ops.writes++;
+      },
+    };
   }
 
   async due(now: Date, claimExpiredBefore: Date, limit: number): Promise<string[]> {
@@ -336,19 +367,37 @@ export class FirestoreDeliveryStore implements DeliveryStore {
   }
 }
 
+/** Record reads and writes within a Firestore transaction (FirestoreDeliveryStore.inTransaction). */
+export interface TransactionRecords {
+  get(ids: readonly string[]): Promise<(DeliveryRecord | undefined)[]>;
+  where(field: keyof OrderFields, value: string): Promise<DeliveryRecord[]>;
+  set(record: DeliveryRecord): void;
+}
+
 /** The field the reconciler sums (its index: firestore-schema.ts intakeTally). */
 const TALLY_FIELD = FIRESTORE_QUERIES.intakeTally.orderBy;
 
 function toDoc(record: Own): StoredDelivery {
   const { event, ...rest } = record;
-  return event ? { ...rest, event: { attributes: { ...event.attributes }, data: event.data } } : rest;
+  const stored: StoredDelivery = event ? { ...rest, event: { attributes: { ...event.attributes }, data: event.data } } : rest;
+  return record.order ? { ...stored, ...orderFieldsOf(record.destinationId, record.order) } : stored;
+}
+
+function orderFieldsOf(destinationId: string, order: OrderPlace): OrderFields {
+  const key = orderedKeyId(destinationId, order.key);
+  return { orderSlot: orderSlot(key, order.seq), ...(order.again ? { orderAgain: key } : {}) };
+}
+
+/** The `orderSlot` of place `seq` in the key whose document id is `keyId`. */
+export function orderSlot(keyId: string, seq: number): string {
+  return `${keyId}#${seq}`;
 }
 
 /** A delivery record's fields as the log shows them: all but `event` and `attemptLog`. */
 const LOG_FIELDS = [
   'id', 'destinationId', 'eventId', 'eventSource', 'eventType', 'status', 'attempts', 'throttled', 'reason', 'publishedAt', 'lastError', 'availableAt',
   'rateDeferred', 'claimedAt', 'firstAttemptAt', 'lastAttemptAt', 'deliveredAt', 'replays', 'intake', 'deadLetterDueAt', 'recoveredAt',
-  'duplicates', 'batch',
+  'duplicates', 'batch', 'order',
 ] as const satisfies readonly Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>[];
 type UnlistedField = Exclude<Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>, (typeof LOG_FIELDS)[number]>;
 // A field added to DeliveryRecord but not to LOG_FIELDS stops the build here: the log would drop it silently.
@@ -368,7 +417,7 @@ function fromOwn(doc: DocumentData): Own {
 
 /** A record from its document: without the TTL field, which is storage's, not the record's. */
 function fromDoc(doc: DocumentData, keepGroupCopies = false): Own {
-  const { event, expireAt: _expireAt, groupCopies, intakeTally: _tally, ...rest } = doc as StoredDelivery;
+  const { event, expireAt: _expireAt, groupCopies, intakeTally: _tally, orderSlot: _slot, orderAgain: _again, ...rest } = doc as StoredDelivery;
   const own: Own = keepGroupCopies && groupCopies ? { ...rest, groupCopies } : rest;
   if (!event) return own;
   return { ...own, event: { attributes: event.attributes, data: Buffer.from(event.data) } as HeraldEvent };

@@ -24,8 +24,17 @@ export class PubSubTopicPublisher implements TopicPublisher {
   constructor(private readonly pubsub: PubSub) {}
 
   publish(request: TopicPublishRequest): Promise<AttemptResult | HeraldOverload> {
-    const { message, timeoutMs } = request;
-    return this.timed(timeoutMs, () => this.topic(request.topic, timeoutMs).publishMessage({ data: message.data, attributes: message.attributes }));
+    const { message, timeoutMs, orderingKey } = request;
+    const topic = this.topic(request.topic, timeoutMs, orderingKey !== undefined);
+    return this.timed(timeoutMs, async () => {
+      try {
+        return await topic.publishMessage({ data: message.data, attributes: message.attributes, ...(orderingKey !== undefined ? { orderingKey } : {}) });
+      } catch (e) {
+        // The client pauses a key after a failed publish; Herald's own order (one attempt at a time per key) makes resuming safe.
+        if (orderingKey !== undefined) topic.resumePublishing(orderingKey);
+        throw e;
+      }
+    });
   }
 
   /**
@@ -67,11 +76,11 @@ export class PubSubTopicPublisher implements TopicPublisher {
     await this.pubsub.close();
   }
 
-  private topic(name: string, timeoutMs: number): Topic {
-    const key = `${name} ${timeoutMs}`;
+  private topic(name: string, timeoutMs: number, ordered = false): Topic {
+    const key = `${name} ${timeoutMs}${ordered ? ' ordered' : ''}`;
     let topic = this.topics.get(key);
     if (!topic) {
-      topic = this.pubsub.topic(name, { batching: { maxMessages: 1, maxMilliseconds: 0 }, gaxOpts: { timeout: timeoutMs } });
+      topic = this.pubsub.topic(name, { batching: { maxMessages: 1, maxMilliseconds: 0 }, gaxOpts: { timeout: timeoutMs }, ...(ordered ? { messageOrdering: true } : {}) });
       this.topics.set(key, topic);
     }
     return topic;

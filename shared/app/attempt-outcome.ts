@@ -12,6 +12,8 @@ import { sendDeadLetter } from './dead-letter';
 import { DeliverDeps, DeliverOutcome, Target } from './delivery-context';
 import { recheckQueued } from './queued-recheck';
 import { suspendDestination } from './suspend-and-reactivate';
+import { afterOrderedOutcome } from './ordered-delivery';
+import { partitionKeyOf } from '../domain/ordering';
 
 /**
  * What first attempts and claimed retries share: the send itself, the wait they may take for
@@ -42,6 +44,7 @@ export async function afterOutcome(deps: DeliverDeps, t: Target, attempted: Atte
     await suspendDestination(deps, t.destination.id, { cause: decision.cause, reason: decision.reason, ...(record.lastError ? { lastError: record.lastError } : {}) });
   }
   if (record.status === 'QUEUED') await recheckQueued(deps, record, 'decided');
+  await afterOrderedOutcome(deps, t.destination, record, decision.kind === 'suspend');
   return { kind: 'attempted', deliveryId: t.id, decision: decision.kind, status: record.status };
 }
 
@@ -53,13 +56,19 @@ export async function send(deps: DeliverDeps, t: Target, at: Date): Promise<{ re
     const sent = requestFor(t.destination, t.event, t.id, at);
     result =
       t.destination.topic !== undefined
-        ? await deps.topics.publish({ topic: sent.target, message: { data: sent.body, attributes: { ...sent.headers } }, timeoutMs: t.policy.attemptTimeoutMs })
+        ? await deps.topics.publish({ topic: sent.target, message: { data: sent.body, attributes: { ...sent.headers } }, timeoutMs: t.policy.attemptTimeoutMs, ...orderingKeyOf(t) })
         : await deps.http.send({ url: sent.target, headers: { ...sent.headers }, body: sent.body, timeoutMs: t.policy.attemptTimeoutMs });
     return { result, sent };
   } finally {
     const durationMs = result?.durationMs ?? deps.clock.now().getTime() - at.getTime();
     deps.slow.end(t.destination.id, ticket, deps.clock.now().getTime(), durationMs, result?.kind === 'timeout');
   }
+}
+
+/** An ordered destination's event keeps its key on the topic it is published to. */
+function orderingKeyOf(t: Target): { orderingKey?: string } {
+  const key = t.destination.ordering ? partitionKeyOf(t.event) : undefined;
+  return key !== undefined ? { orderingKey: key } : {};
 }
 
 /**

@@ -7,12 +7,15 @@ import { afterOutcome, backedOff, backOffUntil, rateWaitFor, send, withFailureMo
 import { startUnderClaim, updateUnderClaim } from './claimed-update';
 import { DeliverDeps, DeliverOutcome, RECORD_RETRY, Target } from './delivery-context';
 import { retryOnOverload } from './overload-retry';
+import { afterOrderedOutcome } from './ordered-delivery';
 
 /** A retry the pump claimed: attempted only while the claim the message carries is still the record's. */
 export async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string): Promise<DeliverOutcome> {
   const start = await startUnderClaim(deps.deliveries, t.id, claim, deps.clock.now());
   if ('refused' in start) {
     deps.log.info(`claimed lane message skipped: ${start.refused}`, { ...t.ids, claim });
+    // An ordered delivery settled by a push that failed before its key moved on: moved on now (idempotent).
+    if (t.destination.ordering && start.record?.order) await afterOrderedOutcome(deps, t.destination, start.record, start.record.status === 'QUEUED' && t.destination.status === 'suspended');
     return { kind: 'duplicate', deliveryId: t.id };
   }
   const { started } = start;

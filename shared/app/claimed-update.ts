@@ -24,9 +24,11 @@ export function updateUnderClaim(
  * A claimed delivery started under the claim its lane message carries (IN_FLIGHT, attempted
  * now), or why not: no record, or the state machine's refusal (the claim lost or expired).
  */
-export async function startUnderClaim(deliveries: DeliveryStore, id: string, claim: string, now: Date): Promise<{ started: DeliveryRecord } | { refused: string }> {
+export async function startUnderClaim(deliveries: DeliveryStore, id: string, claim: string, now: Date): Promise<{ started: DeliveryRecord } | { refused: string; record?: DeliveryRecord }> {
   let refused = 'claim lost';
+  let seen: DeliveryRecord | undefined;
   const started = await deliveries.update(id, (current) => {
+    seen = current;
     if (!current) {
       refused = 'no record';
       return undefined;
@@ -35,5 +37,5 @@ export async function startUnderClaim(deliveries: DeliveryStore, id: string, cla
     if (!next.ok) refused = next.error.message;
     return next.ok ? next.state : undefined;
   });
-  return started ? { started } : { refused };
+  return started ? { started } : { refused, ...(seen ? { record: seen } : {}) };
 }

@@ -15,6 +15,7 @@ import { DeliverDeps, DeliverOutcome, Target } from './delivery-context';
 import { firstAttempt } from './first-attempt';
 import { publishToLane } from './lanes';
 import { recheckQueued } from './queued-recheck';
+import { afterOrderedOutcome } from './ordered-delivery';
 
 export type { DeliverDeps, DeliverOutcome };
 
@@ -109,6 +110,7 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, message: ReadLaneM
     const queued = await updateUnderClaim(deps.deliveries, t.id, message.claim, { type: 'queue', now, reason });
     if (!queued) return { kind: 'duplicate', deliveryId: t.id };
     await recheckQueued(deps, queued, 'suspended');
+    await afterOrderedOutcome(deps, t.destination, queued, true);
   } else {
     // Nothing is sent: creating the record only if there is none is the whole duplicate check.
     const record = queuedRecord(t, message.publishedAt, now, reason);

@@ -7,7 +7,7 @@ import { DeliveryPolicy } from '../domain/policy';
 import { Decision } from '../domain/retry-decision';
 import { SlowDestinations } from '../domain/slow-destinations';
 import { UnrecordedSends } from '../domain/unrecorded-sends';
-import { Clock, DeliveryStore, DestinationStore, HttpSender, LaneProvisioner, Logger, LogFields, MessageBus, TopicPublisher } from '../ports';
+import { Clock, DeliveryStore, DestinationStore, HttpSender, LaneProvisioner, Logger, LogFields, MessageBus, OrderedKeyStore, TopicPublisher } from '../ports';
 import { TopologyNames } from '../topology';
 import { DeliveryLimiter } from './delivery-limiter';
 import { DestinationDirectory } from './destination-directory';
@@ -47,6 +47,8 @@ export interface DeliverDeps {
   failurePolicy?: (account: string) => Promise<FailurePolicy>;
   /** First attempts this instance sent but could not record: a redelivery records them without sending again. */
   unrecorded: UnrecordedSends;
+  /** Ordered destinations' keys (app/ordered-delivery.ts); absent: records are settled without them (unit tests of other things). */
+  keys?: OrderedKeyStore;
 }
 
 export type DeliverOutcome =

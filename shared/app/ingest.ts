@@ -7,6 +7,8 @@ import { IntakeJournal } from './intake-journal';
 import { fanOut, LaneDeps } from './lanes';
 import { DestinationDirectory } from './destination-directory';
 import { PublishQuotas, QuotaVerdict } from './publish-quotas';
+import { admitOrdered, OrderedDeps, OrderedItem, takesInOrder } from './ordered-delivery';
+import { OrderedKeyStore } from '../ports';
 
 export interface IngestDeps extends LaneDeps {
   /** Herald's own record of what it accepted (domain/intake.ts), which the reconciler checks. */
@@ -21,6 +23,9 @@ export interface IngestDeps extends LaneDeps {
   maxEventBytes: number;
   /** Each account's publish rate (absent: no quotas, as in unit tests of other things). */
   quotas?: Pick<PublishQuotas, 'admit' | 'refusedNow'>;
+  /** Ordered destinations' keys (app/ordered-delivery.ts); absent: every event is fanned out unordered. */
+  keys?: OrderedKeyStore;
+  logHead?: OrderedDeps['logHead'];
 }
 
 export type IngestResult =
@@ -95,10 +100,16 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
   }
   const acceptedAt = deps.clock.now();
   const journaled = deps.journal.add(events);
-  const [journal, ...results] = await Promise.allSettled([
+  const plan = orderedPlan(deps, events, targets, acceptedAt.toISOString(), journaled.ids);
+  const [journal, ...settled] = await Promise.allSettled([
     journaled.durable,
-    ...events.map((e, i) => fanOut(deps, e, targets[i]!, { publishedAt: acceptedAt, intake: journaled.ids[i]! })),
+    ...events.map((e, i) => fanOut(deps, e, plan.unordered[i]!, { publishedAt: acceptedAt, intake: journaled.ids[i]! })),
+    ...plan.ordered.map((o) => admitOrdered({ ...deps, keys: deps.keys! }, o.destination, o.items)),
   ]);
+  const results = events.map((_, i) => {
+    const failed = [settled[i]!, ...plan.ordered.flatMap((o, j) => (o.events.includes(i) ? [settled[events.length + j]!] : []))].find((r) => r.status === 'rejected');
+    return failed ?? settled[i]!;
+  });
   if (journal.status === 'rejected') {
     const error = (journal.reason as Error).message;
     deps.log.error('the intake journal could not record the events (Firestore); none accepted', { error, eventIds: events.map((e) => e.attributes.id) });
@@ -121,6 +132,25 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     return { status: 503, body: { error: 'Pub/Sub is unavailable; resend the failed events (one already delivered is not delivered twice)', accepted, failed } };
   }
   return { status: 202, body: { accepted } };
+}
+
+/**
+ * Which destinations take each event unordered (its lane), and, per ordered destination, the
+ * events it takes in order (app/ordered-delivery.ts), in the order of the request.
+ */
+function orderedPlan(deps: IngestDeps, events: readonly HeraldEvent[], targets: readonly Destination[][], publishedAt: string, intakes: readonly string[]) {
+  const ordered = new Map<string, { destination: Destination; items: OrderedItem[]; events: number[] }>();
+  const unordered = events.map((event, i) =>
+    targets[i]!.filter((d) => {
+      if (!deps.keys || !takesInOrder(d, event)) return true;
+      const entry = ordered.get(d.id) ?? { destination: d, items: [], events: [] };
+      entry.items.push({ event, publishedAt, intake: intakes[i]! });
+      entry.events.push(i);
+      ordered.set(d.id, entry);
+      return false;
+    }),
+  );
+  return { unordered, ordered: [...ordered.values()] };
 }
 
 function overQuota(verdict: Extract<QuotaVerdict, { ok: false }>, n: number): IngestResult {

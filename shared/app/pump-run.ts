@@ -2,6 +2,7 @@ import { Logger } from '../ports';
 import { BatcherDeps, BatcherReport, runBatcher } from './batcher';
 import { PumpDeps, PumpEnd, PumpReport, runPump } from './pump';
 import { reconcileBacklog, ReconcileDeps, ReconcileReport } from './reconcile';
+import { repairStalledKeys } from './ordered-delivery';
 
 export interface PumpRunDeps {
   pump: PumpDeps;
@@ -31,6 +32,17 @@ export interface PumpRunReport extends PumpReport {
   batcher?: BatcherReport;
 }
 
+/** Ordered keys whose head stalled (app/ordered-delivery.ts): looked at once a run; a failure is logged, the next run looks again. */
+export async function repairKeys(deps: Pick<PumpRunDeps, 'pump' | 'log'>): Promise<void> {
+  const { keys } = deps.pump;
+  if (!keys) return;
+  try {
+    await repairStalledKeys({ ...deps.pump, keys }, 2 * deps.pump.claimTtlMs);
+  } catch (e) {
+    deps.log.warn('could not look for stalled ordered keys; the next run looks again', { error: (e as Error).message });
+  }
+}
+
 /**
  * One scheduled pump run: the reconciler's rounds and the batcher beside the retry pump's, not before them. A
  * large recovery (50,000 records) takes many bounded rounds, and due retries are claimed from
@@ -51,7 +63,7 @@ export async function pumpRun(deps: PumpRunDeps, options: PumpRunOptions): Promi
   // Batched destinations' events are pulled while the run goes on anyway (its instance is billed
   // for it), and after that for as long as they come: an idle batch lane then ends it.
   const batching = deps.batcher ? runBatcher(deps.batcher, { untilMs: options.runMs }) : undefined;
-  await options.before?.();
+  await Promise.all([options.before?.(), repairKeys(deps)]);
   const pumpOptions = { intervalMs: options.intervalMs, hold: options.hold, ...(options.onRound ? { onRound: options.onRound } : {}) };
   let pumped = await runPump(deps.pump, { ...pumpOptions, untilMs: left() }).done;
   const reconciled = await reconciling;

@@ -1,6 +1,6 @@
 import { DeliveryRecord } from '../domain/delivery';
 import { transition } from '../domain/delivery-state';
-import { Clock, DeferredAdvancer, DeliveryStore, DestinationStore, LaneProvisioner, Logger, MessageBus } from '../ports';
+import { Clock, DeferredAdvancer, DeliveryStore, DestinationStore, LaneProvisioner, Logger, MessageBus, OrderedKeyStore } from '../ports';
 import { TopologyNames } from '../topology';
 import { sendDeadLetter } from './dead-letter';
 import { DestinationDirectory } from './destination-directory';
@@ -8,6 +8,7 @@ import { queuedBecauseSuspended } from '../domain/suspension';
 import { updateUnderClaim } from './claimed-update';
 import { publishToLane } from './lanes';
 import { recheckQueued } from './queued-recheck';
+import { afterOrderedOutcome, resequenceOrdered } from './ordered-delivery';
 
 export interface PumpDeps {
   bus: MessageBus;
@@ -23,6 +24,8 @@ export interface PumpDeps {
   claimTtlMs: number;
   /** Deliveries taken per round. */
   batchSize: number;
+  /** Ordered destinations' keys: a redelivered ordered delivery gets its place again before it goes (app/ordered-delivery.ts). */
+  keys?: OrderedKeyStore;
 }
 
 export interface PumpReport {
@@ -123,7 +126,12 @@ async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' 
     const queued = await updateUnderClaim(deps.deliveries, record.id, record.claimedAt, { type: 'queue', now: deps.clock.now(), reason: queuedBecauseSuspended(destination) });
     deps.log.info('due delivery QUEUED: its destination is suspended', ids);
     if (queued && deps.destinations) await recheckQueued({ ...deps, destinations: deps.destinations }, queued, 'suspended');
+    if (queued) await afterOrderedOutcome(deps, destination, queued, true);
     return 'queued';
+  }
+  if (record.order?.again && deps.keys) {
+    await resequenceOrdered({ ...deps, keys: deps.keys }, destination, record);
+    return 'sent';
   }
   await publishToLane(deps, destination, { kind: 'claimed', destinationId: record.destinationId, event: record.event, claim: record.claimedAt!, ...(record.publishedAt ? { publishedAt: record.publishedAt } : {}), ...(record.batch ? { batch: record.batch } : {}) });
   deps.log.debug('due delivery sent to its lane', { ...ids, attempts: record.attempts, claimedAt: record.claimedAt });

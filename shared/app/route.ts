@@ -1,7 +1,8 @@
 import { fromPubSubMessage, malformedAttributes, PushDelivery } from '../domain/cloudevents-pubsub';
 import { intakeOf } from '../domain/lane-message';
 import { TopologyNames } from '../topology';
-import { LaneProvisioner, Logger, MessageBus } from '../ports';
+import { Clock, LaneProvisioner, Logger, MessageBus, OrderedKeyStore } from '../ports';
+import { admitOrdered, OrderedDeps, takesInOrder } from './ordered-delivery';
 import { fanOut } from './lanes';
 import { DestinationDirectory } from './destination-directory';
 import { rejectToDeadLetter } from './dead-letter';
@@ -14,6 +15,10 @@ export interface RouteDeps {
   log: Logger;
   names: TopologyNames;
   deadLetterTopic: string;
+  /** Ordered destinations' keys (app/ordered-delivery.ts); absent: every event is fanned out unordered. */
+  keys?: OrderedKeyStore;
+  clock?: Clock;
+  logHead?: OrderedDeps['logHead'];
 }
 
 export type RouteOutcome =
@@ -53,7 +58,12 @@ export async function routeEvent(deps: RouteDeps, push: PushDelivery): Promise<R
     return { kind: 'unmatched' };
   }
   const intake = intakeOf(push.message);
-  await fanOut(deps, event, targets, { publishedAt: push.publishTime, ...(intake !== undefined ? { intake } : {}) });
+  const inOrder = deps.keys && deps.clock ? targets.filter((d) => takesInOrder(d, event)) : [];
+  const item = { event, publishedAt: push.publishTime.toISOString(), ...(intake !== undefined ? { intake } : {}) };
+  await Promise.all([
+    fanOut(deps, event, targets.filter((d) => !inOrder.includes(d)), { publishedAt: push.publishTime, ...(intake !== undefined ? { intake } : {}) }),
+    ...inOrder.map((d) => admitOrdered({ ...deps, keys: deps.keys!, clock: deps.clock! }, d, [item])),
+  ]);
   deps.log.debug('event routed', { ...ids, destinations: targets.map((d) => d.id) });
   return { kind: 'routed', destinations: targets.map((d) => d.id) };
 }

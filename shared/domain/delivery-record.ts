@@ -1,6 +1,7 @@
 import { DeliveryRecord } from './delivery';
 import { DeliveryState, transition, Transition, TransitionResult } from './delivery-state';
 import { HeraldEvent } from './event';
+import { OrderPlace, PARKED_AT } from './ordering';
 
 /** What a delivery's first record is made of besides its state. */
 export interface RecordedDelivery {
@@ -16,6 +17,29 @@ export function firstRecord(d: RecordedDelivery, publishedAt: string, claimedAt:
   const initial: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: claimedAt.toISOString() };
   const claimed = applied(transition(initial, { type: 'claim', now: claimedAt, claimTtlMs: 0 }));
   return newRecord(d, publishedAt, applied(transition(claimed, next)));
+}
+
+/**
+ * An ordered delivery's first record, made at intake with its place: the head of its key
+ * claimed at once (IN_FLIGHT, its claim on the lane message that carries it), any other parked
+ * (domain/ordering.ts PARKED_AT) until the one before it settles.
+ */
+export function orderedRecord(d: RecordedDelivery, publishedAt: string, now: Date, order: OrderPlace, head: boolean): DeliveryRecord {
+  const initial: DeliveryState = { status: 'PENDING', attempts: 0, availableAt: head ? now.toISOString() : PARKED_AT };
+  const state = head ? applied(transition(initial, { type: 'claim', now, claimTtlMs: 0 })) : initial;
+  return { ...newRecord(d, publishedAt, state), order };
+}
+
+/** An ordered delivery becomes its key's head: claimed now (parked or not, it is due now). */
+export function promotedRecord(record: DeliveryRecord, now: Date, order: OrderPlace = record.order!): DeliveryRecord {
+  const due = { ...record, status: 'PENDING' as const, availableAt: now.toISOString(), order };
+  return applied(transition(due, { type: 'claim', now, claimTtlMs: 0 }));
+}
+
+/** An ordered delivery that must wait for the one before it: parked at its (new) place. */
+export function parkedRecord(record: DeliveryRecord, order: OrderPlace): DeliveryRecord {
+  const { claimedAt: _claim, ...rest } = record;
+  return { ...rest, status: 'PENDING', availableAt: PARKED_AT, order };
 }
 
 /** A delivery's first record when its destination is suspended: QUEUED without an attempt. */

@@ -26,6 +26,7 @@ export type DeliveryState = Pick<
   | 'lastAttemptAt'
   | 'deliveredAt'
   | 'deadLetterDueAt'
+  | 'order'
 >;
 
 export type Transition =
@@ -155,8 +156,9 @@ export function transition<S extends DeliveryState>(state: S, t: Transition): Tr
       return ok(next(state, {}, ['deadLetterDueAt']));
     case 'redeliver':
       if (state.status !== 'QUEUED' && state.status !== 'DEAD') return invalid();
+      // An ordered delivery's key may have moved past it: the pump gives it its place again first (domain/ordering.ts resequenced).
       return ok(
-        next(state, { status: 'PENDING', availableAt: t.now.toISOString(), attempts: 0, throttled: 0 }, [
+        next(state, { status: 'PENDING', availableAt: t.now.toISOString(), attempts: 0, throttled: 0, ...(state.order ? { order: { ...state.order, again: true as const } } : {}) }, [
           'claimedAt',
           'firstAttemptAt',
           'reason',

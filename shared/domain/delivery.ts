@@ -1,6 +1,7 @@
 import type { AddressClass } from './address-policy';
 import type { DeliveryStatus } from './delivery-statuses';
 import type { BatchPlace } from './batching';
+import type { OrderPlace } from './ordering';
 import { HeraldEvent } from './event';
 
 export { DELIVERY_STATUSES, type DeliveryStatus } from './delivery-statuses';
@@ -145,6 +146,8 @@ export interface DeliveryRecord {
   duplicates?: { count: number; lastAt: string };
   /** The batch that carries it, for a batched destination (domain/batching.ts): its id, this event's place, its size. */
   batch?: BatchPlace;
+  /** Its place in its key's sequence, for a destination with `ordering` and an event with a partitionkey (domain/ordering.ts). */
+  order?: OrderPlace;
 }
 
 /** One DEAD run of a delivery, as it stood when a replay sent it again. */

@@ -6,6 +6,7 @@ import type { Suspension } from './suspension-record';
 import { DESTINATION_ID, splitDestinationId } from './ids';
 import { RATE_LIMITS, RateBounds } from './rate-control';
 import { BatchSpec, batchSpecSchema } from './batching';
+import { OrderingSpec, orderingSpecSchema } from './ordering';
 
 export const DEFAULT_POLICY: PolicySpec = 'event-platform';
 
@@ -50,10 +51,15 @@ export const destinationSpecSchema = z
         .refine((r) => (r.min ?? RATE_LIMITS.minPerSecond) <= (r.max ?? RATE_LIMITS.maxPerSecond), { message: 'rate.min must not exceed rate.max', path: ['min'] })
         .optional(),
       batch: batchSpecSchema.optional(),
+      ordering: orderingSpecSchema.optional(),
     },
     { error: 'the destination spec must be a JSON object' },
   )
-  .refine((s) => (s.url === undefined) !== (s.topic === undefined), { message: 'give exactly one of url or topic', path: ['url'] });
+  .refine((s) => (s.url === undefined) !== (s.topic === undefined), { message: 'give exactly one of url or topic', path: ['url'] })
+  .refine((s) => s.batch === undefined || s.ordering === undefined, {
+    message: 'a destination takes either batch or ordering, not both: a batch is sent as a unit, an ordered key one event at a time',
+    path: ['ordering'],
+  });
 
 export type DestinationSpec = z.infer<typeof destinationSpecSchema>;
 
@@ -79,6 +85,8 @@ export interface Destination {
   lane?: 'dedicated';
   /** Events sent many to a request (domain/batching.ts); absent: one event per request. */
   batch?: BatchSpec;
+  /** Events with the same partitionkey sent one at a time, in the order Herald accepted them (domain/ordering.ts); absent: unordered. */
+  ordering?: OrderingSpec;
   status: DestinationStatus;
   /** Why and when it was suspended; present exactly while status is suspended. */
   suspension?: Suspension;
@@ -126,6 +134,7 @@ export function applySpec(id: string, spec: DestinationSpec, existing: Destinati
   if (spec.rate !== undefined) dest.rate = spec.rate;
   if (spec.lane === 'dedicated') dest.lane = 'dedicated';
   if (spec.batch !== undefined) dest.batch = spec.batch;
+  if (spec.ordering !== undefined) dest.ordering = spec.ordering;
   // A PUT with another secret replaces it at once; rotate-secret is the way with a grace period.
   const previous = existing && secret === existing.secret ? unexpiredSecrets(existing.previousSecrets, now) : [];
   if (previous.length) dest.previousSecrets = previous;

@@ -4,6 +4,8 @@ import { eventually } from './eventually';
 export interface TappedMessage {
   attributes: Record<string, string>;
   data: Buffer;
+  /** Pub/Sub's ordering key, when the message was published with one. */
+  orderingKey?: string;
 }
 
 /**
@@ -29,7 +31,7 @@ export class SubscriptionTap {
     this.pubsub = new PubSub({ projectId });
     this.subscription = this.pubsub.subscription(subscription);
     this.subscription.on('message', (m: Message) => {
-      this.received.push({ attributes: { ...m.attributes }, data: Buffer.from(m.data) });
+      this.received.push({ attributes: { ...m.attributes }, data: Buffer.from(m.data), ...(m.orderingKey ? { orderingKey: m.orderingKey } : {}) });
       m.ack();
     });
     this.subscription.on('error', (e: Error) => this.errors.push(e));

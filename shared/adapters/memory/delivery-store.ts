@@ -34,6 +34,11 @@ export class MemoryDeliveryStore implements DeliveryStore {
     return standing(this.records.get(id), this.grouped.get(id) ?? []);
   }
 
+  /** Every delivery as it stands, copies (the memory ordered keys search them). */
+  all(): DeliveryRecord[] {
+    return this.view().map((r) => copy(r)!);
+  }
+
   async get(id: string): Promise<DeliveryRecord | undefined> {
     return copy(this.standingOf(id));
   }

@@ -6,6 +6,7 @@ import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { applyTopology } from '../../adapters/pubsub-topology';
 import { ConfigError, HeraldConfig, loadConfig } from '../../config';
 import { runPump } from '../../app/pump';
+import { repairKeys } from '../../app/pump-run';
 import { runBatcher } from '../../app/batcher';
 import { checkThresholds } from '../../app/suspend-and-reactivate';
 import { accountPurgeDeps, batcherDeps, createRuntime, pumpDeps, pushTargetFrom, reconcileDeps, Runtime, suspensionDeps } from '../../runtime';
@@ -234,6 +235,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       checker: runPeriodically('suspension check', checkMs, () => checkThresholds(suspensionDeps(turnOf())), runtime.log),
       // The scheduled pump's first step on GCP: the reconciler, on its own interval here.
       reconciler: runPeriodically('reconciler', config.reconcileIntervalMs, () => reconcileOnce(reconcileDeps(turnOf())), runtime.log),
+      // Beside them there: ordered keys whose head stalled (app/ordered-delivery.ts).
+      orderedKeys: runPeriodically('ordered keys', config.reconcileIntervalMs, () => repairKeys({ pump: pumpDeps(turnOf()), log: runtime.log }), runtime.log),
       // And its next step there: the purge of deleted accounts' data (app/account-purge.ts), each run bounded to the interval.
       purger: runPeriodically('account purge', config.reconcileIntervalMs, () => {
         const rt = turnOf();
@@ -262,7 +265,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           server,
           log: instanceBase ?? runtime.log,
           runtime: instances > 1 ? allOf(runtimes) : runtime,
-          loops: () => Promise.all([loops.pump.stop(), loops.batcher.stop(), loops.checker.stop(), loops.reconciler.stop(), loops.purger.stop()]).then(() => undefined),
+          loops: () => Promise.all([loops.pump.stop(), loops.batcher.stop(), loops.checker.stop(), loops.reconciler.stop(), loops.purger.stop(), loops.orderedKeys.stop()]).then(() => undefined),
           drainMs: stopOptions.drainMs ?? runtime.config.deliveryTimeoutMs + 2000,
           beforeClose: purge,
           after: own,

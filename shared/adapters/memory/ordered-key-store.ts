@@ -1,0 +1,53 @@
+import { orderedKeyId, OrderedKeyState } from '../../domain/ordering';
+import { DeliveryRecord } from '../../domain/delivery';
+import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite } from '../../ports';
+import { MemoryDeliveryStore } from './delivery-store';
+
+/** Ordered keys in memory, over a MemoryDeliveryStore: one transaction at a time. */
+export class MemoryOrderedKeyStore implements OrderedKeyStore {
+  private readonly keys = new Map<string, OrderedKeyState>();
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deliveries: MemoryDeliveryStore) {}
+
+  transact<T>(destinationId: string, key: string, plan: (state: OrderedKeyState | undefined, records: OrderedKeyRecords) => Promise<OrderedKeyWrite<T>>): Promise<T> {
+    const run = async (): Promise<T> => {
+      const id = orderedKeyId(destinationId, key);
+      const mine = (r: DeliveryRecord) => r.order !== undefined && r.destinationId === destinationId && r.order.key === key;
+      const records: OrderedKeyRecords = {
+        byIds: (ids) => Promise.all(ids.map((i) => this.deliveries.get(i))),
+        atSeq: async (seq) => this.deliveries.all().find((r) => mine(r) && r.order!.seq === seq),
+        again: async () => this.deliveries.all().filter((r) => mine(r) && r.order!.again === true),
+      };
+      const current = this.keys.get(id);
+      const write = await plan(current ? structuredClone(current) : undefined, records);
+      for (const r of write.records ?? []) await this.deliveries.put(r);
+      if (write.state) this.keys.set(id, structuredClone(write.state));
+      return write.result;
+    };
+    const result = this.queue.then(run, run);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  async get(destinationId: string, key: string): Promise<OrderedKeyState | undefined> {
+    const state = this.keys.get(orderedKeyId(destinationId, key));
+    return state ? structuredClone(state) : undefined;
+  }
+
+  async stalled(before: Date, limit: number): Promise<OrderedKeyState[]> {
+    return [...this.keys.values()]
+      .filter((k) => k.done < k.last && !k.blocked && k.updatedAt < before.toISOString())
+      .sort((a, b) => a.updatedAt.localeCompare(b.updatedAt))
+      .slice(0, limit)
+      .map((k) => structuredClone(k));
+  }
+
+  async blocked(destinationId: string, limit: number): Promise<OrderedKeyState[]> {
+    return [...this.keys.values()]
+      .filter((k) => k.destinationId === destinationId && k.blocked)
+      .sort((a, b) => a.blocked!.at.localeCompare(b.blocked!.at))
+      .slice(0, limit)
+      .map((k) => structuredClone(k));
+  }
+}

@@ -1,0 +1,185 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { DeliveryStatus } from './delivery-statuses';
+import { HeraldEvent } from './event';
+
+/**
+ * Ordered delivery per key (issue 38): a destination with `ordering` receives the events that
+ * share a CloudEvents Partitioning `partitionkey` one at a time, in the order Herald accepted
+ * them. Herald keeps the order itself, in Firestore: each (destination, key) has a sequence —
+ * `last` handed out at intake, `done` the highest that no longer holds the key — and each
+ * ordered delivery record its place in it. Only the record at `done + 1` may be attempted; the
+ * others wait, parked, until the one before them settles. These are the rules, as pure
+ * functions of that state; app/ordered-delivery.ts runs them in transactions.
+ */
+
+/** The CloudEvents Partitioning extension's attribute. */
+export const PARTITION_KEY = 'partitionkey';
+
+/** Longest partition key honoured (longer ones are refused at intake by the attribute limits anyway). */
+export const PARTITION_KEY_MAX = 256;
+
+export const ORDERING_FAILURE_MODES = ['skip', 'block'] as const;
+export type OrderingFailureMode = (typeof ORDERING_FAILURE_MODES)[number];
+
+export interface OrderingSpec {
+  by: 'key';
+  /** What a key does when its event ends DEAD or QUEUED: move on (`skip`) or wait for an operator (`block`). */
+  onFailure: OrderingFailureMode;
+}
+
+/** `"key"` is `{by: "key", onFailure: "skip"}`. */
+export const orderingSpecSchema = z.union(
+  [
+    z.literal('key').transform((): OrderingSpec => ({ by: 'key', onFailure: 'skip' })),
+    z
+      .strictObject(
+        {
+          by: z.literal('key', { error: 'ordering.by must be "key"' }),
+          onFailure: z.enum(ORDERING_FAILURE_MODES, { error: 'ordering.onFailure must be "skip" or "block"' }).optional(),
+        },
+        { error: 'ordering must be "key" or an object {by: "key", onFailure?: "skip" | "block"}' },
+      )
+      .transform((o): OrderingSpec => ({ by: 'key', onFailure: o.onFailure ?? 'skip' })),
+  ],
+  { error: 'ordering must be "key" or an object {by: "key", onFailure?: "skip" | "block"}' },
+);
+
+/** The event's partition key, if it has one Herald orders by. */
+export function partitionKeyOf(event: Pick<HeraldEvent, 'attributes'>): string | undefined {
+  const key = event.attributes[PARTITION_KEY];
+  return key !== undefined && key.length > 0 && key.length <= PARTITION_KEY_MAX ? key : undefined;
+}
+
+/** The key's document id: the destination and a hash of the key (any string may be a key). */
+export function orderedKeyId(destinationId: string, key: string): string {
+  return `${destinationId}~${createHash('sha256').update(key).digest('base64url').slice(0, 22)}`;
+}
+
+/** An ordered delivery's place in its key's sequence, on its record. */
+export interface OrderPlace {
+  key: string;
+  seq: number;
+  /**
+   * Redelivered (by an operator, a replay or a reactivation) after its key had moved past it:
+   * the pump gives it a new place at the key's end, in the order of the old ones, before it goes.
+   */
+  again?: true;
+}
+
+/** One (destination, key)'s sequence, as stored. */
+export interface OrderedKeyState {
+  destinationId: string;
+  key: string;
+  /** The highest place handed out. */
+  last: number;
+  /** Every place up to this one has settled: `done + 1` is the head, the only one that may be attempted. */
+  done: number;
+  /** The head ended DEAD or QUEUED and holds the key (`block`, or its destination is suspended), until an operator acts. */
+  blocked?: BlockedHead;
+  updatedAt: string;
+}
+
+export interface BlockedHead {
+  seq: number;
+  deliveryId: string;
+  eventId: string;
+  status: Extract<DeliveryStatus, 'DEAD' | 'QUEUED'>;
+  /** `block`: the destination asked for it; `suspended`: its destination is suspended (every mode). */
+  why: 'block' | 'suspended';
+  at: string;
+}
+
+/**
+ * A parked delivery waits for the one before it: PENDING, never due (the pump's due query
+ * passes it by), until its key's head settles and promotes it.
+ */
+export const PARKED_AT = '9999-12-31T23:59:59.999Z';
+
+export function isParked(record: { status: DeliveryStatus; availableAt?: string }): boolean {
+  return record.status === 'PENDING' && record.availableAt === PARKED_AT;
+}
+
+export function newKeyState(destinationId: string, key: string, now: Date): OrderedKeyState {
+  return { destinationId, key, last: 0, done: 0, updatedAt: now.toISOString() };
+}
+
+/** `count` new places at the key's end: their numbers, and whether the first is the head (nothing before it is unsettled). */
+export function admitted(state: OrderedKeyState, count: number, now: Date): { state: OrderedKeyState; seqs: number[]; headFirst: boolean } {
+  const seqs = Array.from({ length: count }, (_, i) => state.last + 1 + i);
+  return { state: { ...state, last: state.last + count, updatedAt: now.toISOString() }, seqs, headFirst: count > 0 && state.done === state.last };
+}
+
+/** How an ordered delivery's outcome leaves its key. */
+export type SettleVerdict =
+  /** The key moves on: the next place becomes the head. */
+  | { kind: 'advance' }
+  /** The key stays on this delivery until an operator redelivers or skips it. */
+  | { kind: 'hold'; why: BlockedHead['why'] }
+  /** Not final for the key (a retry is waiting): nothing changes. */
+  | { kind: 'none' };
+
+/**
+ * DELIVERED moves the key on. DEAD or QUEUED moves it on under `skip`, holds it under `block`;
+ * QUEUED because the destination is suspended always holds it (reactivation sends the head
+ * first, then the rest in order). Anything else is not final.
+ */
+export function settleVerdict(status: DeliveryStatus, onFailure: OrderingFailureMode, suspended: boolean): SettleVerdict {
+  if (status === 'DELIVERED') return { kind: 'advance' };
+  if (status === 'QUEUED' && suspended) return { kind: 'hold', why: 'suspended' };
+  if (status === 'DEAD' || status === 'QUEUED') return onFailure === 'block' ? { kind: 'hold', why: 'block' } : { kind: 'advance' };
+  return { kind: 'none' };
+}
+
+/**
+ * The key after the delivery at `record.order.seq` settled with `verdict`, and the place that
+ * becomes the head (to be promoted), if any. A delivery that is not the head (a copy settling
+ * late, or one the key already passed) changes nothing.
+ */
+export function settled(
+  state: OrderedKeyState,
+  record: { id: string; eventId: string; status: DeliveryStatus; order: OrderPlace },
+  verdict: SettleVerdict,
+  now: Date,
+): { state: OrderedKeyState; promote?: number } {
+  const seq = record.order.seq;
+  if (verdict.kind === 'none' || seq !== state.done + 1) return { state };
+  const at = now.toISOString();
+  if (verdict.kind === 'hold') {
+    const status = record.status === 'DEAD' ? 'DEAD' : 'QUEUED';
+    return { state: { ...state, blocked: { seq, deliveryId: record.id, eventId: record.eventId, status, why: verdict.why, at }, updatedAt: at } };
+  }
+  const { blocked: _cleared, ...rest } = state;
+  return { state: { ...rest, done: seq, updatedAt: at }, ...(seq < state.last ? { promote: seq + 1 } : {}) };
+}
+
+/** An operator moves a blocked key past its head: the next place becomes the head. Undefined when the key is not blocked. */
+export function skipped(state: OrderedKeyState, now: Date): { state: OrderedKeyState; skippedSeq: number; promote?: number } | undefined {
+  if (!state.blocked) return undefined;
+  const seq = state.blocked.seq;
+  const { blocked: _cleared, ...rest } = state;
+  return { state: { ...rest, done: seq, updatedAt: now.toISOString() }, skippedSeq: seq, ...(seq < state.last ? { promote: seq + 1 } : {}) };
+}
+
+/**
+ * Redelivered deliveries of one key get their places again: the blocked or held head keeps its
+ * own (it is still `done + 1`), every other goes to the key's end, in the order of its old
+ * place. Returns each one's new place, and the head among them, if one is.
+ */
+export function resequenced(state: OrderedKeyState, oldSeqs: readonly number[], now: Date): { state: OrderedKeyState; seqs: number[]; head?: number } {
+  const order = oldSeqs.map((seq, i) => ({ seq, i })).sort((a, b) => a.seq - b.seq);
+  const seqs = new Array<number>(oldSeqs.length);
+  let last = state.last;
+  let head: number | undefined;
+  for (const { seq, i } of order) {
+    if (seq === state.done + 1) {
+      seqs[i] = seq;
+      head = seq;
+    } else seqs[i] = ++last;
+  }
+  // Nothing before the first new place is unsettled: it is the head.
+  if (head === undefined && state.done === state.last && last > state.last) head = state.last + 1;
+  const { blocked, ...rest } = state;
+  const keepBlocked = blocked !== undefined && head !== blocked.seq ? { blocked } : {};
+  return { state: { ...rest, ...keepBlocked, last, updatedAt: now.toISOString() }, seqs, ...(head !== undefined ? { head } : {}) };
+}
