@@ -282,15 +282,16 @@ export interface OrderedKeyStore {
   blocked(destinationId: string, limit: number): Promise<OrderedKeyState[]>;
   /** Keys with places still to settle, not held, unchanged since `before` (app/ordered-delivery.ts repairStalledKeys). */
   stalled(before: Date, limit: number): Promise<OrderedKeyState[]>;
+  /** Ids of the key's records waiting for a place again (`order.again`), outside any transaction. */
+  again(destinationId: string, key: string): Promise<string[]>;
 }
 
-/** Records as an ordered key's transaction reads them: its own documents only (an ordered delivery is never grouped). */
+/**
+ * Records as an ordered key's transaction reads them, by id only (a query in a transaction locks
+ * a range of the collection): their own documents (an ordered delivery is never grouped).
+ */
 export interface OrderedKeyRecords {
   byIds(ids: readonly string[]): Promise<(DeliveryRecord | undefined)[]>;
-  /** The record at place `seq` of this key. */
-  atSeq(seq: number): Promise<DeliveryRecord | undefined>;
-  /** This key's records waiting for a place again (`order.again`). */
-  again(): Promise<DeliveryRecord[]>;
 }
 
 export interface OrderedKeyWrite<T> {

@@ -129,16 +129,18 @@ export class FirestoreDeliveryStore implements DeliveryStore {
         this.ops.reads += ids.length;
         return read(snaps);
       },
-      where: async (field, value) => {
-        const snap = await tx.get(this.col.where(field, '==', value));
-        this.ops.reads += Math.max(1, snap.size);
-        return read(snap.docs).filter((r): r is DeliveryRecord => r !== undefined);
-      },
       set: (record) => {
         tx.set(this.col.doc(record.id), this.stored(record));
         this.ops.writes++;
       },
     };
+  }
+
+  /** Ids of the records whose ordered-delivery field `field` is `value` (FIRESTORE_QUERIES orderSlot, orderAgain). */
+  async whereOrder(field: keyof OrderFields, value: string): Promise<string[]> {
+    const snap = await this.col.where(field, '==', value).select().get();
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs.map((d) => d.id);
   }
 
   async due(now: Date, claimExpiredBefore: Date, limit: number): Promise<string[]> {
@@ -370,7 +372,6 @@ export class FirestoreDeliveryStore implements DeliveryStore {
 /** Record reads and writes within a Firestore transaction (FirestoreDeliveryStore.inTransaction). */
 export interface TransactionRecords {
   get(ids: readonly string[]): Promise<(DeliveryRecord | undefined)[]>;
-  where(field: keyof OrderFields, value: string): Promise<DeliveryRecord[]>;
   set(record: DeliveryRecord): void;
 }
 

@@ -3,7 +3,7 @@ import { orderedKeyId, OrderedKeyState } from '../domain/ordering';
 import { DAY_MS, DEFAULT_RETENTION_DAYS } from '../domain/delivery-retention';
 import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite } from '../ports';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
-import { FirestoreDeliveryStore, orderSlot } from './firestore-deliveries';
+import { FirestoreDeliveryStore } from './firestore-deliveries';
 import { OperationCounter } from './firestore-stores';
 
 /**
@@ -36,11 +36,7 @@ export class FirestoreOrderedKeys implements OrderedKeyStore {
       const snap = await tx.get(ref);
       this.ops.reads++;
       const io = this.deliveries.inTransaction(tx);
-      const records: OrderedKeyRecords = {
-        byIds: (ids) => io.get(ids),
-        atSeq: async (seq) => (await io.where('orderSlot', orderSlot(id, seq)))[0],
-        again: () => io.where('orderAgain', id),
-      };
+      const records: OrderedKeyRecords = { byIds: (ids) => io.get(ids) };
       const write = await plan(snap.exists ? fromStored(snap.data() as StoredKey) : undefined, records);
       for (const record of write.records ?? []) io.set(record);
       if (write.state) {
@@ -61,6 +57,10 @@ export class FirestoreOrderedKeys implements OrderedKeyStore {
     const snap = await this.col.where(FIRESTORE_QUERIES.blockedKeys.equality[0], '==', destinationId).limit(limit).get();
     this.ops.reads += Math.max(1, snap.size);
     return snap.docs.map((d) => fromStored(d.data() as StoredKey)).sort((a, b) => (a.blocked?.at ?? '').localeCompare(b.blocked?.at ?? ''));
+  }
+
+  async again(destinationId: string, key: string): Promise<string[]> {
+    return this.deliveries.whereOrder('orderAgain', orderedKeyId(destinationId, key));
   }
 
   async stalled(before: Date, limit: number): Promise<OrderedKeyState[]> {

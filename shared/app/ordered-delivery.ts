@@ -7,15 +7,19 @@ import {
   BlockedHead,
   isParked,
   newKeyState,
+  orderedKeyId,
   OrderedKeyState,
   OrderingFailureMode,
   partitionKeyOf,
   resequenced,
+  MAX_WAITING_PER_KEY,
   settled,
   settleVerdict,
   skipped,
+  takeWaiting,
 } from '../domain/ordering';
-import { Clock, Logger, OrderedKeyRecords, OrderedKeyStore } from '../ports';
+import { Clock, Logger, OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite } from '../ports';
+import { keyTurnsFor } from './key-turns';
 import { LaneDeps, publishToLane } from './lanes';
 
 /**
@@ -65,14 +69,19 @@ export async function admitOrdered(deps: OrderedDeps, destination: LaneDestinati
   await Promise.all([...byKey].map(([key, group]) => admitKey(deps, destination, key, group)));
 }
 
-async function admitKey(deps: OrderedDeps, destination: LaneDestination, key: string, items: readonly OrderedItem[]): Promise<void> {
+function admitKey(deps: OrderedDeps, destination: LaneDestination, key: string, items: readonly OrderedItem[]): Promise<void> {
+  return keyTurnsFor(deps.keys).join(orderedKeyId(destination.id, key), items, (group) => admitGroup(deps, destination, key, group));
+}
+
+async function admitGroup(deps: OrderedDeps, destination: LaneDestination, key: string, items: readonly OrderedItem[]): Promise<void> {
   const now = deps.clock.now();
   const unique = [...new Map(items.map((it) => [deliveryId(destination.id, eventKey(it.event.attributes)), it])).entries()];
   const made = await deps.keys.transact(destination.id, key, async (state, records) => {
     const found = await records.byIds(unique.map(([id]) => id));
     const fresh = unique.filter((_, i) => found[i] === undefined);
     if (fresh.length === 0) return { result: [] as DeliveryRecord[] };
-    const a = admitted(state ?? newKeyState(destination.id, key, now), fresh.length, now);
+    const a = admitted(state ?? newKeyState(destination.id, key, now), fresh.map(([id]) => id), now);
+    if (!a) throw new Error(`ordered key ${key} of ${destination.id} has ${MAX_WAITING_PER_KEY} events waiting behind its head: none more accepted until it moves (a held key: skip or redeliver its head)`);
     const created = fresh.map(([id, it], i) =>
       orderedRecord({ id, destination, event: it.event, ...(it.intake !== undefined ? { intake: it.intake } : {}) }, it.publishedAt, now, { key, seq: a.seqs[i]! }, i === 0 && a.headFirst),
     );
@@ -94,7 +103,7 @@ export async function settleOrdered(deps: OrderedDeps, destination: LaneDestinat
   const verdict = settleVerdict(record.status, onFailure, suspended);
   if (verdict.kind === 'none') return;
   const now = deps.clock.now();
-  const outcome = await deps.keys.transact(record.destinationId, order.key, async (state, records) => {
+  const outcome = await inTurn(deps, record.destinationId, order.key, async (state, records) => {
     if (!state) return { result: { changed: false, promoted: undefined as DeliveryRecord | undefined } };
     const after = settled(state, { ...record, order }, verdict, now);
     if (after.state === state) return { result: { changed: false, promoted: undefined } };
@@ -130,13 +139,15 @@ async function promoteFrom(records: OrderedKeyRecords, state: OrderedKeyState, p
   let current = state;
   let seq = promote;
   while (seq !== undefined) {
-    const next = await records.atSeq(seq);
-    if (next && isParked(next)) {
+    const taken = takeWaiting(current, seq);
+    const [next] = taken.deliveryId !== undefined ? await records.byIds([taken.deliveryId]) : [undefined];
+    if (next && isParked(next) && next.order?.seq === seq) {
       const claimed = promotedRecord(next, now);
-      return { state: current, records: [claimed], result: claimed };
+      return { state: taken.state, records: [claimed], result: claimed };
     }
-    if (!next || (next.status !== 'DELIVERED' && next.status !== 'DEAD' && next.status !== 'QUEUED') || next.order?.again) break;
-    current = { ...current, done: seq, updatedAt: now.toISOString() };
+    const settledAlready = next && next.order?.seq === seq && !next.order.again && (next.status === 'DELIVERED' || next.status === 'DEAD' || next.status === 'QUEUED');
+    if (!settledAlready) break;
+    current = { ...taken.state, done: seq, updatedAt: now.toISOString() };
     seq = seq < current.last ? seq + 1 : undefined;
   }
   return { state: current, result: undefined };
@@ -152,10 +163,12 @@ export async function resequenceOrdered(deps: OrderedDeps, destination: LaneDest
   const order = record.order;
   if (!order?.again) return 0;
   const now = deps.clock.now();
-  const result = await deps.keys.transact(record.destinationId, order.key, async (state, records) => {
-    const again = (await records.again()).filter((r) => r.order?.again && (r.status === 'PENDING' || r.status === 'IN_FLIGHT'));
+  // Found by a query outside the transaction (one inside would lock a range of deliveries), read again by id inside it.
+  const ids = await deps.keys.again(record.destinationId, order.key);
+  const result = await inTurn(deps, record.destinationId, order.key, async (state, records) => {
+    const again = (await records.byIds(ids)).filter((r): r is DeliveryRecord => r?.order?.again === true && r.order.key === order.key && (r.status === 'PENDING' || r.status === 'IN_FLIGHT'));
     if (again.length === 0) return { result: { placed: 0, head: undefined as DeliveryRecord | undefined } };
-    const r = resequenced(state ?? newKeyState(record.destinationId, order.key, now), again.map((a) => a.order!.seq), now);
+    const r = resequenced(state ?? newKeyState(record.destinationId, order.key, now), again.map((a) => ({ id: a.id, seq: a.order!.seq })), now);
     const placed = again.map((a, i) => {
       const place = { key: order.key, seq: r.seqs[i]! };
       return place.seq === r.head ? promotedRecord(a, now, place) : parkedRecord(a, place);
@@ -173,7 +186,7 @@ export async function resequenceOrdered(deps: OrderedDeps, destination: LaneDest
  */
 export async function skipKey(deps: OrderedDeps, destination: LaneDestination, key: string): Promise<BlockedHead | undefined> {
   const now = deps.clock.now();
-  const result = await deps.keys.transact(destination.id, key, async (state, records) => {
+  const result = await inTurn(deps, destination.id, key, async (state, records) => {
     const after = state && skipped(state, now);
     if (!state || !after) return { result: undefined };
     const promoted = await promoteFrom(records, after.state, after.promote, now);
@@ -198,10 +211,11 @@ export async function repairStalledKeys(deps: OrderedDeps & { directory: { get(i
   let moved = 0;
   for (const key of stalled) {
     const destination = await deps.directory.get(key.destinationId);
-    const head = await deps.keys.transact(key.destinationId, key.key, async (state, records) => {
+    const head = await inTurn(deps, key.destinationId, key.key, async (state, records) => {
       if (!state || state.blocked || state.done >= state.last) return { result: undefined };
-      const record = await records.atSeq(state.done + 1);
-      if (record && isParked(record)) return promoteFrom(records, state, state.done + 1, now);
+      const headSeq = state.done + 1;
+      if (state.waiting?.[String(headSeq)] !== undefined) return promoteFrom(records, state, headSeq, now);
+      const [record] = state.headId !== undefined ? await records.byIds([state.headId]) : [undefined];
       const final = record && !record.order?.again && (record.status === 'DELIVERED' || record.status === 'DEAD' || record.status === 'QUEUED');
       if (!record || !final) return { state: { ...state, updatedAt: now.toISOString() }, result: undefined };
       const verdict = settleVerdict(record.status, destination?.ordering?.onFailure ?? 'skip', record.status === 'QUEUED' && destination?.status === 'suspended');
@@ -214,6 +228,11 @@ export async function repairStalledKeys(deps: OrderedDeps & { directory: { get(i
     if (destination) await sendHead(deps, destination, head);
   }
   return moved;
+}
+
+/** A transaction on the key, in its turn in this process (app/key-turns.ts). */
+function inTurn<T>(deps: Pick<OrderedDeps, 'keys'>, destinationId: string, key: string, plan: (state: OrderedKeyState | undefined, records: OrderedKeyRecords) => Promise<OrderedKeyWrite<T>>): Promise<T> {
+  return keyTurnsFor(deps.keys).run(orderedKeyId(destinationId, key), () => deps.keys.transact(destinationId, key, plan));
 }
 
 /**

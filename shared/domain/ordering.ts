@@ -77,8 +77,18 @@ export interface OrderedKeyState {
   done: number;
   /** The head ended DEAD or QUEUED and holds the key (`block`, or its destination is suspended), until an operator acts. */
   blocked?: BlockedHead;
+  /**
+   * The parked places and their deliveries' ids (place → id): how a settling head finds the
+   * next one by id, with no query (a query in a transaction locks a range of the collection).
+   */
+  waiting?: Record<string, string>;
+  /** The delivery at `done + 1` once it was sent (claimed): how a stalled key's head is found. */
+  headId?: string;
   updatedAt: string;
 }
+
+/** Places that may wait behind a key's head: its document stays far below Firestore's 1 MiB. */
+export const MAX_WAITING_PER_KEY = 10_000;
 
 export interface BlockedHead {
   seq: number;
@@ -104,10 +114,29 @@ export function newKeyState(destinationId: string, key: string, now: Date): Orde
   return { destinationId, key, last: 0, done: 0, updatedAt: now.toISOString() };
 }
 
-/** `count` new places at the key's end: their numbers, and whether the first is the head (nothing before it is unsettled). */
-export function admitted(state: OrderedKeyState, count: number, now: Date): { state: OrderedKeyState; seqs: number[]; headFirst: boolean } {
-  const seqs = Array.from({ length: count }, (_, i) => state.last + 1 + i);
-  return { state: { ...state, last: state.last + count, updatedAt: now.toISOString() }, seqs, headFirst: count > 0 && state.done === state.last };
+/**
+ * New places at the key's end for the deliveries `ids`: their numbers, and whether the first is
+ * the head (nothing before it is unsettled); every other one waits. Undefined when the key
+ * already has MAX_WAITING_PER_KEY waiting.
+ */
+export function admitted(state: OrderedKeyState, ids: readonly string[], now: Date): { state: OrderedKeyState; seqs: number[]; headFirst: boolean } | undefined {
+  const seqs = ids.map((_, i) => state.last + 1 + i);
+  const headFirst = ids.length > 0 && state.done === state.last;
+  const waiting = { ...state.waiting };
+  ids.forEach((id, i) => {
+    if (!(i === 0 && headFirst)) waiting[String(seqs[i])] = id;
+  });
+  if (Object.keys(waiting).length > MAX_WAITING_PER_KEY) return undefined;
+  const head = headFirst ? { headId: ids[0]! } : {};
+  return { state: { ...state, last: state.last + ids.length, waiting, ...head, updatedAt: now.toISOString() }, seqs, headFirst };
+}
+
+/** The delivery waiting at place `seq`, if one is, and the state without it (it is about to go). */
+export function takeWaiting(state: OrderedKeyState, seq: number): { state: OrderedKeyState; deliveryId?: string } {
+  const id = state.waiting?.[String(seq)];
+  if (id === undefined) return { state };
+  const { [String(seq)]: _taken, ...rest } = state.waiting!;
+  return { state: { ...state, waiting: rest, headId: id }, deliveryId: id };
 }
 
 /** How an ordered delivery's outcome leaves its key. */
@@ -162,24 +191,35 @@ export function skipped(state: OrderedKeyState, now: Date): { state: OrderedKeyS
 }
 
 /**
- * Redelivered deliveries of one key get their places again: the blocked or held head keeps its
- * own (it is still `done + 1`), every other goes to the key's end, in the order of its old
- * place. Returns each one's new place, and the head among them, if one is.
+ * Redelivered deliveries of one key (their ids and old places) get their places again: the
+ * blocked or held head keeps its own (it is still `done + 1`), every other goes to the key's
+ * end, in the order of its old place, and waits. Returns each one's new place, and the head
+ * among them, if one is.
  */
-export function resequenced(state: OrderedKeyState, oldSeqs: readonly number[], now: Date): { state: OrderedKeyState; seqs: number[]; head?: number } {
-  const order = oldSeqs.map((seq, i) => ({ seq, i })).sort((a, b) => a.seq - b.seq);
-  const seqs = new Array<number>(oldSeqs.length);
+export function resequenced(state: OrderedKeyState, olds: readonly { id: string; seq: number }[], now: Date): { state: OrderedKeyState; seqs: number[]; head?: number } {
+  const order = olds.map((o, i) => ({ ...o, i })).sort((a, b) => a.seq - b.seq);
+  const seqs = new Array<number>(olds.length);
+  const waiting = { ...state.waiting };
   let last = state.last;
   let head: number | undefined;
-  for (const { seq, i } of order) {
+  let headId = state.headId;
+  for (const { id, seq, i } of order) {
     if (seq === state.done + 1) {
       seqs[i] = seq;
       head = seq;
-    } else seqs[i] = ++last;
+      headId = id;
+    } else {
+      seqs[i] = ++last;
+      waiting[String(last)] = id;
+    }
   }
-  // Nothing before the first new place is unsettled: it is the head.
-  if (head === undefined && state.done === state.last && last > state.last) head = state.last + 1;
-  const { blocked, ...rest } = state;
+  // Nothing before the first new place is unsettled: it is the head, and does not wait.
+  if (head === undefined && state.done === state.last && last > state.last) {
+    head = state.last + 1;
+    headId = waiting[String(head)];
+    delete waiting[String(head)];
+  }
+  const { blocked, headId: _old, ...rest } = state;
   const keepBlocked = blocked !== undefined && head !== blocked.seq ? { blocked } : {};
-  return { state: { ...rest, ...keepBlocked, last, updatedAt: now.toISOString() }, seqs, ...(head !== undefined ? { head } : {}) };
+  return { state: { ...rest, ...keepBlocked, last, waiting, ...(headId !== undefined ? { headId } : {}), updatedAt: now.toISOString() }, seqs, ...(head !== undefined ? { head } : {}) };
 }

@@ -45,6 +45,7 @@ import { LOG_HELP, runLogBench } from './log';
 import { runScaleBench, SCALE_HELP } from './scale';
 import { RECOVERY_HELP, runRecoveryBench } from './recovery';
 import { BATCHED_HELP, runBatchedBench } from './batched';
+import { ORDERED_HELP, runOrderedBench } from './ordered';
 
 const HERALD_PROJECT = 'herald-bench';
 const DIRECT_PROJECT = 'herald-bench-direct';
@@ -63,6 +64,7 @@ const HELP = `Usage: npm run bench -- [options]
        npm run bench -- scale [options]       100,000 destinations in 10,000 accounts: registration, one account's pages, suspension check, a deliver instance's memory; scale --help
        npm run bench -- recovery [options]    the reconciler recovering 50,000 missing records, round by round; recovery --help
        npm run bench -- batched [options]     10,000 events to a destination batching 100 / 1 s: requests, latency, cost; batched --help
+       npm run bench -- ordered [options]     ordered per key through a receiver failing 20 %: inversions, throughput vs unordered, cost; ordered --help
 
   --events N         events per part (env BENCH_EVENTS; default 2000)
   --batch N          events per POST /ingest batch and per direct publish round (BENCH_BATCH; 100)
@@ -563,6 +565,9 @@ if (mode === 'rate' || mode === 'isolation') {
 } else if (mode === 'batched') {
   const harness = new BenchHarness(BATCHED_HELP);
   harness.run(() => runBatchedBench(modeArgs, harness));
+} else if (mode === 'ordered') {
+  const harness = new BenchHarness(ORDERED_HELP);
+  harness.run(() => runOrderedBench(modeArgs, harness));
 } else if (mode === 'recovery') {
   const harness = new BenchHarness(RECOVERY_HELP);
   harness.run(() => runRecoveryBench(modeArgs, harness));

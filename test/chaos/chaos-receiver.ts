@@ -14,7 +14,7 @@ import { webhookIdFor } from '../../shared/domain/signing';
  * the webhook-id that event would have alone.
  */
 export class ChaosReceiver {
-  readonly counts: ReceiverCounts = { requests: new Map(), accepted: new Map() };
+  readonly counts: ReceiverCounts = { requests: new Map(), accepted: new Map(), firstAccepted: [] };
   private server: http.Server | undefined;
   private port = 0;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -65,7 +65,13 @@ export class ChaosReceiver {
       const ids = idsOf(req.headers, Buffer.concat(chunks));
       for (const id of ids) this.counts.requests.set(id, (this.counts.requests.get(id) ?? 0) + 1);
       const status = this.plan.behaviour === 'flaky' && this.random() < FLAKY_503_SHARE ? 503 : 204;
-      if (status === 204) for (const id of ids) this.counts.accepted.set(id, (this.counts.accepted.get(id) ?? 0) + 1);
+      if (status === 204) {
+        for (const id of ids) {
+          const n = this.counts.accepted.get(id) ?? 0;
+          if (n === 0) this.counts.firstAccepted.push(id);
+          this.counts.accepted.set(id, n + 1);
+        }
+      }
       const reply = () => {
         if (!res.destroyed) res.writeHead(status).end();
       };

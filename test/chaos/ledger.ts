@@ -10,6 +10,8 @@ export interface RecordState {
   status: DeliveryStatus;
   availableAt?: string;
   claimedAt?: string;
+  /** An ordered delivery's key and place (issue 38). */
+  order?: { key: string; seq: number };
 }
 
 export interface ReceiverCounts {
@@ -17,6 +19,8 @@ export interface ReceiverCounts {
   requests: Map<string, number>;
   /** Requests the receiver answered 2xx, per webhook-id. */
   accepted: Map<string, number>;
+  /** Webhook-ids in the order of their first 2xx answer. */
+  firstAccepted: string[];
 }
 
 export interface DestinationLedger {
@@ -30,6 +34,11 @@ export interface DestinationLedger {
   lost: number;
   /** Extra 2xx receptions of an event already received (same webhook-id). */
   duplicates: number;
+  /**
+   * First receipts of an ordered key's event after one of a later place in the same key (issue
+   * 38): counted per receipt whose place is below the highest place of its key received before it.
+   */
+  inversions: number;
   /** Lost pairs, for the report (the first few). */
   lostExamples: string[];
 }
@@ -41,7 +50,8 @@ export function ledgerFor(
   receiver: ReceiverCounts,
   webhookIdOf: (eventKey: string) => string,
 ): DestinationLedger {
-  const l: DestinationLedger = { destinationId, expected: eventKeys.length, delivered: 0, dead: 0, queued: 0, scheduled: 0, lost: 0, duplicates: 0, lostExamples: [] };
+  const l: DestinationLedger = { destinationId, expected: eventKeys.length, delivered: 0, dead: 0, queued: 0, scheduled: 0, lost: 0, duplicates: 0, inversions: 0, lostExamples: [] };
+  l.inversions = inversionsOf(destinationId, eventKeys, records, receiver.firstAccepted, webhookIdOf);
   const lose = (key: string, why: string) => {
     l.lost++;
     if (l.lostExamples.length < 5) l.lostExamples.push(`${destinationId}.${key}: ${why}`);
@@ -78,20 +88,45 @@ export function ledgerFor(
   return l;
 }
 
+/** Inversions among first receipts, by the places Herald gave the events (their records' `order`). */
+export function inversionsOf(
+  destinationId: string,
+  eventKeys: readonly string[],
+  records: ReadonlyMap<string, RecordState>,
+  firstAccepted: readonly string[],
+  webhookIdOf: (eventKey: string) => string,
+): number {
+  const place = new Map<string, { key: string; seq: number }>();
+  for (const key of eventKeys) {
+    const order = records.get(`${destinationId}.${key}`)?.order;
+    if (order) place.set(webhookIdOf(key), order);
+  }
+  const highest = new Map<string, number>();
+  let inversions = 0;
+  for (const id of firstAccepted) {
+    const order = place.get(id);
+    if (!order) continue;
+    const top = highest.get(order.key) ?? 0;
+    if (order.seq < top) inversions++;
+    else highest.set(order.key, order.seq);
+  }
+  return inversions;
+}
+
 /** Every pair settled: DELIVERED (and received), DEAD or QUEUED. */
 export function isQuiet(ledgers: readonly DestinationLedger[]): boolean {
   return ledgers.every((l) => l.delivered + l.dead + l.queued === l.expected);
 }
 
 export function totals(ledgers: readonly DestinationLedger[]): Omit<DestinationLedger, 'destinationId' | 'lostExamples'> {
-  const sum = { expected: 0, delivered: 0, dead: 0, queued: 0, scheduled: 0, lost: 0, duplicates: 0 };
+  const sum = { expected: 0, delivered: 0, dead: 0, queued: 0, scheduled: 0, lost: 0, duplicates: 0, inversions: 0 };
   for (const l of ledgers) for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += l[k];
   return sum;
 }
 
 export function formatLedger(ledgers: readonly DestinationLedger[]): string {
-  const head = ['destination', 'expected', 'delivered', 'dead', 'queued', 'scheduled', 'lost', 'duplicates'];
-  const rows = [...ledgers.map((l) => [l.destinationId, l.expected, l.delivered, l.dead, l.queued, l.scheduled, l.lost, l.duplicates]), ['total', ...Object.values(totals(ledgers))]];
+  const head = ['destination', 'expected', 'delivered', 'dead', 'queued', 'scheduled', 'lost', 'duplicates', 'inversions'];
+  const rows = [...ledgers.map((l) => [l.destinationId, l.expected, l.delivered, l.dead, l.queued, l.scheduled, l.lost, l.duplicates, l.inversions]), ['total', ...Object.values(totals(ledgers))]];
   const cells = [head, ...rows.map((r) => r.map(String))];
   const widths = head.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
   return cells.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { formatLedger, totals } from './ledger';
-import { chaosOptionsSchema } from './scenario';
+import { chaosOptionsChecked } from './scenario';
 import { runChaos } from './run';
 
 /** `npm run chaos -- --events 2000 --destinations 4 --kills 2 [--seed N]`: exits 1 when anything is lost. */
@@ -24,11 +24,12 @@ const program = new Command('chaos')
   .option('--instances <n>', "instances of the functions in Herald's process, each with its own caches, each request to the next (npm start -- --instances N); default 1", number)
   .option('--quiet-timeout <n>', 'seconds to wait for every delivery to settle', number)
   .option('--batched', 'every destination takes batches (20 events or 500 ms)')
+  .option('--ordered', 'every destination ordered per key; events carry one of 10 partition keys; inversions among first receipts are counted (exit 1 if any)')
   .showHelpAfterError();
 
 async function main(): Promise<void> {
   program.parse();
-  const { batched, ...o } = program.opts<Record<string, number | undefined> & { batched?: boolean }>();
+  const { batched, ordered, ...o } = program.opts<Record<string, number | undefined> & { batched?: boolean; ordered?: boolean }>();
   const given = Object.fromEntries(
     Object.entries({
       events: o.events,
@@ -43,9 +44,10 @@ async function main(): Promise<void> {
       reconcileAfterSeconds: o.reconcileAfter,
       instances: o.instances,
       batched,
+      ordered,
     }).filter(([, v]) => v !== undefined),
   );
-  const parsed = chaosOptionsSchema.safeParse(given);
+  const parsed = chaosOptionsChecked.safeParse(given);
   if (!parsed.success) {
     process.stderr.write(`chaos: ${parsed.error.issues.map((i) => i.message).join('; ')}\n`);
     process.exit(2);
@@ -59,11 +61,12 @@ async function main(): Promise<void> {
       formatLedger(result.ledgers),
       `time to quiet: ${result.quietAfterMs === undefined ? 'not quiet' : `${(result.quietAfterMs / 1000).toFixed(1)} s after publishing ended`}`,
       `lost: ${sum.lost}${sum.lost > 0 ? ` — e.g. ${result.ledgers.flatMap((l) => l.lostExamples).slice(0, 5).join('; ')}` : ''}`,
+      ...(parsed.data.ordered ? [`inversions among first receipts: ${sum.inversions}`] : []),
       `Herald's log: ${result.logFile}`,
       '',
     ].join('\n'),
   );
-  process.exit(sum.lost > 0 ? 1 : 0);
+  process.exit(sum.lost > 0 || sum.inversions > 0 ? 1 : 0);
 }
 
 main().catch((e: unknown) => {

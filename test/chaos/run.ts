@@ -8,7 +8,7 @@ import { freePort, startEmulators } from '../../shared/apps/local/emulators';
 import { ChaosReceiver } from './chaos-receiver';
 import { HeraldProcess } from './herald-process';
 import { DestinationLedger, isQuiet, ledgerFor, RecordState } from './ledger';
-import { CHAOS_BATCH, ChaosOptions, ChaosPlan, planChaos, seededRandom } from './scenario';
+import { CHAOS_BATCH, CHAOS_KEYS, ChaosOptions, ChaosPlan, planChaos, seededRandom } from './scenario';
 
 export interface ChaosResult {
   seed: number;
@@ -81,7 +81,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
       const res = await fetch(`${base}/admin/destinations/${r.plan.destinationId}`, {
         method: 'PUT',
         headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ url: r.url, policy: r.plan.policy, ...(options.batched ? { batch: CHAOS_BATCH } : {}) }),
+        body: JSON.stringify({ url: r.url, policy: r.plan.policy, ...(options.batched ? { batch: CHAOS_BATCH } : {}), ...(options.ordered ? { ordering: 'key' } : {}) }),
       });
       if (res.status !== 201) throw new Error(`registering ${r.plan.destinationId}: HTTP ${res.status} ${await res.text()}`);
     }
@@ -95,7 +95,8 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
       Array.from({ length: options.events }, async (_, i) => {
         await sleep(Math.max(0, (i * 1000) / options.rate - (Date.now() - t0)));
         const id = `e-${options.seed}-${i}`;
-        if (await publish(base, tokens.ingest, id, i, t0 + plan.publishMs + PUBLISH_GRACE_MS)) keys.push(eventKey({ source: '/chaos', id }));
+        const partitionKey = options.ordered ? `k-${i % CHAOS_KEYS}` : undefined;
+        if (await publish(base, tokens.ingest, id, i, t0 + plan.publishMs + PUBLISH_GRACE_MS, partitionKey)) keys.push(eventKey({ source: '/chaos', id }));
         else unaccepted++;
         if ((i + 1) % Math.max(1, Math.round(options.rate * 10)) === 0) say(`published ${i + 1}/${options.events} (accepted so far ${keys.length})`);
       }),
@@ -157,7 +158,7 @@ async function playChaos(plan: ChaosPlan, herald: HeraldProcess, pubsubGroup: nu
 }
 
 /** POSTs one event until ingest answers 202 (a producer's retries); false if the deadline passes first. */
-async function publish(base: string, token: string, id: string, i: number, deadline: number): Promise<boolean> {
+async function publish(base: string, token: string, id: string, i: number, deadline: number, partitionKey?: string): Promise<boolean> {
   for (let pause = 200; Date.now() < deadline; pause = Math.min(pause * 2, 2000)) {
     try {
       const res = await fetch(`${base}/ingest`, {
@@ -169,6 +170,7 @@ async function publish(base: string, token: string, id: string, i: number, deadl
           'ce-id': id,
           'ce-source': '/chaos',
           'ce-type': 'com.chaos.tick',
+          ...(partitionKey !== undefined ? { 'ce-partitionkey': partitionKey } : {}),
         },
         body: JSON.stringify({ i }),
         signal: AbortSignal.timeout(15_000),
@@ -205,7 +207,9 @@ async function readDocuments(firestoreHost: string, collection: string, fields: 
 
 interface FirestoreValue {
   stringValue?: string;
+  integerValue?: string;
   arrayValue?: { values?: FirestoreValue[] };
+  mapValue?: { fields?: Record<string, FirestoreValue> };
 }
 
 /**
@@ -217,15 +221,18 @@ async function readRecords(firestoreHost: string): Promise<Map<string, RecordSta
   for (const group of await readDocuments(firestoreHost, 'delivery-groups', ['ids'])) {
     for (const v of group.fields?.ids?.arrayValue?.values ?? []) if (v.stringValue) records.set(v.stringValue, { status: 'DELIVERED' });
   }
-  for (const doc of await readDocuments(firestoreHost, 'deliveries', ['status', 'availableAt', 'claimedAt'])) {
+  for (const doc of await readDocuments(firestoreHost, 'deliveries', ['status', 'availableAt', 'claimedAt', 'order'])) {
     const status = doc.fields?.status?.stringValue;
     if (!status || !STATUSES.has(status)) continue;
     const availableAt = doc.fields?.availableAt?.stringValue;
     const claimedAt = doc.fields?.claimedAt?.stringValue;
+    const order = doc.fields?.order?.mapValue?.fields;
+    const place = order?.key?.stringValue !== undefined && order.seq?.integerValue !== undefined ? { order: { key: order.key.stringValue, seq: Number(order.seq.integerValue) } } : {};
     records.set(decodeURIComponent(doc.name.slice(doc.name.lastIndexOf('/') + 1)), {
       status: status as DeliveryStatus,
       ...(availableAt ? { availableAt } : {}),
       ...(claimedAt ? { claimedAt } : {}),
+      ...place,
     });
   }
   return records;

@@ -24,14 +24,22 @@ export const chaosOptionsSchema = z.strictObject({
   instances: z.number().int('instances must be a whole number').min(1, 'instances must be 1-16').max(16, 'instances must be 1-16').default(1),
   /** Every destination batched (issue 37): `batch: CHAOS_BATCH`. */
   batched: z.boolean().default(false),
+  /** Every destination ordered per key (issue 38), each event with one of CHAOS_KEYS partition keys. */
+  ordered: z.boolean().default(false),
   /** Give up waiting for quiet after this long (what is not settled then is reported, scheduled or lost). */
   quietTimeoutSeconds: z.number().positive('quiet-timeout must be above 0').max(3600, 'quiet-timeout must be at most 3600').default(900),
 });
 
 export type ChaosOptions = z.infer<typeof chaosOptionsSchema>;
 
+/** A run is batched or ordered, not both: a destination takes one or the other. */
+export const chaosOptionsChecked = chaosOptionsSchema.refine((o) => !(o.batched && o.ordered), { message: '--batched and --ordered cannot be combined: a destination takes batches or ordering, not both' });
+
 /** The batch every destination takes with `--batched`. */
 export const CHAOS_BATCH = { maxEvents: 20, maxWaitMs: 500 };
+
+/** With `--ordered`: event i carries partitionkey `k-<i mod CHAOS_KEYS>`. */
+export const CHAOS_KEYS = 10;
 
 /** How a receiver misbehaves; destination i gets BEHAVIOURS[i % 4]. */
 export const BEHAVIOURS = ['healthy', 'flaky', 'outage', 'slow'] as const;

@@ -33,3 +33,17 @@ test('nothing accepted is lost when Herald is killed mid-delivery, every destina
   expect(result.quietAfterMs).toBeDefined();
   expect(sum.delivered + sum.dead + sum.queued).toBe(sum.expected);
 }, 480_000);
+
+/** The same with every destination ordered per key (issue 38): 10 keys, and no first receipt out of its key's order. */
+test('nothing accepted is lost and no key is reordered when Herald is killed mid-delivery, every destination ordered', async () => {
+  const lines: string[] = [];
+  const options = chaosOptionsSchema.parse({ seed: 20261128, events: 300, destinations: 4, kills: 1, outageSeconds: 10, quietTimeoutSeconds: 300, ordered: true });
+  const result = await runChaos(options, (line) => lines.push(line));
+  const sum = totals(result.ledgers);
+  if (sum.lost > 0 || sum.inversions > 0 || result.quietAfterMs === undefined) console.log([...lines, ...result.ledgers.flatMap((l) => l.lostExamples)].join('\n'));
+  expect(result.accepted).toBe(300);
+  expect(sum.lost).toBe(0);
+  expect(sum.inversions).toBe(0);
+  expect(result.quietAfterMs).toBeDefined();
+  expect(sum.delivered + sum.dead + sum.queued).toBe(sum.expected);
+}, 480_000);

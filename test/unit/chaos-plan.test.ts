@@ -36,7 +36,7 @@ test('Herald runs as one instance unless --instances says more (1-16)', () => {
 });
 
 describe('the ledger', () => {
-  const counts = (accepted: Record<string, number>) => ({ requests: new Map(Object.entries(accepted)), accepted: new Map(Object.entries(accepted)) });
+  const counts = (accepted: Record<string, number>, firstAccepted: string[] = Object.keys(accepted)) => ({ requests: new Map(Object.entries(accepted)), accepted: new Map(Object.entries(accepted)), firstAccepted });
   const wid = (key: string) => `msg_${key}`;
 
   test('each pair lands in exactly one column; duplicates are extra 2xx receptions', () => {
@@ -60,5 +60,18 @@ describe('the ledger', () => {
     const l = ledgerFor('d', ['k1', 'k2', 'k3'], records, counts({}), wid);
     expect(l.lost).toBe(3);
     expect(l.lostExamples).toEqual(['d.k1: no delivery record and never received', 'd.k2: DELIVERED, but the receiver never answered 2xx for it', 'd.k3: PENDING with no due time']);
+  });
+
+  test('an ordered key\'s event first received after a later place of its key is an inversion; other keys and unordered events are not', () => {
+    const records = new Map<string, RecordState>([
+      ['d.k1', { status: 'DELIVERED', order: { key: 'a', seq: 1 } }],
+      ['d.k2', { status: 'DELIVERED', order: { key: 'a', seq: 2 } }],
+      ['d.k3', { status: 'DELIVERED', order: { key: 'b', seq: 1 } }],
+      ['d.k4', { status: 'DELIVERED' }],
+    ]);
+    const inOrder = ledgerFor('d', ['k1', 'k2', 'k3', 'k4'], records, counts({ msg_k1: 1, msg_k2: 1, msg_k3: 1, msg_k4: 1 }, ['msg_k3', 'msg_k4', 'msg_k1', 'msg_k2']), wid);
+    expect(inOrder.inversions).toBe(0);
+    const inverted = ledgerFor('d', ['k1', 'k2', 'k3', 'k4'], records, counts({ msg_k1: 1, msg_k2: 1, msg_k3: 1, msg_k4: 1 }, ['msg_k2', 'msg_k4', 'msg_k1', 'msg_k3']), wid);
+    expect(inverted.inversions).toBe(1);
   });
 });

@@ -13,12 +13,7 @@ export class MemoryOrderedKeyStore implements OrderedKeyStore {
   transact<T>(destinationId: string, key: string, plan: (state: OrderedKeyState | undefined, records: OrderedKeyRecords) => Promise<OrderedKeyWrite<T>>): Promise<T> {
     const run = async (): Promise<T> => {
       const id = orderedKeyId(destinationId, key);
-      const mine = (r: DeliveryRecord) => r.order !== undefined && r.destinationId === destinationId && r.order.key === key;
-      const records: OrderedKeyRecords = {
-        byIds: (ids) => Promise.all(ids.map((i) => this.deliveries.get(i))),
-        atSeq: async (seq) => this.deliveries.all().find((r) => mine(r) && r.order!.seq === seq),
-        again: async () => this.deliveries.all().filter((r) => mine(r) && r.order!.again === true),
-      };
+      const records: OrderedKeyRecords = { byIds: (ids) => Promise.all(ids.map((i) => this.deliveries.get(i))) };
       const current = this.keys.get(id);
       const write = await plan(current ? structuredClone(current) : undefined, records);
       for (const r of write.records ?? []) await this.deliveries.put(r);
@@ -33,6 +28,13 @@ export class MemoryOrderedKeyStore implements OrderedKeyStore {
   async get(destinationId: string, key: string): Promise<OrderedKeyState | undefined> {
     const state = this.keys.get(orderedKeyId(destinationId, key));
     return state ? structuredClone(state) : undefined;
+  }
+
+  async again(destinationId: string, key: string): Promise<string[]> {
+    return this.deliveries
+      .all()
+      .filter((r: DeliveryRecord) => r.destinationId === destinationId && r.order?.key === key && r.order.again === true)
+      .map((r) => r.id);
   }
 
   async stalled(before: Date, limit: number): Promise<OrderedKeyState[]> {

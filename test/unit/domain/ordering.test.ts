@@ -1,4 +1,4 @@
-import { admitted, newKeyState, orderingSpecSchema, partitionKeyOf, resequenced, settled, settleVerdict, skipped } from '../../../shared/domain/ordering';
+import { admitted, MAX_WAITING_PER_KEY, newKeyState, takeWaiting, orderingSpecSchema, partitionKeyOf, resequenced, settled, settleVerdict, skipped } from '../../../shared/domain/ordering';
 import { destinationSpecSchema } from '../../../shared/domain/destination';
 
 const now = new Date('2026-11-27T10:00:00.000Z');
@@ -28,16 +28,21 @@ describe('ordering spec', () => {
 
 describe('a key\'s sequence', () => {
   it('hands out places in order; the first is the head only when nothing before it is unsettled', () => {
-    const a = admitted(newKeyState('d', 'k', now), 3, now);
+    const a = admitted(newKeyState('d', 'k', now), ['d.e1', 'd.e2', 'd.e3'], now)!;
     expect(a.seqs).toEqual([1, 2, 3]);
     expect(a.headFirst).toBe(true);
-    const b = admitted(a.state, 2, now);
+    // The head is sent at once; the others wait, found by id when their turn comes.
+    expect(a.state.waiting).toEqual({ '2': 'd.e2', '3': 'd.e3' });
+    expect(a.state.headId).toBe('d.e1');
+    const b = admitted(a.state, ['d.e4', 'd.e5'], now)!;
     expect(b.seqs).toEqual([4, 5]);
     expect(b.headFirst).toBe(false);
+    expect(Object.keys(b.state.waiting!)).toEqual(['2', '3', '4', '5']);
+    expect(takeWaiting(b.state, 2)).toMatchObject({ deliveryId: 'd.e2', state: { headId: 'd.e2', waiting: { '3': 'd.e3', '4': 'd.e4', '5': 'd.e5' } } });
   });
 
   it('moves on when the head is DELIVERED, promoting the next place', () => {
-    const s = admitted(newKeyState('d', 'k', now), 3, now).state;
+    const s = admitted(newKeyState('d', 'k', now), ['d.e1', 'd.e2', 'd.e3'], now)!.state;
     const after = settled(s, rec(1), settleVerdict('DELIVERED', 'skip', false), now);
     expect(after.state.done).toBe(1);
     expect(after.promote).toBe(2);
@@ -48,7 +53,7 @@ describe('a key\'s sequence', () => {
   });
 
   it('skip moves past a DEAD head; block holds the key until skipped', () => {
-    const s = admitted(newKeyState('d', 'k', now), 2, now).state;
+    const s = admitted(newKeyState('d', 'k', now), ['d.e1', 'd.e2'], now)!.state;
     expect(settled(s, rec(1, 'DEAD'), settleVerdict('DEAD', 'skip', false), now).promote).toBe(2);
     const held = settled(s, rec(1, 'DEAD'), settleVerdict('DEAD', 'block', false), now);
     expect(held.promote).toBeUndefined();
@@ -67,20 +72,26 @@ describe('a key\'s sequence', () => {
   });
 
   it('redelivered places go to the end in their old order; a held head keeps its place and goes first', () => {
-    let s = admitted(newKeyState('d', 'k', now), 5, now).state; // 1..5
-    s = { ...s, done: 5 };
-    const r = resequenced(s, [4, 2, 3], now);
+    const s = { ...newKeyState('d', 'k', now), last: 5, done: 5 };
+    const r = resequenced(s, [{ id: 'd.e4', seq: 4 }, { id: 'd.e2', seq: 2 }, { id: 'd.e3', seq: 3 }], now);
     expect(r.seqs).toEqual([8, 6, 7]);
     expect(r.head).toBe(6);
     expect(r.state.last).toBe(8);
+    expect(r.state.headId).toBe('d.e2');
+    expect(r.state.waiting).toEqual({ '7': 'd.e3', '8': 'd.e4' });
     const held = settled({ ...s, done: 2 }, rec(3, 'DEAD'), { kind: 'hold', why: 'block' }, now).state;
-    const again = resequenced(held, [1, 3], now);
+    const again = resequenced(held, [{ id: 'd.e1', seq: 1 }, { id: 'd.e3', seq: 3 }], now);
     expect(again.seqs).toEqual([6, 3]);
     expect(again.head).toBe(3);
     expect(again.state.blocked).toBeUndefined();
     // Places after a busy head wait: no head among them.
-    const busy = resequenced({ ...s, done: 3 }, [1], now);
+    const busy = resequenced({ ...s, done: 3 }, [{ id: 'd.e1', seq: 1 }], now);
     expect(busy.head).toBeUndefined();
     expect(busy.seqs).toEqual([6]);
+  });
+
+  it('refuses more than MAX_WAITING_PER_KEY waiting behind one head', () => {
+    const full = { ...newKeyState('d', 'k', now), last: MAX_WAITING_PER_KEY + 1, waiting: Object.fromEntries(Array.from({ length: MAX_WAITING_PER_KEY }, (_, i) => [String(i + 2), `d.e${i}`])) };
+    expect(admitted(full, ['d.x'], now)).toBeUndefined();
   });
 });
