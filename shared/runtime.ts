@@ -40,6 +40,7 @@ import { RouteDeps } from './app/route';
 import { AdminDeps } from './app/admin/destinations-admin';
 import { AccountsAdminDeps } from './app/admin/accounts-admin';
 import { DeletionDeps } from './app/admin/destination-deletion';
+import { OrderedKeysDeps } from './app/admin/ordered-keys-admin';
 import { FirestoreCounterStore } from './adapters/firestore-counters';
 import { FirestoreRateLeaseStore } from './adapters/firestore-rate-leases';
 import { DeliveryLimiter } from './app/delivery-limiter';
@@ -448,7 +449,7 @@ export type AdminApiDeps = AdminDeps &
     logHead: DeliveryLogHead;
     counterBucketMs: number;
     timeScale: number;
-  };
+  } & Pick<OrderedKeysDeps, 'orderedKeys' | 'names'>;
 
 /** What the admin API needs, from a runtime. */
 export function adminApiDeps(rt: Runtime): AdminApiDeps {
@@ -470,6 +471,8 @@ export function adminApiDeps(rt: Runtime): AdminApiDeps {
     quotaDefaults: { publishPerSecond: rt.config.accountPublishQuota, destinations: rt.config.accountDestinationQuota },
     eventTypes: rt.eventTypes,
     logHead: rt.logHead,
+    orderedKeys: rt.orderedKeys,
+    names: rt.names,
     counterBucketMs: rt.counters.options.bucketMs,
     timeScale: rt.config.timeScale,
   };

@@ -1,5 +1,6 @@
 import type { BatchSpec } from '../../shared/domain/batching';
 import type { DeliveryRecord, LastError } from '../../shared/domain/delivery';
+import type { OrderingSpec } from '../../shared/domain/ordering';
 
 /** What the admin API answers, as far as the console reads it. */
 
@@ -36,6 +37,8 @@ export interface Destination {
   lane?: 'dedicated';
   /** Events many to a request (shared/domain/batching.ts); absent: one event per request. */
   batch?: BatchSpec;
+  /** Events with the same partitionkey one at a time, in order (shared/domain/ordering.ts); absent: unordered. */
+  ordering?: OrderingSpec;
   status: 'active' | 'suspended';
   suspension?: { cause?: string; reason?: string; at?: string; by?: string; lastError?: LastError };
   previousSecrets?: { expiresAt: string }[];
@@ -47,6 +50,9 @@ export interface Destination {
 }
 
 export { DELIVERY_STATUSES, type DeliveryStatus } from '../../shared/domain/delivery-statuses';
+
+/** GET …/destinations/{id}/ordered-keys/blocked: a key held by its head event (the API's own type). */
+export type { HeldKeyView as HeldKey } from '../../shared/app/admin/ordered-keys-admin';
 
 /** A delivery as the admin API shows it (shared/app/deliveries-admin.ts): the record, its destination by the account's own id; with its event in the queued and dead listings. */
 export type Delivery = Omit<DeliveryRecord, 'event'> & { account?: string; event?: Record<string, unknown> };

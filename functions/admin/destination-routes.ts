@@ -5,6 +5,7 @@ import { accountDeliveriesQuerySchema, accountRedeliverSchema, listAccountDelive
 import { getAccountStats, statsQuerySchema } from '../../shared/app/admin/stats-admin';
 import { listEventTypes } from '../../shared/app/admin/event-types-admin';
 import { postRotateSecret } from '../../shared/app/admin/secret-rotation-admin';
+import { BLOCKED_KEYS_LIMIT, listBlockedKeys, postSkipKey, skipKeyBodySchema } from '../../shared/app/admin/ordered-keys-admin';
 import { postReactivate, postRedeliver, postSuspend, redeliverBodySchema, suspendBodySchema } from '../../shared/app/admin/suspension-admin';
 import { actorOf, seesDestination } from '../../shared/domain/account';
 import { destinationSpecSchema } from '../../shared/domain/destination';
@@ -21,6 +22,7 @@ const DESTINATION_EXAMPLES: unknown[] = [
     rate: { max: 20 },
     technicalEmail: 'oncall@example.com',
   },
+  { url: 'https://hooks.example.com/ledger', eventTypes: ['com.example.ledger.*'], ordering: { by: 'key', onFailure: 'block' } },
 ];
 
 /**
@@ -96,6 +98,23 @@ export const ACCOUNT_SCOPED: Route[] = [
     responses: { 200: 'the destination with its new secret (shown once)', ...BAD_ID, ...NOT_FOUND, 409: 'a Pub/Sub-topic destination signs nothing' },
     pattern: /^\/destinations\/([^/]+)\/rotate-secret\/?$/,
     run: (d, [id], body) => inAccount(d, id!, (iid) => postRotateSecret(d, iid, body(true))),
+  },
+  {
+    method: 'GET',
+    path: '/destinations/{id}/ordered-keys/blocked',
+    summary: `The partition keys held by their head event (DEAD or QUEUED under ordering onFailure block, or while the destination is suspended), oldest first, at most ${BLOCKED_KEYS_LIMIT}`,
+    responses: { 200: 'keys: key, seq, deliveryId, eventId, status, why (block or suspended), since; none for a destination without ordering', ...BAD_ID, ...NOT_FOUND },
+    pattern: /^\/destinations\/([^/]+)\/ordered-keys\/blocked\/?$/,
+    run: (d, [id]) => inAccount(d, id!, (iid) => listBlockedKeys(d, iid)),
+  },
+  {
+    method: 'POST',
+    path: '/destinations/{id}/ordered-keys/skip',
+    summary: "Move a held key past the event that holds it (which stays DEAD or QUEUED); the key's next event is sent",
+    body: { schema: skipKeyBodySchema, required: true, examples: [{ key: 'customer-42' }] },
+    responses: { 200: 'skipped: the event left behind (key, seq, deliveryId, eventId, status)', ...BAD_ID, ...NOT_FOUND, 409: 'the key is not held' },
+    pattern: /^\/destinations\/([^/]+)\/ordered-keys\/skip\/?$/,
+    run: (d, [id], body) => inAccount(d, id!, (iid) => postSkipKey(d, iid, body())),
   },
   {
     method: 'GET',

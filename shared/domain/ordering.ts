@@ -28,22 +28,17 @@ export interface OrderingSpec {
   onFailure: OrderingFailureMode;
 }
 
-/** `"key"` is `{by: "key", onFailure: "skip"}`. */
-export const orderingSpecSchema = z.union(
-  [
-    z.literal('key').transform((): OrderingSpec => ({ by: 'key', onFailure: 'skip' })),
-    z
-      .strictObject(
-        {
-          by: z.literal('key', { error: 'ordering.by must be "key"' }),
-          onFailure: z.enum(ORDERING_FAILURE_MODES, { error: 'ordering.onFailure must be "skip" or "block"' }).optional(),
-        },
-        { error: 'ordering must be "key" or an object {by: "key", onFailure?: "skip" | "block"}' },
-      )
-      .transform((o): OrderingSpec => ({ by: 'key', onFailure: o.onFailure ?? 'skip' })),
-  ],
+/** The object form of `ordering` (the OpenAPI document shows it beside the string `"key"`). */
+export const orderingObjectSchema = z.strictObject(
+  {
+    by: z.literal('key', { error: 'ordering.by must be "key"' }),
+    onFailure: z.enum(ORDERING_FAILURE_MODES, { error: 'ordering.onFailure must be "skip" or "block"' }).optional(),
+  },
   { error: 'ordering must be "key" or an object {by: "key", onFailure?: "skip" | "block"}' },
 );
+
+/** `"key"` is `{by: "key", onFailure: "skip"}`; an object's fields each get their own message (a union would say only "invalid"). */
+export const orderingSpecSchema = z.preprocess((v) => (v === 'key' ? { by: 'key' } : v), orderingObjectSchema.transform((o): OrderingSpec => ({ by: 'key', onFailure: o.onFailure ?? 'skip' })));
 
 /** The event's partition key, if it has one Herald orders by. */
 export function partitionKeyOf(event: Pick<HeraldEvent, 'attributes'>): string | undefined {

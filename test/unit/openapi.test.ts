@@ -69,3 +69,13 @@ test('a portal link exchange needs no bearer token; every other admin route does
     expect([route.path, operations[`/admin${route.path}`]?.[route.method.toLowerCase()]?.security]).toEqual([route.path, [{ adminToken: [] }]]);
   }
 });
+
+test('ordered delivery: the spec documents ordering, and the held-key routes are there with their answers', () => {
+  const put = doc.paths['/admin/destinations/{id}']!.put!;
+  const validate = ajv.compile(put.requestBody!.content['application/json']!.schema);
+  for (const ordering of ['key', { by: 'key' }, { by: 'key', onFailure: 'block' }]) expect(validate({ url: 'https://h.example/x', ordering })).toBe(true);
+  for (const ordering of ['time', { by: 'key', onFailure: 'wait' }]) expect(validate({ url: 'https://h.example/x', ordering })).toBe(false);
+  const responses = (path: string, method: string) => Object.keys((doc.paths[path]![method] as { responses: object }).responses).sort();
+  expect(responses('/admin/destinations/{id}/ordered-keys/blocked', 'get')).toEqual(['200', '400', '401', '404']);
+  expect(responses('/admin/accounts/{accountId}/destinations/{id}/ordered-keys/skip', 'post')).toEqual(['200', '400', '401', '404', '409']);
+});

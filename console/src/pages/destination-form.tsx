@@ -24,6 +24,8 @@ interface FormState {
   batchMaxEvents: string;
   batchMaxWaitMs: string;
   batchMaxBytes: string;
+  /** Ordered per key, and what a failed event does to its key; '' is unordered. */
+  ordering: '' | 'skip' | 'block';
 }
 
 const EMPTY: FormState = {
@@ -42,6 +44,7 @@ const EMPTY: FormState = {
   batchMaxEvents: '',
   batchMaxWaitMs: '',
   batchMaxBytes: '',
+  ordering: '',
 };
 
 function formOf(d: Destination): FormState {
@@ -61,6 +64,7 @@ function formOf(d: Destination): FormState {
     batchMaxEvents: d.batch?.maxEvents.toString() ?? '',
     batchMaxWaitMs: d.batch?.maxWaitMs.toString() ?? '',
     batchMaxBytes: d.batch?.maxBytes?.toString() ?? '',
+    ordering: d.ordering?.onFailure ?? '',
   };
 }
 
@@ -120,6 +124,8 @@ function specOf(f: FormState): Record<string, unknown> {
     ...(f.dedicated ? { lane: 'dedicated' } : {}),
     // The PUT replaces the whole spec: unticked, no batch is sent and the destination stops batching.
     ...(f.batched ? { batch: batchOf(f) } : {}),
+    // Likewise off: the destination stops ordering. With batches too, the API refuses it under this field.
+    ...(f.ordering ? { ordering: { by: 'key', onFailure: f.ordering } } : {}),
   };
 }
 
@@ -263,6 +269,18 @@ export function DestinationForm({ ctx, id }: { ctx: Ctx; id?: string }) {
               </div>
             )}
           </fieldset>
+          <Field
+            id="ordering"
+            label="Ordered per key"
+            hint="Events with the same partitionkey go one at a time, in the order Herald accepted them. When one ends dead or queued, its key skips it and goes on, or is held until you release it."
+            errors={errors.ordering}
+          >
+            <select id="ordering" value={form.ordering} onChange={set('ordering')} {...withHint('ordering', 'ordering')}>
+              <option value="">off</option>
+              <option value="skip">on: a failed event is skipped</option>
+              <option value="block">on: a failed event holds its key</option>
+            </select>
+          </Field>
           <ErrorBox error={save.error} title={editing ? 'The destination was not saved' : 'The destination was not created'} />
           <div class="row">
             <Submit busy={save.busy}>{editing ? 'Save' : 'Create destination'}</Submit>

@@ -8,6 +8,7 @@ import { Sparkline } from '../chart';
 import { useMemo } from 'preact/hooks';
 import { ConfirmButton, Empty, ErrorBox, Field, fmtRate, fmtTime, href, Loading, Notice, Secret, StatusBadge, DataTable, RunButton, useAction, useLoad, onValue } from '../ui';
 import { DeliveryTable } from './log';
+import { HeldKeys, orderingText } from './held-keys';
 
 /** A destination's list entry with its rolling hour (GET …/destinations/{id} has the stats). */
 async function withStats(ctx: Ctx, list: Destination[]): Promise<Destination[]> {
@@ -224,6 +225,8 @@ export function DestinationDetail({ ctx, id }: { ctx: Ctx; id: string }) {
             <dd>{d.lane ?? 'shared'}</dd>
             <dt>Batches</dt>
             <dd data-testid="batch-setting">{batchText(d.batch)}</dd>
+            <dt>Ordered per key</dt>
+            <dd data-testid="ordering-setting">{orderingText(d.ordering)}</dd>
             <dt>Created / updated</dt>
             <dd>
               {fmtTime(d.createdAt)} / {fmtTime(d.updatedAt)}
@@ -252,6 +255,7 @@ export function DestinationDetail({ ctx, id }: { ctx: Ctx; id: string }) {
               </ul>
             </section>
           )}
+          {d.ordering && <HeldKeys ctx={ctx} id={id} />}
           {write && (
             <section class="card actions" aria-labelledby="actions-title">
               <h2 id="actions-title">Actions</h2>

@@ -4,8 +4,15 @@ import { acct, Ctx, visibleDestination } from '../ctx';
 import { Delivery, DELIVERY_STATUSES, Destination } from '../types';
 import { Empty, ErrorBox, fmtTime, href, localToIso, Loading, StatusBadge, DataTable, useLoad, useCursors, Pager } from '../ui';
 
+/**
+ * A parked ordered delivery waits for its key's earlier events, due never until then (its
+ * availableAt is shared/domain/ordering.ts PARKED_AT, which the browser bundle cannot import).
+ */
+const parked = (d: Delivery) => d.order !== undefined && d.status === 'PENDING' && d.availableAt?.startsWith('9999-') === true;
+
 /** What Herald decided after the last attempt, in words. */
 function decision(d: Delivery): string {
+  if (parked(d)) return `waits its turn: the earlier events of key ${d.order!.key} go first`;
   switch (d.status) {
     case 'DELIVERED':
       return `delivered ${fmtTime(d.deliveredAt)}`;
@@ -150,6 +157,15 @@ export function DeliveryDetail({ ctx, id, onClose }: { ctx: Ctx; id: string; onC
               <dt>Batch</dt>
               <dd data-testid="delivery-batch">
                 <code>{d.batch.id}</code>, event {d.batch.position + 1} of {d.batch.size}
+              </dd>
+            </>
+          )}
+          {d.order && (
+            <>
+              <dt>Order</dt>
+              <dd data-testid="delivery-order">
+                key <code>{d.order.key}</code>, place {d.order.seq}
+                {d.order.again ? ' (redelivered: it goes to the end of its key)' : ''}
               </dd>
             </>
           )}

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { eventAttributesSchema } from '../../domain/event';
 import { customPolicySchema, POLICY_PRESET_NAMES, policySpecSchema } from '../../domain/policy';
+import { orderingObjectSchema, orderingSpecSchema } from '../../domain/ordering';
 
 /**
  * The HTTP API as OpenAPI 3.1, generated from the same zod schemas the handlers validate
@@ -42,10 +43,20 @@ export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
     override: (ctx) => {
       // A policy is checked by hand-written code behind z.unknown(): say what it takes.
       if (ctx.zodSchema === policySpecSchema) Object.assign(ctx.jsonSchema, policyJsonSchema());
+      // `ordering` reads "key" as the object before its schema sees it: say that it takes both.
+      if (ctx.zodSchema === orderingSpecSchema) {
+        for (const key of Object.keys(ctx.jsonSchema)) delete (ctx.jsonSchema as JsonSchema)[key];
+        Object.assign(ctx.jsonSchema, orderingJsonSchema());
+      }
     },
   }) as JsonSchema;
   const { $schema: _dialect, ...rest } = json;
   return rest;
+}
+
+function orderingJsonSchema(): JsonSchema {
+  const { $schema: _dialect, ...object } = z.toJSONSchema(orderingObjectSchema, { io: 'input' }) as JsonSchema;
+  return { description: '"key" (the same as {by: "key", onFailure: "skip"}), or the object', anyOf: [{ type: 'string', enum: ['key'] }, object] };
 }
 
 function policyJsonSchema(): JsonSchema {

@@ -1,5 +1,6 @@
 import type { DeliveryView } from '../../app/admin/deliveries-admin';
 import type { DestinationStats } from '../../app/admin/destinations-admin';
+import type { HeldKeyView } from '../../app/admin/ordered-keys-admin';
 import type { DeliveryStatus } from '../../domain/delivery';
 import type { DestinationSpec, DestinationView } from '../../domain/destination';
 import type { ReplayAccepted } from '../../app/admin/replays-admin';
@@ -48,6 +49,9 @@ export type PutDestinationResult = { created: boolean; destination: DestinationI
 
 /** POST /admin/destinations/{id}/rotate-secret: the destination with its new secret (shown this once). */
 export type RotateSecretResult = DestinationInfo & { secret: string };
+
+/** POST /admin/destinations/{id}/ordered-keys/skip: the event the key moved past. */
+export type SkippedKey = Omit<HeldKeyView, 'why' | 'since'>;
 
 /** One page of a destination's deliveries; `nextCursor` is absent on the last page. */
 export type DeliveryPageInfo = { deliveries: DeliveryView[]; nextCursor?: string };
@@ -183,6 +187,27 @@ export class HeraldClient {
     const b = objectOf(call, body);
     if (typeof b.redelivered !== 'number' || (b.status !== 'QUEUED' && b.status !== 'DEAD')) throw unexpected(call, body);
     return b as unknown as RedeliverResult;
+  }
+
+  /** GET /admin/destinations/{id}/ordered-keys/blocked: the keys held by their head event, oldest first. */
+  async blockedKeys(id: string): Promise<HeldKeyView[]> {
+    const call = 'GET /admin/destinations/{id}/ordered-keys/blocked';
+    const { body } = await this.request('admin', 'GET', `${this.scope}/destinations/${encodeURIComponent(id)}/ordered-keys/blocked`);
+    const keys = objectOf(call, body).keys;
+    if (!Array.isArray(keys)) throw unexpected(call, body);
+    return keys as HeldKeyView[];
+  }
+
+  /** POST /admin/destinations/{id}/ordered-keys/skip: the key moves past the event that holds it. */
+  async skipKey(id: string, key: string): Promise<SkippedKey> {
+    const call = 'POST /admin/destinations/{id}/ordered-keys/skip';
+    const { body } = await this.request('admin', 'POST', `${this.scope}/destinations/${encodeURIComponent(id)}/ordered-keys/skip`, {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ key }),
+    });
+    const skipped = objectOf(call, body).skipped;
+    if (typeof skipped !== 'object' || skipped === null || typeof (skipped as { deliveryId?: unknown }).deliveryId !== 'string') throw unexpected(call, body);
+    return skipped as SkippedKey;
   }
 
   /** GET /admin/destinations/{id}/deliveries: one page. */

@@ -13,7 +13,8 @@ describe('ordering spec', () => {
   it('refuses anything else with a message that says what is allowed', () => {
     const bad = destinationSpecSchema.safeParse({ url: 'https://example.com/h', ordering: { by: 'key', onFailure: 'wait' } });
     expect(bad.success).toBe(false);
-    expect(JSON.stringify(bad.error?.issues)).toMatch(/ordering/);
+    expect(bad.error?.issues[0]).toMatchObject({ path: ['ordering', 'onFailure'], message: 'ordering.onFailure must be "skip" or "block"' });
+    expect(orderingSpecSchema.safeParse('keys').error?.issues[0]?.message).toMatch(/ordering must be "key" or an object/);
     const both = destinationSpecSchema.safeParse({ url: 'https://example.com/h', ordering: 'key', batch: { maxEvents: 10, maxWaitMs: 1000 } });
     expect(both.success).toBe(false);
     expect(both.error?.issues[0]?.message).toMatch(/either batch or ordering/);

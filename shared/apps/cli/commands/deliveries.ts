@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DELIVERY_PAGE, DeliveryView, isDeliveryId } from '../../../app/admin/deliveries-admin';
 import { DELIVERY_STATUSES } from '../../../domain/delivery';
 import { DEFAULT_ACCOUNT, splitDestinationId } from '../../../domain/ids';
+import { isParked } from '../../../domain/ordering';
 import { DeliveryPageInfo, DeliveryQuery, HeraldClient } from '../client';
 import { CommandContext, connectionOptions, validate } from '../context';
 import { ApiError } from '../errors';
@@ -51,11 +52,15 @@ const dash = (s: string | undefined) => (s === undefined || s === '' ? '-' : s);
 /** The batch that carried a delivery, as people count: "b_… 3 of 10". */
 const batchOf = (d: DeliveryView) => (d.batch ? `${d.batch.id} ${d.batch.position + 1} of ${d.batch.size}` : '-');
 
+/** An ordered delivery's key and place in it: "customer-42 #3". */
+const orderOf = (d: DeliveryView) => (d.order ? `${d.order.key} #${d.order.seq}` : '-');
+
 export function deliveriesTable(deliveries: readonly DeliveryView[]): string {
-  // A BATCH column only when one was batched: a destination that never batches keeps the table it had.
+  // BATCH and ORDER columns only when one was batched or ordered: other destinations keep the table they had.
   const batched = deliveries.some((d) => d.batch !== undefined);
+  const ordered = deliveries.some((d) => d.order !== undefined);
   return table([
-    ['DELIVERY ID', 'EVENT ID', 'TYPE', 'STATUS', 'ATTEMPTS', 'LAST ERROR', ...(batched ? ['BATCH'] : []), 'AVAILABLE AT'],
+    ['DELIVERY ID', 'EVENT ID', 'TYPE', 'STATUS', 'ATTEMPTS', 'LAST ERROR', ...(batched ? ['BATCH'] : []), ...(ordered ? ['ORDER'] : []), 'AVAILABLE AT'],
     // "(rate)": waiting for a turn of the destination's rate, not for a retry; it may come sooner.
     ...deliveries.map((d) => [
       d.id,
@@ -65,7 +70,8 @@ export function deliveriesTable(deliveries: readonly DeliveryView[]): string {
       String(d.attempts),
       dash(d.lastError?.error),
       ...(batched ? [batchOf(d)] : []),
-      d.rateDeferred && d.status === 'PENDING' && d.availableAt ? `${d.availableAt} (rate)` : dash(d.availableAt),
+      ...(ordered ? [orderOf(d)] : []),
+      isParked(d) ? '(after its key\'s earlier events)' : d.rateDeferred && d.status === 'PENDING' && d.availableAt ? `${d.availableAt} (rate)` : dash(d.availableAt),
     ]),
   ]);
 }

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { z } from 'zod';
-import { DESTINATION_ID, destinationSpecSchema, FAILURE_MODES, SECRET } from '../../../domain/destination';
+import { destinationSpecSchema, FAILURE_MODES, SECRET } from '../../../domain/destination';
 import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from '../../../domain/secret-rotation';
 import { POLICY_PRESET_NAMES } from '../../../domain/policy';
 import { MANUAL_REASON_MAX } from '../../../domain/suspension';
@@ -9,12 +9,13 @@ import { DestinationInfo, RedeliverResult } from '../client';
 import { accountFlag, naming } from '../answers';
 import { CommandContext, connectionOptions, issuesOf, usageError, validate } from '../context';
 import { BATCH_FLAG_HELP, BatchFlags, batchCell, batchFromFlags, batchSentence } from '../batch-flags';
+import { ORDERING_FLAG_HELP, OrderingFlags, orderingCell, orderingFromFlags, orderingSentence, orderingWithBatch } from '../ordering-flags';
+import { registerOrderedKeys } from './ordered-keys';
 
-/** `herald destinations add|list|show|remove|suspend|reactivate|redeliver|rotate-secret` over the admin API. */
+/** `herald destinations add|list|show|remove|suspend|reactivate|redeliver|rotate-secret|blocked-keys|skip-key` over the admin API. */
 
-export const destinationIdSchema = z
-  .string()
-  .regex(DESTINATION_ID, 'a destination id is 1-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit');
+export { destinationIdSchema, noDestination, table } from './destination-args';
+import { destinationIdSchema, noDestination, table } from './destination-args';
 
 const ID_ARG = { id: '<id>' };
 
@@ -59,12 +60,6 @@ const SPEC_FLAGS = {
 };
 
 /** A missing destination: which, and how to list the ones there are (in the same account). */
-export function noDestination(id: string, account: string | undefined): { what: string; hint: string } {
-  return {
-    what: `no destination ${JSON.stringify(id)}${account === undefined ? '' : ` in account ${JSON.stringify(account)}`}`,
-    hint: `see the destinations there are with: herald destinations list${accountFlag(account)}`,
-  };
-}
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
@@ -89,6 +84,7 @@ export function destinationSummary(d: DestinationInfo): string[] {
     lines.push(`${d.id}: ${d.status}`);
   }
   if (d.batch) lines.push(`  sends ${batchSentence(d.batch)}`);
+  if (d.ordering) lines.push(`  sends ${orderingSentence(d.ordering)}`);
   if (d.stats) {
     lines.push(`  last hour: ${hourText(d.stats.attempts1h, d.stats.successRate1h)}`);
     const last = d.stats.lastErrors[0];
@@ -109,16 +105,11 @@ function target(d: DestinationInfo): string {
   return d.url ?? d.topic ?? '';
 }
 
-/** Plain columns, widest cell wide; the last column is not padded. */
-export function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n');
-}
 
 export function registerDestinations(program: Command, ctx: CommandContext): void {
   const group = program
     .command('destinations')
-    .description('add, list, show, remove, suspend, reactivate, redeliver and rotate the secret of destinations (the webhooks and topics events go to)');
+    .description('add, list, show, remove, suspend, reactivate, redeliver and rotate the secret of destinations (the webhooks and topics events go to), and release their held keys');
 
   const add = group
     .command('add')
@@ -133,7 +124,9 @@ export function registerDestinations(program: Command, ctx: CommandContext): voi
     .option('--technical-email <email>', 'who to tell when the destination is suspended')
     .option('--batch-max-events <n>', BATCH_FLAG_HELP.maxEvents)
     .option('--batch-max-wait-ms <ms>', BATCH_FLAG_HELP.maxWaitMs)
-    .option('--batch-max-bytes <bytes>', BATCH_FLAG_HELP.maxBytes);
+    .option('--batch-max-bytes <bytes>', BATCH_FLAG_HELP.maxBytes)
+    .option('--ordering <key>', ORDERING_FLAG_HELP.ordering)
+    .option('--ordering-on-failure <skip|block>', ORDERING_FLAG_HELP.onFailure);
   connectionOptions(add, 'admin', { url: false });
   add.addHelpText(
     'after',
@@ -152,22 +145,32 @@ it is full, when the next event would take it past --batch-max-bytes, or when it
 event has waited --batch-max-wait-ms. The spec is replaced whole, so adding an existing id
 again without the --batch-* flags sends one event per request again.
 
+With --ordering key, events that carry the CloudEvents partitionkey extension are sent one
+at a time per key, in the order Herald accepted them (not with --batch-*). When a key's
+event ends DEAD or QUEUED the key moves on (--ordering-on-failure skip, the default) or is
+held (block) until that event is redelivered or the key skipped: see herald destinations
+blocked-keys and skip-key. Adding the id again without --ordering turns ordering off.
+
 Examples:
   herald destinations add orders --url https://hooks.example.com/orders --event-types 'com.example.order.*'
   herald destinations add audit --topic projects/acme-audit/topics/herald-events
-  herald destinations add bulk --url https://hooks.example.com/bulk --batch-max-events 100 --batch-max-wait-ms 2000`,
+  herald destinations add bulk --url https://hooks.example.com/bulk --batch-max-events 100 --batch-max-wait-ms 2000
+  herald destinations add ledger --url https://hooks.example.com/ledger --ordering key --ordering-on-failure block`,
   );
   add.action(async (id: string) => {
     // Every problem at once: the id and the spec.
     const idResult = issuesOf(z.object({ id: destinationIdSchema }), { id }, ID_ARG);
-    const { adminToken: _token, apiKey: _key, account: _account, batchMaxEvents, batchMaxWaitMs, batchMaxBytes, ...options } = add.opts<Record<string, unknown> & BatchFlags>();
+    const { adminToken: _token, apiKey: _key, account: _account, batchMaxEvents, batchMaxWaitMs, batchMaxBytes, ordering, orderingOnFailure, ...options } = add.opts<Record<string, unknown> & BatchFlags & OrderingFlags>();
     const specResult = issuesOf(specFromOptions, options, SPEC_FLAGS);
     const batchResult = batchFromFlags({ batchMaxEvents, batchMaxWaitMs, batchMaxBytes });
-    if (!idResult.ok || !specResult.ok || !batchResult.ok) {
-      throw usageError(add, [...(idResult.ok ? [] : idResult.issues), ...(specResult.ok ? [] : specResult.issues), ...(batchResult.ok ? [] : batchResult.issues)]);
+    const orderingResult = orderingFromFlags({ ordering, orderingOnFailure });
+    const both = batchResult.ok && batchResult.batch && orderingResult.ok && orderingResult.ordering ? [orderingWithBatch()] : [];
+    if (!idResult.ok || !specResult.ok || !batchResult.ok || !orderingResult.ok || both.length > 0) {
+      const issues = [idResult, specResult, batchResult, orderingResult].flatMap((r) => (r.ok ? [] : r.issues));
+      throw usageError(add, [...issues, ...both]);
     }
     const destinationId = idResult.data.id;
-    const spec = batchResult.batch ? { ...specResult.data, batch: batchResult.batch } : specResult.data;
+    const spec = { ...specResult.data, ...(batchResult.batch ? { batch: batchResult.batch } : {}), ...(orderingResult.ordering ? { ordering: orderingResult.ordering } : {}) };
     const client = ctx.client(add, 'admin');
     const { created, destination } = await client.putDestination(destinationId, spec);
     ctx.json(destination);
@@ -192,13 +195,14 @@ Examples:
       ctx.note(`no destinations yet${account === undefined ? '' : ` in account ${account}`}; add one with: herald destinations add <id> --url <url>${accountFlag(account)}`);
       return;
     }
-    // A BATCH column only when one is batched: the table stays as narrow as it was for the rest.
+    // BATCH and ORDERING columns only when one is batched or ordered: the table stays as narrow as it was for the rest.
     const batched = destinations.some((d) => d.batch !== undefined);
+    const ordered = destinations.some((d) => d.ordering !== undefined);
     const rows = [
-      ['ID', 'STATUS', 'POLICY', 'ON FAILURE', 'EVENT TYPES', ...(batched ? ['BATCH'] : []), 'TARGET'],
+      ['ID', 'STATUS', 'POLICY', 'ON FAILURE', 'EVENT TYPES', ...(batched ? ['BATCH'] : []), ...(ordered ? ['ORDERING'] : []), 'TARGET'],
       ...[...destinations]
         .sort((a, b) => a.id.localeCompare(b.id))
-        .map((d) => [d.id, d.status, typeof d.policy === 'string' ? d.policy : 'custom', d.failureMode ?? 'account', d.eventTypes.length ? d.eventTypes.join(',') : '(all)', ...(batched ? [batchCell(d.batch)] : []), target(d)]),
+        .map((d) => [d.id, d.status, typeof d.policy === 'string' ? d.policy : 'custom', d.failureMode ?? 'account', d.eventTypes.length ? d.eventTypes.join(',') : '(all)', ...(batched ? [batchCell(d.batch)] : []), ...(ordered ? [orderingCell(d.ordering)] : []), target(d)]),
     ];
     ctx.out(table(rows));
   });
@@ -215,8 +219,8 @@ Examples:
 stdout gets the destination as JSON: its "status" (active or suspended), "suspension"
 while suspended (cause, reason, at, lastError, attempts1h, successRate1h, recentErrors,
 notification), "stats" (attempts1h, successRate1h, lastErrors) over the rolling hour and
-"batch" when its events go many to a request. stderr gets a short summary for people,
-unless --json.`,
+"batch" when its events go many to a request, "ordering" when they go in order per key.
+stderr gets a short summary for people, unless --json.`,
   );
   show.action(async (id: string) => {
     const input = validate(z.object({ id: destinationIdSchema, json: z.boolean().optional() }), { id, json: show.opts<{ json?: boolean }>().json }, ID_ARG, show);
@@ -338,6 +342,7 @@ Examples:
   herald destinations redeliver orders --dead   # the DEAD ones`,
   );
   registerRotateSecret(group, ctx);
+  registerOrderedKeys(group, ctx);
 
   redeliver.action(async (id: string) => {
     const opts = redeliver.opts<{ dead?: boolean; json?: boolean }>();
