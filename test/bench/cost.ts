@@ -70,14 +70,18 @@ const EVENT_DATA_BYTES = 1024;
 const OK_TYPE = 'com.example.bench.cost.ok';
 const RETRY_TYPE = 'com.example.bench.cost.retry';
 const BATCHED_TYPE = 'com.example.bench.cost.batched';
+const ORDERED_TYPE = 'com.example.bench.cost.ordered';
+/** Issue 38's ordered destination: each event with one of these many partition keys. */
+const COST_ORDERED_KEYS = 100;
 /** Issue 37's batched destination: 100 events or 1 s. */
 const COST_BATCH = { maxEvents: 100, maxWaitMs: 1000 };
 const DESTINATIONS = [
   { id: 'cost-ok', path: '/cost-ok', type: OK_TYPE, policy: 'event-platform', failFirst: false },
   { id: 'cost-retry', path: '/cost-retry', type: RETRY_TYPE, policy: 'eventarc', failFirst: true },
   { id: 'cost-batched', path: '/cost-batched', type: BATCHED_TYPE, policy: 'event-platform', failFirst: false, batch: COST_BATCH },
+  { id: 'cost-ordered', path: '/cost-ordered', type: ORDERED_TYPE, policy: 'event-platform', failFirst: false, ordering: 'key' },
 ] as const;
-const DESTINATION_OF: Record<Scenario, (typeof DESTINATIONS)[number]> = { 'first-attempt': DESTINATIONS[0], 'one-retry': DESTINATIONS[1], batched: DESTINATIONS[2] };
+const DESTINATION_OF: Record<Scenario, (typeof DESTINATIONS)[number]> = { 'first-attempt': DESTINATIONS[0], 'one-retry': DESTINATIONS[1], batched: DESTINATIONS[2], ordered: DESTINATIONS[3] };
 /**
  * The issue's targets (issue 33), per million first-time 1 KB deliveries and per delivery;
  * Firestore figures are those the meter on the client's RPCs counts (firestore-meter.ts).
@@ -123,7 +127,7 @@ export interface CostContext {
   addCleanup: (what: string, run: () => Promise<void>) => void;
 }
 
-type Scenario = 'first-attempt' | 'one-retry' | 'batched';
+type Scenario = 'first-attempt' | 'one-retry' | 'batched' | 'ordered';
 interface RunSpec {
   name: string;
   scenario: Scenario;
@@ -347,17 +351,20 @@ export function dataFor(id: string): { id: string; pad: string } {
 }
 
 /** POST /ingest: binary mode for one event (what a producer sending one sends), batch mode for more. */
-export function ingestSender(url: string, token: string, type: string): Send {
+/** `keys` > 0: each event carries one of that many partition keys (an ordered destination's). */
+export function ingestSender(url: string, token: string, type: string, keys = 0): Send {
+  let n = 0;
   return async (ids) => {
+    const keyOf = (): Record<string, string> => (keys > 0 ? { partitionkey: `k-${n++ % keys}` } : {});
     const init: { headers: Record<string, string>; body: string } =
       ids.length === 1
         ? {
-            headers: { 'ce-id': ids[0]!, 'ce-source': EVENT_SOURCE, 'ce-type': type, 'ce-specversion': '1.0', 'content-type': 'application/json' },
+            headers: { 'ce-id': ids[0]!, 'ce-source': EVENT_SOURCE, 'ce-type': type, 'ce-specversion': '1.0', 'content-type': 'application/json', ...Object.fromEntries(Object.entries(keyOf()).map(([k, v]) => [`ce-${k}`, v])) },
             body: JSON.stringify(dataFor(ids[0]!)),
           }
         : {
             headers: { 'content-type': 'application/cloudevents-batch+json' },
-            body: JSON.stringify(ids.map((id) => ({ specversion: '1.0', id, source: EVENT_SOURCE, type, datacontenttype: 'application/json', data: dataFor(id) }))),
+            body: JSON.stringify(ids.map((id) => ({ specversion: '1.0', id, source: EVENT_SOURCE, type, datacontenttype: 'application/json', data: dataFor(id), ...keyOf() }))),
           };
     const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...init.headers }, body: init.body, signal: AbortSignal.timeout(30_000) });
     const text = await res.text();
@@ -404,7 +411,7 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
     const res = await fetch(`${url}/admin/destinations/${d.id}`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: `${receiver.url}${d.path}`, eventTypes: [d.type], policy: d.policy, ...('batch' in d ? { batch: d.batch } : {}) }),
+      body: JSON.stringify({ url: `${receiver.url}${d.path}`, eventTypes: [d.type], policy: d.policy, ...('batch' in d ? { batch: d.batch } : {}), ...('ordering' in d ? { ordering: d.ordering } : {}) }),
       signal: AbortSignal.timeout(30_000),
     });
     if (res.status !== 201 && res.status !== 200) throw new Error(`PUT /admin/destinations/${d.id} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
@@ -433,11 +440,13 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
     { name: 'first attempt, direct publish', scenario: 'first-attempt', source: 'direct', batch: 100 },
     { name: `one retry, ingest K=${K}`, scenario: 'one-retry', source: 'ingest', batch: K },
     { name: `batched ${COST_BATCH.maxEvents} / ${COST_BATCH.maxWaitMs / 1000} s, ingest K=100`, scenario: 'batched', source: 'ingest', batch: 100 },
+    // Beside the unordered first attempts at K=100: the same events, each with one of 100 partition keys (issue 38).
+    { name: `ordered, ${COST_ORDERED_KEYS} keys, ingest K=100`, scenario: 'ordered', source: 'ingest', batch: 100 },
   ];
   const destinationOf = (s: RunSpec) => DESTINATION_OF[s.scenario];
   const senderOf = (s: RunSpec): Send => {
     const type = destinationOf(s).type;
-    return s.source === 'direct' ? directSender(topic, type, directCount) : ingestSender(`${url}/ingest`, ingestToken, type);
+    return s.source === 'direct' ? directSender(topic, type, directCount) : ingestSender(`${url}/ingest`, ingestToken, type, s.scenario === 'ordered' ? COST_ORDERED_KEYS : 0);
   };
   const ids = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${ctx.runId}-cost-${label}-${i}`);
 

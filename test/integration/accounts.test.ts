@@ -595,6 +595,9 @@ describe("isolation: account A's key on account B's resources, for every route t
       expect(await as(key, 'POST', '/destinations/orders/reactivate')).toMatchObject({ status: 200, body: { destination: { status: 'active' } } });
     },
     'POST /destinations/{id}/redeliver': async (key) => expect(await as(key, 'POST', '/destinations/orders/redeliver', {})).toMatchObject({ status: 202 }),
+    // acme's orders is not ordered per key: its own, answered (no held keys; nothing to skip).
+    'GET /destinations/{id}/ordered-keys/blocked': async (key) => expect(await as(key, 'GET', '/destinations/orders/ordered-keys/blocked')).toMatchObject({ status: 200, body: { keys: [] } }),
+    'POST /destinations/{id}/ordered-keys/skip': async (key) => expect(await as(key, 'POST', '/destinations/orders/ordered-keys/skip', { key: 'k' })).toMatchObject({ status: 409, body: { error: expect.stringMatching(/ordering/) } }),
     'POST /destinations/{id}/rotate-secret': async (key) => expect(await as(key, 'POST', '/destinations/orders/rotate-secret', {})).toMatchObject({ status: 200, body: { account: 'acme', secret: expect.stringMatching(/^whsec_/) } }),
     'GET /destinations/{id}/deliveries': async (key) => expect(((await as(key, 'GET', '/destinations/orders/deliveries')).body as { deliveries: { account: string }[] }).deliveries.every((d) => d.account === 'acme')).toBe(true),
     'GET /deliveries': async (key) => expect(((await as(key, 'GET', '/deliveries?status=dead')).body as { deliveries: { account: string }[] }).deliveries.every((d) => d.account === 'acme')).toBe(true),

@@ -54,6 +54,7 @@ beforeAll(async () => {
     ['orders', 'key', { retryOn: { statuses: 'any' }, backoff: { kind: 'fixed', delaysMs: [200] }, maxAttempts: 30 }],
     ['ledger', { by: 'key', onFailure: 'block' }, 'adobe-best-effort'],
     ['feed', 'key', 'adobe-best-effort'],
+    ['held', 'key', 'event-platform'],
   ] as const) {
     // The rate pinned: the 503s would otherwise slow the destination down (rate control), which is not what this test is about.
     const res = await stack.admin('PUT', `/destinations/${id}`, { url: `${receiver.url}/${id}`, eventTypes: [`test.${id}`], policy, ordering, rate: { min: 100 } });
@@ -145,6 +146,26 @@ test('skip (the default): a DEAD event lets its key move on at once', async () =
   await eventually('f-2 received', async () => (firstReceipts('/feed').includes('f-2') ? true : undefined), 30_000);
   expect(firstReceipts('/feed')).toEqual(['f-0', 'f-2']);
   expect((await record('feed', 'f-1'))?.status).toBe('DEAD');
+}, 60_000);
+
+test('a suspended destination holds every key at its head (QUEUED); reactivation sends each key in order, head first', async () => {
+  expect((await stack.admin('POST', '/destinations/held/suspend', { reason: 'maintenance' })).status).toBe(200);
+  await publish([{ id: 'h-0', key: 's' }, { id: 'h-1', key: 's' }, { id: 'h-2', key: 's' }, { id: 'h-3', key: 't' }], 'test.held');
+  const held = await eventually('both keys held by their QUEUED heads', async () => {
+    const list = await stack.runtime.orderedKeys.blocked('held', 10);
+    return list.length === 2 ? list : undefined;
+  }, 30_000);
+  expect(held.map((k) => [k.key, k.blocked?.eventId, k.blocked?.status, k.blocked?.why]).sort()).toEqual([
+    ['s', 'h-0', 'QUEUED', 'suspended'],
+    ['t', 'h-3', 'QUEUED', 'suspended'],
+  ]);
+  // The rest never went to the lane: they wait behind their key's head, not QUEUED.
+  expect((await record('held', 'h-1'))?.status).toBe('PENDING');
+  expect(firstReceipts('/held')).toEqual([]);
+  expect((await stack.admin('POST', '/destinations/held/reactivate')).status).toBe(200);
+  await eventually('all four received', async () => (firstReceipts('/held').length === 4 ? true : undefined), 30_000);
+  expect(firstReceipts('/held').filter((id) => ['h-0', 'h-1', 'h-2'].includes(id))).toEqual(['h-0', 'h-1', 'h-2']);
+  expect(await stack.runtime.orderedKeys.blocked('held', 10)).toEqual([]);
 }, 60_000);
 
 test('a topic destination gets each event with its partition key as the Pub/Sub ordering key, in order', async () => {
