@@ -299,7 +299,16 @@ export interface OrderedKeyWrite<T> {
   state?: OrderedKeyState;
   /** Records to write (created or replaced). */
   records?: DeliveryRecord[];
+  /** Records to create, unread: if one of them exists, nothing is written and transact throws RecordExistsError. */
+  create?: DeliveryRecord[];
   result: T;
+}
+
+/** An ordered key's transaction meant to create a record that exists (OrderedKeyWrite.create): nothing was written. */
+export class RecordExistsError extends Error {
+  constructor() {
+    super('a delivery record to be created exists already');
+  }
 }
 
 export interface DeliveryStore {

@@ -35,6 +35,8 @@ const PARTS: readonly Part[] = [
   { kind: 'prefix', collection: COLLECTIONS.sharedRates, prefix: (a) => `${a}_` },
   // `<destination>`: its counters folded (the suspension check's cursor, `~check`, is no account's).
   { kind: 'prefix', collection: COLLECTIONS.rateRollups, prefix: (a) => `${a}_` },
+  // `<destination>~<key hash>`: its ordered destinations' keys (idle ones would expire with the retention).
+  { kind: 'prefix', collection: COLLECTIONS.orderedKeys, prefix: (a) => `${a}_` },
   // `<destination>.<event key>`: every record of every destination the account ever had.
   { kind: 'prefix', collection: COLLECTIONS.deliveries, prefix: (a) => `${a}_` },
   // `<account>_~<writer>~<n>`: groups of its DELIVERED first attempts (a group holds one account's only).

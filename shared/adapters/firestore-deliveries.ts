@@ -133,6 +133,10 @@ export class FirestoreDeliveryStore implements DeliveryStore {
         tx.set(this.col.doc(record.id), this.stored(record));
         this.ops.writes++;
       },
+      create: (record) => {
+        tx.create(this.col.doc(record.id), this.stored(record));
+        this.ops.writes++;
+      },
     };
   }
 
@@ -373,6 +377,8 @@ export class FirestoreDeliveryStore implements DeliveryStore {
 export interface TransactionRecords {
   get(ids: readonly string[]): Promise<(DeliveryRecord | undefined)[]>;
   set(record: DeliveryRecord): void;
+  /** Fails the transaction's commit (ALREADY_EXISTS) if the document exists. */
+  create(record: DeliveryRecord): void;
 }
 
 /** The field the reconciler sums (its index: firestore-schema.ts intakeTally). */

@@ -1,7 +1,8 @@
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { orderedKeyId, OrderedKeyState } from '../domain/ordering';
 import { DAY_MS, DEFAULT_RETENTION_DAYS } from '../domain/delivery-retention';
-import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite } from '../ports';
+import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite, RecordExistsError } from '../ports';
+import { GRPC } from '../domain/grpc-status';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
 import { FirestoreDeliveryStore } from './firestore-deliveries';
 import { OperationCounter } from './firestore-stores';
@@ -30,6 +31,15 @@ export class FirestoreOrderedKeys implements OrderedKeyStore {
   }
 
   async transact<T>(destinationId: string, key: string, plan: (state: OrderedKeyState | undefined, records: OrderedKeyRecords) => Promise<OrderedKeyWrite<T>>): Promise<T> {
+    try {
+      return await this.run(destinationId, key, plan);
+    } catch (e) {
+      if ((e as { code?: unknown }).code === GRPC.ALREADY_EXISTS) throw new RecordExistsError();
+      throw e;
+    }
+  }
+
+  private run<T>(destinationId: string, key: string, plan: (state: OrderedKeyState | undefined, records: OrderedKeyRecords) => Promise<OrderedKeyWrite<T>>): Promise<T> {
     const id = orderedKeyId(destinationId, key);
     const ref = this.col.doc(id);
     return this.db.runTransaction(async (tx) => {
@@ -39,6 +49,7 @@ export class FirestoreOrderedKeys implements OrderedKeyStore {
       const records: OrderedKeyRecords = { byIds: (ids) => io.get(ids) };
       const write = await plan(snap.exists ? fromStored(snap.data() as StoredKey) : undefined, records);
       for (const record of write.records ?? []) io.set(record);
+      for (const record of write.create ?? []) io.create(record);
       if (write.state) {
         tx.set(ref, this.stored(write.state));
         this.ops.writes++;

@@ -6,6 +6,7 @@ import {
   admitted,
   BlockedHead,
   isParked,
+  keyFor,
   newKeyState,
   orderedKeyId,
   OrderedKeyState,
@@ -18,7 +19,7 @@ import {
   skipped,
   takeWaiting,
 } from '../domain/ordering';
-import { Clock, Logger, OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite } from '../ports';
+import { Clock, Logger, OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite, RecordExistsError } from '../ports';
 import { keyTurnsFor } from './key-turns';
 import { LaneDeps, publishToLane } from './lanes';
 
@@ -41,6 +42,8 @@ export interface OrderedDeps extends LaneDeps {
 }
 
 type LaneDestination = Pick<Destination, 'id' | 'lane' | 'batch'>;
+/** What intake needs of an ordered destination: its lane, and when it was created (domain/ordering.ts keyFor). */
+type IntakeDestination = LaneDestination & Pick<Destination, 'createdAt'>;
 
 /** One accepted event for an ordered destination. */
 export interface OrderedItem {
@@ -60,7 +63,7 @@ export function takesInOrder(destination: Pick<Destination, 'ordering'>, event: 
  * An event that has a record already (a producer's resend) keeps it and its place. Resolves
  * once every record is durable; a lane publish that fails after that is left to the pump.
  */
-export async function admitOrdered(deps: OrderedDeps, destination: LaneDestination, items: readonly OrderedItem[]): Promise<void> {
+export async function admitOrdered(deps: OrderedDeps, destination: IntakeDestination, items: readonly OrderedItem[]): Promise<void> {
   const byKey = new Map<string, OrderedItem[]>();
   for (const item of items) {
     const key = partitionKeyOf(item.event)!;
@@ -69,23 +72,29 @@ export async function admitOrdered(deps: OrderedDeps, destination: LaneDestinati
   await Promise.all([...byKey].map(([key, group]) => admitKey(deps, destination, key, group)));
 }
 
-function admitKey(deps: OrderedDeps, destination: LaneDestination, key: string, items: readonly OrderedItem[]): Promise<void> {
+function admitKey(deps: OrderedDeps, destination: IntakeDestination, key: string, items: readonly OrderedItem[]): Promise<void> {
   return keyTurnsFor(deps.keys).join(orderedKeyId(destination.id, key), items, (group) => admitGroup(deps, destination, key, group));
 }
 
-async function admitGroup(deps: OrderedDeps, destination: LaneDestination, key: string, items: readonly OrderedItem[]): Promise<void> {
+async function admitGroup(deps: OrderedDeps, destination: IntakeDestination, key: string, items: readonly OrderedItem[]): Promise<void> {
   const now = deps.clock.now();
   const unique = [...new Map(items.map((it) => [deliveryId(destination.id, eventKey(it.event.attributes)), it])).entries()];
-  const made = await deps.keys.transact(destination.id, key, async (state, records) => {
-    const found = await records.byIds(unique.map(([id]) => id));
-    const fresh = unique.filter((_, i) => found[i] === undefined);
-    if (fresh.length === 0) return { result: [] as DeliveryRecord[] };
-    const a = admitted(state ?? newKeyState(destination.id, key, now), fresh.map(([id]) => id), now);
-    if (!a) throw new Error(`ordered key ${key} of ${destination.id} has ${MAX_WAITING_PER_KEY} events waiting behind its head: none more accepted until it moves (a held key: skip or redeliver its head)`);
-    const created = fresh.map(([id, it], i) =>
-      orderedRecord({ id, destination, event: it.event, ...(it.intake !== undefined ? { intake: it.intake } : {}) }, it.publishedAt, now, { key, seq: a.seqs[i]! }, i === 0 && a.headFirst),
-    );
-    return { state: a.state, records: created, result: created };
+  // Created unread (an event's first intake, nearly always); if one has a record (a producer's resend), read them and skip those.
+  const place = (checked: boolean) =>
+    deps.keys.transact(destination.id, key, async (state, records) => {
+      const found = checked ? await records.byIds(unique.map(([id]) => id)) : [];
+      const fresh = unique.filter((_, i) => found[i] === undefined);
+      if (fresh.length === 0) return { result: [] as DeliveryRecord[] };
+      const a = admitted(keyFor(state, destination.id, key, destination.createdAt, now), fresh.map(([id]) => id), now);
+      if (!a) throw new Error(`ordered key ${key} of ${destination.id} has ${MAX_WAITING_PER_KEY} events waiting behind its head: none more accepted until it moves (a held key: skip or redeliver its head)`);
+      const created = fresh.map(([id, it], i) =>
+        orderedRecord({ id, destination, event: it.event, ...(it.intake !== undefined ? { intake: it.intake } : {}) }, it.publishedAt, now, { key, seq: a.seqs[i]! }, i === 0 && a.headFirst),
+      );
+      return { state: a.state, create: created, result: created };
+    });
+  const made = await place(false).catch((e: unknown) => {
+    if (e instanceof RecordExistsError) return place(true);
+    throw e;
   });
   for (const r of made) deps.logHead?.created(destination.id, r.id, r.publishedAt!, now);
   const head = made.find((r) => r.status === 'IN_FLIGHT');

@@ -79,6 +79,11 @@ export interface OrderedKeyState {
   waiting?: Record<string, string>;
   /** The delivery at `done + 1` once it was sent (claimed): how a stalled key's head is found. */
   headId?: string;
+  /**
+   * When the destination these places belong to was created: a destination deleted (its open
+   * deliveries made DEAD) and made again with the same id starts its keys afresh, behind nothing.
+   */
+  generation?: string;
   updatedAt: string;
 }
 
@@ -105,8 +110,19 @@ export function isParked(record: { status: DeliveryStatus; availableAt?: string 
   return record.status === 'PENDING' && record.availableAt === PARKED_AT;
 }
 
-export function newKeyState(destinationId: string, key: string, now: Date): OrderedKeyState {
-  return { destinationId, key, last: 0, done: 0, updatedAt: now.toISOString() };
+export function newKeyState(destinationId: string, key: string, now: Date, generation?: string): OrderedKeyState {
+  return { destinationId, key, last: 0, done: 0, ...(generation !== undefined ? { generation } : {}), updatedAt: now.toISOString() };
+}
+
+/**
+ * The key as intake finds it for the destination created at `generation`: a key left by an
+ * earlier destination with this id (deleted with places still open) is started afresh, its
+ * places numbered on from the old ones (so no new place reuses an old one's number).
+ */
+export function keyFor(state: OrderedKeyState | undefined, destinationId: string, key: string, generation: string, now: Date): OrderedKeyState {
+  if (!state) return newKeyState(destinationId, key, now, generation);
+  if (state.generation === undefined || state.generation === generation) return state.generation === generation ? state : { ...state, generation };
+  return { ...newKeyState(destinationId, key, now, generation), last: state.last, done: state.last };
 }
 
 /**

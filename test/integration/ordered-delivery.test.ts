@@ -150,6 +150,8 @@ test('skip (the default): a DEAD event lets its key move on at once', async () =
 
 test('a suspended destination holds every key at its head (QUEUED); reactivation sends each key in order, head first', async () => {
   expect((await stack.admin('POST', '/destinations/held/suspend', { reason: 'maintenance' })).status).toBe(200);
+  // Each instance learns of it from the registry's change log (HERALD_DESTINATION_CACHE_MS); until then one may still send.
+  await eventually('every instance sees the suspension', async () => ((await Promise.all(stack.runtimes.map((rt) => rt.directory.get('held')))).every((d) => d?.status === 'suspended') ? true : undefined), 30_000);
   await publish([{ id: 'h-0', key: 's' }, { id: 'h-1', key: 's' }, { id: 'h-2', key: 's' }, { id: 'h-3', key: 't' }], 'test.held');
   const held = await eventually('both keys held by their QUEUED heads', async () => {
     const list = await stack.runtime.orderedKeys.blocked('held', 10);
@@ -166,6 +168,18 @@ test('a suspended destination holds every key at its head (QUEUED); reactivation
   await eventually('all four received', async () => (firstReceipts('/held').length === 4 ? true : undefined), 30_000);
   expect(firstReceipts('/held').filter((id) => ['h-0', 'h-1', 'h-2'].includes(id))).toEqual(['h-0', 'h-1', 'h-2']);
   expect(await stack.runtime.orderedKeys.blocked('held', 10)).toEqual([]);
+}, 60_000);
+
+test('a producer\'s resend of an ordered event keeps its place: no new place, nothing sent again', async () => {
+  await publish([{ id: 'r-0', key: 'r' }, { id: 'r-1', key: 'r' }], 'test.feed');
+  await eventually('both received', async () => (firstReceipts('/feed').includes('r-1') ? true : undefined), 30_000);
+  const before = receiver.on('/feed').length;
+  await publish([{ id: 'r-1', key: 'r' }, { id: 'r-2', key: 'r' }], 'test.feed');
+  await eventually('r-2 received', async () => (firstReceipts('/feed').includes('r-2') ? true : undefined), 30_000);
+  expect(receiver.on('/feed').length).toBe(before + 1);
+  // The key moves on just after the receipt.
+  expect(await eventually('the key settled', async () => ((await stack.runtime.orderedKeys.get('feed', 'r'))?.done === 3 ? stack.runtime.orderedKeys.get('feed', 'r') : undefined))).toMatchObject({ last: 3, done: 3 });
+  expect((await record('feed', 'r-2'))?.order).toEqual({ key: 'r', seq: 3 });
 }, 60_000);
 
 test('a topic destination gets each event with its partition key as the Pub/Sub ordering key, in order', async () => {

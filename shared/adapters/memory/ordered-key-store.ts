@@ -1,6 +1,6 @@
 import { orderedKeyId, OrderedKeyState } from '../../domain/ordering';
 import { DeliveryRecord } from '../../domain/delivery';
-import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite } from '../../ports';
+import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite, RecordExistsError } from '../../ports';
 import { MemoryDeliveryStore } from './delivery-store';
 
 /** Ordered keys in memory, over a MemoryDeliveryStore: one transaction at a time. */
@@ -16,7 +16,8 @@ export class MemoryOrderedKeyStore implements OrderedKeyStore {
       const records: OrderedKeyRecords = { byIds: (ids) => Promise.all(ids.map((i) => this.deliveries.get(i))) };
       const current = this.keys.get(id);
       const write = await plan(current ? structuredClone(current) : undefined, records);
-      for (const r of write.records ?? []) await this.deliveries.put(r);
+      for (const r of write.create ?? []) if (await this.deliveries.get(r.id)) throw new RecordExistsError();
+      for (const r of [...(write.records ?? []), ...(write.create ?? [])]) await this.deliveries.put(r);
       if (write.state) this.keys.set(id, structuredClone(write.state));
       return write.result;
     };

@@ -1,4 +1,4 @@
-import { admitted, MAX_WAITING_PER_KEY, newKeyState, takeWaiting, orderingSpecSchema, partitionKeyOf, resequenced, settled, settleVerdict, skipped } from '../../../shared/domain/ordering';
+import { admitted, keyFor, MAX_WAITING_PER_KEY, newKeyState, takeWaiting, orderingSpecSchema, partitionKeyOf, resequenced, settled, settleVerdict, skipped } from '../../../shared/domain/ordering';
 import { destinationSpecSchema } from '../../../shared/domain/destination';
 
 const now = new Date('2026-11-27T10:00:00.000Z');
@@ -94,5 +94,15 @@ describe('a key\'s sequence', () => {
   it('refuses more than MAX_WAITING_PER_KEY waiting behind one head', () => {
     const full = { ...newKeyState('d', 'k', now), last: MAX_WAITING_PER_KEY + 1, waiting: Object.fromEntries(Array.from({ length: MAX_WAITING_PER_KEY }, (_, i) => [String(i + 2), `d.e${i}`])) };
     expect(admitted(full, ['d.x'], now)).toBeUndefined();
+  });
+
+  it('a key left by a deleted destination of the same id starts afresh for the new one, numbered on', () => {
+    const old = { ...newKeyState('d', 'k', now, '2026-11-01T00:00:00.000Z'), last: 7, done: 3, waiting: { '5': 'd.e5' }, blocked: { seq: 4, deliveryId: 'd.e4', eventId: 'e4', status: 'DEAD' as const, why: 'block' as const, at: now.toISOString() } };
+    expect(keyFor(old, 'd', 'k', '2026-11-01T00:00:00.000Z', now)).toBe(old);
+    const fresh = keyFor(old, 'd', 'k', '2026-11-27T00:00:00.000Z', now);
+    expect(fresh).toMatchObject({ last: 7, done: 7, generation: '2026-11-27T00:00:00.000Z' });
+    expect(fresh.waiting).toBeUndefined();
+    expect(fresh.blocked).toBeUndefined();
+    expect(admitted(fresh, ['d.n1'], now)!.headFirst).toBe(true);
   });
 });
