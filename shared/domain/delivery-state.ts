@@ -86,6 +86,9 @@ export interface TransitionError {
 
 export type TransitionResult<S> = { ok: true; state: S } | { ok: false; error: TransitionError };
 
+/** How long a redelivered ordered delivery waits before the pump places it again: redeliveries within it are placed together. */
+export const REDELIVERED_ORDER_GRACE_MS = 2_000;
+
 /** Where each decision leaves the delivery. */
 export const STATUS_AFTER: Record<Decision['kind'], DeliveryStatus> = {
   delivered: 'DELIVERED',
@@ -156,15 +159,20 @@ export function transition<S extends DeliveryState>(state: S, t: Transition): Tr
       return ok(next(state, {}, ['deadLetterDueAt']));
     case 'redeliver':
       if (state.status !== 'QUEUED' && state.status !== 'DEAD') return invalid();
-      // An ordered delivery's key may have moved past it: the pump gives it its place again first (domain/ordering.ts resequenced).
+      // An ordered delivery's key may have moved past it: the pump gives it its place again first (domain/ordering.ts
+      // resequenced), a moment later, so that what an operator or a replay redelivers together is placed together, in its old order.
       return ok(
-        next(state, { status: 'PENDING', availableAt: t.now.toISOString(), attempts: 0, throttled: 0, ...(state.order ? { order: { ...state.order, again: true as const } } : {}) }, [
-          'claimedAt',
-          'firstAttemptAt',
-          'reason',
-          'rateDeferred',
-          'deadLetterDueAt',
-        ]),
+        next(
+          state,
+          {
+            status: 'PENDING',
+            availableAt: state.order ? new Date(t.now.getTime() + REDELIVERED_ORDER_GRACE_MS).toISOString() : t.now.toISOString(),
+            attempts: 0,
+            throttled: 0,
+            ...(state.order ? { order: { ...state.order, again: true as const } } : {}),
+          },
+          ['claimedAt', 'firstAttemptAt', 'reason', 'rateDeferred', 'deadLetterDueAt'],
+        ),
       );
   }
 }

@@ -1,5 +1,6 @@
 import { admitted, keyFor, MAX_WAITING_PER_KEY, newKeyState, takeWaiting, orderingSpecSchema, partitionKeyOf, resequenced, settled, settleVerdict, skipped } from '../../../shared/domain/ordering';
 import { destinationSpecSchema } from '../../../shared/domain/destination';
+import { REDELIVERED_ORDER_GRACE_MS, transition } from '../../../shared/domain/delivery-state';
 
 const now = new Date('2026-11-27T10:00:00.000Z');
 const rec = (seq: number, status: 'DELIVERED' | 'DEAD' | 'QUEUED' | 'PENDING' = 'DELIVERED') => ({ id: `d.e${seq}`, eventId: `e${seq}`, status, order: { key: 'k', seq } });
@@ -104,5 +105,13 @@ describe('a key\'s sequence', () => {
     expect(fresh.waiting).toBeUndefined();
     expect(fresh.blocked).toBeUndefined();
     expect(admitted(fresh, ['d.n1'], now)!.headFirst).toBe(true);
+  });
+
+  it('a redelivered ordered delivery is marked to be placed again, a moment later so that what is redelivered together is placed together', () => {
+    const dead = { status: 'DEAD' as const, attempts: 3, order: { key: 'k', seq: 2 } };
+    const again = transition(dead, { type: 'redeliver', now });
+    expect(again.ok && again.state).toMatchObject({ status: 'PENDING', order: { key: 'k', seq: 2, again: true }, availableAt: new Date(now.getTime() + REDELIVERED_ORDER_GRACE_MS).toISOString() });
+    const plain = transition({ status: 'DEAD' as const, attempts: 3 }, { type: 'redeliver', now });
+    expect(plain.ok && plain.state).toMatchObject({ status: 'PENDING', availableAt: now.toISOString() });
   });
 });
