@@ -273,8 +273,8 @@ export type WorkStatus = Exclude<DeliveryStatus, 'DELIVERED'>;
 export interface OrderedKeyStore {
   /**
    * Reads the key's state (undefined: never used), lets `plan` read records through `records`
-   * and decide, and writes what it returns, all in one transaction. `plan` may run more than
-   * once under contention: it must not act outside it.
+   * and decide, and writes what it returns, atomically, only if nothing it read changed
+   * meanwhile. `plan` may run more than once under contention: it must not act outside it.
    */
   transact<T>(destinationId: string, key: string, plan: (state: OrderedKeyState | undefined, records: OrderedKeyRecords) => Promise<OrderedKeyWrite<T>>): Promise<T>;
   get(destinationId: string, key: string): Promise<OrderedKeyState | undefined>;
@@ -287,8 +287,8 @@ export interface OrderedKeyStore {
 }
 
 /**
- * Records as an ordered key's transaction reads them, by id only (a query in a transaction locks
- * a range of the collection): their own documents (an ordered delivery is never grouped).
+ * Records as an ordered key's transaction reads them, by id only (what was read is what the
+ * commit checks; a query in a Firestore transaction locks a range of the collection): their own documents (an ordered delivery is never grouped).
  */
 export interface OrderedKeyRecords {
   byIds(ids: readonly string[]): Promise<(DeliveryRecord | undefined)[]>;

@@ -1,4 +1,4 @@
-import { AggregateField, DocumentData, FieldPath, Firestore, Query, Timestamp, Transaction } from '@google-cloud/firestore';
+import { AggregateField, DocumentData, FieldPath, Firestore, Query, Timestamp } from '@google-cloud/firestore';
 import { DeliveryLogQuery, inLog, logOrder, logPage } from '../domain/delivery-log';
 import { DeliveryRecord } from '../domain/delivery';
 import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../domain/delivery-retention';
@@ -9,7 +9,7 @@ import { AddedDelivered, DeliveryPage, DeliveryStore, WorkStatus } from '../port
 import { DeliveryRetention, FirestoreDeliveryGroups } from './firestore-delivery-groups';
 import { chunks, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from './firestore-stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
-import { createIfAbsent } from './firestore-write';
+import { createIfAbsent, OptimisticDocuments } from './firestore-write';
 import { orderedKeyId, OrderPlace } from '../domain/ordering';
 
 /** `intakeTally`: the id's hash (domain/intake-tally.ts) on a record from an intake batch, summed by the reconciler's aggregation. */
@@ -117,26 +117,14 @@ export class FirestoreDeliveryStore implements DeliveryStore {
   }
 
   /**
-   * Reads and writes of records inside a transaction another store runs (an ordered key's:
-   * adapters/firestore-ordered-keys.ts). Own documents only: an ordered delivery is never grouped.
+   * Reads and writes of records within another store's optimistic write over several documents
+   * (an ordered key's: adapters/firestore-ordered-keys.ts; firestore-write.ts readManyDecideWrite,
+   * which counts the operations). Own documents only: an ordered delivery is never grouped.
    */
-  inTransaction(tx: Transaction): TransactionRecords {
-    const read = (snaps: { exists: boolean; data(): DocumentData | undefined }[]) => snaps.map((s) => (s.exists ? (fromOwn(s.data()!) as DeliveryRecord) : undefined));
+  optimistic(io: OptimisticDocuments): OptimisticRecords {
     return {
-      get: async (ids) => {
-        if (ids.length === 0) return [];
-        const snaps = await tx.getAll(...ids.map((id) => this.col.doc(id)));
-        this.ops.reads += ids.length;
-        return read(snaps);
-      },
-      set: (record) => {
-        tx.set(this.col.doc(record.id), this.stored(record));
-        this.ops.writes++;
-      },
-      create: (record) => {
-        tx.create(this.col.doc(record.id), this.stored(record));
-        this.ops.writes++;
-      },
+      get: async (ids) => (await io.getAll(ids.map((id) => this.col.doc(id)))).map((data) => (data ? (fromOwn(data) as DeliveryRecord) : undefined)),
+      put: (record) => io.put(this.col.doc(record.id), this.stored(record) as DocumentData),
     };
   }
 
@@ -373,12 +361,11 @@ export class FirestoreDeliveryStore implements DeliveryStore {
   }
 }
 
-/** Record reads and writes within a Firestore transaction (FirestoreDeliveryStore.inTransaction). */
-export interface TransactionRecords {
+/** Records read and written within an optimistic write over several documents (FirestoreDeliveryStore.optimistic). */
+export interface OptimisticRecords {
   get(ids: readonly string[]): Promise<(DeliveryRecord | undefined)[]>;
-  set(record: DeliveryRecord): void;
-  /** Fails the transaction's commit (ALREADY_EXISTS) if the document exists. */
-  create(record: DeliveryRecord): void;
+  /** Replaces the record if it is still as read; one not read is created (the commit fails if it exists). */
+  put(record: DeliveryRecord): void;
 }
 
 /** The field the reconciler sums (its index: firestore-schema.ts intakeTally). */

@@ -2,7 +2,7 @@ import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { orderedKeyId, OrderedKeyState } from '../domain/ordering';
 import { DAY_MS, DEFAULT_RETENTION_DAYS } from '../domain/delivery-retention';
 import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite, RecordExistsError } from '../ports';
-import { GRPC } from '../domain/grpc-status';
+import { NewDocumentExists, readManyDecideWrite, RetryOptions } from './firestore-write';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
 import { FirestoreDeliveryStore } from './firestore-deliveries';
 import { OperationCounter } from './firestore-stores';
@@ -13,9 +13,12 @@ import { OperationCounter } from './firestore-stores';
  */
 type StoredKey = OrderedKeyState & { blockedIn?: string; workSince?: string; expireAt?: Date };
 
+/** A key contended by several instances: lost races retried for up to 20 s (intake answers 503 after that; deliver, a redelivery). */
+const KEY_RETRY: RetryOptions = { budgetMs: 20_000, firstPauseMs: 10, maxPauseMs: 200 };
+
 /**
- * Ordered keys in Firestore: `ordered-keys/{destination}~{hash of key}`, read and written in one
- * transaction with the delivery records the key orders. An idle key (every place settled, not
+ * Ordered keys in Firestore: `ordered-keys/{destination}~{hash of key}`, read and written
+ * atomically with the delivery records the key orders. An idle key (every place settled, not
  * held) expires with the deliveries' retention; a key with work never does.
  */
 export class FirestoreOrderedKeys implements OrderedKeyStore {
@@ -30,32 +33,35 @@ export class FirestoreOrderedKeys implements OrderedKeyStore {
     return this.db.collection(COLLECTIONS.orderedKeys);
   }
 
+  /**
+   * Optimistic, not a Firestore transaction (firestore-write.ts readManyDecideWrite): the key's
+   * document and the records the plan reads are written only if still as read. Instances
+   * settling and admitting one key at once then cost a lost race a read, where transactions
+   * locked each other out (on the emulator: ABORTED "Transaction lock timeout" after seconds).
+   */
   async transact<T>(destinationId: string, key: string, plan: (state: OrderedKeyState | undefined, records: OrderedKeyRecords) => Promise<OrderedKeyWrite<T>>): Promise<T> {
+    const ref = this.col.doc(orderedKeyId(destinationId, key));
     try {
-      return await this.run(destinationId, key, plan);
+      const done = await readManyDecideWrite(
+        this.db,
+        ref.path,
+        async (io) => {
+          const [stored] = await io.getAll([ref]);
+          const records = this.deliveries.optimistic(io);
+          const write = await plan(stored ? fromStored(stored as StoredKey) : undefined, { byIds: (ids) => records.get(ids) });
+          for (const record of [...(write.records ?? []), ...(write.create ?? [])]) records.put(record);
+          if (write.state) io.put(ref, this.stored(write.state));
+          return write.result;
+        },
+        KEY_RETRY,
+      );
+      this.ops.reads += done.reads;
+      this.ops.writes += done.writes;
+      return done.result;
     } catch (e) {
-      if ((e as { code?: unknown }).code === GRPC.ALREADY_EXISTS) throw new RecordExistsError();
+      if (e instanceof NewDocumentExists) throw new RecordExistsError();
       throw e;
     }
-  }
-
-  private run<T>(destinationId: string, key: string, plan: (state: OrderedKeyState | undefined, records: OrderedKeyRecords) => Promise<OrderedKeyWrite<T>>): Promise<T> {
-    const id = orderedKeyId(destinationId, key);
-    const ref = this.col.doc(id);
-    return this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(ref);
-      this.ops.reads++;
-      const io = this.deliveries.inTransaction(tx);
-      const records: OrderedKeyRecords = { byIds: (ids) => io.get(ids) };
-      const write = await plan(snap.exists ? fromStored(snap.data() as StoredKey) : undefined, records);
-      for (const record of write.records ?? []) io.set(record);
-      for (const record of write.create ?? []) io.create(record);
-      if (write.state) {
-        tx.set(ref, this.stored(write.state));
-        this.ops.writes++;
-      }
-      return write.result;
-    });
   }
 
   async get(destinationId: string, key: string): Promise<OrderedKeyState | undefined> {

@@ -1,4 +1,4 @@
-import { DocumentData, DocumentReference, FieldPath, FieldValue, Firestore, WriteBatch } from '@google-cloud/firestore';
+import { DocumentData, DocumentReference, FieldPath, FieldValue, Firestore, Timestamp, WriteBatch } from '@google-cloud/firestore';
 import { GRPC, grpcCode } from '../domain/grpc-status';
 import { WriteContentionError } from '../ports';
 
@@ -156,6 +156,74 @@ export function readDecideWrite<T>(
       return { written: next, writes: 1 };
     });
     return { written: outcome.written, reads, writes: outcome.writes };
+  });
+}
+
+/** What an optimistic write over several documents (readManyDecideWrite) reads and writes through. */
+export interface OptimisticDocuments {
+  /** The documents as they are now (undefined: absent), remembered for the commit's preconditions. */
+  getAll(refs: readonly DocumentReference[]): Promise<(DocumentData | undefined)[]>;
+  /**
+   * `doc` replaces the document if it is still as read (a create if it was read absent); a
+   * document not read is created, and the commit fails if it exists (NewDocumentExists).
+   */
+  put(ref: DocumentReference, doc: DocumentData): void;
+}
+
+/** A document readManyDecideWrite was to create unread exists: nothing was written. */
+export class NewDocumentExists extends Error {
+  constructor() {
+    super('a document to be created exists already');
+  }
+}
+
+/**
+ * An optimistic transaction over several documents: `attempt` reads through `io` and puts
+ * what it decides, committed in one batch only if every document it replaces or creates is
+ * still as read. A lost race reads again and decides again (`attempt` may run more than once,
+ * so it must act on nothing else), after a jittered pause, until the budget runs out
+ * (WriteContentionError). No lock is taken: a Firestore transaction on a contended document
+ * waits for or aborts its rivals (on the emulator, seconds each), where a lost race here costs
+ * one more read of what it read. An attempt that put a document it had not read, which
+ * exists, ends in NewDocumentExists rather than a retry: the caller decides again, reading it.
+ */
+export function readManyDecideWrite<R>(db: Firestore, what: string, attempt: (io: OptimisticDocuments) => Promise<R>, retry: RetryOptions = DEFAULT_RETRY): Promise<{ result: R; reads: number; writes: number }> {
+  let reads = 0;
+  return retried(what, retry, async () => {
+    const seen = new Map<string, { data?: DocumentData; updateTime?: Timestamp }>();
+    const batch = db.batch();
+    let writes = 0;
+    let unread = false;
+    const io: OptimisticDocuments = {
+      getAll: async (refs) => {
+        if (refs.length === 0) return [];
+        const snaps = await db.getAll(...refs);
+        reads += refs.length;
+        return snaps.map((snap) => {
+          const data = snap.exists ? snap.data() : undefined;
+          seen.set(snap.ref.path, { ...(data ? { data, updateTime: snap.updateTime! } : {}) });
+          return data;
+        });
+      },
+      put: (ref, doc) => {
+        writes++;
+        const was = seen.get(ref.path);
+        if (!was) unread = true;
+        if (!was?.data) return void batch.create(ref, doc);
+        const [field, value, ...rest] = replacement(was.data, doc);
+        batch.update(ref, field, value, ...rest, { lastUpdateTime: was.updateTime! });
+      },
+    };
+    const result = await attempt(io);
+    if (writes > 0) {
+      try {
+        await batch.commit();
+      } catch (e) {
+        if (unread && grpcCode(e) === GRPC.ALREADY_EXISTS) throw new NewDocumentExists();
+        throw e;
+      }
+    }
+    return { result, reads, writes };
   });
 }
 

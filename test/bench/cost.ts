@@ -28,6 +28,7 @@ import { performance } from 'node:perf_hooks';
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub, Topic } from '@google-cloud/pubsub';
 import { groupMemberStoredBytes } from './batched';
+import { ownRecordBytes } from './ordered';
 import { loadConfig } from '../../shared/config';
 import { EmulatorHosts } from '../../shared/apps/local/emulators';
 import { PUMP_RUN_SECONDS } from '../../shared/topology';
@@ -570,7 +571,8 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
       // Unrounded per-event figures for the model.
       const usage: PerEventUsage = {
         // Each record document (a group, or a record of its own) is deleted by TTL when its retention ends: a delete each, billed.
-        firestore: { reads: (fs.reads - pollReads) / n, writes: fs.writes / n, deletes: (fs.deletes + (wire[COLLECTIONS.deliveryGroups]?.writes ?? 0) + d.ownRecords) / n },
+        // An ordered record is made by its key's write (not through the store's create, which counts the others): one each.
+        firestore: { reads: (fs.reads - pollReads) / n, writes: fs.writes / n, deletes: (fs.deletes + (wire[COLLECTIONS.deliveryGroups]?.writes ?? 0) + d.ownRecords + (spec.scenario === 'ordered' ? n : 0)) / n },
         pubsub: { publish: { messages: published / n, bytes: publishedBytes / n }, delivery: { messages: pushed / n, bytes: pushedBytes / n } },
         invocations: invocations / n,
         cpuSeconds: cpuMs / 1000 / n,
@@ -578,7 +580,10 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
         logBytes: d.logs.bytes / n,
         // Kept the default retention (HERALD_DELIVERY_RETENTION_DAYS) after it settles. A batch's members share a group,
         // which stores what they have in common once: their bytes as stored, from the group documents themselves.
-        storedGiBMonths: storedGiBMonths(spec.scenario === 'batched' ? await groupMemberStoredBytes(groupReader(), destinationOf(spec).id) : d.recordBytes / n, DEFAULT_RETENTION_DAYS),
+        storedGiBMonths: storedGiBMonths(
+          spec.scenario === 'batched' ? await groupMemberStoredBytes(groupReader(), destinationOf(spec).id) : spec.scenario === 'ordered' ? await ownRecordBytes(groupReader(), destinationOf(spec).id) : d.recordBytes / n,
+          DEFAULT_RETENTION_DAYS,
+        ),
       };
       run.usage = usage;
       run.perMillion = costVariants(usage, GCP_LIST_PRICES, DEFAULT_ASSUMPTIONS);

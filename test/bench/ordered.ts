@@ -10,6 +10,7 @@
  * per million events is then priced at GCP list prices (cost-model.ts), ordered beside unordered.
  */
 import http from 'node:http';
+import type { Firestore } from '@google-cloud/firestore';
 import { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { startLocalStack } from '../../shared/apps/local/stack';
@@ -195,7 +196,7 @@ export async function runOrderedBench(args: string[], harness: BenchHarness): Pr
 }
 
 /** An ordered destination's record, as stored (its own document and index entries), on average over a sample. */
-async function ownRecordBytes(firestore: import('@google-cloud/firestore').Firestore, destinationId: string): Promise<number> {
+export async function ownRecordBytes(firestore: Firestore, destinationId: string): Promise<number> {
   const docs = await firestore.collection(COLLECTIONS.deliveries).where('destinationId', '==', destinationId).limit(200).get();
   return docs.docs.reduce((n, d) => n + firestoreStoredBytes(COLLECTIONS.deliveries, d.id, d.data()), 0) / Math.max(1, docs.size);
 }

@@ -1,5 +1,5 @@
 import { DocumentReference, Firestore } from '@google-cloud/firestore';
-import { createIfAbsent, deleteIfExists, ifPresent, readDecideWrite, RetryOptions, transactOne } from '../../shared/adapters/firestore-write';
+import { createIfAbsent, deleteIfExists, ifPresent, NewDocumentExists, readDecideWrite, readManyDecideWrite, RetryOptions, transactOne } from '../../shared/adapters/firestore-write';
 import { WriteContentionError } from '../../shared/ports';
 
 /**
@@ -116,4 +116,31 @@ test('transactOne: set, update, delete or nothing, as decided from what it read;
   }
   expect(await transactOne(db, ref, () => ({ result: true, write: { delete: true } }))).toEqual({ result: true, reads: 1 });
   expect((await ref.get()).exists).toBe(false);
+});
+
+test('an optimistic write over several documents: 20 at once from two clients move a key and its records exactly; an unread create of an existing document is NewDocumentExists', async () => {
+  const other = new Firestore({ projectId: PROJECT, ignoreUndefinedProperties: true });
+  await col.doc('key').set({ n: 0 });
+  try {
+    // Each writer bumps the key and writes a record named by the value it read: a lost race must decide again.
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => {
+        const client = i % 2 ? other : db;
+        const docs = client.collection('docs');
+        return readManyDecideWrite(client, 'key', async (io) => {
+          const [key] = await io.getAll([docs.doc('key')]);
+          const n = (key!.n as number) + 1;
+          io.put(docs.doc('key'), { n });
+          io.put(docs.doc(`rec-${n}`), { n });
+        });
+      }),
+    );
+  } finally {
+    await other.terminate();
+  }
+  expect((await col.doc('key').get()).get('n')).toBe(20);
+  const records = await db.getAll(...Array.from({ length: 20 }, (_, i) => col.doc(`rec-${i + 1}`)));
+  expect(records.every((r) => r.exists)).toBe(true);
+  await expect(readManyDecideWrite(db, 'rec', async (io) => io.put(col.doc('rec-1'), { n: 0 }))).rejects.toBeInstanceOf(NewDocumentExists);
+  expect((await col.doc('rec-1').get()).get('n')).toBe(1);
 });
