@@ -26,10 +26,11 @@ import { LaneDeps, publishToLane } from './lanes';
 /**
  * Ordered delivery per key (domain/ordering.ts has the rules): what runs them against the store.
  * An ordered event does not ride a first-attempt lane: intake creates its record with its place,
- * in one transaction with its key, and only the key's head goes to the lanes — claimed, as the
+ * in one atomic write with its key, and only the key's head goes to the lanes — claimed, as the
  * retry pump sends a retry, so `deliver` attempts it under its claim (app/claimed-attempt.ts).
- * When it settles, the next place is claimed and sent in its turn. Every step is a Firestore
- * transaction on the key, so instances and crashes cannot reorder a key: a lost lane message
+ * When it settles, the next place is claimed and sent in its turn. Every step is one atomic write
+ * of the key and its records, committed only if nothing it read changed meanwhile
+ * (OrderedKeyStore.transact), so instances and crashes cannot reorder a key: a lost lane message
  * leaves a claimed record the pump claims again when its claim expires.
  */
 
@@ -59,7 +60,7 @@ export function takesInOrder(destination: Pick<Destination, 'ordering'>, event: 
 
 /**
  * Accepts `items` (in the order Herald accepted them) for an ordered destination: per key, one
- * transaction gives each its place and creates its record; the head, if one of them is, is sent.
+ * atomic write gives each its place and creates its record; the head, if one of them is, is sent.
  * An event that has a record already (a producer's resend) keeps it and its place. Resolves
  * once every record is durable; a lane publish that fails after that is left to the pump.
  */
