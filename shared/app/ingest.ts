@@ -128,8 +128,9 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     } else failed.push({ id, error: (r.reason as Error).message });
   });
   if (failed.length) {
-    deps.log.error('publishing to the lanes failed (Pub/Sub)', { failed, accepted });
-    return { status: 503, body: { error: 'Pub/Sub is unavailable; resend the failed events (one already delivered is not delivered twice)', accepted, failed } };
+    // A lane publish (Pub/Sub) or an ordered destination's placing (Firestore): each failed event names its own cause.
+    deps.log.error('publishing to the lanes or placing ordered events failed', { failed, accepted });
+    return { status: 503, body: { error: 'Herald could not pass some events on (each failed one says why); resend the failed events (one already delivered is not delivered twice)', accepted, failed } };
   }
   return { status: 202, body: { accepted } };
 }
