@@ -89,8 +89,7 @@ export const FIRESTORE_QUERIES = {
   blockedKeys: { collection: COLLECTIONS.orderedKeys, equality: ['blockedIn'], orderBy: 'blockedIn' },
   // Keys whose head has not moved for a while (one field, set only while places wait: the automatic index).
   stalledKeys: { collection: COLLECTIONS.orderedKeys, equality: [], orderBy: 'workSince' },
-  // An ordered key's record at one place, and its records waiting for a place again (one field each).
-  orderSlot: { collection: COLLECTIONS.deliveries, equality: ['orderSlot'], orderBy: 'orderSlot' },
+  // An ordered key's records waiting for a place again (one field, set only while they wait).
   orderAgain: { collection: COLLECTIONS.deliveries, equality: ['orderAgain'], orderBy: 'orderAgain' },
 } as const satisfies Record<string, { collection: string; contains?: string; equality: readonly string[]; orderBy: string; direction?: 'asc' | 'desc' }>;
 

@@ -10,15 +10,12 @@ import { DeliveryRetention, FirestoreDeliveryGroups } from './firestore-delivery
 import { chunks, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from './firestore-stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
 import { createIfAbsent, OptimisticDocuments } from './firestore-write';
-import { orderedKeyId, OrderPlace } from '../domain/ordering';
+import { orderedKeyId } from '../domain/ordering';
 
 /** `intakeTally`: the id's hash (domain/intake-tally.ts) on a record from an intake batch, summed by the reconciler's aggregation. */
 type StoredDelivery = Omit<DeliveryRecord, 'event'> & { event?: { attributes: Record<string, string>; data: Buffer }; expireAt?: Date; groupCopies?: number; intakeTally?: number } & OrderFields;
-/**
- * An ordered delivery's place, as fields one equality query each finds (no composite index):
- * `orderSlot` its key and place, `orderAgain` its key while it waits for a place again.
- */
-type OrderFields = { orderSlot?: string; orderAgain?: string };
+/** `orderAgain`: an ordered delivery's key while it waits for a place again, one field an equality query finds (no composite index). */
+type OrderFields = { orderAgain?: string };
 /** A record as its own document holds it: with the group copies it folded in (domain/grouped-outcomes.ts). */
 type Own = DeliveryRecord & { groupCopies?: number };
 
@@ -128,9 +125,9 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     };
   }
 
-  /** Ids of the records whose ordered-delivery field `field` is `value` (FIRESTORE_QUERIES orderSlot, orderAgain). */
-  async whereOrder(field: keyof OrderFields, value: string): Promise<string[]> {
-    const snap = await this.col.where(field, '==', value).select().get();
+  /** Ids of the records of the ordered key `keyId` waiting for a place again (FIRESTORE_QUERIES orderAgain). */
+  async waitingAgain(keyId: string): Promise<string[]> {
+    const snap = await this.col.where(FIRESTORE_QUERIES.orderAgain.orderBy, '==', keyId).select().get();
     this.ops.reads += Math.max(1, snap.size);
     return snap.docs.map((d) => d.id);
   }
@@ -374,17 +371,7 @@ const TALLY_FIELD = FIRESTORE_QUERIES.intakeTally.orderBy;
 function toDoc(record: Own): StoredDelivery {
   const { event, ...rest } = record;
   const stored: StoredDelivery = event ? { ...rest, event: { attributes: { ...event.attributes }, data: event.data } } : rest;
-  return record.order ? { ...stored, ...orderFieldsOf(record.destinationId, record.order) } : stored;
-}
-
-function orderFieldsOf(destinationId: string, order: OrderPlace): OrderFields {
-  const key = orderedKeyId(destinationId, order.key);
-  return { orderSlot: orderSlot(key, order.seq), ...(order.again ? { orderAgain: key } : {}) };
-}
-
-/** The `orderSlot` of place `seq` in the key whose document id is `keyId`. */
-export function orderSlot(keyId: string, seq: number): string {
-  return `${keyId}#${seq}`;
+  return record.order?.again ? { ...stored, orderAgain: orderedKeyId(record.destinationId, record.order.key) } : stored;
 }
 
 /** A delivery record's fields as the log shows them: all but `event` and `attemptLog`. */
@@ -411,7 +398,7 @@ function fromOwn(doc: DocumentData): Own {
 
 /** A record from its document: without the TTL field, which is storage's, not the record's. */
 function fromDoc(doc: DocumentData, keepGroupCopies = false): Own {
-  const { event, expireAt: _expireAt, groupCopies, intakeTally: _tally, orderSlot: _slot, orderAgain: _again, ...rest } = doc as StoredDelivery;
+  const { event, expireAt: _expireAt, groupCopies, intakeTally: _tally, orderAgain: _again, ...rest } = doc as StoredDelivery;
   const own: Own = keepGroupCopies && groupCopies ? { ...rest, groupCopies } : rest;
   if (!event) return own;
   return { ...own, event: { attributes: event.attributes, data: Buffer.from(event.data) } as HeraldEvent };

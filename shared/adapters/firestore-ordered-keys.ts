@@ -77,7 +77,7 @@ export class FirestoreOrderedKeys implements OrderedKeyStore {
   }
 
   async again(destinationId: string, key: string): Promise<string[]> {
-    return this.deliveries.whereOrder('orderAgain', orderedKeyId(destinationId, key));
+    return this.deliveries.waitingAgain(orderedKeyId(destinationId, key));
   }
 
   async stalled(before: Date, limit: number): Promise<OrderedKeyState[]> {
