@@ -94,14 +94,46 @@ export const FIRESTORE_QUERIES = {
 } as const satisfies Record<string, { collection: string; contains?: string; equality: readonly string[]; orderBy: string; direction?: 'asc' | 'desc' }>;
 
 /**
- * Fields no query selects by, as data: the Pulumi program exempts them from Firestore's
- * automatic indexing (a group's members are large maps in an array, and the fields they share
- * one more map; indexing each would cost storage and write latency for nothing).
+ * Fields no single-field index serves a query for, as data: the Pulumi program exempts them
+ * from Firestore's automatic indexing. Every record and group is kept for the whole retention,
+ * and an indexed scalar costs two index entries (ascending and descending) of ~130 bytes each,
+ * the document's name included: on a delivered record that is most of what it stores. Some are
+ * in no query at all; some only in queries with a composite index of their own (FIRESTORE_QUERIES:
+ * the log's filters, the reconciler's tally), which does not need the field's own index. Kept
+ * indexed: `destinationId` and `status`, which the account's counts filter by equality alone
+ * (index merging), and every field a one-field query orders by (test/unit/firestore-schema.test.ts
+ * checks both).
  */
 export const FIRESTORE_UNINDEXED_FIELDS = [
+  // A group's members are large maps in an array, and the fields they share one more map.
   { collection: COLLECTIONS.deliveryGroups, field: 'members' },
   { collection: COLLECTIONS.deliveryGroups, field: 'common' },
+  // Read with the group, never selected by (erasure goes by document-id range).
+  { collection: COLLECTIONS.deliveryGroups, field: 'account' },
+  { collection: COLLECTIONS.deliveryGroups, field: 'newest' },
+  { collection: COLLECTIONS.deliveryGroups, field: 'committedAt' },
+  // Delivery records: shown, never selected by.
+  { collection: COLLECTIONS.deliveries, field: 'eventSource' },
+  { collection: COLLECTIONS.deliveries, field: 'attempts' },
+  { collection: COLLECTIONS.deliveries, field: 'throttled' },
+  { collection: COLLECTIONS.deliveries, field: 'reason' },
+  { collection: COLLECTIONS.deliveries, field: 'lastError' },
+  { collection: COLLECTIONS.deliveries, field: 'replays' },
+  { collection: COLLECTIONS.deliveries, field: 'batch' },
+  { collection: COLLECTIONS.deliveries, field: 'order' },
+  { collection: COLLECTIONS.deliveries, field: 'groupCopies' },
+  // Delivery records: selected by only beside destinationId (or intake), through composite indexes.
+  { collection: COLLECTIONS.deliveries, field: 'id' },
+  { collection: COLLECTIONS.deliveries, field: 'eventId' },
+  { collection: COLLECTIONS.deliveries, field: 'eventType' },
+  { collection: COLLECTIONS.deliveries, field: 'intakeTally' },
 ] as const;
+
+/** Whether Firestore keeps no single-field index entries for `field` of `collection` (or, a map's subfield, for the map), as Herald deploys it. */
+export function isIndexExempt(collection: string, field: string): boolean {
+  const exempt = [...FIRESTORE_UNINDEXED_FIELDS, ...FIRESTORE_INCREASING_FIELDS, ...Object.values(FIRESTORE_TTL_FIELDS)];
+  return exempt.some((f) => f.collection === collection && (field === f.field || field.startsWith(`${f.field}.`)));
+}
 
 /**
  * Fields whose values only grow (times, time-ordered ids) in collections written fast, exempt

@@ -10,16 +10,16 @@
  * bound). Then the cost per million events at GCP list prices (cost-model.ts), every term.
  */
 import { performance } from 'node:perf_hooks';
-import type { Firestore } from '@google-cloud/firestore';
 import { startLocalStack } from '../../shared/apps/local/stack';
-import { toLaneMessage } from '../../shared/domain/lane-message';
+import { batchLaneNames } from '../../shared/topology';
 import { createLogger } from '../../shared/log';
-import { COLLECTIONS, FIRESTORE_UNINDEXED_FIELDS } from '../../shared/firestore-schema';
 import { COMPONENT_LABELS, COMPONENTS, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths } from './cost-model';
 import { clearFirestore, purgeProject } from './housekeeping';
 import { BenchFailure, BenchHarness, flagsOf, intOption, mark } from './harness';
 import { BenchReceiver, Tracker } from './receiver';
 import { percentile, round, table } from './stats';
+import { groupMemberStoredBytes } from './stored-bytes';
+import { realisticData } from './event-payload';
 
 export const BATCHED_HELP = `Usage: npm run bench -- batched [options]
   --events N         events sent (BENCH_BATCHED_EVENTS; 10000)
@@ -59,14 +59,22 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
   });
   if (res.status !== 201) throw new BenchFailure(`registering the batched destination: ${res.status} ${await res.text()}`);
 
-  const event = (i: number) => ({ specversion: '1.0', id: `e-${i}`, source: SOURCE, type: TYPE, datacontenttype: 'application/json', data: { i, pad: 'x'.repeat(900) } });
-  // What one event's lane message weighs on the wire (published once, pulled once).
-  const sample = event(0);
-  const laneBytes = messageBytes(
-    ...((m) => [m.data, m.attributes] as const)(
-      toLaneMessage({ kind: 'first', destinationId: 'batched', publishedAt: new Date().toISOString(), intake: 'i-0000000000000-0000', event: { attributes: { specversion: '1.0', id: sample.id, source: SOURCE, type: TYPE, datacontenttype: 'application/json' }, data: Buffer.from(JSON.stringify(sample.data)) } }),
-    ),
-  );
+  const event = (i: number) => ({ specversion: '1.0', id: `e-${i}`, source: SOURCE, type: TYPE, datacontenttype: 'application/json', data: realisticData(`${i}`, 910) });
+  // The batch lane's traffic on the wire: what ingest publishes (bundles, or single messages) and the batcher pulls.
+  const wire = { published: { messages: 0, bytes: 0 }, pulled: { messages: 0, bytes: 0 } };
+  const { bus, batchLane } = stack.runtime;
+  const publish = bus.publish.bind(bus);
+  bus.publish = async (topic, message) => {
+    const id = await publish(topic, message);
+    if (topic === batchLaneNames(stack.runtime.names).topic) [wire.published.messages, wire.published.bytes] = [wire.published.messages + 1, wire.published.bytes + messageBytes(message.data, message.attributes)];
+    return id;
+  };
+  const pull = batchLane.pull.bind(batchLane);
+  batchLane.pull = async (max) => {
+    const got = await pull(max);
+    for (const m of got) [wire.pulled.messages, wire.pulled.bytes] = [wire.pulled.messages + 1, wire.pulled.bytes + messageBytes(m.message.data, m.message.attributes)];
+    return got;
+  };
   harness.note(`sending ${events} events at ${rate}/s, ${perPost} per POST /ingest, to a destination batching ${maxEvents} events or ${maxWaitMs} ms`);
   const ops = stack.runtime.firestoreOps;
   const ops0 = { ...ops };
@@ -104,7 +112,7 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
   const recordBytes = await groupMemberStoredBytes(stack.runtime.firestore, 'batched');
   const usage: PerEventUsage = {
     firestore: { reads: per(ops.reads - ops0.reads), writes: per(ops.writes - ops0.writes), deletes: per(ops.deletes - ops0.deletes) },
-    pubsub: { publish: { messages: 1, bytes: laneBytes }, delivery: { messages: 1, bytes: laneBytes } },
+    pubsub: { publish: { messages: per(wire.published.messages), bytes: per(wire.published.bytes) }, delivery: { messages: per(wire.pulled.messages), bytes: per(wire.pulled.bytes) } },
     invocations: 1 / perPost,
     cpuSeconds: per((cpu.user + cpu.system) / 1e6),
     storedGiBMonths: storedGiBMonths(recordBytes, stack.config.deliveryRetentionDays),
@@ -127,7 +135,7 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
         ['requests', 'events per request', 'received', 'again', 'added p50 ms', 'p90 ms', 'p99 ms', 'reads/event', 'writes/event', 'CPU ms/event'],
         [[requests, round(received / Math.max(1, requests), 1), received, again, round(p50, 0), round(percentile(added, 90) ?? NaN, 0), round(percentile(added, 99) ?? NaN, 0), round(usage.firestore.reads, 3), round(usage.firestore.writes, 3), round(usage.cpuSeconds * 1000, 2)]],
       ),
-      `Cost per million events (Firestore us-central1, request-based; Pub/Sub: one ${laneBytes}-byte lane message published and pulled per event; a record ${round(recordBytes, 0)} bytes as stored in its group with its index entries, over ${stack.config.deliveryRetentionDays} days; CPU: this whole process, an upper bound)`,
+      `Cost per million events (Firestore us-central1, request-based; Pub/Sub: ${wire.published.messages} messages published (${round(wire.published.bytes / events, 0)} bytes per event) and ${wire.pulled.messages} pulled, measured; a record ${round(recordBytes, 0)} bytes as stored in its group with its index entries, over ${stack.config.deliveryRetentionDays} days; CPU: this whole process, an upper bound)`,
       table(['component', '$ per million'], [...COMPONENTS.map((c) => [COMPONENT_LABELS[c], round(cost[c], 4)]), ['total', round(cost.total, 4)]]),
       ...targets,
       JSON.stringify({ bench: 'batched', events, rate, perPost, maxEvents, maxWaitMs, requests, received, again, addedMs: { p50, p90: percentile(added, 90), p99: percentile(added, 99) }, usage, cost }),
@@ -135,40 +143,4 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
     ].join('\n'),
   );
   return targets.every((t) => t.endsWith('— MET')) ? 0 : 1;
-}
-
-/**
- * What a document holds in Firestore storage, its index entries included
- * (https://cloud.google.com/firestore/docs/storage-size): the document (its name, each field's
- * name and value, 32 bytes) and, for every field the automatic single-field indexes cover, an
- * entry per value (the document's name, the collection id, the value, 32 bytes): two for a
- * scalar (ascending and descending), one per element of an array (array-contains). Maps
- * exempted from indexing (FIRESTORE_UNINDEXED_FIELDS: a group's `members` and `common`) have none.
- */
-export function firestoreStoredBytes(collection: string, id: string, data: Record<string, unknown>): number {
-  const name = collection.length + 1 + id.length + 1 + 16;
-  const size = (v: unknown): number => {
-    if (v === null || v === undefined) return 1;
-    if (typeof v === 'string') return Buffer.byteLength(v) + 1;
-    if (typeof v === 'number' || typeof v === 'boolean') return 8;
-    if (v instanceof Date || (typeof v === 'object' && v !== null && 'toDate' in v)) return 8;
-    if (Array.isArray(v)) return v.reduce((n: number, x) => n + size(x), 0);
-    return Object.entries(v as Record<string, unknown>).reduce((n, [k, x]) => n + k.length + 1 + size(x), 0);
-  };
-  const unindexed = new Set<string>(FIRESTORE_UNINDEXED_FIELDS.filter((f) => f.collection === collection).map((f) => f.field));
-  let bytes = name + 32;
-  for (const [field, value] of Object.entries(data)) {
-    bytes += field.length + 1 + size(value);
-    if (unindexed.has(field)) continue;
-    const entry = (v: unknown) => name + collection.length + 1 + field.length + 1 + size(v) + 32;
-    bytes += Array.isArray(value) ? value.reduce((n: number, v) => n + entry(v), 0) : 2 * entry(value);
-  }
-  return bytes;
-}
-
-/** A grouped record's stored bytes, on average over the destination's group documents (firestoreStoredBytes). */
-export async function groupMemberStoredBytes(firestore: Firestore, destinationId: string): Promise<number> {
-  const groups = await firestore.collection(COLLECTIONS.deliveryGroups).where('destinations', 'array-contains', destinationId).get();
-  const grouped = groups.docs.reduce((n, g) => ({ bytes: n.bytes + firestoreStoredBytes(COLLECTIONS.deliveryGroups, g.id, g.data()), members: n.members + (g.get('members') as unknown[]).length }), { bytes: 0, members: 0 });
-  return grouped.bytes / Math.max(1, grouped.members);
 }

@@ -62,10 +62,10 @@ export interface CostCounters {
   pulled: TopicCount;
   /** Delivery records written, by the status they were written with. */
   recorded: Record<(typeof COUNTED_STATUSES)[number], number>;
-  /** Stored bytes of the records first written (created, or grouped), index entries included (cost-model.ts storedRecordBytes). */
-  recordBytes: number;
   /** Records created as documents of their own (not grouped): each a TTL delete when its retention ends. */
   ownRecords: number;
+  /** Records written as members of a group (their storage is measured from the group documents: stored-bytes.ts). */
+  groupedRecords: number;
   /** Lines Herald's logger wrote at INFO and above, and their bytes. */
   logs: { lines: number; bytes: number; warnings: number; errors: number };
 }

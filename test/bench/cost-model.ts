@@ -103,15 +103,6 @@ export function storedGiBMonths(storedBytes: number, retentionDays: number): num
 }
 
 /**
- * A record's stored size with its index entries: a document of its own has every field
- * indexed (taken as as many bytes again); a group member's fields are not indexed, only its
- * id, event id, destination and intake in the group's arrays (about 100 bytes each).
- */
-export function storedRecordBytes(jsonBytes: number, grouped: boolean): number {
-  return grouped ? jsonBytes + 4 * 100 : 2 * jsonBytes;
-}
-
-/**
  * `request`: request-based billing, instances kept busy at `cpuUtilization`.
  * `instance`: instance-based billing at the same utilization, no request fee.
  * `request-solo`: request-based billing with concurrency 1 (each request billed alone, ≥ 100 ms).

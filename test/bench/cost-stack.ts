@@ -26,13 +26,12 @@
 import http = require('node:http');
 import { performance } from 'node:perf_hooks';
 import { FirestoreCounterStore } from '../../shared/adapters/firestore-counters';
-import { DeliveryRecord } from '../../shared/domain/delivery';
 import { createLogger } from '../../shared/log';
 import { LocalStack, startLocalStack } from '../../shared/apps/local/stack';
 import { Logger } from '../../shared/ports';
 import { FUNCTION_NAMES, FunctionName, lanePrefixes } from '../../shared/topology';
 import { ChildMessage, COUNTED_STATUSES, CostCounters, FunctionCount, ParentMessage, TOPIC_KINDS, TopicKind } from './cost-counters';
-import { messageBytes, storedRecordBytes } from './cost-model';
+import { messageBytes } from './cost-model';
 import { CounterWrite } from './counter-writes';
 import { FirestoreMeter, meterFirestore } from './firestore-meter';
 
@@ -46,8 +45,8 @@ const counters: Omit<CostCounters, 'cpuMicros' | 'firestore' | 'wire'> = {
   published: Object.fromEntries(TOPIC_KINDS.map((k) => [k, { messages: 0, bytes: 0, dataBytes: 0 }])) as CostCounters['published'],
   pulled: { messages: 0, bytes: 0, dataBytes: 0 },
   recorded: Object.fromEntries(COUNTED_STATUSES.map((s) => [s, 0])) as CostCounters['recorded'],
-  recordBytes: 0,
   ownRecords: 0,
+  groupedRecords: 0,
   logs: { lines: 0, bytes: 0, warnings: 0, errors: 0 },
   rates: { writes: 0, flushes: 0 },
   backstop: { journalWrites: 0, journalEvents: 0, batchesRemoved: 0, emptyPolls: 0 },
@@ -133,12 +132,6 @@ function watchNextServer(): void {
   }) as typeof http.createServer;
 }
 
-/** A record's size as JSON, its event's bytes as they are stored (raw, not base64). */
-function recordBytesOf(record: DeliveryRecord): number {
-  const { event, ...rest } = record;
-  return Buffer.byteLength(JSON.stringify(rest)) + (event ? Buffer.byteLength(JSON.stringify(event.attributes)) + event.data.byteLength : 0);
-}
-
 function instrument(stack: LocalStack): void {
   const { bus, deliveries, topology, names } = stack.runtime;
   const kindOf = (topic: string): TopicKind =>
@@ -179,7 +172,6 @@ function instrument(stack: LocalStack): void {
     const created = await create(record, options);
     if (created) {
       recorded(record.status);
-      counters.recordBytes += storedRecordBytes(recordBytesOf(record), false);
       counters.ownRecords++;
     }
     return created;
@@ -190,7 +182,7 @@ function instrument(stack: LocalStack): void {
     const added = await addDelivered(record);
     if (added.created && !viaCreate.has(record)) {
       recorded(record.status);
-      counters.recordBytes += storedRecordBytes(recordBytesOf(record), true);
+      counters.groupedRecords++;
     }
     return added;
   };

@@ -27,8 +27,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub, Topic } from '@google-cloud/pubsub';
-import { groupMemberStoredBytes } from './batched';
-import { ownRecordBytes } from './ordered';
+import { recordStoredBytes } from './stored-bytes';
+import { realisticData } from './event-payload';
 import { loadConfig } from '../../shared/config';
 import { EmulatorHosts } from '../../shared/apps/local/emulators';
 import { PUMP_RUN_SECONDS } from '../../shared/topology';
@@ -345,10 +345,9 @@ export class CostStack {
 
 // ---------------------------------------------------------------- load
 
-/** Event data of exactly EVENT_DATA_BYTES bytes of JSON. */
-export function dataFor(id: string): { id: string; pad: string } {
-  const base = JSON.stringify({ id, pad: '' }).length;
-  return { id, pad: 'x'.repeat(Math.max(0, EVENT_DATA_BYTES - base)) };
+/** Event data of exactly EVENT_DATA_BYTES bytes of JSON, as varied as a real payload (event-payload.ts). */
+export function dataFor(id: string): Record<string, unknown> {
+  return realisticData(id, EVENT_DATA_BYTES);
 }
 
 /** POST /ingest: binary mode for one event (what a producer sending one sends), batch mode for more. */
@@ -578,10 +577,10 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
         cpuSeconds: cpuMs / 1000 / n,
         soloBilledSeconds: (fns.ingest.soloBilledMs + fns.route.soloBilledMs + fns.deliver.soloBilledMs) / 1000 / n,
         logBytes: d.logs.bytes / n,
-        // Kept the default retention (HERALD_DELIVERY_RETENTION_DAYS) after it settles. A batch's members share a group,
-        // which stores what they have in common once: their bytes as stored, from the group documents themselves.
+        // Kept the default retention (HERALD_DELIVERY_RETENTION_DAYS) after it settles: its bytes as stored, index entries
+        // included, from the documents themselves. An ordered record is made by its key's write (not counted as created).
         storedGiBMonths: storedGiBMonths(
-          spec.scenario === 'batched' ? await groupMemberStoredBytes(groupReader(), destinationOf(spec).id) : spec.scenario === 'ordered' ? await ownRecordBytes(groupReader(), destinationOf(spec).id) : d.recordBytes / n,
+          await recordStoredBytes(groupReader(), destinationOf(spec).id, spec.scenario === 'ordered' ? n : d.ownRecords, d.groupedRecords),
           DEFAULT_RETENTION_DAYS,
         ),
       };

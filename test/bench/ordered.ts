@@ -10,18 +10,17 @@
  * per million events is then priced at GCP list prices (cost-model.ts), ordered beside unordered.
  */
 import http from 'node:http';
-import type { Firestore } from '@google-cloud/firestore';
 import { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { startLocalStack } from '../../shared/apps/local/stack';
 import { createLogger } from '../../shared/log';
-import { COLLECTIONS } from '../../shared/firestore-schema';
 import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { COMPONENT_LABELS, COMPONENTS, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths } from './cost-model';
 import { clearFirestore, purgeProject } from './housekeeping';
 import { BenchFailure, BenchHarness, flagsOf, intOption, mark } from './harness';
-import { firestoreStoredBytes, groupMemberStoredBytes } from './batched';
+import { groupMemberStoredBytes, ownRecordBytes } from './stored-bytes';
 import { round, table } from './stats';
+import { realisticData } from './event-payload';
 
 export const ORDERED_HELP = `Usage: npm run bench -- ordered [options]
   --per-key N        events per key in the 3-key run (BENCH_ORDERED_PER_KEY; 1000)
@@ -124,7 +123,7 @@ export async function runOrderedBench(args: string[], harness: BenchHarness): Pr
     });
     if (res.status !== 201) throw new BenchFailure(`registering ${name}: ${res.status} ${await res.text()}`);
     harness.note(`${name}: ${count} events${keys > 0 ? ` over ${keys} keys, ordered` : ', unordered'}, ${PER_POST} per POST /ingest at ${rate}/s; the receiver fails ${round(failShare * 100, 0)} %`);
-    const event = (i: number) => ({ specversion: '1.0', id: `${name}-${i}`, source: SOURCE, type: `${TYPE}.${name}`, datacontenttype: 'application/json', data: { i, pad: 'x'.repeat(900) }, ...(keys > 0 ? { partitionkey: `key-${i % keys}` } : {}) });
+    const event = (i: number) => ({ specversion: '1.0', id: `${name}-${i}`, source: SOURCE, type: `${TYPE}.${name}`, datacontenttype: 'application/json', data: realisticData(`${i}`, 910), ...(keys > 0 ? { partitionkey: `key-${i % keys}` } : {}) });
     const ops = stack.runtime.firestoreOps;
     const [ops0, lane0, requests0, cpu0] = [{ ...ops }, { ...lane }, receiver.requests, process.cpuUsage()];
     const start = performance.now();
@@ -193,10 +192,4 @@ export async function runOrderedBench(args: string[], harness: BenchHarness): Pr
     ].join('\n'),
   );
   return targets.every((t) => t.endsWith('— MET')) ? 0 : 1;
-}
-
-/** An ordered destination's record, as stored (its own document and index entries), on average over a sample. */
-export async function ownRecordBytes(firestore: Firestore, destinationId: string): Promise<number> {
-  const docs = await firestore.collection(COLLECTIONS.deliveries).where('destinationId', '==', destinationId).limit(200).get();
-  return docs.docs.reduce((n, d) => n + firestoreStoredBytes(COLLECTIONS.deliveries, d.id, d.data()), 0) / Math.max(1, docs.size);
 }
