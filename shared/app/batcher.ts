@@ -6,6 +6,7 @@ import { readLaneMessage, ReadLaneMessage } from '../domain/lane-message';
 import { Logger, PulledMessage, PullQueue } from '../ports';
 import { ClaimedMember, claimedBatch, FirstMember, firstBatch } from './batch-attempt';
 import { deliverFromLane } from './deliver';
+import { unbundle } from './lanes';
 import { DeliverDeps } from './delivery-context';
 
 /**
@@ -110,6 +111,26 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
     report.released += ackIds.length;
     await deps.queue.release(ackIds).catch((e: unknown) => deps.log.warn('batcher: releasing messages failed; they come back when their hold ends', { error: (e as Error).message, messages: ackIds.length }));
   };
+  /**
+   * A pulled message is one event, or a bundle of several (lanes.ts publishBundled): it is acked
+   * once every part is recorded, and released, whole, once every part has ended if any failed.
+   */
+  const parts = new Map<string, { total: number; left: number; failed: boolean }>();
+  const expectParts = (ackId: string, total: number) => parts.set(ackId, { total, left: total, failed: false });
+  const finish = async (ackIds: readonly string[], ok: boolean) => {
+    const [acks, releases] = [[] as string[], [] as string[]];
+    for (const ackId of ackIds) {
+      const p = parts.get(ackId);
+      if (!p) continue;
+      p.left--;
+      p.failed ||= !ok;
+      if (p.left > 0) continue;
+      parts.delete(ackId);
+      (p.failed ? releases : acks).push(ackId);
+    }
+    if (releases.length > 0) await release(releases);
+    if (acks.length > 0) await deps.queue.ack(acks);
+  };
 
   const send = (closed: ClosedBatch<Ticket>) => {
     const tickets = closed.members.map((m) => m.ticket);
@@ -121,10 +142,10 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
       : firstBatch(deps.deliver, destination, tickets.map((t) => t.message as FirstMember));
     track(
       attempt.then(
-        () => deps.queue.ack(tickets.map((t) => t.ackId)),
+        () => finish(tickets.map((t) => t.ackId), true),
         async (e: unknown) => {
           deps.log.error('batch could not be recorded; its messages go back to the batch lane and are sent again', { destinationId: destination.id, members: tickets.length, error: (e as Error).message });
-          await release(tickets.map((t) => t.ackId));
+          await finish(tickets.map((t) => t.ackId), false);
         },
       ),
       tickets.length,
@@ -143,14 +164,21 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
     report.single++;
     track(
       deliverFromLane(deps.deliver, push).then(
-        () => deps.queue.ack([pulled.ackId]),
+        () => finish([pulled.ackId], true),
         async (e: unknown) => {
           deps.log.error('batch lane message could not be handled; it goes back and comes again', { messageId: pulled.messageId, error: (e as Error).message });
-          await release([pulled.ackId]);
+          await finish([pulled.ackId], false);
         },
       ),
       1,
     );
+  };
+
+  /** A pulled message's parts: itself, or a bundle's members (each with the bundle's ack id); a malformed bundle, itself (deliver dead-letters it). */
+  const partsOf = async (pulled: PulledMessage): Promise<PulledMessage[]> => {
+    const bundle = await unbundle(pulled.message);
+    if (!bundle?.ok) return [pulled];
+    return bundle.members.map((message, i) => ({ ...pulled, messageId: `${pulled.messageId}/${i}`, message }));
   };
 
   /** A pulled message read: a batch's member (its ticket), or handled alone at once (undefined). */
@@ -202,17 +230,21 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
         lastMessageAt = Date.now();
         const tickets: Ticket[] = [];
         for (const p of pulled) {
-          try {
-            const ticket = await classify(p);
-            if (ticket) tickets.push(ticket);
-          } catch (e) {
-            deps.log.error('batch lane message could not be read; it goes back and comes again', { messageId: p.messageId, error: (e as Error).message });
-            await release([p.ackId]);
+          const members = await partsOf(p);
+          expectParts(p.ackId, members.length);
+          for (const part of members) {
+            try {
+              const ticket = await classify(part);
+              if (ticket) tickets.push(ticket);
+            } catch (e) {
+              deps.log.error('batch lane message could not be read; it goes back and comes again', { messageId: part.messageId, error: (e as Error).message });
+              await finish([part.ackId], false);
+            }
           }
         }
         // Kept from other pulls while their batches fill and are sent (one handled alone keeps the subscription's deadline).
         if (tickets.length > 0) {
-          await deps.queue.hold(tickets.map((t) => t.ackId), holdFor(tickets.map((t) => t.destination))).catch((e: unknown) => deps.log.warn('batcher: holding pulled messages failed; a batch that outlives the subscription deadline may be sent twice', { error: (e as Error).message }));
+          await deps.queue.hold([...new Set(tickets.map((t) => t.ackId))], holdFor(tickets.map((t) => t.destination))).catch((e: unknown) => deps.log.warn('batcher: holding pulled messages failed; a batch that outlives the subscription deadline may be sent twice', { error: (e as Error).message }));
         }
         // Everything pulled goes in before any batch is closed for its wait: a backlog leaves in full batches.
         for (const t of tickets) gather(t);
@@ -226,8 +258,25 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
     }
     if (report.ended !== 'idle') report.ended = stopped ? 'stopped' : 'time-up';
     clearTimeout(timer);
-    // Batches not yet due go back whole: the next pull (the next run) finds them overdue and sends them at once.
-    const left = gatherer.drain().map((m) => m.ticket.ackId);
+    // Batches not yet due go back whole: the next pull (the next run) finds them overdue and sends them at once. One
+    // that holds part of a bundle whose other parts were sent goes now instead: released, the bundle would bring those again.
+    const open = gatherer.drain();
+    const openParts = new Map<string, number>();
+    for (const b of open) for (const m of b.members) openParts.set(m.ticket.ackId, (openParts.get(m.ticket.ackId) ?? 0) + 1);
+    const going = new Set([...openParts].filter(([ackId, n]) => (parts.get(ackId)?.total ?? n) > n).map(([ackId]) => ackId));
+    const toSend = new Set<ClosedBatch<Ticket>>();
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const b of open) {
+        if (toSend.has(b) || !b.members.some((m) => going.has(m.ticket.ackId))) continue;
+        toSend.add(b);
+        for (const m of b.members) going.add(m.ticket.ackId);
+        grew = true;
+      }
+    }
+    for (const b of toSend) send(b);
+    const left = [...new Set(open.filter((b) => !toSend.has(b)).flatMap((b) => b.members.map((m) => m.ticket.ackId)))];
+    for (const ackId of left) parts.delete(ackId);
     if (left.length > 0) await release(left);
     await Promise.allSettled([...sending]);
     return report;

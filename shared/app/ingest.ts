@@ -4,7 +4,7 @@ import { Destination } from '../domain/destination';
 import { ACCOUNT_EXTENSION, ACCOUNT_ID, eventAccount, withAccount } from '../domain/account';
 import { Clock, Logger } from '../ports';
 import { IntakeJournal } from './intake-journal';
-import { fanOut, LaneDeps } from './lanes';
+import { fanOut, LaneDeps, publishBundled } from './lanes';
 import { DestinationDirectory } from './destination-directory';
 import { PublishQuotas, QuotaVerdict } from './publish-quotas';
 import { admitOrdered, OrderedDeps, OrderedItem, takesInOrder } from './ordered-delivery';
@@ -100,14 +100,20 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
   }
   const acceptedAt = deps.clock.now();
   const journaled = deps.journal.add(events);
-  const plan = orderedPlan(deps, events, targets, acceptedAt.toISOString(), journaled.ids);
+  const publishedAt = acceptedAt.toISOString();
+  const plan = intakePlan(deps, events, targets, publishedAt, journaled.ids);
+  // Each event's own fan-out, then the work several events share: an ordered destination's placing, a batched one's bundle.
+  const shared = [
+    ...plan.ordered.map((o) => ({ events: o.events, work: admitOrdered({ ...deps, keys: deps.keys! }, o.destination, o.items) })),
+    ...plan.bundled.map((b) => ({ events: b.events, work: publishBundled(deps, b.destination, b.events.map((i) => ({ kind: 'first' as const, destinationId: b.destination.id, event: events[i]!, publishedAt, intake: journaled.ids[i]! }))) })),
+  ];
   const [journal, ...settled] = await Promise.allSettled([
     journaled.durable,
     ...events.map((e, i) => fanOut(deps, e, plan.unordered[i]!, { publishedAt: acceptedAt, intake: journaled.ids[i]! })),
-    ...plan.ordered.map((o) => admitOrdered({ ...deps, keys: deps.keys! }, o.destination, o.items)),
+    ...shared.map((s) => s.work),
   ]);
   const results = events.map((_, i) => {
-    const failed = [settled[i]!, ...plan.ordered.flatMap((o, j) => (o.events.includes(i) ? [settled[events.length + j]!] : []))].find((r) => r.status === 'rejected');
+    const failed = [settled[i]!, ...shared.flatMap((s, j) => (s.events.includes(i) ? [settled[events.length + j]!] : []))].find((r) => r.status === 'rejected');
     return failed ?? settled[i]!;
   });
   if (journal.status === 'rejected') {
@@ -136,13 +142,21 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
 }
 
 /**
- * Which destinations take each event unordered (its lane), and, per ordered destination, the
- * events it takes in order (app/ordered-delivery.ts), in the order of the request.
+ * Which destinations take each event on its own (its lane); per ordered destination, the events
+ * it takes in order (app/ordered-delivery.ts); per batched destination, the events that go to
+ * its batch lane together (lanes.ts publishBundled): each in the order of the request.
  */
-function orderedPlan(deps: IngestDeps, events: readonly HeraldEvent[], targets: readonly Destination[][], publishedAt: string, intakes: readonly string[]) {
+function intakePlan(deps: IngestDeps, events: readonly HeraldEvent[], targets: readonly Destination[][], publishedAt: string, intakes: readonly string[]) {
   const ordered = new Map<string, { destination: Destination; items: OrderedItem[]; events: number[] }>();
+  const bundled = new Map<string, { destination: Destination; events: number[] }>();
   const unordered = events.map((event, i) =>
     targets[i]!.filter((d) => {
+      if (d.batch !== undefined) {
+        const entry = bundled.get(d.id) ?? { destination: d, events: [] };
+        entry.events.push(i);
+        bundled.set(d.id, entry);
+        return false;
+      }
       if (!deps.keys || !takesInOrder(d, event)) return true;
       const entry = ordered.get(d.id) ?? { destination: d, items: [], events: [] };
       entry.items.push({ event, publishedAt, intake: intakes[i]! });
@@ -151,7 +165,7 @@ function orderedPlan(deps: IngestDeps, events: readonly HeraldEvent[], targets: 
       return false;
     }),
   );
-  return { unordered, ordered: [...ordered.values()] };
+  return { unordered, ordered: [...ordered.values()], bundled: [...bundled.values()] };
 }
 
 function overQuota(verdict: Extract<QuotaVerdict, { ok: false }>, n: number): IngestResult {

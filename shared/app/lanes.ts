@@ -1,6 +1,10 @@
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
 import { HeraldEvent } from '../domain/event';
 import { Destination } from '../domain/destination';
-import { LaneMessage, purposeOf, toLaneMessage } from '../domain/lane-message';
+import { BUNDLE_LIMITS, bundleBody, BundleRead, bundlesOf, readBundleBody } from '../domain/lane-bundle';
+import { LANE_ATTRIBUTES, LaneMessage, purposeOf, toLaneMessage } from '../domain/lane-message';
+import { HERALD_ATTRIBUTE_PREFIX, heraldAttribute, PubSubMessage } from '../domain/cloudevents-pubsub';
 import { LaneProvisioner, MessageBus, TopicNotFoundError } from '../ports';
 import { laneTopicOf, TopologyNames } from '../topology';
 
@@ -23,8 +27,10 @@ export interface LaneDeps {
  * Returns the topic it went to.
  */
 export async function publishToLane(deps: LaneDeps, destination: Pick<Destination, 'id' | 'lane' | 'batch'>, message: LaneMessage): Promise<string> {
-  const published = toLaneMessage(message);
-  const topic = laneTopicOf(destination, purposeOf(message), deps.names);
+  return publishOn(deps, destination, laneTopicOf(destination, purposeOf(message), deps.names), toLaneMessage(message));
+}
+
+async function publishOn(deps: LaneDeps, destination: Pick<Destination, 'id' | 'lane'>, topic: string, published: PubSubMessage): Promise<string> {
   try {
     await deps.bus.publish(topic, published);
   } catch (e) {
@@ -56,4 +62,42 @@ export async function fanOut(deps: LaneDeps, event: HeraldEvent, targets: readon
   const publishedAt = carried.publishedAt.toISOString();
   const intake = carried.intake !== undefined ? { intake: carried.intake } : {};
   await Promise.all(targets.map((d) => publishToLane(deps, d, { kind: 'first', destinationId: d.id, event, publishedAt, ...intake })));
+}
+
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
+
+/**
+ * First attempts of several events for one batched destination (one ingest request's), as
+ * bundles on the batch lane (domain/lane-bundle.ts), gzip: Pub/Sub bills their bytes once
+ * compressed instead of each event's whole. One alone goes as it is. Rejects when any bundle's
+ * publish fails (the caller counts none of its events accepted).
+ */
+export async function publishBundled(deps: LaneDeps, destination: Pick<Destination, 'id' | 'lane' | 'batch'>, messages: readonly LaneMessage[]): Promise<void> {
+  if (messages.length === 1) {
+    await publishToLane(deps, destination, messages[0]!);
+    return;
+  }
+  const topic = laneTopicOf(destination, 'first', deps.names);
+  await Promise.all(
+    bundlesOf(messages.map(toLaneMessage)).map(async (members) => {
+      const attributes = { [`${HERALD_ATTRIBUTE_PREFIX}${LANE_ATTRIBUTES.destination}`]: destination.id, [`${HERALD_ATTRIBUTE_PREFIX}${LANE_ATTRIBUTES.bundle}`]: String(members.length) };
+      await publishOn(deps, destination, topic, { data: await gzipAsync(bundleBody(members)), attributes });
+    }),
+  );
+}
+
+/** A pulled message's members if it is a bundle (read, or what is wrong with it); undefined if it is a lane message of its own. */
+export async function unbundle(message: PubSubMessage): Promise<BundleRead | undefined> {
+  const count = heraldAttribute(message, LANE_ATTRIBUTES.bundle);
+  if (count === undefined) return undefined;
+  if (!/^[1-9]\d{0,3}$/.test(count)) return { ok: false, issues: [{ path: `attributes.${HERALD_ATTRIBUTE_PREFIX}${LANE_ATTRIBUTES.bundle}`, message: `must be the number of members (1-${BUNDLE_LIMITS.members})` }] };
+  let body: Buffer;
+  try {
+    // The members' bytes and a header line: twice the limit leaves room for the header, and stops a bomb.
+    body = await gunzipAsync(message.data, { maxOutputLength: 2 * BUNDLE_LIMITS.bytes });
+  } catch (e) {
+    return { ok: false, issues: [{ path: 'data', message: `a bundle is gzip: ${(e as Error).message}` }] };
+  }
+  return readBundleBody(body, Number(count));
 }

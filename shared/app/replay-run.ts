@@ -22,6 +22,7 @@ import {
   STALE_SKIPS,
 } from '../domain/replay';
 import { forEachLimited } from './for-each-limited';
+import { unbundle } from './lanes';
 import { Clock, DeadLetterQueue, DeliveryStore, DestinationStore, Logger, PulledMessage, ReplayStore } from '../ports';
 
 export interface ReplayDeps {
@@ -190,7 +191,13 @@ class ReplayRun {
       await this.deps.deadLetters.hold(fresh.map((m) => m.ackId), holdSeconds);
       const acks: string[] = [];
       await forEachLimited(fresh, CONCURRENCY, async (m) => {
-        if (await this.handle(m)) acks.push(m.ackId);
+        // A bundle from the batch lane (its backstop dead-letters whole messages) is its members, each a dead letter; it goes once all are handled.
+        const bundle = await unbundle(m.message);
+        const letters = bundle?.ok ? bundle.members.map((message, i) => ({ ...m, messageId: `${m.messageId}/${i}`, message })) : [m];
+        this.seen.add(m.messageId);
+        let remove = true;
+        for (const letter of letters) remove = (await this.handle(letter)) && remove;
+        if (remove) acks.push(m.ackId);
         else this.keep.push(m.ackId);
       });
       if (acks.length > 0) await this.deps.deadLetters.ack(acks);

@@ -95,7 +95,7 @@ export interface ClosedBatch<T> {
   /** The key it was gathered under (a destination, or a destination and a batch being retried). */
   key: string;
   members: Waiting<T>[];
-  why: 'full' | 'bytes' | 'waited';
+  why: 'full' | 'bytes' | 'waited' | 'drained';
 }
 
 interface OpenBatch<T> {
@@ -177,9 +177,9 @@ export class BatchGatherer<T> {
     return next;
   }
 
-  /** Every open batch, emptied (the run is ending: their events go back to the queue). */
-  drain(): Waiting<T>[] {
-    const all = [...this.open.values()].flatMap((b) => b.members);
+  /** Every open batch, closed (the run is ending: the batcher sends some, and gives the rest back to the queue). */
+  drain(): ClosedBatch<T>[] {
+    const all = [...this.open].map(([key, b]) => ({ key, members: b.members, why: 'drained' as const }));
     this.open.clear();
     return all;
   }

@@ -24,6 +24,8 @@ export const LANE_ATTRIBUTES = {
   handedOver: 'handed-over',
   /** Set by the retry pump on a claimed retry of a batch's member: `<batch id>/<position>/<size>`, so the batch meets again. */
   batch: 'batch',
+  /** On the batch lane: the message is a bundle of this many lane messages for one batched destination (domain/lane-bundle.ts), gzip. */
+  bundle: 'bundle',
 } as const;
 
 /** Which lanes a kind goes on: first attempts on the first-attempt lanes, the others on the retry lanes. */

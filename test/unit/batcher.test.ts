@@ -6,6 +6,8 @@ import { applySpec, destinationSpecSchema } from '../../shared/domain/destinatio
 import { eventKey, HeraldEvent } from '../../shared/domain/event';
 import { toLaneMessage } from '../../shared/domain/lane-message';
 import { HttpRequest, PulledMessage } from '../../shared/ports';
+import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
+import { LaneDeps, publishBundled } from '../../shared/app/lanes';
 import { memoryDeliverDeps } from '../support/memory-deliver';
 
 /** The batcher over a pull queue in memory: what it acks, holds and gives back, and when it sends. */
@@ -109,4 +111,83 @@ test('a scheduled run with no batch messages ends at its first empty pull; one t
   const report = await run.done;
   expect(report).toMatchObject({ ended: 'idle', pulled: 3 });
   expect(busy.queue.acked).toHaveLength(3);
+});
+
+describe('bundles: one ingest request’s events for a batched destination in one message (lanes.ts publishBundled)', () => {
+  /** The bundle message publishBundled makes of `ids`. */
+  async function bundleOf(ids: string[]): Promise<PubSubMessage> {
+    const published: PubSubMessage[] = [];
+    const bus = { publish: async (_topic: string, m: PubSubMessage) => (published.push(m), 'id') } as unknown as LaneDeps['bus'];
+    const destination = { id: 'orders', batch: { maxEvents: 5, maxWaitMs: 1000 } };
+    await publishBundled({ bus, lanes: { ensureLane: async () => undefined } as unknown as LaneDeps['lanes'], names: { prefix: 'herald' } }, destination, ids.map((id) => ({ kind: 'first', destinationId: 'orders', event: event(id), publishedAt: new Date().toISOString() })));
+    expect(published).toHaveLength(1);
+    return published[0]!;
+  }
+
+  test('its events join batches as single messages would; it is acked once, when every part is recorded', async () => {
+    const h = await setup({ maxEvents: 5, maxWaitMs: 60_000 }, []);
+    h.queue.add(await bundleOf(['a', 'b', 'c', 'd', 'e']), new Date());
+    const run = h.batcher();
+    await until(() => h.queue.acked.length === 1);
+    const report = await (run.stop(), run.done);
+    expect(report).toMatchObject({ pulled: 1, batches: 1, batched: 5, released: 0 });
+    expect(JSON.parse(h.sent[0]!.body.toString()).map((e: { id: string }) => e.id)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    const records = await Promise.all(['a', 'e'].map((id) => h.deliveries.get(deliveryId('orders', eventKey(event(id).attributes)))));
+    expect(records.map((r) => r?.status)).toEqual(['DELIVERED', 'DELIVERED']);
+  });
+
+  test('a run that stops sends the open batch holding the rest of a bundle it sent part of (given back, the sent part would go twice)', async () => {
+    const h = await setup({ maxEvents: 5, maxWaitMs: 60_000 }, []);
+    h.queue.add(await bundleOf(['a', 'b', 'c', 'd', 'e', 'f', 'g']), new Date());
+    const run = h.batcher();
+    await until(() => h.sent.length === 1);
+    const report = await (run.stop(), run.done);
+    expect(h.sent.map((r) => JSON.parse(r.body.toString()).length)).toEqual([5, 2]);
+    expect(h.queue.released).toEqual([]);
+    expect(h.queue.acked).toHaveLength(1);
+    expect(report).toMatchObject({ batches: 2, released: 0 });
+  });
+
+  test('a run that stops gives back, unsent, a bundle none of whose events went', async () => {
+    const h = await setup({ maxEvents: 10, maxWaitMs: 60_000 }, []);
+    h.queue.add(await bundleOf(['a', 'b', 'c']), new Date());
+    const run = h.batcher();
+    await until(() => h.queue.holds.length === 1);
+    const report = await (run.stop(), run.done);
+    expect(h.sent).toHaveLength(0);
+    expect(h.queue.released).toHaveLength(1);
+    expect(report).toMatchObject({ pulled: 1, batches: 0, released: 1 });
+  });
+
+  test('a bundle one of whose batches could not be recorded is given back whole once all its parts ended, and the next pull delivers the rest', async () => {
+    const h = await setup({ maxEvents: 2, maxWaitMs: 60_000 }, []);
+    const add = h.deliveries.addDelivered.bind(h.deliveries);
+    let failures = 1;
+    h.deliveries.addDelivered = async (r) => {
+      if (failures > 0 && r.eventId === 'c') {
+        failures--;
+        throw new Error('Firestore unavailable');
+      }
+      return add(r);
+    };
+    h.queue.add(await bundleOf(['a', 'b', 'c', 'd']), new Date());
+    const run = h.batcher();
+    await until(() => h.queue.acked.length === 1);
+    await run.stop();
+    expect(h.queue.released).toHaveLength(1);
+    const records = await Promise.all(['a', 'b', 'c', 'd'].map((id) => h.deliveries.get(deliveryId('orders', eventKey(event(id).attributes)))));
+    expect(records.map((r) => r?.status)).toEqual(['DELIVERED', 'DELIVERED', 'DELIVERED', 'DELIVERED']);
+  });
+
+  test('a bundle that cannot be read is dead-lettered whole, as a foreign lane message is', async () => {
+    const h = await setup({ maxEvents: 5, maxWaitMs: 60_000 }, []);
+    const bundle = await bundleOf(['a', 'b']);
+    h.queue.add({ ...bundle, data: Buffer.from('not gzip') }, new Date());
+    const run = h.batcher();
+    await until(() => h.queue.acked.length === 1);
+    const report = await (run.stop(), run.done);
+    expect(report).toMatchObject({ single: 1, batches: 0 });
+    expect(h.sent).toHaveLength(0);
+    expect(h.bus.filter((b) => b.topic === 'herald-dead-letter').map((b) => b.message.attributes['herald-bundle'])).toEqual(['2']);
+  });
 });

@@ -1,5 +1,6 @@
 import { DestinationDirectory } from '../../shared/app/destination-directory';
 import { ingest, IngestDeps } from '../../shared/app/ingest';
+import { unbundle } from '../../shared/app/lanes';
 import { IntakeJournal } from '../../shared/app/intake-journal';
 import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
 import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
@@ -92,5 +93,42 @@ describe('ingest', () => {
     expect(result).toEqual({ status: 503, body: { error: expect.stringMatching(/resend/), accepted: [], failed: [{ id: 'e1', error: expect.stringMatching(/destination registry: .*UNAVAILABLE/) }] } });
     expect(published).toEqual([]);
     expect(store.writes).toEqual([]);
+  });
+
+  describe('a batched destination', () => {
+    const bundled = async (failFor?: string) => {
+      const w = await world(failFor ? { failFor } : {});
+      await w.destinations.put(applySpec('feed', destinationSpecSchema.parse({ url: 'https://hooks.example.com/feed', eventTypes: ['com.example.order.*'], batch: { maxEvents: 100, maxWaitMs: 1000 } }), undefined, new Date()));
+      return w;
+    };
+    const three = batch([{ id: 'e1', type: 'com.example.order.created' }, { id: 'e2', type: 'com.example.order.paid' }, { id: 'e3', type: 'com.example.invoice.paid' }]);
+
+    it("gets a request's events for it as one compressed bundle on the batch lane, which reads back as their lane messages", async () => {
+      const { deps, published } = await bundled();
+      expect(await ingest(deps, BATCH, three)).toEqual({ status: 202, body: { accepted: ['e1', 'e2', 'e3'] } });
+      const toFeed = published.filter((p) => p.message.attributes['herald-destination'] === 'feed');
+      expect(toFeed).toHaveLength(1);
+      expect(toFeed[0]!.topic).toBe('herald-batch');
+      expect(toFeed[0]!.message.attributes['herald-bundle']).toBe('2');
+      const read = await unbundle(toFeed[0]!.message);
+      expect(read?.ok).toBe(true);
+      const members = read?.ok ? read.members : [];
+      expect(members.map((m) => [m.attributes['ce-id'], m.attributes['herald-destination'], m.attributes['herald-intake'] !== undefined])).toEqual([['e1', 'feed', true], ['e2', 'feed', true]]);
+      expect(members.map((m) => JSON.parse(m.data.toString()))).toEqual([{ n: 'e1' }, { n: 'e2' }]);
+    });
+
+    it('one event for it goes as a lane message of its own', async () => {
+      const { deps, published } = await bundled();
+      await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
+      const toFeed = published.filter((p) => p.message.attributes['herald-destination'] === 'feed');
+      expect(toFeed.map((p) => [p.topic, p.message.attributes['ce-id'], p.message.attributes['herald-bundle']])).toEqual([['herald-batch', 'e1', undefined]]);
+    });
+
+    it("a bundle that cannot be published fails each of its events (503), and only those", async () => {
+      const { deps } = await bundled('feed');
+      const result = await ingest(deps, BATCH, three);
+      expect(result.status).toBe(503);
+      expect(result.body).toMatchObject({ accepted: ['e3'], failed: [{ id: 'e1', error: expect.stringMatching(/UNAVAILABLE/) }, { id: 'e2', error: expect.stringMatching(/UNAVAILABLE/) }] });
+    });
   });
 });

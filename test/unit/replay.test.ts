@@ -2,6 +2,7 @@ import { MemoryDeadLetterQueue } from '../../shared/adapters/memory/dead-letter-
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryReplayStore } from '../../shared/adapters/memory/replay-store';
 import { ReplayDeps, runReplay } from '../../shared/app/replay-run';
+import { publishBundled } from '../../shared/app/lanes';
 import { handleReplayTrigger } from '../../shared/app/replay-trigger';
 import { getReplay, listReplays, postReplay } from '../../shared/app/admin/replays-admin';
 import { PubSubMessage, PushDelivery, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
@@ -361,4 +362,23 @@ describe('the admin API', () => {
     expect(await getReplay(base.deps, 'no/such')).toMatchObject({ status: 400 });
     expect(await getReplay(base.deps, 'nope')).toMatchObject({ status: 404 });
   });
+});
+
+test("a bundle from the batch lane that Pub/Sub's backstop dead-lettered is reported member by member, as single lane messages are, and kept", async () => {
+  const { deps, queue } = await setup();
+  const published: PubSubMessage[] = [];
+  const lanes = { bus: { publish: async (_t: string, m: PubSubMessage) => String(published.push(m)) }, lanes: { ensureLane: async () => undefined, removeLane: async () => undefined }, names: { prefix: 'herald' } };
+  await publishBundled(lanes, { id: 'orders', batch: { maxEvents: 10, maxWaitMs: 1000 } }, ['p1', 'p2'].map((id) => ({ kind: 'first' as const, destinationId: 'orders', event: eventOf(id), publishedAt: at(0) })));
+  const bundle = queue.add(published[0]!, new Date(T0.getTime() + 60_000));
+
+  const outcome = await runReplay(deps, { id: 'r-bundle', request: { destination: 'orders', since: at(0), until: at(5) }, messageId: '98' });
+
+  // A lane message is no dead delivery (the reconciler makes up for records that never came): nothing to send again.
+  expect(outcome.report).toMatchObject({ scanned: 2, matched: 2, redelivered: 0, skipped: 2 });
+  expect(outcome.report.items.map((i) => [i.eventId, i.outcome, i.reason, i.messageId])).toEqual([
+    ['p1', 'skipped', 'not-replayable', `${bundle}/0`],
+    ['p2', 'skipped', 'not-replayable', `${bundle}/1`],
+  ]);
+  expect(queue.acked).toEqual([]);
+  expect(queue.remaining()).toEqual([bundle]);
 });

@@ -57,7 +57,7 @@ describe('BatchGatherer', () => {
     g.add('d1', limits, waiting('a', 0));
     g.add('d2', limits, waiting('b', 0));
     expect(g.waiting).toBe(2);
-    expect(g.drain().map((m) => m.ticket).sort()).toEqual(['a', 'b']);
+    expect(g.drain().flatMap((b) => b.members.map((m) => m.ticket)).sort()).toEqual(['a', 'b']);
     expect(g.waiting).toBe(0);
   });
 });
