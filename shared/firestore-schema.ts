@@ -108,6 +108,8 @@ export const FIRESTORE_UNINDEXED_FIELDS = [
   // A group's members are large maps in an array, and the fields they share one more map.
   { collection: COLLECTIONS.deliveryGroups, field: 'members' },
   { collection: COLLECTIONS.deliveryGroups, field: 'common' },
+  // The members, gzip: bytes are indexed (their first 1,500) unless exempt.
+  { collection: COLLECTIONS.deliveryGroups, field: 'packed' },
   // Read with the group, never selected by (erasure goes by document-id range).
   { collection: COLLECTIONS.deliveryGroups, field: 'account' },
   { collection: COLLECTIONS.deliveryGroups, field: 'newest' },

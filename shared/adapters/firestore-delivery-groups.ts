@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gunzipSync, gzip } from 'node:zlib';
 import { DocumentData, Firestore, Query, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { DeliveryRecord } from '../domain/delivery';
 import { DeliveryLogQuery, inLog, logOrder } from '../domain/delivery-log';
 import { deliveryExpiry } from '../domain/delivery-retention';
-import { GROUP_LIMITS, GROUP_SPAN_MS } from '../domain/grouped-outcomes';
+import { GROUP_LIMITS, GROUP_SPAN_MS, groupKey, groupKeysOf } from '../domain/grouped-outcomes';
 import { splitDestinationId } from '../domain/ids';
 import type { OperationCounter } from './firestore-stores';
 import type { AddedDelivered } from '../ports';
@@ -19,6 +21,12 @@ export interface DeliveryRetention {
  * event: they are DELIVERED), and beside them the arrays and bounds its queries select by.
  * One account's members only (its id starts `<account>_`, so erasing an account erases its
  * groups by id range), published within one GROUP_SPAN_MS (a log page knows where to stop).
+ *
+ * A group is kept for the whole retention and billed by the byte, its index entries included:
+ * `ids` and `eventIds` hold each member's short key (domain/grouped-outcomes.ts groupKey: a
+ * lookup reads the few groups with the key and keeps the members that match exactly), and the
+ * members travel as `packed`, one gzip of their JSON. Groups written before both hold full ids
+ * and `members` / `common` as maps; every read takes either.
  */
 interface StoredGroup {
   account: string;
@@ -30,8 +38,10 @@ interface StoredGroup {
   oldest: string;
   newest: string;
   committedAt: string;
-  /** Each member's own fields: those in `common` left out. */
-  members: DocumentData[];
+  /** gzip of `{members, common}` as JSON (every member's fields are JSON: a DELIVERED record holds no event). */
+  packed?: Buffer;
+  /** Each member's own fields: those in `common` left out (groups written before `packed`). */
+  members?: DocumentData[];
   /**
    * The fields every member holds with the same value, once (a batch's members share their
    * destination, status, times and the attempt's detail): a group is kept for the whole
@@ -48,6 +58,8 @@ interface Waiting {
   /** When it was queued (ms). */
   at: number;
 }
+
+const gzipAsync = promisify(gzip);
 
 /** Longest an outcome waits for sends under way to join its commit (added to its push's ack, never to its delivery). */
 export const GROUP_WAIT_MS = 20;
@@ -156,7 +168,8 @@ export class FirestoreDeliveryGroups {
         const groups = groupsOf(taken).map((g) => ({ ...g, doc: `${g.account}_~${this.writer}~${(this.seq++).toString(36)}` }));
         const batch = this.db.batch();
         const now = this.retention.now();
-        for (const g of groups) batch.set(this.col.doc(g.doc), this.stored(g.account, g.members, now));
+        const stored = await Promise.all(groups.map((g) => this.stored(g.account, g.members, now)));
+        groups.forEach((g, i) => batch.set(this.col.doc(g.doc), stored[i]!));
         await batch.commit();
         this.ops.writes += groups.length;
         const where = new Map(groups.flatMap((g) => g.members.map((m) => [m, g.doc] as const)));
@@ -171,34 +184,38 @@ export class FirestoreDeliveryGroups {
     }
   }
 
-  private stored(account: string, members: readonly DeliveryRecord[], now: Date): StoredGroup {
+  private async stored(account: string, members: readonly DeliveryRecord[], now: Date): Promise<StoredGroup> {
     const published = members.map((m) => m.publishedAt ?? m.lastAttemptAt ?? now.toISOString()).sort();
     const expiries = members.map((m) => deliveryExpiry(m, this.retention.retentionMs, now)?.getTime() ?? now.getTime());
     const unique = (values: (string | undefined)[]) => [...new Set(values.filter((v): v is string => v !== undefined))];
+    const docs = members.map((m) => this.toDoc(m));
+    // A member with bytes in it (an event: never, for a DELIVERED record) would not survive JSON: kept as maps.
+    const json = docs.every((d) => !Object.values(d).some((v) => Buffer.isBuffer(v) || (typeof v === 'object' && v !== null && 'data' in v && Buffer.isBuffer((v as { data: unknown }).data))));
     return {
       account,
-      ids: unique(members.map((m) => m.id)),
-      eventIds: unique(members.map((m) => m.eventId)),
+      ids: unique(members.map((m) => groupKey(m.id))),
+      eventIds: unique(members.map((m) => groupKey(m.eventId))),
       destinations: unique(members.map((m) => m.destinationId)),
       intakes: unique(members.map((m) => m.intake)),
       oldest: published[0]!,
       newest: published[published.length - 1]!,
       committedAt: now.toISOString(),
-      ...compacted(members.map((m) => this.toDoc(m))),
+      ...(json ? { packed: await gzipAsync(JSON.stringify(compacted(docs))) } : compacted(docs)),
       expireAt: new Date(Math.max(...expiries)),
     };
   }
 
   private membersOf(doc: { data(): DocumentData | undefined }): DeliveryRecord[] {
     const group = doc.data() as StoredGroup;
-    return group.members.map((m) => this.fromDoc({ ...group.common, ...m }));
+    const { members = [], common } = group.packed ? (JSON.parse(gunzipSync(group.packed).toString('utf8')) as { members: DocumentData[]; common?: DocumentData }) : group;
+    return members.map((m) => this.fromDoc({ ...common, ...m }));
   }
 
   /** Every group copy of each of `ids` (a queried read per group found, one at least per 30 ids). */
   async copies(ids: readonly string[]): Promise<Map<string, DeliveryRecord[]>> {
     const wanted = new Set(ids);
     const found = new Map<string, DeliveryRecord[]>();
-    const parts = chunk([...wanted], ANY_LIMIT);
+    const parts = chunk(groupKeysOf([...wanted]), ANY_LIMIT);
     const snaps = await Promise.all(parts.map((part) => this.col.where('ids', 'array-contains-any', part).get()));
     const seen = new Set<string>();
     for (const snap of snaps) {
@@ -226,7 +243,7 @@ export class FirestoreDeliveryGroups {
     const keep = (m: DeliveryRecord) => m.destinationId === destinationId && inLog(m, query);
     if (query.eventId !== undefined) {
       // An event id names a group or two: the other filters are applied to their members here.
-      const snap = await this.col.where('eventIds', 'array-contains', query.eventId).get();
+      const snap = await this.col.where('eventIds', 'array-contains-any', groupKeysOf([query.eventId])).get();
       this.ops.reads += Math.max(1, snap.size);
       return snap.docs.flatMap((d) => this.membersOf(d)).filter(keep).sort(logOrder);
     }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { DeliveryRecord } from './delivery';
 
 /**
@@ -70,4 +71,23 @@ export function parseHeadEntryId(text: string): { id: string; group?: string } {
  */
 export function ownOver(record: DeliveryRecord, grouped: readonly DeliveryRecord[]): DeliveryRecord & { groupCopies?: number } {
   return grouped.length > 0 ? { ...record, groupCopies: grouped.length } : record;
+}
+
+/**
+ * What a group's `ids` / `eventIds` hold for a member's delivery id or event id: the value
+ * itself when short, else the first 8 characters of its SHA-256 (base64url, 48 bits). Each is
+ * an index entry kept for the whole retention (~120 bytes besides the value), and a delivery
+ * id is ~40 characters: a key instead takes a third off a grouped record's storage. A lookup
+ * by key may find a group holding another value with the same key (1 in 2^48 per member): its
+ * members are matched exactly after the read.
+ */
+export function groupKey(value: string): string {
+  return value.length <= GROUP_KEY_LENGTH ? value : createHash('sha256').update(value).digest('base64url').slice(0, GROUP_KEY_LENGTH);
+}
+
+const GROUP_KEY_LENGTH = 8;
+
+/** Every value a lookup of `values` asks a group's array for: each key, and each value whole (groups written before keys hold those). */
+export function groupKeysOf(values: readonly string[]): string[] {
+  return [...new Set(values.flatMap((v) => [groupKey(v), v]))];
 }

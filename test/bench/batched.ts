@@ -15,7 +15,7 @@ import { batchLaneNames } from '../../shared/topology';
 import { createLogger } from '../../shared/log';
 import { COMPONENT_LABELS, COMPONENTS, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths } from './cost-model';
 import { clearFirestore, purgeProject } from './housekeeping';
-import { BenchFailure, BenchHarness, flagsOf, intOption, mark } from './harness';
+import { BenchFailure, BenchHarness, flagsOf, intOption, mark, startProfile } from './harness';
 import { BenchReceiver, Tracker } from './receiver';
 import { percentile, round, table } from './stats';
 import { groupMemberStoredBytes } from './stored-bytes';
@@ -27,7 +27,8 @@ export const BATCHED_HELP = `Usage: npm run bench -- batched [options]
   --ingest-batch K   events per POST /ingest (BENCH_BATCHED_INGEST; 10)
   --max-events E     the destination's batch.maxEvents (BENCH_BATCHED_MAX_EVENTS; 100)
   --max-wait-ms W    the destination's batch.maxWaitMs (BENCH_BATCHED_MAX_WAIT_MS; 1000)
-  --stall-timeout S  give up when nothing arrives for S seconds (BENCH_STALL_TIMEOUT; 30)`;
+  --stall-timeout S  give up when nothing arrives for S seconds (BENCH_STALL_TIMEOUT; 30)
+BENCH_PROFILE=file.cpuprofile writes a CPU profile of the run (Herald, receiver and sender: one process).`;
 
 const PROJECT = `herald-bench-batched-${Date.now().toString(36)}`;
 const SOURCE = '/herald-bench-batched';
@@ -83,6 +84,7 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
   harness.note(`sending ${events} events at ${rate}/s, ${perPost} per POST /ingest, to a destination batching ${maxEvents} events or ${maxWaitMs} ms`);
   const ops = stack.runtime.firestoreOps;
   const ops0 = { ...ops };
+  const stopProfile = process.env.BENCH_PROFILE ? await startProfile() : undefined;
   const cpu0 = process.cpuUsage();
   const start = performance.now();
   const posts: Promise<void>[] = [];
@@ -107,6 +109,7 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
   }
   const seconds = (performance.now() - start) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  if (stopProfile) harness.note(`CPU profile of the run: ${await stopProfile(process.env.BENCH_PROFILE!)}`);
   const received = tracker.arrived.size;
   const requests = receiver.requestsOn('/batched');
   const again = tracker.duplicates;

@@ -2,6 +2,7 @@
  * What Herald's delivery records take in Firestore storage, measured from the documents a run
  * wrote (the cost model bills them per GiB-month over the retention).
  */
+import { gunzipSync } from 'node:zlib';
 import type { Firestore } from '@google-cloud/firestore';
 import { COLLECTIONS, isIndexExempt } from '../../shared/firestore-schema';
 
@@ -19,6 +20,7 @@ export function firestoreStoredBytes(collection: string, id: string, data: Recor
   const size = (v: unknown): number => {
     if (v === null || v === undefined) return 1;
     if (typeof v === 'string') return Buffer.byteLength(v) + 1;
+    if (Buffer.isBuffer(v)) return v.byteLength;
     if (typeof v === 'number' || typeof v === 'boolean') return 8;
     if (v instanceof Date || (typeof v === 'object' && v !== null && 'toDate' in v)) return 8;
     if (Array.isArray(v)) return v.reduce((n: number, x) => n + size(x), 0);
@@ -37,7 +39,9 @@ export function firestoreStoredBytes(collection: string, id: string, data: Recor
 /** A grouped record's stored bytes, on average over the destination's group documents (firestoreStoredBytes). */
 export async function groupMemberStoredBytes(firestore: Firestore, destinationId: string): Promise<number> {
   const groups = await firestore.collection(COLLECTIONS.deliveryGroups).where('destinations', 'array-contains', destinationId).get();
-  const grouped = groups.docs.reduce((n, g) => ({ bytes: n.bytes + firestoreStoredBytes(COLLECTIONS.deliveryGroups, g.id, g.data()), members: n.members + (g.get('members') as unknown[]).length }), { bytes: 0, members: 0 });
+  // Members are `packed` (gzip JSON) since 2026-11-27, maps before.
+  const membersIn = (g: { get(field: string): unknown }) => ((g.get('packed') instanceof Buffer ? (JSON.parse(gunzipSync(g.get('packed') as Buffer).toString()) as { members: unknown[] }).members : g.get('members')) as unknown[]).length;
+  const grouped = groups.docs.reduce((n, g) => ({ bytes: n.bytes + firestoreStoredBytes(COLLECTIONS.deliveryGroups, g.id, g.data()), members: n.members + membersIn(g) }), { bytes: 0, members: 0 });
   return grouped.bytes / Math.max(1, grouped.members);
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { eventKey } from '../../shared/domain/event';
 import { webhookIdFor } from '../../shared/domain/signing';
 import { DELIVERY_STATUSES, DeliveryStatus } from '../../shared/domain/delivery';
@@ -207,6 +208,7 @@ async function readDocuments(firestoreHost: string, collection: string, fields: 
 
 interface FirestoreValue {
   stringValue?: string;
+  bytesValue?: string;
   integerValue?: string;
   arrayValue?: { values?: FirestoreValue[] };
   mapValue?: { fields?: Record<string, FirestoreValue> };
@@ -218,8 +220,12 @@ interface FirestoreValue {
  */
 async function readRecords(firestoreHost: string): Promise<Map<string, RecordState>> {
   const records = new Map<string, RecordState>();
-  for (const group of await readDocuments(firestoreHost, 'delivery-groups', ['ids'])) {
-    for (const v of group.fields?.ids?.arrayValue?.values ?? []) if (v.stringValue) records.set(v.stringValue, { status: 'DELIVERED' });
+  for (const group of await readDocuments(firestoreHost, 'delivery-groups', ['ids', 'packed'])) {
+    // Members are gzip JSON (`packed`) and `ids` short keys since 2026-11-27; before, `ids` were the delivery ids.
+    const packed = group.fields?.packed?.bytesValue;
+    const ids = packed !== undefined ? (JSON.parse(gunzipSync(Buffer.from(packed, 'base64')).toString()) as { members: { id?: string }[]; common?: { id?: string } }) : undefined;
+    const all = ids ? ids.members.map((m) => m.id ?? ids.common?.id) : (group.fields?.ids?.arrayValue?.values ?? []).map((v) => v.stringValue);
+    for (const id of all) if (id) records.set(id, { status: 'DELIVERED' });
   }
   for (const doc of await readDocuments(firestoreHost, 'deliveries', ['status', 'availableAt', 'claimedAt', 'order'])) {
     const status = doc.fields?.status?.stringValue;

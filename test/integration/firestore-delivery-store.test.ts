@@ -2,7 +2,9 @@ import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { OperationCounter } from '../../shared/adapters/firestore-stores';
 import { COLLECTIONS, FIRESTORE_TTL_FIELDS } from '../../shared/firestore-schema';
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore-deliveries';
+import { gunzipSync } from 'node:zlib';
 import { GROUP_WAIT_MS } from '../../shared/adapters/firestore-delivery-groups';
+import { groupKey } from '../../shared/domain/grouped-outcomes';
 import { HeraldEvent } from '../../shared/domain/event';
 import { DEAD_RECORD_MIN_KEEP_MS } from '../../shared/domain/delivery-retention';
 import { deliveryStoreConformance } from '../support/delivery-store-conformance';
@@ -156,9 +158,36 @@ describe('firestore delivery store: group commit of DELIVERED first attempts', (
     // The first commits at once; the three that finish meanwhile wait for it and go together.
     await Promise.all([0, 1, 2, 3].map((n) => store.addDelivered(delivered('acme_orders', n))));
     const [doc] = (await groups().get()).docs.filter((d) => (d.get('ids') as string[]).length === 3);
-    expect(doc!.get('common')).toMatchObject({ destinationId: 'acme_orders', status: 'DELIVERED', eventSource: '/src', lastAttemptAt: '2026-11-26T12:00:00.000Z' });
-    expect((doc!.get('members') as Record<string, unknown>[]).map((m) => Object.keys(m).sort())).toEqual([1, 2, 3].map(() => ['eventId', 'id']));
+    const { members, common } = JSON.parse(gunzipSync(doc!.get('packed') as Buffer).toString()) as { members: Record<string, unknown>[]; common: Record<string, unknown> };
+    expect(common).toMatchObject({ destinationId: 'acme_orders', status: 'DELIVERED', eventSource: '/src', lastAttemptAt: '2026-11-26T12:00:00.000Z' });
+    expect(members.map((m) => Object.keys(m).sort())).toEqual([1, 2, 3].map(() => ['eventId', 'id']));
+    // Each id and event id indexed by its short key (a delivery id's hash; a short event id as it is).
+    expect((doc!.get('ids') as string[]).sort()).toEqual([1, 2, 3].map((n) => groupKey(`acme_orders.e${n}`)).sort());
+    expect((doc!.get('ids') as string[]).every((k) => k.length === 8)).toBe(true);
     for (const n of [1, 2, 3]) expect(await store.get(`acme_orders.e${n}`)).toEqual(delivered('acme_orders', n));
+    const log = await store.log('acme_orders', { limit: 10, eventId: 'e2' });
+    expect(log.deliveries.map((r) => r.id)).toEqual(['acme_orders.e2']);
+  });
+
+  test('a group written before short keys and packed members (full ids, members as maps) is still found by id, by event id and in the log', async () => {
+    const store = new FirestoreDeliveryStore(db, undefined, undefined, { alone: 'group' });
+    const [r1, r2] = [delivered('acme_orders', 1), delivered('acme_orders', 2)];
+    const { destinationId, status, eventSource, eventType, attempts, publishedAt, lastAttemptAt, firstAttemptAt, deliveredAt } = r1;
+    await groups().doc('acme_~old~0').set({
+      account: 'acme',
+      ids: [r1.id, r2.id],
+      eventIds: [r1.eventId, r2.eventId],
+      destinations: ['acme_orders'],
+      intakes: [],
+      oldest: r1.publishedAt,
+      newest: r2.publishedAt,
+      committedAt: '2026-11-26T12:00:01.000Z',
+      common: Object.fromEntries(Object.entries({ destinationId, status, eventSource, eventType, attempts, publishedAt, lastAttemptAt, firstAttemptAt, deliveredAt }).filter(([, v]) => v !== undefined)),
+      members: [r1, r2].map((r) => ({ id: r.id, eventId: r.eventId, ...(r.publishedAt !== publishedAt ? { publishedAt: r.publishedAt } : {}) })),
+    });
+    expect(await store.get(r2.id)).toEqual(r2);
+    expect((await store.log('acme_orders', { limit: 10, eventId: r1.eventId })).deliveries.map((r) => r.id)).toEqual([r1.id]);
+    expect((await store.log('acme_orders', { limit: 10 })).deliveries.map((r) => r.id).sort()).toEqual([r1.id, r2.id].sort());
   });
 
   test('accounts are never mixed in a group; a group carries the retention of its members', async () => {
@@ -174,14 +203,17 @@ describe('firestore delivery store: group commit of DELIVERED first attempts', (
       ['acme', 1],
       ['globex', 1],
     ]);
-    for (const doc of snap.docs) for (const id of doc.get('ids') as string[]) expect(id.startsWith(`${doc.get('account') as string}_`)).toBe(true);
+    for (const doc of snap.docs) {
+      const { members } = JSON.parse(gunzipSync(doc.get('packed') as Buffer).toString()) as { members: { id: string }[] };
+      for (const m of members) expect(m.id.startsWith(`${doc.get('account') as string}_`)).toBe(true);
+    }
     for (const doc of snap.docs) expect((doc.get(FIRESTORE_TTL_FIELDS.deliveryGroups.field) as Timestamp).toDate().toISOString()).toBe('2026-11-27T12:00:00.000Z');
   });
 
   test('a failed commit fails every outcome in it (their pushes are not acked), and the next commits again', async () => {
     const store = new FirestoreDeliveryStore(db, undefined, undefined, { alone: 'group' });
-    // A member Firestore refuses (a nested array) fails its whole commit, as an outage would.
-    const bad = { ...delivered('acme_orders', 9), lastError: { at: published, error: 'x', nested: [[1]] } } as unknown as DeliveryRecord;
+    // A member that cannot be stored (a value no JSON holds) fails its whole commit, as an outage would.
+    const bad = { ...delivered('acme_orders', 9), lastError: { at: published, error: 'x', big: 1n } } as unknown as DeliveryRecord;
     await store.addDelivered(delivered('acme_orders', 0));
     const outcomes = await Promise.allSettled([store.addDelivered(delivered('acme_orders', 1)), store.addDelivered(bad), store.addDelivered(delivered('acme_orders', 2))]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
