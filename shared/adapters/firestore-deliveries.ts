@@ -1,3 +1,4 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { AggregateField, DocumentData, FieldPath, Firestore, Query, Timestamp } from '@google-cloud/firestore';
 import { DeliveryLogQuery, inLog, logOrder, logPage } from '../domain/delivery-log';
 import { DeliveryRecord } from '../domain/delivery';
@@ -13,7 +14,7 @@ import { createIfAbsent, OptimisticDocuments } from './firestore-write';
 import { orderedKeyId } from '../domain/ordering';
 
 /** `intakeTally`: the id's hash (domain/intake-tally.ts) on a record from an intake batch, summed by the reconciler's aggregation. */
-type StoredDelivery = Omit<DeliveryRecord, 'event'> & { event?: { attributes: Record<string, string>; data: Buffer }; expireAt?: Date; groupCopies?: number; intakeTally?: number } & OrderFields;
+type StoredDelivery = Omit<DeliveryRecord, 'event' | 'attemptLog'> & { event?: { attributes: Record<string, string>; data: Buffer }; attemptLog?: DeliveryRecord['attemptLog'] | Buffer; expireAt?: Date; groupCopies?: number; intakeTally?: number } & OrderFields;
 /** `orderAgain`: an ordered delivery's key while it waits for a place again, one field an equality query finds (no composite index). */
 type OrderFields = { orderAgain?: string };
 /** A record as its own document holds it: with the group copies it folded in (domain/grouped-outcomes.ts). */
@@ -40,7 +41,8 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     private readonly retention: DeliveryRetention = { retentionMs: DEFAULT_RETENTION_DAYS * DAY_MS, now: () => new Date() },
     grouping: { alone: 'document' | 'group' } = { alone: 'document' },
   ) {
-    this.groups = new FirestoreDeliveryGroups(db, ops, retention, toDoc, (doc) => fromDoc(doc), COLLECTIONS.deliveryGroups, grouping.alone === 'document' ? (record) => this.create(record) : undefined);
+    // A group gzips its members whole (firestore-delivery-groups.ts): their attempt logs go in as they are.
+    this.groups = new FirestoreDeliveryGroups(db, ops, retention, (record) => toDoc(record, false), (doc) => fromDoc(doc), COLLECTIONS.deliveryGroups, grouping.alone === 'document' ? (record) => this.create(record) : undefined);
   }
 
   private get col() {
@@ -368,9 +370,19 @@ export interface OptimisticRecords {
 /** The field the reconciler sums (its index: firestore-schema.ts intakeTally). */
 const TALLY_FIELD = FIRESTORE_QUERIES.intakeTally.orderBy;
 
-function toDoc(record: Own): StoredDelivery {
-  const { event, ...rest } = record;
-  const stored: StoredDelivery = event ? { ...rest, event: { attributes: { ...event.attributes }, data: event.data } } : rest;
+/**
+ * A record as its document holds it. The attempt log (what was sent, headers and the body's
+ * first 2 KB, and what came back) is most of a delivered record and is read only whole, with
+ * the record: it is stored as one gzip of its JSON (`packLog`: a realistic JSON body ~1.6×),
+ * since every record is kept, and billed by the byte, for the whole retention.
+ */
+function toDoc(record: Own, packLog = true): StoredDelivery {
+  const { event, attemptLog, ...rest } = record;
+  const stored: StoredDelivery = {
+    ...rest,
+    ...(event ? { event: { attributes: { ...event.attributes }, data: event.data } } : {}),
+    ...(attemptLog !== undefined ? { attemptLog: packLog ? gzipSync(JSON.stringify(attemptLog)) : attemptLog } : {}),
+  };
   return record.order?.again ? { ...stored, orderAgain: orderedKeyId(record.destinationId, record.order.key) } : stored;
 }
 
@@ -398,8 +410,10 @@ function fromOwn(doc: DocumentData): Own {
 
 /** A record from its document: without the TTL field, which is storage's, not the record's. */
 function fromDoc(doc: DocumentData, keepGroupCopies = false): Own {
-  const { event, expireAt: _expireAt, groupCopies, intakeTally: _tally, orderAgain: _again, ...rest } = doc as StoredDelivery;
-  const own: Own = keepGroupCopies && groupCopies ? { ...rest, groupCopies } : rest;
+  const { event, attemptLog, expireAt: _expireAt, groupCopies, intakeTally: _tally, orderAgain: _again, ...rest } = doc as StoredDelivery;
+  // Records written before the log was packed hold it as an array.
+  const log = Buffer.isBuffer(attemptLog) ? (JSON.parse(gunzipSync(attemptLog).toString('utf8')) as DeliveryRecord['attemptLog']) : attemptLog;
+  const own: Own = { ...rest, ...(log !== undefined ? { attemptLog: log } : {}), ...(keepGroupCopies && groupCopies ? { groupCopies } : {}) };
   if (!event) return own;
   return { ...own, event: { attributes: event.attributes, data: Buffer.from(event.data) } as HeraldEvent };
 }

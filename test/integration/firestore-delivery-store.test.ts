@@ -79,6 +79,30 @@ describe('firestore delivery store: retention (the TTL field Firestore deletes r
   });
 });
 
+describe('firestore delivery store: the attempt log, kept for the whole retention, stored as one gzip', () => {
+  const store = new FirestoreDeliveryStore(db);
+  const body = JSON.stringify({ invoice: 'in_1MtHbELkdIwHu7ixl4OzzPMv', amount: 2900, currency: 'usd', customer: { name: 'Ada Lovelace', email: 'ada@example.org' }, lines: [1, 2, 3].map((n) => ({ id: `il_${n}`, description: 'Pro plan (at $29.00 / month)' })) });
+  const attempt = { at: '2026-11-26T12:00:01.000Z', durationMs: 40, target: 'https://hooks.example.com/a', request: { headers: { 'content-type': 'application/json', 'ce-id': 'e1', 'webhook-id': 'msg_x' }, bodyBytes: body.length, body: { encoding: 'utf8' as const, excerpt: body, truncated: false } }, decision: { kind: 'delivered' as const }, response: { status: 200, headers: { 'content-type': 'text/plain' }, bodyExcerpt: 'ok' } };
+  const record = (id: string): DeliveryRecord => ({ id, destinationId: 'dest-a', eventId: 'e1', eventSource: '/src', eventType: 't', status: 'DELIVERED', attempts: 1, publishedAt: '2026-11-26T12:00:00.000Z', lastAttemptAt: attempt.at, attemptLog: [attempt] });
+
+  test('is bytes in the document, smaller than its JSON, and reads back whole', async () => {
+    await store.create(record('dest-a.log1'));
+    const stored = (await db.collection(COLLECTIONS.deliveries).doc('dest-a.log1').get()).get('attemptLog') as Buffer;
+    expect(Buffer.isBuffer(stored)).toBe(true);
+    expect(stored.length).toBeLessThan(JSON.stringify([attempt]).length);
+    expect(await store.get('dest-a.log1')).toEqual(record('dest-a.log1'));
+  });
+
+  test('a record written before (the log as an array) reads back the same, and is packed when next written', async () => {
+    const { attemptLog, ...rest } = record('dest-a.log2');
+    await db.collection(COLLECTIONS.deliveries).doc('dest-a.log2').set({ ...rest, attemptLog });
+    expect(await store.get('dest-a.log2')).toEqual(record('dest-a.log2'));
+    await store.update('dest-a.log2', (r) => (r ? { ...r, attempts: 2 } : undefined));
+    expect(Buffer.isBuffer((await db.collection(COLLECTIONS.deliveries).doc('dest-a.log2').get()).get('attemptLog'))).toBe(true);
+    expect(await store.get('dest-a.log2')).toEqual({ ...record('dest-a.log2'), attempts: 2 });
+  });
+});
+
 describe('firestore delivery store: group commit of DELIVERED first attempts', () => {
   const published = '2026-11-26T11:59:59.000Z';
   const delivered = (destinationId: string, n: number): DeliveryRecord => ({
