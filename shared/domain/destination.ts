@@ -184,3 +184,23 @@ export function checkDestinationUrl(raw: string, rules: UrlRules): string | unde
   const verdict = checkTargetUrl(raw, rules);
   return verdict.ok ? undefined : verdict.message;
 }
+
+/** A setting a replacing spec left out, and what it was (it is back to its default). */
+export interface ResetSetting {
+  setting: (typeof REPLACED_SETTINGS)[number];
+  was: unknown;
+}
+
+/** What a spec sets that a destination keeps until the next PUT; the URL or topic, always given, is not among them. */
+const REPLACED_SETTINGS = ['eventTypes', 'policy', 'failureMode', 'technicalEmail', 'rate', 'lane', 'batch', 'ordering'] as const;
+
+/**
+ * The settings `before` had that `spec` (which replaces the whole spec) left out and that
+ * changed with it: a PUT's answer names them, so re-adding a destination without a flag it was
+ * given before never turns a setting off unsaid.
+ */
+export function resetSettings(before: Destination | undefined, after: Destination, spec: DestinationSpec): ResetSetting[] {
+  if (before === undefined) return [];
+  const [was, now, given] = [before as unknown as Record<string, unknown>, after as unknown as Record<string, unknown>, spec as unknown as Record<string, unknown>];
+  return REPLACED_SETTINGS.filter((key) => was[key] !== undefined && given[key] === undefined && JSON.stringify(was[key]) !== JSON.stringify(now[key])).map((setting) => ({ setting, was: was[setting] }));
+}

@@ -50,7 +50,8 @@ describe('destinations add --batch-*: what is sent', () => {
     expect(help).toContain('--batch-max-events <n>');
     expect(help).toContain('--batch-max-wait-ms <ms>');
     expect(help).toContain('--batch-max-bytes <bytes>');
-    expect(help).toContain('without the --batch-* flags sends one event per request again');
+    expect(help).toContain('adding an existing id again without a flag it was given before');
+    expect(help).toContain('(--batch-*, --ordering, --rate-*, --lane, --policy …) sets that one back to its default');
   });
 });
 

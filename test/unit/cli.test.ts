@@ -328,6 +328,25 @@ describe('answers from Herald', () => {
     expect(h.stderr()).toBe('created destination orders\nstore this secret: it is shown once\n');
   });
 
+  test('destinations add --rate-min/--rate-max/--lane become the spec\'s rate bounds and lane; a rate that is no number is refused by flag', async () => {
+    const h = harness((req) => Response.json({ id: 'partner', ...JSON.parse(req.body!.toString()) }, { status: 201 }));
+    expect(await h.run(['destinations', 'add', 'partner', '--url', 'https://p.example/hook', '--rate-max', '20', '--rate-min', '2.5', '--lane', 'dedicated'])).toBe(0);
+    expect(JSON.parse(h.sent[0]!.body!.toString())).toEqual({ url: 'https://p.example/hook', rate: { min: 2.5, max: 20 }, lane: 'dedicated' });
+    const only = harness((req) => Response.json({ id: 'partner', ...JSON.parse(req.body!.toString()) }, { status: 201 }));
+    expect(await only.run(['destinations', 'add', 'partner', '--url', 'https://p.example/hook', '--rate-max', '20'])).toBe(0);
+    expect(JSON.parse(only.sent[0]!.body!.toString())).toEqual({ url: 'https://p.example/hook', rate: { max: 20 } });
+    const bad = harness();
+    expect(await bad.run(['destinations', 'add', 'partner', '--url', 'https://p.example/hook', '--rate-max', 'fast'])).toBe(2);
+    expect(bad.stderr()).toContain('--rate-max: must be a number of events per second');
+    expect(bad.sent).toEqual([]);
+  });
+
+  test('destinations add on an existing id says which settings the replaced spec had that this one left out', async () => {
+    const h = harness(() => Response.json({ id: 'orders', url: 'https://o.example/v2', reset: [{ setting: 'rate', was: { max: 20 } }, { setting: 'batch', was: { maxEvents: 100, maxWaitMs: 1000 } }] }, { status: 200 }));
+    expect(await h.run(['destinations', 'add', 'orders', '--url', 'https://o.example/v2'])).toBe(0);
+    expect(h.stderr()).toBe('updated destination orders\nback to the default, not given this time: rate (was {"max":20}); batch (was {"maxEvents":100,"maxWaitMs":1000}) — add the id again with those flags to keep them\n');
+  });
+
   test('destinations add on an existing id updates it; no secret, no note', async () => {
     const h = harness(() => Response.json({ id: 'orders', url: 'https://o.example/v2' }, { status: 200 }));
     expect(await h.run(['destinations', 'add', 'orders', '--url', 'https://o.example/v2'])).toBe(0);

@@ -1,6 +1,6 @@
 import type { AccountQuotas } from '../../domain/account';
 import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../../domain/ids';
-import { applySpec, rateBoundsOf, destinationSpecSchema, Destination, DestinationView, viewOf } from '../../domain/destination';
+import { applySpec, rateBoundsOf, destinationSpecSchema, Destination, DestinationView, ResetSetting, resetSettings, viewOf } from '../../domain/destination';
 import { issuesFromZod, ValidationIssue } from '../../domain/event';
 import { LastError } from '../../domain/delivery';
 import { checkDestinationTopic, HeraldTopics } from '../../domain/topic-destination';
@@ -45,7 +45,7 @@ export const notFound = (id: string): AdminResult<never> => ({
   body: { error: `no destination ${JSON.stringify(id)}; list them with GET /admin/destinations` },
 });
 
-export async function putDestination(deps: AdminDeps, id: string, body: unknown): Promise<AdminResult<DestinationView & { secret?: string }>> {
+export async function putDestination(deps: AdminDeps, id: string, body: unknown): Promise<AdminResult<DestinationView & { secret?: string; reset?: ResetSetting[] }>> {
   if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
   const parsed = destinationSpecSchema.safeParse(body);
   if (!parsed.success) return { status: 400, body: { error: 'invalid destination spec', issues: issuesFromZod(parsed.error) } };
@@ -66,15 +66,18 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
   // Read and written in one transaction: a suspension written meanwhile is kept, not overwritten.
   const now = deps.clock.now();
   let created = false;
+  let reset: ResetSetting[] = [];
   const destination = (await deps.destinations.update(id, (existing) => {
     created = existing === undefined;
-    return applySpec(id, spec, existing, now);
+    const next = applySpec(id, spec, existing, now);
+    reset = resetSettings(existing, next, spec);
+    return next;
   }))!;
   deps.directory.changed(id, destination);
   deps.log.info(created ? 'destination created' : 'destination updated', { destinationId: id, ...(destination.topic !== undefined ? { topic: destination.topic } : {}) });
   // The secret is shown once, when Herald generated or received it; never on a plain read.
   const showSecret = created || spec.secret !== undefined;
-  const view = viewOf(destination, now);
+  const view = { ...viewOf(destination, now), ...(reset.length > 0 ? { reset } : {}) };
   return { status: created ? 201 : 200, body: showSecret ? { ...view, secret: destination.secret } : view };
 }
 

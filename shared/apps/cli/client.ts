@@ -2,7 +2,7 @@ import type { DeliveryView } from '../../app/admin/deliveries-admin';
 import type { DestinationStats } from '../../app/admin/destinations-admin';
 import type { HeldKeyView } from '../../app/admin/ordered-keys-admin';
 import type { DeliveryStatus } from '../../domain/delivery';
-import type { DestinationSpec, DestinationView } from '../../domain/destination';
+import type { DestinationSpec, DestinationView, ResetSetting } from '../../domain/destination';
 import type { ReplayAccepted } from '../../app/admin/replays-admin';
 import type { ReplaySelection, ReplaySummary, ReplayView } from '../../domain/replay';
 import { apiError, connectError, objectOf, unexpected } from './answers';
@@ -45,7 +45,8 @@ export type RedeliverFrom = 'queued' | 'dead';
 /** POST /admin/destinations/{id}/redeliver: how many deliveries in `status` start over. */
 export type RedeliverResult = { redelivered: number; status: 'QUEUED' | 'DEAD' };
 
-export type PutDestinationResult = { created: boolean; destination: DestinationInfo & { secret?: string } };
+/** `reset`: the settings the replaced spec had that the new one left out (back to their defaults). */
+export type PutDestinationResult = { created: boolean; destination: DestinationInfo & { secret?: string; reset?: ResetSetting[] } };
 
 /** POST /admin/destinations/{id}/rotate-secret: the destination with its new secret (shown this once). */
 export type RotateSecretResult = DestinationInfo & { secret: string };

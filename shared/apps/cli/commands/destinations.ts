@@ -20,6 +20,11 @@ import { destinationIdSchema, noDestination, table } from './destination-args';
 const ID_ARG = { id: '<id>' };
 
 /** The options as typed, into the API's destination spec, checked by the domain's own schema. */
+const eventsPerSecond = z
+  .string()
+  .regex(/^\d+(\.\d+)?$/, 'must be a number of events per second')
+  .transform(Number);
+
 const specFromOptions = z
   .object({
     url: z.string().optional(),
@@ -44,8 +49,15 @@ const specFromOptions = z
     failureMode: z.string().optional(),
     secret: z.string().optional(),
     technicalEmail: z.string().optional(),
+    // The API checks the bounds (1-100, min ≤ max) and the lane's two names, and says which is wrong.
+    rateMin: eventsPerSecond.optional(),
+    rateMax: eventsPerSecond.optional(),
+    lane: z.string().optional(),
   })
-  .transform((o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)))
+  .transform(({ rateMin, rateMax, ...o }) => ({
+    ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)),
+    ...(rateMin !== undefined || rateMax !== undefined ? { rate: { ...(rateMin !== undefined ? { min: rateMin } : {}), ...(rateMax !== undefined ? { max: rateMax } : {}) } } : {}),
+  }))
   .pipe(destinationSpecSchema);
 
 const SPEC_FLAGS = {
@@ -57,6 +69,9 @@ const SPEC_FLAGS = {
   failureMode: '--failure-mode',
   secret: '--secret',
   technicalEmail: '--technical-email',
+  rateMin: '--rate-min',
+  rateMax: '--rate-max',
+  lane: '--lane',
 };
 
 /** A missing destination: which, and how to list the ones there are (in the same account). */
@@ -122,6 +137,9 @@ export function registerDestinations(program: Command, ctx: CommandContext): voi
     .option('--failure-mode <mode>', `what happens after the retries: ${FAILURE_MODES.join(' or ')} (default: retry)`)
     .option('--secret <secret>', 'signing secret, whsec_… (default: Herald generates one)')
     .option('--technical-email <email>', 'who to tell when the destination is suspended')
+    .option('--rate-min <n>', 'lowest rate adaptive rate control may go down to, events (requests, if batched) per second, 1-100 (default 1)')
+    .option('--rate-max <n>', 'highest rate Herald sends at, events (requests, if batched) per second, 1-100 (default 100)')
+    .option('--lane <shared|dedicated>', 'a lane (Pub/Sub topic) of its own for a high-volume destination (default: shared)')
     .option('--batch-max-events <n>', BATCH_FLAG_HELP.maxEvents)
     .option('--batch-max-wait-ms <ms>', BATCH_FLAG_HELP.maxWaitMs)
     .option('--batch-max-bytes <bytes>', BATCH_FLAG_HELP.maxBytes)
@@ -142,8 +160,11 @@ on that topic. Its messages are not signed: the topic's IAM says who may publish
 With --batch-max-events and --batch-max-wait-ms the destination gets events many to a
 request (a JSON array, application/cloudevents-batch+json, signed once): a batch goes when
 it is full, when the next event would take it past --batch-max-bytes, or when its oldest
-event has waited --batch-max-wait-ms. The spec is replaced whole, so adding an existing id
-again without the --batch-* flags sends one event per request again.
+event has waited --batch-max-wait-ms.
+
+The spec is replaced whole: adding an existing id again without a flag it was given before
+(--batch-*, --ordering, --rate-*, --lane, --policy …) sets that one back to its default, and
+the note after the answer names each setting that changed that way.
 
 With --ordering key, events that carry the CloudEvents partitionkey extension are sent one
 at a time per key, in the order Herald accepted them (not with --batch-*). When a key's
@@ -155,7 +176,8 @@ Examples:
   herald destinations add orders --url https://hooks.example.com/orders --event-types 'com.example.order.*'
   herald destinations add audit --topic projects/acme-audit/topics/herald-events
   herald destinations add bulk --url https://hooks.example.com/bulk --batch-max-events 100 --batch-max-wait-ms 2000
-  herald destinations add ledger --url https://hooks.example.com/ledger --ordering key --ordering-on-failure block`,
+  herald destinations add ledger --url https://hooks.example.com/ledger --ordering key --ordering-on-failure block
+  herald destinations add partner --url https://partner.example.com/hook --rate-max 20 --lane dedicated`,
   );
   add.action(async (id: string) => {
     // Every problem at once: the id and the spec.
@@ -175,6 +197,9 @@ Examples:
     const { created, destination } = await client.putDestination(destinationId, spec);
     ctx.json(destination);
     ctx.note(`${created ? 'created' : 'updated'} destination ${destinationId}`);
+    // The PUT replaces the whole spec; the answer names what the old one had that this one left out.
+    const reset = destination.reset ?? [];
+    if (reset.length > 0) ctx.note(`back to the default, not given this time: ${reset.map((r) => `${r.setting} (was ${JSON.stringify(r.was)})`).join('; ')} — add the id again with those flags to keep them`);
     if (destination.secret !== undefined && destination.topic === undefined) ctx.note('store this secret: it is shown once');
     if (destination.topic !== undefined) ctx.note(`grant Herald's service account roles/pubsub.publisher on ${destination.topic} if it is in another project`);
   });
@@ -406,3 +431,4 @@ Example:
     if (older.length) ctx.note(`${plural(older.length, 'older secret', 'older secrets')} still signing until ${older.map((p) => p.expiresAt).join(', ')}`);
   });
 }
+
