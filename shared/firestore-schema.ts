@@ -91,6 +91,8 @@ export const FIRESTORE_QUERIES = {
   stalledKeys: { collection: COLLECTIONS.orderedKeys, equality: [], orderBy: 'workSince' },
   // An ordered key's records waiting for a place again (one field, set only while they wait).
   orderAgain: { collection: COLLECTIONS.deliveries, equality: ['orderAgain'], orderBy: 'orderAgain' },
+  // The default account's destinations, whose ids carry no account prefix (one field, on its documents only).
+  defaultAccountDestinations: { collection: COLLECTIONS.destinations, equality: ['defaultAccount'], orderBy: 'defaultAccount' },
 } as const satisfies Record<string, { collection: string; contains?: string; equality: readonly string[]; orderBy: string; direction?: 'asc' | 'desc' }>;
 
 /**

@@ -73,7 +73,7 @@ export class FirestoreDestinationStore implements DestinationStore {
    * destination's next write.
    */
   private fromDoc(data: DocumentData): Destination {
-    const doc = data as Destination;
+    const { [DEFAULT_ACCOUNT_MARK]: _mark, ...doc } = data as Destination & { [DEFAULT_ACCOUNT_MARK]?: true };
     const open = (stored: string) => {
       if (!isSealed(stored)) return stored;
       try {
@@ -106,7 +106,7 @@ export class FirestoreDestinationStore implements DestinationStore {
    * A named account's documents are `<account>_<id>`: the ids from `<account>_` up to
    * `<account>\`` (the character after `_`) are exactly its own, a range on the document id
    * that needs no field, no index and no migration. `default`'s ids carry no prefix to range
-   * over, so its list is the registry read and filtered (docs/accounts.md).
+   * over: its documents carry a mark instead (DEFAULT_ACCOUNT_MARK, listDefault).
    */
   private accountQuery(account: string): Query | undefined {
     if (account === DEFAULT_ACCOUNT) return undefined;
@@ -116,10 +116,47 @@ export class FirestoreDestinationStore implements DestinationStore {
 
   async listAccount(account: string): Promise<Destination[]> {
     const query = this.accountQuery(account);
-    if (!query) return (await this.list()).filter((d) => splitDestinationId(d.id).account === account);
+    if (!query) return this.listDefault();
     const snap = await query.get();
     this.ops.reads += Math.max(1, snap.size);
     return snap.docs.map((d) => this.fromDoc(d.data()));
+  }
+
+  /**
+   * The default account's destinations by their mark: one read of its count document and one per
+   * destination, whatever the registry holds. The mark is on every document Herald writes since
+   * it existed; the count document says `listable` once every one of the account's documents had
+   * it, and the query is trusted only when it finds as many as the exact count says. Otherwise
+   * (documents from before the mark, or rewritten by an older version during a deploy) the
+   * registry is read once, the unmarked documents are marked, and the count taken.
+   */
+  private async listDefault(): Promise<Destination[]> {
+    const ref = this.counts.doc(DEFAULT_ACCOUNT);
+    const countSnap = await ref.get();
+    this.ops.reads++;
+    const stored = countSnap.data() as DestinationCount | undefined;
+    if (stored?.exact === true && stored.listable === true) {
+      const snap = await this.col.where(DEFAULT_ACCOUNT_MARK, '==', true).get();
+      this.ops.reads += Math.max(1, snap.size);
+      if (snap.size === stored.count) return snap.docs.map((d) => this.fromDoc(d.data()));
+    }
+    const snap = await this.col.orderBy('id').get();
+    this.ops.reads += Math.max(1, snap.size);
+    const own = snap.docs.filter((d) => splitDestinationId(d.id).account === DEFAULT_ACCOUNT);
+    const unmarked = own.filter((d) => d.get(DEFAULT_ACCOUNT_MARK) !== true);
+    for (let i = 0; i < unmarked.length; i += 500) {
+      const batch = this.db.batch();
+      // Only the mark: a write meanwhile (the whole document replaced) keeps its own.
+      for (const d of unmarked.slice(i, i + 500)) batch.update(d.ref, { [DEFAULT_ACCOUNT_MARK]: true }, { lastUpdateTime: d.updateTime });
+      await batch.commit().catch(() => undefined);
+      this.ops.writes += Math.min(500, unmarked.length - i);
+    }
+    // Listable once the count is exact and matches; a create or delete meanwhile changed the document: the next list looks again.
+    const count: DestinationCount = { count: own.length, exact: true, listable: true };
+    if (countSnap.exists) await unlessChanged(() => ref.update(count as unknown as DocumentData, { lastUpdateTime: countSnap.updateTime! }));
+    else await createIfAbsent(() => ref.create(count));
+    this.ops.writes++;
+    return own.map((d) => this.fromDoc(d.data()));
   }
 
   /**
@@ -224,10 +261,11 @@ export class FirestoreDestinationStore implements DestinationStore {
   async put(destination: Destination): Promise<{ created: boolean }> {
     const ref = this.col.doc(destination.id);
     const doc = this.toDoc(destination);
+    const stored = marked(doc);
     const commit = (create: boolean) => {
       const batch = this.db.batch();
-      if (create) batch.create(ref, doc).set(...this.countChange(destination.id, 1));
-      else batch.set(ref, doc);
+      if (create) batch.create(ref, stored).set(...this.countChange(destination.id, 1));
+      else batch.set(ref, stored);
       batch.set(...this.changeEntry(destination.id, doc));
       return batch.commit();
     };
@@ -254,7 +292,7 @@ export class FirestoreDestinationStore implements DestinationStore {
     let createdHere = false;
     const { written, reads, writes } = await readDecideWrite(this.db, this.col.doc(id), decide, {
       decode: (data) => this.fromDoc(data),
-      encode: (destination) => this.toDoc(destination),
+      encode: (destination) => marked(this.toDoc(destination)),
       alongside: (batch, next, created) => {
         batch.set(...this.changeEntry(id, this.toDoc(next)));
         // A destination made by an update (none was there) counts in its account as a put's does.
@@ -275,6 +313,16 @@ export class FirestoreDestinationStore implements DestinationStore {
 interface DestinationCount {
   count: number;
   exact?: true;
+  /** The default account's only: every one of its documents carries DEFAULT_ACCOUNT_MARK (listDefault). */
+  listable?: true;
+}
+
+/** On the documents of `default`'s destinations, whose ids carry no account prefix to range over: what lists them. */
+const DEFAULT_ACCOUNT_MARK = FIRESTORE_QUERIES.defaultAccountDestinations.orderBy;
+
+/** The document as stored: a default-account destination's with its mark. */
+function marked(doc: Destination): DocumentData {
+  return splitDestinationId(doc.id).account === DEFAULT_ACCOUNT ? { ...doc, [DEFAULT_ACCOUNT_MARK]: true } : doc;
 }
 
 /** A change log entry: which destination changed, when (the commit's time), and to what. */

@@ -53,3 +53,41 @@ test('an account whose destinations were written before counts existed is counte
   const doc = (await db.collection(COLLECTIONS.destinationCounts).doc('legacy').get()).data();
   expect(doc).toEqual({ count: 18, exact: true });
 });
+
+describe("the default account's list (its ids carry no account prefix to range over)", () => {
+  test('reads its count and its own destinations, not the registry; documents from before the mark are found, marked once, and a rewrite that dropped the mark is found again', async () => {
+    const project = new Firestore({ projectId: `${projectId}-default`, ignoreUndefinedProperties: true });
+    try {
+      const ops = new OperationCounter();
+      const store = new FirestoreDestinationStore(project, ops);
+      for (let i = 0; i < 60; i++) await store.put(dest(`tenant${i}_hook`));
+      // Two as an older Herald wrote them (no mark, no count), three now.
+      for (const id of ['old-a', 'old-b']) await project.collection(COLLECTIONS.destinations).doc(id).set(dest(id));
+      for (const id of ['new-a', 'new-b', 'new-c']) await store.put(dest(id));
+      const ids = async () => (await store.listAccount('default')).map((d) => d.id).sort();
+      const all = ['new-a', 'new-b', 'new-c', 'old-a', 'old-b'];
+
+      // The first list reads the registry once, marks the two and takes the count.
+      expect(await ids()).toEqual(all);
+      expect((await project.collection(COLLECTIONS.destinationCounts).doc('default').get()).data()).toEqual({ count: 5, exact: true, listable: true });
+      // From then on: the count and its own five.
+      const before = ops.reads;
+      expect(await ids()).toEqual(all);
+      expect(ops.reads - before).toBe(1 + 5);
+      expect((await store.listAccount('default'))[0]).not.toHaveProperty('defaultAccount');
+
+      // An older version rewrites one without the mark (a rolling deploy): the count tells, the registry is read again.
+      await project.collection(COLLECTIONS.destinations).doc('new-b').set(dest('new-b'));
+      expect(await ids()).toEqual(all);
+      const again = ops.reads;
+      expect(await ids()).toEqual(all);
+      expect(ops.reads - again).toBe(1 + 5);
+      // Creates and deletes keep it so.
+      await store.put(dest('new-d'));
+      await store.delete('old-a');
+      expect(await ids()).toEqual(['new-a', 'new-b', 'new-c', 'new-d', 'old-b']);
+    } finally {
+      await project.terminate();
+    }
+  });
+});
