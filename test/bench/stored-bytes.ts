@@ -10,18 +10,24 @@ import { COLLECTIONS, isIndexExempt } from '../../shared/firestore-schema';
  * What a document holds in Firestore storage, its index entries included
  * (https://cloud.google.com/firestore/docs/storage-size): the document (its name, each field's
  * name and value, 32 bytes) and, for every field the automatic single-field indexes cover, an
- * entry per value (the document's name, the collection id, the value, 32 bytes): two for a
- * scalar (ascending and descending), one per element of an array (array-contains). Fields
+ * entry per value with collection scope (the document's name, its parent document's name — a
+ * top-level collection's parent is the database: no ids, the name's 16 additional bytes — the
+ * field's name, the value, 32 bytes): two for a scalar (ascending and descending), one per
+ * element of an array (array-contains). Fields
  * Herald deploys exempt from indexing (firestore-schema.ts isIndexExempt: the unindexed, the
  * ever-increasing and the TTL fields) have none.
  */
+/** The document name size of a top-level collection's parent (the database): no collection or document ids, 16 bytes. */
+const ROOT_PARENT_NAME = 16;
+
 export function firestoreStoredBytes(collection: string, id: string, data: Record<string, unknown>): number {
   const name = collection.length + 1 + id.length + 1 + 16;
   const size = (v: unknown): number => {
     if (v === null || v === undefined) return 1;
     if (typeof v === 'string') return Buffer.byteLength(v) + 1;
     if (Buffer.isBuffer(v)) return v.byteLength;
-    if (typeof v === 'number' || typeof v === 'boolean') return 8;
+    if (typeof v === 'boolean') return 1;
+    if (typeof v === 'number') return 8;
     if (v instanceof Date || (typeof v === 'object' && v !== null && 'toDate' in v)) return 8;
     if (Array.isArray(v)) return v.reduce((n: number, x) => n + size(x), 0);
     return Object.entries(v as Record<string, unknown>).reduce((n, [k, x]) => n + k.length + 1 + size(x), 0);
@@ -30,7 +36,7 @@ export function firestoreStoredBytes(collection: string, id: string, data: Recor
   for (const [field, value] of Object.entries(data)) {
     bytes += field.length + 1 + size(value);
     if (isIndexExempt(collection, field)) continue;
-    const entry = (v: unknown) => name + collection.length + 1 + field.length + 1 + size(v) + 32;
+    const entry = (v: unknown) => name + ROOT_PARENT_NAME + field.length + 1 + size(v) + 32;
     bytes += Array.isArray(value) ? value.reduce((n: number, v) => n + entry(v), 0) : 2 * entry(value);
   }
   return bytes;

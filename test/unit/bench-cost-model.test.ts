@@ -157,9 +157,12 @@ describe('bench cost model', () => {
 describe('firestoreStoredBytes (Firestore storage size rules)', () => {
   test('counts the document and an index entry per indexed value: two for a scalar, one per array element, none for an exempt field (a map, an ever-increasing time)', () => {
     const name = 'delivery-groups'.length + 1 + 'g1'.length + 1 + 16;
-    const entry = (field: string, valueBytes: number) => name + 'delivery-groups'.length + 1 + field.length + 1 + valueBytes + 32;
+    // An entry: the document's name, its parent's (a top-level collection's: the database, 16 bytes), the field's name, the value, 32 bytes.
+    const entry = (field: string, valueBytes: number) => name + 16 + field.length + 1 + valueBytes + 32;
     expect(firestoreStoredBytes('delivery-groups', 'g1', { oldest: 'x', destinations: 'acme' })).toBe(name + 32 + 'oldest'.length + 1 + 2 + 'destinations'.length + 1 + 5 + 2 * entry('destinations', 5));
     expect(firestoreStoredBytes('delivery-groups', 'g1', { ids: ['a', 'bb'] })).toBe(name + 32 + 4 + (2 + 3) + entry('ids', 2) + entry('ids', 3));
     expect(firestoreStoredBytes('delivery-groups', 'g1', { members: [{ id: 'a' }] })).toBe(name + 32 + 'members'.length + 1 + 'id'.length + 1 + 2);
+    // A boolean is 1 byte (firestore storage-size: field value sizes).
+    expect(firestoreStoredBytes('deliveries', 'd1', { rateDeferred: true })).toBe('deliveries'.length + 1 + 3 + 16 + 32 + 'rateDeferred'.length + 1 + 1 + 2 * ('deliveries'.length + 1 + 3 + 16 + 16 + 'rateDeferred'.length + 1 + 1 + 32));
   });
 });
