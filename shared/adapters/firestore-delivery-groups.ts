@@ -211,7 +211,7 @@ export class FirestoreDeliveryGroups {
     return members.map((m) => this.fromDoc({ ...common, ...m }));
   }
 
-  /** Every group copy of each of `ids` (a queried read per group found, one at least per 30 ids). */
+  /** Every group copy of each of `ids` (a queried read per group found, one at least per 15 ids: each is asked for by key and whole). */
   async copies(ids: readonly string[]): Promise<Map<string, DeliveryRecord[]>> {
     const wanted = new Set(ids);
     const found = new Map<string, DeliveryRecord[]>();
