@@ -6,7 +6,7 @@ import { readLaneMessage, ReadLaneMessage } from '../domain/lane-message';
 import { Logger, PulledMessage, PullQueue } from '../ports';
 import { ClaimedMember, claimedBatch, FirstMember, firstBatch } from './batch-attempt';
 import { deliverFromLane } from './deliver';
-import { unbundle } from './lanes';
+import { pulledParts } from './lanes';
 import { DeliverDeps } from './delivery-context';
 
 /**
@@ -174,13 +174,6 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
     );
   };
 
-  /** A pulled message's parts: itself, or a bundle's members (each with the bundle's ack id); a malformed bundle, itself (deliver dead-letters it). */
-  const partsOf = async (pulled: PulledMessage): Promise<PulledMessage[]> => {
-    const bundle = await unbundle(pulled.message);
-    if (!bundle?.ok) return [pulled];
-    return bundle.members.map((message, i) => ({ ...pulled, messageId: `${pulled.messageId}/${i}`, message }));
-  };
-
   /** A pulled message read: a batch's member (its ticket), or handled alone at once (undefined). */
   const classify = async (pulled: PulledMessage): Promise<Ticket | undefined> => {
     const push: PushDelivery = { subscription: deps.subscription, messageId: pulled.messageId, publishTime: pulled.publishTime, message: pulled.message };
@@ -230,7 +223,8 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
         lastMessageAt = Date.now();
         const tickets: Ticket[] = [];
         for (const p of pulled) {
-          const members = await partsOf(p);
+          // A bundle's members share its ack id; one that cannot be read goes on alone (deliver dead-letters it).
+          const members = await pulledParts(p);
           expectParts(p.ackId, members.length);
           for (const part of members) {
             try {

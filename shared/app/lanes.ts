@@ -5,7 +5,7 @@ import { Destination } from '../domain/destination';
 import { BUNDLE_LIMITS, bundleBody, BundleRead, bundlesOf, readBundleBody } from '../domain/lane-bundle';
 import { LANE_ATTRIBUTES, LaneMessage, purposeOf, toLaneMessage } from '../domain/lane-message';
 import { HERALD_ATTRIBUTE_PREFIX, heraldAttribute, PubSubMessage } from '../domain/cloudevents-pubsub';
-import { LaneProvisioner, MessageBus, TopicNotFoundError } from '../ports';
+import { LaneProvisioner, MessageBus, PulledMessage, TopicNotFoundError } from '../ports';
 import { laneTopicOf, TopologyNames } from '../topology';
 
 /**
@@ -100,4 +100,15 @@ export async function unbundle(message: PubSubMessage): Promise<BundleRead | und
     return { ok: false, issues: [{ path: 'data', message: `a bundle is gzip: ${(e as Error).message}` }] };
   }
   return readBundleBody(body, Number(count));
+}
+
+/**
+ * A pulled message as the lane messages it carries, each with its ack id: a bundle's members
+ * (message ids `<id>/<n>`), else the message itself (a bundle that cannot be read too: whoever
+ * reads it finds it foreign).
+ */
+export async function pulledParts(pulled: PulledMessage): Promise<PulledMessage[]> {
+  const bundle = await unbundle(pulled.message);
+  if (!bundle?.ok) return [pulled];
+  return bundle.members.map((message, i) => ({ ...pulled, messageId: `${pulled.messageId}/${i}`, message }));
 }

@@ -22,7 +22,7 @@ import {
   STALE_SKIPS,
 } from '../domain/replay';
 import { forEachLimited } from './for-each-limited';
-import { unbundle } from './lanes';
+import { pulledParts } from './lanes';
 import { Clock, DeadLetterQueue, DeliveryStore, DestinationStore, Logger, PulledMessage, ReplayStore } from '../ports';
 
 export interface ReplayDeps {
@@ -192,8 +192,7 @@ class ReplayRun {
       const acks: string[] = [];
       await forEachLimited(fresh, CONCURRENCY, async (m) => {
         // A bundle from the batch lane (its backstop dead-letters whole messages) is its members, each a dead letter; it goes once all are handled.
-        const bundle = await unbundle(m.message);
-        const letters = bundle?.ok ? bundle.members.map((message, i) => ({ ...m, messageId: `${m.messageId}/${i}`, message })) : [m];
+        const letters = await pulledParts(m);
         this.seen.add(m.messageId);
         let remove = true;
         for (const letter of letters) remove = (await this.handle(letter)) && remove;

@@ -23,7 +23,7 @@ const headerSchema = z.strictObject({
 });
 
 /** What a member weighs toward BUNDLE_LIMITS.bytes. */
-export function bundleShare(message: PubSubMessage): number {
+function bundleShare(message: PubSubMessage): number {
   let bytes = message.data.byteLength;
   for (const [k, v] of Object.entries(message.attributes)) bytes += k.length + v.length + 8;
   return bytes;
