@@ -327,9 +327,10 @@ export interface DeliveryStore {
    * of its own, created only if none has its id: false when one had (a redelivery, settled as
    * `create`'s false is). With others, a member of a group — one write for many — and nothing is
    * read first: a delivery recorded already is then found twice, and every view shows it once,
-   * the later copy counted as a duplicate (true).
+   * the later copy counted as a duplicate (true). `lingerMs`: how long its commit may wait for
+   * more outcomes to share the write (domain/grouped-outcomes.ts BATCH_OUTCOME_LINGER_MS).
    */
-  addDelivered(record: DeliveryRecord): Promise<AddedDelivered>;
+  addDelivered(record: DeliveryRecord, options?: { lingerMs?: number }): Promise<AddedDelivered>;
   /**
    * A first attempt is being sent: its outcome may be added in a moment, and a commit waits a
    * little for it. Call what this returns once the outcome is added or will not be.

@@ -39,7 +39,7 @@ const PARTS: readonly Part[] = [
   { kind: 'prefix', collection: COLLECTIONS.orderedKeys, prefix: (a) => `${a}_` },
   // `<destination>.<event key>`: every record of every destination the account ever had.
   { kind: 'prefix', collection: COLLECTIONS.deliveries, prefix: (a) => `${a}_` },
-  // `<account>_~<writer>~<n>`: groups of its DELIVERED first attempts (a group holds one account's only).
+  // `<account>_<writer><n>`: groups of its DELIVERED first attempts (a group holds one account's only).
   { kind: 'prefix', collection: COLLECTIONS.deliveryGroups, prefix: (a) => `${a}_` },
 ];
 

@@ -74,8 +74,8 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     return true;
   }
 
-  addDelivered(record: DeliveryRecord): Promise<AddedDelivered> {
-    return this.groups.add(record);
+  addDelivered(record: DeliveryRecord, options?: { lingerMs?: number }): Promise<AddedDelivered> {
+    return this.groups.add(record, options);
   }
 
   expectDelivered(): () => void {

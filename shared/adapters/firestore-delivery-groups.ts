@@ -6,7 +6,9 @@ import { DeliveryRecord } from '../domain/delivery';
 import { DeliveryLogQuery, inLog, logOrder } from '../domain/delivery-log';
 import { deliveryExpiry } from '../domain/delivery-retention';
 import { GROUP_LIMITS, GROUP_SPAN_MS, groupKey, groupKeysOf } from '../domain/grouped-outcomes';
-import { splitDestinationId } from '../domain/ids';
+import { jsonBytes, sameJson } from '../domain/json-values';
+import { deliveryId, splitDestinationId } from '../domain/ids';
+import { eventKey } from '../domain/event';
 import type { OperationCounter } from './firestore-stores';
 import type { AddedDelivered } from '../ports';
 
@@ -38,7 +40,10 @@ interface StoredGroup {
   oldest: string;
   newest: string;
   committedAt: string;
-  /** gzip of `{members, common}` as JSON (every member's fields are JSON: a DELIVERED record holds no event). */
+  /**
+   * gzip of `{members, common}` as JSON (every member's fields are JSON: a DELIVERED record holds
+   * no event); a member's `id` is left out where its destination, source and event id name it.
+   */
   packed?: Buffer;
   /** Each member's own fields: those in `common` left out (groups written before `packed`). */
   members?: DocumentData[];
@@ -57,6 +62,8 @@ interface Waiting {
   done: (error?: unknown, added?: AddedDelivered) => void;
   /** When it was queued (ms). */
   at: number;
+  /** Until when its commit may wait for others (ms): `at`, unless its caller let it linger. */
+  due: number;
 }
 
 const gzipAsync = promisify(gzip);
@@ -83,8 +90,9 @@ export class FirestoreDeliveryGroups {
   private committing = false;
   /** Sends under way whose outcome may join the next commit (expect()). */
   private underway = 0;
-  private timer?: NodeJS.Timeout;
-  private readonly writer = randomBytes(6).toString('hex');
+  private timer?: { handle: NodeJS.Timeout; at: number };
+  /** This instance's part of its groups' ids: 48 random bits, 8 characters (a group's id is in each of its index entries). */
+  private readonly writer = randomBytes(6).toString('base64url');
   private seq = 0;
 
   constructor(
@@ -123,26 +131,40 @@ export class FirestoreDeliveryGroups {
     };
   }
 
-  /** Resolves once the outcome is durable: with its group, or, alone, whether it was created. */
-  add(record: DeliveryRecord): Promise<AddedDelivered> {
+  /**
+   * Resolves once the outcome is durable: with its group, or, alone, whether it was created.
+   * `lingerMs`: how long its commit may wait for more outcomes to share its write (a batch's:
+   * a busy destination's next batch ends a moment later), unless a group's worth is queued first.
+   */
+  add(record: DeliveryRecord, options: { lingerMs?: number } = {}): Promise<AddedDelivered> {
     return new Promise<AddedDelivered>((resolve, reject) => {
-      this.queue.push({ record, done: (e, added) => (e === undefined ? resolve(added ?? { created: true }) : reject(e as Error)), at: Date.now() });
+      const at = Date.now();
+      this.queue.push({ record, done: (e, added) => (e === undefined ? resolve(added ?? { created: true }) : reject(e as Error)), at, due: at + (options.lingerMs ?? 0) });
       this.commitIfDue();
     });
   }
 
-  /** Commits now unless one is in flight (its end looks again) or a send under way may still join (a timer looks again). */
+  /**
+   * Commits now unless one is in flight (its end looks again), or every outcome queued may still
+   * linger, or a send under way may still join (a timer looks again). An outcome that may not
+   * wait takes those queued with it.
+   */
   private commitIfDue(): void {
     if (this.committing || this.queue.length === 0) return;
-    const waited = Date.now() - this.queue[0]!.at;
-    if (this.underway > 0 && waited < GROUP_WAIT_MS) {
-      this.timer ??= setTimeout(() => {
+    const now = Date.now();
+    let due = Math.min(...this.queue.map((w) => w.due));
+    if (this.underway > 0) due = Math.max(due, this.queue[0]!.at + GROUP_WAIT_MS);
+    if (now < due && this.queue.length < GROUP_LIMITS.members) {
+      if (this.timer && this.timer.at <= due) return;
+      if (this.timer) clearTimeout(this.timer.handle);
+      const handle = setTimeout(() => {
         this.timer = undefined;
         this.commitIfDue();
-      }, GROUP_WAIT_MS - waited);
+      }, due - now);
+      this.timer = { handle, at: due };
       return;
     }
-    clearTimeout(this.timer);
+    if (this.timer) clearTimeout(this.timer.handle);
     this.timer = undefined;
     void this.commitQueued();
   }
@@ -165,7 +187,7 @@ export class FirestoreDeliveryGroups {
         return;
       }
       try {
-        const groups = groupsOf(taken).map((g) => ({ ...g, doc: `${g.account}_~${this.writer}~${(this.seq++).toString(36)}` }));
+        const groups = groupsOf(taken).map((g) => ({ ...g, doc: `${g.account}_${this.writer}${(this.seq++).toString(36)}` }));
         const batch = this.db.batch();
         const now = this.retention.now();
         const stored = await Promise.all(groups.map((g) => this.stored(g.account, g.members, now)));
@@ -200,15 +222,14 @@ export class FirestoreDeliveryGroups {
       oldest: published[0]!,
       newest: published[published.length - 1]!,
       committedAt: now.toISOString(),
-      ...(json ? { packed: await gzipAsync(JSON.stringify(compacted(docs))) } : compacted(docs)),
+      ...(json ? { packed: await gzipAsync(JSON.stringify(packedOf(docs.map(withoutDerivedId), members))) } : compacted(docs)),
       expireAt: new Date(Math.max(...expiries)),
     };
   }
 
   private membersOf(doc: { data(): DocumentData | undefined }): DeliveryRecord[] {
     const group = doc.data() as StoredGroup;
-    const { members = [], common } = group.packed ? (JSON.parse(gunzipSync(group.packed).toString('utf8')) as { members: DocumentData[]; common?: DocumentData }) : group;
-    return members.map((m) => this.fromDoc({ ...common, ...m }));
+    return (group.packed ? unpackGroup(group.packed) : (group.members ?? []).map((m) => ({ ...group.common, ...m }))).map((m) => this.fromDoc(m));
   }
 
   /** Every group copy of each of `ids` (a queried read per group found, one at least per 15 ids: each is asked for by key and whole). */
@@ -310,34 +331,87 @@ export class FirestoreDeliveryGroups {
  * group within GROUP_LIMITS.
  */
 function groupsOf(taken: readonly Waiting[]): { account: string; members: DeliveryRecord[] }[] {
-  const open = new Map<string, { account: string; members: DeliveryRecord[]; bytes: number }[]>();
+  type Open = { account: string; members: DeliveryRecord[]; bytes: number; counted: Set<object> };
+  const open = new Map<string, Open[]>();
+  // What a member adds to a group: what it shares with members already there (a batch's attempt detail) is stored once.
+  const adds = (group: Open, record: DeliveryRecord) => {
+    const met = new Set<object>();
+    const bytes = jsonBytes(record, { has: (o) => group.counted.has(o) || met.has(o), add: (o) => met.add(o) });
+    return { bytes, met };
+  };
   for (const { record } of taken) {
     const account = splitDestinationId(record.destinationId).account;
     const span = Math.floor(Date.parse(record.publishedAt ?? record.lastAttemptAt ?? '') / GROUP_SPAN_MS);
     const key = `${account}\n${Number.isNaN(span) ? 0 : span}`;
-    const bytes = JSON.stringify(record).length;
     const list = open.get(key) ?? [];
     let group = list[list.length - 1];
-    if (!group || group.members.length >= GROUP_LIMITS.members || group.bytes + bytes > GROUP_LIMITS.bytes) {
-      group = { account, members: [], bytes: 0 };
+    let added = group && adds(group, record);
+    if (!group || !added || group.members.length >= GROUP_LIMITS.members || group.bytes + added.bytes > GROUP_LIMITS.bytes) {
+      group = { account, members: [], bytes: 0, counted: new Set() };
       list.push(group);
       open.set(key, list);
+      added = adds(group, record);
     }
     group.members.push(record);
-    group.bytes += bytes;
+    group.bytes += added.bytes;
+    for (const o of added.met) group.counted.add(o);
   }
-  return [...open.values()].flat();
+  return [...open.values()].map((list) => list.map(({ account, members }) => ({ account, members }))).flat();
+}
+
+/**
+ * A packed member without its delivery id when its destination, event source and event id
+ * name it (they always do for a record Herald made): the id's event key is a hash, 27
+ * characters no compression shortens, and a group is kept for the whole retention.
+ */
+function withoutDerivedId(doc: DocumentData): DocumentData {
+  const { id, ...rest } = doc;
+  return typeof id === 'string' && id === derivedId(rest) ? rest : doc;
+}
+
+function withDerivedId(doc: DocumentData): DocumentData {
+  if (doc.id !== undefined) return doc;
+  const id = derivedId(doc);
+  return id === undefined ? doc : { ...doc, id };
+}
+
+function derivedId(doc: DocumentData): string | undefined {
+  const { destinationId, eventSource, eventId } = doc as { destinationId?: unknown; eventSource?: unknown; eventId?: unknown };
+  if (typeof destinationId !== 'string' || typeof eventSource !== 'string' || typeof eventId !== 'string') return undefined;
+  return deliveryId(destinationId, eventKey({ source: eventSource, id: eventId }));
+}
+
+/**
+ * What `packed` holds: the members with what they share taken out (`compacted`) — by batch when
+ * they come from several (each batch's members share their request's detail and times, which
+ * members of two batches do not), else all together.
+ */
+type Packed = { members: DocumentData[]; common?: DocumentData } | { sections: { members: DocumentData[]; common?: DocumentData }[] };
+
+function packedOf(docs: readonly DocumentData[], records: readonly DeliveryRecord[]): Packed {
+  const byBatch = new Map<string, DocumentData[]>();
+  docs.forEach((d, i) => {
+    const key = records[i]!.batch?.id ?? '';
+    byBatch.set(key, [...(byBatch.get(key) ?? []), d]);
+  });
+  return byBatch.size < 2 ? compacted(docs) : { sections: [...byBatch.values()].map(compacted) };
+}
+
+/** A group's `packed` members, each whole (what they share put back, its delivery id too). */
+export function unpackGroup(packed: Buffer): DocumentData[] {
+  const read = JSON.parse(gunzipSync(packed).toString('utf8')) as Packed;
+  const sections = 'sections' in read ? read.sections : [read];
+  return sections.flatMap(({ members, common }) => members.map((m) => withDerivedId({ ...common, ...m })));
 }
 
 /** Members with the fields all of them share, equal, taken out into `common` (two members at least). */
-function compacted(docs: DocumentData[]): { members: DocumentData[]; common?: DocumentData } {
-  if (docs.length < 2) return { members: docs };
+function compacted(docs: readonly DocumentData[]): { members: DocumentData[]; common?: DocumentData } {
+  if (docs.length < 2) return { members: [...docs] };
   const common: DocumentData = {};
   for (const [key, value] of Object.entries(docs[0]!)) {
-    const text = JSON.stringify(value);
-    if (docs.every((d) => key in d && JSON.stringify(d[key]) === text)) common[key] = value;
+    if (docs.every((d) => key in d && sameJson(d[key], value))) common[key] = value;
   }
-  if (Object.keys(common).length === 0) return { members: docs };
+  if (Object.keys(common).length === 0) return { members: [...docs] };
   return { members: docs.map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => !(k in common)))), common };
 }
 

@@ -6,6 +6,7 @@ import { applied, firstRecord, withEvent } from '../domain/delivery-record';
 import { historyOf, transition, Transition } from '../domain/delivery-state';
 import { Destination, deliveryPolicyOf, rateBoundsOf } from '../domain/destination';
 import { eventKey } from '../domain/event';
+import { BATCH_OUTCOME_LINGER_MS } from '../domain/grouped-outcomes';
 import { ReadLaneMessage } from '../domain/lane-message';
 import { DeliveryPolicy } from '../domain/policy';
 import { Decision, decide, NO_HISTORY } from '../domain/retry-decision';
@@ -74,9 +75,10 @@ export async function firstBatch(deps: DeliverDeps, destination: Destination, me
   const records = members.map((m) => ({ ...firstRecord(m.t, m.publishedAt, at, { type: 'attempted', at, result, decision, detail: detailFor(m.place, detail) }), batch: m.place }));
   const written: { member: Member; record: DeliveryRecord; group?: string }[] = [];
   if (records[0]!.status === 'DELIVERED') {
-    // All of them in the next group commit: a batch of 100 is one write (two when it spans a GROUP_SPAN_MS boundary).
+    // All of them in the next group commit: a batch of 100 is one write (two when it spans a GROUP_SPAN_MS boundary),
+    // shared with the next batch's when that ends within BATCH_OUTCOME_LINGER_MS.
     const release = deps.deliveries.expectDelivered?.() ?? (() => undefined);
-    const adding = records.map((r) => retryOnOverload(() => deps.deliveries.addDelivered(r), RECORD_RETRY));
+    const adding = records.map((r) => retryOnOverload(() => deps.deliveries.addDelivered(r, { lingerMs: BATCH_OUTCOME_LINGER_MS }), RECORD_RETRY));
     release();
     const added = await Promise.all(adding);
     added.forEach((a, i) => a.created && written.push({ member: members[i]!, record: records[i]!, ...(a.group !== undefined ? { group: a.group } : {}) }));

@@ -101,7 +101,8 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
 
   const track = (work: Promise<void>, members: number) => {
     sendingMembers += members;
-    const p = work.finally(() => {
+    // Nothing awaits a send as it ends (the loop races them only when full): a failure left unhandled would end the process.
+    const p = work.catch((e: unknown) => deps.log.error('batcher: a send failed after its outcome; its messages come back when their hold ends', { error: (e as Error).message })).finally(() => {
       sending.delete(p);
       sendingMembers -= members;
     });
@@ -129,7 +130,11 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
       (p.failed ? releases : acks).push(ackId);
     }
     if (releases.length > 0) await release(releases);
-    if (acks.length > 0) await deps.queue.ack(acks);
+    if (acks.length > 0) {
+      await deps.queue.ack(acks).catch((e: unknown) =>
+        deps.log.warn('batcher: acknowledging messages failed; they come back when their hold ends and their batches may go again', { error: (e as Error).message, messages: acks.length }),
+      );
+    }
   };
 
   const send = (closed: ClosedBatch<Ticket>) => {
@@ -175,12 +180,12 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
   };
 
   /** A pulled message read: a batch's member (its ticket), or handled alone at once (undefined). */
-  const classify = async (pulled: PulledMessage): Promise<Ticket | undefined> => {
+  const classify = async (pulled: PulledMessage, destinationOf: (id: string) => Promise<Destination | undefined>): Promise<Ticket | undefined> => {
     const push: PushDelivery = { subscription: deps.subscription, messageId: pulled.messageId, publishTime: pulled.publishTime, message: pulled.message };
     const read = readLaneMessage(push);
     if (!read.ok) return void single(pulled, push);
     const message = read.value;
-    const destination = await deps.deliver.directory.get(message.destinationId);
+    const destination = await destinationOf(message.destinationId);
     const step = laneStep(message, destination, () => false);
     if (!destination?.batch || step.kind === 'unusable' || step.kind === 'queue' || (message.kind === 'claimed' && !message.batch)) return void single(pulled, push);
     return { ackId: pulled.ackId, message, destination };
@@ -222,13 +227,20 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
         report.pulled += pulled.length;
         lastMessageAt = Date.now();
         const tickets: Ticket[] = [];
+        // One look per destination a pull: a bundle's hundred members share theirs (and its secret is opened once).
+        const looked = new Map<string, Promise<Destination | undefined>>();
+        const destinationOf = (id: string) => {
+          let found = looked.get(id);
+          if (found === undefined) looked.set(id, (found = deps.deliver.directory.get(id)));
+          return found;
+        };
         for (const p of pulled) {
           // A bundle's members share its ack id; one that cannot be read goes on alone (deliver dead-letters it).
           const members = await pulledParts(p);
           expectParts(p.ackId, members.length);
           for (const part of members) {
             try {
-              const ticket = await classify(part);
+              const ticket = await classify(part, destinationOf);
               if (ticket) tickets.push(ticket);
             } catch (e) {
               deps.log.error('batch lane message could not be read; it goes back and comes again', { messageId: part.messageId, error: (e as Error).message });

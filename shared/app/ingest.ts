@@ -91,7 +91,17 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
   try {
     targets = await deps.directory.withAccounts(
       events.map((e) => eventAccount(e.attributes)),
-      (matching) => events.map((e) => matching(e.attributes.type, eventAccount(e.attributes))),
+      (matching) => {
+        // Events of one type and account go where the first of them goes: matched (and their destinations' secrets opened) once.
+        const matched = new Map<string, Destination[]>();
+        return events.map((e) => {
+          const [type, account] = [e.attributes.type, eventAccount(e.attributes)];
+          const key = `${account}\n${type}`;
+          let found = matched.get(key);
+          if (found === undefined) matched.set(key, (found = matching(type, account)));
+          return found;
+        });
+      },
     );
   } catch (e) {
     const error = (e as Error).message;

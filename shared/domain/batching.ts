@@ -72,14 +72,27 @@ export function batchWebhookId(batchId: string): string {
   return `msg_${batchId}`;
 }
 
+/**
+ * An event in the CloudEvents JSON format, as text. Kept for the event while it lives: the
+ * batcher weighs each event as it gathers it and writes the same text into the body it sends,
+ * and the data is parsed to be written out (a JSON payload goes in as JSON), once.
+ */
+const structuredText = new WeakMap<HeraldEvent, string>();
+
+function structuredJson(event: HeraldEvent): string {
+  let text = structuredText.get(event);
+  if (text === undefined) structuredText.set(event, (text = JSON.stringify(structuredEvent(event))));
+  return text;
+}
+
 /** The request body: the events in order, each in the CloudEvents JSON format. */
 export function batchBody(events: readonly HeraldEvent[]): Buffer {
-  return Buffer.from(`[${events.map((e) => JSON.stringify(structuredEvent(e))).join(',')}]`, 'utf8');
+  return Buffer.from(`[${events.map(structuredJson).join(',')}]`, 'utf8');
 }
 
 /** An event's share of a batch body: its JSON and a comma. */
 export function batchShare(event: HeraldEvent): number {
-  return Buffer.byteLength(JSON.stringify(structuredEvent(event))) + 1;
+  return Buffer.byteLength(structuredJson(event)) + 1;
 }
 
 /** One event waiting in an open batch; `T` is what the caller needs back to acknowledge it. */

@@ -13,7 +13,15 @@ import type { DeliveryRecord } from './delivery';
  */
 
 /** Limits of one group document: Firestore's is 1 MiB, and every view reads groups whole. */
-export const GROUP_LIMITS = { members: 200, bytes: 512 * 1024 };
+export const GROUP_LIMITS = { members: 500, bytes: 512 * 1024 };
+
+/**
+ * How long a delivered batch's outcomes wait for others to share their group commit: a busy
+ * destination's next batch ends within it, and two batches then cost one write. It delays
+ * only the batch lane's ack (the events were received), and what a crash meanwhile loses
+ * is a batch sent again, never an event.
+ */
+export const BATCH_OUTCOME_LINGER_MS = 250;
 
 /**
  * A group's members were published within one such span (a commit splits by it): a log page,

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 
@@ -29,10 +30,6 @@ export function signatureHeaders(secrets: readonly string[], webhookId: string, 
 
 export function webhookIdFor(eventKey: string): string {
   return `msg_${eventKey}`;
-}
-
-function isUtf8(body: Buffer): boolean {
-  return Buffer.from(body.toString('utf8'), 'utf8').equals(body);
 }
 
 function rawBytesSignature(secret: string, webhookId: string, at: Date, body: Buffer): string {

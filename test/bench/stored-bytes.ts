@@ -2,7 +2,7 @@
  * What Herald's delivery records take in Firestore storage, measured from the documents a run
  * wrote (the cost model bills them per GiB-month over the retention).
  */
-import { gunzipSync } from 'node:zlib';
+import { unpackGroup } from '../../shared/adapters/firestore-delivery-groups';
 import type { Firestore } from '@google-cloud/firestore';
 import { COLLECTIONS, isIndexExempt } from '../../shared/firestore-schema';
 
@@ -46,7 +46,7 @@ export function firestoreStoredBytes(collection: string, id: string, data: Recor
 export async function groupMemberStoredBytes(firestore: Firestore, destinationId: string): Promise<number> {
   const groups = await firestore.collection(COLLECTIONS.deliveryGroups).where('destinations', 'array-contains', destinationId).get();
   // Members are `packed` (gzip JSON) since 2026-11-27, maps before.
-  const membersIn = (g: { get(field: string): unknown }) => ((g.get('packed') instanceof Buffer ? (JSON.parse(gunzipSync(g.get('packed') as Buffer).toString()) as { members: unknown[] }).members : g.get('members')) as unknown[]).length;
+  const membersIn = (g: { get(field: string): unknown }) => (g.get('packed') instanceof Buffer ? unpackGroup(g.get('packed') as Buffer) : (g.get('members') as unknown[])).length;
   const grouped = groups.docs.reduce((n, g) => ({ bytes: n.bytes + firestoreStoredBytes(COLLECTIONS.deliveryGroups, g.id, g.data()), members: n.members + membersIn(g) }), { bytes: 0, members: 0 });
   return grouped.bytes / Math.max(1, grouped.members);
 }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { eventKey } from '../../shared/domain/event';
+import { unpackGroup } from '../../shared/adapters/firestore-delivery-groups';
 import { webhookIdFor } from '../../shared/domain/signing';
 import { DELIVERY_STATUSES, DeliveryStatus } from '../../shared/domain/delivery';
 import { freePort, startEmulators } from '../../shared/apps/local/emulators';
@@ -223,8 +223,7 @@ async function readRecords(firestoreHost: string): Promise<Map<string, RecordSta
   for (const group of await readDocuments(firestoreHost, 'delivery-groups', ['ids', 'packed'])) {
     // Members are gzip JSON (`packed`) and `ids` short keys since 2026-11-27; before, `ids` were the delivery ids.
     const packed = group.fields?.packed?.bytesValue;
-    const ids = packed !== undefined ? (JSON.parse(gunzipSync(Buffer.from(packed, 'base64')).toString()) as { members: { id?: string }[]; common?: { id?: string } }) : undefined;
-    const all = ids ? ids.members.map((m) => m.id ?? ids.common?.id) : (group.fields?.ids?.arrayValue?.values ?? []).map((v) => v.stringValue);
+    const all = packed !== undefined ? unpackGroup(Buffer.from(packed, 'base64')).map((m) => m.id as string | undefined) : (group.fields?.ids?.arrayValue?.values ?? []).map((v) => v.stringValue);
     for (const id of all) if (id) records.set(id, { status: 'DELIVERED' });
   }
   for (const doc of await readDocuments(firestoreHost, 'deliveries', ['status', 'availableAt', 'claimedAt', 'order'])) {

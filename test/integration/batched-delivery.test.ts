@@ -124,7 +124,11 @@ test('a batched topic destination gets each event of a batch as its own message,
   });
   expect(got.map((m) => m.attributes['ce-id']).sort()).toEqual([...ids].sort());
   expect(JSON.parse(got[0]!.data.toString('utf8'))).toEqual({ id: got[0]!.attributes['ce-id'] });
-  const records = await Promise.all(ids.map((id) => record('audit', id)));
+  // Recorded a moment after the publish (a batch's outcomes wait BATCH_OUTCOME_LINGER_MS for others to share their write).
+  const records = await eventually('every record DELIVERED', async () => {
+    const all = await Promise.all(ids.map((id) => record('audit', id)));
+    return all.every((r) => r?.status === 'DELIVERED') ? all : undefined;
+  });
   expect(new Set(records.map((r) => r?.batch?.id)).size).toBe(2);
   expect(records.map((r) => r?.batch?.size).sort()).toEqual([2, 2, 4, 4, 4, 4]);
 });

@@ -76,6 +76,29 @@ test('a batch whose records cannot be written is given back whole, and sent agai
   expect(records.map((r) => r?.status)).toEqual(['DELIVERED', 'DELIVERED', 'DELIVERED']);
 });
 
+test('an acknowledgement Pub/Sub refuses is logged, and the run goes on (the messages come back when their hold ends)', async () => {
+  const h = await setup({ maxEvents: 2, maxWaitMs: 1000 }, ['a', 'b', 'c', 'd']);
+  const ack = h.queue.ack.bind(h.queue);
+  let refusals = 1;
+  h.queue.ack = async (ids) => {
+    if (refusals-- > 0) throw new Error('5 NOT_FOUND: Subscription does not exist');
+    return ack(ids);
+  };
+  const unhandled: unknown[] = [];
+  const onUnhandled = (e: unknown) => unhandled.push(e);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    const run = h.batcher();
+    await until(() => h.sent.length === 2 && h.queue.acked.length === 2);
+    await new Promise((r) => setTimeout(r, 20));
+    await run.stop();
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
+  expect(unhandled).toEqual([]);
+  expect(h.logs.some((l) => String(l.message).startsWith('batcher: acknowledging messages failed'))).toBe(true);
+});
+
 test('a run that stops gives its open batches back to the queue, unsent', async () => {
   const h = await setup({ maxEvents: 10, maxWaitMs: 60_000 }, ['a', 'b', 'c']);
   const run = h.batcher();
