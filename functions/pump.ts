@@ -5,7 +5,10 @@ import { issuesFromZod } from '../shared/domain/event';
 import { finishAccountPurges } from '../shared/app/account-purge';
 import { accountPurgeDeps, batcherDeps, pumpDeps, reconcileDeps } from '../shared/runtime';
 import { PUMP_RUN_SECONDS } from '../shared/topology';
-import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, requireNoBody, sendJson } from './http';
+import { Parsed } from '../shared/domain/event';
+import { parsePushEnvelope, PushDelivery } from '../shared/domain/cloudevents-pubsub';
+import { parseJsonBytes } from '../shared/domain/json-body';
+import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, sendJson } from './http';
 import { runtime } from './process-runtime';
 
 const querySchema = z.object({
@@ -13,12 +16,20 @@ const querySchema = z.object({
   hold: z.enum(['true', 'false'], { error: 'hold must be true or false' }).default('false').transform((v) => v === 'true'),
 });
 
+/** A request body as the wake-up push it must be. */
+function wakePush(body: Buffer): Parsed<PushDelivery> {
+  const json = parseJsonBytes(body);
+  if (!json.ok) return { ok: false, issues: [{ path: 'body', message: `${json.message}; expected a Pub/Sub push {"message": {...}, "subscription": "..."}` }] };
+  return parsePushEnvelope(json.value);
+}
+
 /** The least time a run gives the purge of deleted accounts (app/account-purge.ts), however short the run. */
 const PURGE_MIN_MS = 2_000;
 
 /**
  * The retry pump as a function, with the reconciler beside it and the purge of deleted accounts before it (shared/app/pump-run.ts, account-purge.ts):
- * Cloud Scheduler calls it each minute and it keeps
+ * Cloud Scheduler calls it each minute (and Pub/Sub pushes a batcher's wake-up to it between
+ * runs: app/batcher-wake.ts) and it keeps
  * claiming due deliveries for up to `runSeconds` (0: one round) — ending early when nothing
  * falls due before then, unless `hold=true` — then answers with what it did. Local mode
  * runs the same loop in-process instead.
@@ -30,7 +41,13 @@ export const pumpHandler = guarded(
     const rt = runtime();
     if (!requireMethod(req, res, ['POST'])) return;
     if (!(await requireInternalCaller(req, res, rt, 'pump'))) return;
-    if (!requireNoBody(res, rawBodyOf(req), 'pump takes no request body; its options are the query parameters runSeconds and hold')) return;
+    const body = rawBodyOf(req);
+    // Cloud Scheduler sends nothing; a batcher's wake-up (topology.ts batchWakeNames) is a Pub/Sub push, and starts the same run.
+    const woken = body.length > 0 ? wakePush(body) : undefined;
+    if (woken !== undefined && !woken.ok) {
+      sendJson(res, 400, { error: 'pump takes no request body but a Pub/Sub push of a batcher wake-up; its options are the query parameters runSeconds and hold', issues: woken.issues });
+      return;
+    }
     const query = querySchema.safeParse(req.query);
     if (!query.success) {
       sendJson(res, 400, { error: 'invalid pump query', issues: issuesFromZod(query.error) });
@@ -53,7 +70,7 @@ export const pumpHandler = guarded(
         },
       },
     );
-    rt.log.info('retry pump run finished', { ...report, runSeconds: query.data.runSeconds, hold: query.data.hold });
+    rt.log.info('retry pump run finished', { ...report, runSeconds: query.data.runSeconds, hold: query.data.hold, ...(woken?.ok ? { wokenBy: woken.value.messageId } : {}) });
     sendJson(res, 200, report);
   },
 );

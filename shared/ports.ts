@@ -507,6 +507,16 @@ export interface PulledMessage {
  * batcher). A pulled message stays on the topic until acked; released, it is delivered again to
  * the next pull.
  */
+/**
+ * Whether a batcher is running (app/batcher-wake.ts): one document, which a batcher writes
+ * while it pulls (until when it is sure to go on) and ingest reads when it has no such time in
+ * view.
+ */
+export interface BatcherLeaseStore {
+  aliveUntil(): Promise<Date | undefined>;
+  keepAlive(until: Date): Promise<void>;
+}
+
 export interface PullQueue {
   /** Up to `max` messages; none when nothing is waiting (after a short wait). */
   pull(max: number): Promise<PulledMessage[]>;

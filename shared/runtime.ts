@@ -1,6 +1,9 @@
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { FirestoreDestinationStore, FirestoreIntakeStore, OperationCounter } from './adapters/firestore-stores';
+import { FirestoreBatcherLease } from './adapters/firestore-batcher-lease';
+import { BatcherWaker } from './app/batcher-wake';
+import { HERALD_ATTRIBUTE_PREFIX } from './domain/cloudevents-pubsub';
 import { FirestoreDeliveryStore } from './adapters/firestore-deliveries';
 import { FirestoreOrderedKeys } from './adapters/firestore-ordered-keys';
 import { IntakeJournal } from './app/intake-journal';
@@ -82,6 +85,7 @@ import {
   OrderedKeyStore,
   PortalStore,
   RateLeaseStore,
+  BatcherLeaseStore,
   ReplayStore,
   systemClock,
   TopicPublisher,
@@ -119,6 +123,10 @@ export interface Runtime {
   log: Logger;
   bus: MessageBus;
   lanes: LaneProvisioner;
+  /** Whether a batcher is running: its runs renew it, publishers onto the batch lane read it (app/batcher-wake.ts). */
+  batcherLease: BatcherLeaseStore;
+  /** Wakes a batcher when events reach the batch lane and none runs. */
+  batcherWake: BatcherWaker;
   destinations: DestinationStore;
   deliveries: DeliveryStore;
   /** Ordered destinations' keys, with the records they order (app/ordered-delivery.ts). */
@@ -239,6 +247,15 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const eventTypeCatalogue = new EventTypeCatalogue(eventTypes, log);
   const keys = new KeyVerifier(accounts, clock);
   const portals = new FirestorePortalStore(firestore, firestoreOps);
+  const bus = new PubSubBus(pubsub);
+  const topology = heraldTopology(names);
+  const batcherLease = new FirestoreBatcherLease(firestore, firestoreOps);
+  const batcherWake = new BatcherWaker({
+    lease: batcherLease,
+    wake: () => bus.publish(topology.topics.batchWake.name, { data: Buffer.alloc(0), attributes: { [`${HERALD_ATTRIBUTE_PREFIX}wake`]: 'batcher' } }).then(() => undefined),
+    clock,
+    log,
+  });
   const rt: Runtime = {
     config,
     credentials,
@@ -255,7 +272,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     resolver,
     clock,
     log,
-    bus: new PubSubBus(pubsub),
+    bus,
     lanes: new PubSubLanes(pubsub, names, pushTargetFrom(config)),
     destinations,
     deliveries,
@@ -275,7 +292,9 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     http,
     topics,
     names,
-    topology: heraldTopology(names),
+    topology,
+    batcherLease,
+    batcherWake,
     firestoreOps,
     pubsub,
     firestore,
@@ -297,6 +316,7 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
     bus: rt.bus,
     lanes: rt.lanes,
     names: rt.names,
+    batcherWake: rt.batcherWake,
     directory: rt.directory,
     journal: rt.journal,
     clock: rt.clock,
@@ -312,7 +332,7 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
 
 /** What `route` needs, from a runtime. */
 export function routeDeps(rt: Runtime): RouteDeps {
-  return { bus: rt.bus, lanes: rt.lanes, directory: rt.directory, log: rt.log, names: rt.names, deadLetterTopic: rt.topology.topics.deadLetter.name, keys: rt.orderedKeys, clock: rt.clock, logHead: rt.logHead };
+  return { bus: rt.bus, lanes: rt.lanes, batcherWake: rt.batcherWake, directory: rt.directory, log: rt.log, names: rt.names, deadLetterTopic: rt.topology.topics.deadLetter.name, keys: rt.orderedKeys, clock: rt.clock, logHead: rt.logHead };
 }
 
 const builtDeliverDeps = new WeakMap<Runtime, DeliverDeps>();
@@ -356,7 +376,7 @@ function buildDeliverDeps(rt: Runtime): DeliverDeps {
 
 /** What the batcher needs, from a runtime: deliver's deps and the batch lane. */
 export function batcherDeps(rt: Runtime): BatcherDeps {
-  return { deliver: deliverDeps(rt), queue: rt.batchLane, subscription: batchLaneNames(rt.names).subscription, log: rt.log };
+  return { deliver: deliverDeps(rt), queue: rt.batchLane, subscription: batchLaneNames(rt.names).subscription, log: rt.log, lease: rt.batcherLease };
 }
 
 /** What the retry pump needs, from a runtime. */

@@ -12,7 +12,7 @@ export type FunctionName = (typeof FUNCTION_NAMES)[number];
 /** Functions only Herald's own plumbing calls (Pub/Sub pushes, the scheduler), never users. */
 export const INTERNAL_FUNCTIONS: readonly FunctionName[] = ['route', 'deliver', 'pump', 'suspension-check', 'replay'];
 
-export const TOPIC_KEYS = ['events', 'deadLetter', 'replay', 'notifications', 'batch'] as const;
+export const TOPIC_KEYS = ['events', 'deadLetter', 'replay', 'notifications', 'batch', 'batchWake'] as const;
 export type TopicKey = (typeof TOPIC_KEYS)[number];
 
 export interface TopicSpec {
@@ -106,6 +106,17 @@ export function batchLaneNames(names: TopologyNames = { prefix: 'herald' }): { t
   return { topic: `${names.prefix}-batch`, subscription: `${names.prefix}-batch-gather` };
 }
 
+/**
+ * The batcher's wake-up: a batcher runs within each scheduled pump run and ends once the batch
+ * lane has been quiet a while, so the first event after a lull would wait for the next minute's
+ * run. Ingest, publishing onto the batch lane when no batcher has said it is running
+ * (app/batcher-wake.ts), publishes a message here instead, which Pub/Sub pushes to the pump: a
+ * run starts at once. A wake older than its own retention means nothing: it is not kept.
+ */
+export function batchWakeNames(names: TopologyNames = { prefix: 'herald' }): { topic: string; subscription: string } {
+  return { topic: `${names.prefix}-batch-wake`, subscription: `${names.prefix}-batch-wake-pump` };
+}
+
 /** The pull subscription that holds dead letters for operators and replay. */
 export function deadLetterHoldName(names: TopologyNames = { prefix: 'herald' }): string {
   return `${names.prefix}-dead-letter-hold`;
@@ -119,6 +130,7 @@ export function heraldTopology(names: TopologyNames = { prefix: 'herald' }): Top
     replay: { name: `${p}-replay` },
     notifications: { name: `${p}-notifications`, messageRetentionSeconds: 7 * DAY },
     batch: { name: batchLaneNames(names).topic },
+    batchWake: { name: batchWakeNames(names).topic },
   };
   const backstop = { topic: topics.deadLetter.name, maxDeliveryAttempts: BACKSTOP_ATTEMPTS };
   const lanes = sharedLanes(names);
@@ -148,6 +160,15 @@ export function heraldTopology(names: TopologyNames = { prefix: 'herald' }): Top
         messageRetentionSeconds: 7 * DAY,
         retryPolicy: PUSH_RETRY,
         deadLetter: { topic: topics.deadLetter.name, maxDeliveryAttempts: REPLAY_BACKSTOP_ATTEMPTS },
+      },
+      // A wake starts a pump run, which holds the push for the run (its deadline: the run and a margin); none is dead-lettered.
+      {
+        name: batchWakeNames(names).subscription,
+        topic: topics.batchWake.name,
+        pushTo: 'pump',
+        ackDeadlineSeconds: PUMP_RUN_SECONDS + 30,
+        messageRetentionSeconds: 600,
+        retryPolicy: PUSH_RETRY,
       },
       // Dead letters wait here for an operator or a replay; nothing consumes them automatically.
       { name: deadLetterHoldName(names), topic: topics.deadLetter.name, ackDeadlineSeconds: 60, messageRetentionSeconds: 7 * DAY },

@@ -3,7 +3,8 @@ import { PushDelivery } from '../domain/cloudevents-pubsub';
 import { deliveryPolicyOf, Destination } from '../domain/destination';
 import { laneStep } from '../domain/lane-step';
 import { readLaneMessage, ReadLaneMessage } from '../domain/lane-message';
-import { Logger, PulledMessage, PullQueue } from '../ports';
+import { BatcherLeaseStore, Logger, PulledMessage, PullQueue } from '../ports';
+import { BATCHER_WAKE, BatcherLeaseKeeper } from './batcher-wake';
 import { ClaimedMember, claimedBatch, FirstMember, firstBatch } from './batch-attempt';
 import { deliverFromLane } from './deliver';
 import { pulledParts } from './lanes';
@@ -29,6 +30,8 @@ export interface BatcherDeps {
   /** The pull subscription's name, as a push would name it (logs, dead letters of foreign messages). */
   subscription: string;
   log: Logger;
+  /** Where the run says until when it goes on pulling (app/batcher-wake.ts): publishers wake a run when none does. */
+  lease?: BatcherLeaseStore;
 }
 
 export interface BatcherOptions {
@@ -97,6 +100,13 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
   let timer: NodeJS.Timeout | undefined;
   const start = Date.now();
   const timeLeft = () => (options.untilMs === undefined ? Infinity : options.untilMs - (Date.now() - start));
+  const keeper = deps.lease ? new BatcherLeaseKeeper(deps.lease, deps.log) : undefined;
+  /** Until when this run is sure to go on pulling: for good (local mode), or while its last message keeps an idle end away. */
+  const horizon = (): number | undefined => {
+    if (options.untilMs === undefined && !endIdle) return Date.now() + BATCHER_WAKE.aliveMs;
+    if (lastMessageAt === 0) return undefined;
+    return Math.min(start + (options.untilMs ?? Infinity), lastMessageAt + (options.idleEndMs ?? IDLE_END_MS));
+  };
   const now = () => deps.deliver.clock.now().getTime();
 
   const track = (work: Promise<void>, members: number) => {
@@ -210,6 +220,8 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
   };
 
   const done = (async (): Promise<BatcherReport> => {
+    // A batcher that runs for good (local mode) says so before its first pull: no publisher wakes another meanwhile.
+    keeper?.pulling(horizon());
     while (!stopped && timeLeft() > 0) {
       if (gatherer.waiting + sendingMembers >= HELD_MAX) {
         await Promise.race(sending);
@@ -256,6 +268,7 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
         for (const t of tickets) gather(t);
       }
       flushDue();
+      if (!stopped) keeper?.pulling(horizon());
       const quiet = report.pulled === 0 || Date.now() - lastMessageAt >= (options.idleEndMs ?? IDLE_END_MS);
       if (pulled.length === 0 && endIdle && quiet && gatherer.waiting === 0 && sending.size === 0) {
         report.ended = 'idle';

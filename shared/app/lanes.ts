@@ -6,7 +6,8 @@ import { BUNDLE_LIMITS, bundleBody, BundleRead, bundlesOf, readBundleBody } from
 import { LANE_ATTRIBUTES, LaneMessage, purposeOf, toLaneMessage } from '../domain/lane-message';
 import { HERALD_ATTRIBUTE_PREFIX, heraldAttribute, PubSubMessage } from '../domain/cloudevents-pubsub';
 import { LaneProvisioner, MessageBus, PulledMessage, TopicNotFoundError } from '../ports';
-import { laneTopicOf, TopologyNames } from '../topology';
+import { batchLaneNames, laneTopicOf, TopologyNames } from '../topology';
+import { BatcherWaker } from './batcher-wake';
 
 /**
  * Every publish onto a lane goes through here (the messages themselves: domain/lane-message.ts):
@@ -18,6 +19,8 @@ export interface LaneDeps {
   bus: MessageBus;
   lanes: LaneProvisioner;
   names: TopologyNames;
+  /** Asked after a publish onto the batch lane: wakes a batcher when none runs (app/batcher-wake.ts). */
+  batcherWake?: Pick<BatcherWaker, 'published'>;
 }
 
 /**
@@ -41,6 +44,7 @@ async function publishOn(deps: LaneDeps, destination: Pick<Destination, 'id' | '
     await deps.lanes.ensureLane(destination.id);
     await deps.bus.publish(topic, published);
   }
+  if (deps.batcherWake && topic === batchLaneNames(deps.names).topic) await deps.batcherWake.published();
   return topic;
 }
 

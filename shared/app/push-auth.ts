@@ -4,13 +4,13 @@ import { checkCallerClaims, SIGNATURE_REMOVED, unverifiedClaims, verificationFai
 import { FunctionName } from '../topology';
 import { Clock, IdTokenVerifier } from '../ports';
 
-/** The functions only Herald's plumbing calls, and which identity calls each on GCP. */
-const CALLER: Partial<Record<FunctionName, 'push' | 'scheduler'>> = {
-  route: 'push',
-  deliver: 'push',
-  replay: 'push',
-  pump: 'scheduler',
-  'suspension-check': 'scheduler',
+/** The functions only Herald's plumbing calls, and which identities call each on GCP (the pump: its schedule, and a batcher's wake-up pushed). */
+const CALLER: Partial<Record<FunctionName, readonly ('push' | 'scheduler')[]>> = {
+  route: ['push'],
+  deliver: ['push'],
+  replay: ['push'],
+  pump: ['scheduler', 'push'],
+  'suspension-check': ['scheduler'],
 };
 
 export interface PushAuthSettings {
@@ -109,8 +109,8 @@ export class PushAuthenticator {
   private expectedCaller(fn: FunctionName): { audience: string; emails: string[] } {
     const push = this.settings.pushServiceAccount;
     const scheduler = this.settings.schedulerServiceAccount ?? push;
-    const email = CALLER[fn] === 'scheduler' ? scheduler : push;
-    return { audience: `${(this.settings.baseUrl ?? '').replace(/\/+$/, '')}/${fn}`, emails: email === undefined ? [] : [email] };
+    const emails = (CALLER[fn] ?? ['push']).map((caller) => (caller === 'scheduler' ? scheduler : push)).filter((e): e is string => e !== undefined);
+    return { audience: `${(this.settings.baseUrl ?? '').replace(/\/+$/, '')}/${fn}`, emails: [...new Set(emails)] };
   }
 }
 

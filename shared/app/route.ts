@@ -3,7 +3,7 @@ import { intakeOf } from '../domain/lane-message';
 import { TopologyNames } from '../topology';
 import { Clock, LaneProvisioner, Logger, MessageBus, OrderedKeyStore } from '../ports';
 import { admitOrdered, OrderedDeps, takesInOrder } from './ordered-delivery';
-import { fanOut } from './lanes';
+import { fanOut, LaneDeps } from './lanes';
 import { DestinationDirectory } from './destination-directory';
 import { rejectToDeadLetter } from './dead-letter';
 import { ACCOUNT_EXTENSION, ACCOUNT_ID, eventAccount, withAccount } from '../domain/account';
@@ -14,6 +14,8 @@ export interface RouteDeps {
   directory: DestinationDirectory;
   log: Logger;
   names: TopologyNames;
+  /** Wakes a batcher when the events it routes reach the batch lane and none runs (app/batcher-wake.ts). */
+  batcherWake?: LaneDeps['batcherWake'];
   deadLetterTopic: string;
   /** Ordered destinations' keys (app/ordered-delivery.ts); absent: every event is fanned out unordered. */
   keys?: OrderedKeyStore;

@@ -166,3 +166,15 @@ test('a batch that ends DEAD dead-letters every event of it, each on its own', a
   expect(new Set(records.map((r) => r?.batch?.id)).size).toBe(1);
   expect(receiver.on('/rejects')).toHaveLength(1);
 });
+
+test('with a batcher running, publishing batch events wakes none; a wake-up pushed to the pump starts a run at once', async () => {
+  // The in-process batcher pulls for good, and keeps its lease: every test above published onto the batch lane without a wake-up.
+  expect((await stack.runtime.batcherLease.aliveUntil())!.getTime()).toBeGreaterThan(Date.now());
+  expect(stack.logs.filter((l) => l.message === 'no batcher was running: a pump run woken to start one')).toEqual([]);
+  // What ingest publishes when no batcher holds the lease: Pub/Sub pushes it to the pump, which runs (and says who woke it).
+  const pubsub = new PubSub({ projectId: PROJECT });
+  const id = await pubsub.topic(stack.runtime.topology.topics.batchWake.name).publishMessage({ data: Buffer.alloc(0), attributes: { 'herald-wake': 'batcher' } });
+  await pubsub.close();
+  const run = await eventually('the woken pump run', async () => stack.logs.find((l) => l.message === 'retry pump run finished' && l.wokenBy === id), 30_000);
+  expect(run).toMatchObject({ severity: 'INFO', hold: false });
+}, 60_000);

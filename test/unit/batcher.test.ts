@@ -1,6 +1,7 @@
 import { MemoryDeadLetterQueue } from '../../shared/adapters/memory/dead-letter-queue';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { runBatcher } from '../../shared/app/batcher';
+import { MemoryBatcherLease } from '../../shared/adapters/memory/batcher-lease';
 import { AttemptResult, deliveryId } from '../../shared/domain/delivery';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
 import { eventKey, HeraldEvent } from '../../shared/domain/event';
@@ -97,6 +98,32 @@ test('an acknowledgement Pub/Sub refuses is logged, and the run goes on (the mes
   }
   expect(unhandled).toEqual([]);
   expect(h.logs.some((l) => String(l.message).startsWith('batcher: acknowledging messages failed'))).toBe(true);
+});
+
+test('a run that pulls for good says so at once; a scheduled run only once it has events, until its idle end can come', async () => {
+  const forGood = await setup({ maxEvents: 5, maxWaitMs: 1000 }, []);
+  const lease = new MemoryBatcherLease();
+  const local = runBatcher({ deliver: forGood.deps, queue: forGood.queue, subscription: 's', log: forGood.deps.log, lease });
+  await until(() => lease.writes === 1);
+  expect(lease.until!.getTime()).toBeGreaterThan(Date.now() + 20_000);
+  await local.stop();
+
+  // Nothing to pull: it ends at its first empty pull, having promised nothing.
+  const idle = await setup({ maxEvents: 2, maxWaitMs: 1000 }, []);
+  const none = new MemoryBatcherLease();
+  expect((await runBatcher({ deliver: idle.deps, queue: idle.queue, subscription: 's', log: idle.deps.log, lease: none }, { untilMs: 60_000, endWhenIdle: true }).done).ended).toBe('idle');
+  expect(none.writes).toBe(0);
+
+  const h = await setup({ maxEvents: 2, maxWaitMs: 1000 }, ['a', 'b']);
+  const scheduled = new MemoryBatcherLease();
+  const started = Date.now();
+  const run = runBatcher({ deliver: h.deps, queue: h.queue, subscription: 's', log: h.deps.log, lease: scheduled }, { untilMs: 60_000, endWhenIdle: true, idleEndMs: 300 });
+  await until(() => scheduled.writes === 1);
+  // Until its last message's idle end: not the run's whole minute.
+  expect(scheduled.until!.getTime()).toBeGreaterThanOrEqual(started + 300);
+  expect(scheduled.until!.getTime()).toBeLessThanOrEqual(Date.now() + 300);
+  expect((await run.done).ended).toBe('idle');
+  expect(scheduled.until!.getTime()).toBeLessThanOrEqual(Date.now());
 });
 
 test('a run that stops gives its open batches back to the queue, unsent', async () => {

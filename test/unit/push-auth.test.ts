@@ -25,8 +25,12 @@ describe('OIDC mode: a Google-signed token of the right identity for this functi
   test.each(['pump', 'suspension-check'] as const)('%s accepts the scheduler service account', async (fn) => {
     const token = issuer.token({ aud: `${BASE}/${fn}`, email: SCHEDULER_SA });
     expect(await authenticator().check(fn, bearer(token))).toEqual({ ok: true, caller: SCHEDULER_SA });
-    // …and not the push account: each identity may call only its own functions.
-    expect(await authenticator().check(fn, bearer(issuer.token({ aud: `${BASE}/${fn}`, email: PUSH_SA })))).toMatchObject({ ok: false, status: 401 });
+  });
+
+  test('the suspension check refuses the push account (each identity calls only its own functions); the pump takes it: a batcher wake-up is pushed', async () => {
+    expect(await authenticator().check('suspension-check', bearer(issuer.token({ aud: `${BASE}/suspension-check`, email: PUSH_SA })))).toMatchObject({ ok: false, status: 401 });
+    expect(await authenticator().check('pump', bearer(issuer.token({ aud: `${BASE}/pump`, email: PUSH_SA })))).toEqual({ ok: true, caller: PUSH_SA });
+    expect(await authenticator().check('route', bearer(issuer.token({ aud: `${BASE}/route`, email: SCHEDULER_SA })))).toMatchObject({ ok: false, status: 401 });
   });
 
   test('without a scheduler account configured, the push account calls the scheduled functions too', async () => {

@@ -65,7 +65,8 @@ describe('function plans', () => {
     expect(plans.map((p) => p.name)).toEqual([...FUNCTION_NAMES]);
     expect(plan('route')).toMatchObject({ pushed: true, scheduled: false, userFacing: false });
     expect(plan('deliver')).toMatchObject({ pushed: true, scheduled: false, userFacing: false });
-    expect(plan('pump')).toMatchObject({ pushed: false, scheduled: true, userFacing: false });
+    // Scheduled each minute, and pushed a batcher's wake-up between runs.
+    expect(plan('pump')).toMatchObject({ pushed: true, scheduled: true, userFacing: false });
     expect(plan('ingest')).toMatchObject({ pushed: false, scheduled: false, userFacing: true });
     for (const p of plans) expect(p.userFacing).toBe(!INTERNAL_FUNCTIONS.includes(p.name));
   });

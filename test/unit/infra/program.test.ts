@@ -151,7 +151,7 @@ describe('topology: the program declares what local mode applies', () => {
     expect(declared).not.toHaveProperty('pushTo');
   });
 
-  test('every push subscription pushes to its function URL with an OIDC token of the push identity, a retry policy and a dead-letter policy', () => {
+  test('every push subscription pushes to its function URL with an OIDC token of the push identity, a retry policy and a dead-letter policy (a batcher wake-up none)', () => {
     const pushes = ofType(SUBSCRIPTION).filter((s) => s.inputs.pushConfig !== undefined);
     expect(pushes.map((s) => s.inputs.name).sort()).toEqual(topology.subscriptions.filter((s) => s.pushTo).map((s) => s.name).sort());
     for (const s of pushes) {
@@ -160,8 +160,13 @@ describe('topology: the program declares what local mode applies', () => {
       expect(push.pushEndpoint).toBe(functionUrl(spec.pushTo!));
       expect(push.oidcToken).toEqual({ serviceAccountEmail: PUSH_SA, audience: push.pushEndpoint });
       expect(s.inputs.retryPolicy).toEqual({ minimumBackoff: expect.stringMatching(/^\d+s$/), maximumBackoff: expect.stringMatching(/^\d+s$/) });
-      expect(s.inputs.deadLetterPolicy).toEqual({ deadLetterTopic: `projects/${PROJECT}/topics/${topology.topics.deadLetter.name}`, maxDeliveryAttempts: expect.any(Number) });
+      // A wake-up that could not start a run is worth nothing once the next scheduled run came: it is not dead-lettered, it expires.
+      if (spec.topic === topology.topics.batchWake.name) expect([s.inputs.deadLetterPolicy, s.inputs.messageRetentionDuration]).toEqual([undefined, '600s']);
+      else expect(s.inputs.deadLetterPolicy).toEqual({ deadLetterTopic: `projects/${PROJECT}/topics/${topology.topics.deadLetter.name}`, maxDeliveryAttempts: expect.any(Number) });
     }
+    // The wake-up goes to the pump, which the push identity may now invoke beside the scheduler's.
+    const wake = pushes.find((s) => topology.subscriptions.find((t) => t.name === s.inputs.name)?.topic === topology.topics.batchWake.name);
+    expect((wake?.inputs.pushConfig as { pushEndpoint: string } | undefined)?.pushEndpoint).toBe(functionUrl('pump'));
   });
 
   test('no subscription expires from inactivity', () => {
