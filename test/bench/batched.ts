@@ -15,7 +15,8 @@ import path from 'node:path';
 import { startLocalStack } from '../../shared/apps/local/stack';
 import { batchLaneNames } from '../../shared/topology';
 import { createLogger } from '../../shared/log';
-import { COMPONENT_LABELS, COMPONENTS, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths } from './cost-model';
+import { COMPONENT_LABELS, COMPONENTS, CostBreakdown, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths } from './cost-model';
+import { EmulatorHosts } from '../../shared/apps/local/emulators';
 import { clearFirestore, purgeProject } from './housekeeping';
 import { BenchFailure, BenchHarness, flagsOf, intOption, mark, startProfile } from './harness';
 import { BATCHED_LOAD_ENV, BATCHED_PATH, BatchedLoadMessage, BatchedLoadSettings } from './batched-load';
@@ -38,32 +39,87 @@ const SOURCE = '/herald-bench-batched';
 const TYPE = 'com.example.batched';
 /** Targets of issue 37. */
 const REQUESTS_PER_10K = 110;
-const COST_MAX = 0.1;
+/** Issue 37's cost target, $ per million events at batch 100 (cost.ts judges its batched run by it too). */
+export const BATCHED_COST_MAX = 0.1;
+
+/** What one batched run sends, and to what destination. */
+export interface BatchedSettings {
+  events: number;
+  rate: number;
+  perPost: number;
+  maxEvents: number;
+  maxWaitMs: number;
+  stallMs: number;
+  idleSeconds: number;
+  /** The project the run's stack uses (emptied and purged after). */
+  project: string;
+}
+
+/** What a run needs of whoever runs it (the batched bench's harness, or the cost bench's). */
+export interface BatchedContext {
+  emulators: EmulatorHosts;
+  note: (line: string) => void;
+  addCleanup: (what: string, run: () => Promise<void>) => void;
+  guard: <T>(promise: Promise<T>) => Promise<T>;
+  signal: AbortSignal;
+}
+
+export interface BatchedMeasurement {
+  settings: BatchedSettings;
+  requests: number;
+  received: number;
+  again: number;
+  seconds: number;
+  addedMs: { p50?: number; p90?: number; p99?: number };
+  idle: { cpuMsPerSecond: number; readsPerSecond: number; writesPerSecond: number };
+  cpuMsRawPerEvent: number;
+  wire: { published: { messages: number; bytes: number }; pulled: { messages: number; bytes: number } };
+  recordBytes: number;
+  retentionDays: number;
+  usage: PerEventUsage;
+  cost: CostBreakdown;
+}
 
 export async function runBatchedBench(args: string[], harness: BenchHarness): Promise<number> {
   const flags = flagsOf(args);
-  const events = intOption('--events', flags['--events'], 'BENCH_BATCHED_EVENTS', 10_000, 1);
-  const rate = intOption('--rate', flags['--rate'], 'BENCH_BATCHED_RATE', 500, 1);
-  const perPost = intOption('--ingest-batch', flags['--ingest-batch'], 'BENCH_BATCHED_INGEST', 10, 1);
-  const maxEvents = intOption('--max-events', flags['--max-events'], 'BENCH_BATCHED_MAX_EVENTS', 100, 2);
-  const maxWaitMs = intOption('--max-wait-ms', flags['--max-wait-ms'], 'BENCH_BATCHED_MAX_WAIT_MS', 1000, 100);
-  const stallMs = intOption('--stall-timeout', flags['--stall-timeout'], 'BENCH_STALL_TIMEOUT', 30, 1) * 1000;
-  const idleSeconds = intOption('--idle-seconds', flags['--idle-seconds'], 'BENCH_BATCHED_IDLE_SECONDS', 5, 1);
+  const settings: BatchedSettings = {
+    events: intOption('--events', flags['--events'], 'BENCH_BATCHED_EVENTS', 10_000, 1),
+    rate: intOption('--rate', flags['--rate'], 'BENCH_BATCHED_RATE', 500, 1),
+    perPost: intOption('--ingest-batch', flags['--ingest-batch'], 'BENCH_BATCHED_INGEST', 10, 1),
+    maxEvents: intOption('--max-events', flags['--max-events'], 'BENCH_BATCHED_MAX_EVENTS', 100, 2),
+    maxWaitMs: intOption('--max-wait-ms', flags['--max-wait-ms'], 'BENCH_BATCHED_MAX_WAIT_MS', 1000, 100),
+    stallMs: intOption('--stall-timeout', flags['--stall-timeout'], 'BENCH_STALL_TIMEOUT', 30, 1) * 1000,
+    idleSeconds: intOption('--idle-seconds', flags['--idle-seconds'], 'BENCH_BATCHED_IDLE_SECONDS', 5, 1),
+    project: PROJECT,
+  };
   const emulators = await harness.emulators();
-  const stack = await startLocalStack({ port: 0, emulators, env: { ...process.env, HERALD_PROJECT_ID: PROJECT, HERALD_LOG_LEVEL: 'WARNING' }, log: createLogger({ level: 'ERROR', write: () => undefined }), onProgress: () => undefined });
+  const measured = await measureBatched(settings, { emulators, note: harness.note, addCleanup: (what, run) => harness.addCleanup(what, run), guard: (p) => harness.guard(p), signal: harness.signal });
+  const targets = batchedTargets(measured);
+  process.stdout.write([formatBatched(measured), ...targets, JSON.stringify({ bench: 'batched', ...measured }), ''].join('\n'));
+  return targets.every((t) => t.endsWith('— MET')) ? 0 : 1;
+}
+
+/**
+ * One run: Herald's local stack in this process, the receiver and the sender in a child, the
+ * destination registered, Herald measured idle, then the events sent and counted.
+ */
+export async function measureBatched(settings: BatchedSettings, ctx: BatchedContext): Promise<BatchedMeasurement> {
+  const { events, rate, perPost, maxEvents, maxWaitMs, stallMs, idleSeconds, project } = settings;
+  const { emulators } = ctx;
+  const stack = await startLocalStack({ port: 0, emulators, env: { ...process.env, HERALD_PROJECT_ID: project, HERALD_LOG_LEVEL: 'WARNING' }, log: createLogger({ level: 'ERROR', write: () => undefined }), onProgress: () => undefined });
   // Cleanups run last first: Herald stops before its project is purged from under it.
-  harness.addCleanup('the project', () => Promise.all([purgeProject(PROJECT), clearFirestore(emulators, PROJECT)]).then(() => undefined));
-  harness.addCleanup('herald', () => stack.stop());
+  ctx.addCleanup(`project ${project}`, () => Promise.all([purgeProject(project), clearFirestore(emulators, project)]).then(() => undefined));
+  ctx.addCleanup('the batched run\'s Herald', () => stack.stop());
   // The receiver and the sender in a process of their own: this one's CPU is then Herald's.
-  const settings: BatchedLoadSettings = { stackUrl: stack.url, ingestToken: stack.config.ingestToken, events, rate, perPost, stallMs, source: SOURCE, type: TYPE };
+  const load: BatchedLoadSettings = { stackUrl: stack.url, ingestToken: stack.config.ingestToken, events, rate, perPost, stallMs, source: SOURCE, type: TYPE };
   const { child, ready } = await forkUntilReady<BatchedLoadMessage, Extract<BatchedLoadMessage, { type: 'ready' }>>(
     path.join(__dirname, 'batched-load.ts'),
-    { ...process.env, [BATCHED_LOAD_ENV]: JSON.stringify(settings) },
+    { ...process.env, [BATCHED_LOAD_ENV]: JSON.stringify(load) },
     'the receiver and sender',
-    harness.signal,
-    harness.note,
+    ctx.signal,
+    ctx.note,
   );
-  harness.addCleanup('the receiver and sender', async () => void child.kill());
+  ctx.addCleanup('the receiver and sender', async () => void child.kill());
   const res = await fetch(`${stack.url}/admin/destinations/batched`, {
     method: 'PUT',
     headers: { authorization: `Bearer ${stack.config.adminToken}`, 'content-type': 'application/json' },
@@ -97,13 +153,13 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
   const ops = stack.runtime.firestoreOps;
   // Herald idle first: its timers and polls (the retry pump's, the batcher's pulls) cost CPU and reads by the second, not
   // by the event (cost.ts prices them as fixed costs); what they cost per second is taken off the run's, as cost.ts does.
-  harness.note(`measuring Herald idle for ${idleSeconds} s`);
+  ctx.note(`measuring Herald idle for ${idleSeconds} s`);
   const [idleOps0, idleCpu0, idleAt0] = [{ ...ops }, process.cpuUsage(), Date.now()];
-  await harness.guard(new Promise((r) => setTimeout(r, idleSeconds * 1000)));
+  await ctx.guard(new Promise((r) => setTimeout(r, idleSeconds * 1000)));
   const idleCpu = process.cpuUsage(idleCpu0);
   const idleFor = (Date.now() - idleAt0) / 1000;
   const idle = { cpuMsPerSecond: (idleCpu.user + idleCpu.system) / 1000 / idleFor, readsPerSecond: (ops.reads - idleOps0.reads) / idleFor, writesPerSecond: (ops.writes - idleOps0.writes) / idleFor };
-  harness.note(`sending ${events} events at ${rate}/s, ${perPost} per POST /ingest, to a destination batching ${maxEvents} events or ${maxWaitMs} ms`);
+  ctx.note(`sending ${events} events at ${rate}/s, ${perPost} per POST /ingest, to a destination batching ${maxEvents} events or ${maxWaitMs} ms`);
   const ops0 = { ...ops };
   const stopProfile = process.env.BENCH_PROFILE ? await startProfile() : undefined;
   const cpu0 = process.cpuUsage();
@@ -112,11 +168,11 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
     child.once('exit', (code) => reject(new BenchFailure(`the receiver and sender exited with code ${code} before the run ended`)));
   });
   child.send({ type: 'go' });
-  const load = await harness.guard(finished);
+  const done = await ctx.guard(finished);
   const cpu = process.cpuUsage(cpu0);
-  if (stopProfile) harness.note(`CPU profile of the run (Herald): ${await stopProfile(process.env.BENCH_PROFILE!)}`);
-  if (load.failure) throw new BenchFailure(load.failure);
-  const { received, again, requests, seconds, addedMs: added } = load;
+  if (stopProfile) ctx.note(`CPU profile of the run (Herald): ${await stopProfile(process.env.BENCH_PROFILE!)}`);
+  if (done.failure) throw new BenchFailure(done.failure);
+  const { received, again, requests, seconds, addedMs: added } = done;
   const per = (n: number) => n / Math.max(1, received);
   const net = (total: number, perSecond: number) => Math.max(0, total - perSecond * seconds);
   const cpuMsRaw = (cpu.user + cpu.system) / 1000;
@@ -131,29 +187,49 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
     storedGiBMonths: storedGiBMonths(recordBytes, stack.config.deliveryRetentionDays),
   };
   const cost = costPerMillion(usage, GCP_LIST_PRICES, DEFAULT_ASSUMPTIONS, { firestore: 'regional', billing: 'request' });
+  return {
+    settings,
+    requests,
+    received,
+    again,
+    seconds,
+    addedMs: { p50: percentile(added, 50), p90: percentile(added, 90), p99: percentile(added, 99) },
+    idle,
+    cpuMsRawPerEvent: per(cpuMsRaw),
+    wire,
+    recordBytes,
+    retentionDays: stack.config.deliveryRetentionDays,
+    usage,
+    cost,
+  };
+}
+
+/** Issue 37's targets, a line each. */
+export function batchedTargets(m: BatchedMeasurement): string[] {
+  const { events, maxEvents, maxWaitMs } = m.settings;
   const requestsMax = Math.ceil((REQUESTS_PER_10K * events) / 10_000);
   const latencyMax = maxWaitMs + 100;
-  const p50 = percentile(added, 50) ?? Infinity;
-  const targets = [
-    `Target: ≤ ${requestsMax} requests for ${events} events — ${requests} — ${mark(requests <= requestsMax && received === events)}`,
-    `Target: every event received, once (duplicates only after a fault) — ${received}/${events}, ${again} again — ${mark(received === events && again === 0)}`,
+  const p50 = m.addedMs.p50 ?? Infinity;
+  return [
+    `Target: ≤ ${requestsMax} requests for ${events} events — ${m.requests} — ${mark(m.requests <= requestsMax && m.received === events)}`,
+    `Target: every event received, once (duplicates only after a fault) — ${m.received}/${events}, ${m.again} again — ${mark(m.received === events && m.again === 0)}`,
     `Target: p50 added latency ≤ ${latencyMax} ms — ${round(p50, 0)} ms — ${mark(p50 <= latencyMax)}`,
-    `Target: ≤ $${COST_MAX.toFixed(2)} per million events at batch ${maxEvents}, every term (request-based) — $${cost.total.toFixed(3)} — ${mark(cost.total <= COST_MAX)}`,
+    `Target: ≤ $${BATCHED_COST_MAX.toFixed(2)} per million events at batch ${maxEvents}, every term (request-based) — $${m.cost.total.toFixed(3)} — ${mark(m.cost.total <= BATCHED_COST_MAX)}`,
   ];
-  process.stdout.write(
-    [
-      '',
-      `Batched delivery: ${events} events in ${round(seconds, 1)} s to one destination (batch ${maxEvents} events / ${maxWaitMs} ms), ${perPost} per POST /ingest at ${rate}/s`,
-      table(
-        ['requests', 'events per request', 'received', 'again', 'added p50 ms', 'p90 ms', 'p99 ms', 'reads/event', 'writes/event', 'CPU ms/event (raw)'],
-        [[requests, round(received / Math.max(1, requests), 1), received, again, round(p50, 0), round(percentile(added, 90) ?? NaN, 0), round(percentile(added, 99) ?? NaN, 0), round(usage.firestore.reads, 3), round(usage.firestore.writes, 3), `${round(usage.cpuSeconds * 1000, 2)} (${round(per(cpuMsRaw), 2)})`]],
-      ),
-      `Cost per million events (Firestore us-central1, request-based; Pub/Sub: ${wire.published.messages} messages published (${round(wire.published.bytes / events, 0)} bytes per event) and ${wire.pulled.messages} pulled, measured; a record ${round(recordBytes, 0)} bytes as stored in its group with its index entries, over ${stack.config.deliveryRetentionDays} days; CPU: Herald's process, net of its idle ${round(idle.cpuMsPerSecond, 1)} ms/s; reads net of its idle ${round(idle.readsPerSecond, 2)}/s)`,
-      table(['component', '$ per million'], [...COMPONENTS.map((c) => [COMPONENT_LABELS[c], round(cost[c], 4)]), ['total', round(cost.total, 4)]]),
-      ...targets,
-      JSON.stringify({ bench: 'batched', events, rate, perPost, maxEvents, maxWaitMs, requests, received, again, addedMs: { p50, p90: percentile(added, 90), p99: percentile(added, 99) }, idle, cpuMsRawPerEvent: per(cpuMsRaw), usage, cost }),
-      '',
-    ].join('\n'),
-  );
-  return targets.every((t) => t.endsWith('— MET')) ? 0 : 1;
+}
+
+/** The run's table and its cost per million, every term. */
+export function formatBatched(m: BatchedMeasurement): string {
+  const { events, rate, perPost, maxEvents, maxWaitMs } = m.settings;
+  const { usage, cost, wire, idle } = m;
+  return [
+    '',
+    `Batched delivery: ${events} events in ${round(m.seconds, 1)} s to one destination (batch ${maxEvents} events / ${maxWaitMs} ms), ${perPost} per POST /ingest at ${rate}/s, Herald at scale 1`,
+    table(
+      ['requests', 'events per request', 'received', 'again', 'added p50 ms', 'p90 ms', 'p99 ms', 'reads/event', 'writes/event', 'CPU ms/event (raw)'],
+      [[m.requests, round(m.received / Math.max(1, m.requests), 1), m.received, m.again, round(m.addedMs.p50 ?? NaN, 0), round(m.addedMs.p90 ?? NaN, 0), round(m.addedMs.p99 ?? NaN, 0), round(usage.firestore.reads, 3), round(usage.firestore.writes, 3), `${round(usage.cpuSeconds * 1000, 2)} (${round(m.cpuMsRawPerEvent, 2)})`]],
+    ),
+    `Cost per million events (Firestore us-central1, request-based; Pub/Sub: ${wire.published.messages} messages published (${round(wire.published.bytes / events, 0)} bytes per event) and ${wire.pulled.messages} pulled, measured; a record ${round(m.recordBytes, 0)} bytes as stored in its group with its index entries, over ${m.retentionDays} days; CPU: Herald's process, net of its idle ${round(idle.cpuMsPerSecond, 1)} ms/s; reads net of its idle ${round(idle.readsPerSecond, 2)}/s)`,
+    table(['component', '$ per million'], [...COMPONENTS.map((c) => [COMPONENT_LABELS[c], round(cost[c], 4)]), ['total', round(cost.total, 4)]]),
+  ].join('\n');
 }

@@ -34,6 +34,7 @@ import { BenchReceiver, IdFrom, Tracker } from './receiver';
 import { Distribution, ratio, round, table } from './stats';
 import { formatSteadyReport, runSteadyPhase, STEADY_PROJECT, SteadyReport } from './steady';
 import { formatSparseReport, runSparsePhase, SPARSE_PROJECT, SparseReport } from './sparse';
+import { BatchedMeasurement, batchedTargets, formatBatched, measureBatched } from './batched';
 import { collectionTable, OpsByCollection } from './firestore-meter';
 import { BenchHarness } from './harness';
 import { ISOLATION_HELP, runIsolationBench } from './isolation';
@@ -92,6 +93,12 @@ delivered event; the hottest document's most writes in any 1 s window, target â‰
   --steady-seconds S seconds of sending; 0 skips the phase (BENCH_STEADY_SECONDS; 20)
   --steady-rate R    events per second (BENCH_STEADY_RATE; 100)
 
+Batched scenario (issue 37's cost target: Herald in this process at HERALD_TIME_SCALE=1, the
+receiver and sender in a child, as \`npm run bench -- batched --ingest-batch 100 --rate 1000\`):
+N events at 1,000/s, 100 per POST /ingest, to a destination batching 100 events or 1 s; every
+term per million, net of Herald's idle (target â‰¤ $0.10):
+  --batched-events N events; 0 skips the scenario (BENCH_BATCHED_COST_EVENTS; 10000)
+
 Reuses the emulators named by PUBSUB_EMULATOR_HOST / FIRESTORE_EMULATOR_HOST, else starts its own.`;
 
 interface Options {
@@ -108,6 +115,7 @@ interface Options {
   sparseDestinations: number;
   steadySeconds: number;
   steadyRate: number;
+  batchedEvents: number;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -127,6 +135,7 @@ function parseOptions(argv: string[]): Options {
       'sparse-destinations': { type: 'string' },
       'steady-seconds': { type: 'string' },
       'steady-rate': { type: 'string' },
+      'batched-events': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -155,6 +164,7 @@ function parseOptions(argv: string[]): Options {
     sparseDestinations: int('sparse-destinations', values['sparse-destinations'], 'BENCH_SPARSE_DESTINATIONS', 500, 0),
     steadySeconds: int('steady-seconds', values['steady-seconds'], 'BENCH_STEADY_SECONDS', 20, 0),
     steadyRate: int('steady-rate', values['steady-rate'], 'BENCH_STEADY_RATE', 100, 1),
+    batchedEvents: int('batched-events', values['batched-events'], 'BENCH_BATCHED_COST_EVENTS', 10_000, 0),
   };
 }
 
@@ -352,6 +362,13 @@ async function main(): Promise<number> {
     steady = await runSteadyPhase({ seconds: options.steadySeconds, rate: options.steadyRate, warmup: 20, stallMs: options.stallMs }, childContext);
   }
 
+  // Last: its Herald runs in this process, and stays up until the cleanups.
+  let batched: BatchedMeasurement | undefined;
+  if (options.batchedEvents > 0) {
+    const settings = { events: options.batchedEvents, rate: 1000, perPost: 100, maxEvents: 100, maxWaitMs: 1000, stallMs: options.stallMs, idleSeconds: 5, project: `herald-cost-batched-${runId}` };
+    batched = await measureBatched(settings, { emulators, note, addCleanup: (what, run) => cleanups.push({ what, run }), guard, signal: controller.signal });
+  }
+
   const runSeconds = round((performance.now() - began) / 1000);
   const report = {
     bench: 'herald-vs-direct',
@@ -360,6 +377,7 @@ async function main(): Promise<number> {
     ...(cost ? { cost } : {}),
     ...(sparse ? { sparse } : {}),
     ...(steady ? { steady } : {}),
+    ...(batched ? { batched } : {}),
     runSeconds,
   };
   endProgress();
@@ -369,6 +387,7 @@ async function main(): Promise<number> {
     ...(sparse ? [formatSparseReport(sparse)] : []),
     ...(steady ? [formatSteadyReport(steady)] : []),
     ...(cost || sparse || steady ? [formatCollectionSummary(cost, sparse, steady)] : []),
+    ...(batched ? [formatBatched(batched), ...batchedTargets(batched).filter((t) => t.includes('per million'))] : []),
     '',
     `Run took ${runSeconds} s.`,
     '',
