@@ -1,7 +1,9 @@
+import { leaseRenewal, NOTHING_SEEN, PublisherView, publisherStep } from '../domain/batcher-lease';
 import { BatcherLeaseStore, Clock, Logger } from '../ports';
 
 /**
- * Starting a batcher when events reach the batch lane and none is running. On GCP the batcher
+ * Starting a batcher when events reach the batch lane and none is running (the rules, as
+ * data and pure functions: domain/batcher-lease.ts). On GCP the batcher
  * runs inside each scheduled pump run (once a minute) and ends once the lane has been quiet
  * for IDLE_END_MS: without a wake-up, the first event after a lull would wait for the next
  * minute's run whatever its destination's `maxWaitMs`.
@@ -9,24 +11,13 @@ import { BatcherLeaseStore, Clock, Logger } from '../ports';
  * A running batcher keeps a lease (one document: until when it is sure to go on pulling), renewed
  * while it has events — at most one write every few seconds, none while it idles. Whoever
  * publishes onto the batch lane (ingest, route) asks a BatcherWaker: while the lease it last
- * read runs, nothing is read or sent; past it, one read (at most every LOOK_EVERY_MS per
- * instance); and if no batcher holds it, a wake-up message (at most every WAKE_EVERY_MS per
+ * read runs, nothing is read or sent; past it, one read (at most every `lookEveryMs` per
+ * instance); and if no batcher holds it, a wake-up message (at most every `wakeEveryMs` per
  * instance), which Pub/Sub pushes to the pump: a run starts at once. Two runs at once are
  * safe (a second batcher takes a share of the messages and makes smaller batches, never wrong
  * ones). Nothing here may fail a publish: an error is logged, and the next scheduled run
  * comes within the minute as before.
  */
-export const BATCHER_WAKE = {
-  /** How far ahead a batcher that goes on pulling for good (local mode) says it runs. */
-  aliveMs: 30_000,
-  /** A lease is renewed once it has less than this left, if the batcher will still be pulling after it. */
-  renewWithinMs: 5_000,
-  /** A publisher reads the lease at most this often. */
-  lookEveryMs: 5_000,
-  /** A publisher sends a wake-up at most this often (the run it starts takes a moment to say so). */
-  wakeEveryMs: 20_000,
-} as const;
-
 export interface BatcherWakerDeps {
   lease: BatcherLeaseStore;
   /** Publishes one wake-up onto the wake topic. */
@@ -37,16 +28,14 @@ export interface BatcherWakerDeps {
 
 /** A publisher's side: call `published` once events went onto the batch lane. */
 export class BatcherWaker {
-  private knownUntil = 0;
-  private lookedAt = Number.NEGATIVE_INFINITY;
-  private wokeAt = Number.NEGATIVE_INFINITY;
+  private view: PublisherView = { ...NOTHING_SEEN };
   private checking?: Promise<void>;
 
   constructor(private readonly deps: BatcherWakerDeps) {}
 
   /** Resolves once a batcher is known to run or has been woken; never rejects. */
   published(): Promise<void> {
-    if (this.deps.clock.now().getTime() < this.knownUntil) return Promise.resolve();
+    if (publisherStep(this.view, this.deps.clock.now().getTime()) === 'nothing') return Promise.resolve();
     this.checking ??= this.check()
       .catch((e: unknown) => this.deps.log.warn('could not make sure a batcher runs; the next scheduled run sends the batch lane\'s events', { error: (e as Error).message }))
       .finally(() => (this.checking = undefined));
@@ -54,18 +43,16 @@ export class BatcherWaker {
   }
 
   private async check(): Promise<void> {
-    let now = this.deps.clock.now().getTime();
-    if (now - this.lookedAt >= BATCHER_WAKE.lookEveryMs) {
-      this.lookedAt = now;
+    const now = () => this.deps.clock.now().getTime();
+    if (publisherStep(this.view, now()) === 'look') {
+      this.view.lookedAt = now();
       const until = await this.deps.lease.aliveUntil();
-      this.knownUntil = Math.max(this.knownUntil, until?.getTime() ?? 0);
-      now = this.deps.clock.now().getTime();
-      if (now < this.knownUntil) return;
+      this.view.knownUntil = Math.max(this.view.knownUntil, until?.getTime() ?? 0);
     }
-    if (now - this.wokeAt < BATCHER_WAKE.wakeEveryMs) return;
-    this.wokeAt = now;
+    if (publisherStep(this.view, now()) !== 'wake') return;
+    this.view.wokeAt = now();
     await this.deps.wake();
-    this.deps.log.info('no batcher was running: a pump run woken to start one', { leaseUntil: this.knownUntil > 0 ? new Date(this.knownUntil).toISOString() : undefined });
+    this.deps.log.info('no batcher was running: a pump run woken to start one', { leaseUntil: this.view.knownUntil > 0 ? new Date(this.view.knownUntil).toISOString() : undefined });
   }
 }
 
@@ -81,9 +68,9 @@ export class BatcherLeaseKeeper {
   ) {}
 
   pulling(horizon: number | undefined): void {
-    const now = this.now();
-    if (horizon === undefined || horizon <= this.until || this.until - now >= BATCHER_WAKE.renewWithinMs) return;
-    this.until = horizon;
-    this.lease.keepAlive(new Date(horizon)).catch((e: unknown) => this.log.warn('batcher: its lease could not be renewed; publishers may wake another run', { error: (e as Error).message }));
+    const renewed = leaseRenewal(this.until, horizon, this.now());
+    if (renewed === undefined) return;
+    this.until = renewed;
+    this.lease.keepAlive(new Date(renewed)).catch((e: unknown) => this.log.warn('batcher: its lease could not be renewed; publishers may wake another run', { error: (e as Error).message }));
   }
 }

@@ -1,5 +1,6 @@
 import { MemoryBatcherLease } from '../../shared/adapters/memory/batcher-lease';
-import { BATCHER_WAKE, BatcherLeaseKeeper, BatcherWaker } from '../../shared/app/batcher-wake';
+import { BatcherLeaseKeeper, BatcherWaker } from '../../shared/app/batcher-wake';
+import { BATCHER_WAKE, leaseRenewal, NOTHING_SEEN, publisherStep } from '../../shared/domain/batcher-lease';
 import { createLogger } from '../../shared/log';
 
 /** A batcher's wake-up: publishers read the lease a running batcher keeps, and wake a pump run when none does. */
@@ -78,5 +79,25 @@ describe('BatcherLeaseKeeper', () => {
     t += 14_000;
     keeper.pulling(last);
     expect(lease.writes).toBe(2);
+  });
+});
+
+describe('the rules (domain/batcher-lease.ts)', () => {
+  test('a publisher does nothing while a lease runs; past it, looks at most every LOOK_EVERY_MS, and wakes at most every WAKE_EVERY_MS', () => {
+    const now = 1_000_000;
+    expect(publisherStep(NOTHING_SEEN, now)).toBe('look');
+    expect(publisherStep({ ...NOTHING_SEEN, knownUntil: now + 1 }, now)).toBe('nothing');
+    expect(publisherStep({ knownUntil: 0, lookedAt: now - 1, wokeAt: Number.NEGATIVE_INFINITY }, now)).toBe('wake');
+    expect(publisherStep({ knownUntil: 0, lookedAt: now - 1, wokeAt: now - BATCHER_WAKE.wakeEveryMs + 1 }, now)).toBe('nothing');
+    expect(publisherStep({ knownUntil: 0, lookedAt: now - BATCHER_WAKE.lookEveryMs, wokeAt: now - 1 }, now)).toBe('look');
+  });
+
+  test('a batcher renews only a lease about to lapse, and only to a later time it is sure of', () => {
+    const now = 1_000_000;
+    expect(leaseRenewal(0, undefined, now)).toBeUndefined();
+    expect(leaseRenewal(0, now + 15_000, now)).toBe(now + 15_000);
+    expect(leaseRenewal(now + BATCHER_WAKE.renewWithinMs, now + 30_000, now)).toBeUndefined();
+    expect(leaseRenewal(now + BATCHER_WAKE.renewWithinMs - 1, now + 30_000, now)).toBe(now + 30_000);
+    expect(leaseRenewal(now + 1_000, now + 1_000, now)).toBeUndefined();
   });
 });
