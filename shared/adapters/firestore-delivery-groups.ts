@@ -152,7 +152,9 @@ export class FirestoreDeliveryGroups {
   private commitIfDue(): void {
     if (this.committing || this.queue.length === 0) return;
     const now = Date.now();
-    let due = Math.min(...this.queue.map((w) => w.due));
+    // A group's worth goes at once; else the earliest any queued outcome may wait to (a loop: the queue may hold thousands).
+    let due = this.queue.length >= GROUP_LIMITS.members ? now : Number.POSITIVE_INFINITY;
+    for (const w of this.queue) if (w.due < due) due = w.due;
     if (this.underway > 0) due = Math.max(due, this.queue[0]!.at + GROUP_WAIT_MS);
     if (now < due && this.queue.length < GROUP_LIMITS.members) {
       if (this.timer && this.timer.at <= due) return;
@@ -345,7 +347,7 @@ function groupsOf(taken: readonly Waiting[]): { account: string; members: Delive
     const key = `${account}\n${Number.isNaN(span) ? 0 : span}`;
     const list = open.get(key) ?? [];
     let group = list[list.length - 1];
-    let added = group && adds(group, record);
+    let added = group ? adds(group, record) : undefined;
     if (!group || !added || group.members.length >= GROUP_LIMITS.members || group.bytes + added.bytes > GROUP_LIMITS.bytes) {
       group = { account, members: [], bytes: 0, counted: new Set() };
       list.push(group);

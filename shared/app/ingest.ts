@@ -87,13 +87,14 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     const verdict = await deps.quotas.admit(counts);
     if (!verdict.ok) return overQuota(verdict, counts.get(verdict.account)!);
   }
-  let targets: Destination[][];
+  // Events of one type share their array (matched once): read-only.
+  let targets: (readonly Destination[])[];
   try {
     targets = await deps.directory.withAccounts(
       events.map((e) => eventAccount(e.attributes)),
       (matching) => {
         // Events of one type and account go where the first of them goes: matched (and their destinations' secrets opened) once.
-        const matched = new Map<string, Destination[]>();
+        const matched = new Map<string, readonly Destination[]>();
         return events.map((e) => {
           const [type, account] = [e.attributes.type, eventAccount(e.attributes)];
           const key = `${account}\n${type}`;
@@ -156,7 +157,7 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
  * it takes in order (app/ordered-delivery.ts); per batched destination, the events that go to
  * its batch lane together (lanes.ts publishBundled): each in the order of the request.
  */
-function intakePlan(deps: IngestDeps, events: readonly HeraldEvent[], targets: readonly Destination[][], publishedAt: string, intakes: readonly string[]) {
+function intakePlan(deps: IngestDeps, events: readonly HeraldEvent[], targets: readonly (readonly Destination[])[], publishedAt: string, intakes: readonly string[]) {
   const ordered = new Map<string, { destination: Destination; items: OrderedItem[]; events: number[] }>();
   const bundled = new Map<string, { destination: Destination; events: number[] }>();
   const unordered = events.map((event, i) =>
