@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { PushDelivery, parsePushEnvelope } from '../shared/domain/cloudevents-pubsub';
-import { deliverFromLane } from '../shared/app/deliver';
+import { deliverPush } from '../shared/app/deliver';
 import { routeEvent } from '../shared/app/route';
 import { parseJsonBytes } from '../shared/domain/json-body';
 import { FunctionName } from '../shared/topology';
@@ -43,4 +43,4 @@ export function pushHandler(name: FunctionName, work: (rt: Runtime, push: PushDe
 
 export const routeHandler = pushHandler('route', (rt, push) => routeEvent(routeDeps(rt), push));
 
-export const deliverHandler = pushHandler('deliver', (rt, push) => deliverFromLane(deliverDeps(rt), push));
+export const deliverHandler = pushHandler('deliver', (rt, push) => deliverPush(deliverDeps(rt), push));

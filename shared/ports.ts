@@ -260,6 +260,12 @@ export interface DeliveryPage {
   nextCursor?: string;
 }
 
+/** How long a DELIVERED outcome's group commit may wait for others: at most `lingerMs`, and no longer than `until` takes to settle. */
+export interface DeliveredLinger {
+  lingerMs?: number;
+  until?: Promise<unknown>;
+}
+
 /** What addDelivered did: created (`group`: the group document that holds it), or found a record of its own there. */
 export type AddedDelivered = { created: true; group?: string } | { created: false };
 
@@ -328,9 +334,10 @@ export interface DeliveryStore {
    * `create`'s false is). With others, a member of a group — one write for many — and nothing is
    * read first: a delivery recorded already is then found twice, and every view shows it once,
    * the later copy counted as a duplicate (true). `lingerMs`: how long its commit may wait for
-   * more outcomes to share the write (domain/grouped-outcomes.ts BATCH_OUTCOME_LINGER_MS).
+   * more outcomes to share the write (domain/grouped-outcomes.ts BATCH_OUTCOME_LINGER_MS);
+   * `until`: the wait ends when this settles, if sooner (the rest of its bundle is in).
    */
-  addDelivered(record: DeliveryRecord, options?: { lingerMs?: number }): Promise<AddedDelivered>;
+  addDelivered(record: DeliveryRecord, options?: DeliveredLinger): Promise<AddedDelivered>;
   /**
    * A first attempt is being sent: its outcome may be added in a moment, and a commit waits a
    * little for it. Call what this returns once the outcome is added or will not be.

@@ -6,7 +6,7 @@ import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../domain/delive
 import { HeraldEvent } from '../domain/event';
 import { ownOver, parseHeadEntryId, standing } from '../domain/grouped-outcomes';
 import { addTallies, deliveryTally, EMPTY_TALLY, IntakeTally, sameTally, tallyOf } from '../domain/intake-tally';
-import { AddedDelivered, DeliveryPage, DeliveryStore, WorkStatus } from '../ports';
+import { AddedDelivered, DeliveredLinger, DeliveryPage, DeliveryStore, WorkStatus } from '../ports';
 import { DeliveryRetention, FirestoreDeliveryGroups } from './firestore-delivery-groups';
 import { chunks, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from './firestore-stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
@@ -74,7 +74,7 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     return true;
   }
 
-  addDelivered(record: DeliveryRecord, options?: { lingerMs?: number }): Promise<AddedDelivered> {
+  addDelivered(record: DeliveryRecord, options?: DeliveredLinger): Promise<AddedDelivered> {
     return this.groups.add(record, options);
   }
 

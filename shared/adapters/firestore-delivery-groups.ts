@@ -10,7 +10,7 @@ import { jsonBytes, sameJson } from '../domain/json-values';
 import { deliveryId, splitDestinationId } from '../domain/ids';
 import { eventKey } from '../domain/event';
 import type { OperationCounter } from './firestore-stores';
-import type { AddedDelivered } from '../ports';
+import type { AddedDelivered, DeliveredLinger } from '../ports';
 
 /** How long settled records are kept (HERALD_DELIVERY_RETENTION_DAYS); `now`: the clock their expiry counts from. */
 export interface DeliveryRetention {
@@ -134,12 +134,21 @@ export class FirestoreDeliveryGroups {
   /**
    * Resolves once the outcome is durable: with its group, or, alone, whether it was created.
    * `lingerMs`: how long its commit may wait for more outcomes to share its write (a batch's:
-   * a busy destination's next batch ends a moment later), unless a group's worth is queued first.
+   * a busy destination's next batch ends a moment later; a bundle's, the rest of the bundle),
+   * unless a group's worth is queued first; `until` ends the wait when it settles.
    */
-  add(record: DeliveryRecord, options: { lingerMs?: number } = {}): Promise<AddedDelivered> {
+  add(record: DeliveryRecord, options: DeliveredLinger = {}): Promise<AddedDelivered> {
     return new Promise<AddedDelivered>((resolve, reject) => {
       const at = Date.now();
-      this.queue.push({ record, done: (e, added) => (e === undefined ? resolve(added ?? { created: true }) : reject(e as Error)), at, due: at + (options.lingerMs ?? 0) });
+      const waiting: Waiting = { record, done: (e, added) => (e === undefined ? resolve(added ?? { created: true }) : reject(e as Error)), at, due: at + (options.lingerMs ?? 0) };
+      this.queue.push(waiting);
+      if (options.until && waiting.due > at) {
+        const end = () => {
+          waiting.due = Math.min(waiting.due, Date.now());
+          this.commitIfDue();
+        };
+        options.until.then(end, end);
+      }
       this.commitIfDue();
     });
   }

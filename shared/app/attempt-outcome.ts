@@ -75,8 +75,8 @@ function orderingKeyOf(t: Target): { orderingKey?: string } {
  * How long a delivery may wait for its turn: the runtime's limit, shorter on a shared lane,
  * shortened for a policy whose attempt timeout is long (the rule: domain/lane-admission.ts).
  */
-export function rateWaitFor(deps: DeliverDeps, t: Pick<Target, 'destination' | 'policy'>): number {
-  return rateWaitLimitMs(t.destination, t.policy.attemptTimeoutMs, { dedicatedMs: deps.maxRateWaitMs, sharedMs: deps.sharedLaneWaitMs, handlingBudgetMs: LANE_HANDLING_BUDGET_MS });
+export function rateWaitFor(deps: DeliverDeps, t: Pick<Target, 'destination' | 'policy' | 'bundle'>): number {
+  return rateWaitLimitMs(t.destination, t.policy.attemptTimeoutMs, { dedicatedMs: deps.maxRateWaitMs, sharedMs: deps.sharedLaneWaitMs, handlingBudgetMs: LANE_HANDLING_BUDGET_MS }, t.bundle !== undefined);
 }
 
 /**

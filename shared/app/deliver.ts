@@ -13,11 +13,64 @@ import { updateUnderClaim } from './claimed-update';
 import { abandonWithDeadLetter, rejectToDeadLetter } from './dead-letter';
 import { DeliverDeps, DeliverOutcome, Target } from './delivery-context';
 import { firstAttempt } from './first-attempt';
-import { publishToLane } from './lanes';
+import { publishToLane, unbundle } from './lanes';
+import { BundleMember, BundleOutcomes } from './bundle-outcomes';
 import { recheckQueued } from './queued-recheck';
 import { afterOrderedOutcome } from './ordered-delivery';
 
 export type { DeliverDeps, DeliverOutcome };
+
+/**
+ * What one push to `deliver` carries: a lane message, or a bundle of them for one destination
+ * (the events of one ingest request that go there: lanes.ts publishBundled). A bundle's members
+ * are attempted at once, each as if pushed alone, but waiting for its rate turn as on a
+ * dedicated lane (the bundle holds one push slot); their successes wait for each other and
+ * share a group write (app/bundle-outcomes.ts), one push and one invocation for them all. Resolves
+ * once every member's outcome is durable. A member that fails on a Herald fault (the store
+ * unavailable) is published again alone onto its lane and the bundle acked: its neighbours,
+ * recorded, are not sent again. Only when every member failed, or that publish fails, does the
+ * push fail, and Pub/Sub bring the whole bundle again (duplicates, never a loss).
+ */
+export async function deliverPush(deps: DeliverDeps, push: PushDelivery): Promise<DeliverOutcome[]> {
+  const bundle = await unbundle(push.message);
+  if (bundle === undefined) return [await deliverFromLane(deps, push)];
+  if (!bundle.ok) {
+    await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, 'invalid-lane-message', 'a bundle of lane messages that cannot be read');
+    deps.log.warn('a bundle of lane messages that cannot be read: sent to the dead-letter topic', { subscription: push.subscription, messageId: push.messageId, issues: bundle.issues });
+    return [{ kind: 'rejected', reason: 'invalid-lane-message' }];
+  }
+  const members = bundle.members.map((message, i): PushDelivery => ({ ...push, messageId: `${push.messageId}/${i}`, message }));
+  const outcomes = new BundleOutcomes(members.length);
+  const settled = await Promise.allSettled(
+    members.map((m) => {
+      const bundle = outcomes.member();
+      return deliverFromLane(deps, m, { bundle }).finally(bundle.in);
+    }),
+  );
+  const failed = members.flatMap((m, i) => (settled[i]!.status === 'rejected' ? [{ member: m, reason: (settled[i] as PromiseRejectedResult).reason as unknown }] : []));
+  if (failed.length === members.length) throw failed[0]!.reason;
+  const again = new Map(await Promise.all(failed.map(async (f) => [f.member, await publishAgainAlone(deps, f.member, f.reason)] as const)));
+  return settled.map((r, i) => (r.status === 'fulfilled' ? r.value : again.get(members[i]!)!));
+}
+
+/** A bundle's member that failed, onto its lane alone; rejects with its failure when it cannot be. */
+async function publishAgainAlone(deps: DeliverDeps, member: PushDelivery, failure: unknown): Promise<DeliverOutcome> {
+  const read = readLaneMessage(member);
+  const destination = read.ok ? await deps.directory.get(read.value.destinationId) : undefined;
+  if (!read.ok || destination === undefined) throw failure;
+  const topic = await publishToLane(deps, destination, read.value);
+  const { event, destinationId } = read.value;
+  const id = deliveryId(destinationId, eventKey(event.attributes));
+  deps.log.warn("a bundle's member failed; published again alone, the rest of the bundle acked", {
+    eventId: event.attributes.id,
+    eventSource: event.attributes.source,
+    destinationId,
+    deliveryId: id,
+    topic,
+    error: failure instanceof Error ? failure.message : String(failure),
+  });
+  return { kind: 'published-again', deliveryId: id, topic };
+}
 
 /**
  * One attempt of one event to one destination, from its lane (the message's kinds:
@@ -28,7 +81,7 @@ export type { DeliverDeps, DeliverOutcome };
  * (app/attempt-outcome.ts). A Herald fault (the store unavailable) throws so Pub/Sub
  * redelivers, which may duplicate an attempt but never loses one.
  */
-export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery): Promise<DeliverOutcome> {
+export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery, options: { bundle?: BundleMember } = {}): Promise<DeliverOutcome> {
   const read = readLaneMessage(push);
   if (!read.ok) {
     // Only ingest, `route`, the pump and deliver publish to lanes, after validating: this is a foreign message.
@@ -49,7 +102,7 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery): Pr
     return { kind: 'rejected', reason: step.reason };
   }
   const intake = message.kind !== 'claimed' && message.intake !== undefined ? { intake: message.intake } : {};
-  const t: Target = { destination: destination!, policy: deliveryPolicyOf(destination!, deps.policy), event, id, ids, ...intake };
+  const t: Target = { destination: destination!, policy: deliveryPolicyOf(destination!, deps.policy), event, id, ids, ...intake, ...(options.bundle ? { bundle: options.bundle } : {}) };
   try {
     switch (step.kind) {
       case 'queue':

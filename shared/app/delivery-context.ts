@@ -12,6 +12,7 @@ import { TopologyNames } from '../topology';
 import { DeliveryLimiter } from './delivery-limiter';
 import { DestinationDirectory } from './destination-directory';
 import { DeliveryLogHead } from './delivery-log-head';
+import type { BundleMember } from './bundle-outcomes';
 import { DestinationCounters } from './destination-counters';
 
 /** What `deliver` works with (shared/runtime.ts deliverDeps builds it once per runtime). */
@@ -57,7 +58,9 @@ export type DeliverOutcome =
   | { kind: 'queued'; deliveryId: string }
   | { kind: 'deferred'; deliveryId: string; until: string }
   | { kind: 'handed-over'; deliveryId: string; topic: string }
-  | { kind: 'rejected'; reason: RejectReason };
+  | { kind: 'rejected'; reason: RejectReason }
+  /** A bundle's member that failed, published again alone (app/deliver.ts deliverPush). */
+  | { kind: 'published-again'; deliveryId: string; topic: string };
 
 /** One delivery as `deliver` handles it: the event, where it goes, under which policy. */
 export interface Target {
@@ -69,6 +72,8 @@ export interface Target {
   ids: LogFields;
   /** The intake batch the event came in (ingest's journal), written on the record for the reconciler. */
   intake?: string;
+  /** It came in a bundle, one push for several: how long it may wait for its rate turn (domain/lane-admission.ts), how its outcome joins the group commit. */
+  bundle?: BundleMember;
 }
 
 /**

@@ -82,7 +82,8 @@ async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string,
   const write =
     record.status === 'DELIVERED'
       ? async () => {
-          const adding = deps.deliveries.addDelivered(record);
+          const adding = deps.deliveries.addDelivered(record, t.bundle?.linger);
+          t.bundle?.in();
           expected();
           const added = await adding;
           if (added.created) group.id = added.group;

@@ -154,21 +154,26 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
 
 /**
  * Which destinations take each event on its own (its lane); per ordered destination, the events
- * it takes in order (app/ordered-delivery.ts); per batched destination, the events that go to
- * its batch lane together (lanes.ts publishBundled): each in the order of the request.
+ * it takes in order (app/ordered-delivery.ts); per batched destination, and per destination
+ * that takes several of the request's events unordered, the events that go to its lane together
+ * (lanes.ts publishBundled): each in the order of the request.
  */
 function intakePlan(deps: IngestDeps, events: readonly HeraldEvent[], targets: readonly (readonly Destination[])[], publishedAt: string, intakes: readonly string[]) {
   const ordered = new Map<string, { destination: Destination; items: OrderedItem[]; events: number[] }>();
   const bundled = new Map<string, { destination: Destination; events: number[] }>();
+  const perDestination = new Map<string, number>();
+  for (const ds of targets) for (const d of ds) perDestination.set(d.id, (perDestination.get(d.id) ?? 0) + 1);
   const unordered = events.map((event, i) =>
     targets[i]!.filter((d) => {
-      if (d.batch !== undefined) {
+      const inOrder = deps.keys !== undefined && d.batch === undefined && takesInOrder(d, event);
+      // A batched destination's events go to its batch lane together; another's, when the request has several for it, in one push.
+      if (d.batch !== undefined || (!inOrder && perDestination.get(d.id)! > 1)) {
         const entry = bundled.get(d.id) ?? { destination: d, events: [] };
         entry.events.push(i);
         bundled.set(d.id, entry);
         return false;
       }
-      if (!deps.keys || !takesInOrder(d, event)) return true;
+      if (!inOrder) return true;
       const entry = ordered.get(d.id) ?? { destination: d, items: [], events: [] };
       entry.items.push({ event, publishedAt, intake: intakes[i]! });
       entry.events.push(i);

@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { HeraldEvent } from '../domain/event';
 import { Destination } from '../domain/destination';
-import { BUNDLE_LIMITS, bundleBody, BundleRead, bundlesOf, readBundleBody } from '../domain/lane-bundle';
+import { BUNDLE_LIMITS, bundleBody, BundleRead, bundlesOf, PUSHED_BUNDLE_LIMITS, readBundleBody } from '../domain/lane-bundle';
 import { LANE_ATTRIBUTES, LaneMessage, purposeOf, toLaneMessage } from '../domain/lane-message';
 import { HERALD_ATTRIBUTE_PREFIX, heraldAttribute, PubSubMessage } from '../domain/cloudevents-pubsub';
 import { LaneProvisioner, MessageBus, PulledMessage, TopicNotFoundError } from '../ports';
@@ -72,10 +72,11 @@ const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 
 /**
- * First attempts of several events for one batched destination (one ingest request's), as
- * bundles on the batch lane (domain/lane-bundle.ts), gzip: Pub/Sub bills their bytes once
- * compressed instead of each event's whole. One alone goes as it is. Rejects when any bundle's
- * publish fails (the caller counts none of its events accepted).
+ * First attempts of several events for one destination (one ingest request's), as bundles on
+ * its first-attempt lane (domain/lane-bundle.ts), gzip: Pub/Sub bills their bytes once
+ * compressed instead of each event's whole, and a destination that is pushed (not batched)
+ * takes each bundle in one push (app/deliver.ts deliverPush). One alone goes as it is. Rejects
+ * when any bundle's publish fails (the caller counts none of its events accepted).
  */
 export async function publishBundled(deps: LaneDeps, destination: Pick<Destination, 'id' | 'lane' | 'batch'>, messages: readonly LaneMessage[]): Promise<void> {
   if (messages.length === 1) {
@@ -84,7 +85,7 @@ export async function publishBundled(deps: LaneDeps, destination: Pick<Destinati
   }
   const topic = laneTopicOf(destination, 'first', deps.names);
   await Promise.all(
-    bundlesOf(messages.map(toLaneMessage)).map(async (members) => {
+    bundlesOf(messages.map(toLaneMessage), destination.batch !== undefined ? BUNDLE_LIMITS : PUSHED_BUNDLE_LIMITS).map(async (members) => {
       const attributes = { [`${HERALD_ATTRIBUTE_PREFIX}${LANE_ATTRIBUTES.destination}`]: destination.id, [`${HERALD_ATTRIBUTE_PREFIX}${LANE_ATTRIBUTES.bundle}`]: String(members.length) };
       await publishOn(deps, destination, topic, { data: await gzipAsync(bundleBody(members)), attributes });
     }),

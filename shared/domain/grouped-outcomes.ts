@@ -24,6 +24,15 @@ export const GROUP_LIMITS = { members: 500, bytes: 512 * 1024 };
 export const BATCH_OUTCOME_LINGER_MS = 250;
 
 /**
+ * How long a bundle's delivered outcomes (one request's events for a destination, one push) may
+ * wait for the rest of the bundle to share their group commit: the push is acked only once every
+ * member is recorded anyway, so waiting for the last costs nothing, and a bundle paced by its
+ * destination's rate becomes a write or two, not one per event. The wait ends as soon as every
+ * member has its outcome; this caps it when some member waits long for its rate turn.
+ */
+export const BUNDLE_OUTCOME_LINGER_MS = 2000;
+
+/**
  * A group's members were published within one such span (a commit splits by it): a log page,
  * reading groups by their oldest member, knows where no later group can hold a newer one.
  */

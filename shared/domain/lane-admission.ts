@@ -16,9 +16,14 @@ export interface LaneWaits {
   handlingBudgetMs: number;
 }
 
-/** The longest a delivery to `destination` may wait in-process for its rate turn. */
-export function rateWaitLimitMs(destination: Pick<Destination, 'lane'>, attemptTimeoutMs: number, waits: LaneWaits): number {
-  const limit = destination.lane === 'dedicated' ? waits.dedicatedMs : Math.min(waits.dedicatedMs, waits.sharedMs);
+/**
+ * The longest a delivery to `destination` may wait in-process for its rate turn. A member of a
+ * bundle (one request's events for the destination in one push) waits as long as on a dedicated
+ * lane: its whole bundle holds one push slot however many of its members wait, where the same
+ * events pushed alone would hold a slot each.
+ */
+export function rateWaitLimitMs(destination: Pick<Destination, 'lane'>, attemptTimeoutMs: number, waits: LaneWaits, inBundle = false): number {
+  const limit = destination.lane === 'dedicated' || inBundle ? waits.dedicatedMs : Math.min(waits.dedicatedMs, waits.sharedMs);
   return Math.max(0, Math.min(limit, waits.handlingBudgetMs - attemptTimeoutMs));
 }
 

@@ -3,10 +3,13 @@ import type { PubSubMessage } from './cloudevents-pubsub';
 import type { ValidationIssue } from './event';
 
 /**
- * A bundle: several lane messages for one batched destination carried as one Pub/Sub message
- * on the batch lane (ingest makes one of the events a request sends there). Pub/Sub bills every
- * byte twice on that lane (published, then pulled), and a batch's events are alike: compressed
+ * A bundle: several lane messages for one destination carried as one Pub/Sub message (ingest
+ * makes one of the events a request sends to a destination). On the batch lane Pub/Sub bills
+ * every byte twice (published, then pulled), and a batch's events are alike: compressed
  * together they take a fraction of their bytes (a realistic JSON payload: ~3.5× for a hundred).
+ * On a first-attempt lane one push then carries many events: one invocation, and outcomes that
+ * end together, committed in one group write (app/deliver.ts deliverPush), where a push each
+ * would cost an invocation and, on the emulator's two pushes in flight, a write each.
  *
  * The body, before compression: one line of JSON naming each member's attributes and data
  * length, then the members' data one after another, as they are (events' data is bytes).
@@ -14,6 +17,15 @@ import type { ValidationIssue } from './event';
 
 /** Most members in one bundle, and most bytes of their data and attributes before compression. */
 export const BUNDLE_LIMITS = { members: 1000, bytes: 4 * 1024 * 1024 };
+
+export type BundleLimits = typeof BUNDLE_LIMITS;
+
+/**
+ * A bundle pushed to `deliver` (a first-attempt lane) is smaller: its members are attempted at
+ * once, each an HTTP request in flight for up to its timeout, and an instance takes many pushes
+ * at a time (its memory holds each one's events).
+ */
+export const PUSHED_BUNDLE_LIMITS: BundleLimits = { members: 100, bytes: 1024 * 1024 };
 
 const headerSchema = z.strictObject({
   m: z
@@ -29,14 +41,14 @@ function bundleShare(message: PubSubMessage): number {
   return bytes;
 }
 
-/** `messages` in bundles within BUNDLE_LIMITS, in order. */
-export function bundlesOf(messages: readonly PubSubMessage[]): PubSubMessage[][] {
+/** `messages` in bundles within `limits`, in order. */
+export function bundlesOf(messages: readonly PubSubMessage[], limits: BundleLimits = BUNDLE_LIMITS): PubSubMessage[][] {
   const out: PubSubMessage[][] = [];
   let current: PubSubMessage[] = [];
   let bytes = 0;
   for (const m of messages) {
     const share = bundleShare(m);
-    if (current.length > 0 && (current.length >= BUNDLE_LIMITS.members || bytes + share > BUNDLE_LIMITS.bytes)) {
+    if (current.length > 0 && (current.length >= limits.members || bytes + share > limits.bytes)) {
       out.push(current);
       [current, bytes] = [[], 0];
     }

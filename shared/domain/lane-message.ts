@@ -24,7 +24,7 @@ export const LANE_ATTRIBUTES = {
   handedOver: 'handed-over',
   /** Set by the retry pump on a claimed retry of a batch's member: `<batch id>/<position>/<size>`, so the batch meets again. */
   batch: 'batch',
-  /** On the batch lane: the message is a bundle of this many lane messages for one batched destination (domain/lane-bundle.ts), gzip. */
+  /** The message is a bundle of this many lane messages for one destination (domain/lane-bundle.ts), gzip: on the batch lane, or a first-attempt lane. */
   bundle: 'bundle',
 } as const;
 

@@ -178,8 +178,8 @@ function instrument(stack: LocalStack): void {
   };
   const addDelivered = deliveries.addDelivered.bind(deliveries);
   // A lone outcome is created as a document of its own (the store calls create with it: counted there); one among others is grouped.
-  deliveries.addDelivered = async (record) => {
-    const added = await addDelivered(record);
+  deliveries.addDelivered = async (record, options) => {
+    const added = await addDelivered(record, options);
     if (added.created && !viaCreate.has(record)) {
       recorded(record.status);
       counters.groupedRecords++;

@@ -33,7 +33,7 @@
  *
  * The emulator pushes a lane with only a couple of requests in flight per subscription, so
  * A's lane, pushed, holds at most two 5 s attempts at a time. With --a-pull N, A's push
- * subscription is replaced by a pull consumer in Herald's process that runs deliverFromLane
+ * subscription is replaced by a pull consumer in Herald's process that runs deliverPush
  * on up to N messages at once, as Pub/Sub push on GCP would once its window has grown: A then
  * keeps many attempts (and rate-slot waits) in flight beside B's.
  */
@@ -88,7 +88,7 @@ attempt timeout is 5 s); B answers 204 at once. B's publish-to-receipt latency, 
                     the retry pump's claims, retries through the lane): without priming it pays the
                     emulators' and Node's JIT compilation of it, which phases 0-1b never did
   --a-pull N        replace A's push subscription by a pull consumer in Herald's process holding up
-                    to N messages (deliverFromLane on each, as the deliver function does): A then has
+                    to N messages (deliverPush on each, as the deliver function does): A then has
                     up to N attempts in flight, as Pub/Sub push allows on GCP, where the emulator's push
                     keeps only a couple in flight per subscription (BENCH_ISOLATION_A_PULL; 0 = push)
   --a-healthy       a control run: A answers 204 at once (BENCH_ISOLATION_A_HEALTHY=true), so phase 2
@@ -469,7 +469,7 @@ export async function runIsolationBench(argv: string[], h: BenchHarness): Promis
     ['B duplicates', ...col((p) => p.duplicates), undefined],
     ["A's events sent / requests A's receiver got", ...col((p) => (p.a ? `${p.a.sent} / ${p.a.requests}` : undefined)), undefined],
     ...(withA.a?.peakInFlight !== undefined ? [["A: most lane messages in Herald's hands at once (pulled)", ...onlyWithA(withA.a.peakInFlight)]] : []),
-    ...(withA.a?.outcomes ? [['A: deliverFromLane outcomes (pulled)', ...onlyWithA(Object.entries(withA.a.outcomes).map(([k, v]) => `${k} ${v}`).join(', '))]] : []),
+    ...(withA.a?.outcomes ? [['A: deliverPush outcomes (pulled)', ...onlyWithA(Object.entries(withA.a.outcomes).map(([k, v]) => `${k} ${v}`).join(', '))]] : []),
   ];
   const out = [
     '',

@@ -1,11 +1,11 @@
 /**
- * Pulls a destination's lane and runs Herald's `deliverFromLane` on each message, as the
+ * Pulls a destination's lane and runs Herald's `deliverPush` on each message, as the
  * `deliver` function does for a push: acked when it returns, nacked when it throws (Pub/Sub
  * then delivers it again). Flow control bounds the messages held at once: the deliveries in
  * flight, as a push subscription's outstanding-message window does on GCP.
  */
 import { Duration, Message, PubSub, Subscription } from '@google-cloud/pubsub';
-import { DeliverDeps, DeliverOutcome, deliverFromLane } from '../../shared/app/deliver';
+import { DeliverDeps, DeliverOutcome, deliverPush } from '../../shared/app/deliver';
 import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
 import { heraldAttribute, PushDelivery } from '../../shared/domain/cloudevents-pubsub';
 
@@ -46,10 +46,10 @@ export function consumeLane(pubsub: PubSub, subscriptionName: string, maxMessage
     peak = Math.max(peak, inFlight);
     const push = pushOf(message, subscription.name);
     const destinationId = heraldAttribute(push.message, LANE_ATTRIBUTES.destination) ?? '?';
-    deliverFromLane(deps, push)
+    deliverPush(deps, push)
       .then(
-        (outcome) => {
-          hooks.onOutcome?.(destinationId, outcome);
+        (outcomes) => {
+          for (const outcome of outcomes) hooks.onOutcome?.(destinationId, outcome);
           message.ack();
         },
         (e: unknown) => {

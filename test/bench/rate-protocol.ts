@@ -25,11 +25,13 @@ export interface OutcomeCounts {
   duplicate: number;
   queued: number;
   rejected: number;
+  /** A bundle's member that failed, published again alone. */
+  'published-again': number;
   /** deliverFromLane threw (the message was nacked). */
   errors: number;
 }
 
-export const emptyOutcomes = (): OutcomeCounts => ({ attempted: {}, deferred: 0, 'handed-over': 0, duplicate: 0, queued: 0, rejected: 0, errors: 0 });
+export const emptyOutcomes = (): OutcomeCounts => ({ attempted: {}, deferred: 0, 'handed-over': 0, duplicate: 0, queued: 0, rejected: 0, 'published-again': 0, errors: 0 });
 
 /** One lease from a destination's rate-control document (one committed write). */
 export interface LeaseLog {

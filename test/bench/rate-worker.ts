@@ -2,7 +2,7 @@
  * One delivering worker of `npm run bench -- rate`: a Herald runtime (createRuntime with the
  * emulators' environment the bench passes) that pulls from the destinations' lane topics
  * through shared pull subscriptions (competing consumers: Pub/Sub hands each message to one
- * worker) and runs Herald's `deliverFromLane` on each message, as the `deliver` function does
+ * worker) and runs Herald's `deliverPush` on each message, as the `deliver` function does
  * for a push, acking when it returns and nacking when it throws.
  *
  * It logs, for the bench to analyse, without touching Herald's code: each lease of a rate

@@ -224,7 +224,7 @@ interface GroupResult {
 function sumOutcomes(a: OutcomeCounts, b: OutcomeCounts): OutcomeCounts {
   const attempted = { ...a.attempted };
   for (const [k, v] of Object.entries(b.attempted)) attempted[k] = (attempted[k] ?? 0) + v;
-  return { attempted, deferred: a.deferred + b.deferred, 'handed-over': a['handed-over'] + b['handed-over'], duplicate: a.duplicate + b.duplicate, queued: a.queued + b.queued, rejected: a.rejected + b.rejected, errors: a.errors + b.errors };
+  return { attempted, deferred: a.deferred + b.deferred, 'handed-over': a['handed-over'] + b['handed-over'], duplicate: a.duplicate + b.duplicate, queued: a.queued + b.queued, rejected: a.rejected + b.rejected, 'published-again': a['published-again'] + b['published-again'], errors: a.errors + b.errors };
 }
 
 /** Publishes events `from` to `to` − 1 of this run onto the destination's lane, as `route` would. */

@@ -86,20 +86,27 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
       });
       if (res.status !== 201) throw new Error(`registering ${r.plan.destinationId}: HTTP ${res.status} ${await res.text()}`);
     }
-    say(`seed ${options.seed}: ${options.instances} instance${options.instances === 1 ? '' : 's'}; ${options.events} events at ${options.rate}/s to ${receivers.map((r) => `${r.plan.destinationId} (${r.plan.policy})`).join(', ')}; Herald's log: ${logFile}`);
+    say(`seed ${options.seed}: ${options.instances} instance${options.instances === 1 ? '' : 's'}; ${options.events} events at ${options.rate}/s${options.perPost > 1 ? `, ${options.perPost} per POST /ingest` : ''} to ${receivers.map((r) => `${r.plan.destinationId} (${r.plan.policy})`).join(', ')}; Herald's log: ${logFile}`);
 
     t0 = Date.now();
     const chaos = playChaos(plan, herald, emulators.processGroups.pubsub, say);
     const keys: string[] = [];
     let unaccepted = 0;
+    const every = Math.max(1, Math.round(options.rate * 10));
     await Promise.all(
-      Array.from({ length: options.events }, async (_, i) => {
-        await sleep(Math.max(0, (i * 1000) / options.rate - (Date.now() - t0)));
-        const id = `e-${options.seed}-${i}`;
-        const partitionKey = options.ordered ? `k-${i % CHAOS_KEYS}` : undefined;
-        if (await publish(base, tokens.ingest, id, i, t0 + plan.publishMs + PUBLISH_GRACE_MS, partitionKey)) keys.push(eventKey({ source: '/chaos', id }));
-        else unaccepted++;
-        if ((i + 1) % Math.max(1, Math.round(options.rate * 10)) === 0) say(`published ${i + 1}/${options.events} (accepted so far ${keys.length})`);
+      Array.from({ length: Math.ceil(options.events / options.perPost) }, async (_, p) => {
+        const first = p * options.perPost;
+        await sleep(Math.max(0, (first * 1000) / options.rate - (Date.now() - t0)));
+        const events = Array.from({ length: Math.min(options.perPost, options.events - first) }, (_, j) => {
+          const i = first + j;
+          return { id: `e-${options.seed}-${i}`, i, ...(options.ordered ? { partitionKey: `k-${i % CHAOS_KEYS}` } : {}) };
+        });
+        const accepted = await publish(base, tokens.ingest, events, t0 + plan.publishMs + PUBLISH_GRACE_MS);
+        for (const e of events) {
+          if (accepted.has(e.id)) keys.push(eventKey({ source: '/chaos', id: e.id }));
+          else unaccepted++;
+          if ((e.i + 1) % every === 0) say(`published ${e.i + 1}/${options.events} (accepted so far ${keys.length})`);
+        }
       }),
     );
     await chaos;
@@ -158,32 +165,49 @@ async function playChaos(plan: ChaosPlan, herald: HeraldProcess, pubsubGroup: nu
   await Promise.all([kills, ...pauses]);
 }
 
-/** POSTs one event until ingest answers 202 (a producer's retries); false if the deadline passes first. */
-async function publish(base: string, token: string, id: string, i: number, deadline: number, partitionKey?: string): Promise<boolean> {
+/**
+ * POSTs the events until ingest has accepted each (a producer's retries): one alone in binary
+ * mode, several as one CloudEvents batch, whose 503 names those it accepted (the rest are sent
+ * again). Returns the ids accepted before the deadline.
+ */
+async function publish(base: string, token: string, events: { id: string; i: number; partitionKey?: string }[], deadline: number): Promise<Set<string>> {
+  const accepted = new Set<string>();
   for (let pause = 200; Date.now() < deadline; pause = Math.min(pause * 2, 2000)) {
+    const left = events.filter((e) => !accepted.has(e.id));
+    if (left.length === 0) break;
     try {
-      const res = await fetch(`${base}/ingest`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          'ce-specversion': '1.0',
-          'ce-id': id,
-          'ce-source': '/chaos',
-          'ce-type': 'com.chaos.tick',
-          ...(partitionKey !== undefined ? { 'ce-partitionkey': partitionKey } : {}),
-        },
-        body: JSON.stringify({ i }),
-        signal: AbortSignal.timeout(15_000),
-      });
-      await res.arrayBuffer();
-      if (res.status === 202) return true;
+      const res = await fetch(`${base}/ingest`, { method: 'POST', ...requestOf(token, left), signal: AbortSignal.timeout(15_000) });
+      const body = (await res.json().catch(() => ({}))) as { accepted?: unknown };
+      if (res.status === 202) for (const e of left) accepted.add(e.id);
+      else if (res.status === 503 && Array.isArray(body.accepted)) for (const id of body.accepted) accepted.add(String(id));
+      if (events.every((e) => accepted.has(e.id))) break;
     } catch {
       // Herald is down or restarting: try again.
     }
     await sleep(pause);
   }
-  return false;
+  return accepted;
+}
+
+function requestOf(token: string, events: { id: string; i: number; partitionKey?: string }[]): { headers: Record<string, string>; body: string } {
+  const authorization = `Bearer ${token}`;
+  if (events.length === 1) {
+    const [e] = events as [(typeof events)[0]];
+    return {
+      headers: {
+        authorization,
+        'content-type': 'application/json',
+        'ce-specversion': '1.0',
+        'ce-id': e.id,
+        'ce-source': '/chaos',
+        'ce-type': 'com.chaos.tick',
+        ...(e.partitionKey !== undefined ? { 'ce-partitionkey': e.partitionKey } : {}),
+      },
+      body: JSON.stringify({ i: e.i }),
+    };
+  }
+  const batch = events.map((e) => ({ specversion: '1.0', id: e.id, source: '/chaos', type: 'com.chaos.tick', datacontenttype: 'application/json', ...(e.partitionKey !== undefined ? { partitionkey: e.partitionKey } : {}), data: { i: e.i } }));
+  return { headers: { authorization, 'content-type': 'application/cloudevents-batch+json' }, body: JSON.stringify(batch) };
 }
 
 const STATUSES = new Set<string>(DELIVERY_STATUSES);

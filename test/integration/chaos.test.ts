@@ -8,7 +8,7 @@ import { chaosOptionsSchema } from '../chaos/scenario';
  * for 5 s. Every accepted (event, destination) pair must end DELIVERED, DEAD or QUEUED, and an
  * ordered destination's first receipts keep each key's order.
  */
-async function smallChaos(seed: number, mode: { batched?: true; ordered?: true } = {}): Promise<{ result: ChaosResult; sum: ReturnType<typeof totals> }> {
+async function smallChaos(seed: number, mode: { batched?: true; ordered?: true; perPost?: number } = {}): Promise<{ result: ChaosResult; sum: ReturnType<typeof totals> }> {
   const lines: string[] = [];
   const options = chaosOptionsSchema.parse({ seed, events: 300, destinations: 4, kills: 1, outageSeconds: 10, quietTimeoutSeconds: 300, ...mode });
   const result = await runChaos(options, (line) => lines.push(line));
@@ -36,4 +36,9 @@ test('nothing accepted is lost when Herald is killed mid-delivery, every destina
 /** The same with every destination ordered per key (issue 38): 10 keys, and no first receipt out of its key's order. */
 test('nothing accepted is lost and no key is reordered when Herald is killed mid-delivery, every destination ordered', async () => {
   await smallChaos(20261128, { ordered: true });
+}, 480_000);
+
+/** The same with 20 events a request: each destination's share of a request is one bundle, one push, and kills land inside bundles. */
+test('nothing accepted is lost when Herald is killed mid-delivery, 20 events a request (bundles)', async () => {
+  await smallChaos(20261129, { perPost: 20 });
 }, 480_000);

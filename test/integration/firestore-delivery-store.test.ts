@@ -4,7 +4,8 @@ import { COLLECTIONS, FIRESTORE_TTL_FIELDS } from '../../shared/firestore-schema
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore-deliveries';
 import { gunzipSync } from 'node:zlib';
 import { GROUP_WAIT_MS } from '../../shared/adapters/firestore-delivery-groups';
-import { groupKey } from '../../shared/domain/grouped-outcomes';
+import { BUNDLE_OUTCOME_LINGER_MS, groupKey } from '../../shared/domain/grouped-outcomes';
+import { BundleOutcomes } from '../../shared/app/bundle-outcomes';
 import { HeraldEvent } from '../../shared/domain/event';
 import { DEAD_RECORD_MIN_KEEP_MS } from '../../shared/domain/delivery-retention';
 import { deliveryStoreConformance } from '../support/delivery-store-conformance';
@@ -189,6 +190,36 @@ describe('firestore delivery store: group commit of DELIVERED first attempts', (
     const t2 = Date.now();
     await Promise.all([...batch('b_three', 20).map((r) => store.addDelivered(r, { lingerMs: 5000 })), store.addDelivered(delivered('acme_orders', 30))]);
     expect(Date.now() - t2).toBeLessThan(1000);
+    expect(ops.writes).toBe(2);
+  });
+
+  test("a bundle's outcomes wait for the rest of the bundle, and go in one write as soon as the last is in", async () => {
+    const ops = new OperationCounter();
+    const store = new FirestoreDeliveryStore(db, ops);
+    const bundle = new BundleOutcomes(3);
+    const members = [0, 1, 2].map(() => bundle.member());
+    const t = Date.now();
+    // Paced by the destination's rate: they end 100 ms apart.
+    const added = [40, 41, 42].map(async (n, i) => {
+      await new Promise((r) => setTimeout(r, i * 100));
+      const adding = store.addDelivered(delivered('acme_orders', n), members[i]!.linger);
+      members[i]!.in();
+      return adding;
+    });
+    await new Promise((r) => setTimeout(r, 150));
+    expect(ops.writes).toBe(0);
+    expect((await Promise.all(added)).map((a) => a.created)).toEqual([true, true, true]);
+    expect(Date.now() - t).toBeLessThan(BUNDLE_OUTCOME_LINGER_MS / 2);
+    expect(ops.writes).toBe(1);
+    for (const n of [40, 41, 42]) expect(await store.get(`acme_orders.e${n}`)).toMatchObject({ status: 'DELIVERED' });
+    // A member that never comes in (it waits for its rate turn) holds the others BUNDLE_OUTCOME_LINGER_MS at most.
+    const stalled = new BundleOutcomes(2);
+    const [early] = [stalled.member(), stalled.member()];
+    const t2 = Date.now();
+    const alone = store.addDelivered(delivered('acme_orders', 43), early!.linger);
+    early!.in();
+    await alone;
+    expect(Date.now() - t2).toBeGreaterThanOrEqual(BUNDLE_OUTCOME_LINGER_MS - 5);
     expect(ops.writes).toBe(2);
   });
 

@@ -4,6 +4,8 @@ import { Webhook } from 'standardwebhooks';
 import { createHmac } from 'node:crypto';
 import { Receiver, ReceivedRequest } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';
+import { SubscriptionTap } from '../support/subscription-tap';
+import { sharedLaneFor } from '../../shared/topology';
 
 let stack: TestStack;
 const receiver = new Receiver();
@@ -140,5 +142,27 @@ describe('an event reaches the destinations that subscribe to its type, signed a
       ['scalar-2', 'DELIVERED', 1],
       ['str-1', 'DELIVERED', 1],
     ]);
+  });
+});
+
+describe("a request's several events for one destination", () => {
+  test('travel in one message on its lane (one push), and each is delivered once, signed, and recorded DELIVERED', async () => {
+    const res = await stack.admin('PUT', '/destinations/bulk', { url: `${receiver.url}/bulk`, eventTypes: ['com.example.bulk.created'] });
+    expect(res.status).toBe(201);
+    secrets.bulk = (res.body as { secret: string }).secret;
+    const tap = await SubscriptionTap.create(stack.config.projectId, 'spine-bulk-tap', sharedLaneFor('bulk', 'first', stack.runtime.names));
+    const ids = Array.from({ length: 40 }, (_, i) => `bulk-${i}`);
+    const batch = ids.map((id, i) => ({ specversion: '1.0', id, source: '/shop', type: 'com.example.bulk.created', data: { i } }));
+    expect(await stack.ingest({ 'content-type': 'application/cloudevents-batch+json' }, JSON.stringify(batch))).toEqual({ status: 202, body: { accepted: ids } });
+    await receiver.waitFor(40, '/bulk');
+    await new Promise((r) => setTimeout(r, 1000));
+    const got = receiver.on('/bulk');
+    expect(got.map((r) => r.headers['ce-id']).sort()).toEqual([...ids].sort());
+    for (const r of got) expect(JSON.parse(verified(r, 'bulk').data === undefined ? 'null' : r.body.toString())).toEqual({ i: Number(String(r.headers['ce-id']).slice(5)) });
+    const onLane = tap.received.filter((m) => m.attributes['herald-destination'] === 'bulk');
+    expect(onLane.map((m) => m.attributes['herald-bundle'])).toEqual(['40']);
+    await tap.close();
+    const records = await stack.runtime.deliveries.log('bulk', { limit: 50 });
+    expect(records.deliveries.map((d) => [d.eventId, d.status, d.attempts]).sort()).toEqual(ids.map((id) => [id, 'DELIVERED', 1]).sort());
   });
 });

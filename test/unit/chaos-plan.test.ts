@@ -35,6 +35,12 @@ test('Herald runs as one instance unless --instances says more (1-16)', () => {
   expect(chaosOptionsSchema.safeParse({ seed: 1, instances: 0 }).error!.issues.map((i) => i.message)).toEqual(['instances must be 1-16']);
 });
 
+test('events go one per POST unless --per-post says more (1-100, a CloudEvents batch)', () => {
+  expect(chaosOptionsSchema.parse({ seed: 1 }).perPost).toBe(1);
+  expect(chaosOptionsSchema.parse({ seed: 1, perPost: 20 }).perPost).toBe(20);
+  expect(chaosOptionsSchema.safeParse({ seed: 1, perPost: 101 }).error!.issues.map((i) => i.message)).toEqual(['per-post must be 1-100']);
+});
+
 describe('the ledger', () => {
   const counts = (accepted: Record<string, number>, firstAccepted: string[] = Object.keys(accepted)) => ({ requests: new Map(Object.entries(accepted)), accepted: new Map(Object.entries(accepted)), firstAccepted });
   const wid = (key: string) => `msg_${key}`;

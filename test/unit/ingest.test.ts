@@ -50,7 +50,10 @@ describe('ingest', () => {
     const before = Date.now();
     const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }, { id: 'e2', type: 'com.example.invoice.paid' }]));
     expect(result).toEqual({ status: 202, body: { accepted: ['e1', 'e2'] } });
-    const sent = published.map((p) => ({ topic: p.topic, id: p.message.attributes['ce-id'], to: p.message.attributes['herald-destination'] }));
+    // audit takes both: one bundle of the two (a test below); read back, each event's own lane message.
+    const messages = (await Promise.all(published.map(async (p) => ((await unbundle(p.message)) ?? { ok: true as const, members: [p.message] }) as { ok: true; members: PubSubMessage[] } | { ok: false }))).flatMap((r, i) => (r.ok ? r.members.map((message) => ({ topic: published[i]!.topic, message })) : []));
+    expect(messages).toHaveLength(4);
+    const sent = messages.map((p) => ({ topic: p.topic, id: p.message.attributes['ce-id'], to: p.message.attributes['herald-destination'] }));
     expect(sent.sort((a, b) => `${a.id}${a.to}`.localeCompare(`${b.id}${b.to}`))).toEqual([
       { topic: laneTopology('audit', names).topic.name, id: 'e1', to: 'audit' },
       { topic: sharedLaneFor('orders', 'first', names), id: 'e1', to: 'orders' },
@@ -58,7 +61,7 @@ describe('ingest', () => {
       { topic: sharedLaneFor('billing', 'first', names), id: 'e2', to: 'billing' },
     ]);
     expect(store.writes).toHaveLength(1);
-    for (const p of published) {
+    for (const p of messages) {
       expect(p.message.attributes['herald-intake']).toBe(store.writes[0]!.id);
       expect(Date.parse(p.message.attributes['herald-published-at']!)).toBeGreaterThanOrEqual(before - 1);
     }
@@ -93,6 +96,21 @@ describe('ingest', () => {
     expect(result).toEqual({ status: 503, body: { error: expect.stringMatching(/resend/), accepted: [], failed: [{ id: 'e1', error: expect.stringMatching(/destination registry: .*UNAVAILABLE/) }] } });
     expect(published).toEqual([]);
     expect(store.writes).toEqual([]);
+  });
+
+  it("sends a request's several events for one pushed destination as one bundle on its lane (one push), and its lone events as they are", async () => {
+    const { deps, published } = await world();
+    const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }, { id: 'e2', type: 'com.example.order.paid' }, { id: 'e3', type: 'com.example.invoice.paid' }]));
+    expect(result).toEqual({ status: 202, body: { accepted: ['e1', 'e2', 'e3'] } });
+    const by = (to: string) => published.filter((p) => p.message.attributes['herald-destination'] === to).map((p) => [p.topic, p.message.attributes['herald-bundle'] ?? p.message.attributes['ce-id']]);
+    expect(by('orders')).toEqual([[sharedLaneFor('orders', 'first', names), '2']]);
+    expect(by('audit')).toEqual([[laneTopology('audit', names).topic.name, '3']]);
+    expect(by('billing')).toEqual([[sharedLaneFor('billing', 'first', names), 'e3']]);
+    const read = await unbundle(published.find((p) => p.message.attributes['herald-destination'] === 'orders')!.message);
+    expect(read?.ok && read.members.map((m) => [m.attributes['ce-id'], m.attributes['herald-destination'], m.attributes['herald-intake'] !== undefined, m.attributes['herald-published-at'] !== undefined])).toEqual([
+      ['e1', 'orders', true, true],
+      ['e2', 'orders', true, true],
+    ]);
   });
 
   describe('a batched destination', () => {

@@ -9,6 +9,11 @@ test('a shared lane waits at most its short limit, a dedicated one up to 30 s', 
   expect(rateWaitLimitMs({}, 5_000, { ...waits, sharedMs: 40_000 })).toBe(30_000);
 });
 
+test("a bundle's member waits on a shared lane as on a dedicated one (the bundle holds one push slot), within the same budget", () => {
+  expect(rateWaitLimitMs({}, 5_000, waits, true)).toBe(30_000);
+  expect(rateWaitLimitMs({}, 30_000, waits, true)).toBe(15_000);
+});
+
 test('a long attempt timeout shortens the wait, so that both fit in handling one push; never below 0', () => {
   expect(rateWaitLimitMs({ lane: 'dedicated' }, 30_000, waits)).toBe(15_000);
   expect(rateWaitLimitMs({}, 44_500, waits)).toBe(500);
