@@ -218,6 +218,8 @@ export interface CostReport {
     dollarsK1: { run: string; request?: number; instance?: number };
     /** The cheaper of request- and instance-based billing at 100 events/s sustained (the headline run's usage; see `assumes`). */
     dollarsSustained: { limit: number; run: string; variant?: VariantKey; measured?: number; met: boolean; instanceFloorMonthly: number; floorPerMillion: number; assumes: string };
+    /** The same sustained rate sent 100 events a request (the K = 100 run's usage): beside the target, not its measure. */
+    sustainedK100?: { run: string; variant?: VariantKey; measured?: number };
     /** Herald CPU per delivery (net of idle), the most of the first-attempt runs. */
     cpuMs: { limit: number; run?: string; measured?: number; met: boolean };
     /** Run × variant pairs under $1. */
@@ -644,6 +646,7 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
       },
       dollarsK1: { run: headline.name, request: round(headline.perMillion?.regionalRequest?.total, 3), instance: round(headline.perMillion?.regionalInstance?.total, 3) },
       dollarsSustained: { limit: TARGETS.dollarsPerMillionSustained, run: headline.name, ...sustained, met: sustained.measured !== undefined && sustained.measured <= TARGETS.dollarsPerMillionSustained },
+      ...(k100 && k100 !== headline ? { sustainedK100: (({ variant, measured }) => ({ run: k100.name, ...(variant ? { variant } : {}), ...(measured !== undefined ? { measured } : {}) }))(sustainedCost(k100, TARGETS.sustainedRate)) } : {}),
       cpuMs: {
         limit: TARGETS.cpuMsPerDelivery,
         ...(cpuWorst ? { run: cpuWorst.name, measured: cpuWorst.perEvent.cpuMs } : {}),
@@ -772,6 +775,9 @@ export function formatCostReport(r: CostReport): string {
     `  by component: ${t.dollarsBatched.dominant.map((c) => `${c.component} ${dollars(c.dollars)} (${Math.round(c.share * 100)} %)`).join(', ')}`,
     `Target: ≤ $${t.dollarsSustained.limit.toFixed(2)} per million at the cheaper billing mode, ${TARGETS.sustainedRate} events/s sustained (${t.dollarsSustained.run}'s usage): ${dollars(t.dollarsSustained.measured) ?? '—'}${t.dollarsSustained.variant ? ` (${t.dollarsSustained.variant === 'regionalInstance' ? 'instance-based' : 'request-based'})` : ''} — ${mark(t.dollarsSustained.met)}`,
     `  assumes ${t.dollarsSustained.assumes}; that floor alone is ${dollars(t.dollarsSustained.floorPerMillion)}/M at ${TARGETS.sustainedRate} events/s`,
+    ...(t.sustainedK100
+      ? [`  beside it, not the target's measure: the same rate sent 100 events a request (${t.sustainedK100.run}'s usage): ${dollars(t.sustainedK100.measured) ?? '—'}${t.sustainedK100.variant ? ` (${t.sustainedK100.variant === 'regionalInstance' ? 'instance-based' : 'request-based'})` : ''}`]
+      : []),
     `Target: ≤ ${t.cpuMs.limit} ms of Herald CPU per delivery (net of idle; the most of the first-attempt runs, ${t.cpuMs.run ?? '—'}): ${t.cpuMs.measured ?? '—'} ms — ${mark(t.cpuMs.met)}`,
     `  under $${t.dollarsK100.limit.toFixed(2)}: ${t.under.length ? t.under.join('; ') : 'no run under any pricing variant'}`,
     `  (Firestore per first attempt is judged at scale 1: the steady-rate run for one destination, the sparse run for many)`,
