@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { promisify } from 'node:util';
-import { gunzipSync, gzip } from 'node:zlib';
+import { gunzipSync } from 'node:zlib';
+import { gzipped } from '../compression';
 import { DocumentData, Firestore, Query, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { DeliveryRecord } from '../domain/delivery';
 import { DeliveryLogQuery, inLog, logOrder } from '../domain/delivery-log';
@@ -65,8 +65,6 @@ interface Waiting {
   /** Until when its commit may wait for others (ms): `at`, unless its caller let it linger. */
   due: number;
 }
-
-const gzipAsync = promisify(gzip);
 
 /** Longest an outcome waits for sends under way to join its commit (added to its push's ack, never to its delivery). */
 export const GROUP_WAIT_MS = 20;
@@ -233,7 +231,7 @@ export class FirestoreDeliveryGroups {
       oldest: published[0]!,
       newest: published[published.length - 1]!,
       committedAt: now.toISOString(),
-      ...(json ? { packed: await gzipAsync(JSON.stringify(packedOf(docs.map(withoutDerivedId), members))) } : compacted(docs)),
+      ...(json ? { packed: await gzipped(JSON.stringify(packedOf(docs.map(withoutDerivedId), members))) } : compacted(docs)),
       expireAt: new Date(Math.max(...expiries)),
     };
   }

@@ -1,5 +1,3 @@
-import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
 import { HeraldEvent } from '../domain/event';
 import { Destination } from '../domain/destination';
 import { BUNDLE_LIMITS, bundleBody, BundleRead, bundlesOf, PUSHED_BUNDLE_LIMITS, readBundleBody } from '../domain/lane-bundle';
@@ -8,6 +6,7 @@ import { HERALD_ATTRIBUTE_PREFIX, heraldAttribute, PubSubMessage } from '../doma
 import { LaneProvisioner, MessageBus, PulledMessage, TopicNotFoundError } from '../ports';
 import { batchLaneNames, laneTopicOf, TopologyNames } from '../topology';
 import { BatcherWaker } from './batcher-wake';
+import { gunzipped, gzipped } from '../compression';
 
 /**
  * Every publish onto a lane goes through here (the messages themselves: domain/lane-message.ts):
@@ -68,9 +67,6 @@ export async function fanOut(deps: LaneDeps, event: HeraldEvent, targets: readon
   await Promise.all(targets.map((d) => publishToLane(deps, d, { kind: 'first', destinationId: d.id, event, publishedAt, ...intake })));
 }
 
-const gzipAsync = promisify(gzip);
-const gunzipAsync = promisify(gunzip);
-
 /**
  * First attempts of several events for one destination (one ingest request's), as bundles on
  * its first-attempt lane (domain/lane-bundle.ts), gzip: Pub/Sub bills their bytes once
@@ -87,7 +83,7 @@ export async function publishBundled(deps: LaneDeps, destination: Pick<Destinati
   await Promise.all(
     bundlesOf(messages.map(toLaneMessage), destination.batch !== undefined ? BUNDLE_LIMITS : PUSHED_BUNDLE_LIMITS).map(async (members) => {
       const attributes = { [`${HERALD_ATTRIBUTE_PREFIX}${LANE_ATTRIBUTES.destination}`]: destination.id, [`${HERALD_ATTRIBUTE_PREFIX}${LANE_ATTRIBUTES.bundle}`]: String(members.length) };
-      await publishOn(deps, destination, topic, { data: await gzipAsync(bundleBody(members)), attributes });
+      await publishOn(deps, destination, topic, { data: await gzipped(bundleBody(members)), attributes });
     }),
   );
 }
@@ -100,7 +96,7 @@ export async function unbundle(message: PubSubMessage): Promise<BundleRead | und
   let body: Buffer;
   try {
     // The members' bytes and a header line: twice the limit leaves room for the header, and stops a bomb.
-    body = await gunzipAsync(message.data, { maxOutputLength: 2 * BUNDLE_LIMITS.bytes });
+    body = await gunzipped(message.data, 2 * BUNDLE_LIMITS.bytes);
   } catch (e) {
     return { ok: false, issues: [{ path: 'data', message: `a bundle is gzip: ${(e as Error).message}` }] };
   }
