@@ -106,6 +106,12 @@ const envSchema = z.object({
    */
   sharedLaneWaitMs: int(0, 30_000).default(1_000),
   /**
+   * A destination that had an event less than this long ago on this instance is busy: its next
+   * events, from other requests, wait up to this long to go onto its lane together, one push
+   * (domain/lane-coalescing.ts). 0: every event goes at once.
+   */
+  laneLingerMs: int(0, 1_000).default(20),
+  /**
    * A destination whose attempts take this long (or time out) is slow: while it is, its first
    * attempts leave the shared lanes for the retry lanes (through the pump) instead of holding
    * a push slot that other destinations share.
@@ -175,6 +181,7 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   laneShards: 'HERALD_LANE_SHARDS',
   retryShards: 'HERALD_RETRY_SHARDS',
   sharedLaneWaitMs: 'HERALD_SHARED_LANE_WAIT_MS',
+  laneLingerMs: 'HERALD_LANE_LINGER_MS',
   slowAttemptMs: 'HERALD_SLOW_ATTEMPT_MS',
   accountPublishQuota: 'HERALD_ACCOUNT_PUBLISH_QUOTA',
   accountDestinationQuota: 'HERALD_ACCOUNT_DESTINATION_QUOTA',

@@ -3,6 +3,7 @@ import { PubSub } from '@google-cloud/pubsub';
 import { FirestoreDestinationStore, FirestoreIntakeStore, OperationCounter } from './adapters/firestore-stores';
 import { FirestoreBatcherLease } from './adapters/firestore-batcher-lease';
 import { BatcherWaker } from './app/batcher-wake';
+import { LaneCoalescer } from './app/lane-coalescer';
 import { HERALD_ATTRIBUTE_PREFIX } from './domain/cloudevents-pubsub';
 import { FirestoreDeliveryStore } from './adapters/firestore-deliveries';
 import { FirestoreOrderedKeys } from './adapters/firestore-ordered-keys';
@@ -127,6 +128,8 @@ export interface Runtime {
   batcherLease: BatcherLeaseStore;
   /** Wakes a batcher when events reach the batch lane and none runs. */
   batcherWake: BatcherWaker;
+  /** A busy destination's first attempts from separate requests, onto its lane together (HERALD_LANE_LINGER_MS). */
+  coalescer: LaneCoalescer;
   destinations: DestinationStore;
   deliveries: DeliveryStore;
   /** Ordered destinations' keys, with the records they order (app/ordered-delivery.ts). */
@@ -256,6 +259,8 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     clock,
     log,
   });
+  const lanes = new PubSubLanes(pubsub, names, pushTargetFrom(config));
+  const coalescer = new LaneCoalescer({ bus, lanes, names, batcherWake }, config.laneLingerMs);
   const rt: Runtime = {
     config,
     credentials,
@@ -273,7 +278,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     clock,
     log,
     bus,
-    lanes: new PubSubLanes(pubsub, names, pushTargetFrom(config)),
+    lanes,
     destinations,
     deliveries,
     orderedKeys: new FirestoreOrderedKeys(firestore, deliveries, firestoreOps, config.deliveryRetentionDays * DAY_MS),
@@ -295,10 +300,13 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     topology,
     batcherLease,
     batcherWake,
+    coalescer,
     firestoreOps,
     pubsub,
     firestore,
     async close() {
+      // A bundle waiting for company goes now, before the Pub/Sub client closes under it.
+      coalescer.flushAll();
       limiter.close();
       await limiter.advancesDone();
       clearInterval(flusher);
@@ -317,6 +325,7 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
     lanes: rt.lanes,
     names: rt.names,
     batcherWake: rt.batcherWake,
+    coalescer: rt.coalescer,
     directory: rt.directory,
     journal: rt.journal,
     clock: rt.clock,
@@ -332,7 +341,7 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
 
 /** What `route` needs, from a runtime. */
 export function routeDeps(rt: Runtime): RouteDeps {
-  return { bus: rt.bus, lanes: rt.lanes, batcherWake: rt.batcherWake, directory: rt.directory, log: rt.log, names: rt.names, deadLetterTopic: rt.topology.topics.deadLetter.name, keys: rt.orderedKeys, clock: rt.clock, logHead: rt.logHead };
+  return { bus: rt.bus, lanes: rt.lanes, batcherWake: rt.batcherWake, coalescer: rt.coalescer, directory: rt.directory, log: rt.log, names: rt.names, deadLetterTopic: rt.topology.topics.deadLetter.name, keys: rt.orderedKeys, clock: rt.clock, logHead: rt.logHead };
 }
 
 const builtDeliverDeps = new WeakMap<Runtime, DeliverDeps>();

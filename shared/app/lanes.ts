@@ -20,6 +20,8 @@ export interface LaneDeps {
   names: TopologyNames;
   /** Asked after a publish onto the batch lane: wakes a batcher when none runs (app/batcher-wake.ts). */
   batcherWake?: Pick<BatcherWaker, 'published'>;
+  /** Gathers a busy destination's first attempts across requests into bundles (app/lane-coalescer.ts); absent, each goes at once. */
+  coalescer?: { publish(destination: Pick<Destination, 'id' | 'lane' | 'batch'>, message: LaneMessage): Promise<void> };
 }
 
 /**
@@ -57,14 +59,20 @@ export interface FirstAttemptAttributes {
 
 /**
  * One event onto the first-attempt lane of each destination it goes to (ingest for events it
- * accepts, route for events published straight to the events topic). Rejects when any publish
- * fails: the caller does not count the event accepted, and a resend finds the lanes already
- * published recorded as duplicates by `deliver`.
+ * accepts, route for events published straight to the events topic); a busy pushed destination's
+ * with the others that come for it meanwhile, as one bundle (`coalescer`). Rejects when any
+ * publish fails: the caller does not count the event accepted, and a resend finds the lanes
+ * already published recorded as duplicates by `deliver`.
  */
 export async function fanOut(deps: LaneDeps, event: HeraldEvent, targets: readonly Pick<Destination, 'id' | 'lane' | 'batch'>[], carried: FirstAttemptAttributes): Promise<void> {
   const publishedAt = carried.publishedAt.toISOString();
   const intake = carried.intake !== undefined ? { intake: carried.intake } : {};
-  await Promise.all(targets.map((d) => publishToLane(deps, d, { kind: 'first', destinationId: d.id, event, publishedAt, ...intake })));
+  await Promise.all(
+    targets.map((d) => {
+      const message: LaneMessage = { kind: 'first', destinationId: d.id, event, publishedAt, ...intake };
+      return deps.coalescer && d.batch === undefined ? deps.coalescer.publish(d, message) : publishToLane(deps, d, message);
+    }),
+  );
 }
 
 /**

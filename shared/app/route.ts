@@ -16,6 +16,8 @@ export interface RouteDeps {
   names: TopologyNames;
   /** Wakes a batcher when the events it routes reach the batch lane and none runs (app/batcher-wake.ts). */
   batcherWake?: LaneDeps['batcherWake'];
+  /** Gathers a busy destination's events into bundles (app/lane-coalescer.ts). */
+  coalescer?: LaneDeps['coalescer'];
   deadLetterTopic: string;
   /** Ordered destinations' keys (app/ordered-delivery.ts); absent: every event is fanned out unordered. */
   keys?: OrderedKeyStore;

@@ -145,12 +145,17 @@ describe('an event reaches the destinations that subscribe to its type, signed a
   });
 });
 
+/** Registers `id` for events of type `com.example.<id>.created` and taps its shared first-attempt lane (what reaches the lane, as messages). */
+async function registeredAndTapped(id: string): Promise<SubscriptionTap> {
+  const res = await stack.admin('PUT', `/destinations/${id}`, { url: `${receiver.url}/${id}`, eventTypes: [`com.example.${id}.created`] });
+  expect(res.status).toBe(201);
+  secrets[id] = (res.body as { secret: string }).secret;
+  return SubscriptionTap.create(stack.config.projectId, `spine-${id}-tap`, sharedLaneFor(id, 'first', stack.runtime.names));
+}
+
 describe("a request's several events for one destination", () => {
   test('travel in one message on its lane (one push), and each is delivered once, signed, and recorded DELIVERED', async () => {
-    const res = await stack.admin('PUT', '/destinations/bulk', { url: `${receiver.url}/bulk`, eventTypes: ['com.example.bulk.created'] });
-    expect(res.status).toBe(201);
-    secrets.bulk = (res.body as { secret: string }).secret;
-    const tap = await SubscriptionTap.create(stack.config.projectId, 'spine-bulk-tap', sharedLaneFor('bulk', 'first', stack.runtime.names));
+    const tap = await registeredAndTapped('bulk');
     const ids = Array.from({ length: 40 }, (_, i) => `bulk-${i}`);
     const batch = ids.map((id, i) => ({ specversion: '1.0', id, source: '/shop', type: 'com.example.bulk.created', data: { i } }));
     expect(await stack.ingest({ 'content-type': 'application/cloudevents-batch+json' }, JSON.stringify(batch))).toEqual({ status: 202, body: { accepted: ids } });
@@ -164,5 +169,24 @@ describe("a request's several events for one destination", () => {
     await tap.close();
     const records = await stack.runtime.deliveries.log('bulk', { limit: 50 });
     expect(records.deliveries.map((d) => [d.eventId, d.status, d.attempts]).sort()).toEqual(ids.map((id) => [id, 'DELIVERED', 1]).sort());
+  });
+});
+
+describe('single-event requests that come close together for one destination', () => {
+  test('go onto its lane together (fewer messages than events), each delivered once', async () => {
+    const tap = await registeredAndTapped('busy');
+    const ids = Array.from({ length: 30 }, (_, i) => `busy-${i}`);
+    // Thirty producers' requests at once: the destination is busy after the first (HERALD_LANE_LINGER_MS, 20 ms).
+    const answers = await Promise.all(ids.map((id) => stack.ingest({ 'ce-id': id, 'ce-source': '/shop', 'ce-type': 'com.example.busy.created', 'ce-specversion': '1.0', 'content-type': 'application/json' }, JSON.stringify({ id }))));
+    expect(answers.map((a) => a.status)).toEqual(ids.map(() => 202));
+    await receiver.waitFor(30, '/busy');
+    await new Promise((r) => setTimeout(r, 1000));
+    const got = receiver.on('/busy');
+    expect(got.map((r) => r.headers['ce-id']).sort()).toEqual([...ids].sort());
+    for (const r of got) verified(r, 'busy');
+    const onLane = tap.received.filter((m) => m.attributes['herald-destination'] === 'busy');
+    expect(onLane.length).toBeLessThan(10);
+    expect(onLane.reduce((n, m) => n + Number(m.attributes['herald-bundle'] ?? 1), 0)).toBe(30);
+    await tap.close();
   });
 });
