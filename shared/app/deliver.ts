@@ -43,8 +43,8 @@ export async function deliverPush(deps: DeliverDeps, push: PushDelivery): Promis
   const outcomes = new BundleOutcomes(members.length);
   const settled = await Promise.allSettled(
     members.map((m) => {
-      const bundle = outcomes.member();
-      return deliverFromLane(deps, m, { bundle }).finally(bundle.in);
+      const member = outcomes.member();
+      return deliverFromLane(deps, m, { bundle: member }).finally(member.in);
     }),
   );
   const failed = members.flatMap((m, i) => (settled[i]!.status === 'rejected' ? [{ member: m, reason: (settled[i] as PromiseRejectedResult).reason as unknown }] : []));
