@@ -26,7 +26,15 @@ export interface FunctionPlan extends FunctionSize {
   scheduled: boolean;
   /** Users call it (ingest, admin): reachable from the internet, guarded by its bearer token. */
   userFacing: boolean;
+  /**
+   * Functions deployed before it: ingest and route publish lane bundles (domain/lane-bundle.ts)
+   * that only a `deliver` of the same release reads, so an upgrade brings `deliver` up first.
+   */
+  deployAfter: FunctionName[];
 }
+
+/** Who reads what a function publishes, and so goes first in a deploy. */
+const DEPLOY_AFTER: Partial<Record<FunctionName, FunctionName[]>> = { ingest: ['deliver'], route: ['deliver'] };
 
 // Concurrency suits functions that mostly wait on the network; the scheduled ones are one run at a time.
 const DEFAULT_SIZE: Omit<FunctionSize, 'timeoutSeconds' | 'billing'> = { memory: '512Mi', cpu: '1', minInstances: 0, maxInstances: 20, concurrency: 80 };
@@ -74,6 +82,7 @@ export function planFunctions(inputs: PlanInputs): FunctionPlan[] {
       pushed: ackDeadlines.length > 0,
       scheduled: runs.length > 0,
       userFacing: !INTERNAL_FUNCTIONS.includes(name),
+      deployAfter: DEPLOY_AFTER[name] ?? [],
     };
     const at = (field: keyof FunctionSize) => `herald:functions.${name}.${field}`;
     if (plan.timeoutSeconds * 1000 <= inputs.deliveryTimeoutMs) {
@@ -98,6 +107,24 @@ export function planFunctions(inputs: PlanInputs): FunctionPlan[] {
   });
   if (problems.length) throw new InfraConfigError(problems);
   return plans;
+}
+
+/** `plans` with every function after those it is deployed after (FunctionPlan.deployAfter). */
+export function inDeployOrder(plans: readonly FunctionPlan[]): FunctionPlan[] {
+  const placed = new Set<FunctionName>();
+  const ordered: FunctionPlan[] = [];
+  const place = (plan: FunctionPlan, path: FunctionName[]) => {
+    if (placed.has(plan.name)) return;
+    if (path.includes(plan.name)) throw new InfraConfigError([`functions deployed after each other in a circle: ${[...path, plan.name].join(' → ')}`]);
+    for (const first of plan.deployAfter) {
+      const before = plans.find((p) => p.name === first);
+      if (before) place(before, [...path, plan.name]);
+    }
+    placed.add(plan.name);
+    ordered.push(plan);
+  };
+  for (const plan of plans) place(plan, []);
+  return ordered;
 }
 
 /** A Cloud Run memory size (`512Mi`, `1Gi`) in MiB. */

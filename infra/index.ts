@@ -17,7 +17,7 @@ import { ServiceAccounts } from './components/service-accounts';
 import { functionsBaseUrl, readInfraConfig } from './config';
 import { compositeIndexes } from './firestore-plan';
 import { buildPackage } from './build';
-import { FunctionPlan, planFunctions } from './function-plan';
+import { FunctionPlan, inDeployOrder, planFunctions } from './function-plan';
 
 const config = readInfraConfig();
 const { project, region } = config;
@@ -93,27 +93,25 @@ function invokersOf(plan: FunctionPlan): Record<string, pulumi.Input<string>> {
   return invokers;
 }
 
-const functions = Object.fromEntries(
-  plans.map((plan) => [
+const functions = {} as Record<FunctionName, HeraldFunction>;
+for (const plan of inDeployOrder(plans)) {
+  functions[plan.name] = new HeraldFunction(
     plan.name,
-    new HeraldFunction(
-      plan.name,
-      {
-        project,
-        region,
-        plan,
-        source: { bucket: source.bucket.name, object: source.object.name },
-        serviceAccountEmail: accounts.runtime.email,
-        buildServiceAccount: pulumi.interpolate`projects/${project}/serviceAccounts/${accounts.build.email}`,
-        environment,
-        secretEnvironment: secrets.environment,
-        invokers: invokersOf(plan),
-      },
-      // The build and the first start need the grants: Cloud Run checks secret access at deploy.
-      { dependsOn: [apis, accounts, secrets, ...(data.database ? [data.database] : [])] },
-    ),
-  ]),
-) as Record<FunctionName, HeraldFunction>;
+    {
+      project,
+      region,
+      plan,
+      source: { bucket: source.bucket.name, object: source.object.name },
+      serviceAccountEmail: accounts.runtime.email,
+      buildServiceAccount: pulumi.interpolate`projects/${project}/serviceAccounts/${accounts.build.email}`,
+      environment,
+      secretEnvironment: secrets.environment,
+      invokers: invokersOf(plan),
+    },
+    // The build and the first start need the grants: Cloud Run checks secret access at deploy.
+    { dependsOn: [apis, accounts, secrets, ...(data.database ? [data.database] : []), ...plan.deployAfter.map((name) => functions[name])] },
+  );
+}
 
 const messaging = new Messaging(
   'herald',

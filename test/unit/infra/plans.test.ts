@@ -6,7 +6,7 @@ import { FIRESTORE_TTL_FIELDS } from '../../../shared/firestore-schema';
 import { MAX_ATTEMPT_TIMEOUT_MS } from '../../../shared/domain/policy';
 import { FUNCTION_NAMES, heraldTopology, INTERNAL_FUNCTIONS, LANE_HANDLING_BUDGET_MS, laneTopology, PUMP_RUN_SECONDS, Topology } from '../../../shared/topology';
 import { compositeIndexes, indexName } from '../../../infra/firestore-plan';
-import { memoryMiB, nodeOptionsFor, planFunctions, RUN_SLACK_SECONDS } from '../../../infra/function-plan';
+import { inDeployOrder, memoryMiB, nodeOptionsFor, planFunctions, RUN_SLACK_SECONDS } from '../../../infra/function-plan';
 
 const names = { prefix: 'herald' };
 
@@ -69,6 +69,17 @@ describe('function plans', () => {
     expect(plan('pump')).toMatchObject({ pushed: true, scheduled: true, userFacing: false });
     expect(plan('ingest')).toMatchObject({ pushed: false, scheduled: false, userFacing: true });
     for (const p of plans) expect(p.userFacing).toBe(!INTERNAL_FUNCTIONS.includes(p.name));
+  });
+
+  test('deliver is deployed before ingest and route, which publish the bundles only its release reads', () => {
+    expect(plan('ingest').deployAfter).toEqual(['deliver']);
+    expect(plan('route').deployAfter).toEqual(['deliver']);
+    const order = inDeployOrder(plans).map((p) => p.name);
+    expect(order.slice().sort()).toEqual([...FUNCTION_NAMES].sort());
+    expect(order.indexOf('deliver')).toBeLessThan(order.indexOf('ingest'));
+    expect(order.indexOf('deliver')).toBeLessThan(order.indexOf('route'));
+    const circle = plans.map((p) => (p.name === 'deliver' ? { ...p, deployAfter: ['ingest' as const] } : p));
+    expect(() => inDeployOrder(circle)).toThrow('functions deployed after each other in a circle: ingest → deliver → ingest');
   });
 
   test("V8's heap is sized to the function's memory, not the host's", () => {
