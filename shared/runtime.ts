@@ -51,6 +51,8 @@ import { DeliveryLimiter } from './app/delivery-limiter';
 import { SlowDestinations } from './domain/slow-destinations';
 import { UnrecordedSends } from './domain/unrecorded-sends';
 import { DAY_MS } from './domain/delivery-retention';
+import type { AddressRules } from './domain/address-policy';
+import type { LocalService } from './domain/local-services';
 import { randomUUID } from 'node:crypto';
 import {
   ConfigError,
@@ -120,6 +122,8 @@ export interface Runtime {
   pushAuth: PushAuthenticator;
   /** DNS as the SSRF guard sees it (registration and every attempt). */
   resolver: HostResolver;
+  /** The SSRF rules webhook URLs are held to, at registration and on every attempt. */
+  addressRules: AddressRules;
   clock: Clock;
   log: Logger;
   bus: MessageBus;
@@ -184,6 +188,8 @@ export function pushTargetFrom(config: HeraldConfig): PushTarget {
 export type RuntimeOverrides = Partial<Pick<Runtime, 'clock' | 'http' | 'log' | 'topics' | 'resolver'>> & {
   /** Verifies OIDC tokens (tests: certificates of a local key). */
   idTokens?: IdTokenVerifier;
+  /** Local mode: its emulators and its own port, which no destination may reach (domain/local-services.ts). */
+  localServices?: readonly LocalService[];
 };
 
 /** The digest requests are compared with: of the token, or the configured SHA-256 itself. */
@@ -212,7 +218,8 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const destinations = new FirestoreDestinationStore(firestore, firestoreOps, secrets);
   const names = { prefix: config.topicPrefix, laneShards: config.laneShards, retryShards: config.retryShards };
   const resolver = overrides.resolver ?? systemResolver;
-  const http = overrides.http ?? new UndiciHttpSender({ rules: { allowLoopback: config.allowLoopback }, resolver });
+  const addressRules: AddressRules = { allowLoopback: config.allowLoopback, ...(overrides.localServices ? { localServices: overrides.localServices } : {}) };
+  const http = overrides.http ?? new UndiciHttpSender({ rules: addressRules, resolver });
   const pushAuth = new PushAuthenticator(
     {
       mode: pushAuthModeOf(config),
@@ -275,6 +282,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     eventTypeCatalogue,
     pushAuth,
     resolver,
+    addressRules,
     clock,
     log,
     bus,
@@ -488,7 +496,7 @@ export function adminApiDeps(rt: Runtime): AdminApiDeps {
     deadLetterTopic: rt.topology.topics.deadLetter.name,
     lanes: rt.lanes,
     rateLeases: rt.rateLeases,
-    allowLoopback: rt.config.allowLoopback,
+    addressRules: rt.addressRules,
     resolver: rt.resolver,
     herald: { projectId: rt.config.projectId, prefix: rt.names.prefix },
     accounts: rt.accounts,

@@ -1,5 +1,6 @@
 import { promises as dns, LookupOptions } from 'node:dns';
 import { isIP, LookupFunction } from 'node:net';
+import { buildConnector } from 'undici';
 import { AddressRules, BlockedAddress, firstRefused, normalizeHost, resolvedRefusal } from '../domain/address-policy';
 import { HostResolver, ResolvedAddress } from '../ports';
 
@@ -23,27 +24,27 @@ export class BlockedAddressError extends Error {
   }
 }
 
-/** Every address `host` resolves to, once all have passed the rules (firstRefused). */
-export async function resolveAllowed(resolver: HostResolver, rules: AddressRules, hostname: string): Promise<ResolvedAddress[]> {
+/** Every address `host` resolves to, once all have passed the rules for a connection to `port` (firstRefused). */
+export async function resolveAllowed(resolver: HostResolver, rules: AddressRules, hostname: string, port: number): Promise<ResolvedAddress[]> {
   const host = normalizeHost(hostname);
   const family = isIP(host);
   const addresses = family === 0 ? await resolver.lookup(host) : [{ address: host, family: family as 4 | 6 }];
   if (addresses.length === 0) throw Object.assign(new Error(`${host} has no address`), { code: 'ENOTFOUND' });
-  const blocked = firstRefused(addresses, rules);
+  const blocked = firstRefused(addresses, rules, port);
   if (blocked) throw new BlockedAddressError(host, blocked);
   return addresses;
 }
 
 /**
- * A `lookup` for net/tls.connect (an undici Agent's `connect.lookup`): it resolves, checks
- * every address and hands the socket only addresses that passed, so the connection goes to
- * exactly an address that was checked — a name that re-resolves elsewhere between a check
- * and the connect (DNS rebinding) cannot slip through. TLS SNI and the Host header keep the
- * host name: only the address is chosen here.
+ * A `lookup` for net/tls.connect to `port`: it resolves, checks every address and hands the
+ * socket only addresses that passed, so the connection goes to exactly an address that was
+ * checked — a name that re-resolves elsewhere between a check and the connect (DNS
+ * rebinding) cannot slip through. TLS SNI and the Host header keep the host name: only the
+ * address is chosen here.
  */
-export function guardedLookup(resolver: HostResolver, rules: AddressRules): LookupFunction {
+export function guardedLookup(resolver: HostResolver, rules: AddressRules, port: number): LookupFunction {
   return (hostname: string, options: LookupOptions, callback) => {
-    resolveAllowed(resolver, rules, hostname).then(
+    resolveAllowed(resolver, rules, hostname, port).then(
       (addresses) => {
         const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
         const usable = family === 4 || family === 6 ? addresses.filter((a) => a.family === family) : addresses;
@@ -57,5 +58,20 @@ export function guardedLookup(resolver: HostResolver, rules: AddressRules): Look
       },
       (e: NodeJS.ErrnoException) => callback(e, '', undefined),
     );
+  };
+}
+
+/**
+ * An undici connector (an Agent's `connect`) whose every connection resolves through
+ * guardedLookup. A lookup is not told the port, and the rules judge some addresses by it
+ * (local mode's own services), so each port gets a connector of its own, made on first use.
+ */
+export function guardedConnector(resolver: HostResolver, rules: AddressRules, tls: { ca?: string } = {}): buildConnector.connector {
+  const byPort = new Map<number, buildConnector.connector>();
+  return (options, callback) => {
+    const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
+    let connect = byPort.get(port);
+    if (!connect) byPort.set(port, (connect = buildConnector({ ...tls, lookup: guardedLookup(resolver, rules, port) })));
+    return connect(options, callback);
   };
 }

@@ -4,7 +4,7 @@ import { keptResponseHeaders } from '../domain/attempt-detail';
 import { AttemptResult } from '../domain/delivery';
 import { USER_AGENT } from '../domain/signing';
 import { HostResolver, HttpRequest, HttpSender } from '../ports';
-import { BlockedAddressError, guardedLookup, systemResolver } from './guarded-lookup';
+import { BlockedAddressError, guardedConnector, systemResolver } from './guarded-lookup';
 
 const EXCERPT_BYTES = 1024;
 export { USER_AGENT };
@@ -14,7 +14,7 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
 }
 
 export interface UndiciHttpSenderOptions {
-  /** The SSRF rules every attempt is held to (HERALD_ALLOW_LOOPBACK). */
+  /** The SSRF rules every attempt is held to (HERALD_ALLOW_LOOPBACK, local mode's own services). */
   rules: AddressRules;
   /** DNS for the guard; the system resolver by default (tests map names to addresses). */
   resolver?: HostResolver;
@@ -39,7 +39,7 @@ export class UndiciHttpSender implements HttpSender {
     this.dispatcher = new Agent({
       keepAliveTimeout: 10_000,
       connections: 256,
-      connect: { lookup: guardedLookup(options.resolver ?? systemResolver, options.rules), ...(options.tls?.ca ? { ca: options.tls.ca } : {}) },
+      connect: guardedConnector(options.resolver ?? systemResolver, options.rules, options.tls?.ca ? { ca: options.tls.ca } : {}),
     });
   }
 

@@ -26,6 +26,6 @@ export async function checkWebhookTarget(url: string, rules: AddressRules, resol
     return { status: 503, message: `could not resolve url host ${verdict.host} (${typeof code === 'string' ? code : 'DNS error'}); try again` };
   }
   if (addresses.length === 0) return { status: 400, message: `url host ${verdict.host} has no address` };
-  const blocked = firstRefused(addresses, rules);
+  const blocked = firstRefused(addresses, rules, verdict.port);
   return blocked ? { status: 400, message: resolvedRefusal(verdict.host, blocked) } : undefined;
 }

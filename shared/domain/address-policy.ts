@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { hostPort, LocalService, localServiceAt } from './local-services';
 
 /**
  * The SSRF rules for webhook targets, as pure functions: which IP addresses and host names
@@ -20,12 +21,15 @@ export const ADDRESS_CLASSES = [
   'documentation',
   'benchmarking',
   'reserved',
+  'local-service',
 ] as const;
 export type AddressClass = (typeof ADDRESS_CLASSES)[number];
 
 export interface AddressRules {
   /** Local mode only (HERALD_ALLOW_LOOPBACK): 127.0.0.0/8, ::1 and localhost pass; nothing else private does. */
   allowLoopback: boolean;
+  /** Local mode: the emulators and Herald's own port, refused even where loopback is allowed (domain/local-services.ts). */
+  localServices?: readonly LocalService[];
 }
 
 /** Why an address (or a host name) is refused. */
@@ -73,9 +77,14 @@ const IPV6_RANGES: Range[] = [
   // Metadata services reachable over IPv6 (GCE, EC2): inside fc00::/7 too, named for the message.
   { cidr: 'fd20:ce::254/128', addressClass: 'metadata', what: 'the GCE metadata service' },
   { cidr: 'fd00:ec2::254/128', addressClass: 'metadata', what: 'the EC2 metadata service' },
-  { cidr: '64:ff9b:1::/48', addressClass: 'private', what: 'local-use NAT64, RFC 8215' },
+  // Where the IPv4 address sits under a local-use prefix depends on the prefix length the
+  // network chose (/48 to /96, RFC 6052 §2.2), and the registry marks it not globally reachable.
+  { cidr: '64:ff9b:1::/48', addressClass: 'private', what: 'local-use NAT64, RFC 8215, refused whatever it embeds' },
   { cidr: '100::/64', addressClass: 'reserved', what: 'discard-only, RFC 6666' },
-  { cidr: '2001::/23', addressClass: 'reserved', what: 'IETF protocol assignments, Teredo included, RFC 2928' },
+  { cidr: '100:0:0:1::/64', addressClass: 'reserved', what: 'dummy IPv6 prefix, RFC 9780' },
+  // Teredo tunnels through NATs to a client behind one: refused whatever server and client it embeds.
+  { cidr: '2001::/32', addressClass: 'reserved', what: 'Teredo, RFC 4380' },
+  { cidr: '2001::/23', addressClass: 'reserved', what: 'IETF protocol assignments, RFC 2928' },
   { cidr: '2001:db8::/32', addressClass: 'documentation', what: 'RFC 3849' },
   { cidr: '3fff::/20', addressClass: 'documentation', what: 'RFC 9637' },
   { cidr: '5f00::/16', addressClass: 'reserved', what: 'SRv6 SIDs, RFC 9602' },
@@ -83,11 +92,21 @@ const IPV6_RANGES: Range[] = [
   { cidr: 'fe80::/10', addressClass: 'link-local', what: 'RFC 4291' },
   { cidr: 'fec0::/10', addressClass: 'private', what: 'site-local, deprecated, RFC 3879' },
   { cidr: 'ff00::/8', addressClass: 'multicast', what: 'RFC 4291' },
+  // Only 2000::/3 is global unicast (IANA IPv6 Address Space): everything else not judged above
+  // is reserved by the IETF and reaches no public receiver.
+  { cidr: '::/3', addressClass: 'reserved', what: 'outside global unicast 2000::/3, reserved by the IETF, RFC 4291' },
+  { cidr: '4000::/2', addressClass: 'reserved', what: 'outside global unicast 2000::/3, reserved by the IETF, RFC 4291' },
+  { cidr: '8000::/1', addressClass: 'reserved', what: 'outside global unicast 2000::/3, reserved by the IETF, RFC 4291' },
 ];
 
-/** IPv6 forms that carry an IPv4 address: judged by the IPv4 address they reach. */
-const EMBEDDING: { cidr: string; what: string; offset: number }[] = [
-  { cidr: '::ffff:0:0/96', what: 'IPv4-mapped', offset: 96 },
+/**
+ * IPv6 forms that carry an IPv4 address, judged by the IPv4 address they reach: `offset` is
+ * where its 32 bits start. Only the mapped form is this host's own IPv4 stack; the others
+ * leave it for a translator or relay, so a loopback address inside them is not "local".
+ */
+const EMBEDDING: { cidr: string; what: string; offset: number; thisHost?: true }[] = [
+  { cidr: '::ffff:0:0/96', what: 'IPv4-mapped', offset: 96, thisHost: true },
+  { cidr: '::ffff:0:0:0/96', what: 'IPv4-translated (RFC 2765)', offset: 96 },
   { cidr: '64:ff9b::/96', what: 'NAT64 (RFC 6052)', offset: 96 },
   { cidr: '2002::/16', what: '6to4 (RFC 3056)', offset: 16 },
 ];
@@ -110,6 +129,7 @@ const ARTICLE: Record<AddressClass, string> = {
   documentation: 'a documentation address',
   benchmarking: 'a benchmarking address',
   reserved: 'a reserved address',
+  'local-service': 'a port local mode keeps for itself',
 };
 
 // ---------------------------------------------------------------- parsing
@@ -178,14 +198,20 @@ export function classifyAddress(ip: string): BlockedAddress | undefined {
   if (direct) return direct;
   for (const e of EMBEDDING) {
     if (!inRange(parsed, e.cidr)) continue;
-    const v4 = bigIntToIpv4((parsed.bits >> BigInt(128 - e.offset - 32)) & 0xffffffffn);
+    const v4 = embeddedIpv4(parsed.bits, e.offset);
     const inner = classifyAddress(v4);
-    // Only the IPv4-mapped form reaches this host's loopback; through 6to4 or NAT64 it is not "local".
-    const addressClass = inner?.addressClass === 'loopback' && e.what !== 'IPv4-mapped' ? 'reserved' : inner?.addressClass;
-    return inner && addressClass && { address: ip, addressClass, detail: `the ${e.what} form of ${v4}, ${inner.detail}` };
+    if (!inner) return undefined;
+    const addressClass = inner.addressClass === 'loopback' && !e.thisHost ? 'reserved' : inner.addressClass;
+    return { address: ip, addressClass, detail: `the ${e.what} form of ${v4}, ${inner.detail}` };
   }
-  if (inRange(parsed, IPV4_COMPATIBLE.cidr)) return blockedBy(ip, IPV4_COMPATIBLE);
-  return match(ip, parsed, IPV6_RANGES);
+  if (inRange(parsed, IPV4_COMPATIBLE.cidr)) return { ...blockedBy(ip, IPV4_COMPATIBLE), detail: `the IPv4-compatible form of ${embeddedIpv4(parsed.bits, 96)}, in ::/96 (deprecated, RFC 4291): refused whatever it embeds` };
+  const range = match(ip, parsed, IPV6_RANGES);
+  return range && inRange(parsed, '2001::/32') ? { ...range, detail: `${range.detail}, to server ${embeddedIpv4(parsed.bits, 32)} and client ${embeddedIpv4(~parsed.bits, 96)}: refused whatever it embeds` } : range;
+}
+
+/** The 32 bits from `offset` on, as an IPv4 address (Teredo's client is stored inverted: pass ~bits). */
+function embeddedIpv4(bits: bigint, offset: number): string {
+  return bigIntToIpv4((bits >> BigInt(128 - offset - 32)) & 0xffffffffn);
 }
 
 function match(ip: string, parsed: { bits: bigint; version: 4 | 6 }, ranges: Range[]): BlockedAddress | undefined {
@@ -197,11 +223,22 @@ function blockedBy(ip: string, range: Range): BlockedAddress {
   return { address: ip, addressClass: range.addressClass, detail: `in ${range.cidr} (${range.what})` };
 }
 
-/** Refused under `rules`: every blocked class, but loopback where local mode allows it. */
-export function refusedAddress(ip: string, rules: AddressRules): BlockedAddress | undefined {
+/**
+ * Refused under `rules`: every blocked class, but loopback where local mode allows it; and,
+ * given the port a connection goes to, local mode's own services (domain/local-services.ts).
+ */
+export function refusedAddress(ip: string, rules: AddressRules, port?: number): BlockedAddress | undefined {
   const blocked = classifyAddress(ip);
-  if (!blocked) return undefined;
-  return blocked.addressClass === 'loopback' && rules.allowLoopback ? undefined : blocked;
+  if (blocked && !(blocked.addressClass === 'loopback' && rules.allowLoopback)) return blocked;
+  return port === undefined ? undefined : localServiceRefusal(rules, ip, port, blocked !== undefined);
+}
+
+/** The refusal of `host` at `port` when that is one of local mode's own services. */
+function localServiceRefusal(rules: AddressRules, host: string, port: number, loopback: boolean): BlockedAddress | undefined {
+  const service = localServiceAt(rules.localServices, host, port, loopback);
+  if (!service) return undefined;
+  const where = `${service.what} (${hostPort(service.host, service.port)})`;
+  return { address: hostPort(host, port), addressClass: 'local-service', detail: loopback ? `on loopback, at the port of ${where}` : where };
 }
 
 /** A host name as Herald compares it: no brackets, lower case, no trailing dot. */
@@ -217,12 +254,20 @@ export function isLoopbackName(host: string): boolean {
 // ---------------------------------------------------------------- URLs
 
 export type UrlVerdict =
-  | { ok: true; host: string; /** The host is an IP literal or a loopback name: no DNS lookup decides anything more. */ literal: boolean }
+  | {
+      ok: true;
+      host: string;
+      /** The port a connection goes to (the scheme's default when the URL names none). */
+      port: number;
+      /** The host is an IP literal or a loopback name: no DNS lookup decides anything more. */
+      literal: boolean;
+    }
   | { ok: false; message: string; blocked?: BlockedAddress };
 
 const POLICY = 'Herald does not deliver to private, loopback, link-local, metadata or other non-public addresses';
 
 function why(blocked: BlockedAddress): string {
+  if (blocked.addressClass === 'local-service') return 'a destination may not reach the emulators or Herald itself: run the receiver on another port';
   return blocked.addressClass === 'loopback' ? 'only local mode with HERALD_ALLOW_LOOPBACK=true may use one' : POLICY;
 }
 
@@ -231,19 +276,20 @@ export function literalRefusal(blocked: BlockedAddress): string {
   return `url points at ${ARTICLE[blocked.addressClass]}: ${blocked.address} is ${blocked.detail}; ${why(blocked)}`;
 }
 
-/** Refusal text for an address a host name resolved to. */
 /**
- * The first address a host resolved to that the rules refuse: one refuses the host, since a
- * name answering with a public and a private address is what DNS rebinding looks like.
+ * The first address a host resolved to that the rules refuse, for a connection to `port`: one
+ * refuses the host, since a name answering with a public and a private address is what DNS
+ * rebinding looks like.
  */
-export function firstRefused(addresses: readonly { address: string }[], rules: AddressRules): BlockedAddress | undefined {
+export function firstRefused(addresses: readonly { address: string }[], rules: AddressRules, port: number): BlockedAddress | undefined {
   for (const { address } of addresses) {
-    const blocked = refusedAddress(address, rules);
+    const blocked = refusedAddress(address, rules, port);
     if (blocked) return blocked;
   }
   return undefined;
 }
 
+/** Refusal text for an address a host name resolved to. */
 export function resolvedRefusal(host: string, blocked: BlockedAddress): string {
   return `url host ${host} resolves to ${ARTICLE[blocked.addressClass]}: ${blocked.address} is ${blocked.detail}; ${why(blocked)}`;
 }
@@ -263,6 +309,7 @@ export function checkTargetUrl(raw: string, rules: AddressRules): UrlVerdict {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return { ok: false, message: 'url must use https' };
   if (url.username || url.password) return { ok: false, message: 'url must not carry credentials; Herald signs every request instead' };
   const host = normalizeHost(url.hostname);
+  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
   const blocked: BlockedAddress | undefined = METADATA_HOSTS.has(host)
     ? { address: host, addressClass: 'metadata', detail: 'the name of a cloud metadata service' }
     : isLoopbackName(host)
@@ -270,9 +317,11 @@ export function checkTargetUrl(raw: string, rules: AddressRules): UrlVerdict {
       : classifyAddress(host);
   if (blocked) {
     if (blocked.addressClass !== 'loopback' || !rules.allowLoopback) return { ok: false, message: literalRefusal(blocked), blocked };
-    // Loopback in local mode: plain http is allowed, as for any local receiver.
-    return { ok: true, host, literal: true };
+    // Loopback in local mode: plain http is allowed, as for any local receiver, but not at local mode's own services.
+    const service = localServiceRefusal(rules, host, port, true);
+    return service ? { ok: false, message: literalRefusal(service), blocked: service } : { ok: true, host, port, literal: true };
   }
   if (url.protocol !== 'https:') return { ok: false, message: 'url must use https' };
-  return { ok: true, host, literal: isIP(host) !== 0 };
+  const service = localServiceRefusal(rules, host, port, false);
+  return service ? { ok: false, message: literalRefusal(service), blocked: service } : { ok: true, host, port, literal: isIP(host) !== 0 };
 }

@@ -46,6 +46,29 @@ const BLOCKED: [name: string, address: string, label: RegExp][] = [
   ['broadcast', '255.255.255.255', /a broadcast address/],
   ['reserved', '240.0.0.1', /a reserved address/],
   ['benchmarking', '198.18.0.1', /a benchmarking address/],
+  // IPv6 forms of an IPv4 address, judged by the address they reach (or refused whole).
+  ['translated-metadata', '::ffff:0:a9fe:a9fe', /a metadata address: .*IPv4-translated \(RFC 2765\) form of 169\.254\.169\.254/],
+  ['translated-private', '::ffff:0:a00:1', /a private address: .*IPv4-translated \(RFC 2765\) form of 10\.0\.0\.1/],
+  ['nat64-metadata', '64:ff9b::a9fe:a9fe', /a metadata address: .*NAT64 \(RFC 6052\) form of 169\.254\.169\.254/],
+  ['6to4-private', '2002:a00:1::1', /a private address: .*6to4 \(RFC 3056\) form of 10\.0\.0\.1/],
+  ['compatible', '::a00:1', /a reserved address: .*IPv4-compatible form of 10\.0\.0\.1/],
+  ['teredo', '2001:0:4136:e378:8000:63bf:3fff:fdd2', /a reserved address: .*Teredo, RFC 4380\), to server 65\.54\.227\.120 and client 192\.0\.2\.45/],
+  ['dummy6', '100:0:0:1::1', /a reserved address: .*dummy IPv6 prefix, RFC 9780/],
+  ['not-global-unicast', '4000::1', /a reserved address: .*outside global unicast 2000::\/3/],
+];
+
+/** Spellings of a blocked address that Node's URL parser (and so the connection) turns into it. */
+const SPELLINGS: [url: string, message: RegExp][] = [
+  ['https://2852039166/hook', /^url points at a metadata address: 169\.254\.169\.254 /],
+  ['https://0251.0376.0251.0376/hook', /^url points at a metadata address: 169\.254\.169\.254 /],
+  ['https://0xa9fea9fe/hook', /^url points at a metadata address: 169\.254\.169\.254 /],
+  ['https://169.254.43518/hook', /^url points at a metadata address: 169\.254\.169\.254 /],
+  ['https://[::ffff:169.254.169.254]/hook', /^url points at a metadata address: ::ffff:a9fe:a9fe is the IPv4-mapped form of 169\.254\.169\.254/],
+  ['https://[::ffff:0:169.254.169.254]/hook', /^url points at a metadata address: ::ffff:0:a9fe:a9fe is the IPv4-translated \(RFC 2765\) form/],
+  ['https://[0:0:0:0:0:ffff:0a00:0001]/hook', /^url points at a private address: ::ffff:a00:1 is the IPv4-mapped form of 10\.0\.0\.1/],
+  ['https://0x0a.0.0.1/hook', /^url points at a private address: 10\.0\.0\.1 /],
+  ['https://017700000001/hook', /^url points at a loopback address: 127\.0\.0\.1 /],
+  ['https://%31%32%37.0.0.1/hook', /^url points at a loopback address: 127\.0\.0\.1 /],
 ];
 
 const literalUrl = (address: string) => `https://${address.includes(':') ? `[${address}]` : address}/hook`;
@@ -79,6 +102,10 @@ describe('registration refuses every blocked address class', () => {
   test.each(BLOCKED)('%s behind a host name that resolves to it (%s)', async (name, address, label) => {
     dns.set(nameOf(name), [address]);
     await refusedRegistration(`dns-${name}`, `https://${nameOf(name)}/hook`, new RegExp(`^url host ${nameOf(name).replace(/\./g, '\\.')} resolves to ${label.source}`));
+  });
+
+  test.each(SPELLINGS)('%s, spelled to reach a blocked address', async (url, message) => {
+    await refusedRegistration('spelled', url, message);
   });
 
   test('a name with one public and one private address', async () => {

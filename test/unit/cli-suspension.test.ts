@@ -58,7 +58,7 @@ async function stores(): Promise<AdminDeps & SuspensionDeps> {
     policy: { presetTimeoutMs: 5_000, timeScale: 1 },
     lanes: { ensureLane: async () => undefined, removeLane: async () => undefined },
     rateLeases: new MemoryRateLeaseStore(),
-    allowLoopback: false,
+    addressRules: { allowLoopback: false },
     resolver: { lookup: async () => [{ address: '93.184.215.14', family: 4 as const }] },
   };
   await destinations.put({ ...webhookDestination('orders'), technicalEmail: 'ops@example.com' });

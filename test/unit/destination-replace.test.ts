@@ -33,7 +33,7 @@ test('the PUT answers `reset` only when a replace left settings out', async () =
     lanes: { ensureLane: async () => undefined, removeLane: async () => undefined },
     clock: { now: () => NOW },
     log,
-    allowLoopback: false,
+    addressRules: { allowLoopback: false },
     resolver: { lookup: async () => [{ address: '93.184.215.14', family: 4 as const }] },
   } as unknown as Parameters<typeof putDestination>[0];
   const put = async (s: Record<string, unknown>) => (await putDestination(deps, 'partner', { url: 'https://hooks.example.com/p', ...s })) as { body?: unknown };

@@ -5,6 +5,7 @@ import { TLSSocket } from 'node:tls';
 import path from 'node:path';
 import { UndiciHttpSender } from '../../shared/adapters/http-sender';
 import { AttemptResult } from '../../shared/domain/delivery';
+import { LocalService } from '../../shared/domain/local-services';
 import { HostResolver } from '../../shared/ports';
 
 /**
@@ -34,7 +35,7 @@ const resolver: HostResolver = {
   },
 };
 
-const sender = (allowLoopback: boolean) => new UndiciHttpSender({ rules: { allowLoopback }, resolver, tls: { ca } });
+const sender = (allowLoopback: boolean, localServices: LocalService[] = []) => new UndiciHttpSender({ rules: { allowLoopback, localServices }, resolver, tls: { ca } });
 const post = (s: UndiciHttpSender, host: string, urlPath = '/hook'): Promise<AttemptResult> =>
   s.send({ url: `https://${host}:${port}${urlPath}`, headers: { 'content-type': 'application/json' }, body: Buffer.from('{}'), timeoutMs: 3000 });
 
@@ -94,6 +95,20 @@ describe('refused at connect time, after DNS: nothing is sent (loopback allowed,
     expect(await post(s, 'hook.test')).toMatchObject({ kind: 'blocked', addressClass: 'loopback' });
     expect(seen).toEqual([]);
     await s.close();
+  });
+
+  test('local mode: a name resolving to loopback at one of its own services’ ports is refused after DNS; the same name at another port connects', async () => {
+    dns = { 'hook.test': ['127.0.0.1'], 'other.hook.test': ['127.0.0.1'] };
+    const guarded = sender(true, [{ what: 'the Pub/Sub emulator', host: '127.0.0.1', port }]);
+    const result = await post(guarded, 'hook.test');
+    expect(result).toMatchObject({ kind: 'blocked', addressClass: 'local-service', address: `127.0.0.1:${port}`, error: expect.stringContaining('url host hook.test resolves to a port local mode keeps for itself') as string });
+    expect(seen).toEqual([]);
+    expect(lookups).toEqual(['hook.test']);
+    await guarded.close();
+    const elsewhere = sender(true, [{ what: 'the Pub/Sub emulator', host: '127.0.0.1', port: port === 65535 ? 1 : port + 1 }]);
+    expect(await post(elsewhere, 'other.hook.test')).toMatchObject({ kind: 'response', status: 204 });
+    expect(seen).toHaveLength(1);
+    await elsewhere.close();
   });
 
   test('DNS rebinding: a name that passed once and now points inside is refused on the next connection', async () => {

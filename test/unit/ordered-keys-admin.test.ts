@@ -37,7 +37,7 @@ async function setup() {
     rateLeases: new MemoryRateLeaseStore(),
     clock,
     log,
-    allowLoopback: false,
+    addressRules: { allowLoopback: false },
     resolver: { lookup: async () => [{ address: '93.184.215.14', family: 4 as const }] },
   };
   const put = async (id: string, spec: Record<string, unknown>) => (await putDestination(deps, id, { url: `https://hooks.example.com/${id}`, ...spec })).status;

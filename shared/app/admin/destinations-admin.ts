@@ -1,4 +1,5 @@
 import type { AccountQuotas } from '../../domain/account';
+import type { AddressRules } from '../../domain/address-policy';
 import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../../domain/ids';
 import { applySpec, rateBoundsOf, destinationSpecSchema, Destination, DestinationView, ResetSetting, resetSettings, viewOf } from '../../domain/destination';
 import { issuesFromZod, ValidationIssue } from '../../domain/event';
@@ -19,7 +20,8 @@ export interface AdminDeps {
   rateLeases: RateLeaseStore;
   clock: Clock;
   log: Logger;
-  allowLoopback: boolean;
+  /** The SSRF rules a webhook URL is held to at registration. */
+  addressRules: AddressRules;
   /** DNS for the SSRF check of webhook URLs at registration. */
   resolver: HostResolver;
   /** Herald's own project and prefix: a topic destination may not be one of its topics. */
@@ -52,7 +54,7 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
   const spec = parsed.data;
   const topicProblem = spec.topic !== undefined && deps.herald ? checkDestinationTopic(spec.topic, deps.herald) : undefined;
   if (topicProblem) return { status: 400, body: { error: 'invalid destination spec', issues: [{ path: 'topic', message: topicProblem }] } };
-  const urlProblem = spec.url !== undefined ? await checkWebhookTarget(spec.url, { allowLoopback: deps.allowLoopback }, deps.resolver) : undefined;
+  const urlProblem = spec.url !== undefined ? await checkWebhookTarget(spec.url, deps.addressRules, deps.resolver) : undefined;
   if (urlProblem) {
     const error = urlProblem.status === 400 ? 'invalid destination spec' : 'the destination URL could not be checked';
     return { status: urlProblem.status, body: { error, issues: [{ path: 'url', message: urlProblem.message }] } };

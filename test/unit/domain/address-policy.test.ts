@@ -82,10 +82,13 @@ describe('classifyAddress: every blocked class', () => {
 
 describe('the CIDR arithmetic agrees with node:net BlockList', () => {
   const ranges4 = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24', '192.0.2.0/24', '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4'];
-  const ranges6 = ['fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8', '2001:db8::/32', '2001::/23', '100::/64', '3fff::/20', '5f00::/16', '64:ff9b:1::/48'];
-  const list = new BlockList();
-  for (const r of ranges4) list.addSubnet(r.split('/')[0]!, Number(r.split('/')[1]), 'ipv4');
-  for (const r of ranges6) list.addSubnet(r.split('/')[0]!, Number(r.split('/')[1]), 'ipv6');
+  // Beside the named ranges, everything outside global unicast 2000::/3: ::/3, 4000::/2, 8000::/1.
+  const ranges6 = ['fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8', '2001:db8::/32', '2001::/23', '100::/64', '100:0:0:1::/64', '3fff::/20', '5f00::/16', '64:ff9b:1::/48', '::/3', '4000::/2', '8000::/1'];
+  // One list per family: a BlockList also matches an IPv4 address against IPv6 rules by its mapped form (inside ::/3).
+  const list4 = new BlockList();
+  const list6 = new BlockList();
+  for (const r of ranges4) list4.addSubnet(r.split('/')[0]!, Number(r.split('/')[1]), 'ipv4');
+  for (const r of ranges6) list6.addSubnet(r.split('/')[0]!, Number(r.split('/')[1]), 'ipv6');
 
   // A deterministic spread of addresses, many near range edges.
   let seed = 42;
@@ -106,7 +109,7 @@ describe('the CIDR arithmetic agrees with node:net BlockList', () => {
   });
 
   test(`IPv4 addresses: ${v4.length} spread out, and both sides of every range's edges`, () => {
-    const disagreements = [...v4, ...edges].filter((ip) => (classifyAddress(ip) !== undefined) !== list.check(ip, 'ipv4'));
+    const disagreements = [...v4, ...edges].filter((ip) => (classifyAddress(ip) !== undefined) !== list4.check(ip, 'ipv4'));
     expect(edges.length).toBeGreaterThan(40);
     // 255.255.255.255 is inside 240.0.0.0/4 for the node list too; the metadata address inside 169.254.0.0/16.
     expect(disagreements).toEqual([]);
@@ -114,7 +117,7 @@ describe('the CIDR arithmetic agrees with node:net BlockList', () => {
 
   test(`IPv6 addresses: ${v6.length}, many in or next to a range`, () => {
     const disagreements = v6.filter((ip) => {
-      const inNodeList = list.check(ip, 'ipv6');
+      const inNodeList = list6.check(ip, 'ipv6');
       const ours = classifyAddress(ip);
       // Herald also refuses the IPv6 forms of blocked IPv4 addresses and a few exact addresses; compare on the plain ranges.
       const embeds = /^(0064:ff9b|2002|0000)/.test(ip);
@@ -162,9 +165,9 @@ describe('checkTargetUrl: what the URL alone decides', () => {
   });
 
   test.each([
-    ['https://hooks.example.com/x', { host: 'hooks.example.com', literal: false }],
-    ['https://93.184.215.14/x', { host: '93.184.215.14', literal: true }],
-    ['https://[2606:4700::1111]/x', { host: '2606:4700::1111', literal: true }],
+    ['https://hooks.example.com/x', { host: 'hooks.example.com', port: 443, literal: false }],
+    ['https://93.184.215.14:8443/x', { host: '93.184.215.14', port: 8443, literal: true }],
+    ['https://[2606:4700::1111]/x', { host: '2606:4700::1111', port: 443, literal: true }],
   ])('%s passes (a name still has to resolve to allowed addresses)', (url, expected) => {
     expect(checkTargetUrl(url, STRICT)).toEqual({ ok: true, ...expected });
   });
