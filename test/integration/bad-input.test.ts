@@ -423,8 +423,8 @@ describe('an invalid event pushed to /route', () => {
 // ---------------------------------------------------------------- afterwards
 
 describe('after all of the above', () => {
-  test('GET /healthz still answers 200', async () => {
-    const reply = await call('GET', '/healthz');
+  test('GET /healthz still answers 200 (with the details to the admin token)', async () => {
+    const reply = await call('GET', '/healthz', { headers: bearer(stack.config.adminToken) });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual(expect.objectContaining({ status: 'ok', projectId: PROJECT }));
   });

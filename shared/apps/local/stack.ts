@@ -22,6 +22,8 @@ import { instanceCount } from './args';
 import { allOf, instanceLog, roundRobin } from './instances';
 import { loadOrCreateLocalSecretsKey } from './secrets-key';
 import { generateSecretsKey } from '../../domain/secret-box';
+import { healthAnswer } from './health';
+import { localServicesOf } from './local-services';
 
 export interface LocalStackOptions {
   /** Port to serve on; 0 picks a free one. Default: PORT or 8080. */
@@ -90,14 +92,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let serve = (_fn: FunctionName, handle: () => void) => handle();
   let ready = false;
   let health: Record<string, unknown> = {};
+  let adminDigest: Buffer | undefined;
   const apps = new Map<FunctionName, http.RequestListener>();
   const graceful = new GracefulStop();
 
   const server = http.createServer(graceful.guard((req, res) => {
     const url = new URL(req.url ?? '/', 'http://local');
     if (url.pathname === '/healthz') {
-      res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(ready ? { status: 'ok', ...health } : { status: 'starting' }));
+      const answer = healthAnswer(ready, health, req.headers.authorization, adminDigest);
+      res.writeHead(answer.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(answer.body));
       return;
     }
     // The console lives on the admin function (/admin/console/ here, /console/ on its own URL on
@@ -175,6 +179,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       HERALD_PUSH_BASE_URL: url,
     });
     const overrides = {
+      // No destination reaches the emulators or this server, loopback allowed or not.
+      localServices: localServicesOf(hosts, actualPort),
       ...(options.log ? { log: options.log } : {}),
       ...(options.http ? { http: options.http } : {}),
       ...(options.resolver ? { resolver: options.resolver } : {}),
@@ -185,6 +191,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     for (let i = 0; i < instances; i++) made.push(createRuntime(config, instanceBase ? { ...overrides, log: instanceLog(instanceBase, i) } : overrides));
     const runtimes = [...made];
     const runtime = runtimes[0]!;
+    adminDigest = runtime.credentials.admin;
 
     const { asInstance, installRuntime } = await import('../../../functions/process-runtime');
     const { installJsonErrors } = await import('../../../functions/index');
