@@ -4,6 +4,7 @@ import { formatPath } from './domain/event';
 import { SecretBox, secretsKeySchema } from './domain/secret-box';
 import { DAY_MS, DEFAULT_RETENTION_DAYS } from './domain/delivery-retention';
 import { HARD_LIMIT_GRACES } from './domain/intake';
+import { isSecureOrLoopback } from './domain/portal';
 import type { Logger } from './ports';
 
 /**
@@ -125,18 +126,38 @@ const envSchema = z.object({
   accountPublishQuota: int(0, 1_000_000).default(1_000),
   accountDestinationQuota: int(0, 1_000_000).default(1_000),
   /**
-   * Who may frame the console (its CSP frame-ancestors): space-separated sources, `*` (the
-   * default: any site may embed the customer portal), `'self'`, `'none'` or origins such as
-   * https://app.example.com and https://*.example.com.
+   * The origins that may frame the customer portal (its page's CSP frame-ancestors): the
+   * platform's own pages that embed it. None by default: the portal is not framed until the
+   * operator lists them. The operator console is never framed, whatever this says.
    */
-  consoleFrameAncestors: z
+  portalFrameAncestors: z
     .string()
-    .trim()
-    .refine(
-      (v) => v.split(/\s+/).every((s) => /^(?:\*|'self'|'none'|https?:\/\/(?:\*\.)?[A-Za-z0-9.-]+(?::\d{1,5})?)$/.test(s)),
-      "must be space-separated sources: *, 'self', 'none' or origins like https://app.example.com or https://*.example.com",
-    )
-    .default('*'),
+    .transform((v) => v.split(/[\s,]+/).filter((o) => o !== ''))
+    .superRefine((origins, ctx) => {
+      for (const o of origins.filter((o) => !isPortalFrameOrigin(o))) {
+        ctx.addIssue({ code: 'custom', message: `${JSON.stringify(o)} is not an origin: give each as https://host[:port], like https://app.example.com, separated by spaces or commas (lower case, no path, no wildcard; http only for localhost, 127.0.0.0/8 or [::1])` });
+      }
+    })
+    .default([]),
+  /**
+   * Where users reach the console (portal links are `<this>/portal#portal=…`); default the
+   * admin function's, HERALD_PUSH_BASE_URL + /admin/console. Never taken from a request's headers.
+   */
+  consoleUrl: z
+    .string()
+    .superRefine((value, ctx) => {
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be an absolute URL, like https://herald.example.com/admin/console' });
+        return;
+      }
+      if (!isSecureOrLoopback(url)) ctx.addIssue({ code: 'custom', message: 'must be https (http only for localhost, 127.0.0.0/8 or [::1])' });
+      if (url.search !== '' || url.hash !== '') ctx.addIssue({ code: 'custom', message: 'must have no query string and no fragment: portal links add their own' });
+    })
+    .transform((v) => v.replace(/\/+$/, ''))
+    .optional(),
   /** Where the console's built files are (default console/dist in the package); tests point it elsewhere. */
   consoleDir: z.string().min(1).optional(),
   logLevel: z.enum(['DEBUG', 'INFO', 'WARNING', 'ERROR'], { error: 'must be DEBUG, INFO, WARNING or ERROR' }).default('INFO'),
@@ -185,7 +206,8 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   slowAttemptMs: 'HERALD_SLOW_ATTEMPT_MS',
   accountPublishQuota: 'HERALD_ACCOUNT_PUBLISH_QUOTA',
   accountDestinationQuota: 'HERALD_ACCOUNT_DESTINATION_QUOTA',
-  consoleFrameAncestors: 'HERALD_CONSOLE_FRAME_ANCESTORS',
+  portalFrameAncestors: 'HERALD_PORTAL_FRAME_ANCESTORS',
+  consoleUrl: 'HERALD_CONSOLE_URL',
   consoleDir: 'HERALD_CONSOLE_DIR',
   logLevel: 'HERALD_LOG_LEVEL',
   pushBaseUrl: 'HERALD_PUSH_BASE_URL',
@@ -201,7 +223,24 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** `scheme://host[:port]` exactly, https (http only to a loopback host). */
+function isPortalFrameOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.origin === value && /^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])$/.test(url.hostname) && isSecureOrLoopback(url);
+  } catch {
+    return false;
+  }
+}
+
+/** Settings Herald no longer reads, and what replaced each: set, they stop it rather than be ignored. */
+const RETIRED_SETTINGS: Record<string, string> = {
+  HERALD_CONSOLE_FRAME_ANCESTORS: 'the operator console is never framed now; list the origins that may frame the customer portal in HERALD_PORTAL_FRAME_ANCESTORS (e.g. https://app.example.com)',
+};
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): HeraldConfig {
+  const retired = Object.entries(RETIRED_SETTINGS).filter(([name]) => env[name] !== undefined && env[name] !== '');
+  if (retired.length) throw new ConfigError(`invalid Herald configuration:\n${retired.map(([name, why]) => `  ${name} is no longer read: ${why}`).join('\n')}`);
   const raw: Record<string, string | undefined> = {};
   for (const [key, name] of Object.entries(ENV_NAMES)) {
     const value = env[name] ?? (key === 'projectId' ? env.GOOGLE_CLOUD_PROJECT ?? env.GCLOUD_PROJECT : undefined);

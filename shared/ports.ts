@@ -95,13 +95,23 @@ export interface PortalStore {
   createLink(link: PortalLinkRecord): Promise<void>;
   getLink(id: string): Promise<PortalLinkRecord | undefined>;
   createSession(session: PortalSessionRecord): Promise<void>;
+  /**
+   * Opens `session` from its link in one transaction: counts it on the link (`sessionsOpened`)
+   * and writes it, unless the link has opened all it may (domain/portal-access.ts
+   * linkHasSessionsLeft: `used-up`) or is not the account's (`no-link`).
+   */
+  openSession(session: PortalSessionRecord): Promise<'opened' | 'used-up' | 'no-link'>;
   getSession(id: string): Promise<PortalSessionRecord | undefined>;
   /** The account's links made at or after `since`, newest first, at most `limit`. */
   links(account: string, since: Date, limit: number): Promise<PortalLinkRecord[]>;
   /** The account's sessions made at or after `since`, newest first, at most `limit`. */
   sessions(account: string, since: Date, limit: number): Promise<PortalSessionRecord[]>;
-  /** Revokes the account's link `id` at `at` (unless it already was) and every session opened from it: the link and those sessions' ids; undefined when the account has no such link. */
-  revokeLink(account: string, id: string, at: string): Promise<{ link: PortalLinkRecord; sessions: string[] } | undefined>;
+  /**
+   * Revokes the account's link `id` at `at` (unless it already was): the link as it now stands;
+   * undefined when the account has no such link. Its sessions are not read nor written: each
+   * checks its link's record (domain/portal-access.ts sessionAccess), so the link's mark ends them.
+   */
+  revokeLink(account: string, id: string, at: string): Promise<PortalLinkRecord | undefined>;
   /** Revokes the account's session `id` at `at` (unless it already was); undefined when the account has no such session. */
   revokeSession(account: string, id: string, at: string): Promise<PortalSessionRecord | undefined>;
   /** Marks every link and session of the account made up to `at` as ended (the mark first, then each live record): how many records it revoked. */

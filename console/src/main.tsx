@@ -3,7 +3,7 @@ import './app.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, call, get, setCredential } from './api';
-import { applyTheme, kindOf, loadSession, saveSession, Session } from './session';
+import { applyTheme, kindOf, linkIdOf, loadSession, onPortalPage, saveSession, Session } from './session';
 import { Account, PortalSession } from './types';
 import { ErrorBox, href, messageOf, onValue } from './ui';
 import { Overview } from './pages/overview';
@@ -44,7 +44,10 @@ function takePortalToken(): string | undefined {
   return decodeURIComponent(m[1]!);
 }
 
-/** A portal link refused at the exchange, or (`session`) a portal session Herald stopped accepting. */
+/**
+ * Why the portal shows no data: a link refused at the exchange (its `reason`), a portal session
+ * Herald stopped accepting (`session`), or, on the portal's page, no link to open at all.
+ */
 type Refusal = { reason?: string; message: string; returnUrl?: string; session?: boolean };
 
 function refusalText({ reason, session }: Refusal): [string, string] {
@@ -53,8 +56,17 @@ function refusalText({ reason, session }: Refusal): [string, string] {
   if (session) return ['This session has ended', 'It was ended where it was given: its link or session was revoked, or the account closed. Go back and open the portal again.'];
   if (expired) return ['This link has expired', 'Portal links work for a short time only. Go back and open the portal again to get a fresh link.'];
   if (reason === 'revoked') return ['This link no longer works', 'It was revoked where it was given. Go back and open the portal again to get a fresh link.'];
+  if (reason === 'used-up') return ['This link has been used up', 'It has opened as many sessions as it may. Go back and open the portal again to get a fresh link.'];
+  if (reason === 'busy') return ['The portal is busy', 'Too many portal sessions are being opened just now. Wait a minute, then go back and open the portal again.'];
+  if (reason === 'no-read') return ['This link shows nothing', 'It lets you change things but not look at them, so this page has nothing to show. Ask for a link that can read.'];
+  if (reason === 'no-link') return ['Open the portal from your link', 'This page shows a portal opened from a link. Go back to where you got the link and open it again.'];
+  if (reason === 'left') return ['You have left the portal', 'Open it again from where you got the link.'];
   return ['This link is not valid', 'The link may have been changed or cut short when it was copied. Go back and open the portal again.'];
 }
+
+/** How often a link refused for being opened too often just now (429) is tried again, and the longest wait taken. */
+const BUSY_TRIES = 3;
+const BUSY_WAIT_MAX_S = 60;
 
 function Refused({ refusal }: { refusal: Refusal }) {
   const [title, text] = refusalText(refusal);
@@ -241,10 +253,15 @@ function Shell({ session, setSession, signOut }: { session: Session; setSession:
 }
 
 function App() {
+  const portalPage = onPortalPage();
   const [session, setSessionState] = useState<Session | undefined>(() => loadSession());
   const [portalToken] = useState(takePortalToken);
-  const [refusal, setRefusal] = useState<Refusal>();
-  const [exchanging, setExchanging] = useState(portalToken !== undefined);
+  // The same link opened again in this tab (the page framing the portal reloaded): its session goes on, no second exchange.
+  const [reused] = useState(() => portalToken !== undefined && session?.kind === 'portal' && session.linkId !== undefined && session.linkId === linkIdOf(portalToken));
+  const [refusal, setRefusal] = useState<Refusal | undefined>(() =>
+    portalPage && !portalToken && !session ? { reason: 'no-link', message: 'No portal link was given to this page.' } : undefined,
+  );
+  const [exchanging, setExchanging] = useState(portalToken !== undefined && !reused);
   const [notice, setNotice] = useState<string>();
 
   const setSession = (s: Session | undefined) => {
@@ -257,40 +274,60 @@ function App() {
     setSession(undefined);
     applyTheme(undefined);
     if (why) setNotice(why);
+    // The portal's page has no sign-in form: leaving it shows a page that says so.
+    if (portalPage) setRefusal({ reason: 'left', message: 'This portal session was closed in this tab.' });
     if (back && /^https?:\/\//.test(back)) location.assign(back);
   };
 
   useEffect(() => {
-    if (!portalToken) return;
+    if (!portalToken || reused) return;
+    const refuse = (e: unknown) => {
+      // Whatever was open in this tab before stays closed: a refused link shows no data.
+      setCredential(undefined);
+      setSession(undefined);
+      const body = e instanceof ApiError ? e.body : {};
+      const reason = e instanceof ApiError && e.status === 429 ? 'busy' : body.reason;
+      setRefusal({
+        message: messageOf(e),
+        ...(typeof reason === 'string' ? { reason } : {}),
+        ...(typeof body.returnUrl === 'string' ? { returnUrl: body.returnUrl } : {}),
+      });
+      setExchanging(false);
+    };
     // A portal link: exchanged for a session once; the link's token is already out of the address bar.
-    call<PortalSession>('POST', '/portal/sessions', { token: portalToken }, { auth: false }).then(
-      (p) => {
-        setSession({
-          token: p.sessionToken,
-          kind: 'portal',
-          account: p.account.id,
-          accountName: p.account.name,
-          readOnly: p.readOnly === true,
-          ...(p.destinations ? { destinations: p.destinations } : {}),
-          ...(p.expiresAt ? { expiresAt: p.expiresAt } : {}),
-          ...(p.returnUrl ? { returnUrl: p.returnUrl } : {}),
-          ...(p.theme ? { theme: p.theme } : {}),
-        });
-        setExchanging(false);
-      },
-      (e: unknown) => {
-        // Whatever was open in this tab before stays closed: a refused link shows no data.
-        setCredential(undefined);
-        setSession(undefined);
-        const body = e instanceof ApiError ? e.body : {};
-        setRefusal({
-          message: messageOf(e),
-          ...(typeof body.reason === 'string' ? { reason: body.reason } : {}),
-          ...(typeof body.returnUrl === 'string' ? { returnUrl: body.returnUrl } : {}),
-        });
-        setExchanging(false);
-      },
-    );
+    const exchange = (tries: number) =>
+      call<PortalSession>('POST', '/portal/sessions', { token: portalToken }, { auth: false }).then(
+        (p) => {
+          if (p.scopes && !p.scopes.includes('read')) {
+            refuse(new ApiError(403, 'The portal session cannot read this account.', [], { reason: 'no-read', ...(p.returnUrl ? { returnUrl: p.returnUrl } : {}) }));
+            return;
+          }
+          setSession({
+            token: p.sessionToken,
+            kind: 'portal',
+            account: p.account.id,
+            accountName: p.account.name,
+            readOnly: p.readOnly === true,
+            ...(p.scopes ? { scopes: p.scopes } : {}),
+            ...(linkIdOf(portalToken) ? { linkId: linkIdOf(portalToken) } : {}),
+            ...(p.destinations ? { destinations: p.destinations } : {}),
+            ...(p.expiresAt ? { expiresAt: p.expiresAt } : {}),
+            ...(p.returnUrl ? { returnUrl: p.returnUrl } : {}),
+            ...(p.theme ? { theme: p.theme } : {}),
+          });
+          setExchanging(false);
+        },
+        (e: unknown) => {
+          // Opened too often just now (on this link, or on this instance): Herald says when to try again.
+          if (e instanceof ApiError && e.status === 429 && tries < BUSY_TRIES) {
+            const wait = Math.min(BUSY_WAIT_MAX_S, Math.max(1, Number(e.body.retryAfterSeconds) || 1));
+            setTimeout(() => void exchange(tries + 1), wait * 1000);
+            return;
+          }
+          refuse(e);
+        },
+      );
+    void exchange(1);
   }, []);
 
   // A portal session Herald no longer accepts (expired, revoked, its account gone) ends on a page of its own, never the sign-in form.

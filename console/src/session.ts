@@ -12,6 +12,10 @@ export interface Session {
   account?: string;
   accountName?: string;
   readOnly?: boolean;
+  /** A portal session's scopes (absent from Herald before scopes: read, and write unless read-only). */
+  scopes?: string[];
+  /** The portal link it was opened from: the same link opened again in this tab (a reload of the page framing it) reuses it. */
+  linkId?: string;
   /** A portal link narrowed to some destinations. */
   destinations?: string[];
   expiresAt?: string;
@@ -19,23 +23,44 @@ export interface Session {
   theme?: Theme;
 }
 
-const KEY = 'herald.console.session';
+/**
+ * Whether this is the customer portal's page (`…/console/portal`, where portal links lead):
+ * the one page another site may frame (HERALD_PORTAL_FRAME_ANCESTORS). It offers no sign-in
+ * and holds portal sessions only, under a key of its own: framed in a tab where the operator
+ * was signed in, it never picks up their credential.
+ */
+export const onPortalPage = (pathname = location.pathname) => /\/console\/portal$/.test(pathname);
 
-export function loadSession(): Session | undefined {
+const keyOf = (portalPage: boolean) => (portalPage ? 'herald.portal.session' : 'herald.console.session');
+
+export function loadSession(portalPage = onPortalPage()): Session | undefined {
   try {
-    const raw = sessionStorage.getItem(KEY);
-    return raw ? (JSON.parse(raw) as Session) : undefined;
+    const raw = sessionStorage.getItem(keyOf(portalPage));
+    const session = raw ? (JSON.parse(raw) as Session) : undefined;
+    return portalPage && session?.kind !== 'portal' ? undefined : session;
   } catch {
     return undefined;
   }
 }
 
-export function saveSession(s: Session | undefined): void {
+export function saveSession(s: Session | undefined, portalPage = onPortalPage()): void {
   try {
-    if (s) sessionStorage.setItem(KEY, JSON.stringify(s));
-    else sessionStorage.removeItem(KEY);
+    if (s) sessionStorage.setItem(keyOf(portalPage), JSON.stringify(s));
+    else sessionStorage.removeItem(keyOf(portalPage));
   } catch {
     /* storage refused (a sandboxed iframe): the session lives in memory for this page */
+  }
+}
+
+/** The id a portal link token names (`hpl_<base64url JSON claims>.<signature>`), read without checking it: only to recognise a link already opened here. */
+export function linkIdOf(token: string): string | undefined {
+  const body = /^hpl_([A-Za-z0-9_-]+)\./.exec(token)?.[1];
+  if (!body) return undefined;
+  try {
+    const claims = JSON.parse(atob(body.replace(/-/g, '+').replace(/_/g, '/'))) as { id?: unknown };
+    return typeof claims.id === 'string' ? claims.id : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -104,21 +104,14 @@ export interface Theme {
 /** GET /admin/accounts/{id}/portal-sessions: a live session, with its link's rights (the API's own type). */
 export type { PortalSessionView as PortalSessionItem } from '../../shared/app/admin/portal-admin';
 
-/** GET /admin/accounts/{id}/portal-links: a live link, with its live sessions. */
-export interface PortalLinkItem {
-  id: string;
-  mintedBy: string;
-  readOnly: boolean;
-  destinations?: string[];
-  createdAt: string;
-  expiresAt: string;
-  sessions: { id: string; createdAt: string; expiresAt: string }[];
-}
+/** GET /admin/accounts/{id}/portal-links: a live link, with its live sessions (the API's own type). */
+export type { PortalLinkView as PortalLinkItem } from '../../shared/app/admin/portal-admin';
 
 export interface PortalSession {
   sessionToken: string;
   account: { id: string; name: string };
   readOnly?: boolean;
+  scopes?: string[];
   destinations?: string[];
   expiresAt?: string;
   returnUrl?: string;

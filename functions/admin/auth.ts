@@ -36,5 +36,6 @@ export function scopeRefusal(caller: Caller, method: string): string | undefined
   if (caller.kind === 'operator') return undefined;
   const scope = scopeFor(method);
   if (hasScope(caller, scope)) return undefined;
-  return caller.kind === 'key' ? `this key lacks the "${scope}" scope; create a key with it (POST /admin/accounts/${caller.account}/keys)` : 'this portal session is read-only: it can look but not change anything';
+  if (caller.kind === 'key') return `this key lacks the "${scope}" scope; create a key with it (POST /admin/accounts/${caller.account}/keys)`;
+  return scope === 'read' ? 'this portal session cannot read: it was opened from a link without the "read" scope' : 'this portal session is read-only: it can look but not change anything';
 }

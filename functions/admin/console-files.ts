@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { extname, join, resolve, sep } from 'node:path';
 import type { Response } from 'express';
+import { HeraldConfig } from '../../shared/config';
 import { Runtime } from '../../shared/runtime';
 import { HeraldRequest, sendJson } from '../http';
 import { packageRoot } from './package-root';
@@ -44,12 +45,26 @@ function consoleDirOf(rt: Runtime): string | undefined {
   return candidates.find((dir) => existsSync(join(dir, 'index.html'))) ?? candidates[0];
 }
 
-function consoleHeaders(res: Response, rt: Runtime): void {
-  res.set({
-    'content-security-policy': `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; form-action 'self'; object-src 'none'; frame-ancestors ${rt.config.consoleFrameAncestors}`,
+/** The customer portal's page, where portal links lead (`<console URL>/portal`): the only page that may be framed. */
+export const PORTAL_PAGE = '/console/portal';
+
+const POLICY = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; form-action 'self'; object-src 'none'";
+
+/**
+ * The console's security headers for a path. The operator's pages (and every file) may not be
+ * framed by anyone: a framed sign-in form is a clickjacking target. The portal page may be, by
+ * the origins HERALD_PORTAL_FRAME_ANCESTORS lists (the platform's pages that embed it), and by
+ * no one when it lists none. X-Frame-Options says DENY wherever CSP says 'none', for browsers
+ * that know only it; it cannot name several origins, so the portal framed by some has none.
+ */
+export function consoleSecurityHeaders(path: string, config: Pick<HeraldConfig, 'portalFrameAncestors'>): Record<string, string> {
+  const ancestors = path === PORTAL_PAGE ? config.portalFrameAncestors : [];
+  return {
+    'content-security-policy': `${POLICY}; frame-ancestors ${ancestors.length > 0 ? ancestors.join(' ') : "'none'"}`,
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
-  });
+    ...(ancestors.length === 0 ? { 'x-frame-options': 'DENY' } : {}),
+  };
 }
 
 /** The file a console path names inside `dir`, or undefined when it would leave it (`..`, an encoded slash or NUL, a symlink out). */
@@ -72,7 +87,7 @@ function consoleFile(dir: string, path: string): string | undefined {
  * path without an extension that names no file is a route of the console's own: index.html.
  */
 export function serveConsole(req: HeraldRequest, res: Response, rt: Runtime): void {
-  consoleHeaders(res, rt);
+  res.set(consoleSecurityHeaders(req.path, rt.config));
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.set('allow', 'GET, HEAD');
     sendJson(res, 405, { error: `method ${req.method} not allowed on ${req.path}; the console is read with GET` });
@@ -121,23 +136,13 @@ export function serveConsole(req: HeraldRequest, res: Response, rt: Runtime): vo
   res.send(readFileSync(real));
 }
 
-const FORWARDED_PROTO = /^https?$/;
-const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
-const PREFIX = /^(?:\/[A-Za-z0-9._~-]+)*$/;
-
 /**
- * Where the console is for whoever made this request: its origin (X-Forwarded-Proto and
- * X-Forwarded-Host when a proxy set them, else the Host header) and the admin function's
- * mount: X-Forwarded-Prefix when given, else `/admin`, the function's path both in local
- * mode (http://127.0.0.1:PORT/admin) and at its Cloud Functions URL
- * (https://REGION-PROJECT.cloudfunctions.net/admin); nothing at a Cloud Run URL of its own (*.run.app).
+ * Where users reach the console, as portal links name it: HERALD_CONSOLE_URL, else the admin
+ * function's (HERALD_PUSH_BASE_URL + /admin/console: local mode's own URL, or the functions'
+ * URL on GCP); undefined when neither is set. Never a request's Host or X-Forwarded-* headers:
+ * whoever sends those would choose where the operator's links point.
  */
-export function consoleBaseOf(headers: { get(name: string): string | undefined }, protocol: string, fallback: string | undefined): string {
-  const first = (name: string) => headers.get(name)?.split(',')[0]?.trim() || undefined;
-  const proto = first('x-forwarded-proto') ?? protocol;
-  const host = first('x-forwarded-host') ?? headers.get('host');
-  if (!FORWARDED_PROTO.test(proto) || host === undefined || !HOST.test(host)) return `${(fallback ?? 'http://127.0.0.1:8080').replace(/\/$/, '')}/admin/console`;
-  const forwardedPrefix = first('x-forwarded-prefix');
-  const prefix = forwardedPrefix !== undefined && PREFIX.test(forwardedPrefix.replace(/\/$/, '')) ? forwardedPrefix.replace(/\/$/, '') : /\.run\.app(?::\d+)?$/.test(host) ? '' : '/admin';
-  return `${proto}://${host}${prefix}/console`;
+export function consoleUrlOf(config: Pick<HeraldConfig, 'consoleUrl' | 'pushBaseUrl'>): string | undefined {
+  if (config.consoleUrl !== undefined) return config.consoleUrl;
+  return config.pushBaseUrl === undefined ? undefined : `${config.pushBaseUrl.replace(/\/+$/, '')}/admin/console`;
 }

@@ -10,7 +10,7 @@ import { postReactivate, postRedeliver, postSuspend, redeliverBodySchema, suspen
 import { actorOf, seesDestination } from '../../shared/domain/account';
 import { destinationSpecSchema } from '../../shared/domain/destination';
 import { rotateSecretSchema } from '../../shared/domain/secret-rotation';
-import { BAD_ID, deliveryInSight, inAccount, NOT_FOUND, portalDestinations, Route } from './route';
+import { BAD_ID, deliveryInSight, inAccount, narrowedPut, NOT_FOUND, portalDestinations, Route } from './route';
 
 /** Bodies PUT /admin/destinations/{id} accepts (the OpenAPI examples; a test holds them to the schema). */
 const DESTINATION_EXAMPLES: unknown[] = [
@@ -44,9 +44,14 @@ export const ACCOUNT_SCOPED: Route[] = [
     path: '/destinations/{id}',
     summary: 'Create or replace a destination (201 shows its signing secret, once)',
     body: { schema: destinationSpecSchema, required: true, examples: DESTINATION_EXAMPLES },
-    responses: { 200: 'replaced; reset lists each setting the old spec had that this one left out ({setting, was}: back to its default)', 201: 'created, with its whsec_ secret', ...BAD_ID },
+    responses: {
+      200: 'replaced; reset lists each setting the old spec had that this one left out ({setting, was}: back to its default)',
+      201: 'created, with its whsec_ secret',
+      ...BAD_ID,
+      403: 'a portal session narrowed to some destinations creating one, or widening its eventTypes',
+    },
     pattern: /^\/destinations\/([^/]+)$/,
-    run: (d, [id], body) => inAccount(d, id!, (iid) => putDestination(d, iid, body())),
+    run: (d, [id], body) => inAccount(d, id!, (iid) => narrowedPut(d, id!, iid, body(), (spec) => putDestination(d, iid, spec))),
   },
   { method: 'GET', path: '/destinations/{id}', summary: 'A destination: spec, status, suspension, stats, rate', responses: { 200: 'the destination', ...BAD_ID, ...NOT_FOUND }, pattern: /^\/destinations\/([^/]+)$/, run: (d, [id]) => inAccount(d, id!, (iid) => getDestination(d, iid)) },
   {

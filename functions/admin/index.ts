@@ -1,16 +1,28 @@
 import type { Response } from 'express';
 import { findAccount, noAccount } from '../../shared/app/admin/accounts-admin';
 import { DEFAULT_ACCOUNT } from '../../shared/domain/account';
-import { adminApiDeps } from '../../shared/runtime';
+import { ExchangeLimiter } from '../../shared/domain/portal-exchange-limit';
+import { adminApiDeps, Runtime } from '../../shared/runtime';
 import { guarded, HeraldRequest, sendJson } from '../http';
 import { runtime } from '../process-runtime';
 import { audit } from './audit';
 import { callerOf, NOBODY, portalKeyFor, scopeRefusal } from './auth';
-import { consoleBaseOf, serveConsole } from './console-files';
+import { consoleUrlOf, serveConsole } from './console-files';
 import { BadJson, parseJsonBody } from './request-body';
 import { Ctx, narrowed } from './route';
 import { openApiJson, ROUTES } from './routes';
 import { answeringStoreBusy, storeRefusalMessage } from './store-errors';
+
+/** Each runtime's buckets for the public portal link exchange: per instance by design (domain/portal-exchange-limit.ts). */
+const exchangeLimiters = new WeakMap<Runtime, ExchangeLimiter>();
+function portalExchangesFor(rt: Runtime): ExchangeLimiter {
+  let limiter = exchangeLimiters.get(rt);
+  if (!limiter) {
+    limiter = new ExchangeLimiter();
+    exchangeLimiters.set(rt, limiter);
+  }
+  return limiter;
+}
 
 /** The operators' and accounts' API: accounts, keys, destinations, deliveries, reactivation and replays. */
 export const adminHandler = guarded(
@@ -71,10 +83,12 @@ export const adminHandler = guarded(
         account,
         replayScope,
         portalKey: portalKeyFor(rt),
-        consoleBase: consoleBaseOf({ get: (name) => req.get(name) }, req.protocol, rt.config.pushBaseUrl),
+        portalExchanges: portalExchangesFor(rt),
+        consoleUrl: consoleUrlOf(rt.config),
       };
       const result = await route.run(narrowed(ctx), params, body, { ...(req.query as Record<string, unknown>) });
       audit(rt.log, { route, caller, account, ids: params, fields, status: result.status });
+      if (result.status === 429) res.set('retry-after', String(result.retryAfterSeconds));
       sendJson(res, result.status, 'body' in result ? result.body : undefined);
     } catch (e) {
       if (e instanceof BadJson) {

@@ -2,7 +2,10 @@ import { AdminResult, badId, notFound } from '../../shared/app/admin/destination
 import { PortalRefusal } from '../../shared/app/admin/portal-admin';
 import { RouteDoc } from '../../shared/app/admin/openapi';
 import { Caller, seesDestination } from '../../shared/domain/account';
+import { destinationSpecSchema } from '../../shared/domain/destination';
 import { DESTINATION_ID, internalDestinationId, splitDestinationId } from '../../shared/domain/ids';
+import { ExchangeLimiter } from '../../shared/domain/portal-exchange-limit';
+import { NarrowedWrite, narrowedWrite } from '../../shared/domain/portal-narrowing';
 import { AdminApiDeps } from '../../shared/runtime';
 
 /** What every admin route is, and what the routes share. */
@@ -15,8 +18,10 @@ export type Ctx = AdminApiDeps & {
   replayScope: string | undefined;
   /** Signs portal links and sessions (domain/portal.ts). */
   portalKey: Buffer;
-  /** Where the console is, as the caller reaches this function: `<origin><mount>/console`. */
-  consoleBase: string;
+  /** This instance's buckets for the public portal link exchange. */
+  portalExchanges: ExchangeLimiter;
+  /** Where the console is served to users (HERALD_CONSOLE_URL, else HERALD_PUSH_BASE_URL + /admin/console); undefined when neither is set. */
+  consoleUrl: string | undefined;
 };
 
 export type Route = RouteDoc & {
@@ -44,7 +49,40 @@ export function inAccount<T>(ctx: Ctx, id: string, run: (internalId: string) => 
   return seesDestination(ctx.caller, id) ? run(internal) : Promise.resolve(notFound(internal));
 }
 
-/** What a portal session narrowed to some destinations sees of a destination store: only those of its account. */
+/** A narrowed portal session's write refused inside the store's transaction (narrowed, below): the destination changed since the route looked. */
+class NarrowedWriteRefused extends Error {
+  constructor(readonly refusal: Extract<NarrowedWrite, { ok: false }>) {
+    super(refusal.error);
+  }
+}
+
+const refusedWrite = (refusal: Extract<NarrowedWrite, { ok: false }>): AdminResult<never> => ({ status: 403, body: { error: refusal.error, issues: refusal.issues } });
+
+/**
+ * PUT of destination `id` (internally `internalId`): a narrowed portal session may not create
+ * one nor widen its eventTypes (domain/portal-narrowing.ts). Looked at first, so nothing (a
+ * dedicated lane) is made for a write that is refused; and again inside the write (narrowed's
+ * store), so a change in between cannot slip through. A spec that does not parse is left to
+ * `put`, which names its problems.
+ */
+export async function narrowedPut<T>(ctx: Ctx, id: string, internalId: string, spec: unknown, put: (spec: unknown) => Promise<AdminResult<T>>): Promise<AdminResult<T>> {
+  const parsed = destinationSpecSchema.safeParse(spec);
+  if (parsed.success && ctx.caller.kind === 'portal' && ctx.caller.destinations !== undefined) {
+    const verdict = narrowedWrite(ctx.caller, id, await ctx.destinations.get(internalId), parsed.data.eventTypes ?? []);
+    if (!verdict.ok) return refusedWrite(verdict);
+  }
+  try {
+    return await put(spec);
+  } catch (e) {
+    if (e instanceof NarrowedWriteRefused) return refusedWrite(e.refusal);
+    throw e;
+  }
+}
+
+/**
+ * What a portal session narrowed to some destinations sees of a destination store: only those
+ * of its account; and every write to one is held to narrowedWrite, in the write's own transaction.
+ */
 export function narrowed(ctx: Ctx): Ctx {
   const { caller } = ctx;
   if (caller.kind !== 'portal' || caller.destinations === undefined) return ctx;
@@ -62,7 +100,13 @@ export function narrowed(ctx: Ctx): Ctx {
     countAccount: (account) => store.countAccount(account),
     put: (d) => store.put(d),
     delete: (id) => store.delete(id),
-    update: (id, decide) => store.update(id, decide),
+    update: (id, decide) =>
+      store.update(id, (current) => {
+        const next = decide(current);
+        const verdict = next === undefined ? undefined : narrowedWrite(caller, splitDestinationId(id).id, current, next.eventTypes);
+        if (verdict && !verdict.ok) throw new NarrowedWriteRefused(verdict);
+        return next;
+      }),
   };
   return { ...ctx, destinations };
 }

@@ -1,6 +1,6 @@
 import { CollectionReference, DocumentData, DocumentReference, QuerySnapshot, WriteBatch } from '@google-cloud/firestore';
 import { MAX_TTL_SECONDS } from '../domain/portal';
-import { isLive, liveSince, PortalLinkRecord, PortalSessionRecord } from '../domain/portal-access';
+import { linkHasSessionsLeft, liveSince, liveUntil, PortalLinkRecord, PortalSessionRecord } from '../domain/portal-access';
 import { PortalStore } from '../ports';
 import { FirestoreStore } from './firestore-stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
@@ -33,6 +33,22 @@ export class FirestorePortalStore extends FirestoreStore implements PortalStore 
     this.ops.writes++;
   }
 
+  async openSession(session: PortalSessionRecord): Promise<'opened' | 'used-up' | 'no-link'> {
+    const linkRef = this.linksCol.doc(session.linkId);
+    const outcome = await this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(linkRef);
+      const link = snap.exists ? recordOf<PortalLinkRecord>(snap.data()!) : undefined;
+      if (!link || link.account !== session.account) return 'no-link' as const;
+      if (!linkHasSessionsLeft(link)) return 'used-up' as const;
+      tx.update(linkRef, { sessionsOpened: (link.sessionsOpened ?? 0) + 1 });
+      tx.create(this.sessionsCol.doc(session.id), { ...session, [FIRESTORE_TTL_FIELDS.portalSessions.field]: new Date(session.expiresAt) });
+      return 'opened' as const;
+    });
+    this.ops.reads++;
+    if (outcome === 'opened') this.ops.writes += 2;
+    return outcome;
+  }
+
   getSession(id: string): Promise<PortalSessionRecord | undefined> {
     return this.readOne(this.sessionsCol.doc(id), recordOf<PortalSessionRecord>);
   }
@@ -47,17 +63,8 @@ export class FirestorePortalStore extends FirestoreStore implements PortalStore 
     return this.recordsOf<PortalSessionRecord>(await this.sessionsCol.where(q.equality[0], '==', account).where(q.orderBy, '>=', since.toISOString()).orderBy(q.orderBy, q.direction).limit(limit).get());
   }
 
-  async revokeLink(account: string, id: string, at: string): Promise<{ link: PortalLinkRecord; sessions: string[] } | undefined> {
-    const link = await this.revoke<PortalLinkRecord>(this.linksCol.doc(id), account, at);
-    if (!link) return undefined;
-    // The link's own mark already ends its sessions; each is marked too, so lists show them gone.
-    const snap = await this.sessionsCol.where('linkId', '==', id).get();
-    this.ops.reads += Math.max(1, snap.size);
-    await this.inBatches(
-      snap.docs.filter((d) => (d.data() as PortalSessionRecord).revokedAt === undefined),
-      (batch, d) => batch.update(d.ref, { revokedAt: at }),
-    );
-    return { link, sessions: snap.docs.map((d) => d.id) };
+  revokeLink(account: string, id: string, at: string): Promise<PortalLinkRecord | undefined> {
+    return this.revoke<PortalLinkRecord>(this.linksCol.doc(id), account, at);
   }
 
   revokeSession(account: string, id: string, at: string): Promise<PortalSessionRecord | undefined> {
@@ -76,12 +83,12 @@ export class FirestorePortalStore extends FirestoreStore implements PortalStore 
     this.ops.writes++;
     const now = new Date(at);
     const end = async (records: { id: string; createdAt: string; expiresAt: string; revokedAt?: string }[], col: CollectionReference) => {
-      const live = records.filter((r) => r.createdAt <= at && isLive(r, now, before));
-      await this.inBatches(live, (batch, r) => batch.update(col.doc(r.id), { revokedAt: at }));
-      return live.length;
+      await this.inBatches(records, (batch, r) => batch.update(col.doc(r.id), { revokedAt: at }));
+      return records.length;
     };
     const [links, sessions] = await Promise.all([this.links(account, liveSince(now), 10_000), this.sessions(account, liveSince(now), 10_000)]);
-    return { links: await end(links, this.linksCol), sessions: await end(sessions, this.sessionsCol) };
+    const live = liveUntil(links, sessions, at, before);
+    return { links: await end(live.links, this.linksCol), sessions: await end(live.sessions, this.sessionsCol) };
   }
 
   async endedAt(account: string): Promise<string | undefined> {

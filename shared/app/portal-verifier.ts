@@ -98,10 +98,9 @@ export class PortalVerifier {
     return { link, account, endedAt, ...(byKey ? { key: await this.deps.keys.record(link.mintedBy) } : {}) };
   }
 
-  /** This instance's revocation of a link and its sessions: forgotten here at once. */
-  forgetLink(id: string, sessions: readonly string[] = []): void {
+  /** This instance revoked a link: forgotten here at once (every session of it reads the link, so each ends with it). */
+  forgetLink(id: string): void {
     this.links.forget(id);
-    for (const s of sessions) this.sessions.forget(s);
   }
 
   forgetSession(id: string): void {

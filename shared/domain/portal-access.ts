@@ -1,5 +1,5 @@
 import type { Account, AccountKey } from './account';
-import { MAX_TTL_SECONDS, PortalClaims } from './portal';
+import { DEFAULT_MAX_SESSIONS, MAX_TTL_SECONDS, PortalClaims, PortalScope } from './portal';
 
 /**
  * What keeps a portal session alive (docs/console.md "Ending portal access"): a signature
@@ -17,7 +17,13 @@ export interface PortalLinkRecord {
   /** `admin`, or the minting key's id: a session of a key's link ends when that key does. */
   mintedBy: string;
   readOnly: boolean;
+  /** Its scopes; absent on records from before scopes: `read`, and `write` unless read-only. */
+  scopes?: PortalScope[];
   destinations?: string[];
+  /** How many sessions it may open; absent on records from before the limit: DEFAULT_MAX_SESSIONS. */
+  maxSessions?: number;
+  /** How many it has opened (absent: none). */
+  sessionsOpened?: number;
   createdAt: string;
   expiresAt: string;
   revokedAt?: string;
@@ -34,6 +40,11 @@ export interface PortalSessionRecord {
   revokedAt?: string;
 }
 
+/** Whether the link may open one more session: fewer opened than it allows. Checked and counted in one transaction (PortalStore.openSession). */
+export function linkHasSessionsLeft(link: Pick<PortalLinkRecord, 'maxSessions' | 'sessionsOpened'>): boolean {
+  return (link.sessionsOpened ?? 0) < (link.maxSessions ?? DEFAULT_MAX_SESSIONS);
+}
+
 /** Where live records are found: nothing live was made longer ago than the longest link lives. */
 export function liveSince(now: Date): Date {
   return new Date(now.getTime() - MAX_TTL_SECONDS * 1000);
@@ -42,6 +53,18 @@ export function liveSince(now: Date): Date {
 /** Not revoked, not expired at `now`, and made after the account's last "end every session" (`endedAt`). */
 export function isLive(record: { createdAt: string; expiresAt: string; revokedAt?: string }, now: Date, endedAt: string | undefined): boolean {
   return record.revokedAt === undefined && record.expiresAt > now.toISOString() && (endedAt === undefined || record.createdAt > endedAt);
+}
+
+/**
+ * What "end every session" at `at` revokes of the records given (the account's, made since
+ * liveSince): the links live at `at` and made by then, and their sessions live and made by
+ * then. A session of a revoked or expired link is already ended by its link: it is not counted again.
+ */
+export function liveUntil<L extends PortalLinkRecord, S extends PortalSessionRecord>(links: readonly L[], sessions: readonly S[], at: string, endedAt: string | undefined): { links: L[]; sessions: S[] } {
+  const now = new Date(at);
+  const liveLinks = links.filter((l) => l.createdAt <= at && isLive(l, now, endedAt));
+  const ids = new Set(liveLinks.map((l) => l.id));
+  return { links: liveLinks, sessions: sessions.filter((s) => ids.has(s.linkId) && s.createdAt <= at && isLive(s, now, endedAt)) };
 }
 
 /** Whether the key that minted a link (its record, undefined when gone) still lets the link's sessions act at `now`. */

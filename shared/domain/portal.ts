@@ -1,4 +1,5 @@
 import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ACCOUNT_ID, DESTINATION_ID } from './ids';
 
@@ -18,6 +19,19 @@ export const SESSION_PREFIX = 'hps_';
 export const MIN_TTL_SECONDS = 60;
 export const MAX_TTL_SECONDS = 86_400;
 export const MAX_PORTAL_DESTINATIONS = 100;
+/**
+ * Sessions a link opens unless its request says otherwise: enough for a user who opens the
+ * portal in a few tabs or browsers (a reload reuses the tab's session, docs/console.md), few
+ * enough that a leaked link is not a day of unlimited access.
+ */
+export const DEFAULT_MAX_SESSIONS = 10;
+export const MAX_MAX_SESSIONS = 100;
+
+/** What a portal session may do: look (`read`), change (`write`); never `publish`. */
+export const PORTAL_SCOPES = ['read', 'write'] as const;
+export type PortalScope = (typeof PORTAL_SCOPES)[number];
+/** A link's scopes when its request names none (for a key: those of them it holds). */
+const DEFAULT_LINK_SCOPES: readonly PortalScope[] = PORTAL_SCOPES;
 /** A token longer than this is refused unread (100 destinations and a long return URL fit well within it). */
 const MAX_TOKEN_CHARS = 16_384;
 
@@ -26,7 +40,10 @@ export interface PortalClaims {
   /** A random id: the link's, which its session keeps (the audit log's `portal:<id>`). */
   id: string;
   account: string;
+  /** Whether it lacks `write` (kept beside `scopes` for tokens minted before scopes existed, which carry only this). */
   readOnly: boolean;
+  /** What it may do; absent (older tokens): `read`, and `write` unless read-only. */
+  scopes?: PortalScope[];
   /** Only these destinations of the account (their own ids); absent: all of them. */
   destinations?: string[];
   /** Where the console sends the user back to (links only). */
@@ -43,6 +60,7 @@ const claimsSchema = z.strictObject({
   id: z.string().regex(PORTAL_ID),
   account: z.string().regex(ACCOUNT_ID),
   readOnly: z.boolean(),
+  scopes: z.array(z.enum(PORTAL_SCOPES)).min(1).max(PORTAL_SCOPES.length).optional(),
   destinations: z.array(z.string().regex(DESTINATION_ID)).min(1).max(MAX_PORTAL_DESTINATIONS).optional(),
   returnUrl: z.string().max(2048).optional(),
   sid: z.string().regex(PORTAL_ID).optional(),
@@ -105,14 +123,30 @@ export function verifyPortalToken(key: Buffer, prefix: typeof LINK_PREFIX | type
   return { ok: true, claims: claims.data };
 }
 
-/** A portal session's scopes: reading, and changing unless read-only. Never `publish`. */
-export function portalScopes(claims: Pick<PortalClaims, 'readOnly'>): ('read' | 'write')[] {
-  return claims.readOnly ? ['read'] : ['read', 'write'];
+/** A portal session's scopes: its token's, or (older tokens) reading, and changing unless read-only. Never `publish`. */
+export function portalScopes(claims: Pick<PortalClaims, 'readOnly' | 'scopes'>): PortalScope[] {
+  return claims.scopes !== undefined ? orderScopes(claims.scopes) : claims.readOnly ? ['read'] : ['read', 'write'];
+}
+
+function orderScopes(scopes: readonly PortalScope[]): PortalScope[] {
+  return PORTAL_SCOPES.filter((s) => scopes.includes(s));
 }
 
 // ---------------------------------------------------------------- schemas
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+/**
+ * A URL host that is this machine for certain, whatever DNS says: `localhost`, `[::1]`, or an
+ * IPv4 address in 127.0.0.0/8 (as the URL parser normalised it: `127.1` is `127.0.0.1`).
+ * A name that merely starts with "127." (`127.evil.com`) is not.
+ */
+export function isLoopbackUrlHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || (isIP(hostname) === 4 && hostname.startsWith('127.'));
+}
+
+/** Whether `url` is https, or http to a loopback host (local mode). */
+export function isSecureOrLoopback(url: URL): boolean {
+  return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackUrlHost(url.hostname));
+}
 
 /** An absolute https URL; http only to a loopback host (local mode). */
 export const returnUrlSchema = z
@@ -120,12 +154,11 @@ export const returnUrlSchema = z
   .max(2048, 'returnUrl must be at most 2048 characters')
   .refine((value) => {
     try {
-      const url = new URL(value);
-      return url.protocol === 'https:' || (url.protocol === 'http:' && (LOOPBACK_HOSTS.has(url.hostname) || url.hostname.startsWith('127.')));
+      return isSecureOrLoopback(new URL(value));
     } catch {
       return false;
     }
-  }, 'returnUrl must be an absolute https URL (http only for localhost or 127.0.0.1)');
+  }, 'returnUrl must be an absolute https URL (http only for localhost, 127.0.0.0/8 or [::1])');
 
 export const portalLinkSchema = z.strictObject(
   {
@@ -134,7 +167,18 @@ export const portalLinkSchema = z.strictObject(
       .int('ttlSeconds must be a whole number of seconds')
       .min(MIN_TTL_SECONDS, `ttlSeconds must be at least ${MIN_TTL_SECONDS}`)
       .max(MAX_TTL_SECONDS, `ttlSeconds must be at most ${MAX_TTL_SECONDS} (a day)`),
-    readOnly: z.boolean({ error: 'readOnly must be true or false' }).default(false),
+    readOnly: z.boolean({ error: 'readOnly must be true or false' }).optional(),
+    scopes: z
+      .array(z.enum(PORTAL_SCOPES, { error: 'a portal scope is "read" or "write"' }), { error: 'scopes must be an array of "read" and "write"' })
+      .min(1, 'scopes must name at least one of "read" and "write", or be left out')
+      .max(PORTAL_SCOPES.length, 'scopes may name "read" and "write" once each')
+      .optional(),
+    maxSessions: z
+      .number({ error: `maxSessions must be a number from 1 to ${MAX_MAX_SESSIONS}` })
+      .int('maxSessions must be a whole number')
+      .min(1, 'maxSessions must be at least 1')
+      .max(MAX_MAX_SESSIONS, `maxSessions must be at most ${MAX_MAX_SESSIONS}`)
+      .optional(),
     destinations: z
       .array(z.string({ error: 'a destination must be a destination id' }).regex(DESTINATION_ID, 'a destination must be a destination id: 1-63 lowercase letters, digits and hyphens'), {
         error: 'destinations must be an array of destination ids',
@@ -144,18 +188,61 @@ export const portalLinkSchema = z.strictObject(
       .optional(),
     returnUrl: returnUrlSchema.optional(),
   },
-  { error: 'the portal link must be a JSON object {"ttlSeconds", "readOnly"?, "destinations"?, "returnUrl"?}' },
-);
+  { error: 'the portal link must be a JSON object {"ttlSeconds", "scopes"? or "readOnly"?, "destinations"?, "returnUrl"?, "maxSessions"?}' },
+).refine((r) => r.readOnly === undefined || r.scopes === undefined, { message: 'give scopes or readOnly, not both: readOnly true is scopes ["read"]', path: ['readOnly'] });
 export type PortalLinkRequest = z.infer<typeof portalLinkSchema>;
+
+/** The scopes a link request asks for; undefined when it names none. */
+function requestedScopes(request: Pick<PortalLinkRequest, 'readOnly' | 'scopes'>): PortalScope[] | undefined {
+  if (request.scopes !== undefined) return orderScopes(request.scopes);
+  if (request.readOnly !== undefined) return request.readOnly ? ['read'] : ['read', 'write'];
+  return undefined;
+}
+
+/** Who mints a link, as domain/account.ts Caller has it (named here by shape: account.ts imports this module). */
+export type LinkMinter = { kind: 'operator' } | { kind: 'key'; scopes: readonly string[] } | { kind: 'portal' };
+
+export type LinkGrant = { ok: true; scopes: PortalScope[] } | { ok: false; error: string; issues: { path: string; message: string }[] };
+
+/**
+ * The scopes `minter` may put in a link (as keyGrant does for keys, domain/account.ts): the
+ * operator any; a key only scopes it holds, and naming none gives the link the default
+ * (`read`, `write`) narrowed to the key's own. Otherwise a `write`-only key would mint a link
+ * that reads the whole account. A portal session mints nothing (the caller refuses it first).
+ */
+export function linkGrant(minter: LinkMinter, request: Pick<PortalLinkRequest, 'readOnly' | 'scopes'>): LinkGrant {
+  const asked = requestedScopes(request);
+  if (minter.kind === 'operator') return { ok: true, scopes: asked ?? [...DEFAULT_LINK_SCOPES] };
+  if (minter.kind === 'portal') return { ok: false, error: 'a portal session cannot mint portal links', issues: [{ path: 'scopes', message: 'a portal session grants nothing' }] };
+  const held = orderScopes(DEFAULT_LINK_SCOPES.filter((s) => minter.scopes.includes(s)));
+  const missing = (asked ?? held).filter((s) => !held.includes(s));
+  const path = request.scopes !== undefined ? 'scopes' : 'readOnly';
+  if (missing.length > 0) {
+    const names = missing.map((s) => JSON.stringify(s)).join(', ');
+    return {
+      ok: false,
+      error: `this key cannot grant ${names} to a portal link: a key may grant only the scopes it holds (${minter.scopes.join(', ')}); leave scopes and readOnly out to grant ${held.length > 0 ? held.join(', ') : 'those'}, or mint the link with the admin token or a key that holds ${names}`,
+      issues: [{ path, message: `${names} ${missing.length > 1 ? 'are not scopes' : 'is not a scope'} of the key minting the link (it holds ${minter.scopes.join(', ')})` }],
+    };
+  }
+  if (held.length === 0) return { ok: false, error: 'this key holds neither "read" nor "write": it has nothing to grant to a portal link', issues: [{ path: 'scopes', message: 'the key minting the link holds neither "read" nor "write"' }] };
+  return { ok: true, scopes: asked ?? held };
+}
 
 export const portalSessionSchema = z.strictObject({ token: z.string({ error: 'token must be the portal link token (after #portal= in the link)' }).min(1, 'token must not be empty') }, { error: 'the body must be {"token": "<portal link token>"}' });
 
-/** The claims of a new link: the request's, expiring `ttlSeconds` from `now`; destinations deduplicated and sorted. */
-export function linkClaims(account: string, request: PortalLinkRequest, now: Date, id: string = newPortalId()): PortalClaims {
+/**
+ * The claims of a new link: the request's, expiring `ttlSeconds` from `now`; destinations
+ * deduplicated and sorted. Its scopes: `scopes` (as linkGrant decided them), else `readOnly`'s,
+ * else reading and writing.
+ */
+export function linkClaims(account: string, request: Pick<PortalLinkRequest, 'ttlSeconds' | 'readOnly' | 'scopes' | 'destinations' | 'returnUrl'>, now: Date, id: string = newPortalId()): PortalClaims {
+  const scopes = requestedScopes(request) ?? [...DEFAULT_LINK_SCOPES];
   return {
     id,
     account,
-    readOnly: request.readOnly,
+    readOnly: !scopes.includes('write'),
+    scopes,
     ...(request.destinations !== undefined ? { destinations: [...new Set(request.destinations)].sort() } : {}),
     ...(request.returnUrl !== undefined ? { returnUrl: request.returnUrl } : {}),
     exp: Math.floor(now.getTime() / 1000) + request.ttlSeconds,

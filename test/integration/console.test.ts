@@ -371,7 +371,7 @@ test("a portal link for one account never shows another's data; an expired or ta
   const minted = await stack.admin('POST', '/accounts/portal-a/portal-links', { ttlSeconds: 600, returnUrl: 'https://app.example.com/settings/webhooks' });
   expect(minted.status).toBe(201);
   const link = (minted.body as { url: string }).url;
-  expect(link).toContain('/console/#portal=');
+  expect(link).toContain('/console/portal#portal=');
 
   const { context, page } = await newPage();
   await page.goto(link);
@@ -410,12 +410,18 @@ test("a portal link for one account never shows another's data; an expired or ta
   }
   // Asking for another account with the portal's own session gets nothing either.
   const other = await page.evaluate(`(async () => {
-    const s = JSON.parse(sessionStorage.getItem('herald.console.session') || '{}');
+    const s = JSON.parse(sessionStorage.getItem('herald.portal.session') || '{}');
     const res = await fetch('../accounts/portal-b/destinations', { headers: { authorization: 'Bearer ' + (s.token || '') } });
     return res.status;
   })()`);
   expect(other).toBe(404);
   expect(await page.evaluate('localStorage.length')).toBe(0);
+  // The same link loaded again in this tab (the page framing the portal reloaded): the session goes on, no second exchange.
+  await page.goto('about:blank');
+  await page.goto(link);
+  await heading(page, 'Overview');
+  const opened = (await stack.admin('GET', '/accounts/portal-a/portal-links')).body as { links: { id: string; sessionsOpened: number }[] };
+  expect(opened.links.find((l) => l.id === (minted.body as { id: string }).id)?.sessionsOpened).toBe(1);
 
   // A read-only link narrowed to one destination: that one, and no button that changes anything.
   expect((await stack.admin('PUT', '/accounts/portal-a/destinations/a-other', { url: `${receiver.url}/a-other`, eventTypes: ['com.example.*'] })).status).toBe(201);
@@ -454,6 +460,12 @@ test("a portal link for one account never shows another's data; an expired or ta
   await refused.page.goto(`${link.split('#')[0]}#portal=${tampered}`);
   await heading(refused.page, 'This link is not valid');
   expect(await refused.page.getByTestId('return-link').count()).toBe(0);
+
+  // The portal's page without a link: it says where to go, and offers no sign-in (it is the page other sites may frame).
+  await refused.page.goto('about:blank');
+  await refused.page.goto(link.split('#')[0]!);
+  await heading(refused.page, 'Open the portal from your link');
+  expect(await refused.page.getByRole('button', { name: 'Sign in' }).count()).toBe(0);
   await refused.context.close();
 });
 
@@ -489,7 +501,7 @@ test('the operator ends a portal session from the Accounts page; the portal says
   expect(await customer.page.getByTestId('return-link').getAttribute('href')).toBe('https://app.example.com/settings/webhooks');
   expect(await customer.page.getByRole('navigation').count()).toBe(0);
   expect(await customer.page.locator('body').innerText()).not.toContain('c-hook');
-  expect(await customer.page.evaluate("sessionStorage.getItem('herald.console.session')")).toBeNull();
+  expect(await customer.page.evaluate("sessionStorage.getItem('herald.portal.session')")).toBeNull();
   await expectAccessible(customer.page, 'ended portal session');
   await customer.context.close();
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { linkClaims, portalKeyOf, portalSecretOf, signLink, signSession } from '../../shared/domain/portal';
+import { LINK_EXCHANGES } from '../../shared/domain/portal-exchange-limit';
 import { eventually } from '../support/eventually';
 import { catalogueNow } from '../support/event-types';
 import { Receiver } from '../support/receiver';
@@ -13,8 +14,9 @@ import { startTestStack, testSecretsKey, TestStack } from '../support/stack';
 /**
  * The customer portal's backend on the emulators (docs/console.md): links minted by the
  * operator and by an account key, exchanged for sessions that act for one account (read-only,
- * narrowed to some destinations), refused when expired (with the way back) or tampered (without),
- * the overview's aggregates, and the console's static files with their headers.
+ * narrowed to some destinations, which cannot widen what they take), refused when expired (with
+ * the way back), tampered (without), used up or opened too often, the overview's aggregates, and
+ * the console's static files with their headers (the portal page alone frameable).
  */
 
 // A project of each run's own: a rerun on long-lived emulators finds none of the last run's accounts (whose ids are never given again).
@@ -24,7 +26,7 @@ const receiver = new Receiver();
 const consoleRoot = mkdtempSync(join(tmpdir(), 'herald-console-'));
 const consoleDir = join(consoleRoot, 'dist');
 const outside = join(consoleRoot, 'secret.txt');
-const keys = {} as Record<'writer' | 'reader', string>;
+const keys = {} as Record<'writer' | 'reader' | 'writeOnly', string>;
 const TYPE = 'com.example.portal.tested';
 
 type Reply = { status: number; body: unknown; headers: Headers };
@@ -147,7 +149,7 @@ beforeAll(async () => {
   writeFileSync(outside, 'not for the console');
   symlinkSync(outside, join(consoleDir, 'assets', 'escape.txt'));
   await receiver.start();
-  stack = await startTestStack(PROJECT, { HERALD_CONSOLE_DIR: consoleDir, HERALD_CONSOLE_FRAME_ANCESTORS: "'self' https://app.example.com" });
+  stack = await startTestStack(PROJECT, { HERALD_CONSOLE_DIR: consoleDir, HERALD_PORTAL_FRAME_ANCESTORS: 'https://app.example.com, http://127.0.0.1:3000' });
   for (const id of ['tenant-a', 'tenant-b']) expect((await operator('POST', '/accounts', { id, name: id === 'tenant-a' ? 'Tenant A' : 'Tenant B' })).status).toBe(201);
   const spec = (path: string) => ({ url: `${receiver.url}${path}`, eventTypes: [TYPE] });
   for (const [account, id] of [
@@ -160,6 +162,7 @@ beforeAll(async () => {
   for (const [name, scopes] of [
     ['writer', ['read', 'write']],
     ['reader', ['read']],
+    ['writeOnly', ['write', 'publish']],
   ] as const) {
     const made = await operator('POST', '/accounts/tenant-a/keys', { name, scopes });
     keys[name] = (made.body as { key: string }).key;
@@ -176,7 +179,10 @@ describe('portal links', () => {
   test('the operator mints one: the console URL with the token in its fragment, and when it expires', async () => {
     const before = Date.now();
     const link = await operator('POST', '/accounts/tenant-a/portal-links', { ttlSeconds: 600, readOnly: true, destinations: ['alpha'], returnUrl: 'https://app.example.com/webhooks' });
-    expect(link).toMatchObject({ status: 201, body: { url: expect.stringMatching(new RegExp(`^${stack.url}/admin/console/#portal=hpl_[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$`)) as unknown } });
+    expect(link).toMatchObject({
+      status: 201,
+      body: { url: expect.stringMatching(new RegExp(`^${stack.url}/admin/console/portal#portal=hpl_[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$`)) as unknown, scopes: ['read'], maxSessions: 10 },
+    });
     const expiresAt = Date.parse((link.body as { expiresAt: string }).expiresAt);
     expect(expiresAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 600_000);
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 600_000);
@@ -185,11 +191,39 @@ describe('portal links', () => {
     expect(JSON.stringify(stack.logs)).not.toContain(tokenOf((link.body as { url: string }).url));
   });
 
-  test('behind a proxy the URL is the one the caller used', async () => {
-    const via = await operator('POST', '/accounts/tenant-a/portal-links', { ttlSeconds: 60 }, { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'herald.example.com' });
-    expect((via.body as { url: string }).url).toMatch(/^https:\/\/herald\.example\.com\/admin\/console\/#portal=hpl_/);
-    const prefixed = await operator('POST', '/accounts/tenant-a/portal-links', { ttlSeconds: 60 }, { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'ops.example.com', 'x-forwarded-prefix': '/herald/admin' });
-    expect((prefixed.body as { url: string }).url).toMatch(/^https:\/\/ops\.example\.com\/herald\/admin\/console\/#portal=hpl_/);
+  test('the URL is the configured console, whatever Host or X-Forwarded-* the request carries (issue 50: a caller chose the link host)', async () => {
+    const forwarded: Record<string, string>[] = [
+      { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example.com' },
+      { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'ops.example.com', 'x-forwarded-prefix': '/herald/admin' },
+      { 'x-forwarded-host': 'evil.example.com:8443' },
+    ];
+    for (const headers of forwarded) {
+      const minted = await operator('POST', '/accounts/tenant-a/portal-links', { ttlSeconds: 60 }, headers);
+      expect([headers, (minted.body as { url: string }).url]).toEqual([headers, expect.stringMatching(new RegExp(`^${stack.url}/admin/console/portal#portal=hpl_`))]);
+    }
+  });
+
+  test('a key grants a link only scopes it holds (issue 50: a write-only key minted links that read the whole account)', async () => {
+    // Left to the default, a write-only key's link is write-only: its session reads nothing.
+    const minted = await call(keys.writeOnly, 'POST', '/accounts/tenant-a/portal-links', { ttlSeconds: 60 });
+    expect(minted).toMatchObject({ status: 201, body: { scopes: ['write'] } });
+    const opened = await exchange(tokenOf((minted.body as { url: string }).url));
+    expect(opened).toMatchObject({ status: 200, body: { scopes: ['write'], readOnly: false } });
+    const writeOnly = (opened.body as { sessionToken: string }).sessionToken;
+    for (const path of ['/destinations', '/destinations/alpha', '/deliveries', '/stats', '/event-types', '/accounts/tenant-a']) {
+      expect([path, await call(writeOnly, 'GET', path)]).toEqual([path, expect.objectContaining({ status: 403, body: { error: 'this portal session cannot read: it was opened from a link without the "read" scope' } })]);
+    }
+    // Asking for read, by scopes or readOnly, is refused naming it.
+    for (const body of [{ ttlSeconds: 60, readOnly: true }, { ttlSeconds: 60, readOnly: false }, { ttlSeconds: 60, scopes: ['read', 'write'] }]) {
+      expect(await call(keys.writeOnly, 'POST', '/accounts/tenant-a/portal-links', body)).toMatchObject({
+        status: 403,
+        body: { error: expect.stringMatching(/^this key cannot grant "read" to a portal link: a key may grant only the scopes it holds \(write, publish\)/) as unknown },
+      });
+    }
+    // A key with both grants either, and both by default; a portal session mints none whatever it holds.
+    expect(await call(keys.writer, 'POST', '/accounts/tenant-a/portal-links', { ttlSeconds: 60, readOnly: true })).toMatchObject({ status: 201, body: { scopes: ['read'] } });
+    expect(await call(keys.writer, 'POST', '/accounts/tenant-a/portal-links', { ttlSeconds: 60 })).toMatchObject({ status: 201, body: { scopes: ['read', 'write'] } });
+    expect(await call(writeOnly, 'POST', '/accounts/tenant-a/portal-links', { ttlSeconds: 60, scopes: ['write'] })).toMatchObject({ status: 403, body: { error: expect.stringMatching(/not possible from the customer portal/) as unknown } });
   });
 
   test('an account key with write mints one for its own account; read-only keys, other accounts and bad bodies are refused', async () => {
@@ -221,6 +255,7 @@ describe('portal sessions', () => {
       sessionId: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) as unknown,
       account: { id: 'tenant-a', name: 'Tenant A' },
       readOnly: false,
+      scopes: ['read', 'write'],
       expiresAt: expect.any(String) as unknown,
       returnUrl: 'https://app.example.com/back',
       theme: { brandColor: '#0a66c2', displayName: 'Tenant A webhooks', logoUrl: expect.stringMatching(/^data:image\/png;base64,/) as unknown },
@@ -255,6 +290,34 @@ describe('portal sessions', () => {
     expect(((await call(sessionToken, 'GET', '/destinations')).body as { destinations: { id: string }[] }).destinations.map((d) => d.id)).toEqual(['alpha']);
     expect(await call(sessionToken, 'GET', '/destinations/beta')).toEqual(expect.objectContaining({ status: 404, body: { error: 'no destination "tenant-a_beta"; list them with GET /admin/destinations' } }));
     expect((await call(sessionToken, 'GET', '/destinations/alpha')).status).toBe(200);
+  });
+
+  test('a link opens at most its maxSessions sessions, then says it is used up, with its way back (issue 50: links were unlimited)', async () => {
+    const minted = await operator('POST', '/accounts/tenant-a/portal-links', { ttlSeconds: 600, maxSessions: 2, returnUrl: 'https://app.example.com/back' });
+    expect(minted).toMatchObject({ status: 201, body: { maxSessions: 2 } });
+    const { id, url } = minted.body as { id: string; url: string };
+    for (let n = 0; n < 2; n++) expect((await exchange(tokenOf(url))).status).toBe(200);
+    expect(await exchange(tokenOf(url))).toMatchObject({ status: 401, body: { reason: 'used-up', returnUrl: 'https://app.example.com/back', error: expect.stringMatching(/^this portal link has opened every session it may/) as unknown } });
+    const listed = ((await operator('GET', '/accounts/tenant-a/portal-links')).body as { links: { id: string; sessionsOpened: number; sessions: unknown[] }[] }).links.find((l) => l.id === id);
+    expect(listed).toMatchObject({ sessionsOpened: 2, maxSessions: 2 });
+    expect(listed?.sessions).toHaveLength(2);
+  });
+
+  test('the public exchange is rate limited per link: 429 with Retry-After past a burst, and no session written (issue 50)', async () => {
+    const minted = await operator('POST', '/accounts/tenant-a/portal-links', { ttlSeconds: 600, maxSessions: 100 });
+    const { id, url } = minted.body as { id: string; url: string };
+    const answers: Reply[] = [];
+    for (let n = 0; n <= LINK_EXCHANGES.burst; n++) answers.push(await exchange(tokenOf(url)));
+    expect(answers.slice(0, -1).map((a) => a.status)).toEqual(Array(LINK_EXCHANGES.burst).fill(200));
+    const limited = answers.at(-1)!;
+    const wait = 60 / LINK_EXCHANGES.perMinute;
+    expect(limited).toMatchObject({ status: 429, body: { retryAfterSeconds: wait, error: `this portal link was opened too often just now: try again in ${wait} s` } });
+    expect(limited.headers.get('retry-after')).toBe(String(wait));
+    const listed = ((await operator('GET', '/accounts/tenant-a/portal-links')).body as { links: { id: string; sessionsOpened: number }[] }).links.find((l) => l.id === id);
+    expect(listed?.sessionsOpened).toBe(LINK_EXCHANGES.burst);
+    expect(stack.logs).toContainEqual(expect.objectContaining({ message: 'portal link exchange limited', limit: 'link', link: id }));
+    // Another link is not held back by this one.
+    expect((await session({ ttlSeconds: 60 })).sessionToken).toMatch(/^hps_/);
   });
 
   test('an expired link is refused with its returnUrl; a tampered one without; an expired session is refused', async () => {
@@ -355,14 +418,17 @@ describe('ending portal access (docs/console.md "Ending portal access")', () => 
       account: 'tenant-a',
       mintedBy: 'admin',
       readOnly: true,
+      scopes: ['read'],
       destinations: ['alpha'],
+      maxSessions: 10,
+      sessionsOpened: 2,
       createdAt: expect.any(String) as unknown,
       expiresAt: expect.any(String) as unknown,
       sessions: expect.arrayContaining([expect.objectContaining({ id: newer.sessionId }), expect.objectContaining({ id: againId })]) as unknown,
     });
     expect(links.links.find((l) => l.id === older.linkId)).toMatchObject({ mintedBy: writerId, readOnly: false, sessions: [{ id: older.sessionId }] });
     const sessions = (await operator('GET', '/accounts/tenant-a/portal-sessions')).body as { sessions: { id: string }[] };
-    expect(sessions.sessions.find((s) => s.id === againId)).toEqual({ id: againId, linkId: newer.linkId, mintedBy: 'admin', readOnly: true, destinations: ['alpha'], createdAt: expect.any(String) as unknown, expiresAt: expect.any(String) as unknown });
+    expect(sessions.sessions.find((s) => s.id === againId)).toEqual({ id: againId, linkId: newer.linkId, mintedBy: 'admin', readOnly: true, scopes: ['read'], destinations: ['alpha'], createdAt: expect.any(String) as unknown, expiresAt: expect.any(String) as unknown });
     expect(sessions.sessions.map((s) => s.id)).toEqual(expect.arrayContaining([older.sessionId, newer.sessionId, againId]));
     // Another account's are not there; a portal session may not look.
     expect(((await operator('GET', '/accounts/tenant-b/portal-sessions')).body as { sessions: { id: string }[] }).sessions.map((s) => s.id)).not.toContain(older.sessionId);
@@ -514,6 +580,51 @@ describe('a narrowed session sees nothing of the destinations outside it', () =>
     expect((await operator('POST', '/accounts/tenant-n/replays', { destination: 'd2', dryRun: true })).status).toBe(202);
     expect(((await call(narrow, 'GET', '/replays')).body as { replays: unknown[] }).replays).toEqual([]);
   });
+
+  test('it cannot widen its destination’s event types nor create one: another destination’s events stay there (issue 50)', async () => {
+    const d1 = `${receiver.url}/tenant-n/d1`;
+    const before = (await operator('GET', '/accounts/tenant-n/destinations/d1')).body as { eventTypes: string[] };
+    for (const spec of [{ url: d1, eventTypes: ['com.example.narrow.*'] }, { url: d1, eventTypes: [SEEN, HIDDEN] }, { url: d1, eventTypes: ['*'] }, { url: d1 }]) {
+      expect(await call(narrow, 'PUT', '/destinations/d1', spec)).toMatchObject({
+        status: 403,
+        body: { error: expect.stringMatching(/^this portal session cannot widen the event types of destination "d1"/) as unknown, issues: [{ path: 'eventTypes' }] },
+      });
+    }
+    expect(((await operator('GET', '/accounts/tenant-n/destinations/d1')).body as { eventTypes: string[] }).eventTypes).toEqual(before.eventTypes);
+    // What only d2 takes still goes to d2 alone.
+    expect((await stack.ingest({ 'content-type': 'application/json', 'ce-id': 'n-4', 'ce-source': '/narrow', 'ce-type': HIDDEN, 'ce-specversion': '1.0', 'ce-heraldaccount': 'tenant-n' }, '{}')).status).toBe(202);
+    const byEvent = async (id: string) => ((await operator('GET', `/accounts/tenant-n/destinations/${id}/deliveries?eventId=n-4`)).body as { deliveries: unknown[] }).deliveries;
+    await eventually('d2 to have its delivery of n-4', async () => ((await byEvent('d2')).length === 1 ? true : undefined));
+    expect(await byEvent('d1')).toEqual([]);
+    // The same types or fewer, and a URL of its own choosing, are its to set.
+    expect(await call(narrow, 'PUT', '/destinations/d1', { url: `${d1}-moved`, eventTypes: [SEEN] })).toMatchObject({ status: 200, body: { eventTypes: [SEEN] } });
+    expect((await operator('PUT', '/accounts/tenant-n/destinations/d1', { url: d1, eventTypes: before.eventTypes })).status).toBe(200);
+    // Not the hidden one, and no new one: d3, deleted under a session narrowed to it, is not made again.
+    expect(await call(narrow, 'PUT', '/destinations/d2', { url: d1, eventTypes: [SHARED] })).toMatchObject({ status: 404 });
+    expect((await operator('PUT', '/accounts/tenant-n/destinations/d3', { url: `${receiver.url}/tenant-n/d3`, eventTypes: [SEEN] })).status).toBe(201);
+    const toD3 = (await session({ ttlSeconds: 600, destinations: ['d3'] }, 'tenant-n')).sessionToken;
+    expect((await operator('DELETE', '/accounts/tenant-n/destinations/d3')).status).toBe(204);
+    expect(await call(toD3, 'PUT', '/destinations/d3', { url: `${receiver.url}/tenant-n/d3`, eventTypes: ['*'] })).toMatchObject({
+      status: 403,
+      body: { error: expect.stringMatching(/^this portal session cannot create destination "d3"/) as unknown },
+    });
+    expect((await operator('GET', '/accounts/tenant-n/destinations/d3')).status).toBe(404);
+  });
+
+  test('no GET of the API without an id shows anything of the other destination', async () => {
+    const api = (await (await fetch(`${stack.url}/admin/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const lists = Object.entries(api.paths)
+      .filter(([path, methods]) => 'get' in methods && !/\{(?!accountId\})/.test(path))
+      .map(([path]) => path.replace(/^\/admin/, '').replace('{accountId}', 'tenant-n'));
+    expect(lists).toEqual(expect.arrayContaining(['/destinations', '/deliveries', '/event-types', '/stats', '/replays', '/accounts/tenant-n/destinations', '/accounts/tenant-n/deliveries']));
+    const d2Url = `${receiver.url}/tenant-n/d2`;
+    const marks = [d2Url, 'tenant-n_d2', '"d2"', HIDDEN];
+    for (const path of [...lists, '/deliveries?status=dead', `/deliveries?url=${encodeURIComponent(d2Url)}`, `/accounts/tenant-n/deliveries?url=${encodeURIComponent(d2Url)}`, '/stats?window=24h']) {
+      const reply = await call(narrow, 'GET', path);
+      expect([path, reply.status < 500]).toEqual([path, true]);
+      for (const mark of marks) expect([path, mark, JSON.stringify(reply.body).includes(mark)]).toEqual([path, mark, false]);
+    }
+  });
 });
 
 describe('overview aggregates', () => {
@@ -561,7 +672,22 @@ describe('overview aggregates', () => {
 });
 
 describe('the console files', () => {
-  const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; form-action 'self'; object-src 'none'; frame-ancestors 'self' https://app.example.com";
+  const policy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; form-action 'self'; object-src 'none'";
+  const csp = `${policy}; frame-ancestors 'none'`;
+
+  test('the operator console may be framed by no one; the portal page by the configured origins alone (issue 50: any site could frame the sign-in)', async () => {
+    for (const path of ['/console/', '/console/index.html', '/console/destinations/alpha', '/console/assets/app-3f9a1c2b7d.js', '/console/portal/', '/console/portal.html']) {
+      const reply = await fetch(`${stack.url}/admin${path}`, { redirect: 'manual' });
+      expect([path, reply.headers.get('content-security-policy'), reply.headers.get('x-frame-options')]).toEqual([path, csp, 'DENY']);
+    }
+    const portal = await fetch(`${stack.url}/admin/console/portal`);
+    expect([portal.status, portal.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+    expect(await portal.text()).toMatch(/<title>Herald console<\/title>/);
+    expect(portal.headers.get('content-security-policy')).toBe(`${policy}; frame-ancestors https://app.example.com http://127.0.0.1:3000`);
+    expect(portal.headers.get('x-frame-options')).toBeNull();
+    // The links Herald mints lead there.
+    expect(((await operator('POST', '/accounts/tenant-a/portal-links', { ttlSeconds: 60 })).body as { url: string }).url).toMatch(/\/admin\/console\/portal#portal=hpl_/);
+  });
 
   test('index.html at /console/ and at any route of its own, with the CSP and no credential', async () => {
     // `/console` is `/console/` (its files are named relative to it), the query kept; fetch follows.
@@ -580,6 +706,7 @@ describe('the console files', () => {
       expect(page.headers.get('content-security-policy')).toBe(csp);
       expect(page.headers.get('x-content-type-options')).toBe('nosniff');
       expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(page.headers.get('x-frame-options')).toBe('DENY');
       expect(page.headers.get('cache-control')).toBe('no-cache');
     }
     const script = await call(undefined, 'GET', '/console/assets/app-3f9a1c2b7d.js');

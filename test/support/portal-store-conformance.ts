@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_SESSIONS } from '../../shared/domain/portal';
 import { PortalLinkRecord, PortalSessionRecord } from '../../shared/domain/portal-access';
 import { PortalStore } from '../../shared/ports';
 
@@ -38,7 +39,7 @@ export function portalStoreConformance(name: string, make: () => Promise<PortalS
       expect(await store.sessions(account, new Date(T0), 10)).toEqual([sessions[1], sessions[0]]);
     });
 
-    test('revoking a link marks it and each of its sessions, once; not from another account', async () => {
+    test('revoking a link marks the link alone, once; not from another account; its sessions are left to read the link', async () => {
       const l = link(1);
       await store.createLink(l);
       const [a, b] = [session(2, l.id), session(3, l.id)];
@@ -47,26 +48,48 @@ export function portalStoreConformance(name: string, make: () => Promise<PortalS
       expect(await store.revokeSession(account, a.id, iso(T0 + 5000))).toEqual({ ...a, revokedAt: iso(T0 + 5000) });
       expect(await store.revokeLink(`${account}-other`, l.id, iso(T0 + 6000))).toBeUndefined();
       expect((await store.getLink(l.id))?.revokedAt).toBeUndefined();
-      const revoked = await store.revokeLink(account, l.id, iso(T0 + 7000));
-      expect(revoked?.link).toEqual({ ...l, revokedAt: iso(T0 + 7000) });
-      expect(revoked?.sessions.sort()).toEqual([a.id, b.id].sort());
-      // The first revocation's time stays.
+      expect(await store.revokeLink(account, l.id, iso(T0 + 7000))).toEqual({ ...l, revokedAt: iso(T0 + 7000) });
+      // However many sessions it opened, none is read or written: each checks its link (sessionAccess).
       expect((await store.getSession(a.id))?.revokedAt).toBe(iso(T0 + 5000));
-      expect((await store.getSession(b.id))?.revokedAt).toBe(iso(T0 + 7000));
-      expect((await store.revokeLink(account, l.id, iso(T0 + 9000)))?.link.revokedAt).toBe(iso(T0 + 7000));
+      expect((await store.getSession(b.id))?.revokedAt).toBeUndefined();
+      // The first revocation's time stays.
+      expect((await store.revokeLink(account, l.id, iso(T0 + 9000)))?.revokedAt).toBe(iso(T0 + 7000));
       expect(await store.revokeSession(`${account}-other`, b.id, iso(T0 + 9000))).toBeUndefined();
       expect(await store.revokeSession(account, 'nope-nope-nope-nope', iso(T0 + 9000))).toBeUndefined();
     });
 
-    test('"end every session": the mark moves forward only, each live record is marked, others are left', async () => {
+    test('opening sessions counts them on the link, up to its maxSessions (the default without one); never another account\'s link', async () => {
+      const limited = link(1, { maxSessions: 2 });
+      const older = link(2);
+      await store.createLink(limited);
+      await store.createLink(older);
+      expect(await store.openSession(session(3, limited.id))).toBe('opened');
+      expect(await store.openSession(session(4, limited.id))).toBe('opened');
+      const third = session(5, limited.id);
+      expect(await store.openSession(third)).toBe('used-up');
+      expect(await store.getSession(third.id)).toBeUndefined();
+      expect(await store.getLink(limited.id)).toEqual({ ...limited, sessionsOpened: 2 });
+      expect((await store.sessions(account, new Date(T0), 10)).map((s) => s.linkId)).toEqual([limited.id, limited.id]);
+      // A record from before the limit: DEFAULT_MAX_SESSIONS.
+      for (let n = 0; n < DEFAULT_MAX_SESSIONS; n++) expect(await store.openSession(session(10 + n, older.id))).toBe('opened');
+      expect(await store.openSession(session(30, older.id))).toBe('used-up');
+      expect(await store.openSession({ ...session(31, limited.id), account: `${account}-other` })).toBe('no-link');
+      expect(await store.openSession(session(32, 'nope-nope-nope-nope'))).toBe('no-link');
+    });
+
+    test('"end every session": the mark moves forward only, each live record is marked, others (a revoked link\'s sessions too) are left', async () => {
       const live = link(1);
       const revoked = link(2, { revokedAt: iso(T0 + 2500) });
       const expired = link(3, { expiresAt: iso(T0 + 4000) });
       for (const l of [live, revoked, expired]) await store.createLink(l);
       const s = session(4, live.id);
       await store.createSession(s);
+      // A session of a link already revoked was ended with it: not counted again.
+      const ofRevoked = session(5, revoked.id);
+      await store.createSession(ofRevoked);
       expect(await store.endedAt(account)).toBeUndefined();
       expect(await store.endAll(account, iso(T0 + 5000))).toEqual({ links: 1, sessions: 1 });
+      expect((await store.getSession(ofRevoked.id))?.revokedAt).toBeUndefined();
       expect(await store.endedAt(account)).toBe(iso(T0 + 5000));
       expect((await store.getLink(live.id))?.revokedAt).toBe(iso(T0 + 5000));
       expect((await store.getLink(revoked.id))?.revokedAt).toBe(iso(T0 + 2500));
@@ -86,7 +109,7 @@ export function portalStoreConformance(name: string, make: () => Promise<PortalS
       await store.createSession(session(3, mine.id));
       await store.endAll(account, iso(T0 + 4000));
       // Its link, its session and its mark.
-    expect(await store.deleteAccount(account)).toBe(3);
+      expect(await store.deleteAccount(account)).toBe(3);
       expect(await store.links(account, new Date(0), 10)).toEqual([]);
       expect(await store.sessions(account, new Date(0), 10)).toEqual([]);
       expect(await store.endedAt(account)).toBeUndefined();

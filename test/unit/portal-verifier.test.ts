@@ -149,8 +149,10 @@ describe('revocation', () => {
     await portals.createSession(session('sess-by-admin-1111111', BY_ADMIN.id));
     expect(await verifier.session(claims(BY_ADMIN.id, 'sess-by-admin-1111111'))).toEqual({ ok: true });
     const revoked = await portals.revokeLink('acme', BY_ADMIN.id, iso(now));
-    expect(revoked?.sessions.sort()).toEqual([BY_ADMIN.sid, 'sess-by-admin-1111111']);
-    verifier.forgetLink(BY_ADMIN.id, revoked!.sessions);
+    expect(revoked?.revokedAt).toBe(iso(now));
+    // Its sessions' records are untouched (and still cached here): the link's mark alone ends them.
+    expect(portals.sessionRecords.get('sess-by-admin-1111111')?.revokedAt).toBeUndefined();
+    verifier.forgetLink(BY_ADMIN.id);
     for (const sid of [BY_ADMIN.sid, 'sess-by-admin-1111111']) expect(await verifier.session(claims(BY_ADMIN.id, sid))).toEqual({ ok: false, reason: 'revoked', why: 'its link was revoked' });
     expect(await verifier.link(BY_ADMIN)).toMatchObject({ ok: false, reason: 'revoked' });
     expect(await verifier.session(BY_KEY)).toEqual({ ok: true });

@@ -4,7 +4,8 @@ import { PortalLinkItem, PortalSessionItem } from '../types';
 import { ConfirmButton, DataTable, Empty, ErrorBox, fmtTime, LoadState, Notice, useAction, useLoad } from '../ui';
 
 /** What a link or session may do, in words. */
-const rights = (r: { readOnly: boolean; destinations?: string[] }) => `${r.readOnly ? 'Read only' : 'Read and change'}${r.destinations ? ` · ${r.destinations.join(', ')}` : ' · every destination'}`;
+const ACCESS: Record<string, string> = { 'read,write': 'Read and change', read: 'Read only', write: 'Change only' };
+const rights = (r: { scopes: string[]; destinations?: string[] }) => `${ACCESS[r.scopes.join(',')] ?? r.scopes.join(', ')}${r.destinations ? ` · ${r.destinations.join(', ')}` : ' · every destination'}`;
 
 const minter = (mintedBy: string) => (mintedBy === 'admin' ? 'Operator' : `Key ${mintedBy}`);
 
@@ -59,7 +60,9 @@ export function PortalAccess({ account, name }: { account: string; name: string 
                 </td>
                 <td>{minter(l.mintedBy)}</td>
                 <td>{rights(l)}</td>
-                <td>{l.sessions.length}</td>
+                <td>
+                  {l.sessions.length} live · {l.sessionsOpened} of {l.maxSessions} opened
+                </td>
                 <td>{fmtTime(l.createdAt)}</td>
                 <td>{fmtTime(l.expiresAt)}</td>
                 <td>

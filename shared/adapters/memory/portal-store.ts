@@ -1,4 +1,4 @@
-import { isLive, liveSince, PortalLinkRecord, PortalSessionRecord } from '../../domain/portal-access';
+import { linkHasSessionsLeft, liveSince, liveUntil, PortalLinkRecord, PortalSessionRecord } from '../../domain/portal-access';
 import { PortalStore } from '../../ports';
 
 const newestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id);
@@ -25,6 +25,15 @@ export class MemoryPortalStore implements PortalStore {
     this.sessionRecords.set(session.id, structuredClone(session));
   }
 
+  async openSession(session: PortalSessionRecord): Promise<'opened' | 'used-up' | 'no-link'> {
+    const link = this.linkRecords.get(session.linkId);
+    if (!link || link.account !== session.account) return 'no-link';
+    if (!linkHasSessionsLeft(link)) return 'used-up';
+    link.sessionsOpened = (link.sessionsOpened ?? 0) + 1;
+    this.sessionRecords.set(session.id, structuredClone(session));
+    return 'opened';
+  }
+
   async getSession(id: string): Promise<PortalSessionRecord | undefined> {
     this.reads.session++;
     const s = this.sessionRecords.get(id);
@@ -47,13 +56,11 @@ export class MemoryPortalStore implements PortalStore {
       .map((r) => structuredClone(r));
   }
 
-  async revokeLink(account: string, id: string, at: string): Promise<{ link: PortalLinkRecord; sessions: string[] } | undefined> {
+  async revokeLink(account: string, id: string, at: string): Promise<PortalLinkRecord | undefined> {
     const link = this.linkRecords.get(id);
     if (!link || link.account !== account) return undefined;
     link.revokedAt ??= at;
-    const sessions = [...this.sessionRecords.values()].filter((s) => s.linkId === id);
-    for (const s of sessions) s.revokedAt ??= at;
-    return { link: structuredClone(link), sessions: sessions.map((s) => s.id) };
+    return structuredClone(link);
   }
 
   async revokeSession(account: string, id: string, at: string): Promise<PortalSessionRecord | undefined> {
@@ -66,17 +73,11 @@ export class MemoryPortalStore implements PortalStore {
   async endAll(account: string, at: string): Promise<{ links: number; sessions: number }> {
     const before = this.marks.get(account);
     if (before === undefined || before < at) this.marks.set(account, at);
-    const now = new Date(at);
-    const end = (records: Iterable<PortalLinkRecord | PortalSessionRecord>) => {
-      let n = 0;
-      for (const r of records) {
-        if (r.account !== account || r.createdAt > at || r.createdAt < liveSince(now).toISOString() || !isLive(r, now, before)) continue;
-        r.revokedAt = at;
-        n++;
-      }
-      return n;
-    };
-    return { links: end(this.linkRecords.values()), sessions: end(this.sessionRecords.values()) };
+    const since = liveSince(new Date(at)).toISOString();
+    const mine = <T extends { account: string; createdAt: string }>(records: Iterable<T>) => [...records].filter((r) => r.account === account && r.createdAt >= since);
+    const live = liveUntil(mine(this.linkRecords.values()), mine(this.sessionRecords.values()), at, before);
+    for (const r of [...live.links, ...live.sessions]) r.revokedAt = at;
+    return { links: live.links.length, sessions: live.sessions.length };
   }
 
   async endedAt(account: string): Promise<string | undefined> {

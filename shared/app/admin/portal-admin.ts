@@ -1,8 +1,24 @@
 import { Account, actorOf, Caller, OPERATOR } from '../../domain/account';
 import { issuesFromZod } from '../../domain/event';
 import { internalDestinationId } from '../../domain/ids';
-import { linkClaims, LINK_PREFIX, newPortalId, PORTAL_ID, PortalTheme, portalLinkSchema, portalSessionSchema, signLink, signSession, verifyPortalToken } from '../../domain/portal';
+import {
+  DEFAULT_MAX_SESSIONS,
+  linkClaims,
+  linkGrant,
+  LINK_PREFIX,
+  newPortalId,
+  PORTAL_ID,
+  PortalScope,
+  portalScopes,
+  PortalTheme,
+  portalLinkSchema,
+  portalSessionSchema,
+  signLink,
+  signSession,
+  verifyPortalToken,
+} from '../../domain/portal';
 import { isLive, liveSince, mintingKeyStands, MINTED_BY_OPERATOR, PortalLinkRecord, PortalSessionRecord } from '../../domain/portal-access';
+import { ExchangeLimiter } from '../../domain/portal-exchange-limit';
 import { AccountStore, Clock, DestinationStore, Logger, PortalStore } from '../../ports';
 import { findAccount, noAccount, notInPortal } from './accounts-admin';
 import { AdminResult } from './destinations-admin';
@@ -20,6 +36,8 @@ export interface PortalAdminDeps {
   portals: PortalStore;
   /** Whether a link or session still stands; told at once of what this instance revokes. */
   portalAccess: Pick<PortalVerifier, 'link' | 'forgetLink' | 'forgetSession' | 'forgetAccount'>;
+  /** This instance's buckets for the public link exchange (domain/portal-exchange-limit.ts). */
+  portalExchanges: ExchangeLimiter;
 }
 
 export interface PortalLink {
@@ -27,17 +45,24 @@ export interface PortalLink {
   id: string;
   url: string;
   expiresAt: string;
+  scopes: PortalScope[];
+  maxSessions: number;
 }
 
 /**
- * A portal link for `account`: `<consoleBase>/#portal=<token>`, the token in the fragment so
- * it never reaches a server's logs. Every destination named must be the account's own.
+ * A portal link for `account`: `<console URL>/portal#portal=<token>`, the token in the fragment
+ * so it never reaches a server's logs; the console URL is the deployment's setting, never a
+ * request header. A key grants only scopes it holds (linkGrant); every destination named must
+ * be the account's own.
  */
-export async function mintPortalLink(deps: PortalAdminDeps, caller: Caller, account: string, body: unknown, consoleBase: string): Promise<AdminResult<PortalLink>> {
+export async function mintPortalLink(deps: PortalAdminDeps, caller: Caller, account: string, body: unknown, consoleUrl: string | undefined): Promise<AdminResult<PortalLink>> {
   if (!(await findAccount(deps, caller, account))) return noAccount(account);
   if (caller.kind === 'portal') return notInPortal('minting a portal link');
   const parsed = portalLinkSchema.safeParse(body);
   if (!parsed.success) return { status: 400, body: { error: 'invalid portal link', issues: issuesFromZod(parsed.error) } };
+  const grant = linkGrant(caller, parsed.data);
+  if (!grant.ok) return { status: 403, body: { error: grant.error, issues: grant.issues } };
+  if (consoleUrl === undefined) return { status: 503, body: { error: 'Herald does not know where its console is served: set HERALD_CONSOLE_URL (e.g. https://herald.example.com/admin/console) or HERALD_PUSH_BASE_URL' } };
   const missing: string[] = [];
   for (const id of new Set(parsed.data.destinations ?? [])) if (!(await deps.destinations.get(internalDestinationId(account, id)))) missing.push(id);
   if (missing.length > 0) {
@@ -45,19 +70,23 @@ export async function mintPortalLink(deps: PortalAdminDeps, caller: Caller, acco
     return { status: 400, body: { error: `invalid portal link: no destination ${missing.map((m) => JSON.stringify(m)).join(', ')} in account ${account} (GET /admin/accounts/${account}/destinations)`, issues } };
   }
   const now = deps.clock.now();
-  const claims = linkClaims(account, parsed.data, now);
+  const { readOnly: _readOnly, ...request } = parsed.data;
+  const claims = linkClaims(account, { ...request, scopes: grant.scopes }, now);
   const expiresAt = new Date(claims.exp * 1000).toISOString();
+  const maxSessions = parsed.data.maxSessions ?? DEFAULT_MAX_SESSIONS;
   await deps.portals.createLink({
     id: claims.id,
     account,
     mintedBy: caller.kind === 'key' ? caller.keyId : MINTED_BY_OPERATOR,
     readOnly: claims.readOnly,
+    scopes: grant.scopes,
     ...(claims.destinations !== undefined ? { destinations: claims.destinations } : {}),
+    maxSessions,
     createdAt: now.toISOString(),
     expiresAt,
   });
-  deps.log.info('portal link minted', { account, link: claims.id, readOnly: claims.readOnly, destinations: claims.destinations, expiresAt, actor: actorOf(caller) });
-  return { status: 201, body: { id: claims.id, url: `${consoleBase}/#portal=${signLink(deps.portalKey, claims)}`, expiresAt } };
+  deps.log.info('portal link minted', { account, link: claims.id, scopes: grant.scopes, destinations: claims.destinations, maxSessions, expiresAt, actor: actorOf(caller) });
+  return { status: 201, body: { id: claims.id, url: `${consoleUrl}/portal#portal=${signLink(deps.portalKey, claims)}`, expiresAt, scopes: grant.scopes, maxSessions } };
 }
 
 export interface PortalSession {
@@ -66,17 +95,25 @@ export interface PortalSession {
   sessionId: string;
   account: { id: string; name: string };
   readOnly: boolean;
+  scopes: PortalScope[];
   destinations?: string[];
   expiresAt: string;
   returnUrl?: string;
   theme?: PortalTheme;
 }
 
-/** A link refused at the exchange: 401, saying whether it expired or was revoked (with where to go back), or is not valid. */
-export type PortalRefusal = { status: 401; body: { error: string; reason: 'expired' | 'invalid' | 'revoked'; returnUrl?: string } };
+/**
+ * A link refused at the exchange: 401, saying whether it expired, was revoked or has opened
+ * every session it may (with where to go back), or is not valid; 429 when this instance takes
+ * no more exchanges of it, or of any link, for `retryAfterSeconds` (the Retry-After header).
+ */
+export type PortalRefusal =
+  | { status: 401; body: { error: string; reason: 'expired' | 'invalid' | 'revoked' | 'used-up'; returnUrl?: string } }
+  | { status: 429; retryAfterSeconds: number; body: { error: string; retryAfterSeconds: number } };
 
 const EXPIRED = 'this portal link has expired: ask for a new one where you opened it';
 const INVALID = 'this portal link is not valid: it was changed or cut short; open it again from where you got it';
+const USED_UP = 'this portal link has opened every session it may: ask for a new one where you opened it';
 
 /**
  * A link exchanged for a session token (`hps_…`), which expires with the link, and its record.
@@ -94,6 +131,13 @@ export async function exchangePortalLink(deps: PortalAdminDeps, body: unknown): 
   }
   const claims = verdict.claims;
   const back = claims.returnUrl !== undefined ? { returnUrl: claims.returnUrl } : {};
+  // Counted once the signature holds (a forged token costs an HMAC, never a read), before any read or write.
+  const admission = deps.portalExchanges.admit(claims.id, deps.clock.now().getTime());
+  if (!admission.ok) {
+    deps.log.warn('portal link exchange limited', { limit: admission.limit, account: claims.account, link: claims.id, retryAfterSeconds: admission.retryAfterSeconds });
+    const which = admission.limit === 'link' ? 'this portal link was opened too often just now' : 'Herald is opening too many portal sessions just now';
+    return { status: 429, retryAfterSeconds: admission.retryAfterSeconds, body: { error: `${which}: try again in ${admission.retryAfterSeconds} s`, retryAfterSeconds: admission.retryAfterSeconds } };
+  }
   const access = await deps.portalAccess.link(claims);
   if (!access.ok) {
     deps.log.info('portal link refused', { reason: access.reason, why: access.why, account: claims.account, link: claims.id });
@@ -104,8 +148,13 @@ export async function exchangePortalLink(deps: PortalAdminDeps, body: unknown): 
   if (!account) return { status: 401, body: { error: INVALID, reason: 'invalid' } };
   const now = deps.clock.now();
   const session: PortalSessionRecord = { id: newPortalId(), linkId: claims.id, account: claims.account, createdAt: now.toISOString(), expiresAt: new Date(claims.exp * 1000).toISOString() };
-  await deps.portals.createSession(session);
-  deps.log.info('portal session opened', { account: claims.account, link: claims.id, session: session.id, readOnly: claims.readOnly, destinations: claims.destinations });
+  const opened = await deps.portals.openSession(session);
+  if (opened !== 'opened') {
+    deps.log.info('portal link refused', { reason: opened, account: claims.account, link: claims.id });
+    return opened === 'used-up' ? { status: 401, body: { error: USED_UP, reason: 'used-up', ...back } } : { status: 401, body: { error: INVALID, reason: 'invalid' } };
+  }
+  const scopes = portalScopes(claims);
+  deps.log.info('portal session opened', { account: claims.account, link: claims.id, session: session.id, scopes, destinations: claims.destinations });
   return {
     status: 200,
     body: {
@@ -113,6 +162,7 @@ export async function exchangePortalLink(deps: PortalAdminDeps, body: unknown): 
       sessionId: session.id,
       account: { id: account.id, name: account.name },
       readOnly: claims.readOnly,
+      scopes,
       ...(claims.destinations !== undefined ? { destinations: claims.destinations } : {}),
       expiresAt: session.expiresAt,
       ...back,
@@ -132,12 +182,18 @@ export interface PortalSessionView {
   /** The link's: `admin`, or the id of the key that minted it. */
   mintedBy: string;
   readOnly: boolean;
+  scopes: PortalScope[];
   destinations?: string[];
   createdAt: string;
   expiresAt: string;
 }
 
-export type PortalLinkView = Omit<PortalLinkRecord, 'revokedAt'> & { sessions: Omit<PortalSessionView, 'linkId' | 'mintedBy' | 'readOnly' | 'destinations'>[] };
+export type PortalLinkView = Omit<PortalLinkRecord, 'revokedAt' | 'scopes' | 'maxSessions' | 'sessionsOpened'> & {
+  scopes: PortalScope[];
+  maxSessions: number;
+  sessionsOpened: number;
+  sessions: Omit<PortalSessionView, 'linkId' | 'mintedBy' | 'readOnly' | 'scopes' | 'destinations'>[];
+};
 
 /** Who may see and end an account's portal access: the operator, or a key of the account (its scopes checked by the route); never a portal session. */
 async function portalManager(deps: PortalAdminDeps, caller: Caller, account: string, what: string): Promise<AdminResult<never> | undefined> {
@@ -172,6 +228,9 @@ export async function listPortalLinks(deps: PortalAdminDeps, caller: Caller, acc
   const { links, sessions } = await live(deps, account);
   const view = links.map(({ revokedAt: _r, ...link }) => ({
     ...link,
+    scopes: portalScopes(link),
+    maxSessions: link.maxSessions ?? DEFAULT_MAX_SESSIONS,
+    sessionsOpened: link.sessionsOpened ?? 0,
     sessions: sessions.filter((s) => s.linkId === link.id).map((s) => ({ id: s.id, createdAt: s.createdAt, expiresAt: s.expiresAt })),
   }));
   return { status: 200, body: { links: view } };
@@ -185,7 +244,7 @@ export async function listPortalSessions(deps: PortalAdminDeps, caller: Caller, 
   const linkOf = new Map(links.map((l) => [l.id, l]));
   const view = sessions.map((s) => {
     const link = linkOf.get(s.linkId)!;
-    return { id: s.id, linkId: s.linkId, mintedBy: link.mintedBy, readOnly: link.readOnly, ...(link.destinations !== undefined ? { destinations: link.destinations } : {}), createdAt: s.createdAt, expiresAt: s.expiresAt };
+    return { id: s.id, linkId: s.linkId, mintedBy: link.mintedBy, readOnly: link.readOnly, scopes: portalScopes(link), ...(link.destinations !== undefined ? { destinations: link.destinations } : {}), createdAt: s.createdAt, expiresAt: s.expiresAt };
   });
   return { status: 200, body: { sessions: view } };
 }
@@ -196,8 +255,8 @@ export async function revokePortalLink(deps: PortalAdminDeps, caller: Caller, ac
   if (refused) return refused;
   const revoked = PORTAL_ID.test(linkId) ? await deps.portals.revokeLink(account, linkId, deps.clock.now().toISOString()) : undefined;
   if (!revoked) return { status: 404, body: { error: `no portal link ${JSON.stringify(linkId)} in account ${JSON.stringify(account)}; list them with GET /admin/accounts/${account}/portal-links` } };
-  deps.portalAccess.forgetLink(linkId, revoked.sessions);
-  deps.log.info('portal link revoked', { account, link: linkId, sessions: revoked.sessions.length, actor: actorOf(caller) });
+  deps.portalAccess.forgetLink(linkId);
+  deps.log.info('portal link revoked', { account, link: linkId, actor: actorOf(caller) });
   return { status: 204 };
 }
 

@@ -1,6 +1,22 @@
 import { patchAccount, Account, accountPatchSchema } from '../../../shared/domain/account';
 import { issuesFromZod } from '../../../shared/domain/event';
-import { linkClaims, LINK_PREFIX, MAX_LOGO_BYTES, patchTheme, portalKeyOf, portalLinkSchema, portalScopes, portalSecretOf, portalThemeSchema, SESSION_PREFIX, signLink, signSession, verifyPortalToken } from '../../../shared/domain/portal';
+import {
+  linkClaims,
+  linkGrant,
+  LINK_PREFIX,
+  MAX_LOGO_BYTES,
+  patchTheme,
+  portalKeyOf,
+  portalLinkSchema,
+  portalScopes,
+  portalSecretOf,
+  portalThemeSchema,
+  returnUrlSchema,
+  SESSION_PREFIX,
+  signLink,
+  signSession,
+  verifyPortalToken,
+} from '../../../shared/domain/portal';
 import { getAccountStats, latencyPercentiles, StatsAdminDeps, statsQuerySchema, statsSeries } from '../../../shared/app/admin/stats-admin';
 import type { Destination } from '../../../shared/domain/destination';
 
@@ -15,7 +31,7 @@ function issuesOf(schema: { safeParse(v: unknown): { success: boolean; error?: u
 
 describe('portal tokens', () => {
   test('a link verifies with its claims until it expires, then says expired with them', () => {
-    expect(claims).toEqual({ id: 'AAAAAAAAAAAAAAAAAAAAAA', account: 'acme', readOnly: true, destinations: ['billing', 'orders'], returnUrl: 'https://app.example.com/back', exp: now.getTime() / 1000 + 600 });
+    expect(claims).toEqual({ id: 'AAAAAAAAAAAAAAAAAAAAAA', account: 'acme', readOnly: true, scopes: ['read'], destinations: ['billing', 'orders'], returnUrl: 'https://app.example.com/back', exp: now.getTime() / 1000 + 600 });
     const link = signLink(key, claims);
     expect(link.startsWith(LINK_PREFIX)).toBe(true);
     expect(verifyPortalToken(key, LINK_PREFIX, link, new Date(now.getTime() + 599_000))).toEqual({ ok: true, claims });
@@ -57,15 +73,68 @@ describe('portal tokens', () => {
     expect(portalKeyOf(Buffer.alloc(32, 1))).not.toEqual(Buffer.alloc(32, 1));
   });
 
-  test('scopes: read, and write unless read-only', () => {
+  test('scopes: the token’s own; a token from before scopes: read, and write unless read-only', () => {
     expect(portalScopes({ readOnly: true })).toEqual(['read']);
     expect(portalScopes({ readOnly: false })).toEqual(['read', 'write']);
+    expect(portalScopes({ readOnly: false, scopes: ['write'] })).toEqual(['write']);
+    expect(portalScopes({ readOnly: true, scopes: ['read'] })).toEqual(['read']);
+  });
+});
+
+describe('what a link may grant (issue 50: a write-only key minted links that read the whole account)', () => {
+  const keyWith = (...scopes: string[]) => ({ kind: 'key' as const, scopes });
+
+  test('the operator: what is asked, else read and write', () => {
+    expect(linkGrant({ kind: 'operator' }, {})).toEqual({ ok: true, scopes: ['read', 'write'] });
+    expect(linkGrant({ kind: 'operator' }, { readOnly: true })).toEqual({ ok: true, scopes: ['read'] });
+    expect(linkGrant({ kind: 'operator' }, { scopes: ['write'] })).toEqual({ ok: true, scopes: ['write'] });
+  });
+
+  test('a key: only scopes it holds; asking none gives the default narrowed to its own', () => {
+    expect(linkGrant(keyWith('write'), {})).toEqual({ ok: true, scopes: ['write'] });
+    expect(linkGrant(keyWith('write', 'publish'), { scopes: ['write'] })).toEqual({ ok: true, scopes: ['write'] });
+    expect(linkGrant(keyWith('read', 'write', 'publish'), {})).toEqual({ ok: true, scopes: ['read', 'write'] });
+    expect(linkGrant(keyWith('read', 'write'), { readOnly: true })).toEqual({ ok: true, scopes: ['read'] });
+    expect(linkGrant(keyWith('write', 'read'), { scopes: ['write', 'read', 'write'] })).toEqual({ ok: true, scopes: ['read', 'write'] });
+    const readOnly = linkGrant(keyWith('write'), { readOnly: true });
+    expect(readOnly).toEqual({
+      ok: false,
+      error: 'this key cannot grant "read" to a portal link: a key may grant only the scopes it holds (write); leave scopes and readOnly out to grant write, or mint the link with the admin token or a key that holds "read"',
+      issues: [{ path: 'readOnly', message: '"read" is not a scope of the key minting the link (it holds write)' }],
+    });
+    expect(linkGrant(keyWith('write'), { readOnly: false })).toMatchObject({ ok: false, issues: [{ path: 'readOnly' }] });
+    expect(linkGrant(keyWith('write', 'publish'), { scopes: ['read', 'write'] })).toMatchObject({ ok: false, error: expect.stringMatching(/^this key cannot grant "read"/) as unknown, issues: [{ path: 'scopes' }] });
+    expect(linkGrant(keyWith('publish'), {})).toMatchObject({ ok: false, error: expect.stringMatching(/holds neither "read" nor "write"/) as unknown });
+  });
+
+  test('a portal session grants nothing', () => {
+    expect(linkGrant({ kind: 'portal' }, {})).toMatchObject({ ok: false });
+  });
+
+  test('the claims carry the granted scopes; readOnly says whether write is among them', () => {
+    expect(linkClaims('acme', { ttlSeconds: 60, scopes: ['write'] }, now, 'A'.repeat(22))).toMatchObject({ readOnly: false, scopes: ['write'] });
+    expect(linkClaims('acme', { ttlSeconds: 60 }, now, 'A'.repeat(22))).toMatchObject({ readOnly: false, scopes: ['read', 'write'] });
+    const session = signSession(key, linkClaims('acme', { ttlSeconds: 60, scopes: ['write'] }, now, 'A'.repeat(22)), 'B'.repeat(22));
+    const verdict = verifyPortalToken(key, SESSION_PREFIX, session, now);
+    expect(verdict.ok && portalScopes(verdict.claims)).toEqual(['write']);
+  });
+});
+
+describe('returnUrl (issue 50: http was taken for any host starting "127.")', () => {
+  test('http only to a loopback host: 127.0.0.0/8 as an address, localhost, [::1]; https to any', () => {
+    for (const ok of ['https://app.example.com/back', 'https://127.evil.com/x', 'http://127.0.0.1:3000/x', 'http://127.4.5.6/x', 'http://127.1/x', 'http://localhost/x', 'http://localhost:8080/x', 'http://[::1]:3000/x']) {
+      expect([ok, returnUrlSchema.safeParse(ok).success]).toEqual([ok, true]);
+    }
+    for (const bad of ['http://127.evil.com/x', 'http://127.0.0.1.nip.io/x', 'http://127.0.0.1.evil.com/', 'http://localhost.evil.com/', 'http://128.0.0.1/', 'http://[::2]/', 'http://app.example.com/', 'ftp://127.0.0.1/', 'javascript:alert(1)', '/relative']) {
+      expect([bad, returnUrlSchema.safeParse(bad).success]).toEqual([bad, false]);
+    }
   });
 });
 
 describe('portal link requests', () => {
-  test('valid requests, with readOnly defaulting to false', () => {
-    expect(portalLinkSchema.parse({ ttlSeconds: 60 })).toEqual({ ttlSeconds: 60, readOnly: false });
+  test('valid requests: scopes or readOnly, each optional', () => {
+    expect(portalLinkSchema.parse({ ttlSeconds: 60 })).toEqual({ ttlSeconds: 60 });
+    expect(portalLinkSchema.parse({ ttlSeconds: 60, scopes: ['write'], maxSessions: 1 })).toEqual({ ttlSeconds: 60, scopes: ['write'], maxSessions: 1 });
     expect(portalLinkSchema.safeParse({ ttlSeconds: 86_400, readOnly: true, destinations: ['a'], returnUrl: 'http://127.0.0.1:3000/x' }).success).toBe(true);
     expect(portalLinkSchema.safeParse({ ttlSeconds: 300, returnUrl: 'http://localhost/x' }).success).toBe(true);
   });
@@ -75,17 +144,20 @@ describe('portal link requests', () => {
       'ttlSeconds: ttlSeconds must be at least 60',
       'readOnly: readOnly must be true or false',
       'destinations: destinations must name at least one destination, or be left out for all of them',
-      'returnUrl: returnUrl must be an absolute https URL (http only for localhost or 127.0.0.1)',
+      'returnUrl: returnUrl must be an absolute https URL (http only for localhost, 127.0.0.0/8 or [::1])',
       ': unknown field colour',
     ]);
     expect(issuesOf(portalLinkSchema, { ttlSeconds: 600.5, destinations: ['Not An Id'], returnUrl: 'javascript:alert(1)' })).toEqual([
       'ttlSeconds: ttlSeconds must be a whole number of seconds',
       'destinations[0]: a destination must be a destination id: 1-63 lowercase letters, digits and hyphens',
-      'returnUrl: returnUrl must be an absolute https URL (http only for localhost or 127.0.0.1)',
+      'returnUrl: returnUrl must be an absolute https URL (http only for localhost, 127.0.0.0/8 or [::1])',
     ]);
     expect(issuesOf(portalLinkSchema, { ttlSeconds: 86_401 })).toEqual(['ttlSeconds: ttlSeconds must be at most 86400 (a day)']);
     expect(issuesOf(portalLinkSchema, {})).toEqual(['ttlSeconds: ttlSeconds must be a number of seconds from 60 to 86400']);
     expect(issuesOf(portalLinkSchema, { ttlSeconds: 60, destinations: Array.from({ length: 101 }, (_, i) => `d${i}`) })).toEqual(['destinations: destinations may name at most 100']);
+    expect(issuesOf(portalLinkSchema, { ttlSeconds: 60, readOnly: true, scopes: ['read'] })).toEqual(['readOnly: give scopes or readOnly, not both: readOnly true is scopes ["read"]']);
+    expect(issuesOf(portalLinkSchema, { ttlSeconds: 60, scopes: ['publish'], maxSessions: 0 })).toEqual(['scopes[0]: a portal scope is "read" or "write"', 'maxSessions: maxSessions must be at least 1']);
+    expect(issuesOf(portalLinkSchema, { ttlSeconds: 60, scopes: [], maxSessions: 101 })).toEqual(['scopes: scopes must name at least one of "read" and "write", or be left out', 'maxSessions: maxSessions must be at most 100']);
   });
 });
 

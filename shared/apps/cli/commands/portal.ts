@@ -17,7 +17,8 @@ import { table } from './destinations';
 const ACCOUNT_ARG = { account: '<account>' };
 const idSchema = (what: string) => z.string().regex(PORTAL_ID, `a ${what} id is 16 to 64 letters, digits, - and _, as herald portal ${what}s list shows it`);
 
-const rights = (r: { readOnly: boolean; destinations?: string[] }) => `${r.readOnly ? 'read' : 'read,write'}${r.destinations ? ` (${r.destinations.join(',')})` : ''}`;
+/** A link's or session's scopes (a Herald from before scopes gives readOnly alone), and its destinations. */
+const rights = (r: { readOnly: boolean; scopes?: readonly string[]; destinations?: string[] }) => `${(r.scopes ?? (r.readOnly ? ['read'] : ['read', 'write'])).join(',')}${r.destinations ? ` (${r.destinations.join(',')})` : ''}`;
 
 export function linksTable(links: readonly PortalLinkView[]): string {
   return table([['ID', 'MINTED BY', 'RIGHTS', 'SESSIONS', 'CREATED AT', 'EXPIRES AT'], ...links.map((l) => [l.id, l.mintedBy, rights(l), String(l.sessions.length), l.createdAt, l.expiresAt])]);
