@@ -8,7 +8,7 @@ import { HERALD_ATTRIBUTE_PREFIX } from './domain/cloudevents-pubsub';
 import { FirestoreDeliveryStore } from './adapters/firestore-deliveries';
 import { FirestoreOrderedKeys } from './adapters/firestore-ordered-keys';
 import { IntakeJournal } from './app/intake-journal';
-import { KeyVerifier } from './app/key-verifier';
+import { KEY_CACHE_MS, KeyVerifier } from './app/key-verifier';
 import { AccountPolicies } from './app/account-policies';
 import { PublishQuotas } from './app/publish-quotas';
 import { FirestoreQuotaStore } from './adapters/firestore-quotas';
@@ -248,7 +248,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const accountPolicies = new AccountPolicies(accounts, clock, log, config.destinationCacheMs, { publishPerSecond: config.accountPublishQuota, destinations: config.accountDestinationQuota });
   const eventTypes = new FirestoreEventTypeStore(firestore, firestoreOps);
   const eventTypeCatalogue = new EventTypeCatalogue(eventTypes, log);
-  const keys = new KeyVerifier(accounts, clock);
+  const keys = new KeyVerifier(accounts, clock, KEY_CACHE_MS, log);
   const portals = new FirestorePortalStore(firestore, firestoreOps);
   const bus = new PubSubBus(pubsub);
   const topology = heraldTopology(names);
