@@ -22,6 +22,7 @@ import {
   STALE_SKIPS,
 } from '../domain/replay';
 import { forEachLimited } from './for-each-limited';
+import { newErrorId, STORAGE_BUSY } from './unavailable-causes';
 import { pulledParts } from './lanes';
 import { Clock, DeadLetterQueue, DeliveryStore, DestinationStore, Logger, PulledMessage, ReplayStore } from '../ports';
 
@@ -147,12 +148,18 @@ class ReplayRun {
     let error: string | undefined;
     try {
       ended = await this.readAll();
-      if (ended === 'error') error = `replay stopped after ${MAX_FAILURES_IN_A_ROW} failures in a row; the last: ${this.lastFailure ?? 'unknown'}`;
+      if (ended === 'error') {
+        const errorId = newErrorId();
+        error = `replay stopped after ${MAX_FAILURES_IN_A_ROW} failures in a row (${STORAGE_BUSY}; error id ${errorId}): run it again later`;
+        this.deps.log.error(error, { replayId: this.report.id, errorId, lastFailure: this.lastFailure });
+      }
     } catch (e) {
       // Pub/Sub or the report store failed: what was replayed is PENDING; what was not stays on the topic.
+      // The report is the account's to read: the fault's own words (paths, codes) go to the log, under the id the report names.
       ended = 'error';
-      error = `replay stopped by a fault: ${(e as Error).message}`;
-      this.deps.log.error(error, { replayId: this.report.id, stack: (e as Error).stack });
+      const errorId = newErrorId();
+      error = `replay stopped by a fault of Herald's storage or queue (error id ${errorId}): run it again later`;
+      this.deps.log.error(error, { replayId: this.report.id, errorId, error: (e as Error).message, stack: (e as Error).stack });
     }
     try {
       await this.deps.deadLetters.release(this.keep);
@@ -230,8 +237,9 @@ class ReplayRun {
     } catch (e) {
       this.failuresInARow++;
       this.lastFailure = (e as Error).message;
-      this.deps.log.warn('replay could not redeliver a dead letter; it stays on the topic', { replayId: this.report.id, deliveryId: facts.deliveryId, error: this.lastFailure });
-      return this.record({ ...facts, outcome: 'failed', detail: this.lastFailure, removed: false });
+      const errorId = newErrorId();
+      this.deps.log.warn('replay could not redeliver a dead letter; it stays on the topic', { replayId: this.report.id, errorId, deliveryId: facts.deliveryId, error: this.lastFailure });
+      return this.record({ ...facts, outcome: 'failed', detail: `${STORAGE_BUSY} (error id ${errorId}); the dead letter stays on the topic`, removed: false });
     }
   }
 

@@ -4,6 +4,7 @@ import { issuesFromZod, ValidationIssue } from '../../domain/event';
 import { parseReplayRequest, queuedReport, REPLAY_ID, ReplaySummary, replaySummaryOf, ReplayView, replayViewOf } from '../../domain/replay';
 import { Clock, Logger, MessageBus, ReplayStore } from '../../ports';
 import { AdminResult } from './destinations-admin';
+import { newErrorId, QUEUE_REFUSED } from '../unavailable-causes';
 
 /**
  * The operators' side of replay: `POST /admin/replays` validates a request, records it
@@ -61,10 +62,12 @@ export async function postReplay(deps: ReplaysAdminDeps, body: unknown, account?
     });
     deps.log.info('replay requested', { replayId: id, messageId, request: report.request, dryRun: report.dryRun });
   } catch (e) {
-    const error = `the replay request could not be published on ${deps.replayTopic}: ${(e as Error).message}`;
+    // The topic's path and Pub/Sub's words go to the log only: the report and the answer say what happened and carry the id that finds them.
+    const errorId = newErrorId();
+    const error = `the replay request could not be queued (${QUEUE_REFUSED}; error id ${errorId})`;
     await deps.replays.update(id, (current) => current && current.status === 'queued' ? { ...current, status: 'failed', error, endedAt: deps.clock.now().toISOString(), updatedAt: deps.clock.now().toISOString() } : undefined);
-    deps.log.error(error, { replayId: id });
-    return { status: 503, body: { error: `${error}; nothing was replayed: try again` } };
+    deps.log.error(`the replay request could not be published on ${deps.replayTopic}`, { replayId: id, errorId, error: (e as Error).message });
+    return { status: 503, body: { error: `${error}; nothing was replayed: try again`, errorId } };
   }
   return { status: 202, body: { id, status: 'queued', dryRun: report.dryRun, request: report.request, report: replayPath(account, id) } };
 }
