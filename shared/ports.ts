@@ -355,7 +355,7 @@ export interface DeliveryStore {
   nextAvailableAt(): Promise<Date | undefined>;
   /** Ids of the destination's PENDING deliveries deferred by rate control (`rateDeferred`), earliest availableAt first. */
   rateDeferred(destinationId: string, limit: number): Promise<string[]>;
-  /** The destination's records in `status`, by id. */
+  /** The destination's records in `status`, by id; `cursor` is an id: the records after it (a page's nextCursor is its last row's id). */
   list(destinationId: string, query: { status: WorkStatus; limit: number; cursor?: string }): Promise<DeliveryPage>;
   /**
    * The destination's delivery log: newest published first, filtered (domain/delivery-log.ts
