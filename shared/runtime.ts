@@ -332,6 +332,7 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
     log: rt.log,
     ...publisher,
     quotas: rt.publishQuotas,
+    accounts: rt.accountPolicies,
     maxBodyBytes: rt.config.maxBodyBytes,
     maxEventBytes: rt.config.maxEventBytes,
     keys: rt.orderedKeys,
@@ -341,7 +342,20 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
 
 /** What `route` needs, from a runtime. */
 export function routeDeps(rt: Runtime): RouteDeps {
-  return { bus: rt.bus, lanes: rt.lanes, batcherWake: rt.batcherWake, coalescer: rt.coalescer, directory: rt.directory, log: rt.log, names: rt.names, deadLetterTopic: rt.topology.topics.deadLetter.name, keys: rt.orderedKeys, clock: rt.clock, logHead: rt.logHead };
+  return {
+    bus: rt.bus,
+    lanes: rt.lanes,
+    batcherWake: rt.batcherWake,
+    coalescer: rt.coalescer,
+    directory: rt.directory,
+    log: rt.log,
+    names: rt.names,
+    deadLetterTopic: rt.topology.topics.deadLetter.name,
+    keys: rt.orderedKeys,
+    clock: rt.clock,
+    logHead: rt.logHead,
+    accounts: rt.accountPolicies,
+  };
 }
 
 const builtDeliverDeps = new WeakMap<Runtime, DeliverDeps>();

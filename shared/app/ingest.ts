@@ -7,6 +7,7 @@ import { IntakeJournal } from './intake-journal';
 import { fanOut, LaneDeps, publishBundled } from './lanes';
 import { DestinationDirectory } from './destination-directory';
 import { PublishQuotas, QuotaVerdict } from './publish-quotas';
+import { AccountPolicies } from './account-policies';
 import { admitOrdered, OrderedDeps, OrderedItem, takesInOrder } from './ordered-delivery';
 import { OrderedKeyStore } from '../ports';
 import { newErrorId, QUEUE_REFUSED, STORAGE_BUSY } from './unavailable-causes';
@@ -24,6 +25,8 @@ export interface IngestDeps extends LaneDeps {
   maxEventBytes: number;
   /** Each account's publish rate (absent: no quotas, as in unit tests of other things). */
   quotas?: Pick<PublishQuotas, 'admit' | 'refusedNow'>;
+  /** Which accounts exist, cached (absent: not checked, as in unit tests of other things): under the ingest token an event of an account that does not is refused. */
+  accounts?: Pick<AccountPolicies, 'missing'>;
   /** Ordered destinations' keys (app/ordered-delivery.ts); absent: every event is fanned out unordered. */
   keys?: OrderedKeyStore;
   logHead?: OrderedDeps['logHead'];
@@ -81,6 +84,8 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
   } else {
     const bad = named.flatMap((a, i) => (a !== undefined && !ACCOUNT_ID.test(a) ? [{ path: `${paths[i]}.${ACCOUNT_EXTENSION}`, message: 'heraldaccount must be an account id: 1-63 lowercase letters, digits and hyphens' }] : []));
     if (bad.length) return { status: 400, body: { error: 'invalid heraldaccount', issues: bad } };
+    const unknown = await unknownAccounts(deps, named, paths);
+    if (unknown) return unknown;
   }
   if (deps.account !== undefined) events = events.map((e) => withAccount(e, deps.account!));
   if (deps.quotas) {
@@ -195,6 +200,22 @@ function intakePlan(deps: IngestDeps, events: readonly HeraldEvent[], targets: r
     }),
   );
   return { unordered, ordered: [...ordered.values()], bundled: [...bundled.values()] };
+}
+
+/**
+ * 400 when events name accounts that do not exist: each would get a quota bucket of its own and
+ * catalogue documents nobody owns. Known from the accounts cache the quotas read anyway.
+ */
+async function unknownAccounts(deps: IngestDeps, named: readonly (string | undefined)[], paths: readonly string[]): Promise<IngestResult | undefined> {
+  if (!deps.accounts) return undefined;
+  const missing = new Set(await deps.accounts.missing(named.filter((a): a is string => a !== undefined)));
+  if (missing.size === 0) return undefined;
+  const issues = named.flatMap((a, i) => (a !== undefined && missing.has(a) ? [{ path: `${paths[i]}.${ACCOUNT_EXTENSION}`, message: `no account ${JSON.stringify(a)}` }] : []));
+  const list = [...missing].map((a) => JSON.stringify(a)).join(', ');
+  return {
+    status: 400,
+    body: { error: `events name ${missing.size === 1 ? 'an account that does' : 'accounts that do'} not exist (${list}); nothing accepted: correct heraldaccount, or create the account first (POST /admin/accounts)`, issues },
+  };
 }
 
 function overQuota(verdict: Extract<QuotaVerdict, { ok: false }>, n: number): IngestResult {
