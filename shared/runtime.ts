@@ -92,6 +92,7 @@ import {
   TopicPublisher,
 } from './ports';
 import { batchLaneNames, deadLetterHoldName, FunctionName, heraldTopology, REPLAY_ACK_DEADLINE_SECONDS, Topology, TopologyNames } from './topology';
+import { replayTriggerMessage } from './domain/replay';
 
 /** Everything a function needs, built once per process from the configuration. */
 export interface Runtime {
@@ -472,6 +473,12 @@ export function replayDeps(rt: Runtime): ReplayDeps {
     leaseMs: REPLAY_ACK_DEADLINE_SECONDS * 1000,
     pullBatch: REPLAY_PULL_BATCH,
     progressEveryMs: REPLAY_PROGRESS_EVERY_MS,
+    // A trigger waiting for its turn holds its push for what the ack deadline leaves beside a run, at most a minute; then it is published again.
+    waitMs: Math.max(0, Math.min(60_000, REPLAY_ACK_DEADLINE_SECONDS * 1000 - rt.config.replayRunMs - 30_000)),
+    pollMs: 2_000,
+    requeue: async (trigger) => {
+      await rt.bus.publish(rt.topology.topics.replay.name, replayTriggerMessage(trigger.request, trigger.id));
+    },
   };
 }
 

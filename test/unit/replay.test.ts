@@ -230,7 +230,7 @@ test('a trigger delivered again never runs the replay twice; a run that died is 
 
   // A run that died mid-way: its report says running, its lease runs out.
   const report = (await replays.get('r1'))!;
-  await replays.update('r1', () => ({ ...report, id: 'r2', status: 'running', runningUntil: new Date(clock.t + 1000).toISOString(), runToken: 'dead-run' }) as ReplayReport);
+  await replays.create({ ...report, id: 'r2', status: 'running', runningUntil: new Date(clock.t + 1000).toISOString(), runToken: 'dead-run' } as ReplayReport);
   expect((await runReplay(deps, { id: 'r2', request: {}, messageId: '2' })).kind).toBe('duplicate');
   clock.t += 2000;
   const resumed = await runReplay(deps, { id: 'r2', request: {}, messageId: '2' });
