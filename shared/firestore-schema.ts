@@ -66,7 +66,7 @@ export const FIRESTORE_QUERIES = {
   recentReplays: { collection: COLLECTIONS.replays, equality: [], orderBy: 'createdAt', direction: 'desc' },
   // GET /admin/accounts/{id}/replays: one account's, newest first.
   accountReplays: { collection: COLLECTIONS.replays, equality: ['request.account'], orderBy: 'createdAt', direction: 'desc' },
-  // POST /admin/replays refuses to start a replay while another runs.
+  // The replays running, and those queued for their turn (oldest first): one replay runs at a time.
   runningReplays: { collection: COLLECTIONS.replays, equality: ['status'], orderBy: 'createdAt' },
   // The reconciler: intake batches past their grace, oldest first (one field: the automatic index).
   dueIntake: { collection: COLLECTIONS.intake, equality: [], orderBy: 'acceptedAt' },

@@ -365,7 +365,7 @@ export interface DeliveryStore {
   nextAvailableAt(): Promise<Date | undefined>;
   /** Ids of the destination's PENDING deliveries deferred by rate control (`rateDeferred`), earliest availableAt first. */
   rateDeferred(destinationId: string, limit: number): Promise<string[]>;
-  /** The destination's records in `status`, by id. */
+  /** The destination's records in `status`, by id; `cursor` is an id: the records after it (a page's nextCursor is its last row's id). */
   list(destinationId: string, query: { status: WorkStatus; limit: number; cursor?: string }): Promise<DeliveryPage>;
   /**
    * The destination's delivery log: newest published first, filtered (domain/delivery-log.ts
@@ -549,20 +549,25 @@ export interface PullQueue {
 export type DeadLetterQueue = PullQueue;
 
 /** Replay reports, one document per replay id. */
+/** Replay reports, each under its key (domain/replay.ts replayKey: `<account>:<id>`, or the id of an unscoped one). */
 export interface ReplayStore {
-  get(id: string): Promise<ReplayReport | undefined>;
-  /** Writes the report only if none has its id; resolves false (writing nothing) if one exists. */
+  get(key: string): Promise<ReplayReport | undefined>;
+  /** Writes the report under reportKey(report) only if none is there; resolves false (writing nothing) if one is. */
   create(report: ReplayReport): Promise<boolean>;
   /** As DeliveryStore.update: `decide` may run more than once and must be pure. */
-  update(id: string, decide: (current: ReplayReport | undefined) => ReplayReport | undefined): Promise<ReplayReport | undefined>;
+  update(key: string, decide: (current: ReplayReport | undefined) => ReplayReport | undefined): Promise<ReplayReport | undefined>;
   /** Newest first (by createdAt); with `account`, only the replays scoped to it (`request.account`). */
   recent(limit: number, account?: string): Promise<ReplayReport[]>;
   /** Reports whose status is running, oldest first. */
   running(limit: number): Promise<ReplayReport[]>;
-  /** Atomically takes the one replay runner for `id` until `until` (domain/replay.ts takeRunner). */
-  takeRunner(id: string, until: Date, now: Date): Promise<{ ok: true } | { ok: false; held: RunnerLock }>;
-  /** Frees the runner if `id` holds it. */
-  releaseRunner(id: string): Promise<void>;
+  /** Reports whose status is queued, created at or after `since`, oldest first: the replays waiting for their turn. */
+  queued(since: string, limit: number): Promise<ReplayReport[]>;
+  /** Reports whose id is `id`, in any account (the operator's look-up by id alone). */
+  named(id: string, limit: number): Promise<ReplayReport[]>;
+  /** Atomically takes the one replay runner for the replay at `key` until `until` (domain/replay.ts takeRunner). */
+  takeRunner(key: string, until: Date, now: Date, account?: string): Promise<{ ok: true } | { ok: false; held: RunnerLock }>;
+  /** Frees the runner if `key` holds it. */
+  releaseRunner(key: string): Promise<void>;
 }
 
 export type { HeraldEvent };

@@ -8,7 +8,7 @@ import { HERALD_ATTRIBUTE_PREFIX } from './domain/cloudevents-pubsub';
 import { FirestoreDeliveryStore } from './adapters/firestore-deliveries';
 import { FirestoreOrderedKeys } from './adapters/firestore-ordered-keys';
 import { IntakeJournal } from './app/intake-journal';
-import { KeyVerifier } from './app/key-verifier';
+import { KEY_CACHE_MS, KeyVerifier } from './app/key-verifier';
 import { AccountPolicies } from './app/account-policies';
 import { PublishQuotas } from './app/publish-quotas';
 import { FirestoreQuotaStore } from './adapters/firestore-quotas';
@@ -94,6 +94,7 @@ import {
   TopicPublisher,
 } from './ports';
 import { batchLaneNames, deadLetterHoldName, FunctionName, heraldTopology, REPLAY_ACK_DEADLINE_SECONDS, Topology, TopologyNames } from './topology';
+import { replayTriggerMessage } from './domain/replay';
 
 /** Everything a function needs, built once per process from the configuration. */
 export interface Runtime {
@@ -255,7 +256,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const accountPolicies = new AccountPolicies(accounts, clock, log, config.destinationCacheMs, { publishPerSecond: config.accountPublishQuota, destinations: config.accountDestinationQuota });
   const eventTypes = new FirestoreEventTypeStore(firestore, firestoreOps);
   const eventTypeCatalogue = new EventTypeCatalogue(eventTypes, log);
-  const keys = new KeyVerifier(accounts, clock);
+  const keys = new KeyVerifier(accounts, clock, KEY_CACHE_MS, log);
   const portals = new FirestorePortalStore(firestore, firestoreOps);
   const bus = new PubSubBus(pubsub);
   const topology = heraldTopology(names);
@@ -340,6 +341,7 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
     log: rt.log,
     ...publisher,
     quotas: rt.publishQuotas,
+    accounts: rt.accountPolicies,
     maxBodyBytes: rt.config.maxBodyBytes,
     maxEventBytes: rt.config.maxEventBytes,
     keys: rt.orderedKeys,
@@ -349,7 +351,20 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
 
 /** What `route` needs, from a runtime. */
 export function routeDeps(rt: Runtime): RouteDeps {
-  return { bus: rt.bus, lanes: rt.lanes, batcherWake: rt.batcherWake, coalescer: rt.coalescer, directory: rt.directory, log: rt.log, names: rt.names, deadLetterTopic: rt.topology.topics.deadLetter.name, keys: rt.orderedKeys, clock: rt.clock, logHead: rt.logHead };
+  return {
+    bus: rt.bus,
+    lanes: rt.lanes,
+    batcherWake: rt.batcherWake,
+    coalescer: rt.coalescer,
+    directory: rt.directory,
+    log: rt.log,
+    names: rt.names,
+    deadLetterTopic: rt.topology.topics.deadLetter.name,
+    keys: rt.orderedKeys,
+    clock: rt.clock,
+    logHead: rt.logHead,
+    accounts: rt.accountPolicies,
+  };
 }
 
 const builtDeliverDeps = new WeakMap<Runtime, DeliverDeps>();
@@ -466,6 +481,12 @@ export function replayDeps(rt: Runtime): ReplayDeps {
     leaseMs: REPLAY_ACK_DEADLINE_SECONDS * 1000,
     pullBatch: REPLAY_PULL_BATCH,
     progressEveryMs: REPLAY_PROGRESS_EVERY_MS,
+    // A trigger waiting for its turn holds its push for what the ack deadline leaves beside a run, at most a minute; then it is published again.
+    waitMs: Math.max(0, Math.min(60_000, REPLAY_ACK_DEADLINE_SECONDS * 1000 - rt.config.replayRunMs - 30_000)),
+    pollMs: 2_000,
+    requeue: async (trigger) => {
+      await rt.bus.publish(rt.topology.topics.replay.name, replayTriggerMessage(trigger.request, trigger.id));
+    },
   };
 }
 

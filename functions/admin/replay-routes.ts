@@ -10,9 +10,9 @@ export const REPLAY_ROUTES: Route[] = [
   {
     method: 'POST',
     path: '/replays',
-    summary: "Replay dead letters: the account's (a key, or under /accounts/{id}), or every account's (the admin token); one replay at a time",
+    summary: "Replay dead letters: the account's (a key, or under /accounts/{id}), or every account's (the admin token); one replay per account at a time; others take turns",
     body: { schema: replayRequestSchema, required: true, examples: [{}, { destination: 'orders', since: '2026-11-24T00:00:00Z', eventTypes: ['com.example.*'], limit: 100 }, { destination: 'orders', dryRun: true }] },
-    responses: { 202: 'queued: follow the report', ...BAD_ID, 409: 'another replay is running, or the id is taken', 503: 'the replay topic refused it; nothing replayed' },
+    responses: { 202: 'queued: follow the report', ...BAD_ID, 409: "a replay of the same account (or the operator's) is under way, or the account used this id", 503: 'the replay topic refused it; nothing replayed' },
     pattern: /^\/replays\/?$/,
     run: async (d, _params, body) => {
       const request = body();
@@ -39,7 +39,7 @@ export const REPLAY_ROUTES: Route[] = [
     method: 'GET',
     path: '/replays/{id}',
     summary: "A replay's report",
-    responses: { 200: 'the report', ...BAD_ID, 404: 'no such replay (or not yours)' },
+    responses: { 200: 'the report', ...BAD_ID, 404: 'no such replay (or not yours)', 409: 'the admin token asked by id alone, and several accounts used it: ask under /admin/accounts/{id}' },
     pattern: /^\/replays\/([^/]+)$/,
     run: async (d, [id]) => {
       const result = await getReplay(d, id!, d.replayScope);

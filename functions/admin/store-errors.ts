@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import { STORE_BUSY_RETRY_AFTER_S, storeBusyMessage } from '../../shared/app/store-busy';
+import { newErrorId } from '../../shared/app/unavailable-causes';
 import { HeraldRequest, sendJson } from '../http';
 import { runtime } from '../process-runtime';
 
@@ -14,9 +15,11 @@ export function answeringStoreBusy(handler: (req: HeraldRequest, res: Response) 
     } catch (e) {
       const busy = storeBusyMessage(e);
       if (busy === undefined || res.headersSent) throw e;
-      runtime().log.warn(`admin: ${req.method} ${req.path} answered 503: ${busy}`, { error: (e as Error).message });
+      // The store's own words (codes, document paths) go to the log only; the answer carries the id that finds them.
+      const errorId = newErrorId();
+      runtime().log.warn(`admin: ${req.method} ${req.path} answered 503: ${busy}`, { errorId, error: (e as Error).message });
       res.set('retry-after', String(STORE_BUSY_RETRY_AFTER_S));
-      sendJson(res, 503, { error: busy });
+      sendJson(res, 503, { error: busy, errorId });
     }
   };
 }

@@ -1,26 +1,30 @@
 import { DocumentData } from '@google-cloud/firestore';
-import { ReplayReport, RunnerLock, takeRunner } from '../domain/replay';
+import { ReplayReport, reportKey, RunnerLock, takeRunner } from '../domain/replay';
 import { ReplayStore } from '../ports';
 import { FirestoreStore } from './firestore-stores';
 import { COLLECTIONS, FIRESTORE_QUERIES } from '../firestore-schema';
 import { createIfAbsent, transactOne } from './firestore-write';
 
-/** Replay reports in Firestore: `replays/{id}`, one document per replay, rewritten as it progresses. */
+/**
+ * Replay reports in Firestore: `replays/{key}` (domain/replay.ts replayKey: `<account>:<id>`, or
+ * the id of an unscoped replay and of every report from before ids were per account), one
+ * document per replay, rewritten as it progresses.
+ */
 export class FirestoreReplayStore extends FirestoreStore implements ReplayStore {
   private readonly col = this.db.collection(COLLECTIONS.replays);
 
-  get(id: string): Promise<ReplayReport | undefined> {
-    return this.readOne<ReplayReport>(this.col.doc(id));
+  get(key: string): Promise<ReplayReport | undefined> {
+    return this.readOne<ReplayReport>(this.col.doc(key));
   }
 
   async create(report: ReplayReport): Promise<boolean> {
-    if (!(await createIfAbsent(() => this.col.doc(report.id).create(report as DocumentData)))) return false;
+    if (!(await createIfAbsent(() => this.col.doc(reportKey(report)).create(report as DocumentData)))) return false;
     this.ops.writes++;
     return true;
   }
 
-  async update(id: string, decide: (current: ReplayReport | undefined) => ReplayReport | undefined): Promise<ReplayReport | undefined> {
-    const { result: written, reads } = await transactOne(this.db, this.col.doc(id), (data) => {
+  async update(key: string, decide: (current: ReplayReport | undefined) => ReplayReport | undefined): Promise<ReplayReport | undefined> {
+    const { result: written, reads } = await transactOne(this.db, this.col.doc(key), (data) => {
       const next = decide(data as ReplayReport | undefined);
       return { result: next, write: next && { set: next as DocumentData } };
     });
@@ -41,9 +45,9 @@ export class FirestoreReplayStore extends FirestoreStore implements ReplayStore 
     return this.db.collection(COLLECTIONS.locks).doc('replay-runner');
   }
 
-  async takeRunner(id: string, until: Date, now: Date): Promise<{ ok: true } | { ok: false; held: RunnerLock }> {
+  async takeRunner(id: string, until: Date, now: Date, account?: string): Promise<{ ok: true } | { ok: false; held: RunnerLock }> {
     const { result } = await transactOne(this.db, this.runner, (data) => {
-      const taken = takeRunner(data as RunnerLock | undefined, id, until, now);
+      const taken = takeRunner(data as RunnerLock | undefined, id, until, now, account);
       return { result: taken, write: taken.ok ? { set: taken.lock } : undefined };
     });
     this.ops.reads++;
@@ -57,9 +61,25 @@ export class FirestoreReplayStore extends FirestoreStore implements ReplayStore 
     this.ops.reads++;
   }
 
-  async running(limit: number): Promise<ReplayReport[]> {
+  running(limit: number): Promise<ReplayReport[]> {
+    return this.withStatus('running', undefined, limit);
+  }
+
+  queued(since: string, limit: number): Promise<ReplayReport[]> {
+    return this.withStatus('queued', since, limit);
+  }
+
+  async named(id: string, limit: number): Promise<ReplayReport[]> {
+    const snap = await this.col.where('id', '==', id).limit(limit).get();
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs.map((d) => d.data() as ReplayReport);
+  }
+
+  /** One status, oldest first: the runningReplays index (status, createdAt) serves it, `since` too. */
+  private async withStatus(status: 'running' | 'queued', since: string | undefined, limit: number): Promise<ReplayReport[]> {
     const q = FIRESTORE_QUERIES.runningReplays;
-    const snap = await this.col.where(q.equality[0], '==', 'running').orderBy(q.orderBy).limit(limit).get();
+    const one = this.col.where(q.equality[0], '==', status);
+    const snap = await (since === undefined ? one : one.where(q.orderBy, '>=', since)).orderBy(q.orderBy).limit(limit).get();
     this.ops.reads += Math.max(1, snap.size);
     return snap.docs.map((d) => d.data() as ReplayReport);
   }

@@ -1,6 +1,12 @@
-import { Account, AccountQuotas, FailurePolicy, failurePolicyOf } from '../domain/account';
+import { Account, AccountQuotas, DEFAULT_ACCOUNT, FailurePolicy, failurePolicyOf } from '../domain/account';
 import { QuotaDefaults, quotasOf } from '../domain/quota';
 import { AccountStore, Clock, Logger } from '../ports';
+import { forEachLimited } from './for-each-limited';
+
+/** Accounts (and ids found to name none) an instance remembers; past it the one read longest ago is forgotten, and read again when next named. */
+const ACCOUNTS_HELD = 10_000;
+/** Accounts read at once when one request names many. */
+const READS_AT_ONCE = 16;
 
 /**
  * What each account's settings mean for delivery and ingest: its failure policy (seed 003)
@@ -18,6 +24,23 @@ export class AccountPolicies {
     private readonly ttlMs: number,
     private readonly defaults: QuotaDefaults = { publishPerSecond: 0, destinations: 0 },
   ) {}
+
+  /**
+   * The accounts of `accounts` that do not exist (`default` always does), from the same cache as
+   * the quotas: a publish that reads an account's quotas costs no second read to know it exists.
+   * An account that cannot be read and was never read is taken as existing: the check keeps
+   * events of made-up accounts out, it must not close ingest while Firestore hiccups.
+   */
+  async missing(accounts: Iterable<string>): Promise<string[]> {
+    const absent: string[] = [];
+    await forEachLimited([...new Set(accounts)].filter((a) => a !== DEFAULT_ACCOUNT), READS_AT_ONCE, async (account) => {
+      const read = await this.read(account);
+      const known = read.ok ? read.account !== undefined : this.known.get(account)?.account !== undefined || !this.known.has(account);
+      if (!read.ok) this.log.warn(`account ${account} could not be read; ${known ? 'its events are taken as of an existing account' : 'it was last known not to exist'}`, { account, error: read.error });
+      if (!known) absent.push(account);
+    });
+    return absent.sort();
+  }
 
   async policyOf(account: string): Promise<FailurePolicy> {
     const read = await this.read(account);
@@ -42,7 +65,9 @@ export class AccountPolicies {
     if (cached && now - cached.readAt < this.ttlMs) return { ok: true, account: cached.account };
     try {
       const found = await this.store.get(account);
+      this.known.delete(account);
       this.known.set(account, { account: found, readAt: now });
+      if (this.known.size > ACCOUNTS_HELD) this.known.delete(this.known.keys().next().value!);
       return { ok: true, account: found };
     } catch (e) {
       return { ok: false, last: cached?.account, error: (e as Error).message };

@@ -41,7 +41,12 @@ export async function authenticate(deps: AuthenticateDeps, door: Door, authoriza
   if (door.portalKey !== undefined && token?.startsWith(SESSION_PREFIX)) return portalSession(deps, door.portalKey, token);
   const verdict = token !== undefined ? await deps.keys.verify(token) : undefined;
   if (verdict?.ok) return { ok: true, bearer: { kind: 'key', key: verdict.key } };
-  const why = verdict && verdict.reason !== 'unknown' ? `the account key is ${verdict.reason}; ask for a new one` : `send Authorization: Bearer <${door.expects}>`;
+  const why =
+    verdict?.reason === 'busy'
+      ? 'this instance was just sent too many unknown account keys to look this one up; if it is valid, send the request again in a second'
+      : verdict && verdict.reason !== 'unknown'
+        ? `the account key is ${verdict.reason}; ask for a new one`
+        : `send Authorization: Bearer <${door.expects}>`;
   return { ok: false, body: { error: `missing or invalid bearer token: ${why}` } };
 }
 

@@ -7,8 +7,10 @@ import { IntakeJournal } from './intake-journal';
 import { fanOut, LaneDeps, publishBundled } from './lanes';
 import { DestinationDirectory } from './destination-directory';
 import { PublishQuotas, QuotaVerdict } from './publish-quotas';
+import { AccountPolicies } from './account-policies';
 import { admitOrdered, OrderedDeps, OrderedItem, takesInOrder } from './ordered-delivery';
 import { OrderedKeyStore } from '../ports';
+import { newErrorId, QUEUE_REFUSED, STORAGE_BUSY } from './unavailable-causes';
 
 export interface IngestDeps extends LaneDeps {
   /** Herald's own record of what it accepted (domain/intake.ts), which the reconciler checks. */
@@ -23,6 +25,8 @@ export interface IngestDeps extends LaneDeps {
   maxEventBytes: number;
   /** Each account's publish rate (absent: no quotas, as in unit tests of other things). */
   quotas?: Pick<PublishQuotas, 'admit' | 'refusedNow'>;
+  /** Which accounts exist, cached (absent: not checked, as in unit tests of other things): under the ingest token an event of an account that does not is refused. */
+  accounts?: Pick<AccountPolicies, 'missing'>;
   /** Ordered destinations' keys (app/ordered-delivery.ts); absent: every event is fanned out unordered. */
   keys?: OrderedKeyStore;
   logHead?: OrderedDeps['logHead'];
@@ -32,7 +36,8 @@ export type IngestResult =
   | { status: 202; body: { accepted: string[] } }
   | { status: 400 | 403 | 413; body: { error: string; issues: ValidationIssue[] } }
   | { status: 429; retryAfterSeconds: number; body: { error: string; issues: ValidationIssue[] } }
-  | { status: 503; body: { error: string; accepted: string[]; failed: { id: string; error: string }[] } };
+  /** `errorId` names the log line that holds the cause in full; the body holds none of it (no Pub/Sub or Firestore text, no topic path). */
+  | { status: 503; body: { error: string; errorId: string; accepted: string[]; failed: { id: string; error: string }[] } };
 
 /**
  * Validates a whole request before publishing any of it (all-or-nothing), then, at once,
@@ -79,6 +84,8 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
   } else {
     const bad = named.flatMap((a, i) => (a !== undefined && !ACCOUNT_ID.test(a) ? [{ path: `${paths[i]}.${ACCOUNT_EXTENSION}`, message: 'heraldaccount must be an account id: 1-63 lowercase letters, digits and hyphens' }] : []));
     if (bad.length) return { status: 400, body: { error: 'invalid heraldaccount', issues: bad } };
+    const unknown = await unknownAccounts(deps, named, paths);
+    if (unknown) return unknown;
   }
   if (deps.account !== undefined) events = events.map((e) => withAccount(e, deps.account!));
   if (deps.quotas) {
@@ -105,9 +112,9 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
       },
     );
   } catch (e) {
-    const error = (e as Error).message;
-    deps.log.error('the destination registry could not be read (Firestore); no event accepted', { error, eventIds: events.map((ev) => ev.attributes.id) });
-    return unavailable('Herald could not read its destinations; resend the events', events, `destination registry: ${error}`);
+    const errorId = newErrorId();
+    deps.log.error('the destination registry could not be read (Firestore); no event accepted', { errorId, error: (e as Error).message, eventIds: events.map((ev) => ev.attributes.id) });
+    return unavailable('Herald could not read its destinations; resend the events', events, STORAGE_BUSY, errorId);
   }
   const acceptedAt = deps.clock.now();
   const journaled = deps.journal.add(events);
@@ -123,31 +130,42 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     ...events.map((e, i) => fanOut(deps, e, plan.unordered[i]!, { publishedAt: acceptedAt, intake: journaled.ids[i]! })),
     ...shared.map((s) => s.work),
   ]);
+  // Per event, its first failure and where: its lane or a bundle (Pub/Sub), or an ordered destination's placing (Firestore).
+  const works = [...plan.ordered.map(() => STORAGE_BUSY), ...plan.bundled.map(() => QUEUE_REFUSED)];
   const results = events.map((_, i) => {
-    const failed = [settled[i]!, ...shared.flatMap((s, j) => (s.events.includes(i) ? [settled[events.length + j]!] : []))].find((r) => r.status === 'rejected');
-    return failed ?? settled[i]!;
+    const own = settled[i]!;
+    if (own.status === 'rejected') return { failed: own.reason as Error, cause: QUEUE_REFUSED };
+    const j = shared.findIndex((s, k) => s.events.includes(i) && settled[events.length + k]!.status === 'rejected');
+    return j < 0 ? undefined : { failed: (settled[events.length + j] as PromiseRejectedResult).reason as Error, cause: works[j]! };
   });
   if (journal.status === 'rejected') {
-    const error = (journal.reason as Error).message;
-    deps.log.error('the intake journal could not record the events (Firestore); none accepted', { error, eventIds: events.map((e) => e.attributes.id) });
-    return unavailable('Herald could not record the events durably; resend them (a resent event is not delivered twice)', events, `intake journal: ${error}`);
+    const errorId = newErrorId();
+    deps.log.error('the intake journal could not record the events (Firestore); none accepted', { errorId, error: (journal.reason as Error).message, eventIds: events.map((e) => e.attributes.id) });
+    return unavailable('Herald could not record the events durably; resend them (a resent event is not delivered twice)', events, STORAGE_BUSY, errorId);
   }
   const accepted: string[] = [];
   const failed: { id: string; error: string }[] = [];
+  const causes: { id: string; error: string }[] = [];
   results.forEach((r, i) => {
     const id = events[i]!.attributes.id;
-    if (r.status === 'fulfilled') {
+    if (r === undefined) {
       accepted.push(id);
       const destinations = targets[i]!.map((d) => d.id);
       const fields = { eventId: id, eventSource: events[i]!.attributes.source, eventType: events[i]!.attributes.type, destinations };
       if (destinations.length) deps.log.debug('event accepted', fields);
       else deps.log.info('event accepted; no destination subscribes to its type', fields);
-    } else failed.push({ id, error: (r.reason as Error).message });
+    } else {
+      failed.push({ id, error: r.cause });
+      causes.push({ id, error: r.failed.message });
+    }
   });
   if (failed.length) {
-    // A lane publish (Pub/Sub) or an ordered destination's placing (Firestore): each failed event names its own cause.
-    deps.log.error('publishing to the lanes or placing ordered events failed', { failed, accepted });
-    return { status: 503, body: { error: 'Herald could not pass some events on (each failed one says why); resend the failed events (one already delivered is not delivered twice)', accepted, failed } };
+    const errorId = newErrorId();
+    deps.log.error('publishing to the lanes or placing ordered events failed', { errorId, failed: causes, accepted });
+    return {
+      status: 503,
+      body: { error: 'Herald could not pass some events on (each failed one says why); resend the failed events (one already delivered is not delivered twice)', errorId, accepted, failed },
+    };
   }
   return { status: 202, body: { accepted } };
 }
@@ -184,6 +202,22 @@ function intakePlan(deps: IngestDeps, events: readonly HeraldEvent[], targets: r
   return { unordered, ordered: [...ordered.values()], bundled: [...bundled.values()] };
 }
 
+/**
+ * 400 when events name accounts that do not exist: each would get a quota bucket of its own and
+ * catalogue documents nobody owns. Known from the accounts cache the quotas read anyway.
+ */
+async function unknownAccounts(deps: IngestDeps, named: readonly (string | undefined)[], paths: readonly string[]): Promise<IngestResult | undefined> {
+  if (!deps.accounts) return undefined;
+  const missing = new Set(await deps.accounts.missing(named.filter((a): a is string => a !== undefined)));
+  if (missing.size === 0) return undefined;
+  const issues = named.flatMap((a, i) => (a !== undefined && missing.has(a) ? [{ path: `${paths[i]}.${ACCOUNT_EXTENSION}`, message: `no account ${JSON.stringify(a)}` }] : []));
+  const list = [...missing].map((a) => JSON.stringify(a)).join(', ');
+  return {
+    status: 400,
+    body: { error: `events name ${missing.size === 1 ? 'an account that does' : 'accounts that do'} not exist (${list}); nothing accepted: correct heraldaccount, or create the account first (POST /admin/accounts)`, issues },
+  };
+}
+
 function overQuota(verdict: Extract<QuotaVerdict, { ok: false }>, n: number): IngestResult {
   const { account, limit, retryAfterSeconds } = verdict;
   const error =
@@ -193,7 +227,7 @@ function overQuota(verdict: Extract<QuotaVerdict, { ok: false }>, n: number): In
   return { status: 429, retryAfterSeconds, body: { error, issues: [{ path: ACCOUNT_EXTENSION, message: `${account}: over ${limit} events/s` }] } };
 }
 
-/** 503, none of the request's events accepted. */
-function unavailable(error: string, events: readonly HeraldEvent[], cause: string): IngestResult {
-  return { status: 503, body: { error, accepted: [], failed: events.map((e) => ({ id: e.attributes.id, error: cause })) } };
+/** 503, none of the request's events accepted: what to do and a generic cause; the detail is in the log line `errorId` names. */
+function unavailable(error: string, events: readonly HeraldEvent[], cause: string, errorId: string): IngestResult {
+  return { status: 503, body: { error, errorId, accepted: [], failed: events.map((e) => ({ id: e.attributes.id, error: cause })) } };
 }

@@ -14,7 +14,11 @@ import {
   ReplayReport,
   ReplayRequest,
   ReplaySelection,
+  queuedReport,
   replayedRecord,
+  replayKey,
+  reportKey,
+  RunnerLock,
   runSelection,
   selectDeadLetter,
   Selection,
@@ -22,6 +26,8 @@ import {
   STALE_SKIPS,
 } from '../domain/replay';
 import { forEachLimited } from './for-each-limited';
+import { findReplay, QUEUED_REPLAY_WAIT_MS } from './replay-reports';
+import { newErrorId, STORAGE_BUSY } from './unavailable-causes';
 import { pulledParts } from './lanes';
 import { Clock, DeadLetterQueue, DeliveryStore, DestinationStore, Logger, PulledMessage, ReplayStore } from '../ports';
 
@@ -41,6 +47,17 @@ export interface ReplayDeps {
   pullBatch: number;
   /** Least time between two writes of the report while it runs. */
   progressEveryMs: number;
+  /**
+   * How long a trigger waits, holding its push, for its turn while another account's replay (or
+   * an older queued one) has the runner; then it is published again (requeue) and acked, so
+   * waiting never uses up the trigger's delivery attempts. 0 / absent: not at all.
+   */
+  waitMs?: number;
+  /** Between two looks at the runner while waiting. */
+  pollMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+  /** Publishes the trigger again on the replay topic; absent: the push is answered `waiting` and Pub/Sub brings it again. */
+  requeue?: (trigger: ReplayTrigger) => Promise<void>;
 }
 
 export interface ReplayTrigger {
@@ -54,8 +71,10 @@ export type ReplayOutcome =
   | { kind: 'ran'; report: ReplayReport }
   | { kind: 'duplicate'; report: ReplayReport }
   | { kind: 'lost'; report: ReplayReport }
-  /** Another replay was running: this one was refused, its report says so. */
-  | { kind: 'refused'; report: ReplayReport };
+  /** Another replay of the same account (or the operator's) was running: this one was refused, its report says so. */
+  | { kind: 'refused'; report: ReplayReport }
+  /** Another account's replay, or an older one queued, had the turn: this one stays queued, its trigger published again (`requeued`) or left to come again. */
+  | { kind: 'waiting'; report: ReplayReport; requeued: boolean };
 
 /** A pull that brings nothing new this many times in a row: the backlog has been read. */
 const EMPTY_PULLS_TO_END = 2;
@@ -78,26 +97,38 @@ const HOLD_MARGIN_SECONDS = 60;
  */
 export async function runReplay(deps: ReplayDeps, trigger: ReplayTrigger): Promise<ReplayOutcome> {
   const token = randomUUID();
-  const now = deps.clock.now();
-  const ids = { replayId: trigger.id, messageId: trigger.messageId };
+  const ids = { replayId: trigger.id, messageId: trigger.messageId, ...(trigger.request.account !== undefined ? { account: trigger.request.account } : {}) };
+  const found = await findReplay(deps.replays, trigger.request.account, trigger.id);
+  const key = found?.key ?? replayKey(trigger.request.account, trigger.id);
   // One replay at a time, however the trigger was published (the admin API checks too, but a
   // message published straight onto the replay topic comes here alone).
-  const runner = await deps.replays.takeRunner(trigger.id, new Date(now.getTime() + deps.leaseMs), now);
-  if (!runner.ok) {
-    const report = (await deps.replays.update(trigger.id, (current) => refusedWhileRunning(current, { ...trigger, now }, runner.held))) ?? (await deps.replays.get(trigger.id));
+  const turn = await waitForTurn(deps, trigger, key, found?.report.createdAt ?? deps.clock.now().toISOString());
+  if (turn.kind === 'wait') {
+    // A trigger published straight onto the topic gets its queued report now: its place in the queue.
+    const queued = { ...queuedReport(trigger.id, trigger.request, deps.clock.now()), via: 'topic' as const, triggerMessageId: trigger.messageId };
+    const report = found?.report ?? ((await deps.replays.create(queued)) ? queued : await deps.replays.get(key));
+    if (!report) throw new Error(`replay ${trigger.id}: its queued report was not recorded`);
+    const requeued = deps.requeue !== undefined;
+    if (deps.requeue) await deps.requeue(trigger);
+    deps.log.info(`replay ${trigger.id} waits for its turn: another account's replay, or an older one, reads the dead letters now`, { ...ids, requeued });
+    return { kind: 'waiting', report, requeued };
+  }
+  if (turn.kind === 'refused') {
+    const now = deps.clock.now();
+    const report = (await deps.replays.update(key, (current) => refusedWhileRunning(current, { ...trigger, now }, turn.held))) ?? (await deps.replays.get(key));
     if (!report) throw new Error(`replay ${trigger.id}: the refusal was not recorded`);
-    deps.log.error(`replay ${trigger.id} refused: replay ${runner.held.holder} is running; start it again once that one has ended`, { ...ids, runningReplay: runner.held.holder });
+    deps.log.error(`replay ${trigger.id} refused: replay ${turn.held.holder} is running; start it again once that one has ended`, { ...ids, runningReplay: turn.held.holder });
     return { kind: 'refused', report };
   }
   let decision: ReturnType<typeof beginRun> | undefined;
-  await deps.replays.update(trigger.id, (current) => {
+  await deps.replays.update(key, (current) => {
     decision = beginRun(current, { ...trigger, now: deps.clock.now(), leaseMs: deps.leaseMs, token });
     return decision.kind === 'run' ? decision.report : undefined;
   });
   if (!decision) throw new Error(`replay ${trigger.id}: the report store decided nothing`);
   if (decision.kind === 'duplicate') {
     // A run of this replay that is still going keeps the runner; one that ended gives it back.
-    if (decision.report.status !== 'running') await deps.replays.releaseRunner(trigger.id);
+    if (decision.report.status !== 'running') await deps.replays.releaseRunner(key);
     deps.log.info(`replay trigger ignored: replay ${trigger.id} is ${decision.report.status} (a redelivered or repeated trigger never runs a replay twice)`, {
       ...ids,
       status: decision.report.status,
@@ -110,9 +141,35 @@ export async function runReplay(deps: ReplayDeps, trigger: ReplayTrigger): Promi
     dryRun: decision.report.dryRun,
     runs: decision.report.runs,
   });
-  const outcome = await new ReplayRun(deps, decision.report, token).run();
-  if (outcome.kind === 'ran') await deps.replays.releaseRunner(trigger.id);
+  const outcome = await new ReplayRun(deps, decision.report, token, key).run();
+  if (outcome.kind === 'ran') await deps.replays.releaseRunner(key);
   return outcome;
+}
+
+type Turn = { kind: 'run' } | { kind: 'refused'; held: RunnerLock } | { kind: 'wait' };
+
+/**
+ * The runner, taken when this replay's turn comes. A replay of the same scope holding it
+ * refuses this one (the admin API never queues two of one scope). Another scope's holding it,
+ * or a replay of another scope queued before this one (first come, first served, so no account
+ * keeps the others out by replaying again and again), makes this one wait: up to waitMs here,
+ * then its trigger is published again.
+ */
+async function waitForTurn(deps: ReplayDeps, trigger: ReplayTrigger, key: string, createdAt: string): Promise<Turn> {
+  const started = deps.clock.now().getTime();
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  for (;;) {
+    const now = deps.clock.now();
+    const since = new Date(now.getTime() - QUEUED_REPLAY_WAIT_MS).toISOString();
+    const ahead = (await deps.replays.queued(since, 20)).some((r) => r.request.account !== trigger.request.account && reportKey(r) !== key && (r.createdAt < createdAt || (r.createdAt === createdAt && reportKey(r) < key)));
+    if (!ahead) {
+      const runner = await deps.replays.takeRunner(key, new Date(now.getTime() + deps.leaseMs), now, trigger.request.account);
+      if (runner.ok) return { kind: 'run' };
+      if (runner.held.account === trigger.request.account) return { kind: 'refused', held: runner.held };
+    }
+    if (now.getTime() - started >= (deps.waitMs ?? 0)) return { kind: 'wait' };
+    await sleep(deps.pollMs ?? 2_000);
+  }
 }
 
 class ReplayRun {
@@ -136,6 +193,8 @@ class ReplayRun {
     private readonly deps: ReplayDeps,
     private report: ReplayReport,
     private readonly token: string,
+    /** Where the report is kept (domain/replay.ts replayKey). */
+    private readonly key: string,
   ) {
     this.deadline = deps.clock.now().getTime() + deps.runMs;
     this.request = runSelection(report.request, report.startedAt ?? report.createdAt);
@@ -147,12 +206,18 @@ class ReplayRun {
     let error: string | undefined;
     try {
       ended = await this.readAll();
-      if (ended === 'error') error = `replay stopped after ${MAX_FAILURES_IN_A_ROW} failures in a row; the last: ${this.lastFailure ?? 'unknown'}`;
+      if (ended === 'error') {
+        const errorId = newErrorId();
+        error = `replay stopped after ${MAX_FAILURES_IN_A_ROW} failures in a row (${STORAGE_BUSY}; error id ${errorId}): run it again later`;
+        this.deps.log.error(error, { replayId: this.report.id, errorId, lastFailure: this.lastFailure });
+      }
     } catch (e) {
       // Pub/Sub or the report store failed: what was replayed is PENDING; what was not stays on the topic.
+      // The report is the account's to read: the fault's own words (paths, codes) go to the log, under the id the report names.
       ended = 'error';
-      error = `replay stopped by a fault: ${(e as Error).message}`;
-      this.deps.log.error(error, { replayId: this.report.id, stack: (e as Error).stack });
+      const errorId = newErrorId();
+      error = `replay stopped by a fault of Herald's storage or queue (error id ${errorId}): run it again later`;
+      this.deps.log.error(error, { replayId: this.report.id, errorId, error: (e as Error).message, stack: (e as Error).stack });
     }
     try {
       await this.deps.deadLetters.release(this.keep);
@@ -230,8 +295,9 @@ class ReplayRun {
     } catch (e) {
       this.failuresInARow++;
       this.lastFailure = (e as Error).message;
-      this.deps.log.warn('replay could not redeliver a dead letter; it stays on the topic', { replayId: this.report.id, deliveryId: facts.deliveryId, error: this.lastFailure });
-      return this.record({ ...facts, outcome: 'failed', detail: this.lastFailure, removed: false });
+      const errorId = newErrorId();
+      this.deps.log.warn('replay could not redeliver a dead letter; it stays on the topic', { replayId: this.report.id, errorId, deliveryId: facts.deliveryId, error: this.lastFailure });
+      return this.record({ ...facts, outcome: 'failed', detail: `${STORAGE_BUSY} (error id ${errorId}); the dead letter stays on the topic`, removed: false });
     }
   }
 
@@ -310,7 +376,7 @@ class ReplayRun {
 
   /** Only while this run still owns the replay (its token is the report's). */
   private save(report: ReplayReport): Promise<ReplayReport | undefined> {
-    return this.deps.replays.update(report.id, (current) => (current?.runToken === this.token ? report : undefined));
+    return this.deps.replays.update(this.key, (current) => (current?.runToken === this.token ? report : undefined));
   }
 
   private log(report: ReplayReport): void {

@@ -7,6 +7,7 @@ import { fanOut, LaneDeps } from './lanes';
 import { DestinationDirectory } from './destination-directory';
 import { rejectToDeadLetter } from './dead-letter';
 import { ACCOUNT_EXTENSION, ACCOUNT_ID, eventAccount, withAccount } from '../domain/account';
+import { AccountPolicies } from './account-policies';
 
 export interface RouteDeps {
   bus: MessageBus;
@@ -23,6 +24,8 @@ export interface RouteDeps {
   keys?: OrderedKeyStore;
   clock?: Clock;
   logHead?: OrderedDeps['logHead'];
+  /** Which accounts exist, cached (absent: not checked): an event of an account that does not is a dead letter. */
+  accounts?: Pick<AccountPolicies, 'missing'>;
 }
 
 export type RouteOutcome =
@@ -55,7 +58,15 @@ export async function routeEvent(deps: RouteDeps, push: PushDelivery): Promise<R
     return { kind: 'invalid', issues };
   }
   const event = named !== undefined ? withAccount(parsed.value, named) : parsed.value;
-  const targets = await deps.directory.matching(event.attributes.type, eventAccount(event.attributes));
+  const account = eventAccount(event.attributes);
+  // Route cannot answer 400: an unknown account's event goes to the dead-letter topic, saying so, and makes nothing else.
+  if (deps.accounts && (await deps.accounts.missing([account])).length > 0) {
+    const issues = [{ path: `attributes.${ACCOUNT_EXTENSION}`, message: `no account ${JSON.stringify(account)}: create it (POST /admin/accounts) or correct heraldaccount, then publish the event again` }];
+    await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, 'unknown-account', JSON.stringify(issues));
+    deps.log.warn('event of an account that does not exist on the events topic: sent to the dead-letter topic', { messageId: push.messageId, account, eventId: event.attributes.id });
+    return { kind: 'invalid', issues };
+  }
+  const targets = await deps.directory.matching(event.attributes.type, account);
   const ids = { eventId: event.attributes.id, eventSource: event.attributes.source, eventType: event.attributes.type };
   if (targets.length === 0) {
     deps.log.info('no destination subscribes to this event type', ids);

@@ -6,7 +6,7 @@ import { leavesSharedLane } from './lane-admission';
 import { ReadLaneMessage } from './lane-message';
 
 /** Why a message goes to the dead-letter topic without an attempt. */
-export type RejectReason = 'invalid-event' | 'invalid-lane-message' | 'destination-deleted' | 'type-unsubscribed' | 'unsupported-destination';
+export type RejectReason = 'invalid-event' | 'unknown-account' | 'invalid-lane-message' | 'destination-deleted' | 'type-unsubscribed' | 'unsupported-destination';
 
 /**
  * What `deliver` does with a lane message, given its destination as the directory has it:

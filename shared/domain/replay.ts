@@ -292,6 +292,11 @@ function selectionOf(request: ReplayRequest): ReplaySelection {
   return selection;
 }
 
+/** The message on the replay topic that runs replay `id` (the `replay` function's trigger). */
+export function replayTriggerMessage(request: ReplayRequest, id: string): { data: Buffer; attributes: Record<string, string> } {
+  return { data: Buffer.from(JSON.stringify({ ...request, id })), attributes: { 'herald-type': 'herald.replay.requested', 'herald-replay-id': id } };
+}
+
 /** POST /admin/replays: the report exists (queued) before the trigger is published, so it can be polled at once. */
 export function queuedReport(id: string, request: ReplayRequest, now: Date): ReplayReport {
   const at = now.toISOString();
@@ -319,11 +324,32 @@ export function rejectedReport(id: string, messageId: string, issues: Validation
   };
 }
 
-/** Which replay may run now: one at a time, since two would each see only the dead letters the other does not hold. */
+/**
+ * Where a replay's report is kept. Replay ids are chosen per account: an account's replay under
+ * `<account>:<id>` (":" is never in an id, so no account's key meets another's or an unscoped
+ * one), the operator's unscoped replays under their id, as every report was kept before ids
+ * were per account (those are still read there: app/replay-reports.ts).
+ */
+export function replayKey(account: string | undefined, id: string): string {
+  return account === undefined ? id : `${account}:${id}`;
+}
+
+export function reportKey(report: Pick<ReplayReport, 'id' | 'request'>): string {
+  return replayKey(report.request.account, report.id);
+}
+
+/**
+ * Which replay may run now: one at a time, since two would each see only the dead letters the
+ * other holds back. Replays of other scopes (accounts, or the operator's across them) wait their
+ * turn for it rather than being refused (app/replay-run.ts).
+ */
 export interface RunnerLock {
+  /** The holder's key (replayKey). */
   holder: string;
   /** The holder's lease: after it the runner is free again (its function died). */
   until: string;
+  /** The holder's account; absent: the operator's replay across accounts (or a lock from before accounts took turns). */
+  account?: string;
 }
 
 /**
@@ -331,9 +357,9 @@ export interface RunnerLock {
  * else it is refused with the holder. Checked where every run starts — however its trigger
  * was published — not only where the admin API publishes one.
  */
-export function takeRunner(lock: RunnerLock | undefined, id: string, until: Date, now: Date): { ok: true; lock: RunnerLock } | { ok: false; held: RunnerLock } {
+export function takeRunner(lock: RunnerLock | undefined, id: string, until: Date, now: Date, account?: string): { ok: true; lock: RunnerLock } | { ok: false; held: RunnerLock } {
   if (lock && lock.holder !== id && lock.until > now.toISOString()) return { ok: false, held: lock };
-  return { ok: true, lock: { holder: id, until: until.toISOString() } };
+  return { ok: true, lock: { holder: id, until: until.toISOString(), ...(account !== undefined ? { account } : {}) } };
 }
 
 /**
@@ -343,7 +369,8 @@ export function takeRunner(lock: RunnerLock | undefined, id: string, until: Date
  */
 export function refusedWhileRunning(existing: ReplayReport | undefined, start: Omit<RunStart, 'leaseMs' | 'token'>, held: RunnerLock): ReplayReport | undefined {
   const at = start.now.toISOString();
-  const error = `replay ${held.holder} was running (until ${held.until} at the latest); nothing was replayed: start this one again once it has ended`;
+  // Only a replay of the same scope is refused (app/replay-run.ts): its id, without the account's prefix, is the caller's own.
+  const error = `replay ${held.holder.slice(held.holder.indexOf(':') + 1)} was running (until ${held.until} at the latest); nothing was replayed: start this one again once it has ended`;
   if (existing === undefined) {
     return { ...rejectedReport(start.id, start.messageId, [], start.now), request: selectionOf(start.request), dryRun: start.request.dryRun === true, error };
   }

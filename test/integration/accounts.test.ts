@@ -128,6 +128,14 @@ describe('destinations belong to accounts', () => {
     const bad = await publish(stack.config.ingestToken, 'bad-account', { 'ce-heraldaccount': 'Not An Id' });
     expect(bad).toMatchObject({ status: 400, body: { issues: [{ path: 'body.heraldaccount' }] } });
   });
+
+  test('the ingest token naming an account that does not exist: 400 naming the path and the account; once created, accepted', async () => {
+    const ghost = await publish(stack.config.ingestToken, 'ghost-1', { 'ce-heraldaccount': 'no-such-tenant' });
+    expect(ghost).toEqual({ status: 400, body: { error: expect.stringMatching(/^events name an account that does not exist \("no-such-tenant"\); nothing accepted/), issues: [{ path: 'body.heraldaccount', message: 'no account "no-such-tenant"' }] } });
+    expect((await operator('GET', '/accounts/no-such-tenant/event-types')).status).toBe(404);
+    expect((await operator('POST', '/accounts', { id: 'late-tenant', name: 'Late' })).status).toBe(201);
+    expect(await publish(stack.config.ingestToken, 'late-1', { 'ce-heraldaccount': 'late-tenant' })).toEqual({ status: 202, body: { accepted: ['late-1'] } });
+  });
 });
 
 describe('keys', () => {

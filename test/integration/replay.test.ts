@@ -347,3 +347,23 @@ test("an account's key replays its own dead letters alone, and sees only its own
   expect(((await stack.admin('GET', '/accounts/tenant/replays')).body as { replays: { id: string }[] }).replays.map((r) => r.id)).toEqual([id]);
   expect(((await stack.admin('GET', '/replays')).body as { replays: { id: string }[] }).replays.map((r) => r.id)).toContain(id);
 });
+
+test("two accounts replay at once under the same id: neither is refused, each sees its own, they take turns", async () => {
+  for (const id of ['turn-a', 'turn-b']) expect((await stack.admin('POST', '/accounts', { id, name: id })).status).toBe(201);
+  const a = await stack.admin('POST', '/accounts/turn-a/replays', { id: 'nightly', dryRun: true });
+  const b = await stack.admin('POST', '/accounts/turn-b/replays', { id: 'nightly', dryRun: true });
+  expect(a).toMatchObject({ status: 202, body: { id: 'nightly', report: '/admin/accounts/turn-a/replays/nightly' } });
+  expect(b).toMatchObject({ status: 202, body: { id: 'nightly', report: '/admin/accounts/turn-b/replays/nightly' } });
+  // A second replay of one account while its first is under way is refused; the other account's was not.
+  expect((await stack.admin('POST', '/accounts/turn-a/replays', { dryRun: true })).status).toBe(409);
+  for (const account of ['turn-a', 'turn-b']) {
+    const report = await eventually(`${account}'s replay to end`, async () => {
+      const r = await stack.admin('GET', `/accounts/${account}/replays/nightly`);
+      const body = r.body as ReplayView;
+      return ['done', 'incomplete', 'failed', 'rejected'].includes(body.status) ? body : undefined;
+    }, 90_000, 250);
+    expect(report).toMatchObject({ id: 'nightly', status: 'done', request: { account } });
+  }
+  // The operator asks by account when two used one id.
+  expect((await stack.admin('GET', '/replays/nightly')).status).toBe(409);
+});

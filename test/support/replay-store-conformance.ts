@@ -53,6 +53,20 @@ export function replayStoreConformance(name: string, make: () => Promise<ReplayS
       expect((await store.running(1)).map((r) => r.id)).toEqual(['r-1']);
     });
 
+    test('queued: the queued reports created at or after `since`, oldest first; an account\'s report is kept under <account>:<id>', async () => {
+      await store.create(report('q-1', 1));
+      await store.create(report('q-2', 2, { request: { account: 'acme' } }));
+      await store.create(report('q-3', 3, { status: 'running' }));
+      await store.create(report('q-2', 4, { request: { account: 'globex' } }));
+      expect((await store.queued(iso(0), 10)).map((r) => [r.id, r.request.account])).toEqual([['q-1', undefined], ['q-2', 'acme'], ['q-2', 'globex']]);
+      expect((await store.queued(iso(2), 10)).map((r) => r.request.account)).toEqual(['acme', 'globex']);
+      expect((await store.queued(iso(0), 1)).map((r) => r.id)).toEqual(['q-1']);
+      expect(await store.get('acme:q-2')).toEqual(report('q-2', 2, { request: { account: 'acme' } }));
+      expect(await store.get('q-2')).toBeUndefined();
+      expect((await store.named('q-2', 10)).map((r) => r.request.account).sort()).toEqual(['acme', 'globex']);
+      expect(await store.named('q-none', 10)).toEqual([]);
+    });
+
     test('the runner: taken by one replay at a time until its lease ends; freed only by its holder', async () => {
       const now = new Date(T0);
       const until = new Date(T0 + 60_000);

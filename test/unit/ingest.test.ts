@@ -28,7 +28,7 @@ async function world(options: { failFor?: string } = {}) {
   const deps: IngestDeps = {
     bus: {
       publish: async (topic, message) => {
-        if (message.attributes['herald-destination'] === options.failFor) throw new Error('14 UNAVAILABLE: pubsub down');
+        if (message.attributes['herald-destination'] === options.failFor) throw new Error(`14 UNAVAILABLE: pubsub down (${topic} in projects/herald-dev/topics/${topic})`);
         return String(published.push({ topic, message }));
       },
     },
@@ -42,6 +42,18 @@ async function world(options: { failFor?: string } = {}) {
     maxEventBytes: 10_000,
   };
   return { deps, published, store, logs, destinations };
+}
+
+/**
+ * A 503 says what to do and a generic cause: no Pub/Sub or Firestore text, gRPC code name or
+ * topic path (issue 50); those are in the log line its errorId names.
+ */
+function expectNoInternals(body: unknown, logs: Record<string, unknown>[]) {
+  const text = JSON.stringify(body);
+  expect(text).not.toMatch(/projects\/|topics\/|UNAVAILABLE|firestore|pubsub/i);
+  const { errorId } = body as { errorId: string };
+  expect(errorId).toMatch(/^[0-9a-f-]{36}$/);
+  expect(JSON.stringify(logs.filter((l) => l.errorId === errorId))).toMatch(/UNAVAILABLE/);
 }
 
 describe('ingest', () => {
@@ -78,24 +90,34 @@ describe('ingest', () => {
   });
 
   it('a lane that cannot be published to: the events bound for it are named failed (503), the others accepted', async () => {
-    const { deps } = await world({ failFor: 'billing' });
+    const { deps, logs } = await world({ failFor: 'billing' });
     const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }, { id: 'e2', type: 'com.example.invoice.paid' }]));
     expect(result.status).toBe(503);
-    expect(result.body).toMatchObject({ accepted: ['e1'], failed: [{ id: 'e2', error: expect.stringMatching(/UNAVAILABLE/) }] });
+    expect(result.body).toMatchObject({ accepted: ['e1'], failed: [{ id: 'e2', error: "Herald's queue did not take the events" }] });
+    expectNoInternals(result.body, logs);
   });
 
   it('the registry unreadable: 503, nothing journaled, nothing published', async () => {
-    const { deps, published, store } = await world();
+    const { deps, published, store, logs } = await world();
     class Unreadable extends MemoryDestinationStore {
       override list(): Promise<never> {
-        return Promise.reject(new Error('14 UNAVAILABLE: firestore down'));
+        return Promise.reject(new Error('14 UNAVAILABLE: firestore down at projects/herald-dev/databases/(default)/documents/destinations'));
       }
     }
     deps.directory = new DestinationDirectory(new Unreadable(), systemClock, 0);
     const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
-    expect(result).toEqual({ status: 503, body: { error: expect.stringMatching(/resend/), accepted: [], failed: [{ id: 'e1', error: expect.stringMatching(/destination registry: .*UNAVAILABLE/) }] } });
+    expect(result).toEqual({ status: 503, body: { error: expect.stringMatching(/resend/), errorId: expect.any(String), accepted: [], failed: [{ id: 'e1', error: "Herald's storage is busy" }] } });
+    expectNoInternals(result.body, logs);
     expect(published).toEqual([]);
     expect(store.writes).toEqual([]);
+  });
+
+  it('the journal refused: 503 with a generic cause, the Firestore error in the log only', async () => {
+    const { deps, store, logs } = await world();
+    store.failNext = Object.assign(new Error('14 UNAVAILABLE: No connection established. Last error: connect ECONNREFUSED (projects/herald-dev/databases/(default)/documents/intake)'), { code: 14 });
+    const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
+    expect(result).toMatchObject({ status: 503, body: { error: expect.stringMatching(/resend them/), accepted: [], failed: [{ id: 'e1', error: "Herald's storage is busy" }] } });
+    expectNoInternals(result.body, logs);
   });
 
   it("sends a request's several events for one pushed destination as one bundle on its lane (one push), and its lone events as they are", async () => {
@@ -143,10 +165,11 @@ describe('ingest', () => {
     });
 
     it("a bundle that cannot be published fails each of its events (503), and only those", async () => {
-      const { deps } = await bundled('feed');
+      const { deps, logs } = await bundled('feed');
       const result = await ingest(deps, BATCH, three);
       expect(result.status).toBe(503);
-      expect(result.body).toMatchObject({ accepted: ['e3'], failed: [{ id: 'e1', error: expect.stringMatching(/UNAVAILABLE/) }, { id: 'e2', error: expect.stringMatching(/UNAVAILABLE/) }] });
+      expect(result.body).toMatchObject({ accepted: ['e3'], failed: [{ id: 'e1', error: "Herald's queue did not take the events" }, { id: 'e2', error: "Herald's queue did not take the events" }] });
+      expectNoInternals(result.body, logs);
     });
   });
 });

@@ -230,7 +230,7 @@ test('a trigger delivered again never runs the replay twice; a run that died is 
 
   // A run that died mid-way: its report says running, its lease runs out.
   const report = (await replays.get('r1'))!;
-  await replays.update('r1', () => ({ ...report, id: 'r2', status: 'running', runningUntil: new Date(clock.t + 1000).toISOString(), runToken: 'dead-run' }) as ReplayReport);
+  await replays.create({ ...report, id: 'r2', status: 'running', runningUntil: new Date(clock.t + 1000).toISOString(), runToken: 'dead-run' } as ReplayReport);
   expect((await runReplay(deps, { id: 'r2', request: {}, messageId: '2' })).kind).toBe('duplicate');
   clock.t += 2000;
   const resumed = await runReplay(deps, { id: 'r2', request: {}, messageId: '2' });
@@ -242,12 +242,16 @@ test('store faults fail the item and keep the dead letter; ten in a row fail the
   const broken: DeliveryStore = Object.assign(Object.create(memory) as DeliveryStore, {
     update: () => Promise.reject(new Error('firestore unavailable')),
   });
-  const { deps, queue, dead } = await setup({ deliveries: broken });
+  const { deps, queue, dead, logs } = await setup({ deliveries: broken });
   for (let i = 1; i <= 12; i++) await dead('orders', `o${i}`, i);
   const { report } = await runReplay(deps, { id: 'r1', request: {}, messageId: '1' });
   expect(report).toMatchObject({ status: 'failed', ended: 'error', redelivered: 0 });
   expect(report.failed).toBeGreaterThanOrEqual(10);
-  expect(report.error).toMatch(/10 failures in a row.*firestore unavailable/);
+  // The report is the account's to read: a generic cause and the id of the log line that holds the store's own words.
+  expect(report.error).toMatch(/10 failures in a row \(Herald's storage is busy; error id [0-9a-f-]{36}\)/);
+  expect(JSON.stringify(report)).not.toMatch(/firestore unavailable/);
+  const errorId = /error id ([0-9a-f-]{36})/.exec(report.error!)![1];
+  expect(logs.find((l) => l.errorId === errorId)).toMatchObject({ lastFailure: 'firestore unavailable' });
   expect(queue.remaining()).toHaveLength(12);
 });
 
@@ -329,6 +333,19 @@ describe('the admin API', () => {
     const shown = await getReplay(deps, body.id);
     expect(shown).toMatchObject({ status: 200, body: { id: body.id, status: 'queued', via: 'admin' } });
     expect((shown as { body: ReplayView }).body).not.toHaveProperty('runToken');
+  });
+
+  test("POST whose trigger Pub/Sub refuses: 503 with a generic cause, no topic path or Pub/Sub text (the log has them)", async () => {
+    const base = await setup();
+    const { deps } = adminDeps(base);
+    const refusing = { ...deps, replayTopic: 'projects/herald-dev/topics/herald-replay', bus: { publish: () => Promise.reject(new Error('5 NOT_FOUND: Resource not found (resource=projects/herald-dev/topics/herald-replay).')) } };
+    const answer = await postReplay(refusing, { id: 'mine' });
+    expect(answer).toMatchObject({ status: 503, body: { error: expect.stringMatching(/Herald's queue did not take the events.*nothing was replayed: try again/) } });
+    const body = JSON.stringify((answer as { body: unknown }).body);
+    expect(body).not.toMatch(/projects\/|topics\/|NOT_FOUND|herald-dev/);
+    const { errorId } = (answer as { body: { errorId: string } }).body;
+    expect(base.logs.find((l) => l.errorId === errorId)).toMatchObject({ error: expect.stringMatching(/NOT_FOUND/) });
+    expect(JSON.stringify(await base.replays.get('mine'))).not.toMatch(/projects\/|NOT_FOUND/);
   });
 
   test('POST refuses a bad request (every problem), an id in use, and a second replay while one runs', async () => {

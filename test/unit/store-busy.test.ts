@@ -10,3 +10,16 @@ test('contention, a lost transaction lock and Firestore overload are "send it ag
   expect(storeBusyMessage(new TypeError('x is undefined'))).toBeUndefined();
   expect(storeBusyMessage(undefined)).toBeUndefined();
 });
+
+test("a busy store's answer names none of its internals: no code name, no project or document path", () => {
+  const faults = [
+    new WriteContentionError('projects/herald-dev/databases/(default)/documents/destinations/orders', 40, 5000),
+    Object.assign(new Error('10 ABORTED: Transaction lock timeout on projects/herald-dev/databases/(default)/documents/locks/replay-runner'), { code: 10 }),
+    Object.assign(new Error('14 UNAVAILABLE: connect ECONNREFUSED (projects/herald-dev/topics/herald-events)'), { code: 14 }),
+  ];
+  for (const fault of faults) {
+    const message = storeBusyMessage(fault)!;
+    expect(message).toMatch(/^Herald's storage is busy: /);
+    expect(message).not.toMatch(/projects\/|topics\/|documents\/|ABORTED|UNAVAILABLE|ECONNREFUSED/);
+  }
+});

@@ -1,4 +1,4 @@
-import { ReplayReport, RunnerLock, takeRunner } from '../../domain/replay';
+import { ReplayReport, reportKey, RunnerLock, takeRunner } from '../../domain/replay';
 import { ReplayStore } from '../../ports';
 
 /** Replay reports in memory, for unit tests of the use cases. */
@@ -7,20 +7,20 @@ export class MemoryReplayStore implements ReplayStore {
   /** Every write, in order (tests check progress was recorded). */
   readonly writes: ReplayReport[] = [];
 
-  async get(id: string): Promise<ReplayReport | undefined> {
-    const r = this.reports.get(id);
+  async get(key: string): Promise<ReplayReport | undefined> {
+    const r = this.reports.get(key);
     return r && structuredClone(r);
   }
 
   async create(report: ReplayReport): Promise<boolean> {
-    if (this.reports.has(report.id)) return false;
+    if (this.reports.has(reportKey(report))) return false;
     this.write(report);
     return true;
   }
 
-  async update(id: string, decide: (current: ReplayReport | undefined) => ReplayReport | undefined): Promise<ReplayReport | undefined> {
-    const next = decide(await this.get(id));
-    if (next !== undefined) this.write(next);
+  async update(key: string, decide: (current: ReplayReport | undefined) => ReplayReport | undefined): Promise<ReplayReport | undefined> {
+    const next = decide(await this.get(key));
+    if (next !== undefined) this.write(next, key);
     return next && structuredClone(next);
   }
 
@@ -32,10 +32,18 @@ export class MemoryReplayStore implements ReplayStore {
     return [...this.reports.values()].filter((r) => r.status === 'running').sort((a, b) => a.createdAt.localeCompare(b.createdAt)).slice(0, limit).map((r) => structuredClone(r));
   }
 
+  async queued(since: string, limit: number): Promise<ReplayReport[]> {
+    return [...this.reports.values()].filter((r) => r.status === 'queued' && r.createdAt >= since).sort((a, b) => a.createdAt.localeCompare(b.createdAt)).slice(0, limit).map((r) => structuredClone(r));
+  }
+
+  async named(id: string, limit: number): Promise<ReplayReport[]> {
+    return [...this.reports.values()].filter((r) => r.id === id).slice(0, limit).map((r) => structuredClone(r));
+  }
+
   lock: RunnerLock | undefined;
 
-  async takeRunner(id: string, until: Date, now: Date): Promise<{ ok: true } | { ok: false; held: RunnerLock }> {
-    const taken = takeRunner(this.lock, id, until, now);
+  async takeRunner(id: string, until: Date, now: Date, account?: string): Promise<{ ok: true } | { ok: false; held: RunnerLock }> {
+    const taken = takeRunner(this.lock, id, until, now, account);
     if (!taken.ok) return taken;
     this.lock = taken.lock;
     return { ok: true };
@@ -45,8 +53,8 @@ export class MemoryReplayStore implements ReplayStore {
     if (this.lock?.holder === id) this.lock = undefined;
   }
 
-  private write(report: ReplayReport): void {
-    this.reports.set(report.id, structuredClone(report));
+  private write(report: ReplayReport, key = reportKey(report)): void {
+    this.reports.set(key, structuredClone(report));
     this.writes.push(structuredClone(report));
   }
 }

@@ -4,6 +4,7 @@ import { Destination } from '../../domain/destination';
 import { issuesFromZod } from '../../domain/event';
 import { splitDestinationId } from '../../domain/ids';
 import { AdminResult, destinationsOfAccount } from './destinations-admin';
+import { LIST_ANSWER_MAX_BYTES, rowBytes } from './answer-budget';
 import { DeliveriesDeps, deliveryLimitSchema, deliveryViewOf, DeliveryView } from './deliveries-admin';
 import { DeliveryStatus, isDeliveryId } from '../../domain/delivery';
 import { transition } from '../../domain/delivery-state';
@@ -18,6 +19,8 @@ import { redeliverAll, SuspensionDeps } from '../suspend-and-reactivate';
 const STATUSES = { queued: 'QUEUED', dead: 'DEAD' } as const;
 const STATUS_MESSAGE = 'status must be "queued" or "dead" (any case)';
 const CURSOR_MESSAGE = 'cursor must be the nextCursor of the previous page, unchanged';
+/** Deliveries read per store query while a page fills (each may hold a 256 KiB event). */
+const READ_AT_ONCE = 25;
 
 const statusSchema = z
   .string({ error: `${STATUS_MESSAGE}, given once` })
@@ -118,7 +121,11 @@ async function destinationsOf(deps: Pick<DeliveriesDeps, 'destinations'>, accoun
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-/** `GET /admin/accounts/{id}/deliveries?status=queued&url=…`: a page across the account's destinations, destination by destination. */
+/**
+ * `GET /admin/accounts/{id}/deliveries?status=queued&url=…`: a page across the account's
+ * destinations, destination by destination, of at most `limit` rows and LIST_ANSWER_MAX_BYTES
+ * (answer-budget.ts), its cursor right after its last row.
+ */
 export async function listAccountDeliveries(
   deps: DeliveriesDeps,
   account: string,
@@ -131,14 +138,28 @@ export async function listAccountDeliveries(
   let at = cursor ? destinations.findIndex((d) => d.id >= cursor.d) : 0;
   let inner = cursor && destinations[at]?.id === cursor.d ? cursor.c : undefined;
   const deliveries: QueuedDeliveryView[] = [];
-  while (at >= 0 && at < destinations.length && deliveries.length < limit) {
+  let bytes = 0;
+  let full = false;
+  while (at >= 0 && at < destinations.length && deliveries.length < limit && !full) {
     const destination = destinations[at]!;
-    const page = await deps.deliveries.list(destination.id, { status: STATUSES[status], limit: limit - deliveries.length, ...(inner ? { cursor: inner } : {}) });
-    deliveries.push(...page.deliveries.map((r) => ({ ...deliveryViewOf(r), ...(r.event ? { event: structuredEvent(r.event) } : {}) })));
-    if (page.nextCursor !== undefined) {
-      inner = page.nextCursor;
-      if (deliveries.length >= limit) break;
-    } else {
+    // Read a few at a time: rows past the answer's budget are not read at all.
+    const want = Math.min(limit - deliveries.length, READ_AT_ONCE);
+    const page = await deps.deliveries.list(destination.id, { status: STATUSES[status], limit: want, ...(inner ? { cursor: inner } : {}) });
+    for (const r of page.deliveries) {
+      const view = { ...deliveryViewOf(r), ...(r.event ? { event: structuredEvent(r.event) } : {}) };
+      const size = rowBytes(view);
+      if (deliveries.length > 0 && bytes + size > LIST_ANSWER_MAX_BYTES) {
+        full = true;
+        break;
+      }
+      deliveries.push(view);
+      bytes += size;
+      // The store's cursor is the last id of a page: the next page starts right after this row.
+      inner = r.id;
+    }
+    if (full) break;
+    if (page.nextCursor !== undefined) inner = page.nextCursor;
+    else {
       at++;
       inner = undefined;
     }

@@ -2,10 +2,11 @@ import { z } from 'zod';
 import { DELIVERY_STATUSES, DeliveryRecord, isDeliveryId } from '../../domain/delivery';
 import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../../domain/ids';
 import { issuesFromZod, ValidationIssue } from '../../domain/event';
-import { decodeLogCursor, DeliveryLogQuery, logOrder, logPage } from '../../domain/delivery-log';
+import { decodeLogCursor, DeliveryLogQuery, encodeLogCursor, logOrder, logPage } from '../../domain/delivery-log';
 import { RecentEntry } from '../../domain/recent-log';
 import { DeliveryPage } from '../../ports';
 import { AdminDeps, AdminResult, badId, notFound } from './destinations-admin';
+import { rowsWithin } from './answer-budget';
 
 /**
  * The operators' view of deliveries (SPEC "Event states"): one destination's delivery log,
@@ -99,7 +100,7 @@ export function parseDeliveriesQuery(query: Record<string, unknown>): { ok: true
   };
 }
 
-/** The delivery log: one destination's deliveries, newest published first, filtered and paged. */
+/** The delivery log: one destination's deliveries, newest published first, filtered and paged (at most LIST_ANSWER_MAX_BYTES a page, answer-budget.ts). */
 export async function listDeliveries(
   deps: DeliveriesDeps,
   destinationId: string,
@@ -112,9 +113,15 @@ export async function listDeliveries(
   const [destination, fromHead] = await Promise.all([deps.destinations.get(destinationId), firstPageFromHead(deps, destinationId, parsed.value)]);
   if (!destination) return notFound(destinationId);
   const page = fromHead ?? (await deps.deliveries.log(destinationId, parsed.value));
+  const views = page.deliveries.map(deliveryViewOf);
+  // A page past the answer's byte budget ends early, its cursor right after its last row (the log's order: publishedAt, id).
+  const fit = rowsWithin(views);
+  const last = page.deliveries[fit - 1];
+  const cut = fit < views.length && last?.publishedAt !== undefined ? { publishedAt: last.publishedAt, id: last.id } : undefined;
+  const nextCursor = cut ? encodeLogCursor(cut) : page.nextCursor;
   return {
     status: 200,
-    body: { deliveries: page.deliveries.map(deliveryViewOf), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) },
+    body: { deliveries: cut ? views.slice(0, fit) : views, ...(nextCursor !== undefined ? { nextCursor } : {}) },
   };
 }
 

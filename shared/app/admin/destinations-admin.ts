@@ -33,7 +33,7 @@ export interface AdminDeps {
 export type AdminResult<T> =
   | { status: 200 | 201 | 202; body: T }
   | { status: 204 }
-  | { status: 400 | 403 | 404 | 409 | 503; body: { error: string; issues?: ValidationIssue[] } };
+  | { status: 400 | 403 | 404 | 409 | 503; body: { error: string; issues?: ValidationIssue[]; errorId?: string } };
 
 /** 400 for an id that cannot be a destination's (shared by every admin route under /destinations/{id}). */
 export const badId = (id: string): AdminResult<never> => ({

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { issuesFromZod, ValidationIssue } from '../../domain/event';
-import { parseReplayRequest, queuedReport, REPLAY_ID, ReplaySummary, replaySummaryOf, ReplayView, replayViewOf } from '../../domain/replay';
+import { parseReplayRequest, queuedReport, REPLAY_ID, replayTriggerMessage, reportKey, ReplaySummary, replaySummaryOf, ReplayView, replayViewOf } from '../../domain/replay';
+import { findReplay, replaysUnderWay } from '../replay-reports';
 import { Clock, Logger, MessageBus, ReplayStore } from '../../ports';
 import { AdminResult } from './destinations-admin';
+import { newErrorId, QUEUE_REFUSED } from '../unavailable-causes';
 
 /**
  * The operators' side of replay: `POST /admin/replays` validates a request, records it
@@ -41,30 +43,29 @@ export async function postReplay(deps: ReplaysAdminDeps, body: unknown, account?
   }
   const request = account !== undefined ? { ...parsed.value, account } : parsed.value;
   const now = deps.clock.now();
-  // Two replays at once would each see only the dead letters the other does not hold.
-  const running = (await deps.replays.running(10)).find((r) => r.runningUntil !== undefined && r.runningUntil > now.toISOString());
-  if (running) {
-    // Another account's replay is not the caller's to look at: only that one runs.
-    const theirs = account === undefined || running.request.account === account;
-    const which = theirs ? `replay ${running.id} is running (since ${running.startedAt ?? running.createdAt}); wait for it to end (GET ${replayPath(account, running.id)})` : 'another replay is running; try again when it ends (usually within a minute)';
-    return { status: 409, body: { error: `${which}: one replay runs at a time, since two would each see only part of the dead-letter topic` } };
-  }
   const id = request.id ?? newReplayId(now);
   const report = queuedReport(id, request, now);
-  if (!(await deps.replays.create(report))) {
-    return { status: 409, body: { error: `replay id ${JSON.stringify(id)} is already used; see GET /admin/replays/${id}`, issues: [{ path: 'id', message: 'already used' }] } };
+  const used = (): AdminResult<never> => ({ status: 409, body: { error: `replay id ${JSON.stringify(id)} is already used; see GET ${replayPath(request.account, id)}`, issues: [{ path: 'id', message: 'already used' }] } });
+  // An account's id is its own: taken only by its own replay (one kept under the bare id before ids were per account too).
+  if (request.id !== undefined && (await findReplay(deps.replays, request.account, id))) return used();
+  // One replay per account (or of the operator's across accounts) at a time; another account's
+  // does not refuse this one: replays take turns at reading the dead-letter topic (app/replay-run.ts).
+  const own = (await replaysUnderWay(deps.replays, now)).find((r) => r.request.account === request.account);
+  if (own) {
+    const since = own.status === 'running' ? `is running (since ${own.startedAt ?? own.createdAt})` : `is queued (since ${own.createdAt}), waiting for its turn`;
+    return { status: 409, body: { error: `replay ${own.id} ${since}; wait for it to end (GET ${replayPath(request.account, own.id)}): ${request.account === undefined ? 'the operator runs one replay across accounts' : 'an account runs one replay'} at a time` } };
   }
+  if (!(await deps.replays.create(report))) return used();
   try {
-    const messageId = await deps.bus.publish(deps.replayTopic, {
-      data: Buffer.from(JSON.stringify({ ...request, id })),
-      attributes: { 'herald-type': 'herald.replay.requested', 'herald-replay-id': id },
-    });
+    const messageId = await deps.bus.publish(deps.replayTopic, replayTriggerMessage(request, id));
     deps.log.info('replay requested', { replayId: id, messageId, request: report.request, dryRun: report.dryRun });
   } catch (e) {
-    const error = `the replay request could not be published on ${deps.replayTopic}: ${(e as Error).message}`;
-    await deps.replays.update(id, (current) => current && current.status === 'queued' ? { ...current, status: 'failed', error, endedAt: deps.clock.now().toISOString(), updatedAt: deps.clock.now().toISOString() } : undefined);
-    deps.log.error(error, { replayId: id });
-    return { status: 503, body: { error: `${error}; nothing was replayed: try again` } };
+    // The topic's path and Pub/Sub's words go to the log only: the report and the answer say what happened and carry the id that finds them.
+    const errorId = newErrorId();
+    const error = `the replay request could not be queued (${QUEUE_REFUSED}; error id ${errorId})`;
+    await deps.replays.update(reportKey(report), (current) => current && current.status === 'queued' ? { ...current, status: 'failed', error, endedAt: deps.clock.now().toISOString(), updatedAt: deps.clock.now().toISOString() } : undefined);
+    deps.log.error(`the replay request could not be published on ${deps.replayTopic}`, { replayId: id, errorId, error: (e as Error).message });
+    return { status: 503, body: { error: `${error}; nothing was replayed: try again`, errorId } };
   }
   return { status: 202, body: { id, status: 'queued', dryRun: report.dryRun, request: report.request, report: replayPath(account, id) } };
 }
@@ -79,11 +80,22 @@ function replayPath(account: string | undefined, id: string): string {
   return account === undefined ? `/admin/replays/${id}` : `/admin/accounts/${account}/replays/${id}`;
 }
 
-/** With `account`, another account's replay (or the operator's unscoped one) is not there: 404. */
+/**
+ * With `account`, that account's replay `id`: another account's (or the operator's unscoped
+ * one) is not there, 404, even under the same id. Without (the operator): the unscoped one, else
+ * the one account replay of that id (several: 409 naming where each is).
+ */
 export async function getReplay(deps: Pick<ReplaysAdminDeps, 'replays'>, id: string, account?: string): Promise<AdminResult<ReplayView>> {
   if (!REPLAY_ID.test(id)) return badReplayId(id);
-  const found = await deps.replays.get(id);
-  const report = account === undefined || found?.request.account === account ? found : undefined;
+  let report = (await findReplay(deps.replays, account, id))?.report;
+  if (!report && account === undefined) {
+    const named = await deps.replays.named(id, 10);
+    if (named.length > 1) {
+      const paths = named.map((r) => `GET ${replayPath(r.request.account, id)}`).join(', ');
+      return { status: 409, body: { error: `several accounts have a replay ${JSON.stringify(id)}: ask for one by its account (${paths})` } };
+    }
+    report = named[0];
+  }
   if (!report) return { status: 404, body: { error: `no replay ${JSON.stringify(id)}; list them with GET /admin/replays` } };
   return { status: 200, body: replayViewOf(report) };
 }
