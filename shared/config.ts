@@ -4,6 +4,7 @@ import { formatPath } from './domain/event';
 import { SecretBox, secretsKeySchema } from './domain/secret-box';
 import { DAY_MS, DEFAULT_RETENTION_DAYS } from './domain/delivery-retention';
 import { HARD_LIMIT_GRACES } from './domain/intake';
+import { allowedTopicsSchema } from './domain/topic-allow-list';
 import type { Logger } from './ports';
 
 /**
@@ -33,6 +34,20 @@ const sha256Hex = z
   .string()
   .regex(/^[0-9a-fA-F]{64}$/, 'must be the SHA-256 of the token, 64 hex digits (printf %s "$TOKEN" | sha256sum)')
   .transform((v) => v.toLowerCase());
+
+/** A comma-separated allow-list of topics and `…*` prefixes (domain/topic-allow-list.ts), each entry named when one is wrong. */
+const topicList = z.string().transform((value, ctx) => {
+  const entries = value
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  const parsed = allowedTopicsSchema.safeParse(entries);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const at = typeof issue.path[0] === 'number' ? `entry ${issue.path[0] + 1} (${entries[issue.path[0]]}): ` : '';
+  ctx.addIssue({ code: 'custom', message: `${at}${issue.message}` });
+  return z.NEVER;
+});
 
 const int = (min: number, max: number) => z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(min).max(max);
 
@@ -125,6 +140,13 @@ const envSchema = z.object({
   accountPublishQuota: int(0, 1_000_000).default(1_000),
   accountDestinationQuota: int(0, 1_000_000).default(1_000),
   /**
+   * Topics the `default` account's destinations may publish to besides the allowedTopics the
+   * operator gave it (PATCH /admin/accounts/default): comma-separated topics and prefixes. For
+   * deployments that use `default` alone, and the destinations a Pulumi stack declares (the
+   * program adds their topics). Every other account has only its own list.
+   */
+  defaultAccountTopics: topicList.optional(),
+  /**
    * Who may frame the console (its CSP frame-ancestors): space-separated sources, `*` (the
    * default: any site may embed the customer portal), `'self'`, `'none'` or origins such as
    * https://app.example.com and https://*.example.com.
@@ -185,6 +207,7 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   slowAttemptMs: 'HERALD_SLOW_ATTEMPT_MS',
   accountPublishQuota: 'HERALD_ACCOUNT_PUBLISH_QUOTA',
   accountDestinationQuota: 'HERALD_ACCOUNT_DESTINATION_QUOTA',
+  defaultAccountTopics: 'HERALD_DEFAULT_ACCOUNT_TOPICS',
   consoleFrameAncestors: 'HERALD_CONSOLE_FRAME_ANCESTORS',
   consoleDir: 'HERALD_CONSOLE_DIR',
   logLevel: 'HERALD_LOG_LEVEL',
