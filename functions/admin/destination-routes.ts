@@ -44,7 +44,12 @@ export const ACCOUNT_SCOPED: Route[] = [
     path: '/destinations/{id}',
     summary: 'Create or replace a destination (201 shows its signing secret, once)',
     body: { schema: destinationSpecSchema, required: true, examples: DESTINATION_EXAMPLES },
-    responses: { 200: 'replaced; reset lists each setting the old spec had that this one left out ({setting, was}: back to its default)', 201: 'created, with its whsec_ secret', ...BAD_ID },
+    responses: {
+      200: 'replaced; reset lists each setting the old spec had that this one left out ({setting, was}: back to its default)',
+      201: 'created, with its whsec_ secret',
+      ...BAD_ID,
+      403: "a topic not on the account's allowedTopics (which only the operator sets: PATCH /admin/accounts/{accountId})",
+    },
     pattern: /^\/destinations\/([^/]+)$/,
     run: (d, [id], body) => inAccount(d, id!, (iid) => putDestination(d, iid, body())),
   },
