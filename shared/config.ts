@@ -5,6 +5,7 @@ import { SecretBox, secretsKeySchema } from './domain/secret-box';
 import { DAY_MS, DEFAULT_RETENTION_DAYS } from './domain/delivery-retention';
 import { HARD_LIMIT_GRACES } from './domain/intake';
 import { allowedTopicsSchema } from './domain/topic-allow-list';
+import { INTERNAL_DESTINATION_ID } from './domain/ids';
 import type { Logger } from './ports';
 
 /**
@@ -35,19 +36,21 @@ const sha256Hex = z
   .regex(/^[0-9a-fA-F]{64}$/, 'must be the SHA-256 of the token, 64 hex digits (printf %s "$TOKEN" | sha256sum)')
   .transform((v) => v.toLowerCase());
 
-/** A comma-separated allow-list of topics and `…*` prefixes (domain/topic-allow-list.ts), each entry named when one is wrong. */
-const topicList = z.string().transform((value, ctx) => {
-  const entries = value
-    .split(',')
-    .map((e) => e.trim())
-    .filter(Boolean);
-  const parsed = allowedTopicsSchema.safeParse(entries);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const at = typeof issue.path[0] === 'number' ? `entry ${issue.path[0] + 1} (${entries[issue.path[0]]}): ` : '';
-  ctx.addIssue({ code: 'custom', message: `${at}${issue.message}` });
-  return z.NEVER;
-});
+/** A comma-separated list, parsed as a whole by `schema`; a bad entry is named by its place and value (the issue stays on the variable). */
+function commaList<T>(schema: z.ZodType<T, string[]>) {
+  return z.string().transform((value, ctx) => {
+    const entries = value
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
+    const parsed = schema.safeParse(entries);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0]!;
+    const at = typeof issue.path[0] === 'number' ? `entry ${issue.path[0] + 1} (${entries[issue.path[0]]}): ` : '';
+    ctx.addIssue({ code: 'custom', message: `${at}${issue.message}` });
+    return z.NEVER;
+  });
+}
 
 const int = (min: number, max: number) => z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(min).max(max);
 
@@ -116,6 +119,15 @@ const envSchema = z.object({
   laneShards: int(1, MAX_SHARDS).default(DEFAULT_LANE_SHARDS),
   retryShards: int(1, MAX_SHARDS).default(DEFAULT_RETRY_SHARDS),
   /**
+   * Who makes dedicated lanes (`"lane": "dedicated"`): `runtime`, Herald when the destination is
+   * registered (local mode, the emulator); `declared`, the Pulumi program, for the destinations
+   * in HERALD_DEDICATED_LANES (herald:dedicatedLanes), so that the deployed identity needs no
+   * project-wide Pub/Sub role. Set by the Pulumi program.
+   */
+  laneProvisioning: z.enum(['runtime', 'declared'], { error: 'must be runtime or declared' }).default('runtime'),
+  /** With `declared`: the destinations (as Herald names them: `orders`, `acme_orders`) that have a dedicated lane, comma-separated. */
+  dedicatedLanes: commaList(z.array(z.string().regex(INTERNAL_DESTINATION_ID, 'must be a destination id as Herald names it: orders, or acme_orders in account acme'))).optional(),
+  /**
    * On a shared lane a delivery waits in-process for its rate slot at most this long (a later
    * slot defers it to the retry pump): the push it holds is a slot other destinations share.
    */
@@ -145,7 +157,7 @@ const envSchema = z.object({
    * deployments that use `default` alone, and the destinations a Pulumi stack declares (the
    * program adds their topics). Every other account has only its own list.
    */
-  defaultAccountTopics: topicList.optional(),
+  defaultAccountTopics: commaList(allowedTopicsSchema).optional(),
   /**
    * Who may frame the console (its CSP frame-ancestors): space-separated sources, `*` (the
    * default: any site may embed the customer portal), `'self'`, `'none'` or origins such as
@@ -208,6 +220,8 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   accountPublishQuota: 'HERALD_ACCOUNT_PUBLISH_QUOTA',
   accountDestinationQuota: 'HERALD_ACCOUNT_DESTINATION_QUOTA',
   defaultAccountTopics: 'HERALD_DEFAULT_ACCOUNT_TOPICS',
+  laneProvisioning: 'HERALD_LANE_PROVISIONING',
+  dedicatedLanes: 'HERALD_DEDICATED_LANES',
   consoleFrameAncestors: 'HERALD_CONSOLE_FRAME_ANCESTORS',
   consoleDir: 'HERALD_CONSOLE_DIR',
   logLevel: 'HERALD_LOG_LEVEL',

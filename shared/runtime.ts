@@ -29,6 +29,7 @@ import { PubSubTopicPublisher } from './adapters/pubsub-topic-publisher';
 import { PubSubPullQueue } from './adapters/pubsub-pull-queue';
 import { FirestoreReplayStore } from './adapters/firestore-replays';
 import { PubSubLanes, PushTarget } from './adapters/pubsub-topology';
+import { DeclaredLanes } from './adapters/declared-lanes';
 import { BatcherDeps } from './app/batcher';
 import { DeliverDeps } from './app/deliver';
 import { DestinationDirectory } from './app/destination-directory';
@@ -266,7 +267,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     clock,
     log,
   });
-  const lanes = new PubSubLanes(pubsub, names, pushTargetFrom(config));
+  const lanes = config.laneProvisioning === 'declared' ? new DeclaredLanes(config.dedicatedLanes ?? []) : new PubSubLanes(pubsub, names, pushTargetFrom(config));
   const coalescer = new LaneCoalescer({ bus, lanes, names, batcherWake }, config.laneLingerMs);
   const rt: Runtime = {
     config,

@@ -5,7 +5,7 @@ import { issuesFromZod, ValidationIssue } from '../../domain/event';
 import { LastError } from '../../domain/delivery';
 import { topicRefusal } from '../../domain/topic-allow-list';
 import { TopologyNames } from '../../topology';
-import { Clock, DeliveryStore, DestinationStore, HostResolver, LaneProvisioner, Logger, RateLeaseStore } from '../../ports';
+import { Clock, DeliveryStore, DestinationStore, HostResolver, LaneNotDeclaredError, LaneProvisioner, Logger, RateLeaseStore } from '../../ports';
 import { checkWebhookTarget } from '../target-guard';
 import { clampRate, INITIAL_RATE } from '../../domain/rate-control';
 import { DestinationDirectory } from '../destination-directory';
@@ -69,7 +69,14 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
   if (overQuota) return { status: 409, body: { error: overQuota } };
 
   // A dedicated lane exists before the destination is visible to routing, so no event finds it missing.
-  if (spec.lane === 'dedicated') await deps.lanes.ensureLane(id);
+  if (spec.lane === 'dedicated') {
+    try {
+      await deps.lanes.ensureLane(id);
+    } catch (e) {
+      if (e instanceof LaneNotDeclaredError) return { status: 409, body: { error: e.message, issues: [{ path: 'lane', message: 'no dedicated lane is declared for this destination' }] } };
+      throw e;
+    }
+  }
   // Read and written in one transaction: a suspension written meanwhile is kept, not overwritten.
   const now = deps.clock.now();
   let created = false;
