@@ -26,18 +26,7 @@ let stack: TestStack;
 let tap: SubscriptionTap;
 const keys = {} as Record<'acme' | 'globex', string>;
 
-type Reply = { status: number; body: unknown };
-
-async function as(token: string, method: string, path: string, body?: unknown): Promise<Reply> {
-  const res = await fetch(`${stack.url}/admin${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as unknown) : undefined };
-}
-
+const as = (token: string, method: string, path: string, body?: unknown) => stack.adminAs(token, method, path, body);
 const operator = (method: string, path: string, body?: unknown) => as(stack.config.adminToken, method, path, body);
 
 async function publish(id: string): Promise<void> {
