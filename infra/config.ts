@@ -5,6 +5,8 @@ import { ConfigError, ENV_NAMES, HeraldConfig, loadConfig } from '../shared/conf
 import { checkDestinationUrl, DESTINATION_ID, DestinationSpec, destinationSpecSchema } from '../shared/domain/destination';
 import { issuesFromZod } from '../shared/domain/event';
 import { secretsKeySchema } from '../shared/domain/secret-box';
+import { INTERNAL_DESTINATION_ID } from '../shared/domain/ids';
+import { ownTopicProblem, TOPIC_RESOURCE } from '../shared/domain/topic-allow-list';
 import { FUNCTION_NAMES } from '../shared/topology';
 
 /**
@@ -28,6 +30,8 @@ export const MANAGED_SETTINGS = [
   'allowLoopback',
   'suspensionCheckMs',
   'secretsKey',
+  'laneProvisioning',
+  'dedicatedLanes',
 ] as const satisfies readonly (keyof HeraldConfig)[];
 
 /** The settings that come from Secret Manager: the runtime refuses to start without them. */
@@ -113,6 +117,18 @@ const infraConfigSchema = z
     destinations: z
       .record(z.string().regex(DESTINATION_ID, 'a destination id is 1-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit'), destinationSpecSchema)
       .default({}),
+    /**
+     * Topics Herald's identity is granted roles/pubsub.publisher on, one by one: the topics the
+     * stack's own destinations use, in this project or another the deployer may grant on. A
+     * customer's topic elsewhere is granted by its owner instead (docs/what-a-destination-receives.md#iam).
+     */
+    destinationTopics: z
+      .array(z.string().regex(TOPIC_RESOURCE, 'each must be a topic, projects/PROJECT/topics/TOPIC (IAM grants one topic at a time: no prefix)'), { error: 'destinationTopics must be a list of topics' })
+      .default([]),
+    /** Destinations (as Herald names them: orders, acme_orders) whose dedicated lane the program creates; Herald creates none on GCP. */
+    dedicatedLanes: z
+      .array(z.string().regex(INTERNAL_DESTINATION_ID, 'each must be a destination id as Herald names it: orders, or acme_orders for orders in account acme'), { error: 'dedicatedLanes must be a list of destination ids' })
+      .default([]),
     packageDir: z.string().min(1).optional(),
     adminToken: z.string({ error: 'required: pulumi config set --secret herald:adminToken <at least 16 characters>' }).min(16, 'must be at least 16 characters'),
     ingestToken: z.string({ error: 'required: pulumi config set --secret herald:ingestToken <at least 16 characters>' }).min(16, 'must be at least 16 characters'),
@@ -124,6 +140,21 @@ const infraConfigSchema = z
       const problem = spec.url === undefined ? undefined : checkDestinationUrl(spec.url, { allowLoopback: false });
       if (problem) ctx.addIssue({ code: 'custom', path: ['destinations', id, 'url'], message: problem });
     }
+    const names = { prefix: c.topicPrefix };
+    c.destinationTopics.forEach((topic, i) => {
+      const own = ownTopicProblem(topic, names);
+      if (own) ctx.addIssue({ code: 'custom', path: ['destinationTopics', i], message: own });
+    });
+    for (const [id, spec] of Object.entries(c.destinations)) {
+      const own = spec.topic === undefined ? undefined : ownTopicProblem(spec.topic, names);
+      if (own) ctx.addIssue({ code: 'custom', path: ['destinations', id, 'topic'], message: own });
+      if (spec.lane === 'dedicated' && !c.dedicatedLanes.includes(id)) {
+        ctx.addIssue({ code: 'custom', path: ['destinations', id, 'lane'], message: `a dedicated lane is created by the program: add "${id}" to herald:dedicatedLanes` });
+      }
+    }
+    c.dedicatedLanes.forEach((id, i) => {
+      if (c.dedicatedLanes.indexOf(id) !== i) ctx.addIssue({ code: 'custom', path: ['dedicatedLanes', i], message: `${id} is listed twice` });
+    });
     if (Object.keys(c.destinations).length > 0 && !c.publicEndpoints) {
       ctx.addIssue({ code: 'custom', path: ['destinations'], message: 'declared destinations are registered through the admin API during pulumi up, which needs publicEndpoints true' });
     }
@@ -168,6 +199,8 @@ const KEYS: Record<keyof z.input<typeof infraConfigSchema>, Kind> = {
   settings: 'json',
   pumpHold: 'string',
   destinations: 'json',
+  destinationTopics: 'json',
+  dedicatedLanes: 'json',
   packageDir: 'string',
   adminToken: 'string',
   ingestToken: 'string',
@@ -196,7 +229,10 @@ export function readInfraConfig(config = new pulumi.Config('herald'), gcpConfig 
   const parsed = infraConfigSchema.safeParse(raw);
   if (!parsed.success) throw new InfraConfigError(issuesFromZod(parsed.error).map((i) => `herald:${i.path}: ${i.message}`));
   const c = parsed.data;
-  const settingsEnv = Object.fromEntries(Object.entries(c.settings).map(([k, v]) => [ENV_NAMES[k as keyof HeraldConfig], String(v)]));
+  const settingsEnv = withDeclaredTopics(
+    Object.fromEntries(Object.entries(c.settings).map(([k, v]) => [ENV_NAMES[k as keyof HeraldConfig], String(v)])),
+    c.destinations,
+  );
   const { adminToken: _adminToken, ingestToken: _ingestToken, secretsKey, packageDir, firestoreLocation, ...rest } = c;
   return {
     ...rest,
@@ -213,6 +249,27 @@ export function readInfraConfig(config = new pulumi.Config('herald'), gcpConfig 
   };
 }
 
+/**
+ * A destination the stack declares is the operator's choice: its topic joins the `default`
+ * account's allowed topics (HERALD_DEFAULT_ACCOUNT_TOPICS, after any the stack sets there),
+ * or registering it at deploy would be refused.
+ */
+function withDeclaredTopics(env: Record<string, string>, destinations: Record<string, DestinationSpec>): Record<string, string> {
+  const declared = Object.values(destinations).flatMap((d) => (d.topic !== undefined ? [d.topic] : []));
+  if (declared.length === 0) return env;
+  const name = ENV_NAMES.defaultAccountTopics;
+  const set = (env[name] ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+  return { ...env, [name]: [...new Set([...set, ...declared])].join(',') };
+}
+
+/** What the program tells the functions about dedicated lanes: it makes them, for the destinations the stack lists. */
+export function laneEnv(dedicatedLanes: readonly string[]): Record<string, string> {
+  return { [ENV_NAMES.laneProvisioning]: 'declared', ...(dedicatedLanes.length > 0 ? { [ENV_NAMES.dedicatedLanes]: dedicatedLanes.join(',') } : {}) };
+}
+
 /** The functions' own validation, run at preview on the environment they will get. */
 function runtimeConfigOf(c: ParsedConfig, settingsEnv: Record<string, string>): HeraldConfig {
   const env: NodeJS.ProcessEnv = {
@@ -226,6 +283,7 @@ function runtimeConfigOf(c: ParsedConfig, settingsEnv: Record<string, string>): 
     [ENV_NAMES.pushServiceAccount]: `push@${c.project}.iam.gserviceaccount.com`,
     [ENV_NAMES.schedulerServiceAccount]: `scheduler@${c.project}.iam.gserviceaccount.com`,
     [ENV_NAMES.pushAuth]: 'oidc-behind-iam',
+    ...laneEnv(c.dedicatedLanes),
   };
   try {
     return loadConfig(env);

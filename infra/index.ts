@@ -10,11 +10,12 @@ import { FirestoreData } from './components/firestore-data';
 import { FunctionSource } from './components/function-source';
 import { HeraldFunction } from './components/herald-function';
 import { Messaging } from './components/messaging';
+import { PubSubAccess } from './components/pubsub-access';
 import { Scheduler } from './components/scheduler';
 import { Secrets } from './components/secrets';
 import { SigningSecrets } from './components/signing-secrets';
 import { ServiceAccounts } from './components/service-accounts';
-import { functionsBaseUrl, readInfraConfig } from './config';
+import { functionsBaseUrl, laneEnv, readInfraConfig } from './config';
 import { compositeIndexes } from './firestore-plan';
 import { buildPackage } from './build';
 import { FunctionPlan, inDeployOrder, planFunctions } from './function-plan';
@@ -74,6 +75,8 @@ const environment: Record<string, pulumi.Input<string>> = {
   // signature, should one arrive intact).
   [ENV_NAMES.pushAuth]: 'oidc-behind-iam',
   [ENV_NAMES.allowLoopback]: 'false',
+  // Herald creates no lane on GCP: the program declares the dedicated ones (Messaging).
+  ...laneEnv(config.dedicatedLanes),
 };
 
 /**
@@ -115,9 +118,19 @@ for (const plan of inDeployOrder(plans)) {
 
 const messaging = new Messaging(
   'herald',
-  { project, topology, names, push: { endpointFor: (fn) => functions[fn].url, serviceAccountEmail: accounts.push.email }, pubsubServiceAgent },
+  { project, topology, names, push: { endpointFor: (fn) => functions[fn].url, serviceAccountEmail: accounts.push.email }, pubsubServiceAgent, dedicatedLanes: config.dedicatedLanes },
   { dependsOn: [apis, accounts] },
 );
+const pubsubAccess = new PubSubAccess(
+  'herald-runtime-pubsub',
+  { member: accounts.runtime.member, publishes: messaging.publishedByHerald, pulls: messaging.pulledByHerald, destinationTopics: config.destinationTopics },
+  { dependsOn: [messaging] },
+);
+for (const [id, spec] of Object.entries(config.destinations)) {
+  if (spec.topic !== undefined && !config.destinationTopics.includes(spec.topic)) {
+    void pulumi.log.warn(`destination ${id} publishes to ${spec.topic}, which herald:destinationTopics does not list: the program grants Herald no publisher role on it, so its owner must (docs/what-a-destination-receives.md#iam)`);
+  }
+}
 
 new Scheduler(
   'herald',
@@ -134,7 +147,7 @@ new Scheduler(
 
 const declared = Object.entries(config.destinations).map(
   ([id, spec]) =>
-    [id, new DeclaredDestination(`destination-${id}`, { adminUrl: functions.admin.url, adminToken: config.secrets.adminToken, destinationId: id, spec }, { dependsOn: [messaging, data, ...Object.values(functions)] })] as const,
+    [id, new DeclaredDestination(`destination-${id}`, { adminUrl: functions.admin.url, adminToken: config.secrets.adminToken, destinationId: id, spec }, { dependsOn: [messaging, pubsubAccess, data, ...Object.values(functions)] })] as const,
 );
 
 const signing = new SigningSecrets(

@@ -5,6 +5,8 @@ import { SecretBox, secretsKeySchema } from './domain/secret-box';
 import { DAY_MS, DEFAULT_RETENTION_DAYS } from './domain/delivery-retention';
 import { HARD_LIMIT_GRACES } from './domain/intake';
 import { isSecureOrLoopback } from './domain/portal';
+import { allowedTopicsSchema } from './domain/topic-allow-list';
+import { INTERNAL_DESTINATION_ID } from './domain/ids';
 import type { Logger } from './ports';
 
 /**
@@ -34,6 +36,22 @@ const sha256Hex = z
   .string()
   .regex(/^[0-9a-fA-F]{64}$/, 'must be the SHA-256 of the token, 64 hex digits (printf %s "$TOKEN" | sha256sum)')
   .transform((v) => v.toLowerCase());
+
+/** A comma-separated list, parsed as a whole by `schema`; a bad entry is named by its place and value (the issue stays on the variable). */
+function commaList<T>(schema: z.ZodType<T, string[]>) {
+  return z.string().transform((value, ctx) => {
+    const entries = value
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
+    const parsed = schema.safeParse(entries);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0]!;
+    const at = typeof issue.path[0] === 'number' ? `entry ${issue.path[0] + 1} (${entries[issue.path[0]]}): ` : '';
+    ctx.addIssue({ code: 'custom', message: `${at}${issue.message}` });
+    return z.NEVER;
+  });
+}
 
 const int = (min: number, max: number) => z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(min).max(max);
 
@@ -102,6 +120,15 @@ const envSchema = z.object({
   laneShards: int(1, MAX_SHARDS).default(DEFAULT_LANE_SHARDS),
   retryShards: int(1, MAX_SHARDS).default(DEFAULT_RETRY_SHARDS),
   /**
+   * Who makes dedicated lanes (`"lane": "dedicated"`): `runtime`, Herald when the destination is
+   * registered (local mode, the emulator); `declared`, the Pulumi program, for the destinations
+   * in HERALD_DEDICATED_LANES (herald:dedicatedLanes), so that the deployed identity needs no
+   * project-wide Pub/Sub role. Set by the Pulumi program.
+   */
+  laneProvisioning: z.enum(['runtime', 'declared'], { error: 'must be runtime or declared' }).default('runtime'),
+  /** With `declared`: the destinations (as Herald names them: `orders`, `acme_orders`) that have a dedicated lane, comma-separated. */
+  dedicatedLanes: commaList(z.array(z.string().regex(INTERNAL_DESTINATION_ID, 'must be a destination id as Herald names it: orders, or acme_orders in account acme'))).optional(),
+  /**
    * On a shared lane a delivery waits in-process for its rate slot at most this long (a later
    * slot defers it to the retry pump): the push it holds is a slot other destinations share.
    */
@@ -125,6 +152,13 @@ const envSchema = z.object({
    */
   accountPublishQuota: int(0, 1_000_000).default(1_000),
   accountDestinationQuota: int(0, 1_000_000).default(1_000),
+  /**
+   * Topics the `default` account's destinations may publish to besides the allowedTopics the
+   * operator gave it (PATCH /admin/accounts/default): comma-separated topics and prefixes. For
+   * deployments that use `default` alone, and the destinations a Pulumi stack declares (the
+   * program adds their topics). Every other account has only its own list.
+   */
+  defaultAccountTopics: commaList(allowedTopicsSchema).optional(),
   /**
    * The origins that may frame the customer portal (its page's CSP frame-ancestors): the
    * platform's own pages that embed it. None by default: the portal is not framed until the
@@ -208,6 +242,9 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   accountDestinationQuota: 'HERALD_ACCOUNT_DESTINATION_QUOTA',
   portalFrameAncestors: 'HERALD_PORTAL_FRAME_ANCESTORS',
   consoleUrl: 'HERALD_CONSOLE_URL',
+  defaultAccountTopics: 'HERALD_DEFAULT_ACCOUNT_TOPICS',
+  laneProvisioning: 'HERALD_LANE_PROVISIONING',
+  dedicatedLanes: 'HERALD_DEDICATED_LANES',
   consoleDir: 'HERALD_CONSOLE_DIR',
   logLevel: 'HERALD_LOG_LEVEL',
   pushBaseUrl: 'HERALD_PUSH_BASE_URL',

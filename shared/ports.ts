@@ -51,6 +51,19 @@ export class WriteContentionError extends Error {
   }
 }
 
+/**
+ * A dedicated lane that this deployment has not declared (HERALD_LANE_PROVISIONING=declared:
+ * the Pulumi program creates dedicated lanes, Herald may not). The message says what to do.
+ */
+export class LaneNotDeclaredError extends Error {
+  override name = 'LaneNotDeclaredError';
+  constructor(readonly destinationId: string) {
+    super(
+      `destination ${destinationId} asks for a dedicated lane, and this deployment creates dedicated lanes only where its Pulumi stack declares them: add "${destinationId}" to herald:dedicatedLanes and run pulumi up, then send the destination again (or leave "lane" out to use the shared lanes)`,
+    );
+  }
+}
+
 export interface LaneProvisioner {
   /** Creates the destination's lane topic and push subscription if missing; idempotent. */
   ensureLane(destinationId: string): Promise<void>;

@@ -29,6 +29,7 @@ import { PubSubTopicPublisher } from './adapters/pubsub-topic-publisher';
 import { PubSubPullQueue } from './adapters/pubsub-pull-queue';
 import { FirestoreReplayStore } from './adapters/firestore-replays';
 import { PubSubLanes, PushTarget } from './adapters/pubsub-topology';
+import { DeclaredLanes } from './adapters/declared-lanes';
 import { BatcherDeps } from './app/batcher';
 import { DeliverDeps } from './app/deliver';
 import { DestinationDirectory } from './app/destination-directory';
@@ -111,7 +112,7 @@ export interface Runtime {
   portals: PortalStore;
   /** Whether a portal link or session still stands, each record re-read at most every few seconds. */
   portalAccess: PortalVerifier;
-  /** Each account's failure policy (seed 003), re-read at most every HERALD_DESTINATION_CACHE_MS. */
+  /** Each account's failure policy (seed 003), quotas and allowed topics, re-read at most every HERALD_DESTINATION_CACHE_MS. */
   accountPolicies: AccountPolicies;
   /** Each account's publish rate at ingest. */
   publishQuotas: PublishQuotas;
@@ -253,7 +254,14 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const flusher = setInterval(() => void counters.flushIfDue(), config.rateFlushMs);
   flusher.unref();
   const accounts = new FirestoreAccountStore(firestore, firestoreOps);
-  const accountPolicies = new AccountPolicies(accounts, clock, log, config.destinationCacheMs, { publishPerSecond: config.accountPublishQuota, destinations: config.accountDestinationQuota });
+  const accountPolicies = new AccountPolicies(
+    accounts,
+    clock,
+    log,
+    config.destinationCacheMs,
+    { publishPerSecond: config.accountPublishQuota, destinations: config.accountDestinationQuota },
+    config.defaultAccountTopics ?? [],
+  );
   const eventTypes = new FirestoreEventTypeStore(firestore, firestoreOps);
   const eventTypeCatalogue = new EventTypeCatalogue(eventTypes, log);
   const keys = new KeyVerifier(accounts, clock, KEY_CACHE_MS, log);
@@ -267,7 +275,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     clock,
     log,
   });
-  const lanes = new PubSubLanes(pubsub, names, pushTargetFrom(config));
+  const lanes = config.laneProvisioning === 'declared' ? new DeclaredLanes(config.dedicatedLanes ?? []) : new PubSubLanes(pubsub, names, pushTargetFrom(config));
   const coalescer = new LaneCoalescer({ bus, lanes, names, batcherWake }, config.laneLingerMs);
   const rt: Runtime = {
     config,
@@ -401,6 +409,7 @@ function buildDeliverDeps(rt: Runtime): DeliverDeps {
     log: rt.log,
     policy: { presetTimeoutMs: rt.config.deliveryTimeoutMs, timeScale: rt.config.timeScale },
     failurePolicy: (account) => rt.accountPolicies.policyOf(account),
+    allowedTopics: (account) => rt.accountPolicies.allowedTopicsOf(account),
     unrecorded: new UnrecordedSends(),
     keys: rt.orderedKeys,
   };
@@ -519,7 +528,8 @@ export function adminApiDeps(rt: Runtime): AdminApiDeps {
     rateLeases: rt.rateLeases,
     addressRules: rt.addressRules,
     resolver: rt.resolver,
-    herald: { projectId: rt.config.projectId, prefix: rt.names.prefix },
+    topicAccess: { names: rt.names, allowedTopicsNow: (account: string) => rt.accountPolicies.allowedTopicsNow(account) },
+    defaultAccountTopics: rt.config.defaultAccountTopics ?? [],
     accounts: rt.accounts,
     keys: rt.keys,
     accountData: rt.accountData,

@@ -122,6 +122,17 @@ export function deadLetterHoldName(names: TopologyNames = { prefix: 'herald' }):
   return `${names.prefix}-dead-letter-hold`;
 }
 
+/**
+ * The topics Herald's own functions publish to: every topic but `events`, which producers
+ * publish to and `route` reads. With the lanes, what the deployed identity is granted publisher on.
+ */
+export const TOPICS_HERALD_PUBLISHES: readonly TopicKey[] = ['deadLetter', 'replay', 'notifications', 'batch', 'batchWake'];
+
+/** The pull subscriptions Herald's functions read (replay the dead letters, the batcher its lane): what the deployed identity is granted subscriber on. */
+export function subscriptionsHeraldPulls(names: TopologyNames = { prefix: 'herald' }): string[] {
+  return [deadLetterHoldName(names), batchLaneNames(names).subscription];
+}
+
 export function heraldTopology(names: TopologyNames = { prefix: 'herald' }): Topology {
   const p = names.prefix;
   const topics: Record<TopicKey, TopicSpec> = {

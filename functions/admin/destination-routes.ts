@@ -48,7 +48,7 @@ export const ACCOUNT_SCOPED: Route[] = [
       200: 'replaced; reset lists each setting the old spec had that this one left out ({setting, was}: back to its default)',
       201: 'created, with its whsec_ secret',
       ...BAD_ID,
-      403: 'a portal session narrowed to some destinations creating one, or widening its eventTypes',
+      403: "a portal session narrowed to some destinations creating one or widening its eventTypes; a topic not on the account's allowedTopics (which only the operator sets: PATCH /admin/accounts/{accountId})",
     },
     pattern: /^\/destinations\/([^/]+)$/,
     run: (d, [id], body) => inAccount(d, id!, (iid) => narrowedPut(d, id!, iid, body(), (spec) => putDestination(d, iid, spec))),

@@ -1,7 +1,7 @@
 import * as gcp from '@pulumi/gcp';
 import * as pulumi from '@pulumi/pulumi';
 import { childOptions } from './child-options';
-import { FunctionName, laneTopology, SubscriptionSpec, TopicKey, Topology, TopologyNames } from '../../shared/topology';
+import { FunctionName, laneTopology, subscriptionsHeraldPulls, SubscriptionSpec, TopicKey, TOPICS_HERALD_PUBLISHES, Topology, TopologyNames } from '../../shared/topology';
 
 export interface PushTarget {
   /** The URL Pub/Sub pushes to for a function; also the OIDC token's audience. */
@@ -16,6 +16,8 @@ export interface MessagingArgs {
   push: PushTarget;
   /** `serviceAccount:service-NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com`: it moves dead letters. */
   pubsubServiceAgent: pulumi.Input<string>;
+  /** Destinations (Herald's ids) whose dedicated lane the program declares (herald:dedicatedLanes): Herald creates none on GCP. */
+  dedicatedLanes: readonly string[];
 }
 
 /**
@@ -27,6 +29,12 @@ export class Messaging extends pulumi.ComponentResource {
   readonly topics: Record<TopicKey, gcp.pubsub.Topic>;
   readonly subscriptions: gcp.pubsub.Subscription[];
   readonly laneTopics: gcp.pubsub.Topic[];
+  /** The declared dedicated lanes: each a topic and its push subscription to `deliver`, as Herald would make them. */
+  readonly dedicatedLanes: { topic: gcp.pubsub.Topic; subscription: gcp.pubsub.Subscription }[];
+  /** Every topic Herald's functions publish to (not `events`, the producers'): the runtime identity's publisher grants. */
+  readonly publishedByHerald: gcp.pubsub.Topic[];
+  /** The pull subscriptions Herald's functions read: the runtime identity's subscriber grants. */
+  readonly pulledByHerald: gcp.pubsub.Subscription[];
 
   constructor(name: string, args: MessagingArgs, opts?: pulumi.ComponentResourceOptions) {
     super('herald:messaging:Messaging', name, {}, opts);
@@ -71,13 +79,27 @@ export class Messaging extends pulumi.ComponentResource {
       if (spec.deadLetter === undefined) return;
       new gcp.pubsub.SubscriptionIAMMember(`${spec.name}-dead-letter-subscriber`, { project, subscription: this.subscriptions[i]!.name, role: 'roles/pubsub.subscriber', member: args.pubsubServiceAgent }, child);
     });
+    this.dedicatedLanes = args.dedicatedLanes.map((id) => {
+      const spec = laneTopology(id, args.names);
+      const topic = new gcp.pubsub.Topic(spec.topic.name, { project, name: spec.topic.name }, child);
+      const deadLetter = spec.subscription.deadLetter === undefined ? [] : [topicNamed(spec.subscription.deadLetter.topic, `lane ${spec.subscription.name}`)];
+      const subscription = new gcp.pubsub.Subscription(spec.subscription.name, subscriptionArgs(spec.subscription, project, topic, args.push), childOptions(this, opts, deadLetter));
+      new gcp.pubsub.SubscriptionIAMMember(`${spec.subscription.name}-dead-letter-subscriber`, { project, subscription: subscription.name, role: 'roles/pubsub.subscriber', member: args.pubsubServiceAgent }, child);
+      return { topic, subscription };
+    });
     if (lane.deadLetter !== undefined) {
-      // Lane subscriptions are created at runtime, so no grant here can name them. The
-      // alternative, letting Herald's runtime set IAM policies on subscriptions, would hand
-      // Herald more; this grant goes to Google's own agent, which Pub/Sub only acts as to
-      // forward dead letters.
+      // Lanes an older Herald created at runtime (dedicated ones, and those from before lanes
+      // were shared) still dead-letter, and no grant here can name them. This grant goes to
+      // Google's own agent, which Pub/Sub only acts as to forward dead letters.
       new gcp.projects.IAMMember(`${name}-lane-dead-letter-subscriber`, { project, role: 'roles/pubsub.subscriber', member: args.pubsubServiceAgent }, child);
     }
+    this.publishedByHerald = [...TOPICS_HERALD_PUBLISHES.map((key) => this.topics[key]), ...this.laneTopics, ...this.dedicatedLanes.map((l) => l.topic)];
+    const pulled = subscriptionsHeraldPulls(args.names);
+    this.pulledByHerald = pulled.map((sub) => {
+      const i = topology.subscriptions.findIndex((s) => s.name === sub);
+      if (i < 0) throw new Error(`Herald pulls ${sub}, which the topology does not declare`);
+      return this.subscriptions[i]!;
+    });
     this.registerOutputs({ topics: Object.fromEntries(entries.map(([key, t]) => [key, t.name])) });
   }
 }

@@ -12,7 +12,8 @@ export interface ServiceAccountsArgs {
 
 /**
  * One identity per role, each granted only what that role does:
- * - runtime: what every function runs as (Firestore, Pub/Sub, its two secrets);
+ * - runtime: what every function runs as (Firestore, its secrets; its Pub/Sub grants are per
+ *   topic and subscription: components/pubsub-access.ts);
  * - push: the OIDC identity Pub/Sub pushes with (it may only invoke the pushed functions);
  * - scheduler: the OIDC identity Cloud Scheduler calls with (only the scheduled functions);
  * - build: what Cloud Build builds the functions' images as.
@@ -38,17 +39,13 @@ export class ServiceAccounts extends pulumi.ComponentResource {
     const projectRole = (key: string, sa: gcp.serviceaccount.Account, role: string) =>
       new gcp.projects.IAMMember(`${name}-${key}`, { project: args.project, role, member: sa.member }, child);
     projectRole('runtime-firestore', this.runtime, 'roles/datastore.user');
-    // Herald creates and deletes a topic and a push subscription per destination at runtime
-    // (its lanes), besides publishing and pulling: no narrower predefined role covers
-    // creating subscriptions. A custom role would trim it; pubsub.editor is the documented one.
-    projectRole('runtime-pubsub', this.runtime, 'roles/pubsub.editor');
+    // No project-wide Pub/Sub role: the runtime is granted topic by topic and subscription by
+    // subscription (components/pubsub-access.ts), and creates no lanes on GCP.
     // The documented minimum for a custom Cloud Functions build account.
     projectRole('build-logs', this.build, 'roles/logging.logWriter');
     projectRole('build-images', this.build, 'roles/artifactregistry.writer');
     projectRole('build-sources', this.build, 'roles/storage.objectAdmin');
 
-    // The lanes Herald creates push with the push identity: attaching it takes actAs on it.
-    new gcp.serviceaccount.IAMMember(`${name}-runtime-acts-as-pusher`, { serviceAccountId: this.push.name, role: 'roles/iam.serviceAccountUser', member: this.runtime.member }, child);
     // Pub/Sub mints the push OIDC tokens as its own service agent.
     new gcp.serviceaccount.IAMMember(`${name}-pubsub-mints-push-tokens`, { serviceAccountId: this.push.name, role: 'roles/iam.serviceAccountTokenCreator', member: args.pubsubServiceAgent }, child);
     this.registerOutputs({ runtime: this.runtime.email, push: this.push.email, scheduler: this.scheduler.email, build: this.build.email });

@@ -1,5 +1,6 @@
 import { Account, AccountQuotas, DEFAULT_ACCOUNT, FailurePolicy, failurePolicyOf } from '../domain/account';
 import { QuotaDefaults, quotasOf } from '../domain/quota';
+import { allowedTopicsInForce } from '../domain/topic-allow-list';
 import { AccountStore, Clock, Logger } from '../ports';
 import { forEachLimited } from './for-each-limited';
 
@@ -7,12 +8,14 @@ import { forEachLimited } from './for-each-limited';
 const ACCOUNTS_HELD = 10_000;
 /** Accounts read at once when one request names many. */
 const READS_AT_ONCE = 16;
+import type { AllowedTopics } from './topic-access';
 
 /**
- * What each account's settings mean for delivery and ingest: its failure policy (seed 003)
- * and its quotas. An account is read at most once per `ttlMs` per instance, so a change
- * applies within that bound (HERALD_DESTINATION_CACHE_MS, 10 s by default). The policy is
- * read only when an attempt has failed; the quotas on each publish (from the cache).
+ * What each account's settings mean for delivery and ingest: its failure policy (seed 003),
+ * its quotas and the topics its destinations may publish to. An account is read at most once
+ * per `ttlMs` per instance, so a change applies within that bound (HERALD_DESTINATION_CACHE_MS,
+ * 10 s by default). The policy is read only when an attempt has failed; the quotas on each
+ * publish and the allowed topics on each topic destination's attempt (from the cache).
  */
 export class AccountPolicies {
   private readonly known = new Map<string, { account: Account | undefined; readAt: number }>();
@@ -23,6 +26,8 @@ export class AccountPolicies {
     private readonly log: Logger,
     private readonly ttlMs: number,
     private readonly defaults: QuotaDefaults = { publishPerSecond: 0, destinations: 0 },
+    /** HERALD_DEFAULT_ACCOUNT_TOPICS: allowed to the `default` account besides its own list. */
+    private readonly defaultAccountTopics: readonly string[] = [],
   ) {}
 
   /**
@@ -59,7 +64,26 @@ export class AccountPolicies {
     return quotasOf(account, read.account, this.defaults);
   }
 
-  private async read(account: string): Promise<{ ok: true; account: Account | undefined } | { ok: false; last: Account | undefined; error: string }> {
+  /**
+   * The topics the account's destinations may publish to (the cache); when the account cannot
+   * be read, the last known, and without one `unreadable`: never a guess that lets a topic through.
+   */
+  async allowedTopicsOf(account: string): Promise<AllowedTopics> {
+    const read = await this.read(account);
+    if (read.ok) return { entries: allowedTopicsInForce(account, read.account?.allowedTopics, this.defaultAccountTopics) };
+    if (!read.seen) return { unreadable: read.error };
+    this.log.warn(`the allowed topics of account ${account} could not be read; the last known apply`, { account, error: read.error });
+    return { entries: allowedTopicsInForce(account, read.last?.allowedTopics, this.defaultAccountTopics) };
+  }
+
+  /** The same read now, past the cache (registration: a list the operator just changed applies at once); throws when it cannot be read. */
+  async allowedTopicsNow(account: string): Promise<string[]> {
+    const found = await this.store.get(account);
+    this.known.set(account, { account: found, readAt: this.clock.now().getTime() });
+    return allowedTopicsInForce(account, found?.allowedTopics, this.defaultAccountTopics);
+  }
+
+  private async read(account: string): Promise<{ ok: true; account: Account | undefined } | { ok: false; last: Account | undefined; seen: boolean; error: string }> {
     const now = this.clock.now().getTime();
     const cached = this.known.get(account);
     if (cached && now - cached.readAt < this.ttlMs) return { ok: true, account: cached.account };
@@ -70,7 +94,7 @@ export class AccountPolicies {
       if (this.known.size > ACCOUNTS_HELD) this.known.delete(this.known.keys().next().value!);
       return { ok: true, account: found };
     } catch (e) {
-      return { ok: false, last: cached?.account, error: (e as Error).message };
+      return { ok: false, last: cached?.account, seen: cached !== undefined, error: (e as Error).message };
     }
   }
 }

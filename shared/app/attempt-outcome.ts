@@ -14,6 +14,7 @@ import { recheckQueued } from './queued-recheck';
 import { suspendDestination } from './suspend-and-reactivate';
 import { afterOrderedOutcome } from './ordered-delivery';
 import { partitionKeyOf } from '../domain/ordering';
+import { topicNotAllowed } from './topic-access';
 
 /**
  * What first attempts and claimed retries share: the send itself, the wait they may take for
@@ -48,7 +49,10 @@ export async function afterOutcome(deps: DeliverDeps, t: Target, attempted: Atte
   return { kind: 'attempted', deliveryId: t.id, decision: decision.kind, status: record.status };
 }
 
-/** One attempt, timed for the slow-destination verdict (SlowDestinations): what came of it, and what was sent. */
+/**
+ * One attempt, timed for the slow-destination verdict (SlowDestinations): what came of it, and
+ * what was sent. A topic destination's topic is checked against its account's list first.
+ */
 export async function send(deps: DeliverDeps, t: Target, at: Date): Promise<{ result: AttemptResult | HeraldOverload; sent: SentRequest }> {
   const ticket = deps.slow.begin(t.destination.id, at.getTime());
   let result: AttemptResult | HeraldOverload | undefined;
@@ -56,7 +60,8 @@ export async function send(deps: DeliverDeps, t: Target, at: Date): Promise<{ re
     const sent = requestFor(t.destination, t.event, t.id, at);
     result =
       t.destination.topic !== undefined
-        ? await deps.topics.publish({ topic: sent.target, message: { data: sent.body, attributes: { ...sent.headers } }, timeoutMs: t.policy.attemptTimeoutMs, ...orderingKeyOf(t) })
+        ? ((await topicNotAllowed(deps, t.destination)) ??
+          (await deps.topics.publish({ topic: sent.target, message: { data: sent.body, attributes: { ...sent.headers } }, timeoutMs: t.policy.attemptTimeoutMs, ...orderingKeyOf(t) })))
         : await deps.http.send({ url: sent.target, headers: { ...sent.headers }, body: sent.body, timeoutMs: t.policy.attemptTimeoutMs });
     return { result, sent };
   } finally {

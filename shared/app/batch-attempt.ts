@@ -17,6 +17,7 @@ import { DeliverDeps, RECORD_RETRY, Target } from './delivery-context';
 import { retryOnOverload } from './overload-retry';
 import { recheckQueued } from './queued-recheck';
 import { suspendDestination } from './suspend-and-reactivate';
+import { topicNotAllowed } from './topic-access';
 
 /**
  * One batch's attempt (domain/batching.ts): many events of one destination in one request,
@@ -170,7 +171,7 @@ function detailFor(place: BatchPlace, detail: AttemptDetail): AttemptDetail {
 async function sendBatch(deps: DeliverDeps, destination: Destination, policy: DeliveryPolicy, members: readonly { t: Target }[], batchId: string, at: Date): Promise<{ result: AttemptResult | HeraldOverload; sent: SentRequest }> {
   const { sent, messages } = batchRequestFor(destination, members.map((m) => ({ event: m.t.event, deliveryId: m.t.id })), batchId, at);
   const result = messages
-    ? await deps.topics.publishMany({ topic: sent.target, messages, timeoutMs: policy.attemptTimeoutMs })
+    ? ((await topicNotAllowed(deps, destination)) ?? (await deps.topics.publishMany({ topic: sent.target, messages, timeoutMs: policy.attemptTimeoutMs })))
     : await deps.http.send({ url: sent.target, headers: { ...sent.headers }, body: sent.body, timeoutMs: policy.attemptTimeoutMs });
   return { result, sent };
 }

@@ -13,6 +13,7 @@ import { DeliveryLimiter } from './delivery-limiter';
 import { DestinationDirectory } from './destination-directory';
 import { DeliveryLogHead } from './delivery-log-head';
 import type { BundleMember } from './bundle-outcomes';
+import type { AllowedTopics } from './topic-access';
 import { DestinationCounters } from './destination-counters';
 
 /** What `deliver` works with (shared/runtime.ts deliverDeps builds it once per runtime). */
@@ -46,6 +47,8 @@ export interface DeliverDeps {
   policy: PolicySettings;
   /** An account's failure policy (seed 003), for destinations without a failureMode of their own; absent: retry. */
   failurePolicy?: (account: string) => Promise<FailurePolicy>;
+  /** An account's allowedTopics in force, cached: checked before every publish to a topic destination (app/topic-access.ts). */
+  allowedTopics: (account: string) => Promise<AllowedTopics>;
   /** First attempts this instance sent but could not record: a redelivery records them without sending again. */
   unrecorded: UnrecordedSends;
   /** Ordered destinations' keys (app/ordered-delivery.ts); absent: records are settled without them (unit tests of other things). */

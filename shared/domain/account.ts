@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ACCOUNT_ID, DEFAULT_ACCOUNT } from './ids';
 import type { HeraldEvent } from './event';
 import { PortalTheme, portalThemeSchema, PortalThemePatch, patchTheme } from './portal';
+import { allowedTopicsSchema } from './topic-allow-list';
 
 /**
  * Accounts: the platform's customers, each with its own destinations, keys and settings
@@ -54,6 +55,11 @@ export interface Account {
   quotas?: AccountQuotas;
   /** How the customer portal looks for the account (docs/console.md); absent: Herald's own look. */
   portal?: PortalTheme;
+  /**
+   * The Pub/Sub topics its destinations may publish to (domain/topic-allow-list.ts): topics and
+   * `…*` prefixes, set by the operator alone. Absent: none, so no topic destination.
+   */
+  allowedTopics?: string[];
   createdAt: string;
   updatedAt: string;
 }
@@ -89,10 +95,20 @@ export const accountQuotasSchema = z.strictObject(
 
 export const accountPatchSchema = z
   .strictObject(
-    { name: nameSchema.optional(), technicalEmail: emailSchema.nullable().optional(), quotas: accountQuotasSchema.optional(), portal: portalThemeSchema.nullable().optional() },
-    { error: 'the change must be a JSON object {"name"?, "technicalEmail"?, "quotas"?, "portal"?}' },
+    {
+      name: nameSchema.optional(),
+      technicalEmail: emailSchema.nullable().optional(),
+      quotas: accountQuotasSchema.optional(),
+      portal: portalThemeSchema.nullable().optional(),
+      /** Replaces the whole list; null or [] removes it (no topic destinations). */
+      allowedTopics: allowedTopicsSchema.nullable().optional(),
+    },
+    { error: 'the change must be a JSON object {"name"?, "technicalEmail"?, "quotas"?, "portal"?, "allowedTopics"?}' },
   )
-  .refine((p) => p.name !== undefined || p.technicalEmail !== undefined || p.quotas !== undefined || p.portal !== undefined, { message: 'give name, technicalEmail (null removes the email), quotas or portal (null removes the theme)', path: ['name'] });
+  .refine((p) => p.name !== undefined || p.technicalEmail !== undefined || p.quotas !== undefined || p.portal !== undefined || p.allowedTopics !== undefined, {
+    message: 'give name, technicalEmail (null removes the email), quotas, portal (null removes the theme) or allowedTopics (null removes them)',
+    path: ['name'],
+  });
 export type AccountPatch = z.infer<typeof accountPatchSchema>;
 
 export const accountSettingsSchema = z.strictObject(
@@ -138,6 +154,10 @@ export function patchAccount(account: Account, patch: AccountPatch, now: Date): 
     const theme = patchTheme(account.portal, patch.portal as PortalThemePatch | null);
     if (theme) next.portal = theme;
     else delete next.portal;
+  }
+  if (patch.allowedTopics !== undefined) {
+    if (patch.allowedTopics === null || patch.allowedTopics.length === 0) delete next.allowedTopics;
+    else next.allowedTopics = patch.allowedTopics;
   }
   return next;
 }

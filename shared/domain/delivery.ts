@@ -14,8 +14,12 @@ export type AttemptResult =
   | { kind: 'network'; durationMs: number; error: string }
   /** A Pub/Sub destination took the message (its other publish errors are `network`, a deadline `timeout`). */
   | { kind: 'published'; durationMs: number; messageId: string }
-  /** A Pub/Sub destination's publish refused for good: Herald may not publish to the topic, or it does not exist. */
-  | { kind: 'topic'; durationMs: number; problem: 'permission-denied' | 'not-found'; error: string }
+  /**
+   * A Pub/Sub destination's publish refused for good: Pub/Sub does not let Herald publish to the
+   * topic, or it does not exist; or Herald refused it itself, unsent, because the topic is not
+   * (or no longer) on its account's allowedTopics, or is named like Herald's own (`not-allowed`).
+   */
+  | { kind: 'topic'; durationMs: number; problem: 'permission-denied' | 'not-found' | 'not-allowed'; error: string }
   /** The SSRF guard refused the webhook's address (at connect, after DNS): nothing was sent. */
   | { kind: 'blocked'; durationMs: number; address: string; addressClass: AddressClass; error: string };
 
@@ -56,6 +60,7 @@ export function describeFailure(result: AttemptResult, at: Date): LastError {
     case 'published':
       return { at: at.toISOString(), error: 'published (not a failure)' };
     case 'topic':
+      if (result.problem === 'not-allowed') return { at: at.toISOString(), error: `not published, refused by Herald: ${result.error}` };
       return { at: at.toISOString(), error: `Pub/Sub publish refused (${result.problem}): ${result.error}` };
     case 'blocked':
       return { at: at.toISOString(), error: `refused by the SSRF guard: ${result.error}` };

@@ -7,6 +7,7 @@ import { DESTINATION_ID, splitDestinationId } from './ids';
 import { RATE_LIMITS, RateBounds } from './rate-control';
 import { BatchSpec, batchSpecSchema } from './batching';
 import { OrderingSpec, orderingSpecSchema } from './ordering';
+import { TOPIC_RESOURCE } from './topic-allow-list';
 
 export const DEFAULT_POLICY: PolicySpec = 'event-platform';
 
@@ -19,7 +20,6 @@ export type LaneKind = (typeof LANE_KINDS)[number];
 
 export { DESTINATION_ID };
 export const SECRET = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
-const TOPIC = /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/topics\/[A-Za-z][\w.~+%-]{2,254}$/;
 
 export const destinationSpecSchema = z
   .strictObject(
@@ -27,7 +27,7 @@ export const destinationSpecSchema = z
       url: z.url({ error: 'url must be an absolute URL' }).max(2048, 'url must be at most 2048 characters').optional(),
       topic: z
         .string()
-        .regex(TOPIC, 'topic must look like projects/PROJECT/topics/TOPIC')
+        .regex(TOPIC_RESOURCE, 'topic must look like projects/PROJECT/topics/TOPIC')
         .refine((t) => !/\/topics\/goog/i.test(t), 'a topic name may not start with "goog" (Pub/Sub reserves it)')
         .optional(),
       eventTypes: z

@@ -23,7 +23,7 @@ export const NO_HISTORY: AttemptHistory = Object.freeze({ attempts: 0, throttled
 /** Why an event dies. */
 export type DeadCause = 'not-retried' | 'retries-exhausted' | 'max-age';
 /** Why the destination is suspended (deactivated); the event itself is then QUEUED. */
-export type SuspendCause = 'gone' | 'criteria' | 'retries-exhausted' | 'max-age' | 'blocked-address';
+export type SuspendCause = 'gone' | 'criteria' | 'retries-exhausted' | 'max-age' | 'blocked-address' | 'topic-not-allowed';
 
 export type Decision =
   | { kind: 'delivered' }
@@ -56,6 +56,8 @@ export function decide(
   if (status === GONE) return { kind: 'suspend', cause: 'gone', reason: `${what} Gone: the receiver asked not to be sent more events` };
   // Under every policy: retrying would only probe the same refused address again; suspended, its events wait QUEUED.
   if (result.kind === 'blocked') return { kind: 'suspend', cause: 'blocked-address', reason: `${what}: ${result.error}` };
+  // Likewise: until the operator allows the topic again, every attempt would be refused the same way.
+  if (result.kind === 'topic' && result.problem === 'not-allowed') return { kind: 'suspend', cause: 'topic-not-allowed', reason: `${what}: ${result.error}` };
   if (result.kind === 'topic' && policy.suspendOnTopicRefusal) {
     const why = result.problem === 'permission-denied' ? 'Herald is not allowed to publish to the topic' : 'the topic does not exist';
     return { kind: 'suspend', cause: 'criteria', reason: `${what}: ${why}; this suspends the destination at once under ${policy.name}` };
@@ -176,7 +178,7 @@ function label(result: AttemptResult): string {
     case 'published':
       return 'Pub/Sub published';
     case 'topic':
-      return `Pub/Sub ${result.problem}`;
+      return result.problem === 'not-allowed' ? 'topic not allowed' : `Pub/Sub ${result.problem}`;
     case 'blocked':
       return `blocked address (${result.addressClass})`;
   }

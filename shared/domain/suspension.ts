@@ -98,6 +98,7 @@ const CAUSE_TEXT: Record<SuspensionCause, string> = {
   'retries-exhausted': 'an event failed its last retry (the policy deactivates the destination then)',
   'max-age': 'an event ran out of time (the policy deactivates the destination then)',
   'blocked-address': 'its host resolved to an address Herald may not connect to (private, loopback, link-local or metadata)',
+  'topic-not-allowed': "its topic is not among the topics its account may publish to (the operator's allowedTopics), or is named like one of Herald's own",
   threshold: 'its success rate fell below the threshold',
   manual: 'it was suspended by hand',
 };

@@ -4,31 +4,11 @@ import { AttemptResult, HeraldOverload } from './delivery';
 import { OVERLOAD_GRPC_CODES } from './herald-overload';
 import { GRPC, grpcName } from './grpc-status';
 import { HeraldEvent } from './event';
-import { heraldTopology, lanePrefixes, TopologyNames } from '../topology';
 
 /**
  * A Pub/Sub-topic destination: what it is sent (the CloudEvents Pub/Sub binding) and what a
  * publish's outcome comes to as an attempt. Pure: the adapter only reports the gRPC status.
  */
-
-/** Herald's own project and topic prefix: the topics a destination may not be. */
-export interface HeraldTopics extends TopologyNames {
-  projectId: string;
-}
-
-/**
- * Registration-time check of a topic destination beyond its form (the spec schema checks
- * that). Any project is allowed — the runtime service account needs roles/pubsub.publisher
- * on the topic — but not Herald's own topics (events, dead letter, replay, notifications,
- * lanes): publishing there would route events again, or feed the wrong function.
- */
-export function checkDestinationTopic(topic: string, herald: HeraldTopics): string | undefined {
-  const [, project, , name = ''] = topic.split('/');
-  if (project !== herald.projectId) return undefined;
-  const own = Object.values(heraldTopology(herald).topics).map((t) => t.name);
-  if (own.includes(name) || lanePrefixes(herald).some((lane) => name.startsWith(lane))) return `topic ${topic} is one of Herald's own topics; a destination must be another topic`;
-  return undefined;
-}
 
 /** The one Herald attribute a topic destination gets beside the `ce-*` ones: the same on every attempt and replay. */
 export const TOPIC_DELIVERY_ID_ATTRIBUTE = 'delivery-id';

@@ -20,15 +20,7 @@ const TYPE = 'com.example.order.created';
 
 type Reply = { status: number; body: unknown };
 
-async function as(token: string, method: string, path: string, body?: unknown): Promise<Reply> {
-  const res = await fetch(`${stack.url}/admin${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as unknown) : undefined };
-}
+const as = (token: string, method: string, path: string, body?: unknown): Promise<Reply> => stack.adminAs(token, method, path, body);
 
 const operator = (method: string, path: string, body?: unknown) => as(stack.config.adminToken, method, path, body);
 

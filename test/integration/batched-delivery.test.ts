@@ -49,7 +49,7 @@ const record = (destination: string, id: string): Promise<DeliveryRecord | undef
 beforeAll(async () => {
   await receiver.start();
   // Two instances, each with its own caches; local mode runs the batcher on the first, as the schedule runs one.
-  stack = await startTestStack(PROJECT, { HERALD_TIME_SCALE: String(SCALE), HERALD_PUMP_INTERVAL_MS: '100' }, { instances: 2 });
+  stack = await startTestStack(PROJECT, { HERALD_TIME_SCALE: String(SCALE), HERALD_PUMP_INTERVAL_MS: '100', HERALD_DEFAULT_ACCOUNT_TOPICS: `projects/${PROJECT}/topics/batched-audit` }, { instances: 2 });
   for (const [id, batch, policy] of [
     ['orders', { maxEvents: 10, maxWaitMs: 400 }, 'event-platform'],
     ['flaky', { maxEvents: 5, maxWaitMs: 300 }, 'adobe-best-effort'],

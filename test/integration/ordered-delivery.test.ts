@@ -48,7 +48,7 @@ const record = (destination: string, id: string): Promise<DeliveryRecord | undef
 
 beforeAll(async () => {
   await receiver.start();
-  stack = await startTestStack(PROJECT, { HERALD_TIME_SCALE: '300', HERALD_PUMP_INTERVAL_MS: '100' }, { instances: 2 });
+  stack = await startTestStack(PROJECT, { HERALD_TIME_SCALE: '300', HERALD_PUMP_INTERVAL_MS: '100', HERALD_DEFAULT_ACCOUNT_TOPICS: `projects/${PROJECT}/topics/ordered-audit` }, { instances: 2 });
   for (const [id, ordering, policy] of [
     // No success-rate threshold: a fifth of requests failing would otherwise suspend it (and hold every key, as it should).
     ['orders', 'key', { retryOn: { statuses: 'any' }, backoff: { kind: 'fixed', delaysMs: [200] }, maxAttempts: 30 }],

@@ -109,7 +109,12 @@ function herald(argv: string[]): Promise<CliRun> {
 }
 
 beforeAll(async () => {
-  stack = await startTestStack(PROJECT, { HERALD_TIME_SCALE: '10', HERALD_PUMP_INTERVAL_MS: '100' });
+  stack = await startTestStack(PROJECT, {
+    HERALD_TIME_SCALE: '10',
+    HERALD_PUMP_INTERVAL_MS: '100',
+    // The operator allows the default account these projects' topics (docs/what-a-destination-receives.md#iam).
+    HERALD_DEFAULT_ACCOUNT_TOPICS: `projects/${OTHER_PROJECT}/topics/*,projects/${PROJECT}/topics/*`,
+  });
   notifications = new SubscriptionTap(PROJECT, `${stack.runtime.names.prefix}-notifications-outbox`);
   audit = await createTopic(OTHER_PROJECT, 'audit');
 });
@@ -183,6 +188,9 @@ test("Herald's own topics are refused as destinations", async () => {
   expect(res.status).toBe(400);
   expect(res.body).toMatchObject({ issues: [{ path: 'topic', message: expect.stringContaining("one of Herald's own topics") }] });
   expect((await stack.admin('GET', '/destinations/loop')).status).toBe(404);
+  // In any project: no spelling of Herald's project gets its topic names through.
+  const elsewhere = await stack.admin('PUT', '/destinations/loop', { topic: `projects/${OTHER_PROJECT}/topics/${stack.runtime.topology.topics.events.name}` });
+  expect(elsewhere.status).toBe(400);
 });
 
 test('a topic that does not exist suspends its destination under event-platform (NOT_FOUND), with the notification; reactivated once it exists', async () => {

@@ -52,6 +52,8 @@ export function memoryDeliverDeps(
     clock: systemClock,
     log,
     policy: { presetTimeoutMs: 5000, timeScale: 1 },
+    // Every account may publish to the unit tests' topic project; a test narrows it through `overrides`.
+    allowedTopics: async () => ({ entries: ['projects/acme-audit/topics/*'] }),
     unrecorded: new UnrecordedSends(),
     ...overrides,
   };

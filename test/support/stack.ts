@@ -4,6 +4,8 @@ import { createLogger } from '../../shared/log';
 
 export interface TestStack extends LocalStack {
   admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+  /** The admin API with another bearer token: an account key, a portal session. */
+  adminAs(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
   ingest(headers: Record<string, string>, body: string | Buffer): Promise<{ status: number; body: unknown }>;
   logs: Record<string, unknown>[];
 }
@@ -47,14 +49,16 @@ export async function startTestStack(projectId: string, env: Record<string, stri
     }
     return { status: res.status, body };
   };
+  const adminAs = (token: string, method: string, path: string, body?: unknown) =>
+    call(`${stack.url}/admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
   return Object.assign(stack, {
     logs,
-    admin: (method: string, path: string, body?: unknown) =>
-      call(`${stack.url}/admin${path}`, {
-        method,
-        headers: { authorization: `Bearer ${stack.config.adminToken}`, 'content-type': 'application/json' },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      }),
+    admin: (method: string, path: string, body?: unknown) => adminAs(stack.config.adminToken, method, path, body),
+    adminAs,
     ingest: (headers: Record<string, string>, body: string | Buffer) =>
       call(`${stack.url}/ingest`, { method: 'POST', headers: { authorization: `Bearer ${stack.config.ingestToken}`, ...headers }, body }),
   });

@@ -247,6 +247,7 @@ describe('herald accounts', () => {
         'name             Acme Corp',
         'technical email  ops@acme.example',
         'failure policy   retry (default)',
+        'allowed topics   none (no topic destinations)',
         'created at       2026-01-01T00:00:00.000Z',
         'updated at       2026-01-01T00:00:00.000Z',
         '',
@@ -279,6 +280,17 @@ describe('herald accounts', () => {
     ]);
   });
 
+  test('update --allowed-topic (repeatable) replaces the allowed topics, --no-allowed-topics removes them; show lists those in force', async () => {
+    const h = harness(json({ ...ACME, allowedTopics: ['projects/acme-prod/topics/acme-*'], allowedTopicsInForce: ['projects/acme-prod/topics/acme-*'] }));
+    expect(await h.run(['accounts', 'update', 'acme', '--allowed-topic', 'projects/acme-prod/topics/acme-*', '--allowed-topic', 'projects/acme-prod/topics/orders'])).toBe(0);
+    expect(await h.run(['accounts', 'update', 'acme', '--no-allowed-topics'])).toBe(0);
+    expect(h.sent.map((s) => [s.method, s.url.replace(URL0, ''), sentBody(s)])).toEqual([
+      ['PATCH', '/admin/accounts/acme', { allowedTopics: ['projects/acme-prod/topics/acme-*', 'projects/acme-prod/topics/orders'] }],
+      ['PATCH', '/admin/accounts/acme', { allowedTopics: null }],
+    ]);
+    expect(h.stdout()).toContain('allowed topics   projects/acme-prod/topics/acme-*\n');
+  });
+
   test('delete; a 409 says to remove its destinations first', async () => {
     const h = harness(noContent);
     expect(await h.run(['accounts', 'delete', 'acme'])).toBe(0);
@@ -303,7 +315,9 @@ describe('herald accounts', () => {
 
   test.each([
     [['accounts', 'create', ' ', '--id', 'Acme', '--email', 'nope'], ['  - --id: an account id is 1-63', '  - <name>: must not be empty', '  - --email: must be an email address']],
-    [['accounts', 'update', 'acme'], ['  - arguments: nothing to change: give --name, --email <email> or --no-email']],
+    [['accounts', 'update', 'acme'], ['  - arguments: nothing to change: give --name, --email <email>, --no-email, --allowed-topic <topic> or --no-allowed-topics']],
+    [['accounts', 'update', 'acme', '--allowed-topic', 'projects/*/topics/x'], ['  - --allowed-topic.0: an allowed topic is a topic (projects/PROJECT/topics/TOPIC) or a prefix ending in *']],
+    [['accounts', 'update', 'acme', '--allowed-topic', 'projects/acme-prod/topics/x1x', '--no-allowed-topics'], ['  - --no-allowed-topics: give --allowed-topic or --no-allowed-topics, not both']],
     [['accounts', 'update', 'acme', '--email', 'x'], ['  - --email: must be an email address']],
     [['accounts', 'delete', 'default'], ['  - <id>: the account "default" always exists and cannot be deleted']],
     [['accounts', 'settings', 'acme', '--failure-policy', 'drop'], ['  - --failure-policy: must be "retry" or "queue"']],

@@ -1,5 +1,6 @@
 import { MemoryTopicPublisher, TopicAnswer } from '../../shared/adapters/memory/topic-publisher';
 import { deliverFromLane } from '../../shared/app/deliver';
+import { FirstMember, firstBatch } from '../../shared/app/batch-attempt';
 import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
 import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { deliveryId } from '../../shared/domain/delivery';
@@ -214,5 +215,51 @@ describe('first attempts and rate control', () => {
     // The duplicate left at once; the other took the next turn, about a second after the first.
     expect(done[0]! - firstAt).toBeLessThan(300);
     expect(done[1]! - firstAt).toBeLessThan(1_600);
+  });
+});
+
+describe("the account's allowedTopics, checked again at every publish (issue 50)", () => {
+  it('a topic taken off the list since registration is not published to: the destination is suspended (topic-not-allowed), the event QUEUED, the contact told', async () => {
+    const h = await setup('ok', { technicalEmail: 'ops@example.com', policy: 'eventarc' });
+    h.deps.allowedTopics = async () => ({ entries: ['projects/acme-audit/topics/other'] });
+    expect(await deliverFromLane(h.deps, h.push)).toMatchObject({ kind: 'attempted', decision: 'suspend', status: 'QUEUED' });
+    expect(h.topics.published).toHaveLength(0);
+    const record = await h.deliveries.get(ID);
+    expect(record?.lastError?.error).toMatch(/^not published, refused by Herald: topic projects\/acme-audit\/topics\/audit is not among the topics account default may publish to/);
+    const destination = await h.destinations.get('audit');
+    expect(destination).toMatchObject({ status: 'suspended', suspension: { cause: 'topic-not-allowed', reason: expect.stringContaining('PATCH /admin/accounts/default') } });
+    expect(h.bus.map((m) => m.topic)).toEqual(['herald-notifications']);
+    // Suspended, the next event is QUEUED without an attempt: no loop of refusals.
+    const next = { ...h.push, messageId: 'm2', message: toPubSubMessage({ ...EVENT, attributes: { ...EVENT.attributes, id: 'e2' } }, { [LANE_ATTRIBUTES.destination]: 'audit', [LANE_ATTRIBUTES.publishedAt]: new Date().toISOString() }) };
+    expect(await deliverFromLane(h.deps, next)).toMatchObject({ kind: 'queued' });
+    expect(h.topics.published).toHaveLength(0);
+  });
+
+  it("a topic named like Herald's own is refused at publish too, whatever the list says", async () => {
+    const h = await setup('ok');
+    await h.destinations.put({ ...(await h.destinations.get('audit'))!, topic: 'projects/acme-audit/topics/herald-events' });
+    h.deps.directory.changed('audit');
+    expect(await deliverFromLane(h.deps, h.push)).toMatchObject({ decision: 'suspend' });
+    expect(h.topics.published).toHaveLength(0);
+    expect((await h.destinations.get('audit'))?.suspension?.reason).toContain("named like one of Herald's own topics");
+  });
+
+  it('a list that cannot be read is no attempt: the delivery waits PENDING, nothing published, nothing suspended', async () => {
+    const h = await setup('ok');
+    h.deps.allowedTopics = async () => ({ unreadable: 'firestore unavailable' });
+    expect(await deliverFromLane(h.deps, h.push)).toMatchObject({ kind: 'deferred' });
+    expect(h.topics.published).toHaveLength(0);
+    expect(await h.deliveries.get(ID)).toMatchObject({ status: 'PENDING', attempts: 0 });
+    expect((await h.destinations.get('audit'))?.status).toBe('active');
+  });
+
+  it('a batched topic destination off the list publishes no member of its batch', async () => {
+    const h = await setup('ok', { batch: { maxEvents: 10, maxWaitMs: 500 } });
+    h.deps.allowedTopics = async () => ({ entries: [] });
+    const destination = (await h.destinations.get('audit'))!;
+    const member = (id: string): FirstMember => ({ kind: 'first', destinationId: 'audit', event: { ...EVENT, attributes: { ...EVENT.attributes, id } }, publishedAt: new Date().toISOString() });
+    expect(await firstBatch(h.deps, destination, [member('b1'), member('b2')])).toMatchObject({ outcome: 'suspend', recorded: 2 });
+    expect(h.topics.published).toHaveLength(0);
+    expect((await h.destinations.get('audit'))?.suspension?.cause).toBe('topic-not-allowed');
   });
 });

@@ -79,3 +79,13 @@ test('ordered delivery: the spec documents ordering, and the held-key routes are
   expect(responses('/admin/destinations/{id}/ordered-keys/blocked', 'get')).toEqual(['200', '400', '401', '404']);
   expect(responses('/admin/accounts/{accountId}/destinations/{id}/ordered-keys/skip', 'post')).toEqual(['200', '400', '401', '404', '409']);
 });
+
+test("topic allow-lists: PATCH of an account documents allowedTopics, and PUT of a destination its 403", () => {
+  const patch = doc.paths['/admin/accounts/{accountId}']!.patch!;
+  const validate = ajv.compile(patch.requestBody!.content['application/json']!.schema);
+  expect(validate({ allowedTopics: ['projects/acme-prod/topics/acme-*'] })).toBe(true);
+  expect(validate({ allowedTopics: null })).toBe(true);
+  expect(validate({ allowedTopics: 'projects/acme-prod/topics/acme-*' })).toBe(false);
+  const responses = (doc.paths['/admin/destinations/{id}']!.put as { responses: Record<string, unknown> }).responses;
+  expect(Object.keys(responses)).toContain('403');
+});

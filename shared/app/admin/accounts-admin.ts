@@ -24,6 +24,7 @@ import {
 } from '../../domain/account';
 import { issuesFromZod } from '../../domain/event';
 import { QuotaDefaults, quotasOf } from '../../domain/quota';
+import { allowedTopicsInForce } from '../../domain/topic-allow-list';
 import { AccountDataEraser, AccountStore, Clock, DestinationStore, Logger } from '../../ports';
 import { AdminResult } from './destinations-admin';
 import { KeyVerifier } from '../key-verifier';
@@ -37,6 +38,8 @@ export interface AccountsAdminDeps {
   log: Logger;
   /** The deployment's quotas for accounts without their own (shown as `quotasInForce`). */
   quotaDefaults?: QuotaDefaults;
+  /** HERALD_DEFAULT_ACCOUNT_TOPICS: allowed to `default` besides its own list (shown in `allowedTopicsInForce`). */
+  defaultAccountTopics?: readonly string[];
   /** Ends the account's portal links and sessions when it is deleted (app/portal-verifier.ts). */
   portalAccess?: { endAccount(account: string): Promise<void> };
   /** Deletes what a deleted account leaves in the other stores (app/account-purge.ts). */
@@ -45,11 +48,19 @@ export interface AccountsAdminDeps {
   purgeInlineMs?: number;
 }
 
-/** An account, with the quotas that apply to it (its own, or the deployment's defaults; absent: no limit). */
-export type AccountView = Account & { quotasInForce: AccountQuotas };
+/**
+ * An account, with the quotas that apply to it (its own, or the deployment's defaults; absent:
+ * no limit) and the topics its destinations may publish to (its own list, and for `default` the
+ * deployment's too).
+ */
+export type AccountView = Account & { quotasInForce: AccountQuotas; allowedTopicsInForce: string[] };
 
-function accountView(deps: Pick<AccountsAdminDeps, 'quotaDefaults'>, account: Account): AccountView {
-  return { ...account, quotasInForce: quotasOf(account.id, account, deps.quotaDefaults ?? { publishPerSecond: 0, destinations: 0 }) };
+function accountView(deps: Pick<AccountsAdminDeps, 'quotaDefaults' | 'defaultAccountTopics'>, account: Account): AccountView {
+  return {
+    ...account,
+    quotasInForce: quotasOf(account.id, account, deps.quotaDefaults ?? { publishPerSecond: 0, destinations: 0 }),
+    allowedTopicsInForce: allowedTopicsInForce(account.id, account.allowedTopics, deps.defaultAccountTopics ?? []),
+  };
 }
 
 /** The account everything belongs to when nobody said otherwise: it always exists, stored or not. */
@@ -132,7 +143,8 @@ export async function getAccount(deps: AccountsAdminDeps, caller: Caller, id: st
 
 export async function updateAccount(deps: AccountsAdminDeps, caller: Caller, id: string, body: unknown): Promise<AdminResult<AccountView>> {
   if (!(await findAccount(deps, caller, id))) return noAccount(id);
-  if (caller.kind !== 'operator') return operatorOnly("changing an account's name, email, quotas or portal theme");
+  // The allowed topics above all: a key that could widen them could point its destinations at another account's topic.
+  if (caller.kind !== 'operator') return operatorOnly("changing an account's name, email, quotas, portal theme or allowed topics");
   const parsed = accountPatchSchema.safeParse(body);
   if (!parsed.success) return invalid('change', parsed.error);
   const now = deps.clock.now();
@@ -142,7 +154,8 @@ export async function updateAccount(deps: AccountsAdminDeps, caller: Caller, id:
     return base && patchAccount(base, parsed.data, now);
   });
   if (!written) return noAccount(id);
-  deps.log.info('account changed', { account: id, actor: actorOf(caller), changed: Object.keys(parsed.data) });
+  const topics = parsed.data.allowedTopics !== undefined ? { allowedTopics: written.allowedTopics ?? [] } : {};
+  deps.log.info('account changed', { account: id, actor: actorOf(caller), changed: Object.keys(parsed.data), ...topics });
   return { status: 200, body: accountView(deps, written) };
 }
 

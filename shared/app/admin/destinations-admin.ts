@@ -4,8 +4,9 @@ import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../../domain/ids';
 import { applySpec, rateBoundsOf, destinationSpecSchema, Destination, DestinationView, ResetSetting, resetSettings, viewOf } from '../../domain/destination';
 import { issuesFromZod, ValidationIssue } from '../../domain/event';
 import { LastError } from '../../domain/delivery';
-import { checkDestinationTopic, HeraldTopics } from '../../domain/topic-destination';
-import { Clock, DeliveryStore, DestinationStore, HostResolver, LaneProvisioner, Logger, RateLeaseStore } from '../../ports';
+import { topicRefusal } from '../../domain/topic-allow-list';
+import { TopologyNames } from '../../topology';
+import { Clock, DeliveryStore, DestinationStore, HostResolver, LaneNotDeclaredError, LaneProvisioner, Logger, RateLeaseStore } from '../../ports';
 import { checkWebhookTarget } from '../target-guard';
 import { clampRate, INITIAL_RATE } from '../../domain/rate-control';
 import { DestinationDirectory } from '../destination-directory';
@@ -24,8 +25,12 @@ export interface AdminDeps {
   addressRules: AddressRules;
   /** DNS for the SSRF check of webhook URLs at registration. */
   resolver: HostResolver;
-  /** Herald's own project and prefix: a topic destination may not be one of its topics. */
-  herald?: HeraldTopics;
+  /**
+   * What a topic destination is checked against: its account's allowedTopics, read past the
+   * cache (a list the operator just changed applies at once), and Herald's own topic names.
+   * Absent: no topic is allowed.
+   */
+  topicAccess?: { names: TopologyNames; allowedTopicsNow(account: string): Promise<readonly string[]> };
   /** The quotas that apply to an account (absent: none). */
   quotasOf?: (account: string) => Promise<AccountQuotas>;
 }
@@ -52,8 +57,10 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
   const parsed = destinationSpecSchema.safeParse(body);
   if (!parsed.success) return { status: 400, body: { error: 'invalid destination spec', issues: issuesFromZod(parsed.error) } };
   const spec = parsed.data;
-  const topicProblem = spec.topic !== undefined && deps.herald ? checkDestinationTopic(spec.topic, deps.herald) : undefined;
-  if (topicProblem) return { status: 400, body: { error: 'invalid destination spec', issues: [{ path: 'topic', message: topicProblem }] } };
+  if (spec.topic !== undefined) {
+    const refused = await topicProblem(deps, id, spec.topic);
+    if (refused) return refused;
+  }
   const urlProblem = spec.url !== undefined ? await checkWebhookTarget(spec.url, deps.addressRules, deps.resolver) : undefined;
   if (urlProblem) {
     const error = urlProblem.status === 400 ? 'invalid destination spec' : 'the destination URL could not be checked';
@@ -64,7 +71,14 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
   if (overQuota) return { status: 409, body: { error: overQuota } };
 
   // A dedicated lane exists before the destination is visible to routing, so no event finds it missing.
-  if (spec.lane === 'dedicated') await deps.lanes.ensureLane(id);
+  if (spec.lane === 'dedicated') {
+    try {
+      await deps.lanes.ensureLane(id);
+    } catch (e) {
+      if (e instanceof LaneNotDeclaredError) return { status: 409, body: { error: e.message, issues: [{ path: 'lane', message: 'no dedicated lane is declared for this destination' }] } };
+      throw e;
+    }
+  }
   // Read and written in one transaction: a suspension written meanwhile is kept, not overwritten.
   const now = deps.clock.now();
   let created = false;
@@ -131,6 +145,20 @@ export async function getDestination(deps: AdminDeps, id: string): Promise<Admin
     ...paused,
   };
   return { status: 200, body: { ...viewOf(destination, deps.clock.now()), stats } };
+}
+
+/**
+ * A topic destination's topic, refused: 400 for a name like Herald's own (no list can allow
+ * it), 403 for one its account may not publish to, naming what the operator must do.
+ */
+async function topicProblem(deps: AdminDeps, id: string, topic: string): Promise<AdminResult<never> | undefined> {
+  const { account } = splitDestinationId(id);
+  const names = deps.topicAccess?.names ?? { prefix: 'herald' };
+  const allowed = deps.topicAccess ? await deps.topicAccess.allowedTopicsNow(account) : [];
+  const refusal = topicRefusal(topic, account, allowed, names);
+  if (refusal === undefined) return undefined;
+  const issues = [{ path: 'topic', message: refusal.message }];
+  return refusal.kind === 'own' ? { status: 400, body: { error: 'invalid destination spec', issues } } : { status: 403, body: { error: refusal.message, issues } };
 }
 
 /** The destinations of one account. */

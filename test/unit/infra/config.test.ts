@@ -92,6 +92,14 @@ test.each([
   ['a function\'s billing mode that is not one', { 'herald:functions': JSON.stringify({ deliver: { billing: 'cpu-always' } }) }, 'herald:functions.deliver.billing: billing must be request'],
   ['instance-based billing on a fraction of a CPU', { 'herald:functions': JSON.stringify({ pump: { billing: 'instance', cpu: '0.5' } }) }, 'herald:functions.pump.billing: instance-based billing (CPU always allocated) needs cpu of at least 1'],
   ['no delivery retention', { 'herald:settings': JSON.stringify({ deliveryRetentionDays: 0 }) }, 'herald:settings.deliveryRetentionDays: HERALD_DELIVERY_RETENTION_DAYS'],
+  ['a destination topic given as a prefix', { 'herald:destinationTopics': JSON.stringify(['projects/acme-prod/topics/acme-*']) }, 'herald:destinationTopics[0]: each must be a topic, projects/PROJECT/topics/TOPIC'],
+  ["a destination topic named like Herald's own", { 'herald:destinationTopics': JSON.stringify(['projects/acme-prod/topics/herald-events']) }, "herald:destinationTopics[0]: topic projects/acme-prod/topics/herald-events is named like one of Herald's own topics"],
+  ["a declared destination at one of Herald's own topics", { 'herald:destinations': JSON.stringify({ loop: { topic: 'projects/other-project/topics/herald-dead-letter' } }) }, "herald:destinations.loop.topic: topic projects/other-project/topics/herald-dead-letter is named like one of Herald's own"],
+  ['a declared dedicated destination without its lane', { 'herald:destinations': JSON.stringify({ orders: { url: 'https://a.example.com', lane: 'dedicated' } }) }, 'herald:destinations.orders.lane: a dedicated lane is created by the program: add "orders" to herald:dedicatedLanes'],
+  ['a dedicated lane for no destination id', { 'herald:dedicatedLanes': JSON.stringify(['Orders']) }, 'herald:dedicatedLanes[0]: each must be a destination id as Herald names it'],
+  ['a dedicated lane listed twice', { 'herald:dedicatedLanes': JSON.stringify(['orders', 'orders']) }, 'herald:dedicatedLanes[1]: orders is listed twice'],
+  ['the lanes as a plain setting', { 'herald:settings': JSON.stringify({ laneProvisioning: 'runtime' }) }, 'herald:settings.laneProvisioning: laneProvisioning is set by the Pulumi program itself'],
+  ['a default account topic Herald refuses', { 'herald:settings': JSON.stringify({ defaultAccountTopics: 'projects/x/topics/y' }) }, 'herald:settings.defaultAccountTopics: HERALD_DEFAULT_ACCOUNT_TOPICS="projects/x/topics/y": entry 1 (projects/x/topics/y): an allowed topic is'],
   [
     'a delivery retention the reconciler could outwait',
     { 'herald:settings': JSON.stringify({ deliveryRetentionDays: 2, reconcileAfterMs: 86_400_000 }) },
@@ -161,5 +169,24 @@ describe('herald:secretsKey', () => {
     const error = failure({ 'herald:secretsKey': key });
     expect(error).toContain('herald:secretsKey');
     expect(error).not.toContain(key);
+  });
+});
+
+describe('topic destinations and dedicated lanes (issue 50)', () => {
+  test("a declared topic destination's topic joins the default account's allowed topics, after the stack's own", () => {
+    const config = read({
+      'herald:settings': JSON.stringify({ defaultAccountTopics: 'projects/ops-prod/topics/ops-*' }),
+      'herald:destinations': JSON.stringify({ audit: { topic: 'projects/ops-prod/topics/audit' }, orders: { url: 'https://hooks.example.com/orders' } }),
+    });
+    expect(config.settingsEnv[ENV_NAMES.defaultAccountTopics]).toBe('projects/ops-prod/topics/ops-*,projects/ops-prod/topics/audit');
+    expect(config.herald.defaultAccountTopics).toEqual(['projects/ops-prod/topics/ops-*', 'projects/ops-prod/topics/audit']);
+    expect(read({}).settingsEnv).not.toHaveProperty(ENV_NAMES.defaultAccountTopics);
+  });
+
+  test('the functions learn the program makes the dedicated lanes: declared, with the destinations listed', () => {
+    const config = read({ 'herald:dedicatedLanes': JSON.stringify(['orders', 'acme_orders']), 'herald:destinationTopics': JSON.stringify(['projects/acme-prod/topics/orders']) });
+    expect(config.herald).toMatchObject({ laneProvisioning: 'declared', dedicatedLanes: ['orders', 'acme_orders'] });
+    expect(config.destinationTopics).toEqual(['projects/acme-prod/topics/orders']);
+    expect(read({}).herald).toMatchObject({ laneProvisioning: 'declared' });
   });
 });

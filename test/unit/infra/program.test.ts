@@ -1,9 +1,9 @@
 import type { PubSub } from '@google-cloud/pubsub';
 import * as pulumi from '@pulumi/pulumi';
 import { FIRESTORE_INCREASING_FIELDS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, FIRESTORE_UNINDEXED_FIELDS } from '../../../shared/firestore-schema';
-import { applyTopology } from '../../../shared/adapters/pubsub-topology';
+import { applyTopology, PubSubLanes } from '../../../shared/adapters/pubsub-topology';
 import { ENV_NAMES } from '../../../shared/config';
-import { FUNCTION_NAMES, FunctionName, heraldTopology, INTERNAL_FUNCTIONS, laneTopology, PUMP_RUN_SECONDS } from '../../../shared/topology';
+import { FUNCTION_NAMES, FunctionName, heraldTopology, INTERNAL_FUNCTIONS, laneTopology, PUMP_RUN_SECONDS, subscriptionsHeraldPulls, TOPICS_HERALD_PUBLISHES } from '../../../shared/topology';
 import { REQUIRED_APIS } from '../../../infra/components/apis';
 import { compositeIndexes, QuerySpec } from '../../../infra/firestore-plan';
 import { nodeOptionsFor } from '../../../infra/function-plan';
@@ -16,6 +16,8 @@ import { ADMIN_TOKEN, Declared, functionUrl, GENERATED_SECRETS_KEY, mockPulumi, 
  */
 
 type Program = typeof import('../../../infra/index');
+/** Topics the stack's destinations publish to: one in Herald's project, one in another. */
+const DESTINATION_TOPICS = [`projects/${PROJECT}/topics/ops-audit`, 'projects/acme-prod/topics/orders'];
 const declared: Declared[] = [];
 let program: Program;
 
@@ -25,6 +27,8 @@ beforeAll(async () => {
       'herald:destinations': JSON.stringify({ orders: { url: 'https://hooks.example.com/orders', eventTypes: ['com.example.order.*'] } }),
       'herald:signingSecretReaders': JSON.stringify(['group:hooks@example.com']),
       'herald:functions': JSON.stringify({ deliver: { billing: 'instance' } }),
+      'herald:destinationTopics': JSON.stringify(DESTINATION_TOPICS),
+      'herald:dedicatedLanes': JSON.stringify(['acme_orders']),
     }),
     declared,
   );
@@ -33,6 +37,8 @@ beforeAll(async () => {
 }, 30_000);
 
 const ofType = (type: string) => declared.filter((r) => r.type === type);
+/** Not one of the declared dedicated lanes (`herald-lane-…`): those are not part of the shared topology. */
+const notDedicated = (r: Declared) => !String(r.inputs.name).startsWith('herald-lane-');
 const FUNCTION = 'gcp:cloudfunctionsv2/function:Function';
 const SUBSCRIPTION = 'gcp:pubsub/subscription:Subscription';
 const prefix = 'herald';
@@ -74,7 +80,8 @@ describe('topology: the program declares what local mode applies', () => {
   }
   const lastSegment = (url: string) => new URL(url).pathname.split('/').pop()!;
 
-  async function appliedLocally(): Promise<{ topics: Record<string, number | undefined>; subscriptions: Shape[] }> {
+  /** What local mode's Pub/Sub code asks of a client: the whole topology, or what `apply` does with the client. */
+  async function appliedLocally(apply: (pubsub: PubSub) => Promise<void> = (pubsub) => applyTopology(pubsub, topology, { endpointFor: (fn) => functionUrl(fn), serviceAccountEmail: PUSH_SA })): Promise<{ topics: Record<string, number | undefined>; subscriptions: Shape[] }> {
     const topics: Record<string, number | undefined> = {};
     const subscriptions: Shape[] = [];
     type Metadata = {
@@ -101,15 +108,18 @@ describe('topology: the program declares what local mode applies', () => {
           }),
       }),
     };
-    await applyTopology(fake as unknown as PubSub, topology, { endpointFor: (fn) => functionUrl(fn), serviceAccountEmail: PUSH_SA });
+    await apply(fake as unknown as PubSub);
     return { topics, subscriptions };
   }
 
-  function declaredByPulumi(): { topics: Record<string, number | undefined>; subscriptions: Shape[] } {
+  /** What the program declared (the shared topology unless `which` says otherwise), in the same shape. */
+  function declaredByPulumi(which: (r: Declared) => boolean = notDedicated): { topics: Record<string, number | undefined>; subscriptions: Shape[] } {
     const topics = Object.fromEntries(
-      ofType('gcp:pubsub/topic:Topic').map((t) => [String(t.inputs.name), t.inputs.messageRetentionDuration === undefined ? undefined : seconds(t.inputs.messageRetentionDuration)]),
+      ofType('gcp:pubsub/topic:Topic')
+        .filter(which)
+        .map((t) => [String(t.inputs.name), t.inputs.messageRetentionDuration === undefined ? undefined : seconds(t.inputs.messageRetentionDuration)]),
     );
-    const subscriptions = ofType(SUBSCRIPTION).map((s): Shape => {
+    const subscriptions = ofType(SUBSCRIPTION).filter(which).map((s): Shape => {
       const i = s.inputs as {
         name: string;
         topic: string;
@@ -134,6 +144,16 @@ describe('topology: the program declares what local mode applies', () => {
 
   const byName = (a: Shape, b: Shape) => a.name.localeCompare(b.name);
 
+  test('a declared dedicated lane is what Herald itself makes locally: its topic, and its push subscription with every setting', async () => {
+    const made = await appliedLocally((pubsub) => new PubSubLanes(pubsub, { prefix }, { endpointFor: (fn) => functionUrl(fn), serviceAccountEmail: PUSH_SA }).ensureLane('acme_orders'));
+    const lane = laneTopology('acme_orders', { prefix });
+    const stack = declaredByPulumi((r) => !notDedicated(r));
+    expect(Object.keys(stack.topics)).toEqual([lane.topic.name]);
+    expect(Object.keys(made.topics)).toEqual([lane.topic.name]);
+    expect(stack.subscriptions).toEqual(made.subscriptions);
+    expect(stack.subscriptions).toEqual([expect.objectContaining({ name: lane.subscription.name, pushTo: 'deliver', oidc: true, deadLetter: [expect.stringContaining('herald-dead-letter'), 100] })]);
+  });
+
   test('topics and subscriptions, with every setting, equal the ones local mode creates from heraldTopology()', async () => {
     const local = await appliedLocally();
     const stack = declaredByPulumi();
@@ -152,7 +172,7 @@ describe('topology: the program declares what local mode applies', () => {
   });
 
   test('every push subscription pushes to its function URL with an OIDC token of the push identity, a retry policy and a dead-letter policy (a batcher wake-up none)', () => {
-    const pushes = ofType(SUBSCRIPTION).filter((s) => s.inputs.pushConfig !== undefined);
+    const pushes = ofType(SUBSCRIPTION).filter((s) => s.inputs.pushConfig !== undefined && notDedicated(s));
     expect(pushes.map((s) => s.inputs.name).sort()).toEqual(topology.subscriptions.filter((s) => s.pushTo).map((s) => s.name).sort());
     for (const s of pushes) {
       const spec = topology.subscriptions.find((t) => t.name === s.inputs.name)!;
@@ -180,7 +200,8 @@ describe('topology: the program declares what local mode applies', () => {
       expect(agentRoles).toContainEqual(['gcp:pubsub/subscriptionIAMMember:SubscriptionIAMMember', 'roles/pubsub.subscriber', s.name]);
     }
     expect(agentRoles).toContainEqual(['gcp:serviceaccount/iAMMember:IAMMember', 'roles/iam.serviceAccountTokenCreator', `projects/${PROJECT}/serviceAccounts/${PUSH_SA}`]);
-    // Lanes are made at runtime: the dead-lettering grant for them is project-wide.
+    expect(agentRoles).toContainEqual(['gcp:pubsub/subscriptionIAMMember:SubscriptionIAMMember', 'roles/pubsub.subscriber', laneTopology('acme_orders', { prefix }).subscription.name]);
+    // Lanes an older Herald made at runtime still dead-letter: that grant stays project-wide.
     expect(agentRoles).toContainEqual(['gcp:projects/iAMMember:IAMMember', 'roles/pubsub.subscriber', PROJECT]);
   });
 });
@@ -345,11 +366,37 @@ describe('who may call what', () => {
     expect(JSON.stringify(declared.map((r) => r.inputs))).not.toMatch(/roles\/(owner|editor|viewer)"/);
   });
 
-  test('the runtime identity may manage lanes and attach the push identity to them', () => {
-    const runtimeGrants = declared.filter((r) => r.inputs.member === `serviceAccount:${RUNTIME_SA}`).map((r) => r.inputs.role);
-    expect(runtimeGrants).toEqual(expect.arrayContaining(['roles/datastore.user', 'roles/pubsub.editor', 'roles/iam.serviceAccountUser']));
-    const actAs = declared.find((r) => r.inputs.member === `serviceAccount:${RUNTIME_SA}` && r.inputs.role === 'roles/iam.serviceAccountUser')!;
-    expect(actAs.inputs.serviceAccountId).toBe(`projects/${PROJECT}/serviceAccounts/${PUSH_SA}`);
+  test('the runtime identity has no project-wide Pub/Sub role, and acts as no other identity', () => {
+    const projectGrants = ofType('gcp:projects/iAMMember:IAMMember').filter((r) => r.inputs.member === `serviceAccount:${RUNTIME_SA}`).map((r) => r.inputs.role);
+    expect(projectGrants).toEqual(['roles/datastore.user']);
+    // Nobody holds a project-wide Pub/Sub role but Google's own agent, which forwards dead letters.
+    const pubsubProjectRoles = ofType('gcp:projects/iAMMember:IAMMember').filter((r) => String(r.inputs.role).startsWith('roles/pubsub.'));
+    expect(pubsubProjectRoles.map((r) => [r.inputs.role, r.inputs.member])).toEqual([['roles/pubsub.subscriber', PUBSUB_AGENT]]);
+    expect(ofType('gcp:projects/iAMCustomRole:IAMCustomRole')).toEqual([]);
+    // It creates no push subscription, so it need not attach the push identity to one.
+    expect(declared.filter((r) => r.inputs.member === `serviceAccount:${RUNTIME_SA}` && r.inputs.role === 'roles/iam.serviceAccountUser')).toEqual([]);
+  });
+
+  test("the runtime identity publishes to Herald's own topics (never events), pulls the subscriptions it reads, and publishes to the stack's destination topics", () => {
+    const grants = (type: string, role: string, key: string) =>
+      ofType(type)
+        .filter((r) => r.inputs.member === `serviceAccount:${RUNTIME_SA}` && r.inputs.role === role)
+        .map((r) => `${String(r.inputs.project)}/${String(r.inputs[key])}`)
+        .sort();
+    const own = [...TOPICS_HERALD_PUBLISHES.map((k) => topology.topics[k].name), ...topology.laneTopics.map((t) => t.name), laneTopology('acme_orders', { prefix }).topic.name];
+    const destinations = DESTINATION_TOPICS.map((t) => `${t.split('/')[1]}/${t.split('/')[3]}`);
+    expect(grants('gcp:pubsub/topicIAMMember:TopicIAMMember', 'roles/pubsub.publisher', 'topic')).toEqual([...own.map((t) => `${PROJECT}/${t}`), ...destinations].sort());
+    expect(own).not.toContain(topology.topics.events.name);
+    expect(grants('gcp:pubsub/subscriptionIAMMember:SubscriptionIAMMember', 'roles/pubsub.subscriber', 'subscription')).toEqual(subscriptionsHeraldPulls({ prefix }).map((n) => `${PROJECT}/${n}`).sort());
+    // Nothing else in Pub/Sub: no editor, admin or viewer on any topic or subscription.
+    const other = declared.filter((r) => r.inputs.member === `serviceAccount:${RUNTIME_SA}` && String(r.inputs.role).startsWith('roles/pubsub.') && !['roles/pubsub.publisher', 'roles/pubsub.subscriber'].includes(String(r.inputs.role)));
+    expect(other).toEqual([]);
+  });
+
+  test('the functions are told the program makes the dedicated lanes, and which', () => {
+    for (const fn of ofType(FUNCTION)) {
+      expect(serviceConfig(fn).environmentVariables).toMatchObject({ [ENV_NAMES.laneProvisioning]: 'declared', [ENV_NAMES.dedicatedLanes]: 'acme_orders' });
+    }
   });
 });
 

@@ -19,6 +19,12 @@ const JSON_HELP = 'print the JSON Herald answered instead of lines for people';
 /** What `list` shows of a policy: the setting, or `retry` marked as the default it falls back to. */
 const policyText = (settings: AccountSettings) => settings[FAILURE_POLICY_SETTING] ?? 'retry (default)';
 
+/** The topics its destinations may publish to: those in force (GET shows them), else its own list. */
+function topicsText(a: Account & { allowedTopicsInForce?: string[] }): string {
+  const topics = a.allowedTopicsInForce ?? a.allowedTopics ?? [];
+  return topics.length > 0 ? topics.join(', ') : 'none (no topic destinations)';
+}
+
 /** One account for people: a label per line. */
 export function accountText(a: Account): string {
   return table([
@@ -26,6 +32,7 @@ export function accountText(a: Account): string {
     ['name', a.name],
     ['technical email', a.technicalEmail ?? '-'],
     ['failure policy', policyText(a.settings)],
+    ['allowed topics', topicsText(a)],
     ['created at', a.createdAt],
     ['updated at', a.updatedAt],
   ]);
@@ -39,10 +46,15 @@ export function settingsText(settings: AccountSettings): string {
   return table([[FAILURE_POLICY_SETTING, settings[FAILURE_POLICY_SETTING] ?? 'retry (the default: never set)']]);
 }
 
-/** `--email x` sets it, `--no-email` (false) removes it: the API's null. */
+/**
+ * `--email x` sets it, `--no-email` (false) removes it: the API's null. `--allowed-topic`
+ * (repeatable) replaces the allowed topics, `--no-allowed-topics` removes them.
+ */
 const updateOptionsSchema = z
-  .object({ id: accountIdSchema, name: z.string().optional(), email: z.union([z.string(), z.literal(false)]).optional() })
-  .refine((o) => o.name !== undefined || o.email !== undefined, { message: 'nothing to change: give --name, --email <email> or --no-email', path: [] });
+  .object({ id: accountIdSchema, name: z.string().optional(), email: z.union([z.string(), z.literal(false)]).optional(), topics: z.union([z.array(z.string()), z.literal(false)]).optional() })
+  .refine((o) => o.name !== undefined || o.email !== undefined || o.topics !== undefined, { message: 'nothing to change: give --name, --email <email>, --no-email, --allowed-topic <topic> or --no-allowed-topics', path: [] });
+
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
 const failurePolicySchema = z
   .string()
@@ -65,7 +77,7 @@ export function registerAccounts(program: Command, ctx: CommandContext): void {
     else ctx.out(accountsTable(accounts));
   });
 
-  const show = withJson(group.command('show').argument('<id>', 'account id').description('show one account: name, technical email, failure policy'));
+  const show = withJson(group.command('show').argument('<id>', 'account id').description('show one account: name, technical email, failure policy, allowed topics'));
   connectionOptions(show, 'admin', { account: 'ignore' });
   show.action(async (id: string) => {
     const input = validate(z.object({ id: accountIdSchema }), { id }, ID_ARG, show);
@@ -96,16 +108,38 @@ export function registerAccounts(program: Command, ctx: CommandContext): void {
     group
       .command('update')
       .argument('<id>', 'account id')
-      .description("change an account's name or technical email (operator only)")
+      .description("change an account's name, technical email or allowed topics (operator only)")
       .option('--name <name>', 'its new name')
       .option('--email <email>', 'its new technical email')
-      .option('--no-email', 'remove its technical email'),
+      .option('--no-email', 'remove its technical email')
+      .option('--allowed-topic <topic>', 'a topic its destinations may publish to, projects/P/topics/T, or a prefix, projects/P/topics/acme-* (repeat for several; replaces the list)', collect)
+      .option('--no-allowed-topics', 'remove its allowed topics: none of its destinations may then publish to a topic'),
   );
   connectionOptions(update, 'admin', { account: 'ignore' });
+  update.addHelpText(
+    'after',
+    `
+Allowed topics are the operator's alone: an account's destinations may publish only to those
+topics (checked when a destination is registered and again at each publish; a destination whose
+topic leaves the list is suspended). Herald's own topics are never allowed.
+
+Example:
+  herald accounts update acme --allowed-topic 'projects/acme-prod/topics/acme-*'`,
+  );
   update.action(async (id: string) => {
-    const opts = update.opts<{ name?: string; email?: string | false; json?: boolean }>();
-    const options = validate(updateOptionsSchema, { id, name: opts.name, email: opts.email }, ID_ARG, update);
-    const patch = issuesOf(accountPatchSchema, { ...(options.name !== undefined ? { name: options.name } : {}), ...(options.email !== undefined ? { technicalEmail: options.email === false ? null : options.email } : {}) }, { technicalEmail: '--email' });
+    const opts = update.opts<{ name?: string; email?: string | false; allowedTopic?: string[]; allowedTopics?: boolean; json?: boolean }>();
+    if (opts.allowedTopics === false && opts.allowedTopic !== undefined) throw usageError(update, [{ path: '--no-allowed-topics', message: 'give --allowed-topic or --no-allowed-topics, not both' }]);
+    const topics = opts.allowedTopics === false ? false : opts.allowedTopic;
+    const options = validate(updateOptionsSchema, { id, name: opts.name, email: opts.email, topics }, ID_ARG, update);
+    const patch = issuesOf(
+      accountPatchSchema,
+      {
+        ...(options.name !== undefined ? { name: options.name } : {}),
+        ...(options.email !== undefined ? { technicalEmail: options.email === false ? null : options.email } : {}),
+        ...(options.topics !== undefined ? { allowedTopics: options.topics === false ? null : options.topics } : {}),
+      },
+      { technicalEmail: '--email', allowedTopics: '--allowed-topic' },
+    );
     if (!patch.ok) throw usageError(update, patch.issues);
     const account = await api(update).update(options.id, patch.data);
     print(opts.json, account, accountText(account));

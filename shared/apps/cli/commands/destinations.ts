@@ -154,8 +154,10 @@ Here --url is the webhook's URL: give Herald's own with HERALD_URL, or
 once, on creation or when --secret is given: store it.
 
 A --topic destination gets each event as a CloudEvents Pub/Sub message (ce-*
-attributes, the data unchanged); Herald's service account needs roles/pubsub.publisher
-on that topic. Its messages are not signed: the topic's IAM says who may publish.
+attributes, the data unchanged). The topic must be on the account's allowed topics, which
+the operator sets (herald accounts update <account> --allowed-topic <topic>), and Herald's
+service account needs roles/pubsub.publisher on it. Its messages are not signed: the
+topic's IAM says who may publish.
 
 With --batch-max-events and --batch-max-wait-ms the destination gets events many to a
 request (a JSON array, application/cloudevents-batch+json, signed once): a batch goes when
@@ -201,7 +203,7 @@ Examples:
     const reset = destination.reset ?? [];
     if (reset.length > 0) ctx.note(`back to the default, not given this time: ${reset.map((r) => `${r.setting} (was ${JSON.stringify(r.was)})`).join('; ')} — add the id again with those flags to keep them`);
     if (destination.secret !== undefined && destination.topic === undefined) ctx.note('store this secret: it is shown once');
-    if (destination.topic !== undefined) ctx.note(`grant Herald's service account roles/pubsub.publisher on ${destination.topic} if it is in another project`);
+    if (destination.topic !== undefined) ctx.note(`Herald publishes to ${destination.topic} as its runtime service account: it needs roles/pubsub.publisher on that topic (its owner grants it; docs/what-a-destination-receives.md#iam)`);
   });
 
   const list = group
