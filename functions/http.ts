@@ -1,8 +1,10 @@
 // The module object itself: the functions framework calls `domain.create` on it (below).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 import domain = require('node:domain');
+import type http from 'node:http';
 import type { Request, Response, NextFunction } from 'express';
 import { Authentication, Bearer } from '../shared/app/authenticate';
+import { PresentedCredentials } from '../shared/app/push-auth';
 import { LimiterClosedError } from '../shared/app/delivery-limiter';
 import { FunctionName } from '../shared/topology';
 import { Logger } from '../shared/ports';
@@ -12,17 +14,45 @@ import { Runtime } from '../shared/runtime';
 
 export type HeraldRequest = Request & { rawBody?: Buffer };
 
-export function sendJson(res: Response, status: number, body?: unknown): void {
+/**
+ * A request as the request gate (request-gate.ts) sees it, before Express has dressed it:
+ * what every check made before the body is read may use of it.
+ */
+export type BareRequest = http.IncomingMessage & { rawBody?: Buffer; body?: unknown };
+
+/** Node's own response API, so that the gate (before Express) and the handlers answer alike. */
+export function sendJson(res: http.ServerResponse, status: number, body?: unknown): void {
+  res.statusCode = status;
   if (body === undefined) {
-    res.status(status).end();
+    res.end();
     return;
   }
-  res.status(status).set('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify(body));
 }
 
-export function rawBodyOf(req: HeraldRequest): Buffer {
+/** The path of a request, without its query: what Express calls `req.path`, known before Express runs. */
+export function pathOf(req: http.IncomingMessage): string {
+  const url = req.url ?? '/';
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
+}
+
+export function rawBodyOf(req: BareRequest): Buffer {
   if (req.rawBody) return req.rawBody;
   return Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+}
+
+const checks = new WeakMap<object, Promise<unknown>>();
+
+/**
+ * Who a request comes from, judged once: the request gate (request-gate.ts) judges it on the
+ * headers before reading the body, and the handler asking again gets the same verdict.
+ */
+export function checkedOnce<T>(req: object, check: () => Promise<T>): Promise<T> {
+  let verdict = checks.get(req) as Promise<T> | undefined;
+  if (verdict === undefined) checks.set(req, (verdict = check()));
+  return verdict;
 }
 
 /**
@@ -30,9 +60,9 @@ export function rawBodyOf(req: HeraldRequest): Buffer {
  * (shared/app/authenticate.ts), or undefined once a refusal has been answered: 401 with
  * WWW-Authenticate and what to send instead.
  */
-export function admitted<B extends Bearer>(res: Response, authentication: Authentication<B>): B | undefined {
+export function admitted<B extends Bearer>(res: http.ServerResponse, authentication: Authentication<B>): B | undefined {
   if (authentication.ok) return authentication.bearer;
-  res.set('www-authenticate', 'Bearer');
+  res.setHeader('www-authenticate', 'Bearer');
   sendJson(res, 401, authentication.body);
   return undefined;
 }
@@ -49,21 +79,28 @@ export function requireNoBody(res: Response, body: Buffer, message: string): boo
  * token of the right service account on GCP (shared/app/push-auth.ts). Checked before the
  * body is read: an unauthenticated caller learns nothing about what it sent.
  */
-export async function requireInternalCaller(req: HeraldRequest, res: Response, rt: Runtime, fn: FunctionName): Promise<boolean> {
-  const verdict = await rt.pushAuth.check(fn, {
-    ...(req.get('authorization') !== undefined ? { authorization: req.get('authorization') } : {}),
-    ...(typeof req.query.token === 'string' ? { queryToken: req.query.token } : {}),
-  });
+export async function requireInternalCaller(req: BareRequest, res: http.ServerResponse, rt: Runtime, fn: FunctionName): Promise<boolean> {
+  const verdict = await checkedOnce(req, () => rt.pushAuth.check(fn, presentedCredentials(req)));
   if (verdict.ok) return true;
-  if (verdict.status === 401 && rt.pushAuth.mode !== 'token') res.set('www-authenticate', 'Bearer');
-  rt.log.warn(`${fn}: unauthenticated request refused`, { reason: verdict.message, path: req.path });
+  if (verdict.status === 401 && rt.pushAuth.mode !== 'token') res.setHeader('www-authenticate', 'Bearer');
+  rt.log.warn(`${fn}: unauthenticated request refused`, { reason: verdict.message, path: pathOf(req) });
   sendJson(res, verdict.status, { error: verdict.message });
   return false;
 }
 
-export function requireMethod(req: Request, res: Response, allowed: readonly string[]): boolean {
-  if (allowed.includes(req.method)) return true;
-  res.set('allow', allowed.join(', '));
+/** What an internal request presents: its Authorization header, or the push token in its URL (read before Express parses the query). */
+function presentedCredentials(req: BareRequest): PresentedCredentials {
+  const authorization = req.headers.authorization;
+  const queryToken = new URL(req.url ?? '/', 'http://request').searchParams.getAll('token');
+  return {
+    ...(authorization !== undefined ? { authorization } : {}),
+    ...(queryToken.length === 1 ? { queryToken: queryToken[0]! } : {}),
+  };
+}
+
+export function requireMethod(req: http.IncomingMessage, res: http.ServerResponse, allowed: readonly string[]): boolean {
+  if (req.method !== undefined && allowed.includes(req.method)) return true;
+  res.setHeader('allow', allowed.join(', '));
   sendJson(res, 405, { error: `method ${req.method} not allowed here; use ${allowed.join(' or ')}` });
   return false;
 }
@@ -104,31 +141,14 @@ export function guarded(log: () => Logger, name: string, handler: (req: HeraldRe
 }
 
 /**
- * The functions framework parses JSON bodies before a function runs and answers a parse
- * failure with an HTML page; its parser is also stricter than JSON itself (it refuses a
- * bare `"text"` or `42`). A function that reads the raw body itself (`rawBodyHandler`)
- * still gets the request and judges the bytes; the others answer in Herald's JSON shape.
+ * What Express refuses before a function runs (a path that is not valid percent-encoding), in
+ * Herald's JSON shape rather than the framework's HTML page. Bodies never reach the
+ * framework's parser: the request gate has read them (request-gate.ts).
  */
-export function jsonBodyErrors(rawBodyHandler?: (req: HeraldRequest, res: Response) => unknown) {
-  return (err: unknown, req: HeraldRequest, res: Response, next: NextFunction): void => {
-    const e = err as { type?: string; status?: number; message?: string };
+export function expressErrors() {
+  return (err: unknown, _req: HeraldRequest, res: Response, next: NextFunction): void => {
+    const e = err as { status?: number; message?: string };
     if (res.headersSent) return next(err);
-    if (e.type === 'entity.parse.failed') {
-      if (rawBodyHandler && req.rawBody) {
-        req.body = req.rawBody;
-        void rawBodyHandler(req, res);
-        return;
-      }
-      sendJson(res, 400, {
-        error: 'body is not valid JSON',
-        issues: [{ path: 'body', message: e.message ?? 'unparseable' }],
-      });
-      return;
-    }
-    if (e.type === 'entity.too.large') {
-      sendJson(res, 413, { error: 'request body too large', issues: [{ path: 'body', message: e.message ?? 'too large' }] });
-      return;
-    }
     if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
       // Express refuses a path with a stray `%` before any handler runs.
       const message = /^Failed to decode param/.test(e.message ?? '') ? `${e.message}: the path is not valid percent-encoding; encode "%" as %25` : (e.message ?? 'bad request');

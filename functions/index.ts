@@ -4,7 +4,9 @@ import http = require('node:http');
 import { constants } from 'node:os';
 import * as functions from '@google-cloud/functions-framework';
 import { adminHandler } from './admin';
-import { jsonBodyErrors } from './http';
+import { expressErrors } from './http';
+import { DOORS } from './doors';
+import { gated } from './request-gate';
 import { ingestHandler } from './ingest';
 import { deliverHandler, routeHandler } from './push';
 import { pumpHandler } from './pump';
@@ -12,7 +14,7 @@ import { replayHandler } from './replay';
 import { suspensionCheckHandler } from './suspension-check';
 import { FUNCTION_NAMES, FunctionName } from '../shared/topology';
 import { DRAIN_LIMIT_MS, GracefulStop, onStopSignals, StopSignal, stopServing } from '../shared/adapters/graceful-stop';
-import { existingRuntime } from './process-runtime';
+import { existingRuntime, runtime } from './process-runtime';
 import { createLogger } from '../shared/log';
 
 /** Every Herald function, registered under the entry-point names Cloud Functions deploys. */
@@ -28,16 +30,21 @@ export const HANDLERS: Record<FunctionName, functions.HttpFunction> = {
 
 for (const [name, handler] of Object.entries(HANDLERS)) functions.http(name, handler);
 
-type ExpressApp = http.RequestListener & { use?: (handler: ReturnType<typeof jsonBodyErrors>) => void };
+type ExpressApp = http.RequestListener & { use?: (handler: ReturnType<typeof expressErrors>) => void };
 
 /**
- * Every Herald function reads the raw body itself, after checking the caller's token: a
- * body the framework's parser refuses goes to the function all the same, so an
- * unauthenticated caller gets 401 whatever it sent, and binary-mode data stays opaque.
+ * Readies the functions framework's server of a function for Herald: in front of it the
+ * function's request gate, which admits a caller on its headers and only then reads its body,
+ * within bounds (request-gate.ts, doors.ts), so the framework's own parser (1 GiB, inflating)
+ * never reads a byte; behind it Herald's JSON answer to what Express refuses. Deployed through
+ * the hook below; local mode and the tests' stand-alone instances call it themselves.
  */
-export function installJsonErrors(server: http.Server, fn: FunctionName): void {
-  const app = server.listeners('request')[0] as ExpressApp | undefined;
-  app?.use?.(jsonBodyErrors(HANDLERS[fn]));
+export function prepareFunctionServer(server: http.Server, fn: FunctionName): void {
+  const [app] = server.listeners('request') as ExpressApp[];
+  if (!app) return;
+  app.use?.(expressErrors());
+  server.removeListener('request', app);
+  server.on('request', gated(DOORS[fn], app, runtime));
 }
 
 /** What a deployed function may use of Cloud Run's 10 s between SIGTERM and SIGKILL to finish its requests. */
@@ -73,14 +80,14 @@ export function installGracefulStop(
 }
 
 // On Cloud Functions the framework builds its one server after loading this module and
-// offers no hook: catch that server as it is made. Local mode calls installJsonErrors itself.
+// offers no hook: catch that server as it is made. Local mode calls prepareFunctionServer itself.
 const deployedTarget = FUNCTION_NAMES.find((name) => name === process.env.FUNCTION_TARGET);
 if (deployedTarget !== undefined) {
   const createServer = http.createServer;
   http.createServer = ((...args: Parameters<typeof http.createServer>) => {
     http.createServer = createServer;
     const server = createServer(...args);
-    installJsonErrors(server, deployedTarget);
+    prepareFunctionServer(server, deployedTarget);
     installGracefulStop(server);
     return server;
   }) as typeof http.createServer;

@@ -1,12 +1,28 @@
+import type http from 'node:http';
 import type { Response } from 'express';
-import { authenticate } from '../shared/app/authenticate';
+import { authenticate, Bearer } from '../shared/app/authenticate';
 import { ingest } from '../shared/app/ingest';
-import { ingestDeps } from '../shared/runtime';
-import { admitted, guarded, HeraldRequest, rawBodyOf, requireMethod, sendJson } from './http';
+import { ingestDeps, Runtime } from '../shared/runtime';
+import { admitted, BareRequest, checkedOnce, guarded, HeraldRequest, rawBodyOf, requireMethod, sendJson } from './http';
 import { runtime } from './process-runtime';
 
 /** What a refused publisher is told to send. */
 const INGEST_CREDENTIALS = 'ingest token or an account key with the publish scope';
+
+/**
+ * Who publishes: the ingest token (any account, named by each event's `heraldaccount`), or an
+ * account key with the `publish` scope (its own account); undefined once a refusal is
+ * answered. Judged on the headers alone, before the body is read (request-gate.ts).
+ */
+export async function publisher(req: BareRequest, res: http.ServerResponse, rt: Runtime): Promise<Exclude<Bearer, { kind: 'portal' }> | undefined> {
+  const bearer = admitted(res, await checkedOnce(req, () => authenticate(rt, { token: rt.credentials.ingest, expects: INGEST_CREDENTIALS }, req.headers.authorization)));
+  if (!bearer) return undefined;
+  if (bearer.kind === 'key' && !bearer.key.scopes.includes('publish')) {
+    sendJson(res, 403, { error: `this key lacks the "publish" scope; create a key with it (POST /admin/accounts/${bearer.key.account}/keys)` });
+    return undefined;
+  }
+  return bearer;
+}
 
 /** POST /ingest: CloudEvents in binary, structured or batch mode → the lanes of the destinations they go to. */
 export const ingestHandler = guarded(
@@ -15,13 +31,8 @@ export const ingestHandler = guarded(
   async (req: HeraldRequest, res: Response) => {
     const rt = runtime();
     if (!requireMethod(req, res, ['POST'])) return;
-    // Who publishes: the ingest token (any account, named by each event's `heraldaccount`), or an account key with the `publish` scope (its own account).
-    const bearer = admitted(res, await authenticate(rt, { token: rt.credentials.ingest, expects: INGEST_CREDENTIALS }, req.get('authorization')));
+    const bearer = await publisher(req, res, rt);
     if (!bearer) return;
-    if (bearer.kind === 'key' && !bearer.key.scopes.includes('publish')) {
-      sendJson(res, 403, { error: `this key lacks the "publish" scope; create a key with it (POST /admin/accounts/${bearer.key.account}/keys)` });
-      return;
-    }
     const result = await ingest(ingestDeps(rt, bearer.kind === 'key' ? { account: bearer.key.account } : {}), req.headers, rawBodyOf(req));
     if (result.status === 429) res.set('retry-after', String(result.retryAfterSeconds));
     sendJson(res, result.status, result.body);

@@ -72,6 +72,8 @@ const envSchema = z.object({
   secretsKey: secretsKeySchema.optional(),
   maxBodyBytes: int(1 * KIB, 10 * 1024 * KIB).default(1024 * KIB),
   maxEventBytes: int(1 * KIB, 900 * KIB).default(256 * KIB),
+  /** A request's whole body must arrive within this long of its admission, or it is refused (408): a slow or lying sender holds nothing longer. */
+  bodyTimeoutMs: int(1_000, 300_000).default(10_000),
   /** Attempt timeout under the presets; a custom policy names its own. Never scaled. */
   deliveryTimeoutMs: int(100, 60_000).default(5_000),
   /** Divides every policy delay and window (local mode and tests play schedules fast). */
@@ -219,6 +221,7 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   pushToken: 'HERALD_PUSH_TOKEN',
   maxBodyBytes: 'HERALD_MAX_BODY_BYTES',
   maxEventBytes: 'HERALD_MAX_EVENT_BYTES',
+  bodyTimeoutMs: 'HERALD_BODY_TIMEOUT_MS',
   deliveryTimeoutMs: 'HERALD_DELIVERY_TIMEOUT_MS',
   timeScale: 'HERALD_TIME_SCALE',
   claimTtlMs: 'HERALD_CLAIM_TTL_MS',

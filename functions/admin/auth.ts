@@ -1,10 +1,10 @@
-import type { Response } from 'express';
+import type http from 'node:http';
 import { authenticate } from '../../shared/app/authenticate';
 import { keyCaller } from '../../shared/app/key-verifier';
 import { Caller, hasScope, OPERATOR, scopeFor } from '../../shared/domain/account';
 import { portalKeyOf, portalSecretOf } from '../../shared/domain/portal';
 import { Runtime } from '../../shared/runtime';
-import { admitted, HeraldRequest } from '../http';
+import { admitted, BareRequest, checkedOnce } from '../http';
 
 /** A public route's caller: reaches no account and holds no scope (a public route needs neither). */
 export const NOBODY: Caller = { kind: 'portal', account: '', sessionId: 'anonymous', scopes: [] };
@@ -25,8 +25,8 @@ export function portalKeyFor(rt: Runtime): Buffer {
  * account; a portal session (`hps_…`) for its account, as its link said. Anything else is
  * refused with 401 (answered here), and says which credential to send.
  */
-export async function callerOf(req: HeraldRequest, res: Response, rt: Runtime): Promise<Caller | undefined> {
-  const bearer = admitted(res, await authenticate(rt, { token: rt.credentials.admin, expects: 'admin token or account key', portalKey: portalKeyFor(rt) }, req.get('authorization')));
+export async function callerOf(req: BareRequest, res: http.ServerResponse, rt: Runtime): Promise<Caller | undefined> {
+  const bearer = admitted(res, await checkedOnce(req, () => authenticate(rt, { token: rt.credentials.admin, expects: 'admin token or account key', portalKey: portalKeyFor(rt) }, req.headers.authorization)));
   if (!bearer) return undefined;
   return bearer.kind === 'token' ? OPERATOR : bearer.kind === 'key' ? keyCaller(bearer.key) : bearer.caller;
 }

@@ -24,6 +24,17 @@ function portalExchangesFor(rt: Runtime): ExchangeLimiter {
   return limiter;
 }
 
+/**
+ * What of the admin function anyone may call without a bearer token: the API's description
+ * (it holds no data: a code generator, a browser), the console's files, and the public routes
+ * (the portal link exchange: the link is the credential). Undefined: a bearer token is needed.
+ */
+export function publicRequest(method: string | undefined, path: string): 'openapi' | 'console' | 'route' | undefined {
+  if (method === 'GET' && path === '/openapi.json') return 'openapi';
+  if (path === '/console' || path.startsWith('/console/')) return 'console';
+  return ROUTES.some((r) => r.public && r.method === method && r.pattern.test(path)) ? 'route' : undefined;
+}
+
 /** The operators' and accounts' API: accounts, keys, destinations, deliveries, reactivation and replays. */
 export const adminHandler = guarded(
   () => runtime().log,
@@ -31,17 +42,16 @@ export const adminHandler = guarded(
   answeringStoreBusy(async (req: HeraldRequest, res: Response) => {
     const rt = runtime();
     const path = req.path;
-    // The API's description holds no data: anyone (a code generator, a browser) may read it.
-    if (req.method === 'GET' && path === '/openapi.json') {
+    const open = publicRequest(req.method, path);
+    if (open === 'openapi') {
       res.status(200).set('content-type', 'application/json; charset=utf-8').send(openApiJson());
       return;
     }
-    if (path === '/console' || path.startsWith('/console/')) {
+    if (open === 'console') {
       serveConsole(req, res, rt);
       return;
     }
-    const publicRoute = ROUTES.find((r) => r.public && r.method === req.method && r.pattern.test(path));
-    const caller = publicRoute ? NOBODY : await callerOf(req, res, rt);
+    const caller = open === 'route' ? NOBODY : await callerOf(req, res, rt);
     if (!caller) return;
     const matching = ROUTES.filter((r) => r.pattern.test(path));
     if (matching.length === 0) {

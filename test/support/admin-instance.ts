@@ -12,9 +12,9 @@ import { getTestServer } from '@google-cloud/functions-framework/testing';
  * (HERALD_PROJECT_ID, tokens, HERALD_SECRETS_KEY, HERALD_PUSH_TOKEN, HERALD_PUSH_BASE_URL, the emulator hosts).
  */
 async function main(): Promise<void> {
-  const { installJsonErrors } = await import('../../functions/index');
+  const { prepareFunctionServer } = await import('../../functions/index');
   const fn = getTestServer('admin');
-  installJsonErrors(fn, 'admin');
+  prepareFunctionServer(fn, 'admin');
   const app = fn.listeners('request')[0] as http.RequestListener;
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

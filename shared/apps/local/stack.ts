@@ -194,12 +194,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     adminDigest = runtime.credentials.admin;
 
     const { asInstance, installRuntime } = await import('../../../functions/process-runtime');
-    const { installJsonErrors } = await import('../../../functions/index');
+    const { prepareFunctionServer } = await import('../../../functions/index');
     installRuntime(runtime);
     if (instances > 1) serve = roundRobin(runtimes, asInstance);
     for (const fn of FUNCTION_NAMES) {
       const fnServer = getTestServer(fn);
-      installJsonErrors(fnServer, fn);
+      prepareFunctionServer(fnServer, fn);
       apps.set(fn, fnServer.listeners('request')[0] as http.RequestListener);
     }
 
