@@ -34,6 +34,6 @@ export const DOORS: Record<FunctionName, Door> = {
   deliver: internalDoor('deliver', PUSH_BODY_LIMIT),
   replay: internalDoor('replay', PUSH_BODY_LIMIT),
   pump: internalDoor('pump', PUSH_BODY_LIMIT),
-  // It takes no body at all: anything it is sent is refused (400), and a small one is enough to say so.
-  'suspension-check': internalDoor('suspension-check', PUBLIC_BODY_LIMIT),
+  // It takes no body at all, and says so (400) to its authenticated caller whatever was sent.
+  'suspension-check': internalDoor('suspension-check', PUSH_BODY_LIMIT),
 };

@@ -21,7 +21,7 @@ function admin(lanes: DeclaredLanes) {
     lanes,
     clock: { now: () => NOW },
     log: createLogger({ write: () => undefined }),
-    allowLoopback: false,
+    addressRules: { allowLoopback: false },
     resolver: { lookup: async () => [{ address: '93.184.215.14', family: 4 as const }] },
   } as unknown as Parameters<typeof putDestination>[0];
   return { destinations, put: (id: string, spec: Record<string, unknown>) => putDestination(deps, id, { url: 'https://hooks.example.com/x', ...spec }) };

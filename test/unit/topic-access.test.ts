@@ -32,7 +32,7 @@ async function setup(defaultAccountTopics: string[] = []) {
     lanes: { ensureLane: async () => undefined, removeLane: async () => undefined },
     clock,
     log,
-    allowLoopback: false,
+    addressRules: { allowLoopback: false },
     resolver: { lookup: async () => [{ address: '93.184.215.14', family: 4 as const }] },
     topicAccess: { names: { prefix: 'herald' }, allowedTopicsNow: (account: string) => policies.allowedTopicsNow(account) },
   } as unknown as Parameters<typeof putDestination>[0];
