@@ -18,6 +18,8 @@ export class HeraldProcess {
     logFile: string,
     /** `npm start`'s arguments (`--instances N`). */
     private readonly args: readonly string[] = [],
+    /** Share of Firestore commits whose reply is lost (test/support/lost-replies.ts). */
+    private readonly loseReplies = 0,
   ) {
     this.log = createWriteStream(logFile, { flags: 'a' });
   }
@@ -42,7 +44,7 @@ export class HeraldProcess {
   }
 
   private async startOnce(): Promise<void> {
-    const herald = spawnLocalHerald(this.env, { detached: true, args: this.args, onOutput: (chunk) => this.log.write(chunk) });
+    const herald = spawnLocalHerald(this.env, { detached: true, args: this.args, loseReplies: this.loseReplies, onOutput: (chunk) => this.log.write(chunk) });
     this.child = herald.child;
     await herald.ready();
   }

@@ -24,6 +24,7 @@ const program = new Command('chaos')
   .option('--instances <n>', "instances of the functions in Herald's process, each with its own caches, each request to the next (npm start -- --instances N); default 1", number)
   .option('--quiet-timeout <n>', 'seconds to wait for every delivery to settle', number)
   .option('--per-post <n>', 'events per POST /ingest, as one CloudEvents batch (default 1): each destination gets its share of a request in one push', number)
+  .option('--lose-replies <share>', "share of Firestore commits that land and then answer DEADLINE_EXCEEDED, as if the reply were lost (e.g. 0.05); default 0", number)
   .option('--batched', 'every destination takes batches (20 events or 500 ms)')
   .option('--ordered', 'every destination ordered per key; events carry one of 10 partition keys; inversions among first receipts are counted (exit 1 if any)')
   .showHelpAfterError();
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
       reconcileAfterSeconds: o.reconcileAfter,
       instances: o.instances,
       perPost: o.perPost,
+      loseReplies: o.loseReplies,
       batched,
       ordered,
     }).filter(([, v]) => v !== undefined),

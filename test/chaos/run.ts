@@ -73,6 +73,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
     },
     logFile,
     ['--instances', String(options.instances)],
+    options.loseReplies,
   );
   const base = `http://127.0.0.1:${port}`;
   try {
@@ -86,7 +87,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
       });
       if (res.status !== 201) throw new Error(`registering ${r.plan.destinationId}: HTTP ${res.status} ${await res.text()}`);
     }
-    say(`seed ${options.seed}: ${options.instances} instance${options.instances === 1 ? '' : 's'}; ${options.events} events at ${options.rate}/s${options.perPost > 1 ? `, ${options.perPost} per POST /ingest` : ''} to ${receivers.map((r) => `${r.plan.destinationId} (${r.plan.policy})`).join(', ')}; Herald's log: ${logFile}`);
+    say(`seed ${options.seed}: ${options.instances} instance${options.instances === 1 ? '' : 's'}; ${options.events} events at ${options.rate}/s${options.perPost > 1 ? `, ${options.perPost} per POST /ingest` : ''}${options.loseReplies > 0 ? `, replies to ${options.loseReplies * 100} % of Firestore commits lost` : ''} to ${receivers.map((r) => `${r.plan.destinationId} (${r.plan.policy})`).join(', ')}; Herald's log: ${logFile}`);
 
     t0 = Date.now();
     const chaos = playChaos(plan, herald, emulators.processGroups.pubsub, say);

@@ -28,6 +28,8 @@ export const chaosOptionsSchema = z.strictObject({
   batched: z.boolean().default(false),
   /** Every destination ordered per key (issue 38), each event with one of CHAOS_KEYS partition keys. */
   ordered: z.boolean().default(false),
+  /** Share of Firestore commits whose reply is lost after the write took effect (test/support/lost-replies.ts; issue 51). */
+  loseReplies: z.number().min(0, 'lose-replies must be 0-0.5').max(0.5, 'lose-replies must be 0-0.5').default(0),
   /** Give up waiting for quiet after this long (what is not settled then is reported, scheduled or lost). */
   quietTimeoutSeconds: z.number().positive('quiet-timeout must be above 0').max(3600, 'quiet-timeout must be at most 3600').default(900),
 });
