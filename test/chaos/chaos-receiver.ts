@@ -14,7 +14,7 @@ import { webhookIdFor } from '../../shared/domain/signing';
  * the webhook-id that event would have alone.
  */
 export class ChaosReceiver {
-  readonly counts: ReceiverCounts = { requests: new Map(), accepted: new Map(), firstAccepted: [] };
+  readonly counts: Required<ReceiverCounts> = { requests: new Map(), accepted: new Map(), firstAccepted: [], answered: new Map(), answered2xx: new Map() };
   private server: http.Server | undefined;
   private port = 0;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -73,7 +73,15 @@ export class ChaosReceiver {
         }
       }
       const reply = () => {
-        if (!res.destroyed) res.writeHead(status).end();
+        if (res.destroyed) return;
+        // Counted once the answer is out: a client that gave up on a slow answer never got it.
+        res.once('finish', () => {
+          for (const id of ids) {
+            bump(this.counts.answered, id);
+            if (status === 204) bump(this.counts.answered2xx, id);
+          }
+        });
+        res.writeHead(status).end();
       };
       if (this.plan.behaviour === 'slow' && this.inWindow()) this.later(Date.now() - this.startedAt() + SLOW_REPLY_MS, reply);
       else reply();
@@ -102,6 +110,10 @@ export class ChaosReceiver {
       server.closeAllConnections();
     });
   }
+}
+
+function bump(counts: Map<string, number>, id: string): void {
+  counts.set(id, (counts.get(id) ?? 0) + 1);
 }
 
 /** The webhook-ids a request carries: its own, or, for a batch, each event's as if sent alone. */

@@ -21,6 +21,10 @@ export interface ReceiverCounts {
   accepted: Map<string, number>;
   /** Webhook-ids in the order of their first 2xx answer. */
   firstAccepted: string[];
+  /** Requests whose answer was written whole (the client still waiting for it), per webhook-id; absent in older ledgers. */
+  answered?: Map<string, number>;
+  /** Of those, the 2xx answers. */
+  answered2xx?: Map<string, number>;
 }
 
 export interface DestinationLedger {

@@ -1,9 +1,10 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { formatLedger, totals } from './ledger';
+import { formatViews, viewsMismatches } from './views';
 import { chaosOptionsChecked } from './scenario';
 import { runChaos } from './run';
 
-/** `npm run chaos -- --events 2000 --destinations 4 --kills 2 [--seed N]`: exits 1 when anything is lost. */
+/** `npm run chaos -- --events 2000 --destinations 4 --kills 2 [--seed N]`: exits 1 when anything is lost (or, without kills, when the views are not exact). */
 const number = (value: string): number => {
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError('must be a number');
@@ -11,7 +12,7 @@ const number = (value: string): number => {
 };
 
 const program = new Command('chaos')
-  .description('Kills Herald (SIGKILL) while it delivers, flaps receivers and pauses the Pub/Sub emulator; then checks that no accepted event was lost.')
+  .description("Kills Herald (SIGKILL) while it delivers, flaps receivers and pauses the Pub/Sub emulator; then checks that no accepted event was lost and, in a run without kills, that Herald's log and counts match what the receivers saw.")
   .option('--events <n>', 'events to publish', number)
   .option('--destinations <n>', 'destinations (healthy, flaky 503s, outage, slow — in turn)', number)
   .option('--kills <n>', 'SIGKILLs of Herald, each followed by a restart', number)
@@ -58,11 +59,16 @@ async function main(): Promise<void> {
   }
   const result = await runChaos(parsed.data, (line) => process.stderr.write(`${line}\n`));
   const sum = totals(result.ledgers);
+  // Exact only without kills: a killed process cannot record or count what its receiver saw.
+  const judged = parsed.data.kills === 0;
+  const mismatches = (result.views ?? []).flatMap((v) => viewsMismatches(v, result.plan.receivers.find((r) => r.destinationId === v.destinationId)?.behaviour === 'outage'));
   process.stdout.write(
     [
       '',
       `seed ${result.seed}; ${result.instances} instance${result.instances === 1 ? '' : 's'}; ${result.accepted} events accepted (${result.unaccepted} never accepted); Herald started ${result.heraldStarts} times; kills at ${result.plan.kills.map((k) => `${(k / 1000).toFixed(1)} s`).join(', ') || 'none'}`,
       formatLedger(result.ledgers),
+      `duplicates: ${sum.duplicates} of ${sum.expected} pairs (${((100 * sum.duplicates) / Math.max(1, sum.expected)).toFixed(2)} %)`,
+      ...(result.views ? ['', "what Herald shows (its log and stats, read through the admin API):", formatViews(result.views), ...(mismatches.length === 0 ? ['views: exact'] : [`views${judged ? '' : ' (not judged: a kill loses what a process had not recorded)'}: ${mismatches.join('; ')}`]), ''] : []),
       `time to quiet: ${result.quietAfterMs === undefined ? 'not quiet' : `${(result.quietAfterMs / 1000).toFixed(1)} s after publishing ended`}`,
       `lost: ${sum.lost}${sum.lost > 0 ? ` — e.g. ${result.ledgers.flatMap((l) => l.lostExamples).slice(0, 5).join('; ')}` : ''}`,
       ...(parsed.data.ordered ? [`inversions among first receipts: ${sum.inversions}`] : []),
@@ -70,7 +76,7 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
-  process.exit(sum.lost > 0 || sum.inversions > 0 ? 1 : 0);
+  process.exit(sum.lost > 0 || sum.inversions > 0 || (judged && mismatches.length > 0) ? 1 : 0);
 }
 
 main().catch((e: unknown) => {

@@ -9,6 +9,7 @@ import { freePort, startEmulators } from '../../shared/apps/local/emulators';
 import { ChaosReceiver } from './chaos-receiver';
 import { HeraldProcess } from './herald-process';
 import { DestinationLedger, isQuiet, ledgerFor, RecordState } from './ledger';
+import { LogRow, viewsLedger, ViewsLedger } from './views';
 import { CHAOS_BATCH, CHAOS_KEYS, ChaosOptions, ChaosPlan, planChaos, seededRandom } from './scenario';
 
 export interface ChaosResult {
@@ -25,6 +26,8 @@ export interface ChaosResult {
   /** Instances of the functions in each start of Herald's process. */
   instances: number;
   logFile: string;
+  /** What Herald's log and stats show, per destination, read once quiet (absent when never quiet). */
+  views?: ViewsLedger[];
 }
 
 const PROJECT = 'herald-chaos';
@@ -133,12 +136,42 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
       await sleep(2000);
     }
     say(quietAfterMs === undefined ? 'not quiet before the timeout' : `quiet ${(quietAfterMs / 1000).toFixed(1)} s after publishing ended`);
-    return { seed: options.seed, plan, ledgers, accepted: keys.length, unaccepted, quietAfterMs, heraldStarts: herald.starts, instances: options.instances, logFile };
+    let views: ViewsLedger[] | undefined;
+    if (quietAfterMs !== undefined) {
+      // Counters are flushed a second after their last change (HERALD_RATE_FLUSH_MS): a few flushes' grace.
+      await sleep(VIEWS_SETTLE_MS);
+      views = await Promise.all(receivers.map((r) => readViews(base, tokens.admin, r)));
+    }
+    return { seed: options.seed, plan, ledgers, accepted: keys.length, unaccepted, quietAfterMs, heraldStarts: herald.starts, instances: options.instances, logFile, ...(views ? { views } : {}) };
   } finally {
     await herald.close().catch(() => undefined);
     await Promise.all(receivers.map((r) => r.stop()));
     await emulators.stop();
   }
+}
+
+/** How long after quiet the views are read: counters flushed, late duplicates in. */
+const VIEWS_SETTLE_MS = 5_000;
+
+/** One destination's whole delivery log (a page of 500 at a time) and its stats, through the admin API. */
+async function readViews(base: string, adminToken: string, receiver: ChaosReceiver): Promise<ViewsLedger> {
+  const id = receiver.plan.destinationId;
+  const get = async (pathAndQuery: string): Promise<unknown> => {
+    const res = await fetch(`${base}/admin${pathAndQuery}`, { headers: { authorization: `Bearer ${adminToken}` } });
+    if (!res.ok) throw new Error(`GET /admin${pathAndQuery}: HTTP ${res.status} ${await res.text()}`);
+    return res.json();
+  };
+  const pages: LogRow[][] = [];
+  let cursor: string | undefined;
+  do {
+    const page = (await get(`/destinations/${id}/deliveries?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)) as { deliveries: LogRow[]; nextCursor?: string };
+    pages.push(page.deliveries);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  const stats = (await get(`/stats?window=24h&destination=${id}&counts=false`)) as { series: { attempts: number; successes: number }[] };
+  const counted = stats.series.reduce((a, b) => ({ attempts: a.attempts + b.attempts, successes: a.successes + b.successes }), { attempts: 0, successes: 0 });
+  const prefix = `${id}.`;
+  return viewsLedger(id, pages, receiver.counts, counted, (deliveryId) => webhookIdFor(deliveryId.startsWith(prefix) ? deliveryId.slice(prefix.length) : deliveryId));
 }
 
 /** Kills (each followed at once by a restart) and emulator pauses, at the plan's moments. */
