@@ -12,6 +12,8 @@ export interface RecordState {
   claimedAt?: string;
   /** An ordered delivery's key and place (issue 38). */
   order?: { key: string; seq: number };
+  /** Created by the reconciler (its lane message missing when it looked). */
+  recovered?: boolean;
 }
 
 export interface ReceiverCounts {
@@ -38,6 +40,8 @@ export interface DestinationLedger {
   lost: number;
   /** Extra 2xx receptions of an event already received (same webhook-id). */
   duplicates: number;
+  /** Records the reconciler created (the lane message was late or lost). */
+  recovered: number;
   /**
    * First receipts of an ordered key's event after one of a later place in the same key (issue
    * 38): counted per receipt whose place is below the highest place of its key received before it.
@@ -54,7 +58,7 @@ export function ledgerFor(
   receiver: ReceiverCounts,
   webhookIdOf: (eventKey: string) => string,
 ): DestinationLedger {
-  const l: DestinationLedger = { destinationId, expected: eventKeys.length, delivered: 0, dead: 0, queued: 0, scheduled: 0, lost: 0, duplicates: 0, inversions: 0, lostExamples: [] };
+  const l: DestinationLedger = { destinationId, expected: eventKeys.length, delivered: 0, dead: 0, queued: 0, scheduled: 0, lost: 0, duplicates: 0, recovered: 0, inversions: 0, lostExamples: [] };
   l.inversions = inversionsOf(destinationId, eventKeys, records, receiver.firstAccepted, webhookIdOf);
   const lose = (key: string, why: string) => {
     l.lost++;
@@ -64,6 +68,7 @@ export function ledgerFor(
     const record = records.get(`${destinationId}.${key}`);
     const received = receiver.accepted.get(webhookIdOf(key)) ?? 0;
     l.duplicates += Math.max(0, received - 1);
+    if (record?.recovered) l.recovered++;
     if (!record) {
       lose(key, received > 0 ? 'received, but no delivery record' : 'no delivery record and never received');
       continue;
@@ -123,14 +128,14 @@ export function isQuiet(ledgers: readonly DestinationLedger[]): boolean {
 }
 
 export function totals(ledgers: readonly DestinationLedger[]): Omit<DestinationLedger, 'destinationId' | 'lostExamples'> {
-  const sum = { expected: 0, delivered: 0, dead: 0, queued: 0, scheduled: 0, lost: 0, duplicates: 0, inversions: 0 };
+  const sum = { expected: 0, delivered: 0, dead: 0, queued: 0, scheduled: 0, lost: 0, duplicates: 0, recovered: 0, inversions: 0 };
   for (const l of ledgers) for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += l[k];
   return sum;
 }
 
 export function formatLedger(ledgers: readonly DestinationLedger[]): string {
-  const head = ['destination', 'expected', 'delivered', 'dead', 'queued', 'scheduled', 'lost', 'duplicates', 'inversions'];
-  const rows = [...ledgers.map((l) => [l.destinationId, l.expected, l.delivered, l.dead, l.queued, l.scheduled, l.lost, l.duplicates, l.inversions]), ['total', ...Object.values(totals(ledgers))]];
+  const head = ['destination', 'expected', 'delivered', 'dead', 'queued', 'scheduled', 'lost', 'duplicates', 'recovered', 'inversions'];
+  const rows = [...ledgers.map((l) => [l.destinationId, l.expected, l.delivered, l.dead, l.queued, l.scheduled, l.lost, l.duplicates, l.recovered, l.inversions]), ['total', ...Object.values(totals(ledgers))]];
   const cells = [head, ...rows.map((r) => r.map(String))];
   const widths = head.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
   return cells.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');

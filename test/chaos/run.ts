@@ -284,7 +284,7 @@ async function readRecords(firestoreHost: string): Promise<Map<string, RecordSta
     const all = packed !== undefined ? unpackGroup(Buffer.from(packed, 'base64')).map((m) => m.id as string | undefined) : (group.fields?.ids?.arrayValue?.values ?? []).map((v) => v.stringValue);
     for (const id of all) if (id) records.set(id, { status: 'DELIVERED' });
   }
-  for (const doc of await readDocuments(firestoreHost, 'deliveries', ['status', 'availableAt', 'claimedAt', 'order'])) {
+  for (const doc of await readDocuments(firestoreHost, 'deliveries', ['status', 'availableAt', 'claimedAt', 'order', 'recoveredAt'])) {
     const status = doc.fields?.status?.stringValue;
     if (!status || !STATUSES.has(status)) continue;
     const availableAt = doc.fields?.availableAt?.stringValue;
@@ -295,6 +295,7 @@ async function readRecords(firestoreHost: string): Promise<Map<string, RecordSta
       status: status as DeliveryStatus,
       ...(availableAt ? { availableAt } : {}),
       ...(claimedAt ? { claimedAt } : {}),
+      ...(doc.fields?.recoveredAt?.stringValue ? { recovered: true } : {}),
       ...place,
     });
   }
