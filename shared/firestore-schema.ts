@@ -31,6 +31,8 @@ export const COLLECTIONS = {
   portalLinks: 'portal-links',
   portalSessions: 'portal-sessions',
   portalMarks: 'portal-marks',
+  /** `<lane topic>`: when a sender last saw the lane behind (domain/lane-backlog.ts). */
+  laneMarks: 'lane-marks',
   /** `<destination>~<key hash>`: an ordered key's sequence (domain/ordering.ts). */
   orderedKeys: 'ordered-keys',
 } as const;

@@ -445,6 +445,17 @@ export interface DeferredAdvancer {
  * Each destination's rate controller, shared by every process that delivers to it: one
  * document per destination, leased from about once a second (domain/rate-control.ts lease).
  */
+/**
+ * When each lane was last seen behind (domain/lane-backlog.ts): one document per lane, written
+ * blind by the senders working through old messages on it, read by the reconciler.
+ */
+export interface LaneMarks {
+  /** The lane (its topic name) was seen behind at `at`. */
+  mark(lane: string, at: Date): Promise<void>;
+  /** The last mark of each of `lanes` that has one (epoch ms). */
+  read(lanes: readonly string[]): Promise<Map<string, number>>;
+}
+
 export interface RateLeaseStore {
   /** Atomically applies the sender's feedback and grants it its share of the rate. */
   lease(destinationId: string, request: LeaseRequest): Promise<Lease>;

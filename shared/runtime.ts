@@ -48,6 +48,8 @@ import { DeletionDeps } from './app/admin/destination-deletion';
 import { OrderedKeysDeps } from './app/admin/ordered-keys-admin';
 import { FirestoreCounterStore } from './adapters/firestore-counters';
 import { FirestoreRateLeaseStore } from './adapters/firestore-rate-leases';
+import { FirestoreLaneMarks } from './adapters/firestore-lane-marks';
+import { LaneBacklog } from './app/lane-backlog';
 import { DeliveryLimiter } from './app/delivery-limiter';
 import { SlowDestinations } from './domain/slow-destinations';
 import { UnrecordedSends } from './domain/unrecorded-sends';
@@ -89,12 +91,13 @@ import {
   OrderedKeyStore,
   PortalStore,
   RateLeaseStore,
+  LaneMarks,
   BatcherLeaseStore,
   ReplayStore,
   systemClock,
   TopicPublisher,
 } from './ports';
-import { batchLaneNames, deadLetterHoldName, FunctionName, heraldTopology, REPLAY_ACK_DEADLINE_SECONDS, Topology, TopologyNames } from './topology';
+import { batchLaneNames, deadLetterHoldName, FunctionName, heraldTopology, laneTopicOf, REPLAY_ACK_DEADLINE_SECONDS, Topology, TopologyNames } from './topology';
 import { replayTriggerMessage } from './domain/replay';
 
 /** Everything a function needs, built once per process from the configuration. */
@@ -155,6 +158,9 @@ export interface Runtime {
   limiter: DeliveryLimiter;
   slow: SlowDestinations;
   rateLeases: RateLeaseStore;
+  /** Lanes seen behind: marked by deliver, read by the reconciler (domain/lane-backlog.ts). */
+  laneMarks: LaneMarks;
+  laneBacklog: LaneBacklog;
   /** Replay reports (Firestore `replays`). */
   replays: ReplayStore;
   /** The dead-letter topic through its hold subscription (replay reads it). */
@@ -244,6 +250,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   });
   const logHead = new DeliveryLogHead(counterStore, clock, counters);
   const rateLeases = new FirestoreRateLeaseStore(firestore, firestoreOps);
+  const laneMarks = new FirestoreLaneMarks(firestore, firestoreOps);
   const intake = new FirestoreIntakeStore(firestore, firestoreOps);
   const deadLetters = new PubSubPullQueue(pubsub, deadLetterHoldName(names));
   const batchLane = new PubSubPullQueue(pubsub, batchLaneNames(names).subscription);
@@ -308,6 +315,8 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     limiter,
     slow: new SlowDestinations({ slowMs: config.slowAttemptMs, forgetMs: SLOW_FORGET_MS }),
     rateLeases,
+    laneMarks,
+    laneBacklog: new LaneBacklog(laneMarks, clock, log, config.reconcileAfterMs),
     replays: new FirestoreReplayStore(firestore, firestoreOps),
     deadLetters,
     batchLane,
@@ -412,6 +421,7 @@ function buildDeliverDeps(rt: Runtime): DeliverDeps {
     allowedTopics: (account) => rt.accountPolicies.allowedTopicsOf(account),
     unrecorded: new UnrecordedSends(),
     keys: rt.orderedKeys,
+    laneBacklog: rt.laneBacklog,
   };
 }
 
@@ -456,6 +466,8 @@ export function reconcileDeps(rt: Runtime): ReconcileDeps {
     graceMs: rt.config.reconcileAfterMs,
     batchLimit: RECONCILE_BATCH,
     rateLeases: rt.rateLeases,
+    laneMarks: rt.laneMarks,
+    lanesOf: (destination) => [...new Set([laneTopicOf(destination, 'first', rt.names), laneTopicOf(destination, 'retry', rt.names)])],
     state: rt.reconciler,
     logHead: rt.logHead,
     catalogue: rt.eventTypeCatalogue,

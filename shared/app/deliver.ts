@@ -101,6 +101,8 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery, opt
     deps.log.warn(`${step.message}: sent to the dead-letter topic`, { ...ids, messageId: push.messageId, reason: step.reason });
     return { kind: 'rejected', reason: step.reason };
   }
+  // A first attempt taken long after it was published tells the reconciler its lane is behind, not lost.
+  if (message.kind !== 'claimed') deps.laneBacklog?.seen(push.subscription, push.publishTime);
   const intake = message.kind !== 'claimed' && message.intake !== undefined ? { intake: message.intake } : {};
   const t: Target = { destination: destination!, policy: deliveryPolicyOf(destination!, deps.policy), event, id, ids, ...intake, ...(options.bundle ? { bundle: options.bundle } : {}) };
   try {

@@ -1,3 +1,4 @@
+import { LaneBacklog } from './lane-backlog';
 import { DeliveryRecord } from '../domain/delivery';
 import { Destination, PolicySettings } from '../domain/destination';
 import { FailurePolicy } from '../domain/account';
@@ -53,6 +54,8 @@ export interface DeliverDeps {
   unrecorded: UnrecordedSends;
   /** Ordered destinations' keys (app/ordered-delivery.ts); absent: records are settled without them (unit tests of other things). */
   keys?: OrderedKeyStore;
+  /** Marks lanes seen behind, for the reconciler (app/lane-backlog.ts); absent: none is marked. */
+  laneBacklog?: Pick<LaneBacklog, 'seen'>;
 }
 
 export type DeliverOutcome =

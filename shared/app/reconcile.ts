@@ -3,7 +3,8 @@ import { transition } from '../domain/delivery-state';
 import { addTallies, EMPTY_TALLY, IntakeTally, sameTally, tallyOf } from '../domain/intake-tally';
 import { ExpectedDelivery, expectedInRuns, IntakeBatch, laneMoving, mayWaitForLanes, recoveredRecord, RoutableDestination, SkipPostponed, skipAfterPostponed } from '../domain/intake';
 import { eventAccount } from '../domain/account';
-import { Clock, DeliveryStore, IntakeStore, Logger, MessageBus, RateLeaseStore } from '../ports';
+import { laneBehind } from '../domain/lane-backlog';
+import { Clock, DeliveryStore, IntakeStore, LaneMarks, Logger, MessageBus, RateLeaseStore } from '../ports';
 import { sendDeadLetter } from './dead-letter';
 import { DestinationDirectory } from './destination-directory';
 import { forEachLimited } from './for-each-limited';
@@ -43,6 +44,13 @@ export interface ReconcileDeps {
   batchLimit: number;
   /** Each destination's rate controller: when a sender last leased tells whether its lane is moving. */
   rateLeases: RateLeaseStore;
+  /**
+   * When each lane was last seen behind (domain/lane-backlog.ts), and a destination's lanes: a
+   * destination under the unleased allowance leases nothing, and on a shared lane backed up by
+   * its neighbours its missing record is late, not lost. Absent: rate leases alone.
+   */
+  laneMarks?: LaneMarks;
+  lanesOf?: (destination: { id: string; lane?: string; batch?: object }) => string[];
   /** Kept between rounds (one per process). */
   state: ReconcilerState;
   /** A recovered record goes into its destination's log head (domain/recent-log.ts) as deliver's do. */
@@ -101,19 +109,36 @@ const CATALOGUE_WAIT_MS = 10_000;
 /** Whether destinations are being delivered to now, read once per round from their rate controllers. */
 class LaneActivity {
   private readonly seen = new Map<string, Promise<boolean>>();
+  private marks?: Promise<Map<string, number>>;
 
   constructor(
     private readonly deps: ReconcileDeps,
     private readonly now: number,
+    /** The lanes of each destination of the round. */
+    private readonly lanes: ReadonlyMap<string, readonly string[]>,
   ) {}
 
   busy(destinationId: string): Promise<boolean> {
     let busy = this.seen.get(destinationId);
     if (!busy) {
-      busy = this.deps.rateLeases.peek(destinationId).then((doc) => laneMoving(Object.values(doc?.holders ?? {}), this.now, this.deps.graceMs));
+      busy = this.laneBehind(destinationId).then(
+        async (behind) => behind || laneMoving(Object.values((await this.deps.rateLeases.peek(destinationId))?.holders ?? {}), this.now, this.deps.graceMs),
+      );
       this.seen.set(destinationId, busy);
     }
     return busy;
+  }
+
+  /** Whether one of the destination's lanes was seen behind lately: every lane of the round read at once, the first time one is asked. */
+  private async laneBehind(destinationId: string): Promise<boolean> {
+    const { laneMarks } = this.deps;
+    if (!laneMarks) return false;
+    this.marks ??= laneMarks.read([...new Set([...this.lanes.values()].flat())]).catch((e: unknown) => {
+      this.deps.log.warn('reading lane marks failed; the round judges lanes by rate leases alone', { error: e instanceof Error ? e.message : String(e) });
+      return new Map<string, number>();
+    });
+    const marks = await this.marks;
+    return (this.lanes.get(destinationId) ?? []).some((lane) => laneBehind(marks.get(lane), this.now, this.deps.graceMs));
   }
 }
 
@@ -167,21 +192,27 @@ class RoundBudget {
 }
 
 type DestinationsFor = (type: string, account: string) => readonly RoutableDestination[];
+type LanedDestination = RoutableDestination & { lane?: string; batch?: object };
 
 /**
  * The destinations each (account, type) of the batches goes to, taken while the directory holds
- * their accounts: a few per pair, where the expected deliveries are events × fan-out.
+ * their accounts: a few per pair, where the expected deliveries are events × fan-out. And the
+ * lanes of each (`lanesOf`), for telling a late delivery from a lost one.
  */
-function targetsOf(batches: readonly IntakeBatch[], matching: DestinationsFor): DestinationsFor {
+function targetsOf(batches: readonly IntakeBatch[], matching: (type: string, account: string) => readonly LanedDestination[], lanesOf?: ReconcileDeps['lanesOf']): { destinationsFor: DestinationsFor; lanes: Map<string, readonly string[]> } {
   const targets = new Map<string, RoutableDestination[]>();
+  const lanes = new Map<string, readonly string[]>();
   for (const batch of batches) {
     for (const event of batch.events) {
       const account = eventAccount(event.attributes);
       const key = `${account}\n${event.attributes.type}`;
-      if (!targets.has(key)) targets.set(key, matching(event.attributes.type, account).map((d) => ({ id: d.id, eventTypes: d.eventTypes, createdAt: d.createdAt })));
+      if (targets.has(key)) continue;
+      const found = matching(event.attributes.type, account);
+      targets.set(key, found.map((d) => ({ id: d.id, eventTypes: d.eventTypes, createdAt: d.createdAt })));
+      if (lanesOf) for (const d of found) if (!lanes.has(d.id)) lanes.set(d.id, lanesOf(d));
     }
   }
-  return (type, account) => targets.get(`${account}\n${type}`) ?? [];
+  return { destinationsFor: (type, account) => targets.get(`${account}\n${type}`) ?? [], lanes };
 }
 
 /** What a batch's expected deliveries come to, worked out run by run (never held whole). */
@@ -221,7 +252,7 @@ export async function reconcileOnce(deps: ReconcileDeps, until = Infinity): Prom
   const catalogued = batches.length > 0 ? deps.catalogue?.observe(batches) : undefined;
   if (batches.length > 0) {
     const accounts = batches.flatMap((b) => b.events.map((e) => eventAccount(e.attributes)));
-    const destinationsFor = await deps.directory.withAccounts(accounts, (matching) => targetsOf(batches, matching));
+    const { destinationsFor, lanes } = await deps.directory.withAccounts(accounts, (matching) => targetsOf(batches, matching, deps.lanesOf));
     const planned = batches.map((batch) => planOf(batch, destinationsFor));
     const owed = planned.reduce((n, p) => n + p.count, 0);
     const ids = batches.map((b) => b.id).sort();
@@ -237,7 +268,7 @@ export async function reconcileOnce(deps: ReconcileDeps, until = Infinity): Prom
       done.push(...ids);
       report.expected += owed;
     } else {
-      const activity = new LaneActivity(deps, now);
+      const activity = new LaneActivity(deps, now, lanes);
       await forEachLimited(planned, CONCURRENCY, async (plan) => {
         const { batch } = plan;
         if (!budget.open()) {

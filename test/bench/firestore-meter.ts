@@ -202,6 +202,7 @@ export const COLLECTION_LABELS: Record<string, string> = {
   'portal-links': 'portal links',
   'portal-sessions': 'portal sessions',
   locks: 'locks',
+  'lane-marks': 'lanes seen behind (for the reconciler)',
 };
 
 /** Per event: every figure of `by` divided by `events`. */
