@@ -65,6 +65,8 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
     {
       ...process.env,
       ...HERALD_SETTINGS,
+      // HERALD_CHAOS_LOG_LEVEL=INFO to see every duplicate's reason in Herald's log.
+      ...(process.env.HERALD_CHAOS_LOG_LEVEL ? { HERALD_LOG_LEVEL: process.env.HERALD_CHAOS_LOG_LEVEL } : {}),
       HERALD_RECONCILE_AFTER_MS: String(options.reconcileAfterSeconds * 1000),
       PUBSUB_EMULATOR_HOST: emulators.pubsubHost,
       FIRESTORE_EMULATOR_HOST: emulators.firestoreHost,
