@@ -20,24 +20,32 @@ export interface RedeliveredSend {
 }
 
 export type AfterRedelivery =
-  /** DELIVERED before: the destination got the event again. One more duplicate on the record; no attempt counted. */
-  | { kind: 'duplicate'; record: DeliveryRecord }
+  /**
+   * DELIVERED before: the destination got the event again. One more duplicate on the record; no attempt counted.
+   * `already`: the record has this send's duplicate or success (the update that wrote it lost its reply and ran
+   * again): nothing more to write, the same outcome.
+   */
+  | { kind: 'duplicate'; record: DeliveryRecord; already?: true }
   /**
    * Waiting for a retry (PENDING) or in a claimed retry (IN_FLIGHT), and this send succeeded:
    * DELIVERED through the state machine as the retry's success would have made it. It is an
    * attempt like that retry (the attempts before it failed and were counted as failures), so it
    * counts once toward the success rate; a claimed retry still under way finds its claim gone.
    */
-  | { kind: 'delivered'; record: DeliveryRecord }
+  | { kind: 'delivered'; record: DeliveryRecord; already?: true }
   /** Nothing to write: a failed send leaves the delivery to its schedule; DEAD and QUEUED are never changed. */
   | { kind: 'left'; status: DeliveryStatus; why: string };
 
 export function afterRedeliveredSend(existing: DeliveryRecord, send: RedeliveredSend): AfterRedelivery {
   const { status } = existing;
+  const at = send.at.toISOString();
   switch (status) {
     case 'DELIVERED': {
+      // This very send, recorded already: the duplicate last counted, or the success that settled the waiting retry.
+      if (existing.duplicates?.lastAt === at) return { kind: 'duplicate', record: existing, already: true };
+      if (existing.lastAttemptAt === at && isSuccess(send.result)) return { kind: 'delivered', record: existing, already: true };
       const count = (existing.duplicates?.count ?? 0) + 1;
-      return { kind: 'duplicate', record: { ...existing, duplicates: { count, lastAt: send.at.toISOString() } } };
+      return { kind: 'duplicate', record: { ...existing, duplicates: { count, lastAt: at } } };
     }
     case 'PENDING':
     case 'IN_FLIGHT': {
