@@ -118,3 +118,27 @@ describe('readsBeforeFirstSend', () => {
     expect(readsBeforeFirstSend(attempt)).toBe(reads);
   });
 });
+
+describe('afterRedeliveredSend: this very send found recorded (its update lost its reply and ran again)', () => {
+  const send = (result: AttemptResult) => ({ at: at(60_000), result, detail });
+
+  test('its duplicate is there: the same outcome, nothing more to write', () => {
+    const first = afterRedeliveredSend(records.delivered!, send(e503));
+    expect(first.kind).toBe('duplicate');
+    const again = afterRedeliveredSend((first as { record: DeliveryRecord }).record, send(e503));
+    expect(again).toEqual({ kind: 'duplicate', record: (first as { record: DeliveryRecord }).record, already: true });
+    expect((again as { record: DeliveryRecord }).record.duplicates?.count).toBe(1);
+  });
+
+  test('its success settled the waiting retry: delivered, not a duplicate of itself', () => {
+    const first = afterRedeliveredSend(records.retryScheduled!, send(ok200));
+    expect(first.kind).toBe('delivered');
+    const again = afterRedeliveredSend((first as { record: DeliveryRecord }).record, send(ok200));
+    expect(again).toEqual({ kind: 'delivered', record: (first as { record: DeliveryRecord }).record, already: true });
+  });
+
+  test('another send of the same moment that failed is not taken for a success', () => {
+    const delivered = { ...records.delivered!, lastAttemptAt: iso(60_000) };
+    expect(afterRedeliveredSend(delivered, send(e503))).toMatchObject({ kind: 'duplicate', record: { duplicates: { count: 1 } } });
+  });
+});
