@@ -7,6 +7,7 @@ import { transition } from '../../shared/domain/delivery-state';
 import { applySpec, Destination, destinationSpecSchema } from '../../shared/domain/destination';
 import { eventKey, HeraldEvent } from '../../shared/domain/event';
 import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
+import { suspend } from '../../shared/domain/suspension';
 import { LosingWrite, loseRecordReplies, nthWrite } from '../support/lost-record-replies';
 import { memoryDeliverDeps } from '../support/memory-deliver';
 
@@ -125,6 +126,18 @@ describe('a first attempt whose record create landed and lost its reply', () => 
     expect(h.created).toEqual([ID]);
     h.deps.limiter.close();
   });
+});
+
+test('a first push QUEUED on a suspended destination, its create landed and lost its reply: queued, into the log head once', async () => {
+  const h = await setup([204], {}, nthWrite('create'));
+  const destination = (await h.destinations.get('hook'))!;
+  const window = { attempts: 0, successes: 0, failures: 0, recentErrors: [] };
+  await h.destinations.put(suspend(destination, { cause: 'manual', reason: 'by an operator', at: new Date(), window })!);
+  expect(await deliverFromLane(h.deps, push())).toEqual({ kind: 'queued', deliveryId: ID });
+  expect(h.faults.lost).toBe(1);
+  expect(h.sent).toHaveLength(0);
+  expect(h.created).toEqual([ID]);
+  h.deps.limiter.close();
 });
 
 describe('a claimed retry whose writes landed and lost their reply', () => {
