@@ -81,11 +81,16 @@ export async function firstBatch(deps: DeliverDeps, destination: Destination, me
     const release = deps.deliveries.expectDelivered?.() ?? (() => undefined);
     const groups: (string | undefined)[] = [];
     const adding = records.map((r, i) =>
-      createRecord(deps.deliveries, r, async () => {
-        const added = await deps.deliveries.addDelivered(r, { lingerMs: BATCH_OUTCOME_LINGER_MS });
-        if (added.created) groups[i] = added.group;
-        return added.created;
-      }),
+      createRecord(
+        deps.deliveries,
+        r,
+        async () => {
+          const added = await deps.deliveries.addDelivered(r, { lingerMs: BATCH_OUTCOME_LINGER_MS });
+          if (added.created) groups[i] = added.group;
+          return added.created;
+        },
+        () => deps.deliveries.create(r, { unlessGrouped: true }),
+      ),
     );
     release();
     const added = await Promise.all(adding);

@@ -78,7 +78,8 @@ async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string,
   // A success goes with the other outcomes this instance commits meanwhile: alone, a document of
   // its own, created only if none exists; among others, a group member, unchecked (a redelivery
   // sent again is then found twice and shown once, a duplicate). A failure is never created
-  // beside a grouped success.
+  // beside a grouped success. A write that failed (its reply perhaps lost) is tried again checked,
+  // a success too: what landed is then found (createRecord), never copied into a second group.
   const group: { id?: string } = {};
   const write =
     record.status === 'DELIVERED'
@@ -90,8 +91,9 @@ async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string,
           if (added.created) group.id = added.group;
           return added.created;
         }
-      : () => deps.deliveries.create(record, { unlessGrouped: true });
-  return recordSent(deps, t, { record, result, decision, detail, at, publishedAt }, write, group);
+      : undefined;
+  const checked = () => deps.deliveries.create(record, { unlessGrouped: true });
+  return recordSent(deps, t, { record, result, decision, detail, at, publishedAt }, write ?? checked, group, checked);
 }
 
 /**
@@ -119,11 +121,11 @@ function recordUnrecorded(deps: DeliverDeps, t: Target, unrecorded: UnrecordedSe
  * (UnrecordedSends) before the push fails: Pub/Sub brings it again, and if it comes here the
  * outcome is recorded without a second send. Nothing is acked before its outcome is written.
  */
-async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, write: () => Promise<boolean>, group: { id?: string }): Promise<DeliverOutcome> {
+async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, write: () => Promise<boolean>, group: { id?: string }, again?: () => Promise<boolean>): Promise<DeliverOutcome> {
   const { record, result, decision, detail, at, publishedAt } = sent;
   let created: boolean | 'locked';
   try {
-    created = await recordAfterSend(deps, record, write);
+    created = await recordAfterSend(deps, record, write, again);
   } catch (e) {
     deps.unrecorded.keep(t.id, sent, deps.clock.now().getTime());
     throw e;
@@ -145,9 +147,9 @@ async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, wr
  * the push is acked (`locked`) rather than failed, which would send it yet again at each try.
  * No record: the failure stands and Pub/Sub brings the push again.
  */
-async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write: () => Promise<boolean>): Promise<boolean | 'locked'> {
+async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write: () => Promise<boolean>, again?: () => Promise<boolean>): Promise<boolean | 'locked'> {
   try {
-    return await createRecord(deps.deliveries, record, write);
+    return await createRecord(deps.deliveries, record, write, again);
   } catch (e) {
     const existing = await deps.deliveries.get(record.id);
     if (!existing) throw e;

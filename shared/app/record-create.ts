@@ -10,14 +10,17 @@ import { retryOnOverload } from './overload-retry';
  * with its reply lost (DEADLINE_EXCEEDED after the commit, issue 51): the next try then finds a
  * record, and one plain read says whether it is this one (domain/delivery-record.ts isOwnWrite)
  * — created after all, to be counted and ended by this writer — or another's (a redelivery).
- * That read is made only after a failed try: nothing more on the common path.
+ * That read is made only after a failed try: nothing more on the common path. `again`: how the
+ * tries after a failed one write, if not as `create` — a grouped success is created checked then
+ * (DeliveryStore.create unlessGrouped), so that a first try that landed in a group is found there
+ * rather than copied into a second one.
  */
-export async function createRecord(deliveries: Pick<DeliveryStore, 'get'>, record: DeliveryRecord, create: () => Promise<boolean>): Promise<boolean> {
+export async function createRecord(deliveries: Pick<DeliveryStore, 'get'>, record: DeliveryRecord, create: () => Promise<boolean>, again: () => Promise<boolean> = create): Promise<boolean> {
   let failed = false;
   return retryOnOverload(async () => {
     let created: boolean;
     try {
-      created = await create();
+      created = await (failed ? again : create)();
     } catch (e) {
       failed = true;
       throw e;
