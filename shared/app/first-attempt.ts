@@ -3,7 +3,7 @@ import { rateBoundsOf } from '../domain/destination';
 import { detailOf, resultFields } from '../domain/attempt-request';
 import { firstRecord, isOwnWrite } from '../domain/delivery-record';
 import { Transition } from '../domain/delivery-state';
-import { AfterRedelivery, afterRedeliveredSend, readsBeforeFirstSend, RedeliveredSend } from '../domain/redelivered-push';
+import { AfterRedelivery, afterRedeliveredSend, readsBeforeFirstSend, RedeliveredSend, writtenBefore } from '../domain/redelivered-push';
 import { decide, NO_HISTORY } from '../domain/retry-decision';
 import { UnrecordedSend } from '../domain/unrecorded-sends';
 import { afterOutcome, backedOff, backOffUntil, countAttempt, logged, rateWaitFor, report, send, withFailureModeOf } from './attempt-outcome';
@@ -180,8 +180,9 @@ async function redelivered(deps: DeliverDeps, t: Target, sent: RedeliveredSend, 
     written = await retryOnOverload(
       () =>
         deps.deliveries.update(t.id, (current) => {
-          after = current ? afterRedeliveredSend(current, sent) : undefined;
-          // Left, or settled already by this send (a commit whose reply was lost, run again): nothing to write.
+          // Settled already by this send (a commit whose reply was lost, run again): nothing more to write.
+          const before = current && writtenBefore(current, after);
+          after = before ?? (current ? afterRedeliveredSend(current, sent) : undefined);
           return after?.kind === 'left' || after?.already ? undefined : after?.record;
         }),
       RECORD_RETRY,

@@ -1,4 +1,5 @@
 import { AttemptDetail, AttemptResult, DeliveryRecord, DeliveryStatus, isSuccess } from './delivery';
+import { isOwnWrite } from './delivery-record';
 import { transition } from './delivery-state';
 
 /**
@@ -38,14 +39,10 @@ export type AfterRedelivery =
 
 export function afterRedeliveredSend(existing: DeliveryRecord, send: RedeliveredSend): AfterRedelivery {
   const { status } = existing;
-  const at = send.at.toISOString();
   switch (status) {
     case 'DELIVERED': {
-      // This very send, recorded already: the duplicate last counted, or the success that settled the waiting retry.
-      if (existing.duplicates?.lastAt === at) return { kind: 'duplicate', record: existing, already: true };
-      if (existing.lastAttemptAt === at && isSuccess(send.result)) return { kind: 'delivered', record: existing, already: true };
       const count = (existing.duplicates?.count ?? 0) + 1;
-      return { kind: 'duplicate', record: { ...existing, duplicates: { count, lastAt: at } } };
+      return { kind: 'duplicate', record: { ...existing, duplicates: { count, lastAt: send.at.toISOString() } } };
     }
     case 'PENDING':
     case 'IN_FLIGHT': {
@@ -61,6 +58,20 @@ export function afterRedeliveredSend(existing: DeliveryRecord, send: Redelivered
       // Terminal, or held for an operator: its dead letter (if any) is out already, its counters are settled.
       return { kind: 'left', status, why: `the delivery is ${status}; it is not changed by a redelivered push` };
   }
+}
+
+/**
+ * What this very send wrote on an earlier run of its update (`earlier`), when `existing` is that
+ * write: the update's reply was lost and it runs again (the Firestore client runs a transaction
+ * again after DEADLINE_EXCEEDED), and finds its own duplicate or success rather than another
+ * send's. Then the same outcome, `already` written; undefined when `existing` is anything else
+ * (a record another writer changed since is settled afresh).
+ */
+export function writtenBefore(existing: DeliveryRecord, earlier: AfterRedelivery | undefined): AfterRedelivery | undefined {
+  if (earlier === undefined || earlier.kind === 'left') return undefined;
+  const mine = earlier.record;
+  const same = isOwnWrite(existing, mine) && existing.duplicates?.count === mine.duplicates?.count && existing.duplicates?.lastAt === mine.duplicates?.lastAt;
+  return same ? { ...earlier, record: existing, already: true } : undefined;
 }
 
 /**
