@@ -11,11 +11,11 @@ import { ReadLaneMessage } from '../domain/lane-message';
 import { DeliveryPolicy } from '../domain/policy';
 import { Decision, decide, NO_HISTORY } from '../domain/retry-decision';
 import { backOffUntil, countAttempt, countDeadOrQueued, logged, rateWaitFor, withFailureModeOf } from './attempt-outcome';
-import { startUnderClaim, updateUnderClaim } from './claimed-update';
+import { startUnderClaim, updateUnderClaim, writeUnderClaim } from './claimed-update';
 import { sendDeadLetter } from './dead-letter';
-import { DeliverDeps, RECORD_RETRY, Target } from './delivery-context';
-import { retryOnOverload } from './overload-retry';
+import { DeliverDeps, Target } from './delivery-context';
 import { recheckQueued } from './queued-recheck';
+import { createRecord } from './record-create';
 import { suspendDestination } from './suspend-and-reactivate';
 import { topicNotAllowed } from './topic-access';
 
@@ -79,12 +79,24 @@ export async function firstBatch(deps: DeliverDeps, destination: Destination, me
     // All of them in the next group commit: a batch of 100 is one write (two when it spans a GROUP_SPAN_MS boundary),
     // shared with the next batch's when that ends within BATCH_OUTCOME_LINGER_MS.
     const release = deps.deliveries.expectDelivered?.() ?? (() => undefined);
-    const adding = records.map((r) => retryOnOverload(() => deps.deliveries.addDelivered(r, { lingerMs: BATCH_OUTCOME_LINGER_MS }), RECORD_RETRY));
+    const groups: (string | undefined)[] = [];
+    const adding = records.map((r, i) =>
+      createRecord(
+        deps.deliveries,
+        r,
+        async () => {
+          const added = await deps.deliveries.addDelivered(r, { lingerMs: BATCH_OUTCOME_LINGER_MS });
+          if (added.created) groups[i] = added.group;
+          return added.created;
+        },
+        () => deps.deliveries.create(r, { unlessGrouped: true }),
+      ),
+    );
     release();
     const added = await Promise.all(adding);
-    added.forEach((a, i) => a.created && written.push({ member: members[i]!, record: records[i]!, ...(a.group !== undefined ? { group: a.group } : {}) }));
+    added.forEach((created, i) => created && written.push({ member: members[i]!, record: records[i]!, ...(groups[i] !== undefined ? { group: groups[i] } : {}) }));
   } else {
-    const created = await Promise.all(records.map((r) => retryOnOverload(() => deps.deliveries.create(r, { unlessGrouped: true }), RECORD_RETRY)));
+    const created = await Promise.all(records.map((r) => createRecord(deps.deliveries, r, () => deps.deliveries.create(r, { unlessGrouped: true }))));
     created.forEach((c, i) => c && written.push({ member: members[i]!, record: records[i]! }));
   }
   await ended(deps, destination, { result, decision, at }, written, batchId, members.length);
@@ -133,10 +145,7 @@ export async function claimedBatch(deps: DeliverDeps, destination: Destination, 
   const written = await Promise.all(
     live.map(async (l) => {
       const record = withEvent(applied(transition(l.started, { type: 'attempted', at, result, decision, detail: detailFor(l.place, detail) })), l.t.event);
-      const stored = await retryOnOverload(
-        () => deps.deliveries.update(l.t.id, (current) => (current?.status === 'IN_FLIGHT' && current.claimedAt === l.started.claimedAt ? record : undefined)),
-        RECORD_RETRY,
-      );
+      const stored = await writeUnderClaim(deps.deliveries, l.t.id, l.started.claimedAt, record);
       return stored ? { member: { t: l.t, publishedAt: l.publishedAt, place: l.place }, record: stored } : undefined;
     }),
   );
@@ -181,7 +190,7 @@ async function createEach(deps: DeliverDeps, members: readonly Member[], record:
   const created = await Promise.all(
     members.map(async (m) => {
       const r = { ...record(m), batch: m.place };
-      const ok = await retryOnOverload(() => deps.deliveries.create(r), RECORD_RETRY);
+      const ok = await createRecord(deps.deliveries, r, () => deps.deliveries.create(r));
       if (ok) logged(deps, r, deps.clock.now());
       return ok;
     }),

@@ -4,9 +4,8 @@ import { historyOf, transition } from '../domain/delivery-state';
 import { rateBoundsOf } from '../domain/destination';
 import { decide } from '../domain/retry-decision';
 import { afterOutcome, backedOff, backOffUntil, rateWaitFor, send, withFailureModeOf } from './attempt-outcome';
-import { startUnderClaim, updateUnderClaim } from './claimed-update';
-import { DeliverDeps, DeliverOutcome, RECORD_RETRY, Target } from './delivery-context';
-import { retryOnOverload } from './overload-retry';
+import { startUnderClaim, updateUnderClaim, writeUnderClaim } from './claimed-update';
+import { DeliverDeps, DeliverOutcome, Target } from './delivery-context';
 import { afterOrderedOutcome } from './ordered-delivery';
 
 /** A retry the pump claimed: attempted only while the claim the message carries is still the record's. */
@@ -39,10 +38,7 @@ export async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string
   const outcome = applied(transition(started, { type: 'attempted', at, result, decision, detail: detailOf(sent, result, decision, at) }));
   const record = withEvent(outcome, t.event);
   // Written only if nobody took the claim over while the attempt ran (it expired meanwhile).
-  const written = await retryOnOverload(
-    () => deps.deliveries.update(t.id, (current) => (current?.status === 'IN_FLIGHT' && current.claimedAt === started.claimedAt ? record : undefined)),
-    RECORD_RETRY,
-  );
+  const written = await writeUnderClaim(deps.deliveries, t.id, started.claimedAt, record);
   if (!written) {
     deps.log.warn('the claim was taken over during the attempt (it outlived HERALD_CLAIM_TTL_MS); the newer claim decides', t.ids);
     return { kind: 'duplicate', deliveryId: t.id };

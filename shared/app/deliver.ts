@@ -16,6 +16,7 @@ import { firstAttempt } from './first-attempt';
 import { publishToLane, unbundle } from './lanes';
 import { BundleMember, BundleOutcomes } from './bundle-outcomes';
 import { recheckQueued } from './queued-recheck';
+import { createRecord } from './record-create';
 import { afterOrderedOutcome } from './ordered-delivery';
 
 export type { DeliverDeps, DeliverOutcome };
@@ -169,7 +170,8 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, message: ReadLaneM
   } else {
     // Nothing is sent: creating the record only if there is none is the whole duplicate check.
     const record = queuedRecord(t, message.publishedAt, now, reason);
-    if (!(await deps.deliveries.create(record))) return { kind: 'duplicate', deliveryId: t.id };
+    // A create whose reply was lost is this push's own record (createRecord), counted and checked here once.
+    if (!(await createRecord(deps.deliveries, record, () => deps.deliveries.create(record)))) return { kind: 'duplicate', deliveryId: t.id };
     logged(deps, record, now);
     await recheckQueued(deps, record, 'suspended');
   }

@@ -1,14 +1,15 @@
 import { DeliveryRecord } from '../domain/delivery';
 import { rateBoundsOf } from '../domain/destination';
 import { detailOf, resultFields } from '../domain/attempt-request';
-import { firstRecord } from '../domain/delivery-record';
+import { firstRecord, isOwnWrite } from '../domain/delivery-record';
 import { Transition } from '../domain/delivery-state';
-import { AfterRedelivery, afterRedeliveredSend, readsBeforeFirstSend, RedeliveredSend } from '../domain/redelivered-push';
+import { AfterRedelivery, afterRedeliveredSend, readsBeforeFirstSend, RedeliveredSend, writtenBefore } from '../domain/redelivered-push';
 import { decide, NO_HISTORY } from '../domain/retry-decision';
 import { UnrecordedSend } from '../domain/unrecorded-sends';
 import { afterOutcome, backedOff, backOffUntil, countAttempt, logged, rateWaitFor, report, send, withFailureModeOf } from './attempt-outcome';
 import { DeliverDeps, DeliverOutcome, RECORD_RETRY, Target } from './delivery-context';
 import { retryOnOverload } from './overload-retry';
+import { createRecord, landed } from './record-create';
 
 /**
  * The first attempt reads nothing and writes at most one document: no claim is written
@@ -66,7 +67,7 @@ async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string,
   const { result, sent } = await send(deps, t, at);
   if (result.kind === 'herald-overload') {
     const record = firstRecord(t, publishedAt, at, { type: 'back-off', until: backOffUntil(deps) });
-    if (!(await retryOnOverload(() => deps.deliveries.create(record), RECORD_RETRY))) return { kind: 'duplicate', deliveryId: t.id };
+    if (!(await createRecord(deps.deliveries, record, () => deps.deliveries.create(record)))) return { kind: 'duplicate', deliveryId: t.id };
     logged(deps, record, at);
     return backedOff(deps, t, result, record);
   }
@@ -77,7 +78,8 @@ async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string,
   // A success goes with the other outcomes this instance commits meanwhile: alone, a document of
   // its own, created only if none exists; among others, a group member, unchecked (a redelivery
   // sent again is then found twice and shown once, a duplicate). A failure is never created
-  // beside a grouped success.
+  // beside a grouped success. A write that failed (its reply perhaps lost) is tried again checked,
+  // a success too: what landed is then found (createRecord), never copied into a second group.
   const group: { id?: string } = {};
   const write =
     record.status === 'DELIVERED'
@@ -89,8 +91,9 @@ async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string,
           if (added.created) group.id = added.group;
           return added.created;
         }
-      : () => deps.deliveries.create(record, { unlessGrouped: true });
-  return recordSent(deps, t, { record, result, decision, detail, at, publishedAt }, write, group);
+      : undefined;
+  const checked = () => deps.deliveries.create(record, { unlessGrouped: true });
+  return recordSent(deps, t, { record, result, decision, detail, at, publishedAt }, write ?? checked, group, checked);
 }
 
 /**
@@ -106,8 +109,7 @@ function recordUnrecorded(deps: DeliverDeps, t: Target, unrecorded: UnrecordedSe
   const write = async () => {
     if (await deps.deliveries.create(record, { unlessGrouped: true })) return true;
     // The earlier push's write may have landed after all, its answer lost: then this is that record.
-    const existing = await deps.deliveries.get(record.id);
-    return existing !== undefined && sameAttempt(existing, record);
+    return landed(deps.deliveries, record);
   };
   return recordSent(deps, t, unrecorded, write, {});
 }
@@ -119,11 +121,11 @@ function recordUnrecorded(deps: DeliverDeps, t: Target, unrecorded: UnrecordedSe
  * (UnrecordedSends) before the push fails: Pub/Sub brings it again, and if it comes here the
  * outcome is recorded without a second send. Nothing is acked before its outcome is written.
  */
-async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, write: () => Promise<boolean>, group: { id?: string }): Promise<DeliverOutcome> {
+async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, write: () => Promise<boolean>, group: { id?: string }, again?: () => Promise<boolean>): Promise<DeliverOutcome> {
   const { record, result, decision, detail, at, publishedAt } = sent;
   let created: boolean | 'locked';
   try {
-    created = await recordAfterSend(deps, record, write);
+    created = await recordAfterSend(deps, record, write, again);
   } catch (e) {
     deps.unrecorded.keep(t.id, sent, deps.clock.now().getTime());
     throw e;
@@ -137,21 +139,22 @@ async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, wr
 }
 
 /**
- * The record of a first push already sent, created only if there is none. A create that fails
+ * The record of a first push already sent, created only if there is none; a try that failed and
+ * landed all the same (its reply lost) is this push's record (createRecord). A create that fails
  * for another reason (after the retries for overload) is looked at once more with a plain read:
  * a record there means the push was a redelivery whose document another transaction holds
  * (on the emulator, one a killed process left open, until its lock times out, about 20 s), and
  * the push is acked (`locked`) rather than failed, which would send it yet again at each try.
  * No record: the failure stands and Pub/Sub brings the push again.
  */
-async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write: () => Promise<boolean>): Promise<boolean | 'locked'> {
+async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write: () => Promise<boolean>, again?: () => Promise<boolean>): Promise<boolean | 'locked'> {
   try {
-    return await retryOnOverload(write, RECORD_RETRY);
+    return await createRecord(deps.deliveries, record, write, again);
   } catch (e) {
     const existing = await deps.deliveries.get(record.id);
     if (!existing) throw e;
     // This very record, written by a create whose answer was lost: created after all.
-    if (sameAttempt(existing, record)) return true;
+    if (isOwnWrite(existing, record)) return true;
     deps.log.warn('a redelivered lane message was sent again; its record could not be written to (held by another transaction), and stands as it was', {
       eventId: record.eventId,
       destinationId: record.destinationId,
@@ -161,11 +164,6 @@ async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write:
     });
     return 'locked';
   }
-}
-
-/** Whether `existing` is the record of this very attempt (its write landed, the answer was lost). */
-function sameAttempt(existing: DeliveryRecord, record: DeliveryRecord): boolean {
-  return existing.lastAttemptAt === record.lastAttemptAt && existing.attempts === record.attempts;
 }
 
 /**
@@ -182,8 +180,10 @@ async function redelivered(deps: DeliverDeps, t: Target, sent: RedeliveredSend, 
     written = await retryOnOverload(
       () =>
         deps.deliveries.update(t.id, (current) => {
-          after = current ? afterRedeliveredSend(current, sent) : undefined;
-          return after?.kind === 'left' ? undefined : after?.record;
+          // Settled already by this send (a commit whose reply was lost, run again): nothing more to write.
+          const before = current && writtenBefore(current, after);
+          after = before ?? (current ? afterRedeliveredSend(current, sent) : undefined);
+          return after?.kind === 'left' || after?.already ? undefined : after?.record;
         }),
       RECORD_RETRY,
     );
@@ -200,6 +200,7 @@ async function redelivered(deps: DeliverDeps, t: Target, sent: RedeliveredSend, 
     deps.log.warn('a redelivered lane message was sent; its delivery record has gone since', fields);
     return { kind: 'duplicate', deliveryId: t.id };
   }
+  if (after.kind !== 'left' && after.already) written = after.record;
   if (after.kind === 'left' || !written) {
     const status = after.kind === 'left' ? after.status : after.record.status;
     deps.log.info(`redelivered lane message sent again; the ${status} delivery is left as it is: ${after.kind === 'left' ? after.why : 'it changed meanwhile'}`, { ...fields, status });
@@ -222,7 +223,7 @@ async function redelivered(deps: DeliverDeps, t: Target, sent: RedeliveredSend, 
 async function recordUnattempted(deps: DeliverDeps, t: Target, publishedAt: string, next: Transition, message: string): Promise<DeliverOutcome> {
   const now = deps.clock.now();
   const record = firstRecord(t, publishedAt, now, next);
-  if (!(await deps.deliveries.create(record))) {
+  if (!(await createRecord(deps.deliveries, record, () => deps.deliveries.create(record)))) {
     deps.log.info('duplicate lane message skipped: the delivery is already recorded', t.ids);
     return { kind: 'duplicate', deliveryId: t.id };
   }

@@ -1,5 +1,7 @@
 import { DeliveryRecord } from '../domain/delivery';
 import { transition } from '../domain/delivery-state';
+import { Destination } from '../domain/destination';
+import { overloadBackoffMs } from '../domain/herald-overload';
 import { Clock, DeliveryStore, DestinationStore, Logger, MessageBus } from '../ports';
 import { abandonWithDeadLetter } from './dead-letter';
 
@@ -31,12 +33,25 @@ export type QueuedBecause = 'suspended' | 'decided';
  *   the suspension, and this reads after the write: either the listing finds this one, or this
  *   read sees the reactivation and makes it PENDING, due now (the retry pump sends it). Never
  *   stranded QUEUED behind a reactivation that answered "N redelivered".
- * One read per QUEUED write, which it took before; none on any other path.
+ * One read per QUEUED write, which it took before; none on any other path. A read that fails is
+ * tried again (READ_AGAIN); one that still fails cannot tell a reactivation from a suspension, so
+ * a delivery queued because of a suspension is made PENDING again a little later (`unsure`): the
+ * pump then decides with the destination as it is — QUEUED again, with its check, if it is still
+ * suspended; sent if it is active; DEAD if it is gone. Never left QUEUED on an active destination
+ * for want of one read (issue 51).
  */
-export async function recheckQueued(deps: QueuedCheckDeps, record: DeliveryRecord, because: QueuedBecause): Promise<void> {
+export async function recheckQueued(deps: QueuedCheckDeps, record: DeliveryRecord, because: QueuedBecause, again: ReadAgain = READ_AGAIN): Promise<void> {
   const ids = { destinationId: record.destinationId, deliveryId: record.id, eventId: record.eventId };
+  let destination: Destination | undefined;
   try {
-    const destination = await deps.destinations.get(record.destinationId);
+    destination = await readAgainOnFailure(() => deps.destinations.get(record.destinationId), again);
+  } catch (e) {
+    deps.log.warn('could not check the destination of a queued delivery', { ...ids, error: (e as Error).message });
+    if (because === 'suspended') await unsure(deps, record, ids, again);
+    // Queued by its own attempt: only a deletion is at stake, and `DELETE …?deliveries=dead` sweeps what a failed check left.
+    return;
+  }
+  try {
     if (destination) {
       if (because === 'suspended' && destination.status !== 'suspended') await pendingAgain(deps, record, ids);
       return;
@@ -45,7 +60,53 @@ export async function recheckQueued(deps: QueuedCheckDeps, record: DeliveryRecor
     if (dead) deps.log.warn('a delivery queued as its destination was deleted is DEAD, with a dead letter', ids);
   } catch (e) {
     // The QUEUED record is written and stands; `DELETE …?deliveries=dead`, or reactivating, again sweeps what a failed check left.
-    deps.log.warn('could not check the destination of a queued delivery', { ...ids, error: (e as Error).message });
+    deps.log.warn('could not settle a queued delivery after checking its destination', { ...ids, error: (e as Error).message });
+  }
+}
+
+/** How often, and after what pauses, a failed read of the destination is tried again; `sleep` for tests. */
+export interface ReadAgain {
+  tries: number;
+  firstPauseMs: number;
+  sleep?: (ms: number) => Promise<void>;
+  /** [0, 1): spreads the delay `unsure` gives (default Math.random). */
+  random?: () => number;
+}
+
+/** 3 tries over 0.3 s, as a record's write gets (RECORD_RETRY). */
+export const READ_AGAIN: ReadAgain = { tries: 3, firstPauseMs: 100 };
+
+/** A read tried again on any failure (it changes nothing), `tries` times in all. */
+async function readAgainOnFailure<T>(read: () => Promise<T>, again: ReadAgain): Promise<T> {
+  const sleep = again.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (e) {
+      if (attempt >= again.tries) throw e;
+      await sleep(again.firstPauseMs * 2 ** (attempt - 1));
+    }
+  }
+}
+
+/**
+ * The destination could not be read: the delivery queued because of a suspension is PENDING
+ * again as reactivation makes it (a fresh retry budget, which a reactivation would give it
+ * anyway), due after Herald's overload back-off, so the pump decides with a fresh view.
+ */
+async function unsure(deps: QueuedCheckDeps, record: DeliveryRecord, ids: Record<string, string>, again: ReadAgain): Promise<void> {
+  const now = deps.clock.now();
+  const due = new Date(now.getTime() + overloadBackoffMs((again.random ?? Math.random)()));
+  try {
+    const pending = await deps.deliveries.update(record.id, (current) => {
+      if (current?.status !== 'QUEUED') return undefined;
+      const next = transition(current, { type: 'redeliver', now: due });
+      return next.ok ? next.state : undefined;
+    });
+    if (pending) deps.log.warn('a queued delivery whose destination could not be checked is PENDING again: the pump decides with the destination as it is then', { ...ids, availableAt: pending.availableAt });
+  } catch (e) {
+    // Both Firestore reads and writes failing: it stays QUEUED; reactivating again redelivers it.
+    deps.log.warn('a queued delivery whose destination could not be checked stays QUEUED', { ...ids, error: (e as Error).message });
   }
 }
 

@@ -67,3 +67,18 @@ export function applied<S>(result: TransitionResult<S>): S {
   if (!result.ok) throw new Error(`delivery state machine refused ${result.error.transition} from ${result.error.from}: ${result.error.message}`);
   return result.state;
 }
+
+/**
+ * Whether `existing` is what this process's own write of `mine` left. A write whose reply was
+ * lost (DEADLINE_EXCEEDED after the commit took effect) is tried again — by Herald, or by the
+ * Firestore client running a transaction again — and then finds its own record, which is not
+ * another writer's: its attempt is counted and ended by this writer, once. Known by the
+ * attempt's count and time, and the time it waits until (no other write of the delivery has
+ * all three: they change with every attempt, deferral and back-off), and its status and claim;
+ * a record the pump has claimed since for its retry (PENDING then, IN_FLIGHT now) is still it.
+ */
+export function isOwnWrite(existing: DeliveryState, mine: DeliveryState): boolean {
+  if (existing.attempts !== mine.attempts || existing.lastAttemptAt !== mine.lastAttemptAt || existing.availableAt !== mine.availableAt) return false;
+  if (mine.status === 'PENDING' && existing.status === 'IN_FLIGHT') return true;
+  return existing.status === mine.status && existing.claimedAt === mine.claimedAt;
+}

@@ -1,4 +1,5 @@
 import { AttemptDetail, AttemptResult, DeliveryRecord, DeliveryStatus, isSuccess } from './delivery';
+import { isOwnWrite } from './delivery-record';
 import { transition } from './delivery-state';
 
 /**
@@ -20,15 +21,19 @@ export interface RedeliveredSend {
 }
 
 export type AfterRedelivery =
-  /** DELIVERED before: the destination got the event again. One more duplicate on the record; no attempt counted. */
-  | { kind: 'duplicate'; record: DeliveryRecord }
+  /**
+   * DELIVERED before: the destination got the event again. One more duplicate on the record; no attempt counted.
+   * `already`: the record has this send's duplicate or success (the update that wrote it lost its reply and ran
+   * again): nothing more to write, the same outcome.
+   */
+  | { kind: 'duplicate'; record: DeliveryRecord; already?: true }
   /**
    * Waiting for a retry (PENDING) or in a claimed retry (IN_FLIGHT), and this send succeeded:
    * DELIVERED through the state machine as the retry's success would have made it. It is an
    * attempt like that retry (the attempts before it failed and were counted as failures), so it
    * counts once toward the success rate; a claimed retry still under way finds its claim gone.
    */
-  | { kind: 'delivered'; record: DeliveryRecord }
+  | { kind: 'delivered'; record: DeliveryRecord; already?: true }
   /** Nothing to write: a failed send leaves the delivery to its schedule; DEAD and QUEUED are never changed. */
   | { kind: 'left'; status: DeliveryStatus; why: string };
 
@@ -53,6 +58,20 @@ export function afterRedeliveredSend(existing: DeliveryRecord, send: Redelivered
       // Terminal, or held for an operator: its dead letter (if any) is out already, its counters are settled.
       return { kind: 'left', status, why: `the delivery is ${status}; it is not changed by a redelivered push` };
   }
+}
+
+/**
+ * What this very send wrote on an earlier run of its update (`earlier`), when `existing` is that
+ * write: the update's reply was lost and it runs again (the Firestore client runs a transaction
+ * again after DEADLINE_EXCEEDED), and finds its own duplicate or success rather than another
+ * send's. Then the same outcome, `already` written; undefined when `existing` is anything else
+ * (a record another writer changed since is settled afresh).
+ */
+export function writtenBefore(existing: DeliveryRecord, earlier: AfterRedelivery | undefined): AfterRedelivery | undefined {
+  if (earlier === undefined || earlier.kind === 'left') return undefined;
+  const mine = earlier.record;
+  const same = isOwnWrite(existing, mine) && existing.duplicates?.count === mine.duplicates?.count && existing.duplicates?.lastAt === mine.duplicates?.lastAt;
+  return same ? { ...earlier, record: existing, already: true } : undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { AttemptDetail, AttemptResult, DeliveryRecord, DeliveryStatus } from '../../../shared/domain/delivery';
 import { transition } from '../../../shared/domain/delivery-state';
-import { afterRedeliveredSend, readsBeforeFirstSend } from '../../../shared/domain/redelivered-push';
+import { afterRedeliveredSend, readsBeforeFirstSend, writtenBefore } from '../../../shared/domain/redelivered-push';
 import { HeraldEvent } from '../../../shared/domain/event';
 
 /** What a send made without reading first does to a record that was already there (create-if-absent found it). */
@@ -116,5 +116,37 @@ describe('readsBeforeFirstSend', () => {
     [5, true, 'production, a late redelivery'],
   ])('deliveryAttempt %s → %s (%s)', (attempt, reads, _where) => {
     expect(readsBeforeFirstSend(attempt)).toBe(reads);
+  });
+});
+
+describe('writtenBefore: this very send found recorded (its update lost its reply and ran again)', () => {
+  const send = (result: AttemptResult) => ({ at: at(60_000), result, detail });
+
+  test('its duplicate is there: the same outcome, nothing more to write', () => {
+    const first = afterRedeliveredSend(records.delivered!, send(e503));
+    expect(first.kind).toBe('duplicate');
+    const written = (first as { record: DeliveryRecord }).record;
+    expect(writtenBefore(written, first)).toEqual({ kind: 'duplicate', record: written, already: true });
+    expect(written.duplicates?.count).toBe(1);
+  });
+
+  test('its success settled the waiting retry: delivered, not a duplicate of itself', () => {
+    const first = afterRedeliveredSend(records.retryScheduled!, send(ok200));
+    expect(first.kind).toBe('delivered');
+    const written = (first as { record: DeliveryRecord }).record;
+    expect(writtenBefore(written, first)).toEqual({ kind: 'delivered', record: written, already: true });
+  });
+
+  test('not written (the record as it was, or changed by another send since): settled afresh', () => {
+    const first = afterRedeliveredSend(records.delivered!, send(ok200));
+    expect(writtenBefore(records.delivered!, first)).toBeUndefined();
+    const another = { ...(first as { record: DeliveryRecord }).record, duplicates: { count: 2, lastAt: iso(60_001) } };
+    expect(writtenBefore(another, first)).toBeUndefined();
+    expect(writtenBefore(records.delivered!, undefined)).toBeUndefined();
+  });
+
+  test('a send of the same moment as the first attempt is a duplicate, not taken for that attempt', () => {
+    const delivered = { ...records.delivered!, lastAttemptAt: iso(60_000) };
+    expect(afterRedeliveredSend(delivered, send(ok200))).toMatchObject({ kind: 'duplicate', record: { duplicates: { count: 1 } } });
   });
 });
