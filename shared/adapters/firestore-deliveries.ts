@@ -1,5 +1,5 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { AggregateField, DocumentData, FieldPath, Firestore, Query, Timestamp } from '@google-cloud/firestore';
+import { AggregateField, DocumentData, DocumentReference, FieldPath, Firestore, Query, Timestamp } from '@google-cloud/firestore';
 import { DeliveryLogQuery, inLog, logOrder, logPage } from '../domain/delivery-log';
 import { DeliveryRecord } from '../domain/delivery';
 import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../domain/delivery-retention';
@@ -7,10 +7,11 @@ import { HeraldEvent } from '../domain/event';
 import { ownOver, parseHeadEntryId, standing } from '../domain/grouped-outcomes';
 import { addTallies, deliveryTally, EMPTY_TALLY, IntakeTally, sameTally, tallyOf } from '../domain/intake-tally';
 import { AddedDelivered, DeliveredLinger, DeliveryPage, DeliveryStore, WorkStatus } from '../ports';
-import { DeliveryRetention, FirestoreDeliveryGroups } from './firestore-delivery-groups';
+import { DeliveryRetention, FirestoreDeliveryGroups, UNSURE_CODES } from './firestore-delivery-groups';
 import { chunks, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from './firestore-stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
 import { createIfAbsent, OptimisticDocuments } from './firestore-write';
+import { grpcCode } from '../domain/grpc-status';
 import { orderedKeyId } from '../domain/ordering';
 
 /** `intakeTally`: the id's hash (domain/intake-tally.ts) on a record from an intake batch, summed by the reconciler's aggregation. */
@@ -67,11 +68,46 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     this.ops.writes++;
   }
 
+  /**
+   * `unlessGrouped`: a success of the delivery added on this instance and not yet committed (a
+   * bundle member's waits for its bundle) is committed first, and refuses the record as a
+   * committed group copy does: a failure of a second copy never stands beside it. Another
+   * instance's success not yet committed is not seen (its group lands beside this record, and
+   * the record stands).
+   */
   async create(record: DeliveryRecord, options: { unlessGrouped?: boolean } = {}): Promise<boolean> {
-    if (options.unlessGrouped && (await this.groups.copies([record.id])).has(record.id)) return false;
-    if (!(await createIfAbsent(() => this.col.doc(record.id).create(this.stored(record))))) return false;
-    this.ops.writes++;
-    return true;
+    if (options.unlessGrouped && ((await this.groups.recorded(record.id)) || (await this.groups.copies([record.id])).has(record.id))) return false;
+    const stored = this.stored(record);
+    const ref = this.col.doc(record.id);
+    let created: boolean;
+    try {
+      created = await createIfAbsent(() => ref.create(stored));
+    } catch (e) {
+      // Unsure whether it landed (a reply lost): a try again would find it and take it for another's.
+      if (!(await this.createdAfterAll(ref, record, e))) throw e;
+      created = true;
+    }
+    if (created) this.ops.writes++;
+    return created;
+  }
+
+  /**
+   * After a create answered with an error that leaves it unsure whether it landed (its reply
+   * lost: DEADLINE_EXCEEDED, UNAVAILABLE…), whether the document is there as this very record
+   * wrote it (one read, on this path only). The same attempt: its status, attempts and times.
+   */
+  private async createdAfterAll(ref: DocumentReference, record: DeliveryRecord, e: unknown): Promise<boolean> {
+    if (!isUnsure(e)) return false;
+    let snap;
+    try {
+      snap = await ref.get();
+    } catch {
+      return false;
+    }
+    this.ops.reads++;
+    if (!snap.exists) return false;
+    const found = fromOwn(snap.data()!);
+    return SAME_ATTEMPT_FIELDS.every((f) => found[f] === record[f]);
   }
 
   addDelivered(record: DeliveryRecord, options?: DeliveredLinger): Promise<AddedDelivered> {
@@ -260,12 +296,12 @@ export class FirestoreDeliveryStore implements DeliveryStore {
 
   /**
    * Rows by the ids a log head names (domain/grouped-outcomes.ts headEntryId): a grouped one read
-   * from the group the entry names (a read per group) and, as every row, its own document (a read
+   * from the groups the entry names (a read per group) and, as every row, its own document (a read
    * each), which stands if there is one: no query.
    */
   async logRows(entryIds: readonly string[]): Promise<DeliveryRecord[]> {
     const entries = entryIds.map(parseHeadEntryId);
-    const [owns, copies] = await Promise.all([this.ownDocs(entries.map((e) => e.id)), this.groups.byGroup(entries.flatMap((e) => (e.group === undefined ? [] : [e.group])))]);
+    const [owns, copies] = await Promise.all([this.ownDocs(entries.map((e) => e.id)), this.groups.byGroup(entries.flatMap((e) => e.groups))]);
     return entries.flatMap(({ id }) => {
       const row = standing(owns.get(id), copies.get(id) ?? []);
       return row ? [withoutDetail(row)] : [];
@@ -365,6 +401,15 @@ export interface OptimisticRecords {
   get(ids: readonly string[]): Promise<(DeliveryRecord | undefined)[]>;
   /** Replaces the record if it is still as read; one not read is created (the commit fails if it exists). */
   put(record: DeliveryRecord): void;
+}
+
+/** What tells a record's attempt from another's: a second copy's send has its own times. */
+const SAME_ATTEMPT_FIELDS = ['status', 'attempts', 'firstAttemptAt', 'lastAttemptAt', 'availableAt'] as const satisfies readonly (keyof DeliveryRecord)[];
+
+/** An error after which a write may have landed (its reply lost) or not. */
+function isUnsure(e: unknown): boolean {
+  const code = grpcCode(e);
+  return code !== undefined && UNSURE_CODES.includes(code);
 }
 
 /** The field the reconciler sums (its index: firestore-schema.ts intakeTally). */

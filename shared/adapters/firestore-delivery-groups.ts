@@ -5,7 +5,8 @@ import { DocumentData, Firestore, Query, QueryDocumentSnapshot } from '@google-c
 import { DeliveryRecord } from '../domain/delivery';
 import { DeliveryLogQuery, inLog, logOrder } from '../domain/delivery-log';
 import { deliveryExpiry } from '../domain/delivery-retention';
-import { GROUP_LIMITS, GROUP_SPAN_MS, groupKey, groupKeysOf } from '../domain/grouped-outcomes';
+import { commitsOf, GROUP_LIMITS, GROUP_SPAN_MS, groupKey, groupKeysOf } from '../domain/grouped-outcomes';
+import { GRPC, grpcCode } from '../domain/grpc-status';
 import { jsonBytes, sameJson } from '../domain/json-values';
 import { deliveryId, splitDestinationId } from '../domain/ids';
 import { eventKey } from '../domain/event';
@@ -58,6 +59,8 @@ interface StoredGroup {
 
 interface Waiting {
   record: DeliveryRecord;
+  /** Settles as `done` does (a failure too, so that a caller asking whether it was recorded is never left with an unhandled rejection). */
+  outcome: Promise<AddedDelivered | undefined>;
   /** What became of it: created alone, or in `group`; or, alone, refused as a record had its id already. */
   done: (error?: unknown, added?: AddedDelivered) => void;
   /** When it was queued (ms). */
@@ -75,6 +78,16 @@ const ANY_LIMIT = 30;
 const LOG_GROUP_PAGE = 20;
 
 /**
+ * Tries of one group commit, with the same group ids each time (created, never set): a try whose
+ * reply was lost (DEADLINE_EXCEEDED after it landed) makes the next fail ALREADY_EXISTS, which
+ * says it landed; a second group holding the same outcomes is never written.
+ */
+const COMMIT_TRIES = 3;
+const COMMIT_FIRST_PAUSE_MS = 100;
+/** Answers after which a commit may have landed, or may land yet, or may go through if tried again. */
+export const UNSURE_CODES: readonly number[] = [GRPC.CANCELLED, GRPC.UNKNOWN, GRPC.DEADLINE_EXCEEDED, GRPC.RESOURCE_EXHAUSTED, GRPC.ABORTED, GRPC.INTERNAL, GRPC.UNAVAILABLE];
+
+/**
  * Group commit of first attempts that ended DELIVERED (domain/grouped-outcomes.ts): while one
  * commit is in flight, the outcomes that finish wait, and go together in the next — one write
  * per account among them, however many they are — and a commit waits a moment (GROUP_WAIT_MS at
@@ -86,6 +99,8 @@ const LOG_GROUP_PAGE = 20;
 export class FirestoreDeliveryGroups {
   private queue: Waiting[] = [];
   private committing = false;
+  /** Outcomes queued or being committed, by delivery id (`recorded`: a failure of the same delivery must not stand beside one). */
+  private readonly pending = new Map<string, Set<Waiting>>();
   /** Sends under way whose outcome may join the next commit (expect()). */
   private underway = 0;
   private timer?: { handle: NodeJS.Timeout; at: number };
@@ -136,19 +151,61 @@ export class FirestoreDeliveryGroups {
    * unless a group's worth is queued first; `until` ends the wait when it settles.
    */
   add(record: DeliveryRecord, options: DeliveredLinger = {}): Promise<AddedDelivered> {
-    return new Promise<AddedDelivered>((resolve, reject) => {
-      const at = Date.now();
-      const waiting: Waiting = { record, done: (e, added) => (e === undefined ? resolve(added ?? { created: true }) : reject(e as Error)), at, due: at + (options.lingerMs ?? 0) };
-      this.queue.push(waiting);
-      if (options.until && waiting.due > at) {
-        const end = () => {
-          waiting.due = Math.min(waiting.due, Date.now());
-          this.commitIfDue();
-        };
-        options.until.then(end, end);
-      }
-      this.commitIfDue();
-    });
+    let resolve!: (added: AddedDelivered) => void;
+    let reject!: (e: Error) => void;
+    const added = new Promise<AddedDelivered>((res, rej) => ((resolve = res), (reject = rej)));
+    const at = Date.now();
+    const waiting: Waiting = {
+      record,
+      outcome: added.then(
+        (a) => a,
+        () => undefined,
+      ),
+      done: (e, result) => {
+        if (!this.unpend(waiting)) return;
+        if (e === undefined) resolve(result ?? { created: true });
+        else reject(e instanceof Error ? e : new Error(String(e)));
+      },
+      at,
+      due: at + (options.lingerMs ?? 0),
+    };
+    this.queue.push(waiting);
+    this.pending.set(record.id, (this.pending.get(record.id) ?? new Set()).add(waiting));
+    if (options.until && waiting.due > at) {
+      const end = () => {
+        waiting.due = Math.min(waiting.due, Date.now());
+        this.commitIfDue();
+      };
+      options.until.then(end, end);
+    }
+    this.commitIfDue();
+    return added;
+  }
+
+  /** Whether it was pending (each outcome is settled once). */
+  private unpend(waiting: Waiting): boolean {
+    const set = this.pending.get(waiting.record.id);
+    if (!set?.delete(waiting)) return false;
+    if (set.size === 0) this.pending.delete(waiting.record.id);
+    return true;
+  }
+
+  /**
+   * Whether a success of `id` added here and not yet committed (a bundle member's waits up to
+   * BUNDLE_OUTCOME_LINGER_MS) ends recorded: it is committed now, not after its linger, and
+   * this resolves once it is durable (true) or its commit failed (false). False at once when
+   * there is none. A failure of the same delivery (a second copy: a redelivered bundle, a
+   * resend beside the original) asks before it is written, so that it never stands beside —
+   * and is never shown over — a success a moment from being committed.
+   */
+  async recorded(id: string): Promise<boolean> {
+    const waiting = [...(this.pending.get(id) ?? [])];
+    if (waiting.length === 0) return false;
+    const now = Date.now();
+    for (const w of waiting) w.due = Math.min(w.due, now);
+    this.commitIfDue();
+    const outcomes = await Promise.all(waiting.map((w) => w.outcome));
+    return outcomes.some((o) => o?.created === true);
   }
 
   /**
@@ -186,6 +243,9 @@ export class FirestoreDeliveryGroups {
     this.committing = true;
     const taken = this.queue;
     this.queue = [];
+    // Callers are settled once the whole commit has wound up, together (as one commit did before
+    // it was cut by limits): what they add next finds no commit in flight and goes at once.
+    const settle: (() => void)[] = [];
     try {
       if (taken.length === 1 && this.alone) {
         const [only] = taken;
@@ -195,23 +255,80 @@ export class FirestoreDeliveryGroups {
         );
         return;
       }
-      try {
-        const groups = groupsOf(taken).map((g) => ({ ...g, doc: `${g.account}_${this.writer}${(this.seq++).toString(36)}` }));
-        const batch = this.db.batch();
-        const now = this.retention.now();
-        const stored = await Promise.all(groups.map((g) => this.stored(g.account, g.members, now)));
-        groups.forEach((g, i) => batch.set(this.col.doc(g.doc), stored[i]!));
-        await batch.commit();
-        this.ops.writes += groups.length;
-        const where = new Map(groups.flatMap((g) => g.members.map((m) => [m, g.doc] as const)));
-        for (const w of taken) w.done(undefined, { created: true, group: where.get(w.record)! });
-      } catch (e) {
-        for (const w of taken) w.done(e ?? new Error('group commit failed'));
-      }
+      const now = this.retention.now();
+      // Ids fixed before the first try: every try of a commit writes the same documents.
+      const groups = groupsOf(taken).map((g) => ({ ...g, doc: `${g.account}_${this.writer}${(this.seq++).toString(36)}` }));
+      const built = await Promise.all(
+        groups.map((g) =>
+          this.stored(
+            g.account,
+            g.members.map((w) => w.record),
+            now,
+          ).then(
+            (stored) => ({ ...g, stored }),
+            (e: unknown) => {
+              // A group that cannot be stored fails its own members, not the others'.
+              for (const w of g.members) settle.push(() => w.done(e ?? new Error('group could not be stored')));
+              return undefined;
+            },
+          ),
+        ),
+      );
+      const ready = built.filter((g): g is NonNullable<typeof g> => g !== undefined);
+      // Within Firestore's per-commit limits: a queue of any size commits.
+      const commits = commitsOf(ready.map((g) => storedBytes(this.col.doc(g.doc).path, g.stored))).map((indexes) => indexes.map((i) => ready[i]!));
+      await Promise.all(
+        commits.map(async (commit) => {
+          try {
+            await this.commitOnce(commit);
+            for (const g of commit) for (const w of g.members) settle.push(() => w.done(undefined, { created: true, group: g.doc }));
+          } catch (e) {
+            for (const g of commit) for (const w of g.members) settle.push(() => w.done(e ?? new Error('group commit failed')));
+          }
+        }),
+      );
+    } catch (e) {
+      // Outcomes not settled yet (a member that cannot even be measured): failed, their pushes not acked.
+      for (const w of taken) settle.push(() => w.done(e ?? new Error('group commit failed')));
     } finally {
+      for (const s of settle) s();
       this.committing = false;
       // What finished meanwhile goes next, all together.
       this.commitIfDue();
+    }
+  }
+
+  /**
+   * Writes `commit`'s groups, created (their ids are this writer's, fixed before the first try),
+   * tried again on an answer that leaves it unsure whether they landed: ALREADY_EXISTS on a try
+   * after the first says an earlier one did (a commit is atomic: all of it). Unsure after the
+   * last try, one group is read back (a read, on this path only): there, the commit landed.
+   * Costs nothing more when the first try is answered.
+   */
+  private async commitOnce(commit: readonly { doc: string; stored: StoredGroup }[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const batch = this.db.batch();
+        for (const g of commit) batch.create(this.col.doc(g.doc), g.stored);
+        await batch.commit();
+        this.ops.writes += commit.length;
+        return;
+      } catch (e) {
+        const code = grpcCode(e);
+        if (attempt > 1 && code === GRPC.ALREADY_EXISTS) {
+          this.ops.writes += commit.length;
+          return;
+        }
+        if (code === undefined || !UNSURE_CODES.includes(code)) throw e;
+        if (attempt >= COMMIT_TRIES) {
+          const landed = await this.col.doc(commit[0]!.doc).get();
+          this.ops.reads++;
+          if (!landed.exists) throw e;
+          this.ops.writes += commit.length;
+          return;
+        }
+        await new Promise((r) => setTimeout(r, COMMIT_FIRST_PAUSE_MS * 2 ** (attempt - 1)));
+      }
     }
   }
 
@@ -339,8 +456,8 @@ export class FirestoreDeliveryGroups {
  * What one commit writes: the outcomes by account and by publish span (GROUP_SPAN_MS), each
  * group within GROUP_LIMITS.
  */
-function groupsOf(taken: readonly Waiting[]): { account: string; members: DeliveryRecord[] }[] {
-  type Open = { account: string; members: DeliveryRecord[]; bytes: number; counted: Set<object> };
+function groupsOf(taken: readonly Waiting[]): { account: string; members: Waiting[] }[] {
+  type Open = { account: string; members: Waiting[]; bytes: number; counted: Set<object> };
   const open = new Map<string, Open[]>();
   // What a member adds to a group: what it shares with members already there (a batch's attempt detail) is stored once.
   const adds = (group: Open, record: DeliveryRecord) => {
@@ -348,7 +465,8 @@ function groupsOf(taken: readonly Waiting[]): { account: string; members: Delive
     const bytes = jsonBytes(record, { has: (o) => group.counted.has(o) || met.has(o), add: (o) => met.add(o) });
     return { bytes, met };
   };
-  for (const { record } of taken) {
+  for (const waiting of taken) {
+    const { record } = waiting;
     const account = splitDestinationId(record.destinationId).account;
     const span = Math.floor(Date.parse(record.publishedAt ?? record.lastAttemptAt ?? '') / GROUP_SPAN_MS);
     const key = `${account}\n${Number.isNaN(span) ? 0 : span}`;
@@ -361,7 +479,7 @@ function groupsOf(taken: readonly Waiting[]): { account: string; members: Delive
       open.set(key, list);
       added = adds(group, record);
     }
-    group.members.push(record);
+    group.members.push(waiting);
     group.bytes += added.bytes;
     for (const o of added.met) group.counted.add(o);
   }
@@ -422,6 +540,24 @@ function compacted(docs: readonly DocumentData[]): { members: DocumentData[]; co
   }
   if (Object.keys(common).length === 0) return { members: [...docs] };
   return { members: docs.map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => !(k in common)))), common };
+}
+
+/**
+ * A document's stored size as Firestore counts it (its name, each field's name and value:
+ * a string's UTF-8 bytes + 1, bytes as they are, 8 for a number, a time or a boolean), what a
+ * commit's size limit is kept below by.
+ */
+export function storedBytes(path: string, value: unknown): number {
+  return Buffer.byteLength(path) + 16 + valueBytes(value);
+}
+
+function valueBytes(value: unknown): number {
+  if (value === null || value === undefined) return 1;
+  if (typeof value === 'string') return Buffer.byteLength(value) + 1;
+  if (Buffer.isBuffer(value) || value instanceof Uint8Array) return value.length;
+  if (typeof value !== 'object' || value instanceof Date) return 8;
+  if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + valueBytes(v), 0);
+  return Object.entries(value).reduce((sum, [k, v]) => sum + Buffer.byteLength(k) + 1 + valueBytes(v), 0);
 }
 
 function chunk<T>(items: readonly T[], size: number): T[][] {

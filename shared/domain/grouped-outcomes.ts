@@ -70,16 +70,62 @@ function withDuplicates(record: DeliveryRecord, copies: readonly DeliveryRecord[
 
 /**
  * A grouped record's entry in its destination's log head (domain/recent-log.ts): its id and
- * the group that holds it, so the console's first page reads it by document id, never by a
- * query. `~` is in no delivery id (destination ids and event keys do not use it).
+ * the groups that hold it, so the console's first page reads it by document id, never by a
+ * query. `~` is in no delivery id nor group id (destination ids, event keys and a group's
+ * writer part do not use it). One delivery may be recorded more than once (a copy alone and
+ * one in a group, or two groups: a redelivery sent again): its entries are merged into one
+ * (`mergedHeadEntryId`), so the head names each delivery once, with every copy it knows of.
  */
-export function headEntryId(deliveryId: string, group?: string): string {
-  return group === undefined ? deliveryId : `${deliveryId}~${group}`;
+export function headEntryId(deliveryId: string, ...groups: (string | undefined)[]): string {
+  const named = [...new Set(groups.filter((g): g is string => g !== undefined && g !== ''))];
+  return [deliveryId, ...named].join('~');
 }
 
-export function parseHeadEntryId(text: string): { id: string; group?: string } {
+export function parseHeadEntryId(text: string): { id: string; groups: string[] } {
+  const [id, ...groups] = text.split('~');
+  return { id: id!, groups: groups.filter((g) => g !== '') };
+}
+
+/** Two entries of one delivery as one, naming the groups of both (undefined: not the same delivery). */
+export function mergedHeadEntryId(a: string, b: string): string | undefined {
+  const [x, y] = [parseHeadEntryId(a), parseHeadEntryId(b)];
+  return x.id === y.id ? headEntryId(x.id, ...x.groups, ...y.groups) : undefined;
+}
+
+/** The delivery an entry names. */
+export function headEntryDelivery(text: string): string {
   const cut = text.indexOf('~');
-  return cut < 0 ? { id: text } : { id: text.slice(0, cut), group: text.slice(cut + 1) };
+  return cut < 0 ? text : text.slice(0, cut);
+}
+
+/**
+ * Firestore's limits on one commit: 500 writes and a 10 MiB request. Bytes are kept well below
+ * (what `commitsOf` is given is an estimate of each document's stored size; the request adds
+ * names and framing).
+ */
+export const COMMIT_LIMITS = { writes: 500, bytes: 8 * 1024 * 1024 };
+
+/**
+ * Groups to write, by their size in bytes, cut into commits each within `limits`, in order (the
+ * indexes of each commit's groups). A queue of any size commits: one commit taking it whole would
+ * fail every time past either limit, and every outcome in it with it. A group larger than the
+ * byte limit by itself (GROUP_LIMITS keeps every one far below) goes alone.
+ */
+export function commitsOf(sizes: readonly number[], limits: { writes: number; bytes: number } = COMMIT_LIMITS): number[][] {
+  const commits: number[][] = [];
+  let current: number[] = [];
+  let bytes = 0;
+  sizes.forEach((size, i) => {
+    if (current.length > 0 && (current.length >= limits.writes || bytes + size > limits.bytes)) {
+      commits.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(i);
+    bytes += size;
+  });
+  if (current.length > 0) commits.push(current);
+  return commits;
 }
 
 /**

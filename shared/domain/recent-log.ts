@@ -12,7 +12,14 @@
  * dropped from a bucket's list only when RECENT_KEPT newer ones are in it, which puts it
  * behind a whole page. What the head cannot know of — a record whose writer died before it
  * flushed (at most HERALD_RATE_FLUSH_MS of them) — is in every filtered view and by id.
+ *
+ * Each delivery is one entry, however many times it was recorded (a batch sent again after part
+ * of it committed, a push redelivered while its first attempt runs, a copy alone beside a group
+ * copy): entries of one delivery id are merged (domain/grouped-outcomes.ts mergedHeadEntryId),
+ * in a list and across lists, so the first page shows it once and a list's RECENT_KEPT are
+ * RECENT_KEPT deliveries.
  */
+import { headEntryDelivery, mergedHeadEntryId } from './grouped-outcomes';
 
 /** A record in the head: [publishedAt, id], so it sorts and stores small. */
 export type RecentEntry = readonly [publishedAt: string, id: string];
@@ -23,15 +30,32 @@ export const RECENT_KEPT = 64;
 /** Newest published first, then by id descending: the log's order (delivery-log.ts logOrder). */
 export function newestFirst(a: RecentEntry, b: RecentEntry): number {
   if (a[0] !== b[0]) return a[0] < b[0] ? 1 : -1;
-  return a[1] === b[1] ? 0 : a[1] < b[1] ? 1 : -1;
+  // By delivery id, as the log orders: the groups an entry names are not part of it.
+  const [x, y] = [headEntryDelivery(a[1]), headEntryDelivery(b[1])];
+  return x === y ? 0 : x < y ? 1 : -1;
 }
 
-/** `list` (newest first, at most `cap`) with `entry` in its place; unchanged if it is too old or there already. */
+/**
+ * `list` (newest first, at most `cap`) with `entry` in its place; unchanged if it is too old or
+ * there already. An entry of a delivery the list holds is merged into that one (the newer publish
+ * time of the two, the groups of both).
+ */
 export function keepNewest(list: readonly RecentEntry[], entry: RecentEntry, cap = RECENT_KEPT): RecentEntry[] {
-  if (list.some((e) => e[1] === entry[1])) return [...list];
+  const delivery = headEntryDelivery(entry[1]);
+  const found = list.findIndex((e) => headEntryDelivery(e[1]) === delivery);
+  if (found >= 0) {
+    const merged = mergedEntry(list[found]!, entry);
+    if (merged[0] === list[found]![0] && merged[1] === list[found]![1]) return [...list];
+    return keepNewest([...list.slice(0, found), ...list.slice(found + 1)], merged, cap);
+  }
   const at = list.findIndex((e) => newestFirst(entry, e) < 0);
   const next = at < 0 ? [...list, entry] : [...list.slice(0, at), entry, ...list.slice(at)];
   return next.slice(0, cap);
+}
+
+/** Two entries of one delivery as one: the newer publish time (copies share theirs), every group named. */
+function mergedEntry(a: RecentEntry, b: RecentEntry): RecentEntry {
+  return [a[0] >= b[0] ? a[0] : b[0], mergedHeadEntryId(a[1], b[1]) ?? a[1]];
 }
 
 /** The lists of one counter bucket, from every writer. */
@@ -61,8 +85,15 @@ export function headOf(buckets: readonly RecentBucket[], want: number): RecentEn
   if (buckets.length === 0) return undefined;
   const oldest = Math.min(...buckets.map((b) => b.start));
   const since = new Date(oldest).toISOString();
+  // One entry per delivery: its entries in several lists (writers, buckets), each naming the copies it knew of, merged.
   const all = new Map<string, RecentEntry>();
-  for (const b of buckets) for (const e of b.entries) if (!all.has(e[1])) all.set(e[1], e);
+  for (const b of buckets) {
+    for (const e of b.entries) {
+      const delivery = headEntryDelivery(e[1]);
+      const seen = all.get(delivery);
+      all.set(delivery, seen ? mergedEntry(seen, e) : e);
+    }
+  }
   const head = [...all.values()].sort(newestFirst).slice(0, want);
   return head.length === want && head.every((e) => e[0] >= since) ? head : undefined;
 }

@@ -18,6 +18,7 @@ import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
 import { eventKey } from '../../shared/domain/event';
 import { createLogger } from '../../shared/log';
+import { deliveredRecord, GROUPED_PUBLISHED } from '../support/grouped-records';
 
 const projectId = 'delivery-store-test';
 const db = new Firestore({ projectId, ignoreUndefinedProperties: true });
@@ -105,18 +106,8 @@ describe('firestore delivery store: the attempt log, kept for the whole retentio
 });
 
 describe('firestore delivery store: group commit of DELIVERED first attempts', () => {
-  const published = '2026-11-26T11:59:59.000Z';
-  const delivered = (destinationId: string, n: number): DeliveryRecord => ({
-    id: `${destinationId}.e${n}`,
-    destinationId,
-    eventId: `e${n}`,
-    eventSource: '/src',
-    eventType: 't',
-    status: 'DELIVERED',
-    attempts: 1,
-    publishedAt: published,
-    lastAttemptAt: '2026-11-26T12:00:00.000Z',
-  });
+  const published = GROUPED_PUBLISHED;
+  const delivered = (destinationId: string, n: number) => deliveredRecord(destinationId, n);
   const groups = () => db.collection(COLLECTIONS.deliveryGroups);
 
   beforeEach(() => wipe());

@@ -37,6 +37,32 @@ describe('the head of the delivery log', () => {
     expect(headOf([{ start: T, entries: [e(5), e(4)] }, { start: T, entries: [e(5), e(3)] }], 3)).toEqual([e(5), e(4), e(3)]);
   });
 
+  test('a delivery recorded twice (alone and in a group, or in two groups) is one entry in a list, naming every copy', () => {
+    // A push redelivered while its first attempt ran: a copy alone, then one in group g1, then one in g2.
+    let list: RecentEntry[] = [];
+    for (const id of ['d.k5', 'd.k5~g1', 'd.k4', 'd.k5~g2', 'd.k5~g1']) list = keepNewest(list, [iso(id === 'd.k4' ? 4 : 5), id], 3);
+    expect(list).toEqual([e(5, 'd.k5~g1~g2'), e(4)]);
+    // Its copies take one place of the cap, not one each.
+    expect(keepNewest(keepNewest(list, e(3)), e(5, 'd.k5~g3'), 3)).toEqual([e(5, 'd.k5~g1~g2~g3'), e(4), e(3)]);
+  });
+
+  test("one delivery in several writers' or buckets' lists is one row of the head, with every group they name", () => {
+    const buckets = [
+      { start: T, entries: [e(6, 'd.k6~g1'), e(5), e(4)] },
+      // Another writer's list: the same delivery sent again there (a batch released and sent again after part of it committed).
+      { start: T, entries: [e(6, 'd.k6~g2'), e(3)] },
+      { start: T, entries: [e(6, 'd.k6')] },
+    ];
+    expect(headOf(buckets, 3)).toEqual([e(6, 'd.k6~g1~g2'), e(5), e(4)]);
+    expect(headOf(buckets, 4)).toEqual([e(6, 'd.k6~g1~g2'), e(5), e(4), e(3)]);
+    expect(headOf(buckets, 5)).toBeUndefined();
+  });
+
+  test('entries at one publish time are ordered by delivery id, as the log orders, whatever groups they name', () => {
+    // `~` sorts after every character of an id: compared whole, d.a~g would come before d.ab.
+    expect(headOf([{ start: T, entries: [e(5, 'd.a~g'), e(5, 'd.ab')] }], 2)).toEqual([e(5, 'd.ab'), e(5, 'd.a~g')]);
+  });
+
   test('lists of one bucket are put together; a read cut at its limit leaves its oldest bucket out', () => {
     const lists = [
       { start: T + 120_000, entries: [e(130)] },
