@@ -117,7 +117,8 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     return unavailable('Herald could not read its destinations; resend the events', events, STORAGE_BUSY, errorId);
   }
   const acceptedAt = deps.clock.now();
-  const journaled = deps.journal.add(events);
+  // None joins a batch opened before a destination it goes to was created: the reconciler would not expect it there.
+  const journaled = deps.journal.add(events, newestCreated(targets));
   const publishedAt = acceptedAt.toISOString();
   const plan = intakePlan(deps, events, targets, publishedAt, journaled.ids);
   // Each event's own fan-out, then the work several events share: an ordered destination's placing, a batched one's bundle.
@@ -200,6 +201,13 @@ function intakePlan(deps: IngestDeps, events: readonly HeraldEvent[], targets: r
     }),
   );
   return { unordered, ordered: [...ordered.values()], bundled: [...bundled.values()] };
+}
+
+/** The latest `createdAt` of the destinations the events go to (ISO), undefined when they go nowhere. */
+function newestCreated(targets: readonly (readonly Destination[])[]): string | undefined {
+  let newest: string | undefined;
+  for (const ds of targets) for (const d of ds) if (newest === undefined || d.createdAt > newest) newest = d.createdAt;
+  return newest;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { fitsBatch, IntakeBatch, intakeBatchId } from '../domain/intake';
+import { fitsBatch, IntakeBatch, intakeBatchId, joinsOpenBatch, openedAt } from '../domain/intake';
 import { eventSize, HeraldEvent } from '../domain/event';
 import { Clock, IntakeStore } from '../ports';
 
@@ -42,13 +42,19 @@ export class IntakeJournal {
     private readonly gapMs = JOURNAL_WRITE_GAP_MS,
   ) {}
 
-  /** Places the events in batches: the batch id of each, and a promise that resolves once all of them are durable. */
-  add(events: readonly HeraldEvent[]): { ids: string[]; durable: Promise<void> } {
+  /**
+   * Places the events in batches: the batch id of each, and a promise that resolves once all of
+   * them are durable. `newestRouted`: the latest `createdAt` of the destinations they were
+   * routed to: they join no batch opened before it (domain/intake.ts joinsOpenBatch), so the
+   * reconciler expects each of them wherever it was sent.
+   */
+  add(events: readonly HeraldEvent[], newestRouted?: string): { ids: string[]; durable: Promise<void> } {
     const ids: string[] = [];
     const waits = new Set<Promise<void>>();
+    if (this.open && !joinsOpenBatch(this.open.batch.acceptedAt, newestRouted)) this.seal();
     for (const event of events) {
       if (this.open && !fitsBatch(this.open.batch.events.length, this.open.bytes, event)) this.seal();
-      this.open ??= this.newBatch();
+      this.open ??= this.newBatch(newestRouted);
       this.open.batch.events.push(event);
       this.open.bytes += eventSize(event);
       ids.push(this.open.batch.id);
@@ -58,7 +64,7 @@ export class IntakeJournal {
     return { ids, durable: Promise.all(waits).then(() => undefined) };
   }
 
-  private newBatch(): OpenBatch {
+  private newBatch(newestRouted: string | undefined): OpenBatch {
     const now = this.clock.now();
     let resolve!: () => void;
     let reject!: (e: unknown) => void;
@@ -68,7 +74,7 @@ export class IntakeJournal {
     });
     // Every caller awaits it; this keeps a batch nobody awaits any more from an unhandled rejection.
     durable.catch(() => undefined);
-    return { batch: { id: intakeBatchId(now, this.random()), acceptedAt: now.toISOString(), events: [] }, bytes: 0, durable, resolve, reject };
+    return { batch: { id: intakeBatchId(now, this.random()), acceptedAt: openedAt(now, newestRouted), events: [] }, bytes: 0, durable, resolve, reject };
   }
 
   private seal(): void {
