@@ -421,6 +421,11 @@ export interface DeliveryStore {
 export interface IntakeStore {
   /** Resolves once the batch is durable. */
   add(batch: IntakeBatch): Promise<void>;
+  /**
+   * Whether the batch is stored (one read): asked only after an `add` failed, since a write whose
+   * reply was lost has landed all the same.
+   */
+  holds(id: string): Promise<boolean>;
   /** Batches accepted at or before `before` (and after `after`, an ISO time, when given), oldest first. */
   due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]>;
   /** Deletes the batches, in as few requests as the store allows. */

@@ -119,15 +119,18 @@ describe('the intake journal', () => {
     // The next write waits for the gap since the last one started.
     while (releases.length < 2) await new Promise((r) => setTimeout(r, 5));
     expect(Date.now() - started).toBeGreaterThanOrEqual(35);
-    store.failNext = new Error('UNAVAILABLE');
+    store.failing = new Error('UNAVAILABLE');
     releases[1]!();
+    // A failed write is read back and written once more: both wait for their release.
+    while (releases.length < 3) await new Promise((r) => setTimeout(r, 5));
+    releases[2]!();
     await expect(Promise.all(later.map((l) => l.durable))).rejects.toThrow('UNAVAILABLE');
     expect(store.writes.map((b) => b.events.map((e) => e.attributes.id))).toEqual([['a']]);
   });
 
   it('ingest answers 503 and accepts nothing when the journal cannot record the events', async () => {
     const store = new MemoryIntakeStore();
-    store.failNext = Object.assign(new Error('14 UNAVAILABLE: no connection'), { code: 14 });
+    store.failing = Object.assign(new Error('14 UNAVAILABLE: no connection'), { code: 14 });
     const { result } = await ingestOne(store);
     expect(result.status).toBe(503);
     expect(result.body).toMatchObject({ accepted: [], failed: [{ id: 'x1' }] });
