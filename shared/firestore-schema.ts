@@ -180,6 +180,9 @@ export const FIRESTORE_INCREASING_FIELDS = [
   { collection: COLLECTIONS.rateControl, field: 'deferCursor', why: 'a time' },
   { collection: COLLECTIONS.rateControl, field: 'deferredReportedAt', why: 'a time' },
   { collection: COLLECTIONS.rateControl, field: 'advancedThrough', why: 'a time' },
+  // Counter documents: each writer's last flush (adapters/firestore-counters.ts MARK_FIELD), read by document id only after a failed write.
+  { collection: COLLECTIONS.rates, field: 'flushes', why: "each writer's flush number: a higher one each flush" },
+  { collection: COLLECTIONS.sharedRates, field: 'flushes', why: "the writer's flush number: a higher one each flush" },
   // Counter rollups: read by document id only, a write per active destination per suspension check.
   { collection: COLLECTIONS.rateRollups, field: 'foldedThrough', why: 'the last minute folded' },
   { collection: COLLECTIONS.rateRollups, field: 'm', why: 'keyed by bucket start: new keys each minute' },

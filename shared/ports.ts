@@ -246,13 +246,49 @@ export interface CounterDelta extends RateCounts {
 }
 
 /**
+ * A flush, named in every counter document it writes (in the same write, so at no cost): after a
+ * commit failed, one read of one of its documents tells whether it landed (a reply lost on its
+ * way back), since increments added again would be counted twice. One writer's flushes go one
+ * after another, and none is written until the last one's outcome is known, so its mark in a
+ * document is still its own when read.
+ */
+export interface CounterFlushMark {
+  writer: string;
+  flush: number;
+}
+
+/** A commit of a flush that failed: its deltas, and a document of it with the flush's mark. */
+export interface UnsureCounterWrite {
+  deltas: CounterDelta[];
+  probe: { doc: string; mark: CounterFlushMark };
+}
+
+/** CounterStore.add's failure when commits of a marked flush failed: every other commit is written. */
+export class CountersNotWritten extends Error {
+  constructor(
+    readonly unsure: UnsureCounterWrite[],
+    readonly writeError: unknown,
+  ) {
+    super(writeError instanceof Error ? writeError.message : String(writeError));
+    this.name = 'CountersNotWritten';
+  }
+}
+
+/**
  * Each destination's counters (success rate, latency, DEAD/QUEUED counts; the delivery log's
  * head rides in the same documents). Each writer adds to its own shard of a (destination, bucket) pair,
  * so no counter document takes more than one write per flush of one writer.
  */
 export interface CounterStore {
-  /** One write per document: a delta without a `group` is its destination's own; all deltas of one (bucket, group), one shared document. */
-  add(deltas: readonly CounterDelta[], shard: number): Promise<void>;
+  /**
+   * One write per document: a delta without a `group` is its destination's own; all deltas of one
+   * (bucket, group), one shared document. With `mark`, each document carries it, and commits that
+   * fail are named in a CountersNotWritten (the others are written); without, or any other error,
+   * none is known written.
+   */
+  add(deltas: readonly CounterDelta[], shard: number, mark?: CounterFlushMark): Promise<void>;
+  /** Whether each failed commit landed after all: its probe document carries its mark (a read each). */
+  landed(probes: readonly UnsureCounterWrite['probe'][]): Promise<boolean[]>;
   /** Every shard of every bucket of the destination that started at or after `since` (epoch ms), own and shared documents, merged per bucket. */
   window(destinationId: string, since: number): Promise<RateBucket[]>;
   /** `window` of each destination, read together: shared documents once for all of them (the suspension check). */
@@ -421,6 +457,11 @@ export interface DeliveryStore {
 export interface IntakeStore {
   /** Resolves once the batch is durable. */
   add(batch: IntakeBatch): Promise<void>;
+  /**
+   * Whether the batch is stored (one read): asked only after an `add` failed, since a write whose
+   * reply was lost has landed all the same.
+   */
+  holds(id: string): Promise<boolean>;
   /** Batches accepted at or before `before` (and after `after`, an ISO time, when given), oldest first. */
   due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]>;
   /** Deletes the batches, in as few requests as the store allows. */

@@ -307,7 +307,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     deliveries,
     orderedKeys: new FirestoreOrderedKeys(firestore, deliveries, firestoreOps, config.deliveryRetentionDays * DAY_MS),
     intake,
-    journal: new IntakeJournal(intake, clock, undefined, config.journalGapMs),
+    journal: new IntakeJournal(intake, clock, undefined, config.journalGapMs, log),
     reconciler: {},
     directory,
     counters,

@@ -3,7 +3,7 @@ import { LastError } from '../domain/delivery';
 import { addHistograms, LatencyHistogram } from '../domain/latency-histogram';
 import { addSettled, RateBucket, RECENT_ERRORS } from '../domain/success-rate';
 import { bucketsOf, RecentBucket, RecentEntry } from '../domain/recent-log';
-import { CounterDelta, CounterStore } from '../ports';
+import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../ports';
 import { FirestoreStore } from './firestore-stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../firestore-schema';
 import { RateRollup } from '../domain/rate-rollup';
@@ -68,6 +68,9 @@ interface StoredRollup {
   expireAt: Date;
 }
 
+/** Each writer's last flush (CounterFlushMark), in every counter document it writes. */
+export const MARK_FIELD = 'flushes';
+
 /** The suspension check's cursor, beside the rollups: `~` is in no destination id. */
 const CURSOR_DOC = '~check';
 /** Documents asked for in one getAll. */
@@ -91,14 +94,16 @@ export class FirestoreCounterStore extends FirestoreStore implements CounterStor
     return this.db.collection(COLLECTIONS.sharedRates);
   }
 
-  async add(deltas: readonly CounterDelta[], shard: number): Promise<void> {
+  async add(deltas: readonly CounterDelta[], shard: number, mark?: CounterFlushMark): Promise<void> {
     if (deltas.length === 0) return;
-    const writes: { ref: DocumentReference; doc: Record<string, unknown> }[] = [];
+    const writes: { ref: DocumentReference; doc: Record<string, unknown>; deltas: CounterDelta[] }[] = [];
     const groups = new Map<string, CounterDelta[]>();
+    // The flush's mark, under its writer's key: writers that share a document keep theirs apart.
+    const marked = mark ? { [MARK_FIELD]: { [mark.writer]: mark.flush } } : {};
     for (const d of deltas) {
       if (d.group === undefined) {
-        const doc = { destinationId: d.destinationId, bucketStart: d.bucketStart, shard, ...countFields(d), [FIRESTORE_TTL_FIELDS.rates.field]: expiry(d.bucketStart) };
-        writes.push({ ref: this.col.doc(`${d.destinationId}~${d.bucketStart}~${shard}`), doc });
+        const doc = { destinationId: d.destinationId, bucketStart: d.bucketStart, shard, ...countFields(d), ...marked, [FIRESTORE_TTL_FIELDS.rates.field]: expiry(d.bucketStart) };
+        writes.push({ ref: this.col.doc(`${d.destinationId}~${d.bucketStart}~${shard}`), doc, deltas: [d] });
       } else {
         const key = `${d.group}~${d.bucketStart}`;
         groups.set(key, [...(groups.get(key) ?? []), d]);
@@ -110,19 +115,41 @@ export class FirestoreCounterStore extends FirestoreStore implements CounterStor
         bucketStart: group[0]!.bucketStart,
         destinations: FieldValue.arrayUnion(...group.map((d) => d.destinationId)),
         d: Object.fromEntries(group.map((d) => [d.destinationId, countFields(d)])),
+        ...marked,
         [FIRESTORE_TTL_FIELDS.sharedRates.field]: expiry(group[0]!.bucketStart),
       };
-      writes.push({ ref: this.shared.doc(key), doc });
+      writes.push({ ref: this.shared.doc(key), doc, deltas: group });
     }
-    await Promise.all(
-      Array.from({ length: Math.ceil(writes.length / BATCH) }, async (_, b) => {
+    const commits = Array.from({ length: Math.ceil(writes.length / BATCH) }, (_, b) => writes.slice(b * BATCH, (b + 1) * BATCH));
+    const failed = await Promise.all(
+      commits.map(async (part) => {
         const batch = this.db.batch();
-        for (const w of writes.slice(b * BATCH, (b + 1) * BATCH)) batch.set(w.ref, w.doc, { merge: true });
-        await batch.commit();
-        // One document written, one write: increments and the array union ride in the same write.
-        this.ops.writes += Math.min(BATCH, writes.length - b * BATCH);
+        for (const w of part) batch.set(w.ref, w.doc, { merge: true });
+        try {
+          await batch.commit();
+        } catch (e) {
+          return { part, error: e };
+        }
+        // One document written, one write: increments, the array union and the mark ride in the same write.
+        this.ops.writes += part.length;
+        return undefined;
       }),
     );
+    const unsure = failed.filter((f) => f !== undefined);
+    if (unsure.length === 0) return;
+    if (!mark) throw unsure[0]!.error;
+    // A commit is all or nothing: one of its documents tells whether the whole of it landed.
+    throw new CountersNotWritten(
+      unsure.map(({ part }) => ({ deltas: part.flatMap((w) => w.deltas), probe: { doc: part[0]!.ref.path, mark } })),
+      unsure[0]!.error,
+    );
+  }
+
+  async landed(probes: readonly UnsureCounterWrite['probe'][]): Promise<boolean[]> {
+    if (probes.length === 0) return [];
+    const snaps = await this.db.getAll(...probes.map((p) => this.db.doc(p.doc)));
+    this.ops.reads += probes.length;
+    return probes.map((p, i) => snaps[i]!.exists && snaps[i]!.get(new FieldPath(MARK_FIELD, p.mark.writer)) === p.mark.flush);
   }
 
   async window(destinationId: string, since: number): Promise<RateBucket[]> {

@@ -354,6 +354,13 @@ export class FirestoreIntakeStore extends FirestoreStore implements IntakeStore 
     this.ops.writes++;
   }
 
+  async holds(id: string): Promise<boolean> {
+    // Only the id is wanted: an empty field mask (`select()`) reads the document without its events.
+    const snap = await this.col.where(FieldPath.documentId(), '==', this.col.doc(id)).select().get();
+    this.ops.reads++;
+    return !snap.empty;
+  }
+
   async due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]> {
     const field = FIRESTORE_QUERIES.dueIntake.orderBy;
     let query = this.col.where(field, '<=', before.toISOString());

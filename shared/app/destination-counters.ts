@@ -2,7 +2,7 @@ import { LastError } from '../domain/delivery';
 
 import { addHistograms, withSample } from '../domain/latency-histogram';
 import { addSettled, bucketStart, RateBucket, RateOutcome, RateSummary, RECENT_ERRORS, summarize } from '../domain/success-rate';
-import { Clock, Logger, CounterDelta, CounterStore } from '../ports';
+import { Clock, Logger, CounterDelta, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../ports';
 import { RecentEntry } from '../domain/recent-log';
 import { splitDestinationId } from '../domain/ids';
 import { randomBytes } from 'node:crypto';
@@ -104,6 +104,10 @@ export class DestinationCounters {
   /** A flush is queued and not started: asks meanwhile join it. */
   private flushQueued = false;
   private flushing: Promise<void> = Promise.resolve();
+  /** This writer's flushes so far: each is named by its number in the documents it writes (CounterFlushMark). */
+  private flushes = 0;
+  /** Commits of the last flush that failed, whether they landed not known yet (settleUnsure). */
+  private unsure: UnsureCounterWrite[] = [];
 
   constructor(
     private readonly store: CounterStore,
@@ -200,7 +204,7 @@ export class DestinationCounters {
    * more, and they went out back to back (writes 595 ms apart on one document, measured).
    */
   flushIfDue(): Promise<void> {
-    if (this.pending.size === 0 || this.flushQueued || this.clock.now().getTime() - this.lastFlushAt < this.options.flushMs) return this.flushing;
+    if ((this.pending.size === 0 && this.unsure.length === 0) || this.flushQueued || this.clock.now().getTime() - this.lastFlushAt < this.options.flushMs) return this.flushing;
     return this.flush();
   }
 
@@ -212,11 +216,17 @@ export class DestinationCounters {
     this.flushIfDue().catch((e: unknown) => this.log.warn('success-rate counters not flushed', { error: e instanceof Error ? e.message : String(e) }));
   }
 
-  /** Writes every unflushed count now (one write per document); a failed write keeps them for the next flush. On shutdown. */
+  /**
+   * Writes every unflushed count now (one write per document); a failed write keeps them for the
+   * next flush. On shutdown. A write whose reply was lost has landed: its counts are put back only
+   * once a read says it did not (settleUnsure), since increments added twice count twice.
+   */
   flush(): Promise<void> {
     this.flushQueued = true;
     this.flushing = this.flushing.then(async () => {
       this.flushQueued = false;
+      // No write until an earlier one's outcome is known: it would replace the mark the read looks for.
+      if (!(await this.settleUnsure())) return;
       if (this.pending.size === 0) return;
       this.moveLate();
       const deltas = [...this.pending.values()].map((d) => {
@@ -229,13 +239,44 @@ export class DestinationCounters {
       this.pending = new Map();
       this.lastFlushAt = this.clock.now().getTime();
       try {
-        await this.store.add(deltas, this.options.shard);
+        await this.store.add(deltas, this.options.shard, { writer: this.writer, flush: ++this.flushes });
       } catch (e) {
-        for (const d of deltas) this.merge(d);
-        this.log.warn('success-rate counters not written; kept for the next flush', { error: (e as Error).message, destinations: [...new Set(deltas.map((d) => d.destinationId))] });
+        if (!(e instanceof CountersNotWritten)) {
+          for (const d of deltas) this.merge(d);
+          this.log.warn('success-rate counters not written; kept for the next flush', { error: (e as Error).message, destinations: [...new Set(deltas.map((d) => d.destinationId))] });
+          return;
+        }
+        this.unsure = e.unsure;
+        await this.settleUnsure(e.message);
       }
     });
     return this.flushing;
+  }
+
+  /**
+   * Settles the commits of the last flush that failed: a read of one document of each says
+   * whether it landed (its flush's mark is there); those that did not are put back for the next
+   * flush. False when the read fails too: they stay unsure, and nothing is written until a later
+   * flush has read them (their counts are then missing from this writer's reads meanwhile, never
+   * counted twice).
+   */
+  private async settleUnsure(writeError?: string): Promise<boolean> {
+    if (this.unsure.length === 0) return true;
+    const unsure = this.unsure;
+    let landed: boolean[];
+    try {
+      landed = await this.store.landed(unsure.map((u) => u.probe));
+    } catch (e) {
+      this.log.warn('success-rate counter writes failed and whether they landed is unknown; read again before the next write', { error: writeError, readError: (e as Error).message, commits: unsure.length });
+      return false;
+    }
+    this.unsure = [];
+    const lost = unsure.filter((_, i) => !landed[i]);
+    for (const u of lost) for (const d of u.deltas) this.merge(d);
+    const destinations = (us: UnsureCounterWrite[]) => [...new Set(us.flatMap((u) => u.deltas.map((d) => d.destinationId)))];
+    if (lost.length) this.log.warn('success-rate counters not written; kept for the next flush', { error: writeError, destinations: destinations(lost) });
+    if (lost.length < unsure.length) this.log.info('success-rate counter writes failed but had landed (their replies were lost): not written again', { error: writeError, destinations: destinations(unsure.filter((_, i) => landed[i])) });
+    return true;
   }
 
   /**

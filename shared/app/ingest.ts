@@ -3,7 +3,7 @@ import { eventSize, HeraldEvent, ValidationIssue } from '../domain/event';
 import { Destination } from '../domain/destination';
 import { ACCOUNT_EXTENSION, ACCOUNT_ID, eventAccount, withAccount } from '../domain/account';
 import { Clock, Logger } from '../ports';
-import { IntakeJournal } from './intake-journal';
+import { IntakeJournal, IntakeNotRecorded } from './intake-journal';
 import { fanOut, LaneDeps, publishBundled } from './lanes';
 import { DestinationDirectory } from './destination-directory';
 import { PublishQuotas, QuotaVerdict } from './publish-quotas';
@@ -11,6 +11,13 @@ import { AccountPolicies } from './account-policies';
 import { admitOrdered, OrderedDeps, OrderedItem, takesInOrder } from './ordered-delivery';
 import { OrderedKeyStore } from '../ports';
 import { newErrorId, QUEUE_REFUSED, STORAGE_BUSY } from './unavailable-causes';
+
+/**
+ * What a 503's resend costs, said exactly: an event is one delivery per destination (one record,
+ * one `webhook-id`), but a resend is a new lane message, sent without a read first, so a
+ * destination whose lane had the event already receives it again (docs/delivery-guarantees.md).
+ */
+const RESENT_AGAIN = 'a destination that had one already may receive it again, with the same webhook-id';
 
 export interface IngestDeps extends LaneDeps {
   /** Herald's own record of what it accepted (domain/intake.ts), which the reconciler checks. */
@@ -47,8 +54,10 @@ export type IngestResult =
  * itself rather than through the events topic and `route`: one hop, one invocation and one
  * publish fewer per event (the events topic and `route` remain for producers that publish to
  * Pub/Sub directly). If Pub/Sub fails part-way the answer names exactly which events were
- * accepted, so a producer can resend only the rest; if the journal fails, none is (a resent
- * event that was published meanwhile is recognised as a duplicate by `deliver`).
+ * accepted, so a producer can resend only the rest; if the journal fails (a write whose reply
+ * was lost and which landed is not a failure: IntakeJournal reads it back), none is. A resent
+ * event that was published meanwhile is one delivery (`deliver` records the second send as a
+ * duplicate of it), but it is sent again: its 503 says so.
  */
 export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffer): Promise<IngestResult> {
   if (body.length > deps.maxBodyBytes) {
@@ -117,7 +126,8 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     return unavailable('Herald could not read its destinations; resend the events', events, STORAGE_BUSY, errorId);
   }
   const acceptedAt = deps.clock.now();
-  const journaled = deps.journal.add(events);
+  // None joins a batch opened before a destination it goes to was created: the reconciler would not expect it there.
+  const journaled = deps.journal.add(events, newestCreated(targets));
   const publishedAt = acceptedAt.toISOString();
   const plan = intakePlan(deps, events, targets, publishedAt, journaled.ids);
   // Each event's own fan-out, then the work several events share: an ordered destination's placing, a batched one's bundle.
@@ -140,8 +150,17 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
   });
   if (journal.status === 'rejected') {
     const errorId = newErrorId();
-    deps.log.error('the intake journal could not record the events (Firestore); none accepted', { errorId, error: (journal.reason as Error).message, eventIds: events.map((e) => e.attributes.id) });
-    return unavailable('Herald could not record the events durably; resend them (a resent event is not delivered twice)', events, STORAGE_BUSY, errorId);
+    const why = journal.reason instanceof IntakeNotRecorded ? journal.reason : undefined;
+    deps.log.error('the intake journal could not record the events (Firestore); none accepted', {
+      errorId,
+      error: (journal.reason as Error).message,
+      // `unknown`: the read of whether the write landed failed too; the events may be in the journal.
+      stored: why?.stored ?? 'absent',
+      ...(why?.readError !== undefined ? { readError: (why.readError as Error).message } : {}),
+      eventIds: events.map((e) => e.attributes.id),
+    });
+    // Their lanes may have them already (published beside the journal write): a resend is then sent there again.
+    return unavailable(`Herald could not record the events durably; resend them (${RESENT_AGAIN})`, events, STORAGE_BUSY, errorId);
   }
   const accepted: string[] = [];
   const failed: { id: string; error: string }[] = [];
@@ -164,7 +183,7 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     deps.log.error('publishing to the lanes or placing ordered events failed', { errorId, failed: causes, accepted });
     return {
       status: 503,
-      body: { error: 'Herald could not pass some events on (each failed one says why); resend the failed events (one already delivered is not delivered twice)', errorId, accepted, failed },
+      body: { error: `Herald could not pass some events on (each failed one says why); resend the failed events (${RESENT_AGAIN})`, errorId, accepted, failed },
     };
   }
   return { status: 202, body: { accepted } };
@@ -200,6 +219,13 @@ function intakePlan(deps: IngestDeps, events: readonly HeraldEvent[], targets: r
     }),
   );
   return { unordered, ordered: [...ordered.values()], bundled: [...bundled.values()] };
+}
+
+/** The latest `createdAt` of the destinations the events go to (ISO), undefined when they go nowhere. */
+function newestCreated(targets: readonly (readonly Destination[])[]): string | undefined {
+  let newest: string | undefined;
+  for (const ds of targets) for (const d of ds) if (newest === undefined || d.createdAt > newest) newest = d.createdAt;
+  return newest;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { fitsBatch, IntakeBatch, intakeBatchId } from '../domain/intake';
+import { fitsBatch, IntakeBatch, intakeBatchId, joinsOpenBatch, openedAt } from '../domain/intake';
 import { eventSize, HeraldEvent } from '../domain/event';
-import { Clock, IntakeStore } from '../ports';
+import { Clock, IntakeStore, Logger } from '../ports';
 
 /**
  * At most one journal write in flight, and the next starts no sooner than this after the last
@@ -11,6 +11,28 @@ import { Clock, IntakeStore } from '../ports';
  * for its events to be durable; delivery does not (the publish is not held back).
  */
 export const JOURNAL_WRITE_GAP_MS = 100;
+
+/** Writes of a batch, at most, each failed one followed by a read of whether it landed. */
+export const JOURNAL_WRITE_TRIES = 2;
+
+/**
+ * The journal did not record a batch: `absent`, read back and not there after every write; or
+ * `unknown`, the read-back failed too (the events may be recorded).
+ */
+export class IntakeNotRecorded extends Error {
+  constructor(
+    readonly writeError: unknown,
+    readonly stored: 'absent' | 'unknown',
+    readonly readError?: unknown,
+  ) {
+    super(errorText(writeError));
+    this.name = 'IntakeNotRecorded';
+  }
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
 
 interface OpenBatch {
   batch: IntakeBatch;
@@ -40,15 +62,22 @@ export class IntakeJournal {
     private readonly clock: Clock,
     private readonly random: () => string = () => randomBytes(6).toString('hex'),
     private readonly gapMs = JOURNAL_WRITE_GAP_MS,
+    private readonly log?: Logger,
   ) {}
 
-  /** Places the events in batches: the batch id of each, and a promise that resolves once all of them are durable. */
-  add(events: readonly HeraldEvent[]): { ids: string[]; durable: Promise<void> } {
+  /**
+   * Places the events in batches: the batch id of each, and a promise that resolves once all of
+   * them are durable. `newestRouted`: the latest `createdAt` of the destinations they were
+   * routed to: they join no batch opened before it (domain/intake.ts joinsOpenBatch), so the
+   * reconciler expects each of them wherever it was sent.
+   */
+  add(events: readonly HeraldEvent[], newestRouted?: string): { ids: string[]; durable: Promise<void> } {
     const ids: string[] = [];
     const waits = new Set<Promise<void>>();
+    if (this.open && !joinsOpenBatch(this.open.batch.acceptedAt, newestRouted)) this.seal();
     for (const event of events) {
       if (this.open && !fitsBatch(this.open.batch.events.length, this.open.bytes, event)) this.seal();
-      this.open ??= this.newBatch();
+      this.open ??= this.newBatch(newestRouted);
       this.open.batch.events.push(event);
       this.open.bytes += eventSize(event);
       ids.push(this.open.batch.id);
@@ -58,7 +87,7 @@ export class IntakeJournal {
     return { ids, durable: Promise.all(waits).then(() => undefined) };
   }
 
-  private newBatch(): OpenBatch {
+  private newBatch(newestRouted: string | undefined): OpenBatch {
     const now = this.clock.now();
     let resolve!: () => void;
     let reject!: (e: unknown) => void;
@@ -68,7 +97,7 @@ export class IntakeJournal {
     });
     // Every caller awaits it; this keeps a batch nobody awaits any more from an unhandled rejection.
     durable.catch(() => undefined);
-    return { batch: { id: intakeBatchId(now, this.random()), acceptedAt: now.toISOString(), events: [] }, bytes: 0, durable, resolve, reject };
+    return { batch: { id: intakeBatchId(now, this.random()), acceptedAt: openedAt(now, newestRouted), events: [] }, bytes: 0, durable, resolve, reject };
   }
 
   private seal(): void {
@@ -94,6 +123,36 @@ export class IntakeJournal {
     else setImmediate(run);
   }
 
+  /**
+   * Writes the batch; after a failed write, reads whether it is stored all the same (a write
+   * whose reply was lost has landed: answering 503 then made producers resend events Herald had
+   * accepted, and their lanes sent them twice), and writes it once more if it is not (the same
+   * document: a second write of it changes nothing). The read is on this path only: the journal's
+   * normal write costs what it did. Rejects with IntakeNotRecorded.
+   */
+  private async durably(batch: IntakeBatch): Promise<void> {
+    let last: unknown;
+    for (let attempt = 1; attempt <= JOURNAL_WRITE_TRIES; attempt++) {
+      try {
+        await this.store.add(batch);
+        return;
+      } catch (e) {
+        last = e;
+      }
+      let held: boolean;
+      try {
+        held = await this.store.holds(batch.id);
+      } catch (e) {
+        throw new IntakeNotRecorded(last, 'unknown', e);
+      }
+      if (held) {
+        this.log?.warn('an intake journal write failed but had landed (its reply was lost): the events are accepted', { intake: batch.id, events: batch.events.length, error: errorText(last) });
+        return;
+      }
+    }
+    throw new IntakeNotRecorded(last, 'absent');
+  }
+
   private writeNext(): void {
     if (this.writing) return;
     if (this.sealed.length === 0) this.seal();
@@ -101,8 +160,7 @@ export class IntakeJournal {
     if (!next) return;
     this.writing = true;
     this.lastWrite = performance.now();
-    this.store
-      .add(next.batch)
+    this.durably(next.batch)
       .then(next.resolve, next.reject)
       .finally(() => {
         this.writing = false;

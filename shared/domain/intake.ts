@@ -37,6 +37,29 @@ export function intakeBatchId(now: Date, random: string): string {
   return `i-${String(now.getTime()).padStart(13, '0')}-${random}`;
 }
 
+/**
+ * The reconciler expects an event at the destinations created at or before its batch's
+ * `acceptedAt` (expectedInRuns), so no event may join a batch whose `acceptedAt` is older than a
+ * destination the event was routed to: events join an open batch until its write starts, and
+ * one routed to a destination created after the batch opened was never expected there (its lost
+ * lane message never recovered). `newestRouted`: the latest `createdAt` (ISO) of the destinations
+ * the events go to (absent: none). Such events open a batch of their own instead: a destination
+ * created meanwhile is rare, and a later `acceptedAt` for the whole batch would make the
+ * reconciler expect the earlier events at a destination they were never routed to.
+ */
+export function joinsOpenBatch(acceptedAt: string, newestRouted: string | undefined): boolean {
+  return newestRouted === undefined || newestRouted <= acceptedAt;
+}
+
+/**
+ * When a new batch opens at `now`: at least the newest `createdAt` of its first events'
+ * destinations, taken by the clock of the process that created them, which may be ahead of this one.
+ */
+export function openedAt(now: Date, newestRouted: string | undefined): string {
+  const at = now.toISOString();
+  return newestRouted !== undefined && newestRouted > at ? newestRouted : at;
+}
+
 /** Whether `events` may join a batch that already holds `held` events of `heldBytes`. */
 export function fitsBatch(held: number, heldBytes: number, event: HeraldEvent): boolean {
   if (held === 0) return true;

@@ -26,3 +26,12 @@ test('add, due (oldest first, after a time), remove', async () => {
   expect((await store.due(new Date('2026-11-25T10:00:05.000Z'), 10)).map((b) => b.id)).toEqual(['i-3']);
   await store.remove(['i-3']);
 });
+
+test('holds: whether a batch is stored, read without its events (one read), as a failed write is checked', async () => {
+  const store = new FirestoreIntakeStore(db);
+  await store.add(batch('i-held', '2026-11-25T10:00:04.000Z'));
+  expect(await store.holds('i-held')).toBe(true);
+  expect(await store.holds('i-never')).toBe(false);
+  await store.remove(['i-held']);
+  expect(await store.holds('i-held')).toBe(false);
+});

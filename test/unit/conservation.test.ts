@@ -119,15 +119,18 @@ describe('the intake journal', () => {
     // The next write waits for the gap since the last one started.
     while (releases.length < 2) await new Promise((r) => setTimeout(r, 5));
     expect(Date.now() - started).toBeGreaterThanOrEqual(35);
-    store.failNext = new Error('UNAVAILABLE');
+    store.failing = new Error('UNAVAILABLE');
     releases[1]!();
+    // A failed write is read back and written once more: both wait for their release.
+    while (releases.length < 3) await new Promise((r) => setTimeout(r, 5));
+    releases[2]!();
     await expect(Promise.all(later.map((l) => l.durable))).rejects.toThrow('UNAVAILABLE');
     expect(store.writes.map((b) => b.events.map((e) => e.attributes.id))).toEqual([['a']]);
   });
 
   it('ingest answers 503 and accepts nothing when the journal cannot record the events', async () => {
     const store = new MemoryIntakeStore();
-    store.failNext = Object.assign(new Error('14 UNAVAILABLE: no connection'), { code: 14 });
+    store.failing = Object.assign(new Error('14 UNAVAILABLE: no connection'), { code: 14 });
     const { result } = await ingestOne(store);
     expect(result.status).toBe(503);
     expect(result.body).toMatchObject({ accepted: [], failed: [{ id: 'x1' }] });
@@ -253,6 +256,66 @@ describe('the reconciler', () => {
     clock.advance(61_000);
     expect(await reconcileOnce(w.reconcile)).toMatchObject({ batches: 1, expected: 1, recovered: 1 });
     expect(await w.deliveries.get(deliveryId('d1', eventKey(event('e2', 'com.example.b').attributes)))).toMatchObject({ status: 'PENDING' });
+  });
+
+  it('an event that joins a batch after a destination was created is expected there: its lost lane message is recovered (issue 51 item 6)', async () => {
+    const clock = manualClock('2026-11-25T10:00:00.000Z');
+    const w = await world(clock);
+    await w.add('orders', { url: 'https://orders.example/hook', eventTypes: ['com.example.*'] }, new Date('2026-11-25T09:00:00.000Z'));
+    // Journal writes held until released: the second batch opens with e1 and stays open while e2 joins it.
+    const releases: (() => void)[] = [];
+    const write = w.intake.add.bind(w.intake);
+    w.intake.add = async (batch) => {
+      await new Promise<void>((r) => releases.push(r));
+      return write(batch);
+    };
+    const journal = new IntakeJournal(w.intake, clock, undefined, 0);
+    let joined = 0;
+    const join = journal.add.bind(journal);
+    journal.add = (events, newest) => (joined++, join(events, newest));
+    const published: PubSubMessage[] = [];
+    const deps = {
+      bus: { publish: async (_t: string, m: PubSubMessage) => String(published.push(m)) },
+      lanes: { ensureLane: async () => undefined, removeLane: async () => undefined },
+      names: { prefix: 'herald' },
+      directory: w.directory,
+      journal,
+      clock,
+      log: w.log,
+      maxBodyBytes: 100_000,
+      maxEventBytes: 10_000,
+    };
+    const send = (id: string) => ingest(deps, { 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': id, 'ce-source': '/shop', 'ce-type': 'com.example.order' }, Buffer.from('{}'));
+    const until = async (ok: () => boolean) => {
+      while (!ok()) await new Promise((r) => setImmediate(r));
+    };
+    const answers = [send('e0')];
+    await until(() => releases.length === 1);
+    clock.advance(1000);
+    answers.push(send('e1'));
+    await until(() => joined === 2);
+    clock.advance(1000);
+    await w.add('newcomer', { url: 'https://newcomer.example/hook', eventTypes: ['com.example.order'] }, clock.now());
+    clock.advance(1000);
+    answers.push(send('e2'));
+    await until(() => joined === 3);
+    // Released as they come: however the journal cuts its batches, each is written.
+    let released = 0;
+    const releasing = setInterval(() => releases.slice(released).forEach((r) => (released++, r())), 1);
+    const statuses = (await Promise.all(answers)).map((a) => a.status);
+    clearInterval(releasing);
+    expect(statuses).toEqual([202, 202, 202]);
+    expect(published.filter((m) => m.attributes['herald-destination'] === 'newcomer').map((m) => m.attributes['ce-id'])).toEqual(['e2']);
+    // Every lane message but e2's to the newcomer reached deliver; that one was lost.
+    for (const m of published.filter((m) => !(m.attributes['herald-destination'] === 'newcomer'))) {
+      const id = m.attributes['ce-id']!;
+      await w.deliveries.create({ id: deliveryId(m.attributes['herald-destination']!, eventKey(event(id).attributes)), destinationId: m.attributes['herald-destination']!, eventId: id, eventSource: '/shop', eventType: 'com.example.order', status: 'DELIVERED', attempts: 1, intake: m.attributes['herald-intake']! });
+    }
+    clock.advance(61_000);
+    // Only the lost one is recovered: e1, routed before the newcomer existed, is not owed to it.
+    expect(await reconcileOnce(w.reconcile)).toMatchObject({ recovered: 1 });
+    expect(w.intake.batches.size).toBe(0);
+    expect(await w.deliveries.get(deliveryId('newcomer', eventKey(event('e2').attributes)))).toMatchObject({ status: 'PENDING', destinationId: 'newcomer' });
   });
 
   it('a record written under an earlier intake of the same event (a producer resent it) counts: nothing recovered', async () => {

@@ -4,7 +4,7 @@ import { OperationCounter } from '../../shared/adapters/firestore-stores';
 import { MemoryCounterStore } from '../../shared/adapters/memory/counter-store';
 import { DestinationCounters, SPARSE_MAX } from '../../shared/app/destination-counters';
 import { createLogger } from '../../shared/log';
-import { Clock, CounterDelta, CounterStore } from '../../shared/ports';
+import { Clock, CounterDelta, CounterStore, CountersNotWritten } from '../../shared/ports';
 import { counterStoreConformance } from '../support/counter-store-conformance';
 
 /** A clock the test moves by hand. */
@@ -27,9 +27,10 @@ function failingWhile(store: MemoryCounterStore, failing: () => boolean): Counte
 }
 const quiet = createLogger({ write: () => undefined });
 
-/** The store's rollup methods, bound: a wrapper that changes how counters are written or read passes these through. */
-function rollupsOf(store: MemoryCounterStore): Pick<CounterStore, 'bucketsSince' | 'rollups' | 'putRollups' | 'foldCursor' | 'setFoldCursor'> {
+/** The store's rollup methods (and `landed`), bound: a wrapper that changes how counters are written or read passes these through. */
+function rollupsOf(store: MemoryCounterStore): Pick<CounterStore, 'bucketsSince' | 'rollups' | 'putRollups' | 'foldCursor' | 'setFoldCursor' | 'landed'> {
   return {
+    landed: store.landed.bind(store),
     bucketsSince: store.bucketsSince.bind(store),
     rollups: store.rollups.bind(store),
     putRollups: store.putRollups.bind(store),
@@ -126,6 +127,73 @@ test('a failed write keeps the counts for the next flush: nothing counted is dro
   fail = false;
   await recorder.flush();
   expect(await store.window('orders', 0)).toMatchObject([{ attempts: 2, successes: 1, failures: 1 }]);
+});
+
+describe('a flush whose reply was lost (issue 51 item 9b)', () => {
+  /** Busy `orders` (own document) and sparse `a`, `b` (a shared one): each flush writes both kinds. */
+  const count = (recorder: DestinationCounters, at: Date) => {
+    for (let i = 0; i <= SPARSE_MAX; i++) recorder.record('orders', i % 4 === 0 ? 'failure' : 'success', at);
+    recorder.record('a', 'success', at);
+    recorder.record('b', 'failure', at);
+  };
+
+  test('landed all the same: read back once, not added again; every count exact', async () => {
+    const { clock, store, recorder } = setup();
+    const landed = jest.spyOn(store, 'landed');
+    count(recorder, clock.now());
+    store.loseReplies = 1;
+    await recorder.flush();
+    expect(landed).toHaveBeenCalledTimes(1);
+    clock.advance(1000);
+    count(recorder, clock.now());
+    await recorder.flush();
+    clock.advance(1000);
+    await recorder.flush();
+    expect(await store.windows(['orders', 'a', 'b'], 0)).toEqual(
+      new Map([
+        ['orders', [expect.objectContaining({ attempts: 34, successes: 24, failures: 10 })]],
+        ['a', [expect.objectContaining({ attempts: 2, successes: 2, failures: 0 })]],
+        ['b', [expect.objectContaining({ attempts: 2, successes: 0, failures: 2 })]],
+      ]),
+    );
+    // The normal path reads nothing back.
+    expect(landed).toHaveBeenCalledTimes(1);
+  });
+
+  test('the read-back fails too: nothing is written until a later flush has read it; then exact', async () => {
+    const { clock, store, recorder } = setup();
+    let readFails = true;
+    const read = store.landed.bind(store);
+    store.landed = (probes) => (readFails ? Promise.reject(new Error('14 UNAVAILABLE')) : read(probes));
+    count(recorder, clock.now());
+    store.loseReplies = 1;
+    await recorder.flush();
+    clock.advance(1000);
+    count(recorder, clock.now());
+    await recorder.flush();
+    // Nothing written while the first flush's outcome is unknown.
+    expect(store.writes).toHaveLength(1);
+    readFails = false;
+    clock.advance(1000);
+    await recorder.flushIfDue();
+    expect(await store.window('orders', 0)).toEqual([expect.objectContaining({ attempts: 34, successes: 24, failures: 10 })]);
+  });
+
+  test('a commit that did not land is put back and written by the next flush', async () => {
+    const { clock, store, recorder } = setup();
+    const write = store.add.bind(store);
+    let fail = true;
+    store.add = async (deltas, shard, mark) => {
+      if (!fail) return write(deltas, shard, mark);
+      fail = false;
+      throw new CountersNotWritten([{ deltas: [...deltas], probe: { doc: 'rates/none', mark: mark! } }], new Error('4 DEADLINE_EXCEEDED'));
+    };
+    count(recorder, clock.now());
+    await recorder.flush();
+    clock.advance(1000);
+    await recorder.flush();
+    expect(await store.window('orders', 0)).toEqual([expect.objectContaining({ attempts: 17 })]);
+  });
 });
 
 test('the rolling hour leaves out buckets that began before it', async () => {
@@ -344,16 +412,19 @@ test('a failed write of shared counts keeps them, and the retry writes the same 
   );
 });
 
-test('Firestore: sparse deltas of one bucket and group are one merged set of a shared document (its destinations by arrayUnion, each under d.<id>); writes counted one per document, over 500 in several commits', async () => {
+/** A Firestore stand-in that records each batched set, and commits with `commit`. */
+function batchRecorder(commit: () => Promise<void>) {
   const sets: { path: string; data: Record<string, unknown> }[] = [];
-  let commits = 0;
   const db = {
     collection: (name: string) => ({ doc: (path: string) => ({ path: `${name}/${path}` }) }),
-    batch: () => ({
-      set: (ref: { path: string }, data: Record<string, unknown>) => void sets.push({ path: ref.path, data }),
-      commit: async () => void commits++,
-    }),
+    batch: () => ({ set: (ref: { path: string }, data: Record<string, unknown>) => void sets.push({ path: ref.path, data }), commit }),
   } as unknown as Firestore;
+  return { db, sets };
+}
+
+test('Firestore: sparse deltas of one bucket and group are one merged set of a shared document (its destinations by arrayUnion, each under d.<id>); writes counted one per document, over 500 in several commits', async () => {
+  let commits = 0;
+  const { db, sets } = batchRecorder(async () => void commits++);
   const ops = new OperationCounter();
   const delta = (destinationId: string, group?: string): CounterDelta => ({ destinationId, bucketStart: 60_000, attempts: 1, successes: 1, failures: 0, lastErrors: [], ...(group ? { group } : {}) });
   await new FirestoreCounterStore(db, ops).add([delta('acct_a', 'wx~0'), delta('busy'), delta('b-2', 'wx~0'), delta('c', 'wx~1')], 5);
@@ -363,6 +434,29 @@ test('Firestore: sparse deltas of one bucket and group are one merged set of a s
   await new FirestoreCounterStore(db, ops).add(Array.from({ length: 600 }, (_, i) => delta(`d-${i}`)), 5);
   expect(ops.writes).toBe(603);
   expect(commits).toBe(3);
+});
+
+test('Firestore: each document carries the flush mark in the same write; a failed commit of several is named with its deltas and a document of it, the others written', async () => {
+  let commits = 0;
+  // The second commit fails.
+  const { db, sets } = batchRecorder(async () => {
+    if (++commits === 2) throw Object.assign(new Error('4 DEADLINE_EXCEEDED'), { code: 4 });
+  });
+  const ops = new OperationCounter();
+  const deltas = Array.from({ length: 600 }, (_, i): CounterDelta => ({ destinationId: `d-${i}`, bucketStart: 60_000, attempts: 1, successes: 1, failures: 0, lastErrors: [] }));
+  const mark = { writer: 'wabc', flush: 7 };
+  const failure = await new FirestoreCounterStore(db, ops).add(deltas, 5, mark).catch((e: unknown) => e);
+  expect(failure).toBeInstanceOf(CountersNotWritten);
+  const { unsure } = failure as CountersNotWritten;
+  expect(unsure).toHaveLength(1);
+  expect(unsure[0]!.deltas.map((d) => d.destinationId)).toEqual(deltas.slice(500).map((d) => d.destinationId));
+  expect(unsure[0]!.probe).toEqual({ doc: 'rates/d-500~60000~5', mark });
+  // Written: the first commit's 500, one write each, the mark riding in it.
+  expect(ops.writes).toBe(500);
+  expect(sets.every((w) => (w.data.flushes as Record<string, number>).wabc === 7)).toBe(true);
+  // Without a mark nothing is known written: the error as it came.
+  commits = 0;
+  await expect(new FirestoreCounterStore(db, ops).add(deltas, 5)).rejects.toThrow('DEADLINE_EXCEEDED');
 });
 
 counterStoreConformance('memory', () => new MemoryCounterStore(), (store) => (store as MemoryCounterStore).writes.reduce((n, w) => n + w.docs.length, 0));

@@ -25,6 +25,7 @@ async function world(options: { failFor?: string } = {}) {
   const published: { topic: string; message: PubSubMessage }[] = [];
   const store = new MemoryIntakeStore();
   const logs: Record<string, unknown>[] = [];
+  const log = createLogger({ level: 'DEBUG', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
   const deps: IngestDeps = {
     bus: {
       publish: async (topic, message) => {
@@ -35,9 +36,9 @@ async function world(options: { failFor?: string } = {}) {
     lanes: { ensureLane: async () => undefined, removeLane: async () => undefined },
     names,
     directory: new DestinationDirectory(destinations, systemClock, 0),
-    journal: new IntakeJournal(store, systemClock),
+    journal: new IntakeJournal(store, systemClock, undefined, undefined, log),
     clock: systemClock,
-    log: createLogger({ level: 'DEBUG', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) }),
+    log,
     maxBodyBytes: 100_000,
     maxEventBytes: 10_000,
   };
@@ -114,10 +115,50 @@ describe('ingest', () => {
 
   it('the journal refused: 503 with a generic cause, the Firestore error in the log only', async () => {
     const { deps, store, logs } = await world();
-    store.failNext = Object.assign(new Error('14 UNAVAILABLE: No connection established. Last error: connect ECONNREFUSED (projects/herald-dev/databases/(default)/documents/intake)'), { code: 14 });
+    store.failing = Object.assign(new Error('14 UNAVAILABLE: No connection established. Last error: connect ECONNREFUSED (projects/herald-dev/databases/(default)/documents/intake)'), { code: 14 });
     const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
     expect(result).toMatchObject({ status: 503, body: { error: expect.stringMatching(/resend them/), accepted: [], failed: [{ id: 'e1', error: "Herald's storage is busy" }] } });
     expectNoInternals(result.body, logs);
+  });
+
+  describe('a journal write that failed is read back (issue 51 item 9a)', () => {
+    const deadline = () => Object.assign(new Error('4 DEADLINE_EXCEEDED: reply lost'), { code: 4 });
+
+    it('its reply lost, it had landed: the events are accepted (202), written once, and the log says so', async () => {
+      const { deps, store, logs, published } = await world();
+      store.loseNextReply = deadline();
+      const holds = jest.spyOn(store, 'holds');
+      const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
+      expect(result).toEqual({ status: 202, body: { accepted: ['e1'] } });
+      expect(store.writes).toHaveLength(1);
+      expect(holds).toHaveBeenCalledTimes(1);
+      expect(published.map((p) => p.message.attributes['herald-intake'])).toEqual([store.writes[0]!.id, store.writes[0]!.id]);
+      expect(logs).toContainEqual(expect.objectContaining({ severity: 'WARNING', message: expect.stringMatching(/had landed/), intake: store.writes[0]!.id }));
+    });
+
+    it('not there: written once more, and accepted when that lands', async () => {
+      const { deps, store } = await world();
+      store.failNext = deadline();
+      const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
+      expect(result).toEqual({ status: 202, body: { accepted: ['e1'] } });
+      expect(store.writes).toHaveLength(1);
+    });
+
+    it('the read fails too: 503, and the answer and the log say the events may be sent again', async () => {
+      const { deps, store, logs } = await world();
+      store.failing = deadline();
+      store.failHolds = Object.assign(new Error('14 UNAVAILABLE: read failed'), { code: 14 });
+      const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
+      expect(result).toMatchObject({ status: 503, body: { error: expect.stringMatching(/resend them \(a destination that had one already may receive it again, with the same webhook-id\)/), accepted: [] } });
+      expect(logs).toContainEqual(expect.objectContaining({ severity: 'ERROR', stored: 'unknown', readError: expect.stringMatching(/read failed/) }));
+    });
+
+    it('a normal write reads nothing back', async () => {
+      const { deps, store } = await world();
+      const holds = jest.spyOn(store, 'holds');
+      expect((await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]))).status).toBe(202);
+      expect(holds).not.toHaveBeenCalled();
+    });
   });
 
   it("sends a request's several events for one pushed destination as one bundle on its lane (one push), and its lone events as they are", async () => {

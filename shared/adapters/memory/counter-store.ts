@@ -1,7 +1,7 @@
 import { addHistograms } from '../../domain/latency-histogram';
 import { RateBucket } from '../../domain/success-rate';
 import { RecentBucket, RecentEntry } from '../../domain/recent-log';
-import { CounterDelta, CounterStore } from '../../ports';
+import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports';
 import { completeBuckets, mergeShards } from '../firestore-counters';
 import { RateRollup } from '../../domain/rate-rollup';
 
@@ -25,12 +25,21 @@ export class MemoryCounterStore implements CounterStore {
   /** Every add: when, and which documents it wrote (`<destination>~<bucket>~<shard>`, or `shared/<group>~<bucket>`). */
   readonly writes: { at: number; docs: string[] }[] = [];
 
-  async add(deltas: readonly CounterDelta[], shard: number): Promise<void> {
+  /** Each document's flush marks, by writer (CounterFlushMark). */
+  private readonly marks = new Map<string, Map<string, number>>();
+  /**
+   * The next this many adds land and then fail, as a commit whose reply was lost (one commit
+   * per add here): with a mark, a CountersNotWritten naming them; without, a plain error.
+   */
+  loseReplies = 0;
+
+  async add(deltas: readonly CounterDelta[], shard: number, mark?: CounterFlushMark): Promise<void> {
     if (deltas.length === 0) return;
     const docs = new Set<string>();
     for (const d of deltas) {
       const key = d.group === undefined ? `${d.destinationId}~${d.bucketStart}~${shard}` : `shared/${d.group}~${d.bucketStart}`;
       docs.add(key);
+      if (mark) this.marks.set(key, new Map([...(this.marks.get(key) ?? []), [mark.writer, mark.flush]]));
       const doc = this.docs.get(key) ?? { bucketStart: d.bucketStart, shared: d.group !== undefined, entries: new Map<string, Counts>() };
       const row = doc.entries.get(d.destinationId) ?? { destinationId: d.destinationId, bucketStart: d.bucketStart, attempts: 0, successes: 0, failures: 0, lastErrors: [], recent: new Map<string, RecentEntry[]>() };
       row.attempts += d.attempts;
@@ -45,6 +54,15 @@ export class MemoryCounterStore implements CounterStore {
       this.docs.set(key, doc);
     }
     this.writes.push({ at: Date.now(), docs: [...docs] });
+    if (this.loseReplies > 0) {
+      this.loseReplies--;
+      const lost = Object.assign(new Error('4 DEADLINE_EXCEEDED: the reply was lost (test fault: the write took effect)'), { code: 4 });
+      throw mark ? new CountersNotWritten([{ deltas: [...deltas], probe: { doc: [...docs][0]!, mark } }], lost) : lost;
+    }
+  }
+
+  async landed(probes: readonly UnsureCounterWrite['probe'][]): Promise<boolean[]> {
+    return probes.map((p) => this.marks.get(p.doc)?.get(p.mark.writer) === p.mark.flush);
   }
 
 

@@ -1,14 +1,22 @@
 import { IntakeBatch } from '../../domain/intake';
 import { IntakeStore } from '../../ports';
 
-/** The intake journal in memory, for unit tests. `failNext` makes the next add reject. */
+/**
+ * The intake journal in memory, for unit tests. `failNext` makes the next add reject (nothing
+ * written), `failing` every add while it is set; `loseNextReply`, land and then reject, as a write whose reply was lost; `failHolds`,
+ * the read-back reject.
+ */
 export class MemoryIntakeStore implements IntakeStore {
   readonly batches = new Map<string, IntakeBatch>();
   /** Every add, in order (a batch's events as they were when written). */
   readonly writes: IntakeBatch[] = [];
   failNext: Error | undefined;
+  failing: Error | undefined;
+  loseNextReply: Error | undefined;
+  failHolds: Error | undefined;
 
   async add(batch: IntakeBatch): Promise<void> {
+    if (this.failing) throw this.failing;
     if (this.failNext) {
       const e = this.failNext;
       this.failNext = undefined;
@@ -17,6 +25,16 @@ export class MemoryIntakeStore implements IntakeStore {
     const copy = { ...batch, events: [...batch.events] };
     this.writes.push(copy);
     this.batches.set(batch.id, copy);
+    if (this.loseNextReply) {
+      const e = this.loseNextReply;
+      this.loseNextReply = undefined;
+      throw e;
+    }
+  }
+
+  async holds(id: string): Promise<boolean> {
+    if (this.failHolds) throw this.failHolds;
+    return this.batches.has(id);
   }
 
   async due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]> {
