@@ -4,6 +4,7 @@ import { portalKeyOf, portalSecretOf, SESSION_PREFIX, signSession, verifyPortalT
 import { HostResolver } from '../../shared/ports';
 import { adminRequest, describeRequest, FuzzContext, FuzzRequest, fuzzFixtures, ingestRequest, Operation, operationsOf, printable, problemsOf, send } from '../support/api-fuzz';
 import { eventually } from '../support/eventually';
+import { patient } from '../support/patience';
 import { Receiver } from '../support/receiver';
 import { startTestStack, testSecretsKey, TestStack } from '../support/stack';
 
@@ -28,7 +29,8 @@ const PATH = process.env.HERALD_FUZZ_PATH;
 const SURVEY = process.env.HERALD_FUZZ_SURVEY === '1';
 /** HERALD_FUZZ_TRACE=<file>: every request and its answer, appended there (to see what the fuzz sends). */
 const TRACE = process.env.HERALD_FUZZ_TRACE;
-const MAX_MS = 10_000;
+/** No answer hangs: 10 s, more on a loaded machine (test/support/patience.ts); how fast they are is no assertion. */
+const MAX_MS = patient(10_000);
 
 const PROJECT = `fuzz-${Date.now().toString(36)}`;
 const receiver = new Receiver();
@@ -76,7 +78,7 @@ test('the OpenAPI document lists the admin routes to fuzz', () => {
   expect(operations.map((o) => `${o.method} ${o.path}`)).toEqual(expect.arrayContaining(['PUT /admin/destinations/{id}', 'POST /admin/accounts', 'POST /admin/portal/sessions']));
 });
 
-test(`every route and /ingest: no 5xx, none slower than ${MAX_MS / 1000} s, every error JSON with a message (seed ${SEED})`, async () => {
+test(`every route and /ingest: no 5xx, none slower than ${Math.round(MAX_MS / 1000)} s, every error JSON with a message (seed ${SEED})`, async () => {
   const hits = new Map<string, number>();
   const statuses = new Map<string, number>();
   const surveyed: string[] = [];
@@ -108,7 +110,7 @@ test(`every route and /ingest: no 5xx, none slower than ${MAX_MS / 1000} s, ever
   expect(surveyed).toEqual([]);
   // Every route was sent something (the fuzz follows new routes by itself: they are in the document).
   if (PATH === undefined) expect(operations.filter((o) => !hits.has(`${o.method} ${o.path}`)).map((o) => `${o.method} ${o.path}`)).toEqual([]);
-}, 300_000);
+}, patient(300_000));
 
 test('afterwards Herald still serves, and logged no crash', async () => {
   expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);
