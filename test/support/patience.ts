@@ -20,7 +20,5 @@ function patienceNow(): number {
   return Math.min(MAX_PATIENCE, Math.max(1, perCore));
 }
 
-export const PATIENCE = patienceNow();
-
-/** `ms` as a bound on waiting for this machine as loaded as it is now. */
-export const patient = (ms: number): number => Math.round(ms * PATIENCE);
+/** `ms` as a bound on waiting for this machine as loaded as it is now (read at each call). */
+export const patient = (ms: number): number => Math.round(ms * patienceNow());
