@@ -13,6 +13,7 @@ module.exports = {
       testEnvironment: 'node',
       transform,
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup/unit-timeout.ts'],
     },
     {
       displayName: 'integration',

@@ -4,6 +4,7 @@ import { portalKeyOf, portalSecretOf, SESSION_PREFIX, signSession, verifyPortalT
 import { HostResolver } from '../../shared/ports';
 import { adminRequest, describeRequest, FuzzContext, FuzzRequest, fuzzFixtures, ingestRequest, Operation, operationsOf, printable, problemsOf, send } from '../support/api-fuzz';
 import { eventually } from '../support/eventually';
+import { patient } from '../support/patience';
 import { Receiver } from '../support/receiver';
 import { startTestStack, testSecretsKey, TestStack } from '../support/stack';
 
@@ -28,6 +29,10 @@ const PATH = process.env.HERALD_FUZZ_PATH;
 const SURVEY = process.env.HERALD_FUZZ_SURVEY === '1';
 /** HERALD_FUZZ_TRACE=<file>: every request and its answer, appended there (to see what the fuzz sends). */
 const TRACE = process.env.HERALD_FUZZ_TRACE;
+/**
+ * No answer hangs: 10 s, more on a loaded machine (test/support/patience.ts, read as each batch
+ * is judged: beside other work a batch with a 5,000-event ingest stalled all six 12-14 s).
+ */
 const MAX_MS = 10_000;
 
 const PROJECT = `fuzz-${Date.now().toString(36)}`;
@@ -76,7 +81,7 @@ test('the OpenAPI document lists the admin routes to fuzz', () => {
   expect(operations.map((o) => `${o.method} ${o.path}`)).toEqual(expect.arrayContaining(['PUT /admin/destinations/{id}', 'POST /admin/accounts', 'POST /admin/portal/sessions']));
 });
 
-test(`every route and /ingest: no 5xx, none slower than ${MAX_MS / 1000} s, every error JSON with a message (seed ${SEED})`, async () => {
+test(`every route and /ingest: no 5xx, none slower than ${MAX_MS / 1000} s (more when loaded), every error JSON with a message (seed ${SEED})`, async () => {
   const hits = new Map<string, number>();
   const statuses = new Map<string, number>();
   const surveyed: string[] = [];
@@ -85,14 +90,14 @@ test(`every route and /ingest: no 5xx, none slower than ${MAX_MS / 1000} s, ever
     { weight: 10, arbitrary: ingestRequest(ctx) },
   ).map(printable);
   const property = fc.asyncProperty(fc.array(request, { minLength: CONCURRENCY, maxLength: CONCURRENCY }), async (requests: FuzzRequest[]) => {
-    const replies = await Promise.all(requests.map((r) => send(stack.port, r, MAX_MS + 5_000)));
+    const replies = await Promise.all(requests.map((r) => send(stack.port, r, patient(MAX_MS) + 5_000)));
     const failures: string[] = [];
     requests.forEach((r, i) => {
       hits.set(r.operation, (hits.get(r.operation) ?? 0) + 1);
       const key = `${r.operation} ${r.headers['x-fuzz-credential']} → ${replies[i]!.status}`;
       statuses.set(key, (statuses.get(key) ?? 0) + 1);
       if (TRACE) appendFileSync(TRACE, `${describeRequest(r, replies[i])}\n`);
-      const problems = problemsOf(replies[i]!, MAX_MS);
+      const problems = problemsOf(replies[i]!, patient(MAX_MS));
       if (problems.length) failures.push(`${problems.join(', ')}\n${describeRequest(r, replies[i])}`);
     });
     if (failures.length && SURVEY) surveyed.push(...failures);
@@ -108,7 +113,7 @@ test(`every route and /ingest: no 5xx, none slower than ${MAX_MS / 1000} s, ever
   expect(surveyed).toEqual([]);
   // Every route was sent something (the fuzz follows new routes by itself: they are in the document).
   if (PATH === undefined) expect(operations.filter((o) => !hits.has(`${o.method} ${o.path}`)).map((o) => `${o.method} ${o.path}`)).toEqual([]);
-}, 300_000);
+}, patient(300_000));
 
 test('afterwards Herald still serves, and logged no crash', async () => {
   expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);

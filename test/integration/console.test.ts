@@ -12,6 +12,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { accessibilityProblems, ensureConsoleBuilt, launchChromium, screenshot } from '../support/browser';
 import { Receiver } from '../support/receiver';
 import { catalogueNow } from '../support/event-types';
+import { patient } from '../support/patience';
 import { startTestStack, testSecretsKey, TestStack } from '../support/stack';
 import { portalKeyOf, portalSecretOf, signLink } from '../../shared/domain/portal';
 
@@ -31,7 +32,7 @@ const problems: string[] = [];
 async function newPage(viewport = WIDE): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport, reducedMotion: 'reduce' });
   const page = await context.newPage();
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(patient(15_000));
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('console', (m) => {
     if (m.type() === 'error' && !/status of (400|401|404|409)/.test(m.text())) problems.push(`console error: ${m.text()}`);
@@ -54,7 +55,7 @@ async function nav(page: Page, name: string): Promise<void> {
 }
 
 /** Clicks `button` until `check` holds (a list that fills as Herald works). */
-async function until(page: Page, check: () => Promise<boolean>, refresh: () => Promise<void>, timeoutMs = 30_000): Promise<void> {
+async function until(page: Page, check: () => Promise<boolean>, refresh: () => Promise<void>, timeoutMs = patient(30_000)): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > end) throw new Error('timed out waiting for the console to show it');
@@ -83,7 +84,7 @@ beforeAll(async () => {
   const res = await fetch(consoleUrl);
   if (res.status !== 200) throw new Error(`the console is not served at ${consoleUrl}: HTTP ${res.status} ${await res.text()}`);
   expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
-}, 120_000);
+}, patient(120_000));
 
 afterAll(async () => {
   await browser?.close();
@@ -301,7 +302,7 @@ test('an operator creates an account, a key and a destination, sees a delivery, 
   await page.getByLabel('Destination (optional)', { exact: true }).fill('flaky');
   await page.getByRole('button', { name: 'Start replay' }).click();
   const progress = page.getByTestId('replay-progress');
-  await progress.getByText(/finished/).waitFor({ timeout: 60_000 });
+  await progress.getByText(/finished/).waitFor({ timeout: patient(60_000) });
   expect(await progress.getByTestId('replay-redelivered').textContent()).toBe('1');
   await receiver.waitFor(2, '/flaky');
   await expectAccessible(page, 'replays');
@@ -356,7 +357,8 @@ test('an operator creates an account, a key and a destination, sees a delivery, 
   await test.getByRole('button').first().click();
   expect(await page.getByTestId('delivery-detail').getByTestId('attempt').first().locator('summary').textContent()).toMatch(/HTTP 204 in \d+ ms → delivered/);
   await context.close();
-});
+  // Some forty steps, each waiting for what it shows with a bound of its own: ~40 s quiet, over 90 s beside a chaos run.
+}, patient(300_000));
 
 test("a portal link for one account never shows another's data; an expired or tampered link is refused", async () => {
   for (const [id, name, dest] of [
@@ -661,7 +663,7 @@ test('on Queued & dead, one of two dead deliveries selected (from the keyboard) 
   await page.getByLabel('To (optional)', { exact: true }).fill('2099-01-01T00:00:00');
   await page.getByLabel('Dry run', { exact: false }).check();
   await page.getByRole('button', { name: 'Start replay' }).click();
-  await page.getByTestId('replay-progress').getByText(/finished/).waitFor({ timeout: 60_000 });
+  await page.getByTestId('replay-progress').getByText(/finished/).waitFor({ timeout: patient(60_000) });
   const replays = (await stack.admin('GET', '/accounts/pickco/replays')).body as { replays: { request: Record<string, unknown> }[] };
   expect(replays.replays[0]!.request).toMatchObject({ account: 'pickco', destination: 'picky', since: expect.any(String) as unknown, until: expect.any(String) as unknown, eventTypes: ['com.example.pick'], dryRun: true });
   await context.close();

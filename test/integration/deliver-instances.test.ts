@@ -181,23 +181,25 @@ test('item 4: redeliveries spread over two instances are sent once per instance;
   expect(await zero.deliveries.get(id)).toMatchObject({ status: 'DELIVERED', attempts: 1, duplicates: { count: 1 } });
 });
 
-test('item 5: a push is answered while the counters write hangs for 5 s', async () => {
+test('item 5: a push is answered while the counters write hangs', async () => {
   const rt = instance();
   await destination(rt, 'counted', [TYPE_A]);
   const add = FirestoreCounterStore.prototype.add;
   let writes = 0;
+  // The write hangs until the pushes are answered: a push that waited for it would never be (no clock to race).
+  let release = (): void => undefined;
+  const hanging = new Promise<void>((r) => (release = r));
   jest.spyOn(FirestoreCounterStore.prototype, 'add').mockImplementation(async function (this: FirestoreCounterStore, ...args) {
     writes++;
-    await new Promise((r) => setTimeout(r, 5_000));
+    await hanging;
     return add.apply(this, args);
   });
   const deps = depsOf(rt);
-  const started = Date.now();
   expect(await deliverFromLane(deps, pushOf('counted', eventOf(TYPE_A)))).toMatchObject({ kind: 'attempted', decision: 'delivered' });
   expect(await deliverFromLane(deps, pushOf('counted', eventOf(TYPE_A)))).toMatchObject({ kind: 'attempted', decision: 'delivered' });
-  expect(Date.now() - started).toBeLessThan(2_000);
   // The flush was started by the first push and is still writing: one write, the second push's count waits for the next.
   expect(writes).toBe(1);
+  release();
   await rt.counters.flush();
   const window = await rt.counters.window('counted');
   expect(window.attempts).toBe(2);

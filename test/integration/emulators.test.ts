@@ -66,10 +66,9 @@ describe('startEmulators with nothing in the environment', () => {
     await second?.stop();
   });
 
-  it('checks prerequisites quickly', async () => {
-    const began = Date.now();
-    await checkPrerequisites({ env: bareEnv });
-    expect(Date.now() - began).toBeLessThan(2000);
+  // Without starting gcloud (test/unit/emulator-prerequisites.test.ts shows it); how long it takes is no assertion.
+  it("finds this machine's prerequisites", async () => {
+    await expect(checkPrerequisites({ env: bareEnv })).resolves.toMatch(/gcloud$/);
   });
 
   it('starts both on fresh loopback ports, apart from the globalSetup pair', async () => {

@@ -5,7 +5,7 @@ import { WriteContentionError } from '../../shared/ports';
 /**
  * The stores' optimistic read-decide-write and delete (shared/adapters/firestore-write.ts) on
  * the Firestore emulator: a write replaces the whole document, many at once lose nothing and
- * take well under a second, a lost race past the budget is WriteContentionError, and of many
+ * take no transaction lock (which the emulator serialises, seconds each), a lost race past the budget is WriteContentionError, and of many
  * deletes at once exactly one deletes; and the transactional and create-if-absent helpers.
  */
 const PROJECT = `firestore-write-${Date.now().toString(36)}`;
@@ -28,10 +28,11 @@ test('creates an absent document, replaces a present one whole (fields it lacks 
   expect(await readDecideWrite<Doc>(db, ref, () => undefined, plain)).toEqual({ written: undefined, reads: 1, writes: 0 });
 });
 
-test('20 read-modify-writes of one document at once: none lost, all within a second', async () => {
+test('20 read-modify-writes of one document at once: none lost, none locked', async () => {
   const ref = col.doc('counter');
   await ref.set({ n: 0 });
-  const start = performance.now();
+  // How long they take is the bench's (test/bench/contention.ts): on a busy machine any bound here is luck.
+  const transactions = jest.spyOn(Firestore.prototype, 'runTransaction');
   // Two clients: two "instances", whose writes race in Firestore, not in one process's queue.
   const other = new Firestore({ projectId: PROJECT, ignoreUndefinedProperties: true });
   try {
@@ -39,7 +40,8 @@ test('20 read-modify-writes of one document at once: none lost, all within a sec
   } finally {
     await other.terminate();
   }
-  expect(performance.now() - start).toBeLessThan(1_000);
+  expect(transactions).not.toHaveBeenCalled();
+  transactions.mockRestore();
   expect((await ref.get()).data()).toEqual({ n: 20 });
 });
 

@@ -3,6 +3,7 @@ import { SubscriptionTap } from '../support/subscription-tap';
 import { Receiver } from '../support/receiver';
 import { eventually } from '../support/eventually';
 import { catalogueNow } from '../support/event-types';
+import { patient } from '../support/patience';
 
 /**
  * A lone UTF-16 surrogate (`"\ud800"`: valid JSON, but no UTF-8 text can carry it) on every
@@ -12,7 +13,8 @@ import { catalogueNow } from '../support/event-types';
  */
 
 const PROJECT = `surrogates-${Date.now().toString(36)}`;
-const FAST_MS = 2_000;
+/** At once, not after Firestore's or Pub/Sub's retries (8 s): 2 s, more on a loaded machine (test/support/patience.ts). */
+const FAST_MS = patient(2_000);
 const SINK_TYPE = 'com.example.surrogates';
 
 let stack: TestStack;

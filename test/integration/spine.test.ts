@@ -185,7 +185,11 @@ describe('single-event requests that come close together for one destination', (
     expect(got.map((r) => r.headers['ce-id']).sort()).toEqual([...ids].sort());
     for (const r of got) verified(r, 'busy');
     const onLane = tap.received.filter((m) => m.attributes['herald-destination'] === 'busy');
-    expect(onLane.length).toBeLessThan(10);
+    // How many bundles depends on how the requests' arrivals spread (quiet: ~3; beside a chaos
+    // run: 16); what coalescing promises is that events close together share one (the rules:
+    // test/unit/lane-coalescer.test.ts). Without it, 30 messages of one each.
+    expect(onLane.length).toBeLessThan(30);
+    expect(Math.max(...onLane.map((m) => Number(m.attributes['herald-bundle'] ?? 1)))).toBeGreaterThan(1);
     expect(onLane.reduce((n, m) => n + Number(m.attributes['herald-bundle'] ?? 1), 0)).toBe(30);
     await tap.close();
   });

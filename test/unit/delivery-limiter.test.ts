@@ -5,6 +5,7 @@ import { AttemptResult } from '../../shared/domain/delivery';
 import { BOUND_HEADROOM, LeaseRequest, RateBounds, RATE_LIMITS } from '../../shared/domain/rate-control';
 import { ADVANCE_AHEAD_MS } from '../../shared/domain/rate-advance';
 import { createLogger } from '../../shared/log';
+import { patient } from '../support/patience';
 
 // Modern fake timers move Date too: the limiter's clock and its timers share one virtual time.
 const clock = { now: () => new Date() };
@@ -12,6 +13,10 @@ const quiet = createLogger({ write: () => undefined });
 const ok: AttemptResult = { kind: 'response', status: 204, durationMs: 1, bodyExcerpt: '' };
 const tooMany = (retryAfter?: string): AttemptResult => ({ kind: 'response', status: 429, durationMs: 1, bodyExcerpt: '', ...(retryAfter ? { retryAfter } : {}) });
 const MAX_WAIT = 30_000;
+
+// Minutes of fake time with three limiters and a thousand callers: 1–5 s of real CPU each,
+// more beside other work. The timeout only catches a hang; what is asserted is in fake time.
+jest.setTimeout(patient(30_000));
 
 beforeEach(() => {
   jest.useFakeTimers({ now: 1_800_000_000_000 });

@@ -1,12 +1,13 @@
 // Prerequisite and failure-path checks of the emulator harness, against a fake SDK in a
 // temp dir: nothing real is uninstalled or started.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   checkPrerequisites,
   EmulatorPrerequisiteError,
   freePort,
+  groupAlive,
   parseJavaMajor,
   startEmulators,
   type EmulatorKind,
@@ -96,6 +97,13 @@ describe('checkPrerequisites', () => {
     await expect(checkPrerequisites({ env: fakeEnv({ gcloud: 'exit 0', java: JAVA_17 }) })).resolves.toMatch(/gcloud$/);
   });
 
+  // Starting gcloud takes ~0.5 s (seconds on a busy machine): the SDK root is found from where gcloud lives instead.
+  it('finds the SDK root beside gcloud without running it', async () => {
+    const ran = join(root, `ran-${counter}`);
+    await expect(checkPrerequisites({ env: fakeEnv({ gcloud: `echo ran > ${ran}`, java: JAVA_17 }) })).resolves.toMatch(/gcloud$/);
+    expect(existsSync(ran)).toBe(false);
+  });
+
   it.each<[string, number | undefined]>([
     [JAVA_17, 17],
     ['openjdk version "21" 2023-09-19', 21],
@@ -142,11 +150,15 @@ describe('startEmulators failure paths (fake gcloud)', () => {
   });
 
   it('a child that never answers is killed at the timeout', async () => {
-    const env = fakeEnv({ gcloud: 'echo "starting forever"\nexec sleep 30', java: JAVA_17, systemPath: true });
-    const began = Date.now();
+    // Each fake emulator leads a process group of its own (detached) and notes its id; `exec` keeps it.
+    const groups = join(root, `groups-${counter}`);
+    const env = fakeEnv({ gcloud: `echo $$ >> ${groups}\necho "starting forever"\nexec sleep 30`, java: JAVA_17, systemPath: true });
     const error = (await startEmulators({ env, timeoutMs: 1500 }).catch((e: unknown) => e)) as Error;
     expect(error.message).toMatch(/did not answer at http:\/\/127\.0\.0\.1:\d+\/ within 1500 ms/);
     expect(error.message).toContain('starting forever');
-    expect(Date.now() - began).toBeLessThan(6000);
+    // Killed before the error came, not left to its 30 s sleep.
+    const pgids = readFileSync(groups, 'utf8').trim().split('\n').map(Number);
+    expect(pgids).toHaveLength(2);
+    for (const pgid of pgids) expect(groupAlive(pgid)).toBe(false);
   });
 });

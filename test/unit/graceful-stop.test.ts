@@ -14,7 +14,10 @@ import { eventually } from '../support/eventually';
  */
 test('SIGTERM: the request under way finishes, a new one gets 503, then the process exits', async () => {
   let endedAt = 0;
+  let arrived = (): void => undefined;
+  const underWay = new Promise<void>((r) => (arrived = r));
   const server = http.createServer((_req, res) => {
+    arrived();
     setTimeout(() => {
       endedAt = Date.now();
       res.end('done');
@@ -30,7 +33,8 @@ test('SIGTERM: the request under way finishes, a new one gets 503, then the proc
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
 
   const inFlight = fetch(url).then(async (r) => ({ status: r.status, body: await r.text() }));
-  await new Promise((r) => setTimeout(r, 100));
+  // Under way once the server has it (a fixed 100 ms was not always enough on a busy machine).
+  await underWay;
   signals.emit('SIGTERM');
   const refused = await fetch(url).then((r) => r.status).catch(() => 'closed');
   const done = await inFlight;
@@ -177,7 +181,7 @@ describe('stopServing, the one stop of local mode and the deployed functions', (
     const began = Date.now();
     const reports = await runStopSteps(
       [
-        { name: 'slow', limitMs: 10_000, run: () => new Promise(() => undefined) },
+        { name: 'slow', limitMs: 600_000, run: () => new Promise(() => undefined) },
         { name: 'broken', limitMs: 1000, run: () => Promise.reject(new Error('gone')) },
         { name: 'last', limitMs: 1000, run: () => undefined },
       ],
@@ -185,7 +189,8 @@ describe('stopServing, the one stop of local mode and the deployed functions', (
       300,
     );
     expect(reports.map((r) => r.outcome)).toEqual(['timed out', 'failed', 'done']);
-    expect(Date.now() - began).toBeLessThan(1000);
+    // Cut at the budget (300 ms), not at the slow step's own ten minutes, however slow this machine.
+    expect(Date.now() - began).toBeLessThan(60_000);
     expect(warnings).toEqual(['stopping: slow did not end within 300 ms; going on without it', 'stopping: broken failed; going on']);
   });
 });

@@ -122,6 +122,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     req.url = `/${rest.join('/')}${url.search}`;
     serve(fn as FunctionName, () => app(req, res));
   }));
+  // An idle keep-alive connection is closed by its client, never under it. Node's server closes
+  // one after 5 s and Node's client stops reusing it after 4 s (the 5 s hint less 1): on a busy
+  // machine the event loop stalls past that second, a client sends on a connection as the
+  // server's timer (run before the request is read) closes it, and the kernel resets it
+  // (api-fuzz: ECONNRESET beside a chaos run). Past every common client's idle timeout.
+  server.keepAliveTimeout = 65_000;
   // A request Node cannot parse (headers over its 16 KiB limit, a broken request line) never
   // reaches a function: answer it in Herald's JSON shape too, as a 4xx that says what is wrong.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
