@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   const sum = totals(result.ledgers);
   // Exact only without kills: a killed process cannot record or count what its receiver saw.
   const judged = parsed.data.kills === 0;
-  const mismatches = (result.views ?? []).flatMap((v) => viewsMismatches(v, result.plan.receivers.find((r) => r.destinationId === v.destinationId)?.behaviour === 'outage'));
+  const mismatches = (result.views ?? []).flatMap((v) => viewsMismatches(v, result.plan.receivers.find((r) => r.destinationId === v.destinationId)?.behaviour !== undefined && ['outage', 'slow'].includes(result.plan.receivers.find((r) => r.destinationId === v.destinationId)!.behaviour)));
   process.stdout.write(
     [
       '',

@@ -76,8 +76,8 @@ export function viewsLedger(
 
 /**
  * What does not match. Successes must equal the 2xx the receiver answered. Attempts must equal
- * the requests it answered, except for a receiver that refused connections for a while
- * (`refuses`): those attempts never reach it, so there they may only be more.
+ * the requests it answered, except for a receiver that refused connections or answered after
+ * the attempt timed out for a while (`refuses`): those attempts get no answer, so there they may only be more.
  */
 export function viewsMismatches(l: ViewsLedger, refuses: boolean): string[] {
   const out: string[] = [];
