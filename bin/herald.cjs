@@ -5,12 +5,12 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const built = path.join(__dirname, '..', 'dist', 'shared', 'apps', 'cli', 'main.js');
+const built = path.join(__dirname, '..', 'dist', 'apps', 'cli', 'main.js');
 let cli;
 if (fs.existsSync(built)) {
   cli = require(built);
 } else {
   require('tsx/cjs');
-  cli = require('../shared/apps/cli/main.ts');
+  cli = require('../apps/cli/main.ts');
 }
 cli.main();

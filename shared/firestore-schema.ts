@@ -11,10 +11,10 @@ export const COLLECTIONS = {
   /** `<account>`: how many destinations the account has (its quota check: one read, whatever the registry holds). */
   destinationCounts: 'destination-counts',
   deliveries: 'deliveries',
-  /** First attempts that ended DELIVERED, committed many to a document (adapters/firestore-delivery-groups.ts). */
+  /** First attempts that ended DELIVERED, committed many to a document (adapters/firestore/delivery-groups.ts). */
   deliveryGroups: 'delivery-groups',
   rates: 'rates',
-  /** Counters of sparse destinations, many to a document (adapters/firestore-counters.ts). */
+  /** Counters of sparse destinations, many to a document (adapters/firestore/counters.ts). */
   sharedRates: 'rates-shared',
   /** Each destination's counters folded (domain/rate-rollup.ts), and the suspension check's cursor (`~check`). */
   rateRollups: 'rates-rollup',
@@ -180,7 +180,7 @@ export const FIRESTORE_INCREASING_FIELDS = [
   { collection: COLLECTIONS.rateControl, field: 'deferCursor', why: 'a time' },
   { collection: COLLECTIONS.rateControl, field: 'deferredReportedAt', why: 'a time' },
   { collection: COLLECTIONS.rateControl, field: 'advancedThrough', why: 'a time' },
-  // Counter documents: each writer's last flush (adapters/firestore-counters.ts MARK_FIELD), read by document id only after a failed write.
+  // Counter documents: each writer's last flush (adapters/firestore/counters.ts MARK_FIELD), read by document id only after a failed write.
   { collection: COLLECTIONS.rates, field: 'flushes', why: "each writer's flush number: a higher one each flush" },
   { collection: COLLECTIONS.sharedRates, field: 'flushes', why: "the writer's flush number: a higher one each flush" },
   // Counter rollups: read by document id only, a write per active destination per suspension check.

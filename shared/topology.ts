@@ -1,8 +1,7 @@
-import type { LanePurpose } from './domain/lane-message';
 
 /**
  * The one description of Herald's Pub/Sub topology. Local mode applies it to the emulator
- * (shared/adapters/pubsub-topology.ts); the Pulumi program declares the same objects in GCP.
+ * (shared/adapters/pubsub/topology.ts); the Pulumi program declares the same objects in GCP.
  * Push endpoints name a function; whoever applies the topology turns that into a URL.
  */
 
@@ -73,7 +72,8 @@ export const DEFAULT_LANE_SHARDS = 16;
 export const DEFAULT_RETRY_SHARDS = 8;
 export const MAX_SHARDS = 256;
 
-export type { LanePurpose };
+/** Which lanes a kind of lane message goes on (domain/lane-message.ts purposeOf): first attempts on the first-attempt lanes, the others on the retry lanes. */
+export type LanePurpose = 'first' | 'retry';
 
 const DAY = 24 * 3600;
 // Long enough for a 5 s delivery timeout plus Firestore work, with room to spare: an

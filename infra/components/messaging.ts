@@ -22,7 +22,7 @@ export interface MessagingArgs {
 
 /**
  * Herald's topics and subscriptions, declared from the same description local mode applies
- * to the emulator (shared/adapters/pubsub-topology.ts), with the same settings. Push
+ * to the emulator (shared/adapters/pubsub/topology.ts), with the same settings. Push
  * subscriptions call the functions with an OIDC token of the push identity.
  */
 export class Messaging extends pulumi.ComponentResource {
@@ -104,7 +104,7 @@ export class Messaging extends pulumi.ComponentResource {
   }
 }
 
-/** The same settings shared/adapters/pubsub-topology.ts gives a subscription it creates. */
+/** The same settings shared/adapters/pubsub/topology.ts gives a subscription it creates. */
 export function subscriptionArgs(spec: SubscriptionSpec, project: string, topic: gcp.pubsub.Topic, push: PushTarget): gcp.pubsub.SubscriptionArgs {
   const endpoint = spec.pushTo === undefined ? undefined : push.endpointFor(spec.pushTo);
   return {

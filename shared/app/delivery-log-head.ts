@@ -2,7 +2,7 @@ import { RecentBucket, RecentEntry, bucketsOf, headOf, keepNewest } from '../dom
 import { Clock, CounterStore } from '../ports';
 import { DestinationCounters } from './destination-counters';
 
-/** How far back the log head is looked for: the counters' lifetime (firestore-counters.ts KEEP_MS). */
+/** How far back the log head is looked for: the counters' lifetime (adapters/firestore/counters.ts KEEP_MS). */
 const LOG_HEAD_REACH_MS = 25 * 3600_000;
 /** Counter documents read for the head: the newest few first, then more buckets' worth. */
 const LOG_HEAD_DOCS = [4, 40] as const;

@@ -325,7 +325,7 @@ export class DestinationCounters {
       return undefined;
     }
     if (p.group === undefined) {
-      // One account's destinations to a document, named with its prefix: erasing an account deletes its shared documents as it does its own (firestore-account-data.ts).
+      // One account's destinations to a document, named with its prefix: erasing an account deletes its shared documents as it does its own (adapters/firestore/account-data.ts).
       const { account } = splitDestinationId(d.destinationId);
       const partKey = `${d.bucketStart}~${account}`;
       const part = this.parts.get(partKey) ?? { bucketStart: d.bucketStart, part: 0, members: 0 };

@@ -1,3 +1,4 @@
+import type { LanePurpose } from '../topology';
 import { fromPubSubMessage, HERALD_ATTRIBUTE_PREFIX, heraldAttribute, malformedAttributes, PubSubMessage, PushDelivery, toPubSubMessage } from './cloudevents-pubsub';
 import { HeraldEvent, ValidationIssue } from './event';
 import { INTERNAL_DESTINATION_ID } from './ids';
@@ -28,8 +29,7 @@ export const LANE_ATTRIBUTES = {
   bundle: 'bundle',
 } as const;
 
-/** Which lanes a kind goes on: first attempts on the first-attempt lanes, the others on the retry lanes. */
-export type LanePurpose = 'first' | 'retry';
+export type { LanePurpose };
 
 export type LaneMessage =
   | { kind: 'first'; destinationId: string; event: HeraldEvent; publishedAt: string; intake?: string }

@@ -3,7 +3,7 @@
  * own port — which no destination may reach even where loopback is allowed: a webhook at the
  * Pub/Sub emulator could publish forged events onto Herald's own topics, pull dead letters or
  * trigger replays, and one at Herald's port could call its internal endpoints. Pure rules; local
- * mode (shared/apps/local/local-services.ts) fills them in, and the SSRF guard applies them with
+ * mode (apps/local/local-services.ts) fills them in, and the SSRF guard applies them with
  * the address rules (shared/domain/address-policy.ts), at registration and on every connection.
  */
 

@@ -12,11 +12,11 @@
  * events at GCP list prices (cost-model.ts), every term.
  */
 import path from 'node:path';
-import { startLocalStack } from '../../shared/apps/local/stack';
+import { startLocalStack } from '../../apps/local/stack';
 import { batchLaneNames } from '../../shared/topology';
 import { createLogger } from '../../shared/log';
 import { COMPONENT_LABELS, COMPONENTS, CostBreakdown, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths } from './cost-model';
-import { EmulatorHosts } from '../../shared/apps/local/emulators';
+import { EmulatorHosts } from '../../apps/local/emulators';
 import { clearFirestore, purgeProject } from './housekeeping';
 import { BenchFailure, BenchHarness, flagsOf, intOption, mark, startProfile } from './harness';
 import { BATCHED_LOAD_ENV, BATCHED_PATH, BatchedLoadMessage, BatchedLoadSettings } from './batched-load';

@@ -25,9 +25,9 @@
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 import http = require('node:http');
 import { performance } from 'node:perf_hooks';
-import { FirestoreCounterStore } from '../../shared/adapters/firestore-counters';
+import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
 import { createLogger } from '../../shared/log';
-import { LocalStack, startLocalStack } from '../../shared/apps/local/stack';
+import { LocalStack, startLocalStack } from '../../apps/local/stack';
 import { Logger } from '../../shared/ports';
 import { FUNCTION_NAMES, FunctionName, lanePrefixes } from '../../shared/topology';
 import { ChildMessage, COUNTED_STATUSES, CostCounters, FunctionCount, ParentMessage, TOPIC_KINDS, TopicKind } from './cost-counters';

@@ -30,7 +30,7 @@ import { PubSub, Topic } from '@google-cloud/pubsub';
 import { recordStoredBytes } from './stored-bytes';
 import { realisticData } from './event-payload';
 import { loadConfig } from '../../shared/config';
-import { EmulatorHosts } from '../../shared/apps/local/emulators';
+import { EmulatorHosts } from '../../apps/local/emulators';
 import { PUMP_RUN_SECONDS } from '../../shared/topology';
 import { ChildMessage, CostCounters, ParentMessage, subtract, TopicCount } from './cost-counters';
 import { CounterWrite, counterWriteStats, CounterWriteStats } from './counter-writes';

@@ -11,7 +11,7 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { PubSub } from '@google-cloud/pubsub';
-import { startLocalStack } from '../../shared/apps/local/stack';
+import { startLocalStack } from '../../apps/local/stack';
 import { createLogger } from '../../shared/log';
 import { BenchFailure, BenchHarness, flagsOf, intOption, startProfile } from './harness';
 import { purgeProject } from './housekeeping';

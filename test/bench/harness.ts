@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
-import { RunningEmulators, startEmulators } from '../../shared/apps/local/emulators';
+import { RunningEmulators, startEmulators } from '../../apps/local/emulators';
 import { Interrupted } from './load';
 
 const CLEANUP_STEP_MS = 15_000;

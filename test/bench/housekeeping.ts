@@ -1,5 +1,5 @@
 import { PubSub } from '@google-cloud/pubsub';
-import { EmulatorHosts } from '../../shared/apps/local/emulators';
+import { EmulatorHosts } from '../../apps/local/emulators';
 
 /** Deletes every subscription and topic of a project (leftovers of an interrupted run). */
 export async function purgeProject(projectId: string): Promise<void> {

@@ -45,7 +45,7 @@ import { createLogger } from '../../shared/log';
 import { COLLECTIONS } from '../../shared/firestore-schema';
 import { deliverDeps } from '../../shared/runtime';
 import { DEFAULT_LANE_SHARDS, laneTopology, shardOf } from '../../shared/topology';
-import { LocalStack, startLocalStack } from '../../shared/apps/local/stack';
+import { LocalStack, startLocalStack } from '../../apps/local/stack';
 import { ingestSender } from './cost';
 import { BenchFailure, BenchHarness, intOption, mark } from './harness';
 import { clearFirestore, purgeProject } from './housekeeping';

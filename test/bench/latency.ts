@@ -10,7 +10,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { PubSub } from '@google-cloud/pubsub';
-import { startLocalStack } from '../../shared/apps/local/stack';
+import { startLocalStack } from '../../apps/local/stack';
 import { createLogger } from '../../shared/log';
 import { ArrivalCounter } from './fanout';
 import { BenchFailure, BenchHarness, flagsOf, intOption, mark, startProfile } from './harness';

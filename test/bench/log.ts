@@ -10,15 +10,15 @@
 import { performance } from 'node:perf_hooks';
 import { Firestore } from '@google-cloud/firestore';
 import { COLLECTIONS } from '../../shared/firestore-schema';
-import { FirestoreDeliveryStore } from '../../shared/adapters/firestore-deliveries';
-import { FirestoreCounterStore } from '../../shared/adapters/firestore-counters';
+import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
+import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
 import { DestinationCounters } from '../../shared/app/destination-counters';
 import { DeliveryLogHead } from '../../shared/app/delivery-log-head';
 import { DeliveryRecord } from '../../shared/domain/delivery';
 import { headEntryId } from '../../shared/domain/grouped-outcomes';
 import { AddedDelivered } from '../../shared/ports';
 import { deliveryId } from '../../shared/domain/ids';
-import { startLocalStack } from '../../shared/apps/local/stack';
+import { startLocalStack } from '../../apps/local/stack';
 import { createLogger } from '../../shared/log';
 import { BenchFailure, BenchHarness, flagsOf, intOption, mark } from './harness';
 import { distribution, table } from './stats';
@@ -53,7 +53,7 @@ export async function runLogBench(args: string[], harness: BenchHarness): Promis
 
   const db = new Firestore({ projectId: PROJECT, ignoreUndefinedProperties: true });
   harness.addCleanup('firestore client', () => db.terminate());
-  // Records of their own, and the DELIVERED first attempts deliver groups (firestore-delivery-groups.ts).
+  // Records of their own, and the DELIVERED first attempts deliver groups (adapters/firestore/delivery-groups.ts).
   const own = (await db.collection(COLLECTIONS.deliveries).where('destinationId', '==', DESTINATION).count().get()).data().count;
   const groupIds = (await db.collection(COLLECTIONS.deliveryGroups).where('destinations', 'array-contains', DESTINATION).select('ids').get()).docs.reduce((n, d) => n + (d.get('ids') as string[]).length, 0);
   const existing = own + groupIds;

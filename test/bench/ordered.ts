@@ -12,7 +12,7 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { startLocalStack } from '../../shared/apps/local/stack';
+import { startLocalStack } from '../../apps/local/stack';
 import { createLogger } from '../../shared/log';
 import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { COMPONENT_LABELS, COMPONENTS, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths } from './cost-model';

@@ -7,7 +7,7 @@
  * how it was refused (429 + Retry-After).
  */
 import path from 'node:path';
-import { startLocalStack } from '../../shared/apps/local/stack';
+import { startLocalStack } from '../../apps/local/stack';
 import { createLogger } from '../../shared/log';
 import { ArrivalCounter } from './fanout';
 import { forkUntilReady } from './fork-child';

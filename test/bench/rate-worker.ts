@@ -14,7 +14,7 @@
  */
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { FirestoreCounterStore } from '../../shared/adapters/firestore-counters';
+import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
 import { DeliverOutcome } from '../../shared/app/deliver';
 import { runPump } from '../../shared/app/pump';
 import { loadConfig } from '../../shared/config';

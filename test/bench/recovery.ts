@@ -13,9 +13,9 @@
 import { performance } from 'node:perf_hooks';
 import { pumpRun } from '../../shared/app/pump-run';
 import { ReconcileDeps } from '../../shared/app/reconcile';
-import { LocalStack, startLocalStack } from '../../shared/apps/local/stack';
-import { FirestoreDeliveryStore } from '../../shared/adapters/firestore-deliveries';
-import { FirestoreIntakeStore, OperationCounter } from '../../shared/adapters/firestore-stores';
+import { LocalStack, startLocalStack } from '../../apps/local/stack';
+import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
+import { FirestoreIntakeStore, OperationCounter } from '../../shared/adapters/firestore/stores';
 import { deliveryId } from '../../shared/domain/delivery';
 import { DAY_MS } from '../../shared/domain/delivery-retention';
 import { eventKey, HeraldEvent } from '../../shared/domain/event';

@@ -7,7 +7,7 @@
  * sparse destination takes, each minute is a document of the destination's own: 60 an hour,
  * the shape the issue's read counts come from.
  */
-import { FirestoreCounterStore } from '../../shared/adapters/firestore-counters';
+import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
 import { DestinationCounters } from '../../shared/app/destination-counters';
 import { Runtime } from '../../shared/runtime';
 

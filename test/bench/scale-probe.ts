@@ -4,7 +4,7 @@
  * saw them, whoever sent them in this process, and as the runtime's stores counted them).
  */
 import { performance } from 'node:perf_hooks';
-import { OperationCounter } from '../../shared/adapters/firestore-stores';
+import { OperationCounter } from '../../shared/adapters/firestore/stores';
 import { FirestoreMeter, opsDelta, OpsByCollection, totalOps } from './firestore-meter';
 import { BenchFailure } from './harness';
 import { round } from './stats';

@@ -23,7 +23,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../../shared/config';
-import { startLocalStack } from '../../shared/apps/local/stack';
+import { startLocalStack } from '../../apps/local/stack';
 import { checkThresholds } from '../../shared/app/suspend-and-reactivate';
 import { generateSecretsKey } from '../../shared/domain/secret-box';
 import { createLogger } from '../../shared/log';

@@ -4,8 +4,8 @@
  * bench used to judge its targets by) agrees with it.
  */
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore-stores';
-import { FirestoreDeliveryStore } from '../../shared/adapters/firestore-deliveries';
+import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore/stores';
+import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
 import { DeliveryRecord } from '../../shared/domain/delivery';
 import { applySpec } from '../../shared/domain/destination';
 import { FirestoreMeter, meterFirestore, Ops, totalOps } from '../bench/firestore-meter';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Webhook } from 'standardwebhooks';
 import { suspendDestination } from '../../shared/app/suspend-and-reactivate';
-import { run } from '../../shared/apps/cli/main';
+import { run } from '../../apps/cli/main';
 import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
 import { eventKey } from '../../shared/domain/event';
 import { suspensionDeps } from '../../shared/runtime';

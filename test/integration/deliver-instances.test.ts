@@ -1,4 +1,4 @@
-import { FirestoreCounterStore } from '../../shared/adapters/firestore-counters';
+import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
 import { putDestination } from '../../shared/app/admin/destinations-admin';
 import { deliverFromLane, DeliverDeps, DeliverOutcome } from '../../shared/app/deliver';
 import { loadConfig } from '../../shared/config';

@@ -1,5 +1,5 @@
 import { PubSub } from '@google-cloud/pubsub';
-import { PubSubLanes } from '../../shared/adapters/pubsub-topology';
+import { PubSubLanes } from '../../shared/adapters/pubsub/topology';
 import { laneTopology } from '../../shared/topology';
 
 /**

@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
-import { checkPrerequisites, groupAlive, resetEmulators, startEmulators, type RunningEmulators } from '../../shared/apps/local/emulators';
+import { checkPrerequisites, groupAlive, resetEmulators, startEmulators, type RunningEmulators } from '../../apps/local/emulators';
 
 jest.setTimeout(60_000);
 

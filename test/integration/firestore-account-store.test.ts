@@ -1,6 +1,6 @@
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreAccountStore } from '../../shared/adapters/firestore-accounts';
-import { FirestoreAccountDataEraser } from '../../shared/adapters/firestore-account-data';
+import { FirestoreAccountStore } from '../../shared/adapters/firestore/accounts';
+import { FirestoreAccountDataEraser } from '../../shared/adapters/firestore/account-data';
 import { COLLECTIONS } from '../../shared/firestore-schema';
 import { eraseAccountData } from '../../shared/app/account-purge';
 import { systemClock } from '../../shared/ports';

@@ -1,6 +1,6 @@
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreCounterStore } from '../../shared/adapters/firestore-counters';
-import { OperationCounter } from '../../shared/adapters/firestore-stores';
+import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
+import { OperationCounter } from '../../shared/adapters/firestore/stores';
 import { counterStoreConformance } from '../support/counter-store-conformance';
 import { getAccountStats } from '../../shared/app/admin/stats-admin';
 import { DestinationCounters } from '../../shared/app/destination-counters';

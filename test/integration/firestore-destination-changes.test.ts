@@ -1,5 +1,5 @@
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore-stores';
+import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore/stores';
 import { applySpec } from '../../shared/domain/destination';
 
 /** The destination change log on the Firestore emulator: every write path logs, and a look returns only what changed. */

@@ -1,5 +1,5 @@
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore-stores';
+import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore/stores';
 import { applySpec } from '../../shared/domain/destination';
 import { COLLECTIONS } from '../../shared/firestore-schema';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreEventTypeStore } from '../../shared/adapters/firestore-event-types';
-import { OperationCounter } from '../../shared/adapters/firestore-stores';
+import { FirestoreEventTypeStore } from '../../shared/adapters/firestore/event-types';
+import { OperationCounter } from '../../shared/adapters/firestore/stores';
 import { EventTypeCatalogue } from '../../shared/app/event-type-samples';
 import { typeHash } from '../../shared/domain/event-type-catalogue';
 import { HeraldEvent } from '../../shared/domain/event';

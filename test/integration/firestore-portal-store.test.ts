@@ -1,6 +1,6 @@
 import { Firestore } from '@google-cloud/firestore';
-import { FirestorePortalStore } from '../../shared/adapters/firestore-portal';
-import { OperationCounter } from '../../shared/adapters/firestore-stores';
+import { FirestorePortalStore } from '../../shared/adapters/firestore/portal';
+import { OperationCounter } from '../../shared/adapters/firestore/stores';
 import { portalStoreConformance } from '../support/portal-store-conformance';
 
 /** PortalStore's contract suite on the Firestore emulator (memory's: test/unit/memory-store-contracts.test.ts). */

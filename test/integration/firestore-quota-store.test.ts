@@ -1,5 +1,5 @@
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreQuotaStore } from '../../shared/adapters/firestore-quotas';
+import { FirestoreQuotaStore } from '../../shared/adapters/firestore/quotas';
 import { quotaStoreConformance } from '../support/quota-store-conformance';
 
 /** QuotaStore's contract suite on the Firestore emulator (memory's: test/unit/memory-store-contracts.test.ts). */

@@ -1,8 +1,8 @@
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreEventTypeStore } from '../../shared/adapters/firestore-event-types';
-import { FirestoreRateLeaseStore } from '../../shared/adapters/firestore-rate-leases';
-import { FirestoreReplayStore } from '../../shared/adapters/firestore-replays';
-import { FirestoreDestinationStore, FirestoreIntakeStore } from '../../shared/adapters/firestore-stores';
+import { FirestoreEventTypeStore } from '../../shared/adapters/firestore/event-types';
+import { FirestoreRateLeaseStore } from '../../shared/adapters/firestore/rate-leases';
+import { FirestoreReplayStore } from '../../shared/adapters/firestore/replays';
+import { FirestoreDestinationStore, FirestoreIntakeStore } from '../../shared/adapters/firestore/stores';
 import { destinationStoreConformance } from '../support/destination-store-conformance';
 import { eventTypeStoreConformance } from '../support/event-type-store-conformance';
 import { intakeStoreConformance } from '../support/intake-store-conformance';

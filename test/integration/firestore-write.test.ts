@@ -1,9 +1,9 @@
 import { DocumentReference, Firestore } from '@google-cloud/firestore';
-import { createIfAbsent, deleteIfExists, ifPresent, NewDocumentExists, readDecideWrite, readManyDecideWrite, RetryOptions, transactOne } from '../../shared/adapters/firestore-write';
+import { createIfAbsent, deleteIfExists, ifPresent, NewDocumentExists, readDecideWrite, readManyDecideWrite, RetryOptions, transactOne } from '../../shared/adapters/firestore/write';
 import { WriteContentionError } from '../../shared/ports';
 
 /**
- * The stores' optimistic read-decide-write and delete (shared/adapters/firestore-write.ts) on
+ * The stores' optimistic read-decide-write and delete (shared/adapters/firestore/write.ts) on
  * the Firestore emulator: a write replaces the whole document, many at once lose nothing and
  * take no transaction lock (which the emulator serialises, seconds each), a lost race past the budget is WriteContentionError, and of many
  * deletes at once exactly one deletes; and the transactional and create-if-absent helpers.

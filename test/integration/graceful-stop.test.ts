@@ -1,5 +1,5 @@
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreDeliveryStore } from '../../shared/adapters/firestore-deliveries';
+import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
 import { deliveryId } from '../../shared/domain/delivery';
 import { eventKey } from '../../shared/domain/event';
 import { eventually } from '../support/eventually';

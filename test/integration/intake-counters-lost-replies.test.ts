@@ -1,5 +1,5 @@
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreCounterStore } from '../../shared/adapters/firestore-counters';
+import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
 import { DestinationCounters } from '../../shared/app/destination-counters';
 import { createLogger } from '../../shared/log';
 import { systemClock } from '../../shared/ports';

@@ -2,7 +2,7 @@ import { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { PubSub } from '@google-cloud/pubsub';
 import { generateSecretsKey } from '../../shared/domain/secret-box';
-import { freePort, groupAlive } from '../../shared/apps/local/emulators';
+import { freePort, groupAlive } from '../../apps/local/emulators';
 import { eventually } from '../support/eventually';
 import { Receiver } from '../support/receiver';
 import { LocalHerald, spawnLocalHerald } from '../support/local-herald';
@@ -40,7 +40,7 @@ const received = (): Set<string> => new Set(receiver.requests.map((r) => String(
 /** Emulators shared by the test run: a Herald reusing them must leave them running. */
 const sharedEmulators = (): { pubsub: string; firestore: string } => ({ pubsub: process.env.PUBSUB_EMULATOR_HOST!, firestore: process.env.FIRESTORE_EMULATOR_HOST! });
 
-/** `npm start` (`node --import tsx shared/apps/local/main.ts`) as a process group of its own. */
+/** `npm start` (`node --import tsx apps/local/main.ts`) as a process group of its own. */
 class Herald {
   readonly child: ChildProcess;
   url = '';

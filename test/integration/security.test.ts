@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { run } from '../../shared/apps/cli/main';
+import { run } from '../../apps/cli/main';
 import { FunctionName, INTERNAL_FUNCTIONS } from '../../shared/topology';
 import { TestIssuer } from '../support/oidc';
 import { Receiver, ReceivedRequest } from '../support/receiver';

@@ -1,6 +1,6 @@
 // jest globalSetup: one emulator pair for the whole run. Workers are forked after this runs,
 // so the variables set here reach every test file.
-import { startEmulators, type RunningEmulators } from '../../shared/apps/local/emulators';
+import { startEmulators, type RunningEmulators } from '../../apps/local/emulators';
 
 export default async function globalSetup(): Promise<void> {
   const emulators = await startEmulators();

@@ -1,5 +1,5 @@
 // jest globalTeardown: stops only the emulators globalSetup started (reused ones keep running).
-import type { RunningEmulators } from '../../shared/apps/local/emulators';
+import type { RunningEmulators } from '../../apps/local/emulators';
 
 export default async function globalTeardown(): Promise<void> {
   const holder = globalThis as { __HERALD_EMULATORS__?: RunningEmulators };

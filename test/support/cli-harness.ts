@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { run } from '../../shared/apps/cli/main';
+import { run } from '../../apps/cli/main';
 
 /** The CLI in-process with a fake server: what it printed, what it sent, its exit code. */
 

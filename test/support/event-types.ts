@@ -1,4 +1,4 @@
-import { LocalStack } from '../../shared/apps/local/stack';
+import { LocalStack } from '../../apps/local/stack';
 
 /**
  * What the reconciler's next round does for the Event types page (app/event-type-samples.ts),

@@ -17,7 +17,7 @@ const SERVING = /Herald is running at (http:\/\/127\.0\.0\.1:\d+)/;
 const KEPT = 5_000_000;
 
 /**
- * `npm start` (shared/apps/local/main.ts) in a process of its own: tsx as a loader, not its CLI,
+ * `npm start` (apps/local/main.ts) in a process of its own: tsx as a loader, not its CLI,
  * whose child a SIGKILL of the CLI would orphan (and which re-sends signals). `detached`
  * makes it a process group of its own, as a terminal's job is; `onOutput` sees every chunk;
  * `loseReplies` loses the replies to that share of Firestore commits (test/support/lost-replies.ts).
@@ -28,7 +28,7 @@ export function spawnLocalHerald(
 ): LocalHerald {
   // `loseReplies`: that share of Firestore commits lands and then answers DEADLINE_EXCEEDED (lost-replies.ts).
   const fault = options.loseReplies ? ['--import', path.join(ROOT, 'test/support/lost-replies-preload.ts')] : [];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...fault, path.join(ROOT, 'shared/apps/local/main.ts'), ...(options.args ?? [])], {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...fault, path.join(ROOT, 'apps/local/main.ts'), ...(options.args ?? [])], {
     cwd: ROOT,
     env: options.loseReplies ? { ...env, HERALD_TEST_LOSE_REPLIES: String(options.loseReplies) } : env,
     detached: options.detached ?? false,

@@ -1,4 +1,4 @@
-import { startLocalStack, LocalStack, LocalStackOptions } from '../../shared/apps/local/stack';
+import { startLocalStack, LocalStack, LocalStackOptions } from '../../apps/local/stack';
 import { createHash } from 'node:crypto';
 import { createLogger } from '../../shared/log';
 

@@ -1,8 +1,8 @@
-import { batchFromFlags, batchSentence } from '../../shared/apps/cli/batch-flags';
-import { deliveriesTable } from '../../shared/apps/cli/commands/deliveries';
-import { destinationSummary } from '../../shared/apps/cli/commands/destinations';
+import { batchFromFlags, batchSentence } from '../../apps/cli/batch-flags';
+import { deliveriesTable } from '../../apps/cli/commands/deliveries';
+import { destinationSummary } from '../../apps/cli/commands/destinations';
 import type { DeliveryView } from '../../shared/app/admin/deliveries-admin';
-import type { DestinationInfo } from '../../shared/apps/cli/client';
+import type { DestinationInfo } from '../../apps/cli/client';
 import { harness } from '../support/cli-harness';
 
 /** `destinations add --batch-*` (issue 37): what is sent, what is refused before sending, and where the setting shows. */

@@ -1,8 +1,8 @@
-import { deliveriesTable } from '../../shared/apps/cli/commands/deliveries';
-import { destinationSummary } from '../../shared/apps/cli/commands/destinations';
-import { orderingFromFlags } from '../../shared/apps/cli/ordering-flags';
+import { deliveriesTable } from '../../apps/cli/commands/deliveries';
+import { destinationSummary } from '../../apps/cli/commands/destinations';
+import { orderingFromFlags } from '../../apps/cli/ordering-flags';
 import type { DeliveryView } from '../../shared/app/admin/deliveries-admin';
-import type { DestinationInfo } from '../../shared/apps/cli/client';
+import type { DestinationInfo } from '../../apps/cli/client';
 import { PARKED_AT } from '../../shared/domain/ordering';
 import { harness } from '../support/cli-harness';
 

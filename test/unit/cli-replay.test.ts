@@ -5,7 +5,7 @@ import { AdminResult } from '../../shared/app/admin/destinations-admin';
 import { ReplayDeps } from '../../shared/app/replay-run';
 import { handleReplayTrigger } from '../../shared/app/replay-trigger';
 import { getReplay, listReplays, postReplay, ReplaysAdminDeps } from '../../shared/app/admin/replays-admin';
-import { run } from '../../shared/apps/cli/main';
+import { run } from '../../apps/cli/main';
 import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
 import { DeliveryRecord } from '../../shared/domain/delivery';
 import type { ReplayView } from '../../shared/domain/replay';

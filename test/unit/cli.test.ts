@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inferContentType } from '../../shared/apps/cli/commands/publish';
-import { headerValue } from '../../shared/apps/cli/client';
+import { inferContentType } from '../../apps/cli/commands/publish';
+import { headerValue } from '../../apps/cli/client';
 import { harness } from '../support/cli-harness';
 
 /** The CLI in-process, no server: argument parsing and validation, and what it would send. */

@@ -1,4 +1,4 @@
-import { DeclaredLanes } from '../../shared/adapters/declared-lanes';
+import { DeclaredLanes } from '../../shared/adapters/pubsub/declared-lanes';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { putDestination } from '../../shared/app/admin/destinations-admin';
 import { DestinationDirectory } from '../../shared/app/destination-directory';

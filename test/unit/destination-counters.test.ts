@@ -1,6 +1,6 @@
 import { FieldValue, Firestore } from '@google-cloud/firestore';
-import { FirestoreCounterStore, mergeShards } from '../../shared/adapters/firestore-counters';
-import { OperationCounter } from '../../shared/adapters/firestore-stores';
+import { FirestoreCounterStore, mergeShards } from '../../shared/adapters/firestore/counters';
+import { OperationCounter } from '../../shared/adapters/firestore/stores';
 import { MemoryCounterStore } from '../../shared/adapters/memory/counter-store';
 import { DestinationCounters, SPARSE_MAX } from '../../shared/app/destination-counters';
 import { createLogger } from '../../shared/log';

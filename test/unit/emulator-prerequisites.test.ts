@@ -11,7 +11,7 @@ import {
   parseJavaMajor,
   startEmulators,
   type EmulatorKind,
-} from '../../shared/apps/local/emulators';
+} from '../../apps/local/emulators';
 
 const ALL_COMPONENTS = ['beta', 'pubsub-emulator', 'cloud-firestore-emulator'];
 const JAVA_17 = 'openjdk version "17.0.15" 2025-04-15\nOpenJDK Runtime Environment (build 17.0.15+6)';

@@ -1,6 +1,6 @@
 import { ConfigError } from '../../shared/config';
-import { instanceCount, parseLocalArgs } from '../../shared/apps/local/args';
-import { instanceLog, roundRobin } from '../../shared/apps/local/instances';
+import { instanceCount, parseLocalArgs } from '../../apps/local/args';
+import { instanceLog, roundRobin } from '../../apps/local/instances';
 import { LogFields } from '../../shared/ports';
 import { FunctionName } from '../../shared/topology';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ConfigError, loadConfig } from '../../shared/config';
 import { createLogger } from '../../shared/log';
-import { loadOrCreateLocalSecretsKey } from '../../shared/apps/local/secrets-key';
+import { loadOrCreateLocalSecretsKey } from '../../apps/local/secrets-key';
 import { SecretBox } from '../../shared/domain/secret-box';
 import { secretBoxOf } from '../../shared/config';
 
@@ -33,7 +33,7 @@ describe('local mode keeps the key it makes', () => {
 
   test('processes starting at once all end up with one key', async () => {
     const file = path.join(dir, 'secrets.key');
-    const script = `const { loadOrCreateLocalSecretsKey } = require(${JSON.stringify(path.join(ROOT, 'shared/apps/local/secrets-key.ts'))}); process.stdout.write(loadOrCreateLocalSecretsKey(${JSON.stringify(file)}).key);`;
+    const script = `const { loadOrCreateLocalSecretsKey } = require(${JSON.stringify(path.join(ROOT, 'apps/local/secrets-key.ts'))}); process.stdout.write(loadOrCreateLocalSecretsKey(${JSON.stringify(file)}).key);`;
     const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', '-e', script], { cwd: ROOT });
     const keys = await Promise.all(Array.from({ length: 4 }, run));
     expect(new Set(keys.map((k) => k.stdout)).size).toBe(1);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ConfigError } from '../../shared/config';
-import { healthAnswer } from '../../shared/apps/local/health';
-import { localServicesOf } from '../../shared/apps/local/local-services';
+import { healthAnswer } from '../../apps/local/health';
+import { localServicesOf } from '../../apps/local/local-services';
 
 describe('localServicesOf: what local mode keeps destinations away from', () => {
   test('the emulators wherever they are given, and Herald’s own port', () => {

@@ -1,4 +1,4 @@
-import { subscriptionMetadata } from '../../shared/adapters/pubsub-topology';
+import { subscriptionMetadata } from '../../shared/adapters/pubsub/topology';
 import { DEFAULT_LANE_SHARDS, DEFAULT_RETRY_SHARDS, heraldTopology, laneTopicOf, laneTopology, sharedLaneFor, shardOf } from '../../shared/topology';
 
 /** What each subscription is created with, on GCP and on the emulator. */

@@ -2,7 +2,7 @@ import { addHistograms } from '../../domain/latency-histogram';
 import { RateBucket } from '../../domain/success-rate';
 import { RecentBucket, RecentEntry } from '../../domain/recent-log';
 import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports';
-import { completeBuckets, mergeShards } from '../firestore-counters';
+import { completeBuckets, mergeShards } from '../firestore/counters';
 import { RateRollup } from '../../domain/rate-rollup';
 
 type Counts = Omit<CounterDelta, 'recent' | 'settled' | 'group'> & { dead?: number; queued?: number; recent: Map<string, RecentEntry[]> };

@@ -6,14 +6,14 @@ import path from 'node:path';
  * - no module imports, directly or not, a module that imports it back. A cycle makes the
  *   load order decide what a module sees at its top level (a schema built from another
  *   module's constant is undefined on one side of the loop);
- * - only shared/apps/ itself (and test/) imports shared/apps/: the CLI and local mode are
+ * - only apps/ itself (and test/) imports apps/: the CLI and local mode are
  *   built on the library, never the other way round, and no function deploys them;
  * - what the console bundles for the browser from shared/ imports no package and no Node
  *   module, and the console keeps no copy of a list the domain holds.
  */
 
 const ROOT = path.resolve(__dirname, '../../..');
-const TREE = ['shared', 'functions', 'infra', 'console/src'];
+const TREE = ['shared', 'apps', 'functions', 'infra', 'console/src'];
 
 interface Import {
   /** The specifier as written: `./ids`, `zod`, `node:crypto`. */
@@ -75,7 +75,7 @@ const files = TREE.flatMap(sourcesUnder);
 const imports = new Map(files.map((f) => [f, importsOf(f)]));
 /** Type-only imports count: a loop through types is still two modules that cannot be read apart. */
 const graph = new Map([...imports].map(([f, list]) => [f, list.flatMap((i) => (i.file === undefined ? [] : [i.file]))]));
-const isApp = (f: string) => f.startsWith('shared/apps/');
+const isApp = (f: string) => f.startsWith('apps/');
 
 test('the cycle finder finds a loop, and no loop where there is none', () => {
   expect(cyclesIn(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]]))).toEqual([['a', 'b', 'c', 'a']]);
@@ -85,8 +85,8 @@ test('the cycle finder finds a loop, and no loop where there is none', () => {
 test('the import reader sees every kind of import, type-only ones marked', () => {
   expect(graph.get('shared/domain/destination.ts')).toContain('shared/domain/ids.ts');
   // Local mode loads the functions with import(), and the library statically.
-  expect(graph.get('shared/apps/local/stack.ts')?.filter((f) => f.startsWith('functions/'))).not.toEqual([]);
-  expect(graph.get('shared/apps/local/stack.ts')?.filter((f) => f.startsWith('shared/app/'))).not.toEqual([]);
+  expect(graph.get('apps/local/stack.ts')?.filter((f) => f.startsWith('functions/'))).not.toEqual([]);
+  expect(graph.get('apps/local/stack.ts')?.filter((f) => f.startsWith('shared/app/'))).not.toEqual([]);
   expect(imports.get('console/src/types.ts')).toContainEqual({ spec: '../../shared/domain/delivery', file: 'shared/domain/delivery.ts', typeOnly: true });
   expect(files).toEqual(expect.arrayContaining(['infra/index.ts', 'functions/index.ts', 'console/src/main.tsx']));
 });
@@ -95,10 +95,10 @@ test('no import cycle in shared/, functions/, infra/ or console/src/', () => {
   expect(cyclesIn(graph).map((cycle) => cycle.join(' → '))).toEqual([]);
 });
 
-test('only shared/apps/ imports shared/apps/: the library, functions/, infra/ and the console do not', () => {
+test('only apps/ imports apps/: the library, functions/, infra/ and the console do not', () => {
   const intoApps = files.filter((f) => !isApp(f)).flatMap((f) => (graph.get(f) ?? []).filter(isApp).map((to) => `${f} → ${to}`));
   expect(intoApps).toEqual([]);
-  expect(files.filter(isApp)).toEqual(expect.arrayContaining(['shared/apps/cli/main.ts', 'shared/apps/local/main.ts']));
+  expect(files.filter(isApp)).toEqual(expect.arrayContaining(['apps/cli/main.ts', 'apps/local/main.ts']));
 });
 
 describe('the console and the domain', () => {

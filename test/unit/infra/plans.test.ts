@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Firestore } from '@google-cloud/firestore';
-import { FirestoreCounterStore } from '../../../shared/adapters/firestore-counters';
+import { FirestoreCounterStore } from '../../../shared/adapters/firestore/counters';
 import { FIRESTORE_TTL_FIELDS } from '../../../shared/firestore-schema';
 import { MAX_ATTEMPT_TIMEOUT_MS } from '../../../shared/domain/policy';
 import { FUNCTION_NAMES, heraldTopology, INTERNAL_FUNCTIONS, LANE_HANDLING_BUDGET_MS, laneTopology, PUMP_RUN_SECONDS, Topology } from '../../../shared/topology';

@@ -1,7 +1,7 @@
 import type { PubSub } from '@google-cloud/pubsub';
 import * as pulumi from '@pulumi/pulumi';
 import { FIRESTORE_INCREASING_FIELDS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, FIRESTORE_UNINDEXED_FIELDS } from '../../../shared/firestore-schema';
-import { applyTopology, PubSubLanes } from '../../../shared/adapters/pubsub-topology';
+import { applyTopology, PubSubLanes } from '../../../shared/adapters/pubsub/topology';
 import { ENV_NAMES } from '../../../shared/config';
 import { FUNCTION_NAMES, FunctionName, heraldTopology, INTERNAL_FUNCTIONS, laneTopology, PUMP_RUN_SECONDS, subscriptionsHeraldPulls, TOPICS_HERALD_PUBLISHES } from '../../../shared/topology';
 import { REQUIRED_APIS } from '../../../infra/components/apis';
@@ -91,7 +91,7 @@ describe('topology: the program declares what local mode applies', () => {
       retryPolicy?: { minimumBackoff: { seconds: number }; maximumBackoff: { seconds: number } };
       deadLetterPolicy?: { deadLetterTopic: string; maxDeliveryAttempts: number };
     };
-    // A Pub/Sub client that records what shared/adapters/pubsub-topology.ts asks of it.
+    // A Pub/Sub client that records what shared/adapters/pubsub/topology.ts asks of it.
     const fake = {
       projectId: PROJECT,
       createTopic: async (t: { name: string; messageRetentionDuration?: { seconds: number } }) => void (topics[t.name] = t.messageRetentionDuration?.seconds),

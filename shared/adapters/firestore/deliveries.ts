@@ -1,0 +1,464 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { AggregateField, DocumentData, DocumentReference, FieldPath, Firestore, Query, Timestamp } from '@google-cloud/firestore';
+import { DeliveryLogQuery, inLog, logOrder, logPage } from '../../domain/delivery-log';
+import { DeliveryRecord } from '../../domain/delivery';
+import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../../domain/delivery-retention';
+import { HeraldEvent } from '../../domain/event';
+import { ownOver, parseHeadEntryId, standing } from '../../domain/grouped-outcomes';
+import { addTallies, deliveryTally, EMPTY_TALLY, IntakeTally, sameTally, tallyOf } from '../../domain/intake-tally';
+import { AddedDelivered, DeliveredLinger, DeliveryPage, DeliveryStore, WorkStatus } from '../../ports';
+import { DeliveryRetention, FirestoreDeliveryGroups, UNSURE_CODES } from './delivery-groups';
+import { chunks, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from './stores';
+import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../firestore-schema';
+import { createIfAbsent, OptimisticDocuments } from './write';
+import { grpcCode } from '../../domain/grpc-status';
+import { orderedKeyId } from '../../domain/ordering';
+
+/** `intakeTally`: the id's hash (domain/intake-tally.ts) on a record from an intake batch, summed by the reconciler's aggregation. */
+type StoredDelivery = Omit<DeliveryRecord, 'event' | 'attemptLog'> & { event?: { attributes: Record<string, string>; data: Buffer }; attemptLog?: DeliveryRecord['attemptLog'] | Buffer; expireAt?: Date; groupCopies?: number; intakeTally?: number } & OrderFields;
+/** `orderAgain`: an ordered delivery's key while it waits for a place again, one field an equality query finds (no composite index). */
+type OrderFields = { orderAgain?: string };
+/** A record as its own document holds it: with the group copies it folded in (domain/grouped-outcomes.ts). */
+type Own = DeliveryRecord & { groupCopies?: number };
+
+
+/**
+ * Delivery records in Firestore: a document per delivery (`deliveries/{id}`) for those that
+ * hold retry state or were changed, and the first attempts that ended DELIVERED as members of
+ * groups (`delivery-groups`, adapters/firestore/delivery-groups.ts). Every view reads both and shows a
+ * delivery once, as domain/grouped-outcomes.ts `standing` says.
+ */
+export class FirestoreDeliveryStore implements DeliveryStore {
+  private readonly groups: FirestoreDeliveryGroups;
+
+  /**
+   * `grouping.alone`: how an outcome that commits alone is written — `document` (default: a
+   * document of its own, create-if-absent, so a quiet Herald keeps exact duplicate detection and
+   * its reconciler counts by aggregation) or `group` (a group of one; tests of the grouped views).
+   */
+  constructor(
+    private readonly db: Firestore,
+    private readonly ops = new OperationCounter(),
+    private readonly retention: DeliveryRetention = { retentionMs: DEFAULT_RETENTION_DAYS * DAY_MS, now: () => new Date() },
+    grouping: { alone: 'document' | 'group' } = { alone: 'document' },
+  ) {
+    // A group gzips its members whole (adapters/firestore/delivery-groups.ts): their attempt logs go in as they are.
+    this.groups = new FirestoreDeliveryGroups(db, ops, retention, (record) => toDoc(record, false), (doc) => fromDoc(doc), COLLECTIONS.deliveryGroups, grouping.alone === 'document' ? (record) => this.create(record) : undefined);
+  }
+
+  private get col() {
+    return this.db.collection(COLLECTIONS.deliveries);
+  }
+
+  /** The document for a record, with the expiry Firestore's TTL policy deletes it by; `kept`: the stored one. */
+  private stored(record: Own, kept?: Date): StoredDelivery {
+    const doc: StoredDelivery = record.intake === undefined ? toDoc(record) : { ...toDoc(record), [TALLY_FIELD]: deliveryTally(record.id) };
+    const expireAt = deliveryExpiry(record, this.retention.retentionMs, this.retention.now(), kept);
+    return expireAt === undefined ? doc : { ...doc, [FIRESTORE_TTL_FIELDS.deliveries.field]: expireAt };
+  }
+
+  async get(id: string): Promise<DeliveryRecord | undefined> {
+    const [snap, copies] = await Promise.all([this.col.doc(id).get(), this.groups.copies([id])]);
+    this.ops.reads++;
+    return standing(snap.exists ? fromOwn(snap.data()!) : undefined, copies.get(id) ?? []);
+  }
+
+  async put(record: DeliveryRecord): Promise<void> {
+    await this.col.doc(record.id).set(this.stored(record));
+    this.ops.writes++;
+  }
+
+  /**
+   * `unlessGrouped`: a success of the delivery added on this instance and not yet committed (a
+   * bundle member's waits for its bundle) is committed first, and refuses the record as a
+   * committed group copy does: a failure of a second copy never stands beside it. Another
+   * instance's success not yet committed is not seen (its group lands beside this record, and
+   * the record stands).
+   */
+  async create(record: DeliveryRecord, options: { unlessGrouped?: boolean } = {}): Promise<boolean> {
+    if (options.unlessGrouped && ((await this.groups.recorded(record.id)) || (await this.groups.copies([record.id])).has(record.id))) return false;
+    const stored = this.stored(record);
+    const ref = this.col.doc(record.id);
+    let created: boolean;
+    try {
+      created = await createIfAbsent(() => ref.create(stored));
+    } catch (e) {
+      // Unsure whether it landed (a reply lost): a try again would find it and take it for another's.
+      if (!(await this.createdAfterAll(ref, record, e))) throw e;
+      created = true;
+    }
+    if (created) this.ops.writes++;
+    return created;
+  }
+
+  /**
+   * After a create answered with an error that leaves it unsure whether it landed (its reply
+   * lost: DEADLINE_EXCEEDED, UNAVAILABLE…), whether the document is there as this very record
+   * wrote it (one read, on this path only). The same attempt: its status, attempts and times.
+   */
+  private async createdAfterAll(ref: DocumentReference, record: DeliveryRecord, e: unknown): Promise<boolean> {
+    if (!isUnsure(e)) return false;
+    let snap;
+    try {
+      snap = await ref.get();
+    } catch {
+      return false;
+    }
+    this.ops.reads++;
+    if (!snap.exists) return false;
+    const found = fromOwn(snap.data()!);
+    return SAME_ATTEMPT_FIELDS.every((f) => found[f] === record[f]);
+  }
+
+  addDelivered(record: DeliveryRecord, options?: DeliveredLinger): Promise<AddedDelivered> {
+    return this.groups.add(record, options);
+  }
+
+  expectDelivered(): () => void {
+    return this.groups.expect();
+  }
+
+  /**
+   * Its own document, read and written in a transaction. A delivery that stands only in groups
+   * gets its own document here, over them (`ownOver`): the group copies are read (outside the
+   * transaction: groups never change) only then.
+   */
+  async update(id: string, decide: (current: DeliveryRecord | undefined) => DeliveryRecord | undefined): Promise<DeliveryRecord | undefined> {
+    const ref = this.col.doc(id);
+    let reads = 0;
+    let copies: DeliveryRecord[] | undefined;
+    const written = await this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(ref);
+      reads++;
+      if (snap.exists) {
+        const own = fromOwn(snap.data()!);
+        const next = decide(standing(own, []));
+        const kept: unknown = snap.get(FIRESTORE_TTL_FIELDS.deliveries.field);
+        if (next !== undefined) tx.set(ref, this.stored(own.groupCopies ? { ...next, groupCopies: own.groupCopies } : next, kept instanceof Timestamp ? kept.toDate() : undefined));
+        return next;
+      }
+      if (copies === undefined) {
+        copies = (await this.groups.copies([id])).get(id) ?? [];
+        reads++;
+      }
+      const next = decide(standing(undefined, copies));
+      if (next !== undefined) tx.set(ref, this.stored(ownOver(next, copies)));
+      return next;
+    });
+    this.ops.reads += reads;
+    // One tx.set: one billed write.
+    if (written !== undefined) this.ops.writes += 1;
+    return written;
+  }
+
+  /**
+   * Reads and writes of records within another store's optimistic write over several documents
+   * (an ordered key's: adapters/firestore/ordered-keys.ts; adapters/firestore/write.ts readManyDecideWrite,
+   * which counts the operations). Own documents only: an ordered delivery is never grouped.
+   */
+  optimistic(io: OptimisticDocuments): OptimisticRecords {
+    return {
+      get: async (ids) => (await io.getAll(ids.map((id) => this.col.doc(id)))).map((data) => (data ? (fromOwn(data) as DeliveryRecord) : undefined)),
+      put: (record) => io.put(this.col.doc(record.id), this.stored(record) as DocumentData),
+    };
+  }
+
+  /** Ids of the records of the ordered key `keyId` waiting for a place again (FIRESTORE_QUERIES orderAgain). */
+  async waitingAgain(keyId: string): Promise<string[]> {
+    const snap = await this.col.where(FIRESTORE_QUERIES.orderAgain.orderBy, '==', keyId).select().get();
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs.map((d) => d.id);
+  }
+
+  async due(now: Date, claimExpiredBefore: Date, limit: number): Promise<string[]> {
+    const q = FIRESTORE_QUERIES;
+    const [pending, expired] = await Promise.all([
+      this.col.where(q.duePending.equality[0], '==', 'PENDING').where(q.duePending.orderBy, '<=', now.toISOString()).orderBy(q.duePending.orderBy).limit(limit).select().get(),
+      this.col.where(q.expiredClaims.equality[0], '==', 'IN_FLIGHT').where(q.expiredClaims.orderBy, '<=', claimExpiredBefore.toISOString()).orderBy(q.expiredClaims.orderBy).limit(limit).select().get(),
+    ]);
+    // Firestore bills a query that matches nothing as one read.
+    this.ops.reads += Math.max(1, pending.size) + Math.max(1, expired.size);
+    return [...expired.docs, ...pending.docs].map((d) => d.id).slice(0, limit);
+  }
+
+  async nextAvailableAt(): Promise<Date | undefined> {
+    const q = FIRESTORE_QUERIES.duePending;
+    const snap = await this.col.where(q.equality[0], '==', 'PENDING').orderBy(q.orderBy).limit(1).select(q.orderBy).get();
+    this.ops.reads += 1;
+    const at = snap.docs[0]?.get(q.orderBy) as string | undefined;
+    return at === undefined ? undefined : new Date(at);
+  }
+
+  async rateDeferred(destinationId: string, limit: number): Promise<string[]> {
+    const [destination, status, marker] = FIRESTORE_QUERIES.rateDeferred.equality;
+    const snap = await this.col
+      .where(destination, '==', destinationId)
+      .where(status, '==', 'PENDING')
+      .where(marker, '==', true)
+      .orderBy(FIRESTORE_QUERIES.rateDeferred.orderBy)
+      .limit(limit)
+      .select()
+      .get();
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs.map((d) => d.id);
+  }
+
+  /** Records holding work or settled badly are never in groups: their own documents are the whole answer. */
+  async list(destinationId: string, query: { status: WorkStatus; limit: number; cursor?: string }): Promise<DeliveryPage> {
+    let q = this.col.where('destinationId', '==', destinationId).where('status', '==', query.status).orderBy('id');
+    if (query.cursor !== undefined) q = q.startAfter(query.cursor);
+    // One extra tells whether another page exists without a second query.
+    const snap = await q.limit(query.limit + 1).get();
+    this.ops.reads += Math.max(1, snap.size);
+    const docs = snap.docs.slice(0, query.limit);
+    const deliveries = docs.map((d) => fromDoc(d.data()));
+    const last = deliveries[deliveries.length - 1];
+    return snap.size > query.limit && last ? { deliveries, nextCursor: last.id } : { deliveries };
+  }
+
+  /**
+   * A page of the log from its two sources: the query of own documents and the destination's
+   * group members that could be on it, each delivery once and as it stands. A grouped one with
+   * a document of its own is shown as that says (read for it), and left off if that fails the
+   * filter (only a delivery sent twice at once has both; the page may then end a row early).
+   */
+  async log(destinationId: string, query: DeliveryLogQuery): Promise<DeliveryPage> {
+    const want = query.limit + 1;
+    const own = await this.ownLog(destinationId, query, want);
+    const grouped = await this.groups.logMembers(
+      destinationId,
+      query,
+      want,
+      own.map((r) => r.publishedAt ?? ''),
+    );
+    const ownById = new Map(own.map((r) => [r.id, r]));
+    // Every copy of each grouped row was read with it (logMembers): no lookup of copies by id.
+    const copies = new Map<string, DeliveryRecord[]>();
+    for (const m of grouped) copies.set(m.id, [...(copies.get(m.id) ?? []), m]);
+    const seen = new Set<string>();
+    const candidates = [...own, ...grouped].sort(logOrder).filter((r) => !seen.has(r.id) && seen.add(r.id));
+    const rows: DeliveryRecord[] = [];
+    for (let from = 0; from < candidates.length && rows.length < want; from += want) {
+      const standingNow = await this.standingRows(
+        candidates.slice(from, from + want).map((r) => r.id),
+        ownById,
+        copies,
+      );
+      rows.push(...standingNow.filter((r) => inLog(r, { ...query, cursor: undefined })));
+    }
+    return logPage(rows.sort(logOrder), query.limit);
+  }
+
+  private async ownLog(destinationId: string, query: DeliveryLogQuery, want: number): Promise<DeliveryRecord[]> {
+    let q = this.col.where('destinationId', '==', destinationId);
+    // An event id names one or two records: the other filters are applied to them here, not by an index each.
+    if (query.eventId !== undefined) q = q.where('eventId', '==', query.eventId);
+    else {
+      if (query.status !== undefined) q = q.where('status', '==', query.status);
+      if (query.eventType !== undefined) q = q.where('eventType', '==', query.eventType);
+    }
+    if (query.from !== undefined) q = q.where('publishedAt', '>=', query.from);
+    if (query.to !== undefined) q = q.where('publishedAt', '<', query.to);
+    q = q.orderBy('publishedAt', 'desc').orderBy(FieldPath.documentId(), 'desc');
+    if (query.cursor !== undefined) q = q.startAfter(query.cursor.publishedAt, query.cursor.id);
+    // The page's rows without the event's bytes and the attempts' detail (GET …/deliveries/{id} has them).
+    const snap = await q.select(...LOG_FIELDS, 'groupCopies').limit(want).get();
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs.map((d) => fromOwn(d.data())).filter((r) => inLog(r, { ...query, cursor: undefined }));
+  }
+
+  /**
+   * Rows as they stand, each delivery once: their group copies (those read with the rows, or
+   * looked up: a read per group found) and, for rows not read from their own documents, those
+   * documents (a read each).
+   */
+  private async standingRows(ids: readonly string[], known: ReadonlyMap<string, Own>, copiesRead?: ReadonlyMap<string, DeliveryRecord[]>): Promise<DeliveryRecord[]> {
+    // A row with a document of its own read already (`known`) and no copy read stands as that document.
+    const unread = ids.filter((id) => !known.has(id));
+    const [owns, copies] = await Promise.all([this.ownDocs(unread), copiesRead ? Promise.resolve(copiesRead) : this.groups.copies(ids)]);
+    return ids.flatMap((id) => {
+      const row = standing(known.get(id) ?? owns.get(id), copies.get(id) ?? []);
+      return row ? [withoutDetail(row)] : [];
+    });
+  }
+
+  /** Own documents of `ids` that exist, as the log shows them (one read each). */
+  private async ownDocs(ids: readonly string[]): Promise<Map<string, Own>> {
+    const found = new Map<string, Own>();
+    if (ids.length === 0) return found;
+    for (const part of chunks(ids, GET_ALL_CHUNK)) {
+      const snaps = await this.db.getAll(...part.map((id) => this.col.doc(id)), { fieldMask: [...LOG_FIELDS, 'groupCopies'] });
+      this.ops.reads += part.length;
+      for (const snap of snaps) if (snap.exists) found.set(snap.id, fromOwn(snap.data()!));
+    }
+    return found;
+  }
+
+  /**
+   * Rows by the ids a log head names (domain/grouped-outcomes.ts headEntryId): a grouped one read
+   * from the groups the entry names (a read per group) and, as every row, its own document (a read
+   * each), which stands if there is one: no query.
+   */
+  async logRows(entryIds: readonly string[]): Promise<DeliveryRecord[]> {
+    const entries = entryIds.map(parseHeadEntryId);
+    const [owns, copies] = await Promise.all([this.ownDocs(entries.map((e) => e.id)), this.groups.byGroup(entries.flatMap((e) => e.groups))]);
+    return entries.flatMap(({ id }) => {
+      const row = standing(owns.get(id), copies.get(id) ?? []);
+      return row ? [withoutDetail(row)] : [];
+    });
+  }
+
+  /**
+   * The distinct deliveries from intake batch `intake` for `destinationIds`: one aggregation of
+   * its own documents (their count and the sum of their `intakeTally`, billed a read per 1,000)
+   * per 30 destinations, and its group members (a read per group) that have no document of
+   * their own (a read each: few).
+   */
+  async tallyFromIntake(intake: string, destinationIds: readonly string[], expected?: IntakeTally): Promise<IntakeTally> {
+    const wanted = new Set(destinationIds);
+    const grouped = (await this.groups.fromIntakes([intake])).filter((m) => wanted.has(m.destinationId));
+    let total = EMPTY_TALLY;
+    for (const part of chunks(destinationIds, IN_LIMIT)) total = addTallies(total, await this.aggregateTally(this.col.where('intake', '==', intake).where('destinationId', 'in', part)));
+    return this.withGrouped(total, grouped, expected);
+  }
+
+  /**
+   * The distinct deliveries from these intake batches: one aggregation of own documents over
+   * the batches' id range (a record of another batch whose id lies between them is in it), and
+   * the batches' group members without a document of their own.
+   */
+  async tallyFromIntakes(intakes: readonly string[], expected?: IntakeTally): Promise<IntakeTally> {
+    if (intakes.length === 0) return EMPTY_TALLY;
+    const sorted = [...intakes].sort();
+    const [grouped, own] = await Promise.all([
+      this.groups.fromIntakes(sorted),
+      this.aggregateTally(this.col.where('intake', '>=', sorted[0]!).where('intake', '<=', sorted[sorted.length - 1]!)),
+    ]);
+    return this.withGrouped(own, grouped, expected);
+  }
+
+  /**
+   * Own documents' tally and the group members': counted whole first when the caller says what it
+   * expects (a batch's events are all group members, and reading each one's own document to rule
+   * out a second copy cost a read per event), exactly when that does not make it.
+   */
+  private async withGrouped(own: IntakeTally, grouped: readonly DeliveryRecord[], expected: IntakeTally | undefined): Promise<IntakeTally> {
+    if (expected !== undefined) {
+      const whole = addTallies(own, tallyOf(new Set(grouped.map((m) => m.id))));
+      if (sameTally(whole, expected)) return whole;
+    }
+    return addTallies(own, await this.withoutOwn(grouped));
+  }
+
+  /** Count and tally sum of the query's documents, as one aggregation (billed as a count: a read per 1,000). */
+  private async aggregateTally(query: Query): Promise<IntakeTally> {
+    const snap = await query.aggregate({ count: AggregateField.count(), sum: AggregateField.sum(TALLY_FIELD) }).get();
+    const { count, sum } = snap.data();
+    this.ops.reads += Math.max(1, Math.ceil(count / 1000));
+    return { count, sum: sum ?? 0 };
+  }
+
+  /** The distinct deliveries among group members that have no document of their own (tallied by aggregation already). */
+  private async withoutOwn(members: readonly DeliveryRecord[]): Promise<IntakeTally> {
+    const ids = [...new Set(members.map((m) => m.id))];
+    if (ids.length === 0) return EMPTY_TALLY;
+    const owns = await this.ownDocs(ids);
+    return tallyOf(ids.filter((id) => !owns.has(id)));
+  }
+
+  async existing(ids: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (const part of chunks(ids, GET_ALL_CHUNK)) {
+      const snaps = await this.db.getAll(...part.map((id) => this.col.doc(id)), { fieldMask: ['status'] });
+      this.ops.reads += part.length;
+      for (const snap of snaps) if (snap.exists) found.add(snap.id);
+    }
+    const rest = ids.filter((id) => !found.has(id));
+    if (rest.length > 0) for (const id of (await this.groups.copies(rest)).keys()) found.add(id);
+    return found;
+  }
+
+  /** Of statuses never grouped: own documents only. */
+  async countByStatus(destinationIds: readonly string[], status: WorkStatus): Promise<number> {
+    // The equality fields of byDestinationAndStatus: its composite index serves the count.
+    const [destination, statusField] = FIRESTORE_QUERIES.byDestinationAndStatus.equality;
+    const counts = await Promise.all(chunks(destinationIds, IN_LIMIT).map((ids) => this.col.where(destination, 'in', ids).where(statusField, '==', status).count().get()));
+    const total = counts.reduce((sum, snap) => sum + snap.data().count, 0);
+    this.ops.reads += counts.reduce((sum, snap) => sum + Math.max(1, Math.ceil(snap.data().count / 1000)), 0);
+    return total;
+  }
+
+  async deadLettersOwed(before: Date, limit: number): Promise<string[]> {
+    const field = FIRESTORE_QUERIES.owedDeadLetters.orderBy;
+    const snap = await this.col.where(field, '<=', before.toISOString()).orderBy(field).limit(limit).select().get();
+    this.ops.reads += Math.max(1, snap.size);
+    return snap.docs.map((d) => d.id);
+  }
+}
+
+/** Records read and written within an optimistic write over several documents (FirestoreDeliveryStore.optimistic). */
+export interface OptimisticRecords {
+  get(ids: readonly string[]): Promise<(DeliveryRecord | undefined)[]>;
+  /** Replaces the record if it is still as read; one not read is created (the commit fails if it exists). */
+  put(record: DeliveryRecord): void;
+}
+
+/** What tells a record's attempt from another's: a second copy's send has its own times. */
+const SAME_ATTEMPT_FIELDS = ['status', 'attempts', 'firstAttemptAt', 'lastAttemptAt', 'availableAt'] as const satisfies readonly (keyof DeliveryRecord)[];
+
+/** An error after which a write may have landed (its reply lost) or not. */
+function isUnsure(e: unknown): boolean {
+  const code = grpcCode(e);
+  return code !== undefined && UNSURE_CODES.includes(code);
+}
+
+/** The field the reconciler sums (its index: firestore-schema.ts intakeTally). */
+const TALLY_FIELD = FIRESTORE_QUERIES.intakeTally.orderBy;
+
+/**
+ * A record as its document holds it. The attempt log (what was sent, headers and the body's
+ * first 2 KB, and what came back) is most of a delivered record and is read only whole, with
+ * the record: it is stored as one gzip of its JSON (`packLog`: a realistic JSON body ~1.6×),
+ * since every record is kept, and billed by the byte, for the whole retention.
+ */
+function toDoc(record: Own, packLog = true): StoredDelivery {
+  const { event, attemptLog, ...rest } = record;
+  const stored: StoredDelivery = {
+    ...rest,
+    ...(event ? { event: { attributes: { ...event.attributes }, data: event.data } } : {}),
+    ...(attemptLog !== undefined ? { attemptLog: packLog ? gzipSync(JSON.stringify(attemptLog)) : attemptLog } : {}),
+  };
+  return record.order?.again ? { ...stored, orderAgain: orderedKeyId(record.destinationId, record.order.key) } : stored;
+}
+
+/** A delivery record's fields as the log shows them: all but `event` and `attemptLog`. */
+const LOG_FIELDS = [
+  'id', 'destinationId', 'eventId', 'eventSource', 'eventType', 'status', 'attempts', 'throttled', 'reason', 'publishedAt', 'lastError', 'availableAt',
+  'rateDeferred', 'claimedAt', 'firstAttemptAt', 'lastAttemptAt', 'deliveredAt', 'replays', 'intake', 'deadLetterDueAt', 'recoveredAt',
+  'duplicates', 'batch', 'order',
+] as const satisfies readonly Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>[];
+type UnlistedField = Exclude<Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>, (typeof LOG_FIELDS)[number]>;
+// A field added to DeliveryRecord but not to LOG_FIELDS stops the build here: the log would drop it silently.
+const LOG_FIELDS_COMPLETE: UnlistedField extends never ? true : never = true;
+void LOG_FIELDS_COMPLETE;
+
+/** A record as the log shows it. */
+function withoutDetail(record: DeliveryRecord): DeliveryRecord {
+  const { event: _event, attemptLog: _log, ...row } = record;
+  return row;
+}
+
+/** An own document, with the group copies it folded in. */
+function fromOwn(doc: DocumentData): Own {
+  return fromDoc(doc, true);
+}
+
+/** A record from its document: without the TTL field, which is storage's, not the record's. */
+function fromDoc(doc: DocumentData, keepGroupCopies = false): Own {
+  const { event, attemptLog, expireAt: _expireAt, groupCopies, intakeTally: _tally, orderAgain: _again, ...rest } = doc as StoredDelivery;
+  // Records written before the log was packed hold it as an array.
+  const log = Buffer.isBuffer(attemptLog) ? (JSON.parse(gunzipSync(attemptLog).toString('utf8')) as DeliveryRecord['attemptLog']) : attemptLog;
+  const own: Own = { ...rest, ...(log !== undefined ? { attemptLog: log } : {}), ...(keepGroupCopies && groupCopies ? { groupCopies } : {}) };
+  if (!event) return own;
+  return { ...own, event: { attributes: event.attributes, data: Buffer.from(event.data) } as HeraldEvent };
+}

@@ -1,0 +1,567 @@
+import { randomBytes } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import { gzipped } from '../../compression';
+import { DocumentData, Firestore, Query, QueryDocumentSnapshot } from '@google-cloud/firestore';
+import { DeliveryRecord } from '../../domain/delivery';
+import { DeliveryLogQuery, inLog, logOrder } from '../../domain/delivery-log';
+import { deliveryExpiry } from '../../domain/delivery-retention';
+import { commitsOf, GROUP_LIMITS, GROUP_SPAN_MS, groupKey, groupKeysOf } from '../../domain/grouped-outcomes';
+import { GRPC, grpcCode } from '../../domain/grpc-status';
+import { jsonBytes, sameJson } from '../../domain/json-values';
+import { deliveryId, splitDestinationId } from '../../domain/ids';
+import { eventKey } from '../../domain/event';
+import type { OperationCounter } from './stores';
+import type { AddedDelivered, DeliveredLinger } from '../../ports';
+
+/** How long settled records are kept (HERALD_DELIVERY_RETENTION_DAYS); `now`: the clock their expiry counts from. */
+export interface DeliveryRetention {
+  retentionMs: number;
+  now: () => Date;
+}
+
+/**
+ * A group as stored: its members whole (as their own documents would hold them, never with an
+ * event: they are DELIVERED), and beside them the arrays and bounds its queries select by.
+ * One account's members only (its id starts `<account>_`, so erasing an account erases its
+ * groups by id range), published within one GROUP_SPAN_MS (a log page knows where to stop).
+ *
+ * A group is kept for the whole retention and billed by the byte, its index entries included:
+ * `ids` and `eventIds` hold each member's short key (domain/grouped-outcomes.ts groupKey: a
+ * lookup reads the few groups with the key and keeps the members that match exactly), and the
+ * members travel as `packed`, one gzip of their JSON. Groups written before both hold full ids
+ * and `members` / `common` as maps; every read takes either.
+ */
+interface StoredGroup {
+  account: string;
+  ids: string[];
+  eventIds: string[];
+  destinations: string[];
+  intakes: string[];
+  /** Earliest and latest publishedAt of the members (ISO). */
+  oldest: string;
+  newest: string;
+  committedAt: string;
+  /**
+   * gzip of `{members, common}` as JSON (every member's fields are JSON: a DELIVERED record holds
+   * no event); a member's `id` is left out where its destination, source and event id name it.
+   */
+  packed?: Buffer;
+  /** Each member's own fields: those in `common` left out (groups written before `packed`). */
+  members?: DocumentData[];
+  /**
+   * The fields every member holds with the same value, once (a batch's members share their
+   * destination, status, times and the attempt's detail): a group is kept for the whole
+   * retention, and storage is billed by the byte.
+   */
+  common?: DocumentData;
+  expireAt?: Date;
+}
+
+interface Waiting {
+  record: DeliveryRecord;
+  /** Settles as `done` does (a failure too, so that a caller asking whether it was recorded is never left with an unhandled rejection). */
+  outcome: Promise<AddedDelivered | undefined>;
+  /** What became of it: created alone, or in `group`; or, alone, refused as a record had its id already. */
+  done: (error?: unknown, added?: AddedDelivered) => void;
+  /** When it was queued (ms). */
+  at: number;
+  /** Until when its commit may wait for others (ms): `at`, unless its caller let it linger. */
+  due: number;
+}
+
+/** Longest an outcome waits for sends under way to join its commit (added to its push's ack, never to its delivery). */
+export const GROUP_WAIT_MS = 20;
+
+/** Firestore's `array-contains-any` takes at most 30 values. */
+const ANY_LIMIT = 30;
+/** Groups read per query of a log page. */
+const LOG_GROUP_PAGE = 20;
+
+/**
+ * Tries of one group commit, with the same group ids each time (created, never set): a try whose
+ * reply was lost (DEADLINE_EXCEEDED after it landed) makes the next fail ALREADY_EXISTS, which
+ * says it landed; a second group holding the same outcomes is never written.
+ */
+const COMMIT_TRIES = 3;
+const COMMIT_FIRST_PAUSE_MS = 100;
+/** Answers after which a commit may have landed, or may land yet, or may go through if tried again. */
+export const UNSURE_CODES: readonly number[] = [GRPC.CANCELLED, GRPC.UNKNOWN, GRPC.DEADLINE_EXCEEDED, GRPC.RESOURCE_EXHAUSTED, GRPC.ABORTED, GRPC.INTERNAL, GRPC.UNAVAILABLE];
+
+/**
+ * Group commit of first attempts that ended DELIVERED (domain/grouped-outcomes.ts): while one
+ * commit is in flight, the outcomes that finish wait, and go together in the next — one write
+ * per account among them, however many they are — and a commit waits a moment (GROUP_WAIT_MS at
+ * most) for sends already under way. A lone outcome is written at once, so a quiet Herald waits
+ * for nothing; under load one write carries many. Each caller's promise settles when its
+ * outcome is durable (or its commit failed: the caller does not ack its push, and Pub/Sub
+ * brings it again).
+ */
+export class FirestoreDeliveryGroups {
+  private queue: Waiting[] = [];
+  private committing = false;
+  /** Outcomes queued or being committed, by delivery id (`recorded`: a failure of the same delivery must not stand beside one). */
+  private readonly pending = new Map<string, Set<Waiting>>();
+  /** Sends under way whose outcome may join the next commit (expect()). */
+  private underway = 0;
+  private timer?: { handle: NodeJS.Timeout; at: number };
+  /** This instance's part of its groups' ids: 48 random bits, 8 characters (a group's id is in each of its index entries). */
+  private readonly writer = randomBytes(6).toString('base64url');
+  private seq = 0;
+
+  constructor(
+    private readonly db: Firestore,
+    private readonly ops: OperationCounter,
+    private readonly retention: DeliveryRetention,
+    private readonly toDoc: (record: DeliveryRecord) => DocumentData,
+    private readonly fromDoc: (doc: DocumentData) => DeliveryRecord,
+    readonly collection: string,
+    /**
+     * How an outcome that goes alone is written: a document of its own, created only if none has
+     * its id. Absent, it is a group of one like any other.
+     */
+    private readonly alone?: (record: DeliveryRecord) => Promise<boolean>,
+  ) {}
+
+  private get col() {
+    return this.db.collection(this.collection);
+  }
+
+  /**
+   * A send whose outcome may be grouped has begun: until the returned function is called (its
+   * outcome added, or not to be), a commit waits for it, up to GROUP_WAIT_MS after the oldest
+   * outcome queued. Outcomes that end close together then share a write even when no commit is
+   * in flight (two pushes in flight on one lane end a few milliseconds apart); one with no send
+   * under way beside it is written at once.
+   */
+  expect(): () => void {
+    this.underway++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.underway--;
+      this.commitIfDue();
+    };
+  }
+
+  /**
+   * Resolves once the outcome is durable: with its group, or, alone, whether it was created.
+   * `lingerMs`: how long its commit may wait for more outcomes to share its write (a batch's:
+   * a busy destination's next batch ends a moment later; a bundle's, the rest of the bundle),
+   * unless a group's worth is queued first; `until` ends the wait when it settles.
+   */
+  add(record: DeliveryRecord, options: DeliveredLinger = {}): Promise<AddedDelivered> {
+    let resolve!: (added: AddedDelivered) => void;
+    let reject!: (e: Error) => void;
+    const added = new Promise<AddedDelivered>((res, rej) => ((resolve = res), (reject = rej)));
+    const at = Date.now();
+    const waiting: Waiting = {
+      record,
+      outcome: added.then(
+        (a) => a,
+        () => undefined,
+      ),
+      done: (e, result) => {
+        if (!this.unpend(waiting)) return;
+        if (e === undefined) resolve(result ?? { created: true });
+        else reject(e instanceof Error ? e : new Error(String(e)));
+      },
+      at,
+      due: at + (options.lingerMs ?? 0),
+    };
+    this.queue.push(waiting);
+    this.pending.set(record.id, (this.pending.get(record.id) ?? new Set()).add(waiting));
+    if (options.until && waiting.due > at) {
+      const end = () => {
+        waiting.due = Math.min(waiting.due, Date.now());
+        this.commitIfDue();
+      };
+      options.until.then(end, end);
+    }
+    this.commitIfDue();
+    return added;
+  }
+
+  /** Whether it was pending (each outcome is settled once). */
+  private unpend(waiting: Waiting): boolean {
+    const set = this.pending.get(waiting.record.id);
+    if (!set?.delete(waiting)) return false;
+    if (set.size === 0) this.pending.delete(waiting.record.id);
+    return true;
+  }
+
+  /**
+   * Whether a success of `id` added here and not yet committed (a bundle member's waits up to
+   * BUNDLE_OUTCOME_LINGER_MS) ends recorded: it is committed now, not after its linger, and
+   * this resolves once it is durable (true) or its commit failed (false). False at once when
+   * there is none. A failure of the same delivery (a second copy: a redelivered bundle, a
+   * resend beside the original) asks before it is written, so that it never stands beside —
+   * and is never shown over — a success a moment from being committed.
+   */
+  async recorded(id: string): Promise<boolean> {
+    const waiting = [...(this.pending.get(id) ?? [])];
+    if (waiting.length === 0) return false;
+    const now = Date.now();
+    for (const w of waiting) w.due = Math.min(w.due, now);
+    this.commitIfDue();
+    const outcomes = await Promise.all(waiting.map((w) => w.outcome));
+    return outcomes.some((o) => o?.created === true);
+  }
+
+  /**
+   * Commits now unless one is in flight (its end looks again), or every outcome queued may still
+   * linger, or a send under way may still join (a timer looks again). An outcome that may not
+   * wait takes those queued with it.
+   */
+  private commitIfDue(): void {
+    if (this.committing || this.queue.length === 0) return;
+    const now = Date.now();
+    // A group's worth goes at once; else the earliest any queued outcome may wait to (a loop: the queue may hold thousands).
+    let due = this.queue.length >= GROUP_LIMITS.members ? now : Number.POSITIVE_INFINITY;
+    for (const w of this.queue) if (w.due < due) due = w.due;
+    if (this.underway > 0) due = Math.max(due, this.queue[0]!.at + GROUP_WAIT_MS);
+    if (now < due && this.queue.length < GROUP_LIMITS.members) {
+      if (this.timer && this.timer.at <= due) return;
+      if (this.timer) clearTimeout(this.timer.handle);
+      const handle = setTimeout(() => {
+        this.timer = undefined;
+        this.commitIfDue();
+      }, due - now);
+      this.timer = { handle, at: due };
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer.handle);
+    this.timer = undefined;
+    void this.commitQueued();
+  }
+
+  /**
+   * One commit: an outcome alone is written as a document of its own (create-if-absent: the same
+   * one write, and a redelivery is told apart, as before groups); two or more, as groups.
+   */
+  private async commitQueued(): Promise<void> {
+    this.committing = true;
+    const taken = this.queue;
+    this.queue = [];
+    // Callers are settled once the whole commit has wound up, together (as one commit did before
+    // it was cut by limits): what they add next finds no commit in flight and goes at once.
+    const settle: (() => void)[] = [];
+    try {
+      if (taken.length === 1 && this.alone) {
+        const [only] = taken;
+        await this.alone(only!.record).then(
+          (created) => only!.done(undefined, created ? { created: true } : { created: false }),
+          (e: unknown) => only!.done(e ?? new Error('record write failed')),
+        );
+        return;
+      }
+      const now = this.retention.now();
+      // Ids fixed before the first try: every try of a commit writes the same documents.
+      const groups = groupsOf(taken).map((g) => ({ ...g, doc: `${g.account}_${this.writer}${(this.seq++).toString(36)}` }));
+      const built = await Promise.all(
+        groups.map((g) =>
+          this.stored(
+            g.account,
+            g.members.map((w) => w.record),
+            now,
+          ).then(
+            (stored) => ({ ...g, stored }),
+            (e: unknown) => {
+              // A group that cannot be stored fails its own members, not the others'.
+              for (const w of g.members) settle.push(() => w.done(e ?? new Error('group could not be stored')));
+              return undefined;
+            },
+          ),
+        ),
+      );
+      const ready = built.filter((g): g is NonNullable<typeof g> => g !== undefined);
+      // Within Firestore's per-commit limits: a queue of any size commits.
+      const commits = commitsOf(ready.map((g) => storedBytes(this.col.doc(g.doc).path, g.stored))).map((indexes) => indexes.map((i) => ready[i]!));
+      await Promise.all(
+        commits.map(async (commit) => {
+          try {
+            await this.commitOnce(commit);
+            for (const g of commit) for (const w of g.members) settle.push(() => w.done(undefined, { created: true, group: g.doc }));
+          } catch (e) {
+            for (const g of commit) for (const w of g.members) settle.push(() => w.done(e ?? new Error('group commit failed')));
+          }
+        }),
+      );
+    } catch (e) {
+      // Outcomes not settled yet (a member that cannot even be measured): failed, their pushes not acked.
+      for (const w of taken) settle.push(() => w.done(e ?? new Error('group commit failed')));
+    } finally {
+      for (const s of settle) s();
+      this.committing = false;
+      // What finished meanwhile goes next, all together.
+      this.commitIfDue();
+    }
+  }
+
+  /**
+   * Writes `commit`'s groups, created (their ids are this writer's, fixed before the first try),
+   * tried again on an answer that leaves it unsure whether they landed: ALREADY_EXISTS on a try
+   * after the first says an earlier one did (a commit is atomic: all of it). Unsure after the
+   * last try, one group is read back (a read, on this path only): there, the commit landed.
+   * Costs nothing more when the first try is answered.
+   */
+  private async commitOnce(commit: readonly { doc: string; stored: StoredGroup }[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const batch = this.db.batch();
+        for (const g of commit) batch.create(this.col.doc(g.doc), g.stored);
+        await batch.commit();
+        this.ops.writes += commit.length;
+        return;
+      } catch (e) {
+        const code = grpcCode(e);
+        if (attempt > 1 && code === GRPC.ALREADY_EXISTS) {
+          this.ops.writes += commit.length;
+          return;
+        }
+        if (code === undefined || !UNSURE_CODES.includes(code)) throw e;
+        if (attempt >= COMMIT_TRIES) {
+          const landed = await this.col.doc(commit[0]!.doc).get();
+          this.ops.reads++;
+          if (!landed.exists) throw e;
+          this.ops.writes += commit.length;
+          return;
+        }
+        await new Promise((r) => setTimeout(r, COMMIT_FIRST_PAUSE_MS * 2 ** (attempt - 1)));
+      }
+    }
+  }
+
+  private async stored(account: string, members: readonly DeliveryRecord[], now: Date): Promise<StoredGroup> {
+    const published = members.map((m) => m.publishedAt ?? m.lastAttemptAt ?? now.toISOString()).sort();
+    const expiries = members.map((m) => deliveryExpiry(m, this.retention.retentionMs, now)?.getTime() ?? now.getTime());
+    const unique = (values: (string | undefined)[]) => [...new Set(values.filter((v): v is string => v !== undefined))];
+    const docs = members.map((m) => this.toDoc(m));
+    // A member with bytes in it (an event: never, for a DELIVERED record) would not survive JSON: kept as maps.
+    const json = docs.every((d) => !Object.values(d).some((v) => Buffer.isBuffer(v) || (typeof v === 'object' && v !== null && 'data' in v && Buffer.isBuffer((v as { data: unknown }).data))));
+    return {
+      account,
+      ids: unique(members.map((m) => groupKey(m.id))),
+      eventIds: unique(members.map((m) => groupKey(m.eventId))),
+      destinations: unique(members.map((m) => m.destinationId)),
+      intakes: unique(members.map((m) => m.intake)),
+      oldest: published[0]!,
+      newest: published[published.length - 1]!,
+      committedAt: now.toISOString(),
+      ...(json ? { packed: await gzipped(JSON.stringify(packedOf(docs.map(withoutDerivedId), members))) } : compacted(docs)),
+      expireAt: new Date(Math.max(...expiries)),
+    };
+  }
+
+  private membersOf(doc: { data(): DocumentData | undefined }): DeliveryRecord[] {
+    const group = doc.data() as StoredGroup;
+    return (group.packed ? unpackGroup(group.packed) : (group.members ?? []).map((m) => ({ ...group.common, ...m }))).map((m) => this.fromDoc(m));
+  }
+
+  /** Every group copy of each of `ids` (a queried read per group found, one at least per 15 ids: each is asked for by key and whole). */
+  async copies(ids: readonly string[]): Promise<Map<string, DeliveryRecord[]>> {
+    const wanted = new Set(ids);
+    const found = new Map<string, DeliveryRecord[]>();
+    const parts = chunk(groupKeysOf([...wanted]), ANY_LIMIT);
+    const snaps = await Promise.all(parts.map((part) => this.col.where('ids', 'array-contains-any', part).get()));
+    const seen = new Set<string>();
+    for (const snap of snaps) {
+      this.ops.reads += Math.max(1, snap.size);
+      for (const doc of snap.docs) {
+        // A group holding ids of two parts comes in both answers: its members count once.
+        if (seen.has(doc.id)) continue;
+        seen.add(doc.id);
+        for (const m of this.membersOf(doc)) if (wanted.has(m.id)) found.set(m.id, [...(found.get(m.id) ?? []), m]);
+      }
+    }
+    return found;
+  }
+
+  /**
+   * The destination's group members in its log (`query`, its cursor included), in log order,
+   * every copy of each: all that could be among the log's first `want` rows, given the publish
+   * times of the rows from its own documents (`ownTimes`). Groups are read newest first by their
+   * oldest member; one whose oldest is more than a span before the `want`-th row found holds
+   * nothing newer than it, nor does any after. Every copy of a delivery was published within the
+   * same span, so the copies of every row that could be on the page are among those read.
+   */
+  async logMembers(destinationId: string, query: Omit<DeliveryLogQuery, 'limit'>, want: number, ownTimes: readonly string[] = []): Promise<DeliveryRecord[]> {
+    if (query.status !== undefined && query.status !== 'DELIVERED') return [];
+    const keep = (m: DeliveryRecord) => m.destinationId === destinationId && inLog(m, query);
+    if (query.eventId !== undefined) {
+      // An event id names a group or two: the other filters are applied to their members here.
+      const snap = await this.col.where('eventIds', 'array-contains-any', groupKeysOf([query.eventId])).get();
+      this.ops.reads += Math.max(1, snap.size);
+      return snap.docs.flatMap((d) => this.membersOf(d)).filter(keep).sort(logOrder);
+    }
+    const upper = [query.cursor?.publishedAt, query.to].filter((v): v is string => v !== undefined).sort()[0];
+    let q: Query = this.col.where('destinations', 'array-contains', destinationId);
+    // A member at the cursor's time with a smaller id is still after it: `<=`.
+    if (upper !== undefined) q = q.where('oldest', '<=', upper);
+    q = q.orderBy('oldest', 'desc').limit(LOG_GROUP_PAGE);
+    const floor = query.from;
+    const found: DeliveryRecord[] = [];
+    let last: QueryDocumentSnapshot | undefined;
+    for (;;) {
+      const snap = await (last ? q.startAfter(last) : q).get();
+      this.ops.reads += Math.max(1, snap.size);
+      for (const doc of snap.docs) found.push(...this.membersOf(doc).filter(keep));
+      found.sort(logOrder);
+      if (snap.size < LOG_GROUP_PAGE) return found;
+      last = snap.docs[snap.docs.length - 1]!;
+      const lastOldest = (last.data() as StoredGroup).oldest;
+      // Every later group began at or before `lastOldest` and spans less than GROUP_SPAN_MS.
+      const laterNewest = new Date(Date.parse(lastOldest) + GROUP_SPAN_MS).toISOString();
+      if (floor !== undefined && laterNewest < floor) return found;
+      const seen = new Set<string>();
+      const times = [...ownTimes, ...found.filter((m) => !seen.has(m.id) && seen.add(m.id)).map((m) => m.publishedAt ?? '')].sort().reverse();
+      const wanted = times[want - 1];
+      if (wanted !== undefined && laterNewest < wanted) return found;
+    }
+  }
+
+  /** Members of the groups named (read by document id: a read each), by delivery id. */
+  async byGroup(docIds: readonly string[]): Promise<Map<string, DeliveryRecord[]>> {
+    const found = new Map<string, DeliveryRecord[]>();
+    const unique = [...new Set(docIds)];
+    if (unique.length === 0) return found;
+    const snaps = await this.db.getAll(...unique.map((id) => this.col.doc(id)));
+    this.ops.reads += unique.length;
+    for (const snap of snaps) {
+      if (!snap.exists) continue;
+      for (const m of this.membersOf(snap)) found.set(m.id, [...(found.get(m.id) ?? []), m]);
+    }
+    return found;
+  }
+
+  /** The group members that came from these intake batches (one queried read per group, at least one per 30 batches). */
+  async fromIntakes(intakes: readonly string[]): Promise<DeliveryRecord[]> {
+    const wanted = new Set(intakes);
+    const snaps = await Promise.all(chunk([...wanted], ANY_LIMIT).map((part) => this.col.where('intakes', 'array-contains-any', part).get()));
+    const seen = new Set<string>();
+    const out: DeliveryRecord[] = [];
+    for (const snap of snaps) {
+      this.ops.reads += Math.max(1, snap.size);
+      for (const doc of snap.docs) {
+        if (seen.has(doc.id)) continue;
+        seen.add(doc.id);
+        out.push(...this.membersOf(doc).filter((m) => m.intake !== undefined && wanted.has(m.intake)));
+      }
+    }
+    return out;
+  }
+}
+
+/**
+ * What one commit writes: the outcomes by account and by publish span (GROUP_SPAN_MS), each
+ * group within GROUP_LIMITS.
+ */
+function groupsOf(taken: readonly Waiting[]): { account: string; members: Waiting[] }[] {
+  type Open = { account: string; members: Waiting[]; bytes: number; counted: Set<object> };
+  const open = new Map<string, Open[]>();
+  // What a member adds to a group: what it shares with members already there (a batch's attempt detail) is stored once.
+  const adds = (group: Open, record: DeliveryRecord) => {
+    const met = new Set<object>();
+    const bytes = jsonBytes(record, { has: (o) => group.counted.has(o) || met.has(o), add: (o) => met.add(o) });
+    return { bytes, met };
+  };
+  for (const waiting of taken) {
+    const { record } = waiting;
+    const account = splitDestinationId(record.destinationId).account;
+    const span = Math.floor(Date.parse(record.publishedAt ?? record.lastAttemptAt ?? '') / GROUP_SPAN_MS);
+    const key = `${account}\n${Number.isNaN(span) ? 0 : span}`;
+    const list = open.get(key) ?? [];
+    let group = list[list.length - 1];
+    let added = group ? adds(group, record) : undefined;
+    if (!group || !added || group.members.length >= GROUP_LIMITS.members || group.bytes + added.bytes > GROUP_LIMITS.bytes) {
+      group = { account, members: [], bytes: 0, counted: new Set() };
+      list.push(group);
+      open.set(key, list);
+      added = adds(group, record);
+    }
+    group.members.push(waiting);
+    group.bytes += added.bytes;
+    for (const o of added.met) group.counted.add(o);
+  }
+  return [...open.values()].map((list) => list.map(({ account, members }) => ({ account, members }))).flat();
+}
+
+/**
+ * A packed member without its delivery id when its destination, event source and event id
+ * name it (they always do for a record Herald made): the id's event key is a hash, 27
+ * characters no compression shortens, and a group is kept for the whole retention.
+ */
+function withoutDerivedId(doc: DocumentData): DocumentData {
+  const { id, ...rest } = doc;
+  return typeof id === 'string' && id === derivedId(rest) ? rest : doc;
+}
+
+function withDerivedId(doc: DocumentData): DocumentData {
+  if (doc.id !== undefined) return doc;
+  const id = derivedId(doc);
+  return id === undefined ? doc : { ...doc, id };
+}
+
+function derivedId(doc: DocumentData): string | undefined {
+  const { destinationId, eventSource, eventId } = doc as { destinationId?: unknown; eventSource?: unknown; eventId?: unknown };
+  if (typeof destinationId !== 'string' || typeof eventSource !== 'string' || typeof eventId !== 'string') return undefined;
+  return deliveryId(destinationId, eventKey({ source: eventSource, id: eventId }));
+}
+
+/**
+ * What `packed` holds: the members with what they share taken out (`compacted`) — by batch when
+ * they come from several (each batch's members share their request's detail and times, which
+ * members of two batches do not), else all together.
+ */
+type Packed = { members: DocumentData[]; common?: DocumentData } | { sections: { members: DocumentData[]; common?: DocumentData }[] };
+
+function packedOf(docs: readonly DocumentData[], records: readonly DeliveryRecord[]): Packed {
+  const byBatch = new Map<string, DocumentData[]>();
+  docs.forEach((d, i) => {
+    const key = records[i]!.batch?.id ?? '';
+    byBatch.set(key, [...(byBatch.get(key) ?? []), d]);
+  });
+  return byBatch.size < 2 ? compacted(docs) : { sections: [...byBatch.values()].map(compacted) };
+}
+
+/** A group's `packed` members, each whole (what they share put back, its delivery id too). */
+export function unpackGroup(packed: Buffer): DocumentData[] {
+  const read = JSON.parse(gunzipSync(packed).toString('utf8')) as Packed;
+  const sections = 'sections' in read ? read.sections : [read];
+  return sections.flatMap(({ members, common }) => members.map((m) => withDerivedId({ ...common, ...m })));
+}
+
+/** Members with the fields all of them share, equal, taken out into `common` (two members at least). */
+function compacted(docs: readonly DocumentData[]): { members: DocumentData[]; common?: DocumentData } {
+  if (docs.length < 2) return { members: [...docs] };
+  const common: DocumentData = {};
+  for (const [key, value] of Object.entries(docs[0]!)) {
+    if (docs.every((d) => key in d && sameJson(d[key], value))) common[key] = value;
+  }
+  if (Object.keys(common).length === 0) return { members: [...docs] };
+  return { members: docs.map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => !(k in common)))), common };
+}
+
+/**
+ * A document's stored size as Firestore counts it (its name, each field's name and value:
+ * a string's UTF-8 bytes + 1, bytes as they are, 8 for a number, a time or a boolean), what a
+ * commit's size limit is kept below by.
+ */
+export function storedBytes(path: string, value: unknown): number {
+  return Buffer.byteLength(path) + 16 + valueBytes(value);
+}
+
+function valueBytes(value: unknown): number {
+  if (value === null || value === undefined) return 1;
+  if (typeof value === 'string') return Buffer.byteLength(value) + 1;
+  if (Buffer.isBuffer(value) || value instanceof Uint8Array) return value.length;
+  if (typeof value !== 'object' || value instanceof Date) return 8;
+  if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + valueBytes(v), 0);
+  return Object.entries(value).reduce((sum, [k, v]) => sum + Buffer.byteLength(k) + 1 + valueBytes(v), 0);
+}
+
+function chunk<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
