@@ -3,9 +3,9 @@
 import domain = require('node:domain');
 import type http from 'node:http';
 import type { Request, Response, NextFunction } from 'express';
-import { Authentication, Bearer } from '../shared/app/authenticate';
-import { PresentedCredentials } from '../shared/app/push-auth';
-import { LimiterClosedError } from '../shared/app/delivery-limiter';
+import { Authentication, Bearer } from '../shared/app/access/authenticate';
+import { PresentedCredentials } from '../shared/app/access/push-auth';
+import { LimiterClosedError } from '../shared/app/rate/delivery-limiter';
 import { FunctionName } from '../shared/topology';
 import { Logger } from '../shared/ports';
 import { Runtime } from '../shared/runtime';
@@ -57,7 +57,7 @@ export function checkedOnce<T>(req: object, check: () => Promise<T>): Promise<T>
 
 /**
  * The bearer of a request to a public door (admin API, ingest) as authenticate() judged it
- * (shared/app/authenticate.ts), or undefined once a refusal has been answered: 401 with
+ * (shared/app/access/authenticate.ts), or undefined once a refusal has been answered: 401 with
  * WWW-Authenticate and what to send instead.
  */
 export function admitted<B extends Bearer>(res: http.ServerResponse, authentication: Authentication<B>): B | undefined {
@@ -76,7 +76,7 @@ export function requireNoBody(res: Response, body: Buffer, message: string): boo
 
 /**
  * Internal endpoints (Pub/Sub pushes, Cloud Scheduler): the push token locally, a Google OIDC
- * token of the right service account on GCP (shared/app/push-auth.ts). Checked before the
+ * token of the right service account on GCP (shared/app/access/push-auth.ts). Checked before the
  * body is read: an unauthenticated caller learns nothing about what it sent.
  */
 export async function requireInternalCaller(req: BareRequest, res: http.ServerResponse, rt: Runtime, fn: FunctionName): Promise<boolean> {

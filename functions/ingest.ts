@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { Response } from 'express';
-import { authenticate, Bearer } from '../shared/app/authenticate';
-import { ingest } from '../shared/app/ingest';
+import { authenticate, Bearer } from '../shared/app/access/authenticate';
+import { ingest } from '../shared/app/intake/ingest';
 import { ingestDeps, Runtime } from '../shared/runtime';
 import { admitted, BareRequest, checkedOnce, guarded, HeraldRequest, rawBodyOf, requireMethod, sendJson } from './http';
 import { runtime } from './process-runtime';

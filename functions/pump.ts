@@ -1,13 +1,13 @@
 import type { Response } from 'express';
 import { z } from 'zod';
-import { pumpRun } from '../shared/app/pump-run';
-import { issuesFromZod } from '../shared/domain/event';
-import { finishAccountPurges } from '../shared/app/account-purge';
+import { pumpRun } from '../shared/app/retry/pump-run';
+import { issuesFromZod } from '../shared/domain/events/event';
+import { finishAccountPurges } from '../shared/app/access/account-purge';
 import { accountPurgeDeps, batcherDeps, pumpDeps, reconcileDeps } from '../shared/runtime';
 import { PUMP_RUN_SECONDS } from '../shared/topology';
-import { Parsed } from '../shared/domain/event';
-import { parsePushEnvelope, PushDelivery } from '../shared/domain/cloudevents-pubsub';
-import { parseJsonBytes } from '../shared/domain/json-body';
+import { Parsed } from '../shared/domain/events/event';
+import { parsePushEnvelope, PushDelivery } from '../shared/domain/events/cloudevents-pubsub';
+import { parseJsonBytes } from '../shared/domain/events/json-body';
 import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, sendJson } from './http';
 import { runtime } from './process-runtime';
 
@@ -23,13 +23,13 @@ function wakePush(body: Buffer): Parsed<PushDelivery> {
   return parsePushEnvelope(json.value);
 }
 
-/** The least time a run gives the purge of deleted accounts (app/account-purge.ts), however short the run. */
+/** The least time a run gives the purge of deleted accounts (app/access/account-purge.ts), however short the run. */
 const PURGE_MIN_MS = 2_000;
 
 /**
- * The retry pump as a function, with the reconciler beside it and the purge of deleted accounts before it (shared/app/pump-run.ts, account-purge.ts):
+ * The retry pump as a function, with the reconciler beside it and the purge of deleted accounts before it (shared/app/retry/pump-run.ts, account-purge.ts):
  * Cloud Scheduler calls it each minute (and Pub/Sub pushes a batcher's wake-up to it between
- * runs: app/batcher-wake.ts) and it keeps
+ * runs: app/lanes/batcher-wake.ts) and it keeps
  * claiming due deliveries for up to `runSeconds` (0: one round) — ending early when nothing
  * falls due before then, unless `hold=true` — then answers with what it did. Local mode
  * runs the same loop in-process instead.

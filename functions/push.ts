@@ -1,8 +1,8 @@
 import type { Response } from 'express';
-import { PushDelivery, parsePushEnvelope } from '../shared/domain/cloudevents-pubsub';
-import { deliverPush } from '../shared/app/deliver';
-import { routeEvent } from '../shared/app/route';
-import { parseJsonBytes } from '../shared/domain/json-body';
+import { PushDelivery, parsePushEnvelope } from '../shared/domain/events/cloudevents-pubsub';
+import { deliverPush } from '../shared/app/delivery/deliver';
+import { routeEvent } from '../shared/app/intake/route';
+import { parseJsonBytes } from '../shared/domain/events/json-body';
 import { FunctionName } from '../shared/topology';
 import { deliverDeps, routeDeps, Runtime } from '../shared/runtime';
 import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, sendJson } from './http';
@@ -12,7 +12,7 @@ import { runtime } from './process-runtime';
  * Push endpoints: only Pub/Sub calls them. On GCP each push carries a Google OIDC token of
  * the push service account (audience: the function's URL), which Herald verifies; locally
  * the emulator sends none, so the subscription's URL carries the push token in `?token=`
- * (shared/app/push-auth.ts). Answers: 204 acks; 400 tells a caller that is not Pub/Sub what
+ * (shared/app/access/push-auth.ts). Answers: 204 acks; 400 tells a caller that is not Pub/Sub what
  * is wrong; 500 (a Herald fault) makes Pub/Sub deliver the message again.
  */
 export function pushHandler(name: FunctionName, work: (rt: Runtime, push: PushDelivery) => Promise<unknown>) {

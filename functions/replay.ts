@@ -1,4 +1,4 @@
-import { handleReplayTrigger } from '../shared/app/replay-trigger';
+import { handleReplayTrigger } from '../shared/app/retry/replay-trigger';
 import { replayDeps } from '../shared/runtime';
 import { pushHandler } from './push';
 

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import type { Response } from 'express';
-import { STORE_BUSY_RETRY_AFTER_S, storeBusyMessage } from '../shared/app/store-busy';
+import { STORE_BUSY_RETRY_AFTER_S, storeBusyMessage } from '../shared/app/support/store-busy';
 import { Runtime } from '../shared/runtime';
 import { BodyBounds, BodyRefusal, readBoundedBody } from './bounded-body';
 import { HeraldRequest, pathOf } from './http';

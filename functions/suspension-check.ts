@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { checkThresholds } from '../shared/app/suspend-and-reactivate';
+import { checkThresholds } from '../shared/app/delivery/suspend-and-reactivate';
 import { suspensionDeps } from '../shared/runtime';
 import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, requireNoBody, sendJson } from './http';
 import { runtime } from './process-runtime';

@@ -2,11 +2,11 @@ import * as path from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
 import { z } from 'zod';
 import { ConfigError, ENV_NAMES, HeraldConfig, loadConfig } from '../shared/config';
-import { checkDestinationUrl, DESTINATION_ID, DestinationSpec, destinationSpecSchema } from '../shared/domain/destination';
-import { issuesFromZod } from '../shared/domain/event';
-import { secretsKeySchema } from '../shared/domain/secret-box';
+import { checkDestinationUrl, DESTINATION_ID, DestinationSpec, destinationSpecSchema } from '../shared/domain/destinations/destination';
+import { issuesFromZod } from '../shared/domain/events/event';
+import { secretsKeySchema } from '../shared/domain/access/secret-box';
 import { INTERNAL_DESTINATION_ID } from '../shared/domain/ids';
-import { ownTopicProblem, TOPIC_RESOURCE } from '../shared/domain/topic-allow-list';
+import { ownTopicProblem, TOPIC_RESOURCE } from '../shared/domain/access/topic-allow-list';
 import { FUNCTION_NAMES } from '../shared/topology';
 
 /**

@@ -27,7 +27,7 @@ export interface FunctionPlan extends FunctionSize {
   /** Users call it (ingest, admin): reachable from the internet, guarded by its bearer token. */
   userFacing: boolean;
   /**
-   * Functions deployed before it: ingest and route publish lane bundles (domain/lane-bundle.ts)
+   * Functions deployed before it: ingest and route publish lane bundles (domain/intake/lane-bundle.ts)
    * that only a `deliver` of the same release reads, so an upgrade brings `deliver` up first.
    */
   deployAfter: FunctionName[];

@@ -1,11 +1,11 @@
 import { DEFAULT_LANE_SHARDS, DEFAULT_RETRY_SHARDS, MAX_SHARDS } from './topology';
 import { z } from 'zod';
-import { formatPath } from './domain/event';
-import { SecretBox, secretsKeySchema } from './domain/secret-box';
-import { DAY_MS, DEFAULT_RETENTION_DAYS } from './domain/delivery-retention';
-import { HARD_LIMIT_GRACES } from './domain/intake';
-import { isSecureOrLoopback } from './domain/portal';
-import { allowedTopicsSchema } from './domain/topic-allow-list';
+import { formatPath } from './domain/events/event';
+import { SecretBox, secretsKeySchema } from './domain/access/secret-box';
+import { DAY_MS, DEFAULT_RETENTION_DAYS } from './domain/delivery/delivery-retention';
+import { HARD_LIMIT_GRACES } from './domain/intake/intake';
+import { isSecureOrLoopback } from './domain/access/portal';
+import { allowedTopicsSchema } from './domain/access/topic-allow-list';
 import { INTERNAL_DESTINATION_ID } from './domain/ids';
 import type { Logger } from './ports';
 
@@ -65,7 +65,7 @@ const envSchema = z.object({
   adminTokenSha256: sha256Hex.optional(),
   ingestTokenSha256: sha256Hex.optional(),
   /**
-   * The keyring destination signing secrets are encrypted with in Firestore (shared/domain/secret-box.ts):
+   * The keyring destination signing secrets are encrypted with in Firestore (shared/domain/access/secret-box.ts):
    * comma-separated base64 keys of 32 bytes, the first encrypting, all decrypting. Required
    * against real Firestore (secretBoxOf); local mode makes and keeps one.
    */
@@ -90,7 +90,7 @@ const envSchema = z.object({
   reconcileAfterMs: int(1_000, 86_400_000).default(900_000),
   /**
    * How long a settled delivery record (DELIVERED, or DEAD with its dead letter out) is kept
-   * after it settled: Firestore's TTL policy deletes it after (domain/delivery-retention.ts).
+   * after it settled: Firestore's TTL policy deletes it after (domain/delivery/delivery-retention.ts).
    * Longer than the reconciler may wait to count an event's records (loadConfig checks).
    */
   deliveryRetentionDays: int(1, 3650).default(DEFAULT_RETENTION_DAYS),
@@ -138,7 +138,7 @@ const envSchema = z.object({
   /**
    * A destination that had an event less than this long ago on this instance is busy: its next
    * events, from other requests, wait up to this long to go onto its lane together, one push
-   * (domain/lane-coalescing.ts). 0: every event goes at once.
+   * (domain/intake/lane-coalescing.ts). 0: every event goes at once.
    */
   laneLingerMs: int(0, 1_000).default(20),
   /**
@@ -206,7 +206,7 @@ const envSchema = z.object({
   /**
    * How push and scheduler requests (route, deliver, replay, pump, suspension-check) are
    * authenticated; default `oidc` when HERALD_PUSH_SERVICE_ACCOUNT is set, else `token`
-   * (shared/app/push-auth.ts). Never none: with neither configured every such request is refused.
+   * (shared/app/access/push-auth.ts). Never none: with neither configured every such request is refused.
    */
   pushAuth: z.enum(PUSH_AUTH_MODES, { error: `must be one of ${PUSH_AUTH_MODES.join(', ')}` }).optional(),
 });

@@ -16,7 +16,7 @@ export const COLLECTIONS = {
   rates: 'rates',
   /** Counters of sparse destinations, many to a document (adapters/firestore/counters.ts). */
   sharedRates: 'rates-shared',
-  /** Each destination's counters folded (domain/rate-rollup.ts), and the suspension check's cursor (`~check`). */
+  /** Each destination's counters folded (domain/stats/rate-rollup.ts), and the suspension check's cursor (`~check`). */
   rateRollups: 'rates-rollup',
   rateControl: 'rate-control',
   replays: 'replays',
@@ -31,9 +31,9 @@ export const COLLECTIONS = {
   portalLinks: 'portal-links',
   portalSessions: 'portal-sessions',
   portalMarks: 'portal-marks',
-  /** `<lane topic>`: when a sender last saw the lane behind (domain/lane-backlog.ts). */
+  /** `<lane topic>`: when a sender last saw the lane behind (domain/intake/lane-backlog.ts). */
   laneMarks: 'lane-marks',
-  /** `<destination>~<key hash>`: an ordered key's sequence (domain/ordering.ts). */
+  /** `<destination>~<key hash>`: an ordered key's sequence (domain/modes/ordering.ts). */
   orderedKeys: 'ordered-keys',
 } as const;
 
@@ -72,7 +72,7 @@ export const FIRESTORE_QUERIES = {
   runningReplays: { collection: COLLECTIONS.replays, equality: ['status'], orderBy: 'createdAt' },
   // The reconciler: intake batches past their grace, oldest first (one field: the automatic index).
   dueIntake: { collection: COLLECTIONS.intake, equality: [], orderBy: 'acceptedAt' },
-  // The reconciler's tally of a round's records (domain/intake-tally.ts): a range of intake ids,
+  // The reconciler's tally of a round's records (domain/intake/intake-tally.ts): a range of intake ids,
   // summing each record's id hash; and one batch's, for some destinations. A sum aggregation
   // reads the summed field from the index its filters use.
   intakeTally: { collection: COLLECTIONS.deliveries, equality: ['intake'], orderBy: 'intakeTally' },
@@ -169,7 +169,7 @@ export const FIRESTORE_INCREASING_FIELDS = [
   { collection: COLLECTIONS.deliveries, field: 'attemptLog', why: 'each attempt with its time' },
   { collection: COLLECTIONS.deliveries, field: 'event', why: 'the event, with its time attribute (and its body: large)' },
   // The reconciler's tallies range over intake ids with the tally field summed: the composite (intake, intakeTally).
-  { collection: COLLECTIONS.deliveries, field: 'intake', why: 'intake batch ids start with the acceptance time (domain/intake.ts intakeBatchId)' },
+  { collection: COLLECTIONS.deliveries, field: 'intake', why: 'intake batch ids start with the acceptance time (domain/intake/intake.ts intakeBatchId)' },
   // Queried with `destinations` array-contains first (groupLog: a composite index).
   { collection: COLLECTIONS.deliveryGroups, field: 'oldest', why: 'the publish time of the oldest member' },
   // Rate control: read and written by document id only, about a write a second per busy destination.
@@ -203,7 +203,7 @@ export const FIRESTORE_TTL_FIELDS = {
   portalLinks: { collection: COLLECTIONS.portalLinks, field: 'expireAt' },
   portalSessions: { collection: COLLECTIONS.portalSessions, field: 'expireAt' },
   portalMarks: { collection: COLLECTIONS.portalMarks, field: 'expireAt' },
-  // A settled delivery, its retention after it settled (domain/delivery-retention.ts); never one that holds work.
+  // A settled delivery, its retention after it settled (domain/delivery/delivery-retention.ts); never one that holds work.
   deliveries: { collection: COLLECTIONS.deliveries, field: 'expireAt' },
   // A group when its last member's retention ends.
   deliveryGroups: { collection: COLLECTIONS.deliveryGroups, field: 'expireAt' },

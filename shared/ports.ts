@@ -1,19 +1,19 @@
-import type { Account, AccountKey, AccountTombstone } from './domain/account';
-import type { PortalLinkRecord, PortalSessionRecord } from './domain/portal-access';
-import { Destination } from './domain/destination';
-import { AttemptResult, DeliveryRecord, DeliveryStatus, HeraldOverload, LastError } from './domain/delivery';
-import { RateBucket, RateCounts, SettledCounts } from './domain/success-rate';
-import type { RateRollup } from './domain/rate-rollup';
-import { LatencyHistogram } from './domain/latency-histogram';
-import { Lease, LeaseRequest, RateDoc } from './domain/rate-control';
-import { HeraldEvent } from './domain/event';
-import { PubSubMessage } from './domain/cloudevents-pubsub';
-import { ReplayReport, RunnerLock } from './domain/replay';
-import { IntakeBatch } from './domain/intake';
-import type { IntakeTally } from './domain/intake-tally';
-import { DeliveryLogQuery } from './domain/delivery-log';
-import { RecentBucket, RecentEntry } from './domain/recent-log';
-import type { OrderedKeyState } from './domain/ordering';
+import type { Account, AccountKey, AccountTombstone } from './domain/access/account';
+import type { PortalLinkRecord, PortalSessionRecord } from './domain/access/portal-access';
+import { Destination } from './domain/destinations/destination';
+import { AttemptResult, DeliveryRecord, DeliveryStatus, HeraldOverload, LastError } from './domain/retry/delivery';
+import { RateBucket, RateCounts, SettledCounts } from './domain/stats/success-rate';
+import type { RateRollup } from './domain/stats/rate-rollup';
+import { LatencyHistogram } from './domain/stats/latency-histogram';
+import { Lease, LeaseRequest, RateDoc } from './domain/rate/rate-control';
+import { HeraldEvent } from './domain/events/event';
+import { PubSubMessage } from './domain/events/cloudevents-pubsub';
+import { ReplayReport, RunnerLock } from './domain/replay/replay';
+import { IntakeBatch } from './domain/intake/intake';
+import type { IntakeTally } from './domain/intake/intake-tally';
+import { DeliveryLogQuery } from './domain/stats/delivery-log';
+import { RecentBucket, RecentEntry } from './domain/delivery/recent-log';
+import type { OrderedKeyState } from './domain/modes/ordering';
 
 /** The edges of Herald. Only shared/adapters/ implements these with SDKs and sockets. */
 
@@ -72,7 +72,7 @@ export interface LaneProvisioner {
   existingLanes?(): Promise<string[]>;
 }
 
-/** Accounts and their keys (domain/account.ts). */
+/** Accounts and their keys (domain/access/account.ts). */
 export interface AccountStore {
   get(id: string): Promise<Account | undefined>;
   /** By id, a page at a time: `cursor` is the last id of the page before. */
@@ -101,7 +101,7 @@ export interface AccountStore {
 }
 
 /**
- * The customer portal's links and the sessions opened from them (domain/portal-access.ts),
+ * The customer portal's links and the sessions opened from them (domain/access/portal-access.ts),
  * and each account's "every session ended" mark: what a signed portal token must still find.
  */
 export interface PortalStore {
@@ -110,7 +110,7 @@ export interface PortalStore {
   createSession(session: PortalSessionRecord): Promise<void>;
   /**
    * Opens `session` from its link in one transaction: counts it on the link (`sessionsOpened`)
-   * and writes it, unless the link has opened all it may (domain/portal-access.ts
+   * and writes it, unless the link has opened all it may (domain/access/portal-access.ts
    * linkHasSessionsLeft: `used-up`) or is not the account's (`no-link`).
    */
   openSession(session: PortalSessionRecord): Promise<'opened' | 'used-up' | 'no-link'>;
@@ -122,7 +122,7 @@ export interface PortalStore {
   /**
    * Revokes the account's link `id` at `at` (unless it already was): the link as it now stands;
    * undefined when the account has no such link. Its sessions are not read nor written: each
-   * checks its link's record (domain/portal-access.ts sessionAccess), so the link's mark ends them.
+   * checks its link's record (domain/access/portal-access.ts sessionAccess), so the link's mark ends them.
    */
   revokeLink(account: string, id: string, at: string): Promise<PortalLinkRecord | undefined>;
   /** Revokes the account's session `id` at `at` (unless it already was); undefined when the account has no such session. */
@@ -138,7 +138,7 @@ export interface PortalStore {
 /**
  * What a deleted account left in the stores besides its account document: keys, replay
  * reports scoped to it, event-type samples, its publish bucket, its destinations' rate
- * controllers, counters and log heads, and delivery records (app/account-purge.ts).
+ * controllers, counters and log heads, and delivery records (app/access/account-purge.ts).
  */
 export interface AccountDataEraser {
   /**
@@ -149,13 +149,13 @@ export interface AccountDataEraser {
   eraseSome(account: string, limit: number, cursor?: string): Promise<{ deleted: number; cursor?: string }>;
 }
 
-/** Each account's publish bucket, shared by every ingest instance (domain/quota.ts). */
+/** Each account's publish bucket, shared by every ingest instance (domain/intake/quota.ts). */
 export interface QuotaStore {
   /** Atomically hands out up to `want` tokens of `account`'s bucket, refilling at `limit`/s: how many it did. */
   take(account: string, want: number, limit: number, nowMs: number): Promise<number>;
 }
 
-/** The latest sample of one event type an account published (app/event-type-samples.ts). */
+/** The latest sample of one event type an account published (app/destinations/event-type-samples.ts). */
 export interface EventTypeSample {
   account: string;
   type: string;
@@ -177,7 +177,7 @@ export interface CatalogueEntry extends EventTypeEntry {
   shard: number;
 }
 
-/** Each account's event types (domain/event-type-catalogue.ts), kept by the reconciler from the intake journal (app/event-type-samples.ts). */
+/** Each account's event types (domain/events/event-type-catalogue.ts), kept by the reconciler from the intake journal (app/destinations/event-type-samples.ts). */
 export interface EventTypeStore {
   /**
    * Adds or refreshes some of the account's types: one write per catalogue document named,
@@ -225,7 +225,7 @@ export interface DestinationChanges {
   readTime: Date;
 }
 
-/** Counts to add to one destination's bucket (see shared/domain/success-rate.ts). */
+/** Counts to add to one destination's bucket (see shared/domain/stats/success-rate.ts). */
 export interface CounterDelta extends RateCounts {
   destinationId: string;
   bucketStart: number;
@@ -235,11 +235,11 @@ export interface CounterDelta extends RateCounts {
   latency?: LatencyHistogram;
   /** Deliveries that became DEAD or QUEUED in this bucket: added in the same write. */
   settled?: SettledCounts;
-  /** The writer's newest records created in this bucket (domain/recent-log.ts), replacing its list in the same write. */
+  /** The writer's newest records created in this bucket (domain/delivery/recent-log.ts), replacing its list in the same write. */
   recent?: { writer: string; entries: readonly RecentEntry[] };
   /**
    * The shared document (of this bucket) the delta goes into with other sparse destinations'
-   * — one writer's, of one account, named by it (`<account>_~…`: app/destination-counters.ts) — instead of
+   * — one writer's, of one account, named by it (`<account>_~…`: app/destinations/destination-counters.ts) — instead of
    * the destination's own.
    */
   group?: string;
@@ -301,7 +301,7 @@ export interface CounterStore {
   recentLog(destinationId: string, since: number, maxDocs: number): Promise<RecentBucket[]>;
   /** Every counter document (own and shared) of the buckets since `since`, read whole, merged per destination and bucket: the suspension check's one query. */
   bucketsSince(since: number): Promise<Map<string, RateBucket[]>>;
-  /** The destinations' rollups (domain/rate-rollup.ts), those that exist, each with the version a write of it must match: one read per destination asked. */
+  /** The destinations' rollups (domain/stats/rate-rollup.ts), those that exist, each with the version a write of it must match: one read per destination asked. */
   rollups(destinationIds: readonly string[]): Promise<Map<string, { rollup: RateRollup; version: string }>>;
   /**
    * Writes each rollup if the stored one is still at its `version` (undefined: none stored yet),
@@ -332,7 +332,7 @@ export type AddedDelivered = { created: true; group?: string } | { created: fals
 export type WorkStatus = Exclude<DeliveryStatus, 'DELIVERED'>;
 
 /**
- * Ordered delivery's keys (domain/ordering.ts): each (destination, partition key)'s sequence,
+ * Ordered delivery's keys (domain/modes/ordering.ts): each (destination, partition key)'s sequence,
  * read and written together with the delivery records it orders, atomically.
  */
 export interface OrderedKeyStore {
@@ -345,7 +345,7 @@ export interface OrderedKeyStore {
   get(destinationId: string, key: string): Promise<OrderedKeyState | undefined>;
   /** The destination's keys held by their head (blocked or suspended), oldest first. */
   blocked(destinationId: string, limit: number): Promise<OrderedKeyState[]>;
-  /** Keys with places still to settle, not held, unchanged since `before` (app/ordered-delivery.ts repairStalledKeys). */
+  /** Keys with places still to settle, not held, unchanged since `before` (app/ordering/ordered-delivery.ts repairStalledKeys). */
   stalled(before: Date, limit: number): Promise<OrderedKeyState[]>;
   /** Ids of the key's records waiting for a place again (`order.again`), outside any transaction. */
   again(destinationId: string, key: string): Promise<string[]>;
@@ -377,7 +377,7 @@ export class RecordExistsError extends Error {
 }
 
 export interface DeliveryStore {
-  /** The delivery as it stands (domain/grouped-outcomes.ts), from its own document and any group copies. */
+  /** The delivery as it stands (domain/delivery/grouped-outcomes.ts), from its own document and any group copies. */
   get(id: string): Promise<DeliveryRecord | undefined>;
   put(record: DeliveryRecord): Promise<void>;
   /**
@@ -388,12 +388,12 @@ export interface DeliveryStore {
   create(record: DeliveryRecord, options?: { unlessGrouped?: boolean }): Promise<boolean>;
   /**
    * Records a first attempt that ended DELIVERED, durable when this resolves, committed with the
-   * others this instance records meanwhile (domain/grouped-outcomes.ts). Alone, it is a document
+   * others this instance records meanwhile (domain/delivery/grouped-outcomes.ts). Alone, it is a document
    * of its own, created only if none has its id: false when one had (a redelivery, settled as
    * `create`'s false is). With others, a member of a group — one write for many — and nothing is
    * read first: a delivery recorded already is then found twice, and every view shows it once,
    * the later copy counted as a duplicate (true). `lingerMs`: how long its commit may wait for
-   * more outcomes to share the write (domain/grouped-outcomes.ts BATCH_OUTCOME_LINGER_MS);
+   * more outcomes to share the write (domain/delivery/grouped-outcomes.ts BATCH_OUTCOME_LINGER_MS);
    * `until`: the wait ends when this settles, if sooner (the rest of its bundle is in).
    */
   addDelivered(record: DeliveryRecord, options?: DeliveredLinger): Promise<AddedDelivered>;
@@ -417,7 +417,7 @@ export interface DeliveryStore {
   /** The destination's records in `status`, by id; `cursor` is an id: the records after it (a page's nextCursor is its last row's id). */
   list(destinationId: string, query: { status: WorkStatus; limit: number; cursor?: string }): Promise<DeliveryPage>;
   /**
-   * The destination's delivery log: newest published first, filtered (domain/delivery-log.ts
+   * The destination's delivery log: newest published first, filtered (domain/stats/delivery-log.ts
    * says what is in it and in which order). Records come without their event and attemptLog.
    */
   log(destinationId: string, query: DeliveryLogQuery): Promise<DeliveryPage>;
@@ -426,7 +426,7 @@ export interface DeliveryStore {
   /**
    * The deliveries that came from intake batch `intake` for one of `destinationIds`, each
    * counted once however it is stored (a grouped one and a document of its own): how many, and
-   * the sum of their ids' hashes (domain/intake-tally.ts). With `expected`: when its group
+   * the sum of their ids' hashes (domain/intake/intake-tally.ts). With `expected`: when its group
    * members counted whole, without looking for documents of their own, make exactly that tally,
    * it is returned without a read more (a member also stored on its own would make the tally
    * differ, as an extra record does: then the exact tally, reading those documents).
@@ -451,7 +451,7 @@ export interface DeliveryStore {
 }
 
 /**
- * The intake journal (domain/intake.ts): what ingest accepted, until the reconciler has
+ * The intake journal (domain/intake/intake.ts): what ingest accepted, until the reconciler has
  * matched it against the delivery records.
  */
 export interface IntakeStore {
@@ -475,7 +475,7 @@ export interface IntakeStore {
 
 /**
  * Brings up to `count` of a destination's rate-deferred deliveries forward onto its lane, as a
- * pump round would (app/pump.ts deferredAdvancer); `drained`: fewer were left than asked for.
+ * pump round would (app/retry/pump.ts deferredAdvancer); `drained`: fewer were left than asked for.
  * The delivery limiter calls it when rate control grants turns that no sender has work for.
  */
 export interface DeferredAdvancer {
@@ -484,10 +484,10 @@ export interface DeferredAdvancer {
 
 /**
  * Each destination's rate controller, shared by every process that delivers to it: one
- * document per destination, leased from about once a second (domain/rate-control.ts lease).
+ * document per destination, leased from about once a second (domain/rate/rate-control.ts lease).
  */
 /**
- * When each lane was last seen behind (domain/lane-backlog.ts): one document per lane, written
+ * When each lane was last seen behind (domain/intake/lane-backlog.ts): one document per lane, written
  * blind by the senders working through old messages on it, read by the reconciler.
  */
 export interface LaneMarks {
@@ -556,11 +556,11 @@ export interface TopicPublisher {
    * Publishes once, within `timeoutMs`. Never throws for the topic's faults: its result is
    * `published`, a `topic` refusal (permission denied, not found), a `timeout`, a
    * `network` error, or `herald-overload` when Pub/Sub itself could not take the call
-   * (domain/topic-destination.ts topicAttemptResult).
+   * (domain/delivery/topic-destination.ts topicAttemptResult).
    */
   publish(request: TopicPublishRequest): Promise<AttemptResult | HeraldOverload>;
   /**
-   * A batch (domain/batching.ts): every message in one Publish call, within `timeoutMs`. The
+   * A batch (domain/modes/batching.ts): every message in one Publish call, within `timeoutMs`. The
    * same results as `publish`, for the call as a whole (`published` carries the first message's id).
    */
   publishMany(request: TopicBatchRequest): Promise<AttemptResult | HeraldOverload>;
@@ -590,7 +590,7 @@ export interface PulledMessage {
  * the next pull.
  */
 /**
- * Whether a batcher is running (app/batcher-wake.ts): one document, which a batcher writes
+ * Whether a batcher is running (app/lanes/batcher-wake.ts): one document, which a batcher writes
  * while it pulls (until when it is sure to go on) and ingest reads when it has no such time in
  * view.
  */
@@ -614,7 +614,7 @@ export interface PullQueue {
 export type DeadLetterQueue = PullQueue;
 
 /** Replay reports, one document per replay id. */
-/** Replay reports, each under its key (domain/replay.ts replayKey: `<account>:<id>`, or the id of an unscoped one). */
+/** Replay reports, each under its key (domain/replay/replay.ts replayKey: `<account>:<id>`, or the id of an unscoped one). */
 export interface ReplayStore {
   get(key: string): Promise<ReplayReport | undefined>;
   /** Writes the report under reportKey(report) only if none is there; resolves false (writing nothing) if one is. */
@@ -629,7 +629,7 @@ export interface ReplayStore {
   queued(since: string, limit: number): Promise<ReplayReport[]>;
   /** Reports whose id is `id`, in any account (the operator's look-up by id alone). */
   named(id: string, limit: number): Promise<ReplayReport[]>;
-  /** Atomically takes the one replay runner for the replay at `key` until `until` (domain/replay.ts takeRunner). */
+  /** Atomically takes the one replay runner for the replay at `key` until `until` (domain/replay/replay.ts takeRunner). */
   takeRunner(key: string, until: Date, now: Date, account?: string): Promise<{ ok: true } | { ok: false; held: RunnerLock }>;
   /** Frees the runner if `key` holds it. */
   releaseRunner(key: string): Promise<void>;

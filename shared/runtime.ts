@@ -2,46 +2,46 @@ import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { FirestoreDestinationStore, FirestoreIntakeStore, OperationCounter } from './adapters/firestore/stores';
 import { FirestoreBatcherLease } from './adapters/firestore/batcher-lease';
-import { BatcherWaker } from './app/batcher-wake';
-import { LaneCoalescer } from './app/lane-coalescer';
-import { HERALD_ATTRIBUTE_PREFIX } from './domain/cloudevents-pubsub';
+import { BatcherWaker } from './app/lanes/batcher-wake';
+import { LaneCoalescer } from './app/lanes/lane-coalescer';
+import { HERALD_ATTRIBUTE_PREFIX } from './domain/events/cloudevents-pubsub';
 import { FirestoreDeliveryStore } from './adapters/firestore/deliveries';
 import { FirestoreOrderedKeys } from './adapters/firestore/ordered-keys';
-import { IntakeJournal } from './app/intake-journal';
-import { KEY_CACHE_MS, KeyVerifier } from './app/key-verifier';
-import { AccountPolicies } from './app/account-policies';
-import { PublishQuotas } from './app/publish-quotas';
+import { IntakeJournal } from './app/intake/intake-journal';
+import { KEY_CACHE_MS, KeyVerifier } from './app/access/key-verifier';
+import { AccountPolicies } from './app/access/account-policies';
+import { PublishQuotas } from './app/intake/publish-quotas';
 import { FirestoreQuotaStore } from './adapters/firestore/quotas';
 import { FirestoreEventTypeStore } from './adapters/firestore/event-types';
-import { EventTypeCatalogue } from './app/event-type-samples';
+import { EventTypeCatalogue } from './app/destinations/event-type-samples';
 import { FirestoreAccountStore } from './adapters/firestore/accounts';
 import { FirestoreAccountDataEraser } from './adapters/firestore/account-data';
-import { AccountPurgeDeps } from './app/account-purge';
+import { AccountPurgeDeps } from './app/access/account-purge';
 import { FirestorePortalStore } from './adapters/firestore/portal';
-import { PortalVerifier } from './app/portal-verifier';
-import { ReconcileDeps, ReconcilerState } from './app/reconcile';
+import { PortalVerifier } from './app/access/portal-verifier';
+import { ReconcileDeps, ReconcilerState } from './app/intake/reconcile';
 import { UndiciHttpSender } from './adapters/http-sender';
 import { GoogleIdTokenVerifier } from './adapters/google-id-tokens';
 import { systemResolver } from './adapters/guarded-lookup';
-import { digestOf, PushAuthenticator } from './app/push-auth';
+import { digestOf, PushAuthenticator } from './app/access/push-auth';
 import { PubSubBus } from './adapters/pubsub/bus';
 import { PubSubTopicPublisher } from './adapters/pubsub/topic-publisher';
 import { PubSubPullQueue } from './adapters/pubsub/pull-queue';
 import { FirestoreReplayStore } from './adapters/firestore/replays';
 import { PubSubLanes, PushTarget } from './adapters/pubsub/topology';
 import { DeclaredLanes } from './adapters/pubsub/declared-lanes';
-import { BatcherDeps } from './app/batcher';
-import { DeliverDeps } from './app/deliver';
-import { DestinationDirectory } from './app/destination-directory';
-import { deferredAdvancer, PumpDeps } from './app/pump';
-import { COUNTER_SHARDS, counterBucketMs, DestinationCounters } from './app/destination-counters';
-import { DeliveryLogHead } from './app/delivery-log-head';
-import { HOUR } from './domain/policy';
-import { SuspensionDeps } from './app/suspend-and-reactivate';
-import { ReplayDeps } from './app/replay-run';
+import { BatcherDeps } from './app/delivery/batcher';
+import { DeliverDeps } from './app/delivery/deliver';
+import { DestinationDirectory } from './app/destinations/destination-directory';
+import { deferredAdvancer, PumpDeps } from './app/retry/pump';
+import { COUNTER_SHARDS, counterBucketMs, DestinationCounters } from './app/destinations/destination-counters';
+import { DeliveryLogHead } from './app/destinations/delivery-log-head';
+import { HOUR } from './domain/retry/policy';
+import { SuspensionDeps } from './app/delivery/suspend-and-reactivate';
+import { ReplayDeps } from './app/retry/replay-run';
 import { ReplaysAdminDeps } from './app/admin/replays-admin';
-import { IngestDeps } from './app/ingest';
-import { RouteDeps } from './app/route';
+import { IngestDeps } from './app/intake/ingest';
+import { RouteDeps } from './app/intake/route';
 import { AdminDeps } from './app/admin/destinations-admin';
 import { AccountsAdminDeps } from './app/admin/accounts-admin';
 import { DeletionDeps } from './app/admin/destination-deletion';
@@ -49,13 +49,13 @@ import { OrderedKeysDeps } from './app/admin/ordered-keys-admin';
 import { FirestoreCounterStore } from './adapters/firestore/counters';
 import { FirestoreRateLeaseStore } from './adapters/firestore/rate-leases';
 import { FirestoreLaneMarks } from './adapters/firestore/lane-marks';
-import { LaneBacklog } from './app/lane-backlog';
-import { DeliveryLimiter } from './app/delivery-limiter';
-import { SlowDestinations } from './domain/slow-destinations';
-import { UnrecordedSends } from './domain/unrecorded-sends';
-import { DAY_MS } from './domain/delivery-retention';
-import type { AddressRules } from './domain/address-policy';
-import type { LocalService } from './domain/local-services';
+import { LaneBacklog } from './app/lanes/lane-backlog';
+import { DeliveryLimiter } from './app/rate/delivery-limiter';
+import { SlowDestinations } from './domain/delivery/slow-destinations';
+import { UnrecordedSends } from './domain/delivery/unrecorded-sends';
+import { DAY_MS } from './domain/delivery/delivery-retention';
+import type { AddressRules } from './domain/access/address-policy';
+import type { LocalService } from './domain/access/local-services';
 import { randomUUID } from 'node:crypto';
 import {
   ConfigError,
@@ -98,7 +98,7 @@ import {
   TopicPublisher,
 } from './ports';
 import { batchLaneNames, deadLetterHoldName, FunctionName, heraldTopology, laneTopicOf, REPLAY_ACK_DEADLINE_SECONDS, Topology, TopologyNames } from './topology';
-import { replayTriggerMessage } from './domain/replay';
+import { replayTriggerMessage } from './domain/replay/replay';
 
 /** Everything a function needs, built once per process from the configuration. */
 export interface Runtime {
@@ -109,7 +109,7 @@ export interface Runtime {
   accounts: AccountStore;
   /** Account keys presented as bearer tokens, each record re-read at most every few seconds. */
   keys: KeyVerifier;
-  /** Deletes what a deleted account leaves behind (app/account-purge.ts). */
+  /** Deletes what a deleted account leaves behind (app/access/account-purge.ts). */
   accountData: AccountDataEraser;
   /** Portal links and sessions as minted and opened (docs/console.md), so each can be ended. */
   portals: PortalStore;
@@ -133,7 +133,7 @@ export interface Runtime {
   log: Logger;
   bus: MessageBus;
   lanes: LaneProvisioner;
-  /** Whether a batcher is running: its runs renew it, publishers onto the batch lane read it (app/batcher-wake.ts). */
+  /** Whether a batcher is running: its runs renew it, publishers onto the batch lane read it (app/lanes/batcher-wake.ts). */
   batcherLease: BatcherLeaseStore;
   /** Wakes a batcher when events reach the batch lane and none runs. */
   batcherWake: BatcherWaker;
@@ -141,7 +141,7 @@ export interface Runtime {
   coalescer: LaneCoalescer;
   destinations: DestinationStore;
   deliveries: DeliveryStore;
-  /** Ordered destinations' keys, with the records they order (app/ordered-delivery.ts). */
+  /** Ordered destinations' keys, with the records they order (app/ordering/ordered-delivery.ts). */
   orderedKeys: OrderedKeyStore;
   /** What ingest accepted, until the reconciler has matched it against the delivery records. */
   intake: IntakeStore;
@@ -158,7 +158,7 @@ export interface Runtime {
   limiter: DeliveryLimiter;
   slow: SlowDestinations;
   rateLeases: RateLeaseStore;
-  /** Lanes seen behind: marked by deliver, read by the reconciler (domain/lane-backlog.ts). */
+  /** Lanes seen behind: marked by deliver, read by the reconciler (domain/intake/lane-backlog.ts). */
   laneMarks: LaneMarks;
   laneBacklog: LaneBacklog;
   /** Replay reports (Firestore `replays`). */
@@ -196,7 +196,7 @@ export function pushTargetFrom(config: HeraldConfig): PushTarget {
 export type RuntimeOverrides = Partial<Pick<Runtime, 'clock' | 'http' | 'log' | 'topics' | 'resolver'>> & {
   /** Verifies OIDC tokens (tests: certificates of a local key). */
   idTokens?: IdTokenVerifier;
-  /** Local mode: its emulators and its own port, which no destination may reach (domain/local-services.ts). */
+  /** Local mode: its emulators and its own port, which no destination may reach (domain/access/local-services.ts). */
   localServices?: readonly LocalService[];
 };
 

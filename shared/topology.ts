@@ -66,13 +66,13 @@ export interface TopologyNames {
  * project). Retries travel on lanes of their own: a dead destination's retries, each held
  * up to its attempt timeout, never take a push slot from another destination's first
  * attempt. Herald admits each destination itself (rate leases, slow-destination shedding:
- * app/deliver.ts), which per-destination lanes used to do by construction.
+ * app/delivery/deliver.ts), which per-destination lanes used to do by construction.
  */
 export const DEFAULT_LANE_SHARDS = 16;
 export const DEFAULT_RETRY_SHARDS = 8;
 export const MAX_SHARDS = 256;
 
-/** Which lanes a kind of lane message goes on (domain/lane-message.ts purposeOf): first attempts on the first-attempt lanes, the others on the retry lanes. */
+/** Which lanes a kind of lane message goes on (domain/intake/lane-message.ts purposeOf): first attempts on the first-attempt lanes, the others on the retry lanes. */
 export type LanePurpose = 'first' | 'retry';
 
 const DAY = 24 * 3600;
@@ -97,8 +97,8 @@ export const REPLAY_ACK_DEADLINE_SECONDS = 600;
 const REPLAY_BACKSTOP_ATTEMPTS = 5;
 
 /**
- * The batch lane: every batched destination's events (domain/batching.ts), first attempts and
- * retries alike, on one topic with a pull subscription. The batcher (app/batcher.ts, in each
+ * The batch lane: every batched destination's events (domain/modes/batching.ts), first attempts and
+ * retries alike, on one topic with a pull subscription. The batcher (app/delivery/batcher.ts, in each
  * scheduled pump run) pulls it, so a destination's events meet in one process whichever
  * instance ingested them: a push would land them on many instances, each with a part.
  */
@@ -110,7 +110,7 @@ export function batchLaneNames(names: TopologyNames = { prefix: 'herald' }): { t
  * The batcher's wake-up: a batcher runs within each scheduled pump run and ends once the batch
  * lane has been quiet a while, so the first event after a lull would wait for the next minute's
  * run. Ingest, publishing onto the batch lane when no batcher has said it is running
- * (app/batcher-wake.ts), publishes a message here instead, which Pub/Sub pushes to the pump: a
+ * (app/lanes/batcher-wake.ts), publishes a message here instead, which Pub/Sub pushes to the pump: a
  * run starts at once. A wake older than its own retention means nothing: it is not kept.
  */
 export function batchWakeNames(names: TopologyNames = { prefix: 'herald' }): { topic: string; subscription: string } {

@@ -1,4 +1,4 @@
-import type { Account, AccountCreate, AccountKeyView, AccountPatch, AccountSettings, KeyCreate } from '../../shared/domain/account';
+import type { Account, AccountCreate, AccountKeyView, AccountPatch, AccountSettings, KeyCreate } from '../../shared/domain/access/account';
 import { objectOf, unexpected } from './answers';
 import { HeraldClient } from './client';
 

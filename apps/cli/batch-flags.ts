@@ -1,9 +1,9 @@
-import { BATCH_LIMITS, BatchSpec, batchSpecSchema } from '../../shared/domain/batching';
+import { BATCH_LIMITS, BatchSpec, batchSpecSchema } from '../../shared/domain/modes/batching';
 import { Issue } from './errors';
 
 /**
  * `destinations add --batch-max-events N --batch-max-wait-ms MS [--batch-max-bytes B]`: the
- * destination's `batch` (shared/domain/batching.ts), checked by the domain's own schema so the
+ * destination's `batch` (shared/domain/modes/batching.ts), checked by the domain's own schema so the
  * CLI refuses exactly what the API would, each problem named by its flag.
  */
 

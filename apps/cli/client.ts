@@ -1,10 +1,10 @@
 import type { DeliveryView } from '../../shared/app/admin/deliveries-admin';
 import type { DestinationStats } from '../../shared/app/admin/destinations-admin';
 import type { HeldKeyView } from '../../shared/app/admin/ordered-keys-admin';
-import type { DeliveryStatus } from '../../shared/domain/delivery';
-import type { DestinationSpec, DestinationView, ResetSetting } from '../../shared/domain/destination';
+import type { DeliveryStatus } from '../../shared/domain/retry/delivery';
+import type { DestinationSpec, DestinationView, ResetSetting } from '../../shared/domain/destinations/destination';
 import type { ReplayAccepted } from '../../shared/app/admin/replays-admin';
-import type { ReplaySelection, ReplaySummary, ReplayView } from '../../shared/domain/replay';
+import type { ReplaySelection, ReplaySummary, ReplayView } from '../../shared/domain/replay/replay';
 import { apiError, connectError, objectOf, unexpected } from './answers';
 import { Api, Credential, noCredential } from './credentials';
 

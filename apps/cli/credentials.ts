@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ACCOUNT_ID, keyIdOf } from '../../shared/domain/account';
+import { ACCOUNT_ID, keyIdOf } from '../../shared/domain/access/account';
 import { UsageError } from './errors';
 
 /**

@@ -1,9 +1,9 @@
-import { ORDERING_FAILURE_MODES, OrderingSpec } from '../../shared/domain/ordering';
+import { ORDERING_FAILURE_MODES, OrderingSpec } from '../../shared/domain/modes/ordering';
 import { Issue } from './errors';
 
 /**
  * `destinations add --ordering key [--ordering-on-failure skip|block]`: the destination's
- * `ordering` (shared/domain/ordering.ts), each problem named by its flag.
+ * `ordering` (shared/domain/modes/ordering.ts), each problem named by its flag.
  */
 
 export interface OrderingFlags {

@@ -1,4 +1,4 @@
-import { bearerOf, matchesDigest } from '../../shared/app/push-auth';
+import { bearerOf, matchesDigest } from '../../shared/app/access/push-auth';
 
 export interface HealthAnswer {
   status: 200 | 503;

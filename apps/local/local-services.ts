@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../../shared/config';
-import { normalizeHost } from '../../shared/domain/address-policy';
-import { LocalService } from '../../shared/domain/local-services';
+import { normalizeHost } from '../../shared/domain/access/address-policy';
+import { LocalService } from '../../shared/domain/access/local-services';
 import { EmulatorHosts } from './emulators';
 
 /** `host:port` as PUBSUB_EMULATOR_HOST / FIRESTORE_EMULATOR_HOST give it: 127.0.0.1:8085, localhost:8681, [::1]:8085. */

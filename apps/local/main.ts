@@ -5,7 +5,7 @@ import { EmulatorPrerequisiteError } from './emulators';
 import { startLocalStack } from './stack';
 import { parseLocalArgs } from './args';
 import { LOCAL_SECRETS_KEY_FILE } from './secrets-key';
-import { SecretBoxError } from '../../shared/domain/secret-box';
+import { SecretBoxError } from '../../shared/domain/access/secret-box';
 
 /** `npm start`: the whole pipeline on this machine, until Ctrl-C. */
 async function main(): Promise<void> {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../../shared/config';
-import { generateSecretsKey, SecretBox, secretsKeySchema } from '../../shared/domain/secret-box';
+import { generateSecretsKey, SecretBox, secretsKeySchema } from '../../shared/domain/access/secret-box';
 
 /** Where `npm start` keeps the key it made, relative to where it runs (the repository; .gitignore leaves .herald/ out). */
 export const LOCAL_SECRETS_KEY_FILE = path.join('.herald', 'secrets.key');

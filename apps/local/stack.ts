@@ -1,17 +1,17 @@
-import { forEachLimited } from '../../shared/app/for-each-limited';
+import { forEachLimited } from '../../shared/app/support/for-each-limited';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { applyTopology } from '../../shared/adapters/pubsub/topology';
 import { ConfigError, HeraldConfig, loadConfig } from '../../shared/config';
-import { runPump } from '../../shared/app/pump';
-import { repairKeys } from '../../shared/app/pump-run';
-import { runBatcher } from '../../shared/app/batcher';
-import { checkThresholds } from '../../shared/app/suspend-and-reactivate';
+import { runPump } from '../../shared/app/retry/pump';
+import { repairKeys } from '../../shared/app/retry/pump-run';
+import { runBatcher } from '../../shared/app/delivery/batcher';
+import { checkThresholds } from '../../shared/app/delivery/suspend-and-reactivate';
 import { accountPurgeDeps, batcherDeps, createRuntime, pumpDeps, pushTargetFrom, reconcileDeps, Runtime, suspensionDeps } from '../../shared/runtime';
-import { reconcileOnce } from '../../shared/app/reconcile';
-import { finishAccountPurges } from '../../shared/app/account-purge';
+import { reconcileOnce } from '../../shared/app/intake/reconcile';
+import { finishAccountPurges } from '../../shared/app/access/account-purge';
 import { runPeriodically } from './periodic';
 import { GracefulStop, STOP_BUDGET_MS, stopServing } from '../../shared/adapters/graceful-stop';
 import { FUNCTION_NAMES, FunctionName } from '../../shared/topology';
@@ -21,7 +21,7 @@ import { createLogger, parseSeverity } from '../../shared/log';
 import { instanceCount } from './args';
 import { allOf, instanceLog, roundRobin } from './instances';
 import { loadOrCreateLocalSecretsKey } from './secrets-key';
-import { generateSecretsKey } from '../../shared/domain/secret-box';
+import { generateSecretsKey } from '../../shared/domain/access/secret-box';
 import { healthAnswer } from './health';
 import { localServicesOf } from './local-services';
 
@@ -248,9 +248,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       checker: runPeriodically('suspension check', checkMs, () => checkThresholds(suspensionDeps(turnOf())), runtime.log),
       // The scheduled pump's first step on GCP: the reconciler, on its own interval here.
       reconciler: runPeriodically('reconciler', config.reconcileIntervalMs, () => reconcileOnce(reconcileDeps(turnOf())), runtime.log),
-      // Beside them there: ordered keys whose head stalled (app/ordered-delivery.ts).
+      // Beside them there: ordered keys whose head stalled (app/ordering/ordered-delivery.ts).
       orderedKeys: runPeriodically('ordered keys', config.reconcileIntervalMs, () => repairKeys({ pump: pumpDeps(turnOf()), log: runtime.log }), runtime.log),
-      // And its next step there: the purge of deleted accounts' data (app/account-purge.ts), each run bounded to the interval.
+      // And its next step there: the purge of deleted accounts' data (app/access/account-purge.ts), each run bounded to the interval.
       purger: runPeriodically('account purge', config.reconcileIntervalMs, () => {
         const rt = turnOf();
         return finishAccountPurges(accountPurgeDeps(rt), rt.clock.now().getTime() + config.reconcileIntervalMs);

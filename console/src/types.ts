@@ -1,6 +1,6 @@
-import type { BatchSpec } from '../../shared/domain/batching';
-import type { DeliveryRecord, LastError } from '../../shared/domain/delivery';
-import type { OrderingSpec } from '../../shared/domain/ordering';
+import type { BatchSpec } from '../../shared/domain/modes/batching';
+import type { DeliveryRecord, LastError } from '../../shared/domain/retry/delivery';
+import type { OrderingSpec } from '../../shared/domain/modes/ordering';
 
 /** What the admin API answers, as far as the console reads it. */
 
@@ -22,7 +22,7 @@ export interface KeyRecord {
   key?: string;
 }
 
-export type { LastError } from '../../shared/domain/delivery';
+export type { LastError } from '../../shared/domain/retry/delivery';
 
 export interface Destination {
   id: string;
@@ -35,9 +35,9 @@ export interface Destination {
   technicalEmail?: string;
   rate?: { min?: number; max?: number };
   lane?: 'dedicated';
-  /** Events many to a request (shared/domain/batching.ts); absent: one event per request. */
+  /** Events many to a request (shared/domain/modes/batching.ts); absent: one event per request. */
   batch?: BatchSpec;
-  /** Events with the same partitionkey one at a time, in order (shared/domain/ordering.ts); absent: unordered. */
+  /** Events with the same partitionkey one at a time, in order (shared/domain/modes/ordering.ts); absent: unordered. */
   ordering?: OrderingSpec;
   status: 'active' | 'suspended';
   suspension?: { cause?: string; reason?: string; at?: string; by?: string; lastError?: LastError };

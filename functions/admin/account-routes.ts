@@ -12,8 +12,8 @@ import {
   updateAccount,
 } from '../../shared/app/admin/accounts-admin';
 import { endPortalSessions, exchangePortalLink, listPortalLinks, listPortalSessions, mintPortalLink, revokePortalLink, revokePortalSession } from '../../shared/app/admin/portal-admin';
-import { accountCreateSchema, accountPatchSchema, accountSettingsSchema, FAILURE_POLICY_SETTING, keyCreateSchema } from '../../shared/domain/account';
-import { portalLinkSchema, portalSessionSchema } from '../../shared/domain/portal';
+import { accountCreateSchema, accountPatchSchema, accountSettingsSchema, FAILURE_POLICY_SETTING, keyCreateSchema } from '../../shared/domain/access/account';
+import { portalLinkSchema, portalSessionSchema } from '../../shared/domain/access/portal';
 import { NO_ACCOUNT, Route } from './route';
 
 /** Accounts, their settings (seed 003) and keys: the account id is in the path. */

@@ -1,4 +1,4 @@
-import { actorOf, Caller } from '../../shared/domain/account';
+import { actorOf, Caller } from '../../shared/domain/access/account';
 import { Logger } from '../../shared/ports';
 import { Route } from './route';
 

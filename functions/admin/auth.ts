@@ -1,8 +1,8 @@
 import type http from 'node:http';
-import { authenticate } from '../../shared/app/authenticate';
-import { keyCaller } from '../../shared/app/key-verifier';
-import { Caller, hasScope, OPERATOR, scopeFor } from '../../shared/domain/account';
-import { portalKeyOf, portalSecretOf } from '../../shared/domain/portal';
+import { authenticate } from '../../shared/app/access/authenticate';
+import { keyCaller } from '../../shared/app/access/key-verifier';
+import { Caller, hasScope, OPERATOR, scopeFor } from '../../shared/domain/access/account';
+import { portalKeyOf, portalSecretOf } from '../../shared/domain/access/portal';
 import { Runtime } from '../../shared/runtime';
 import { admitted, BareRequest, checkedOnce } from '../http';
 

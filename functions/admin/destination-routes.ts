@@ -7,9 +7,9 @@ import { listEventTypes } from '../../shared/app/admin/event-types-admin';
 import { postRotateSecret } from '../../shared/app/admin/secret-rotation-admin';
 import { BLOCKED_KEYS_LIMIT, listBlockedKeys, postSkipKey, skipKeyBodySchema } from '../../shared/app/admin/ordered-keys-admin';
 import { postReactivate, postRedeliver, postSuspend, redeliverBodySchema, suspendBodySchema } from '../../shared/app/admin/suspension-admin';
-import { actorOf, seesDestination } from '../../shared/domain/account';
-import { destinationSpecSchema } from '../../shared/domain/destination';
-import { rotateSecretSchema } from '../../shared/domain/secret-rotation';
+import { actorOf, seesDestination } from '../../shared/domain/access/account';
+import { destinationSpecSchema } from '../../shared/domain/destinations/destination';
+import { rotateSecretSchema } from '../../shared/domain/destinations/secret-rotation';
 import { BAD_ID, deliveryInSight, inAccount, narrowedPut, NOT_FOUND, portalDestinations, Route } from './route';
 
 /** Bodies PUT /admin/destinations/{id} accepts (the OpenAPI examples; a test holds them to the schema). */

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { findAccount, noAccount } from '../../shared/app/admin/accounts-admin';
-import { DEFAULT_ACCOUNT } from '../../shared/domain/account';
-import { ExchangeLimiter } from '../../shared/domain/portal-exchange-limit';
+import { DEFAULT_ACCOUNT } from '../../shared/domain/access/account';
+import { ExchangeLimiter } from '../../shared/domain/access/portal-exchange-limit';
 import { adminApiDeps, Runtime } from '../../shared/runtime';
 import { guarded, HeraldRequest, sendJson } from '../http';
 import { runtime } from '../process-runtime';
@@ -13,7 +13,7 @@ import { Ctx, narrowed } from './route';
 import { openApiJson, ROUTES } from './routes';
 import { answeringStoreBusy, storeRefusalMessage } from './store-errors';
 
-/** Each runtime's buckets for the public portal link exchange: per instance by design (domain/portal-exchange-limit.ts). */
+/** Each runtime's buckets for the public portal link exchange: per instance by design (domain/access/portal-exchange-limit.ts). */
 const exchangeLimiters = new WeakMap<Runtime, ExchangeLimiter>();
 function portalExchangesFor(rt: Runtime): ExchangeLimiter {
   let limiter = exchangeLimiters.get(rt);

@@ -1,5 +1,5 @@
 import { getReplay, listReplays, postReplay, replayListQuerySchema } from '../../shared/app/admin/replays-admin';
-import { replayRequestSchema } from '../../shared/domain/replay';
+import { replayRequestSchema } from '../../shared/domain/replay/replay';
 import { BAD_ID, portalDestinations, replayInSight, Route } from './route';
 
 /**

@@ -1,4 +1,4 @@
-import { parseJsonBytes } from '../../shared/domain/json-body';
+import { parseJsonBytes } from '../../shared/domain/events/json-body';
 import { HeraldRequest, rawBodyOf } from '../http';
 
 /** A body that is not the JSON a route takes: 400, every problem named. */

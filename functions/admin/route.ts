@@ -1,11 +1,11 @@
 import { AdminResult, badId, notFound } from '../../shared/app/admin/destinations-admin';
 import { PortalRefusal } from '../../shared/app/admin/portal-admin';
 import { RouteDoc } from '../../shared/app/admin/openapi';
-import { Caller, seesDestination } from '../../shared/domain/account';
-import { destinationSpecSchema } from '../../shared/domain/destination';
+import { Caller, seesDestination } from '../../shared/domain/access/account';
+import { destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { DESTINATION_ID, internalDestinationId, splitDestinationId } from '../../shared/domain/ids';
-import { ExchangeLimiter } from '../../shared/domain/portal-exchange-limit';
-import { NarrowedWrite, narrowedWrite } from '../../shared/domain/portal-narrowing';
+import { ExchangeLimiter } from '../../shared/domain/access/portal-exchange-limit';
+import { NarrowedWrite, narrowedWrite } from '../../shared/domain/access/portal-narrowing';
 import { AdminApiDeps } from '../../shared/runtime';
 
 /** What every admin route is, and what the routes share. */
@@ -16,7 +16,7 @@ export type Ctx = AdminApiDeps & {
   account: string;
   /** The account a replay is confined to; undefined for the admin token on the bare /replays paths (every account). */
   replayScope: string | undefined;
-  /** Signs portal links and sessions (domain/portal.ts). */
+  /** Signs portal links and sessions (domain/access/portal.ts). */
   portalKey: Buffer;
   /** This instance's buckets for the public portal link exchange. */
   portalExchanges: ExchangeLimiter;
@@ -60,7 +60,7 @@ const refusedWrite = (refusal: Extract<NarrowedWrite, { ok: false }>): AdminResu
 
 /**
  * PUT of destination `id` (internally `internalId`): a narrowed portal session may not create
- * one nor widen its eventTypes (domain/portal-narrowing.ts). Looked at first, so nothing (a
+ * one nor widen its eventTypes (domain/access/portal-narrowing.ts). Looked at first, so nothing (a
  * dedicated lane) is made for a write that is refused; and again inside the write (narrowed's
  * store), so a change in between cannot slip through. A spec that does not parse is left to
  * `put`, which names its problems.

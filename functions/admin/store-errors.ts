@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import { STORE_BUSY_RETRY_AFTER_S, storeBusyMessage } from '../../shared/app/store-busy';
-import { newErrorId } from '../../shared/app/unavailable-causes';
+import { STORE_BUSY_RETRY_AFTER_S, storeBusyMessage } from '../../shared/app/support/store-busy';
+import { newErrorId } from '../../shared/app/support/unavailable-causes';
 import { HeraldRequest, sendJson } from '../http';
 import { runtime } from '../process-runtime';
 

@@ -1,5 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
-import type { DestinationSpec } from '../../shared/domain/destination';
+import type { DestinationSpec } from '../../shared/domain/destinations/destination';
 
 export interface DestinationInputs {
   /** The admin function's URL: `https://REGION-PROJECT.cloudfunctions.net/admin`. */

@@ -6,7 +6,7 @@ import { IdTokenVerifier } from '../ports';
  * Google's published certificates (fetched once and cached as their Cache-Control allows),
  * the issuer, iat/exp with five minutes of clock skew, and the audience. The caller checks
  * who the token names (email, email_verified). The library's errors quote the token: never
- * log them as they are (shared/domain/oidc-claims.ts verificationFailure).
+ * log them as they are (shared/domain/access/oidc-claims.ts verificationFailure).
  */
 export class GoogleIdTokenVerifier implements IdTokenVerifier {
   constructor(private readonly client: OAuth2Client = new OAuth2Client()) {}

@@ -1,8 +1,8 @@
 import { Agent, Dispatcher, request } from 'undici';
-import { AddressRules, checkTargetUrl } from '../domain/address-policy';
-import { keptResponseHeaders } from '../domain/attempt-detail';
-import { AttemptResult } from '../domain/delivery';
-import { USER_AGENT } from '../domain/signing';
+import { AddressRules, checkTargetUrl } from '../domain/access/address-policy';
+import { keptResponseHeaders } from '../domain/retry/attempt-detail';
+import { AttemptResult } from '../domain/retry/delivery';
+import { USER_AGENT } from '../domain/delivery/signing';
 import { HostResolver, HttpRequest, HttpSender } from '../ports';
 import { BlockedAddressError, guardedConnector, systemResolver } from './guarded-lookup';
 

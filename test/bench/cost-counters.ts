@@ -3,7 +3,7 @@
  * (cost-stack.ts is the child, cost.ts the parent). Every counter is cumulative since the
  * child started: the parent subtracts two snapshots.
  */
-import { DeliveryStatus } from '../../shared/domain/delivery';
+import { DeliveryStatus } from '../../shared/domain/retry/delivery';
 import { FunctionName } from '../../shared/topology';
 import { CounterWrite } from './counter-writes';
 import { OpsByCollection } from './firestore-meter';

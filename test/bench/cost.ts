@@ -56,7 +56,7 @@ import {
   VariantKey,
   VARIANTS,
 } from './cost-model';
-import { DEFAULT_RETENTION_DAYS } from '../../shared/domain/delivery-retention';
+import { DEFAULT_RETENTION_DAYS } from '../../shared/domain/delivery/delivery-retention';
 import { COLLECTIONS } from '../../shared/firestore-schema';
 import { forkUntilReady } from './fork-child';
 import { collectionTable, opsDelta, Ops, OpsByCollection, perEvent as opsPerEvent, totalOps } from './firestore-meter';

@@ -5,9 +5,9 @@
  * flight, as a push subscription's outstanding-message window does on GCP.
  */
 import { Duration, Message, PubSub, Subscription } from '@google-cloud/pubsub';
-import { DeliverDeps, DeliverOutcome, deliverPush } from '../../shared/app/deliver';
-import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
-import { heraldAttribute, PushDelivery } from '../../shared/domain/cloudevents-pubsub';
+import { DeliverDeps, DeliverOutcome, deliverPush } from '../../shared/app/delivery/deliver';
+import { LANE_ATTRIBUTES } from '../../shared/domain/intake/lane-message';
+import { heraldAttribute, PushDelivery } from '../../shared/domain/events/cloudevents-pubsub';
 
 /** A pulled lane message as the push envelope would have carried it. */
 export function pushOf(message: Message, subscription: string): PushDelivery {

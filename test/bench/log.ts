@@ -12,10 +12,10 @@ import { Firestore } from '@google-cloud/firestore';
 import { COLLECTIONS } from '../../shared/firestore-schema';
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
 import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
-import { DestinationCounters } from '../../shared/app/destination-counters';
-import { DeliveryLogHead } from '../../shared/app/delivery-log-head';
-import { DeliveryRecord } from '../../shared/domain/delivery';
-import { headEntryId } from '../../shared/domain/grouped-outcomes';
+import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
+import { DeliveryLogHead } from '../../shared/app/destinations/delivery-log-head';
+import { DeliveryRecord } from '../../shared/domain/retry/delivery';
+import { headEntryId } from '../../shared/domain/delivery/grouped-outcomes';
 import { AddedDelivered } from '../../shared/ports';
 import { deliveryId } from '../../shared/domain/ids';
 import { startLocalStack } from '../../apps/local/stack';
@@ -74,7 +74,7 @@ export async function runLogBench(args: string[], harness: BenchHarness): Promis
     const logHead = new DeliveryLogHead(counterStore, clock, recorder);
     // DELIVERED outcomes committed as deliver commits them: those finishing during a commit go in the next (about GROUPED_AT_ONCE to a group).
     let inFlight: { record: DeliveryRecord; at: Date; added: Promise<AddedDelivered> }[] = [];
-    /** Into the head once written: a grouped record with its group (as deliver does, domain/grouped-outcomes.ts headEntryId). */
+    /** Into the head once written: a grouped record with its group (as deliver does, domain/delivery/grouped-outcomes.ts headEntryId). */
     const intoHead = async () => {
       for (const w of inFlight) {
         const added = await w.added;

@@ -14,7 +14,7 @@ import { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { startLocalStack } from '../../apps/local/stack';
 import { createLogger } from '../../shared/log';
-import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
+import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
 import { COMPONENT_LABELS, COMPONENTS, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths } from './cost-model';
 import { clearFirestore, purgeProject } from './housekeeping';
 import { BenchFailure, BenchHarness, flagsOf, intOption, mark } from './harness';

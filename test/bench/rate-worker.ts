@@ -15,8 +15,8 @@
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
-import { DeliverOutcome } from '../../shared/app/deliver';
-import { runPump } from '../../shared/app/pump';
+import { DeliverOutcome } from '../../shared/app/delivery/deliver';
+import { runPump } from '../../shared/app/retry/pump';
 import { loadConfig } from '../../shared/config';
 import { createLogger } from '../../shared/log';
 import { createRuntime, deliverDeps, pumpDeps, Runtime } from '../../shared/runtime';

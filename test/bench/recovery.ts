@@ -11,15 +11,15 @@
  * round, which sent the retry). At the end: every record created exactly once, the journal empty.
  */
 import { performance } from 'node:perf_hooks';
-import { pumpRun } from '../../shared/app/pump-run';
-import { ReconcileDeps } from '../../shared/app/reconcile';
+import { pumpRun } from '../../shared/app/retry/pump-run';
+import { ReconcileDeps } from '../../shared/app/intake/reconcile';
 import { LocalStack, startLocalStack } from '../../apps/local/stack';
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
 import { FirestoreIntakeStore, OperationCounter } from '../../shared/adapters/firestore/stores';
-import { deliveryId } from '../../shared/domain/delivery';
-import { DAY_MS } from '../../shared/domain/delivery-retention';
-import { eventKey, HeraldEvent } from '../../shared/domain/event';
-import { INTAKE_BATCH_EVENTS, IntakeBatch } from '../../shared/domain/intake';
+import { deliveryId } from '../../shared/domain/retry/delivery';
+import { DAY_MS } from '../../shared/domain/delivery/delivery-retention';
+import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
+import { INTAKE_BATCH_EVENTS, IntakeBatch } from '../../shared/domain/intake/intake';
 import { createLogger } from '../../shared/log';
 import { createRuntime, pumpDeps, reconcileDeps, Runtime } from '../../shared/runtime';
 import { countedDeliveries, dueRetry } from '../support/recovery';

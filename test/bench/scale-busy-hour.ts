@@ -8,7 +8,7 @@
  * the shape the issue's read counts come from.
  */
 import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
-import { DestinationCounters } from '../../shared/app/destination-counters';
+import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
 import { Runtime } from '../../shared/runtime';
 
 export interface BusyHour {

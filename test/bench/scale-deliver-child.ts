@@ -8,10 +8,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { writeHeapSnapshot } from 'node:v8';
-import { deliverFromLane } from '../../shared/app/deliver';
+import { deliverFromLane } from '../../shared/app/delivery/deliver';
 import { loadConfig } from '../../shared/config';
-import { ACCOUNT_EXTENSION } from '../../shared/domain/account';
-import { toLaneMessage } from '../../shared/domain/lane-message';
+import { ACCOUNT_EXTENSION } from '../../shared/domain/access/account';
+import { toLaneMessage } from '../../shared/domain/intake/lane-message';
 import { createLogger } from '../../shared/log';
 import { createRuntime, deliverDeps } from '../../shared/runtime';
 

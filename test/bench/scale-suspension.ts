@@ -9,7 +9,7 @@
  * catch-up read is slow (the emulator scans the collection: ~1 s each at 20,000 destinations)
  * the next runs finish it, and the runs it took are printed.
  */
-import { checkThresholds } from '../../shared/app/suspend-and-reactivate';
+import { checkThresholds } from '../../shared/app/delivery/suspend-and-reactivate';
 import { Runtime, suspensionDeps } from '../../shared/runtime';
 import { writeBusyHour } from './scale-busy-hour';
 import { Measured, Probe } from './scale-probe';

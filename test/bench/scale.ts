@@ -24,8 +24,8 @@
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../../shared/config';
 import { startLocalStack } from '../../apps/local/stack';
-import { checkThresholds } from '../../shared/app/suspend-and-reactivate';
-import { generateSecretsKey } from '../../shared/domain/secret-box';
+import { checkThresholds } from '../../shared/app/delivery/suspend-and-reactivate';
+import { generateSecretsKey } from '../../shared/domain/access/secret-box';
 import { createLogger } from '../../shared/log';
 import { createRuntime, Runtime, suspensionDeps } from '../../shared/runtime';
 import { ArrivalCounter } from './fanout';

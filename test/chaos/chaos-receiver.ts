@@ -2,9 +2,9 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { FLAKY_503_SHARE, ReceiverPlan, SLOW_REPLY_MS } from './scenario';
 import { ReceiverCounts } from './ledger';
-import { BATCH_CONTENT_TYPE } from '../../shared/domain/batching';
-import { eventKey } from '../../shared/domain/event';
-import { webhookIdFor } from '../../shared/domain/signing';
+import { BATCH_CONTENT_TYPE } from '../../shared/domain/modes/batching';
+import { eventKey } from '../../shared/domain/events/event';
+import { webhookIdFor } from '../../shared/domain/delivery/signing';
 
 /**
  * One destination's receiver on loopback, misbehaving as its plan says: healthy; flaky (503

@@ -1,4 +1,4 @@
-import { DeliveryStatus } from '../../shared/domain/delivery';
+import { DeliveryStatus } from '../../shared/domain/retry/delivery';
 
 /**
  * What became of every (accepted event, destination) pair, from the delivery records and what

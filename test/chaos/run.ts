@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { eventKey } from '../../shared/domain/event';
+import { eventKey } from '../../shared/domain/events/event';
 import { unpackGroup } from '../../shared/adapters/firestore/delivery-groups';
-import { webhookIdFor } from '../../shared/domain/signing';
-import { DELIVERY_STATUSES, DeliveryStatus } from '../../shared/domain/delivery';
+import { webhookIdFor } from '../../shared/domain/delivery/signing';
+import { DELIVERY_STATUSES, DeliveryStatus } from '../../shared/domain/retry/delivery';
 import { freePort, startEmulators } from '../../apps/local/emulators';
 import { ChaosReceiver } from './chaos-receiver';
 import { HeraldProcess } from './herald-process';
@@ -276,7 +276,7 @@ interface FirestoreValue {
 
 /**
  * Every delivery's state (status and times only), as the store shows it
- * (domain/grouped-outcomes.ts): a document of its own wins; else a DELIVERED first attempt in a group.
+ * (domain/delivery/grouped-outcomes.ts): a document of its own wins; else a DELIVERED first attempt in a group.
  */
 async function readRecords(firestoreHost: string): Promise<Map<string, RecordState>> {
   const records = new Map<string, RecordState>();

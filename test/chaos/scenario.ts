@@ -22,7 +22,7 @@ export const chaosOptionsSchema = z.strictObject({
   reconcileAfterSeconds: z.number().min(1, 'reconcile-after must be at least 1').max(86_400, 'reconcile-after must be at most 86400').default(60),
   /** Instances of the functions in Herald's process (`npm start -- --instances N`), each with its own caches; a kill takes them all. */
   instances: z.number().int('instances must be a whole number').min(1, 'instances must be 1-16').max(16, 'instances must be 1-16').default(1),
-  /** Events per POST /ingest (a CloudEvents batch): a destination's share of one goes as one bundle, one push (app/deliver.ts deliverPush). */
+  /** Events per POST /ingest (a CloudEvents batch): a destination's share of one goes as one bundle, one push (app/delivery/deliver.ts deliverPush). */
   perPost: z.number().int('per-post must be a whole number').min(1, 'per-post must be 1-100').max(100, 'per-post must be 1-100').default(1),
   /** Every destination batched (issue 37): `batch: CHAOS_BATCH`. */
   batched: z.boolean().default(false),

@@ -1,4 +1,4 @@
-import { applySpec } from '../../shared/domain/destination';
+import { applySpec } from '../../shared/domain/destinations/destination';
 import { internalDestinationId } from '../../shared/domain/ids';
 import { startTestStack, TestStack } from '../support/stack';
 

@@ -1,12 +1,12 @@
 import { PubSub } from '@google-cloud/pubsub';
 import { HTTP } from 'cloudevents';
 import { Webhook } from 'standardwebhooks';
-import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
+import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey } from '../../shared/domain/events/event';
 import { eventually } from '../support/eventually';
 import { Receiver, ReceivedRequest } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';
-import { runBatcher } from '../../shared/app/batcher';
+import { runBatcher } from '../../shared/app/delivery/batcher';
 import { batcherDeps } from '../../shared/runtime';
 import { SubscriptionTap } from '../support/subscription-tap';
 

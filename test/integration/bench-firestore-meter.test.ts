@@ -6,8 +6,8 @@
 import { Firestore } from '@google-cloud/firestore';
 import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore/stores';
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
-import { DeliveryRecord } from '../../shared/domain/delivery';
-import { applySpec } from '../../shared/domain/destination';
+import { DeliveryRecord } from '../../shared/domain/retry/delivery';
+import { applySpec } from '../../shared/domain/destinations/destination';
 import { FirestoreMeter, meterFirestore, Ops, totalOps } from '../bench/firestore-meter';
 
 const projectId = 'bench-firestore-meter-test';

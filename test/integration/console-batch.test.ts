@@ -7,8 +7,8 @@
  * test/integration/batched-delivery.test.ts's to show, this is the setting's round trip.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
+import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey } from '../../shared/domain/events/event';
 import { internalDestinationId } from '../../shared/domain/ids';
 import { accessibilityProblems, ensureConsoleBuilt, launchChromium } from '../support/browser';
 import { Receiver } from '../support/receiver';

@@ -5,8 +5,8 @@
  * click deleted it and orphaned the three.
  */
 import type { Browser } from 'playwright-core';
-import { deliveryId } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
+import { deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey } from '../../shared/domain/events/event';
 import { accessibilityProblems, ensureConsoleBuilt, launchChromium } from '../support/browser';
 import { eventually } from '../support/eventually';
 import { Receiver } from '../support/receiver';

@@ -14,7 +14,7 @@ import { Receiver } from '../support/receiver';
 import { catalogueNow } from '../support/event-types';
 import { patient } from '../support/patience';
 import { startTestStack, testSecretsKey, TestStack } from '../support/stack';
-import { portalKeyOf, portalSecretOf, signLink } from '../../shared/domain/portal';
+import { portalKeyOf, portalSecretOf, signLink } from '../../shared/domain/access/portal';
 
 // A project of its own each run: account ids are never reused, so a rerun on long-lived emulators starts clean.
 const PROJECT = `console-test-${Date.now().toString(36)}`;

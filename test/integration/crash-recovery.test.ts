@@ -1,6 +1,6 @@
 import { ChildProcess } from 'node:child_process';
-import { deliveryId } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
+import { deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey } from '../../shared/domain/events/event';
 import { eventually } from '../support/eventually';
 import { Receiver } from '../support/receiver';
 import { spawnLocalHerald } from '../support/local-herald';

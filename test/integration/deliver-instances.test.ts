@@ -1,11 +1,11 @@
 import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
 import { putDestination } from '../../shared/app/admin/destinations-admin';
-import { deliverFromLane, DeliverDeps, DeliverOutcome } from '../../shared/app/deliver';
+import { deliverFromLane, DeliverDeps, DeliverOutcome } from '../../shared/app/delivery/deliver';
 import { loadConfig } from '../../shared/config';
-import { PushDelivery, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
-import { deliveryId } from '../../shared/domain/delivery';
-import { eventKey, HeraldEvent } from '../../shared/domain/event';
-import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
+import { PushDelivery, toPubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
+import { deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
+import { LANE_ATTRIBUTES } from '../../shared/domain/intake/lane-message';
 import { createLogger } from '../../shared/log';
 import { MessageBus } from '../../shared/ports';
 import { adminApiDeps, createRuntime, deliverDeps, Runtime } from '../../shared/runtime';

@@ -1,8 +1,8 @@
 import { DocumentData, Firestore, Timestamp } from '@google-cloud/firestore';
 import { COLLECTIONS, FIRESTORE_TTL_FIELDS } from '../../shared/firestore-schema';
-import { deliveryId } from '../../shared/domain/delivery';
-import { DAY_MS } from '../../shared/domain/delivery-retention';
-import { eventKey } from '../../shared/domain/event';
+import { deliveryId } from '../../shared/domain/retry/delivery';
+import { DAY_MS } from '../../shared/domain/delivery/delivery-retention';
+import { eventKey } from '../../shared/domain/events/event';
 import { eventually } from '../support/eventually';
 import { Receiver } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';

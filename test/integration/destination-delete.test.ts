@@ -1,6 +1,6 @@
-import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
-import type { ReplayView } from '../../shared/domain/replay';
+import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey } from '../../shared/domain/events/event';
+import type { ReplayView } from '../../shared/domain/replay/replay';
 import { runCli, stackEnv } from '../support/cli-harness';
 import { eventually } from '../support/eventually';
 import { Receiver } from '../support/receiver';

@@ -2,7 +2,7 @@ import { Firestore } from '@google-cloud/firestore';
 import { FirestoreAccountStore } from '../../shared/adapters/firestore/accounts';
 import { FirestoreAccountDataEraser } from '../../shared/adapters/firestore/account-data';
 import { COLLECTIONS } from '../../shared/firestore-schema';
-import { eraseAccountData } from '../../shared/app/account-purge';
+import { eraseAccountData } from '../../shared/app/access/account-purge';
 import { systemClock } from '../../shared/ports';
 import { accountStoreConformance } from '../support/account-store-conformance';
 

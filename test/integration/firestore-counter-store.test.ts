@@ -3,8 +3,8 @@ import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters'
 import { OperationCounter } from '../../shared/adapters/firestore/stores';
 import { counterStoreConformance } from '../support/counter-store-conformance';
 import { getAccountStats } from '../../shared/app/admin/stats-admin';
-import { DestinationCounters } from '../../shared/app/destination-counters';
-import { checkThresholds } from '../../shared/app/suspend-and-reactivate';
+import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
+import { checkThresholds } from '../../shared/app/delivery/suspend-and-reactivate';
 import { statsDeps, thresholdCheck } from '../support/rollup-check';
 import { createLogger } from '../../shared/log';
 import { Clock } from '../../shared/ports';

@@ -3,13 +3,13 @@ import { OperationCounter } from '../../shared/adapters/firestore/stores';
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
 import { COLLECTIONS } from '../../shared/firestore-schema';
 import { unpackGroup } from '../../shared/adapters/firestore/delivery-groups';
-import { DeliveryRecord } from '../../shared/domain/delivery';
-import { retryOnOverload } from '../../shared/app/overload-retry';
-import { RECORD_RETRY } from '../../shared/app/delivery-context';
+import { DeliveryRecord } from '../../shared/domain/retry/delivery';
+import { retryOnOverload } from '../../shared/app/support/overload-retry';
+import { RECORD_RETRY } from '../../shared/app/delivery/delivery-context';
 import { loseReplies } from '../support/lost-replies';
 import { deliveredRecord, GROUPED_PUBLISHED } from '../support/grouped-records';
-import { keepNewest, RecentEntry } from '../../shared/domain/recent-log';
-import { headEntryId } from '../../shared/domain/grouped-outcomes';
+import { keepNewest, RecentEntry } from '../../shared/domain/delivery/recent-log';
+import { headEntryId } from '../../shared/domain/delivery/grouped-outcomes';
 
 /**
  * Group commits under faults (issue 51): a commit whose reply is lost is not written again as
@@ -31,7 +31,7 @@ beforeEach(() => wipe());
 const published = GROUPED_PUBLISHED;
 const delivered = deliveredRecord;
 
-/** How deliver adds an outcome (app/batch-attempt.ts): tried again on Herald's overload, DEADLINE_EXCEEDED among it. */
+/** How deliver adds an outcome (app/delivery/batch-attempt.ts): tried again on Herald's overload, DEADLINE_EXCEEDED among it. */
 const addAsDeliverDoes = (store: FirestoreDeliveryStore, r: DeliveryRecord) => retryOnOverload(() => store.addDelivered(r, { lingerMs: 50 }), RECORD_RETRY);
 
 /** Every group member stored, by delivery id: how many copies each has. */

@@ -1,6 +1,6 @@
 import { Firestore } from '@google-cloud/firestore';
 import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore/stores';
-import { applySpec } from '../../shared/domain/destination';
+import { applySpec } from '../../shared/domain/destinations/destination';
 
 /** The destination change log on the Firestore emulator: every write path logs, and a look returns only what changed. */
 const projectId = `dest-changes-${Date.now().toString(36)}`;

@@ -1,6 +1,6 @@
 import { Firestore } from '@google-cloud/firestore';
 import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore/stores';
-import { applySpec } from '../../shared/domain/destination';
+import { applySpec } from '../../shared/domain/destinations/destination';
 import { COLLECTIONS } from '../../shared/firestore-schema';
 
 /**

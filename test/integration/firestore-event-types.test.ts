@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Firestore } from '@google-cloud/firestore';
 import { FirestoreEventTypeStore } from '../../shared/adapters/firestore/event-types';
 import { OperationCounter } from '../../shared/adapters/firestore/stores';
-import { EventTypeCatalogue } from '../../shared/app/event-type-samples';
-import { typeHash } from '../../shared/domain/event-type-catalogue';
-import { HeraldEvent } from '../../shared/domain/event';
+import { EventTypeCatalogue } from '../../shared/app/destinations/event-type-samples';
+import { typeHash } from '../../shared/domain/events/event-type-catalogue';
+import { HeraldEvent } from '../../shared/domain/events/event';
 import { createLogger } from '../../shared/log';
 
 /** The event-type catalogue on the Firestore emulator: a write per account and document per round, merged writers, and the per-type documents of before. */

@@ -1,6 +1,6 @@
 import { Firestore } from '@google-cloud/firestore';
 import { FirestoreIntakeStore } from '../../shared/adapters/firestore/stores';
-import { IntakeBatch } from '../../shared/domain/intake';
+import { IntakeBatch } from '../../shared/domain/intake/intake';
 
 /** The intake journal on the Firestore emulator: batches kept whole (event bytes too), found by age, removed together. */
 const projectId = 'intake-store-test';

@@ -1,7 +1,7 @@
 import { Firestore } from '@google-cloud/firestore';
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
-import { deliveryId } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
+import { deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey } from '../../shared/domain/events/event';
 import { eventually } from '../support/eventually';
 import { Receiver } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';

@@ -1,6 +1,6 @@
 import { Firestore } from '@google-cloud/firestore';
 import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
-import { DestinationCounters } from '../../shared/app/destination-counters';
+import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
 import { createLogger } from '../../shared/log';
 import { systemClock } from '../../shared/ports';
 import { eventually } from '../support/eventually';

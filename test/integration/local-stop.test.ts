@@ -1,7 +1,7 @@
 import { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { PubSub } from '@google-cloud/pubsub';
-import { generateSecretsKey } from '../../shared/domain/secret-box';
+import { generateSecretsKey } from '../../shared/domain/access/secret-box';
 import { freePort, groupAlive } from '../../apps/local/emulators';
 import { eventually } from '../support/eventually';
 import { Receiver } from '../support/receiver';

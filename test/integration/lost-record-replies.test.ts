@@ -1,5 +1,5 @@
-import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
+import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey } from '../../shared/domain/events/event';
 import { eventually } from '../support/eventually';
 import { loseReplies, LostReplies } from '../support/lost-replies';
 import { Receiver } from '../support/receiver';

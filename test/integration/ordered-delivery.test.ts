@@ -1,7 +1,7 @@
 import { PubSub } from '@google-cloud/pubsub';
-import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
-import { skipKey } from '../../shared/app/ordered-delivery';
+import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey } from '../../shared/domain/events/event';
+import { skipKey } from '../../shared/app/ordering/ordered-delivery';
 import { eventually } from '../support/eventually';
 import { Receiver } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';

@@ -1,8 +1,8 @@
-import { deliveryId } from '../../shared/domain/delivery';
-import { eventKey, HeraldEvent } from '../../shared/domain/event';
-import { IntakeBatch } from '../../shared/domain/intake';
-import { pumpRun, PumpRunReport } from '../../shared/app/pump-run';
-import { ReconcileDeps, RUN_RECORDS } from '../../shared/app/reconcile';
+import { deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
+import { IntakeBatch } from '../../shared/domain/intake/intake';
+import { pumpRun, PumpRunReport } from '../../shared/app/retry/pump-run';
+import { ReconcileDeps, RUN_RECORDS } from '../../shared/app/intake/reconcile';
 import { pumpDeps, reconcileDeps } from '../../shared/runtime';
 import { patient } from '../support/patience';
 import { Receiver } from '../support/receiver';

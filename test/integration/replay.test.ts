@@ -1,11 +1,11 @@
 import { PubSub } from '@google-cloud/pubsub';
 import { Webhook } from 'standardwebhooks';
-import { suspendDestination } from '../../shared/app/suspend-and-reactivate';
+import { suspendDestination } from '../../shared/app/delivery/suspend-and-reactivate';
 import { CliRun, runCli } from '../support/cli-harness';
-import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
-import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
-import type { ReplayItem, ReplayView } from '../../shared/domain/replay';
+import { toPubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
+import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey } from '../../shared/domain/events/event';
+import type { ReplayItem, ReplayView } from '../../shared/domain/replay/replay';
 import { suspensionDeps } from '../../shared/runtime';
 import { sharedLaneFor } from '../../shared/topology';
 import { eventually } from '../support/eventually';

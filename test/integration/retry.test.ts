@@ -1,7 +1,7 @@
 import { PubSub } from '@google-cloud/pubsub';
-import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
-import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
+import { toPubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
+import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey } from '../../shared/domain/events/event';
 import { sharedLaneFor } from '../../shared/topology';
 import { SubscriptionTap } from '../support/subscription-tap';
 import { eventually } from '../support/eventually';

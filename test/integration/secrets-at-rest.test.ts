@@ -3,7 +3,7 @@ import { CollectionReference, DocumentData, Firestore, Timestamp } from '@google
 import { Webhook } from 'standardwebhooks';
 import { FirestoreDestinationStore } from '../../shared/adapters/firestore/stores';
 import { COLLECTIONS } from '../../shared/firestore-schema';
-import { generateSecretsKey, keyIdOf, SecretBox, sealedKeyId } from '../../shared/domain/secret-box';
+import { generateSecretsKey, keyIdOf, SecretBox, sealedKeyId } from '../../shared/domain/access/secret-box';
 import { Receiver, ReceivedRequest } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';
 

@@ -1,6 +1,6 @@
-import { deliveryId } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
-import type { Suspension } from '../../shared/domain/suspension';
+import { deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey } from '../../shared/domain/events/event';
+import type { Suspension } from '../../shared/domain/destinations/suspension';
 import { HostResolver } from '../../shared/ports';
 import { eventually } from '../support/eventually';
 import { startTestStack, TestStack } from '../support/stack';

@@ -1,6 +1,6 @@
-import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
-import type { Suspension, SuspensionNotification } from '../../shared/domain/suspension';
+import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey } from '../../shared/domain/events/event';
+import type { Suspension, SuspensionNotification } from '../../shared/domain/destinations/suspension';
 import { eventually } from '../support/eventually';
 import { Receiver, ReceivedRequest, Responder } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';

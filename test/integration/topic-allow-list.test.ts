@@ -1,6 +1,6 @@
 import { PubSub } from '@google-cloud/pubsub';
-import { deliveryId, DeliveryRecord } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
+import { deliveryId, DeliveryRecord } from '../../shared/domain/retry/delivery';
+import { eventKey } from '../../shared/domain/events/event';
 import { eventually } from '../support/eventually';
 import { startTestStack, TestStack } from '../support/stack';
 import { SubscriptionTap } from '../support/subscription-tap';

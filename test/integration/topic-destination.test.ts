@@ -1,11 +1,11 @@
 import { PubSub } from '@google-cloud/pubsub';
 import { CloudEvent } from 'cloudevents';
 import { CliRun, runCli } from '../support/cli-harness';
-import { fromPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
-import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
-import { eventKey } from '../../shared/domain/event';
-import type { ReplayView } from '../../shared/domain/replay';
-import type { Suspension, SuspensionNotification } from '../../shared/domain/suspension';
+import { fromPubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
+import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey } from '../../shared/domain/events/event';
+import type { ReplayView } from '../../shared/domain/replay/replay';
+import type { Suspension, SuspensionNotification } from '../../shared/domain/destinations/suspension';
 import { eventually } from '../support/eventually';
 import { startTestStack, TestStack } from '../support/stack';
 import { SubscriptionTap, TappedMessage } from '../support/subscription-tap';

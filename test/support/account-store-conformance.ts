@@ -1,4 +1,4 @@
-import { Account, AccountKey } from '../../shared/domain/account';
+import { Account, AccountKey } from '../../shared/domain/access/account';
 import { AccountStore } from '../../shared/ports';
 import { contractSuite } from './contract-suite';
 

@@ -1,6 +1,6 @@
-import { DestinationCounters, SHARED_PART_SIZE, SPARSE_MAX } from '../../shared/app/destination-counters';
-import { DeliveryLogHead } from '../../shared/app/delivery-log-head';
-import { headOf, newestFirst, RecentEntry } from '../../shared/domain/recent-log';
+import { DestinationCounters, SHARED_PART_SIZE, SPARSE_MAX } from '../../shared/app/destinations/destination-counters';
+import { DeliveryLogHead } from '../../shared/app/destinations/delivery-log-head';
+import { headOf, newestFirst, RecentEntry } from '../../shared/domain/delivery/recent-log';
 import { createLogger } from '../../shared/log';
 import { Clock, CounterStore } from '../../shared/ports';
 

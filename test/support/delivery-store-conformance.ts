@@ -1,8 +1,8 @@
-import { DeliveryRecord } from '../../shared/domain/delivery';
+import { DeliveryRecord } from '../../shared/domain/retry/delivery';
 import { DeliveryStore } from '../../shared/ports';
-import { decodeLogCursor } from '../../shared/domain/delivery-log';
-import { headEntryId } from '../../shared/domain/grouped-outcomes';
-import { sameTally, tallyOf } from '../../shared/domain/intake-tally';
+import { decodeLogCursor } from '../../shared/domain/stats/delivery-log';
+import { headEntryId } from '../../shared/domain/delivery/grouped-outcomes';
+import { sameTally, tallyOf } from '../../shared/domain/intake/intake-tally';
 
 const T0 = new Date('2026-05-01T10:00:00.000Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000).toISOString();
@@ -88,7 +88,7 @@ export function deliveryStoreConformance(name: string, make: (grouping?: Groupin
       if (kind === 'groups') store = await make({ alone: 'group' });
       const detail = { at: at(0), durationMs: 5, target: 'https://x.example/h', request: { headers: {}, bodyBytes: 1 }, decision: { kind: 'delivered' as const } };
       const data = Buffer.from('{}');
-      // What the log head names each record by (a grouped one with its group: domain/grouped-outcomes.ts headEntryId).
+      // What the log head names each record by (a grouped one with its group: domain/delivery/grouped-outcomes.ts headEntryId).
       const entry = new Map<string, string>();
       const write = async (r: DeliveryRecord) => {
         if (kind !== 'groups' || r.status !== 'DELIVERED') return store.put(r);

@@ -1,4 +1,4 @@
-import { applySpec, Destination } from '../../shared/domain/destination';
+import { applySpec, Destination } from '../../shared/domain/destinations/destination';
 import { DestinationStore } from '../../shared/ports';
 import { contractSuite } from './contract-suite';
 

@@ -1,4 +1,4 @@
-import { applySpec, Destination } from '../../shared/domain/destination';
+import { applySpec, Destination } from '../../shared/domain/destinations/destination';
 
 /** A webhook destination with the defaults, as PUT /admin/destinations/{id} would store it. */
 export function webhookDestination(id: string, url = `https://hooks.example.com/${id}`): Destination {

@@ -1,7 +1,7 @@
 import { LocalStack } from '../../apps/local/stack';
 
 /**
- * What the reconciler's next round does for the Event types page (app/event-type-samples.ts),
+ * What the reconciler's next round does for the Event types page (app/destinations/event-type-samples.ts),
  * without waiting its grace (HERALD_RECONCILE_AFTER_MS: a minute in test stacks): the stack's
  * own catalogue, over the intake journal's batches as they are now. Same code, same store.
  */

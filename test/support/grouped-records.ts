@@ -1,4 +1,4 @@
-import { DeliveryRecord } from '../../shared/domain/delivery';
+import { DeliveryRecord } from '../../shared/domain/retry/delivery';
 
 /** When the grouped test records were published (a second before their attempt). */
 export const GROUPED_PUBLISHED = '2026-11-26T11:59:59.000Z';

@@ -1,4 +1,4 @@
-import { IntakeBatch } from '../../shared/domain/intake';
+import { IntakeBatch } from '../../shared/domain/intake/intake';
 import { IntakeStore } from '../../shared/ports';
 import { contractSuite } from './contract-suite';
 

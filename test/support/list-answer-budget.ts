@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { LIST_ANSWER_MAX_BYTES } from '../../shared/app/admin/answer-budget';
 import { listAccountDeliveries } from '../../shared/app/admin/account-deliveries-admin';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
-import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
-import { deliveryId, DeliveryRecord } from '../../shared/domain/delivery';
-import { HeraldEvent } from '../../shared/domain/event';
+import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
+import { deliveryId, DeliveryRecord } from '../../shared/domain/retry/delivery';
+import { HeraldEvent } from '../../shared/domain/events/event';
 import { internalDestinationId } from '../../shared/domain/ids';
 import { DeliveryStore } from '../../shared/ports';
 

@@ -1,5 +1,5 @@
-import { DEFAULT_MAX_SESSIONS } from '../../shared/domain/portal';
-import { PortalLinkRecord, PortalSessionRecord } from '../../shared/domain/portal-access';
+import { DEFAULT_MAX_SESSIONS } from '../../shared/domain/access/portal';
+import { PortalLinkRecord, PortalSessionRecord } from '../../shared/domain/access/portal-access';
 import { PortalStore } from '../../shared/ports';
 
 const T0 = Date.parse('2026-11-26T00:00:00.000Z');

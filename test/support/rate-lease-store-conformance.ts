@@ -1,4 +1,4 @@
-import { lease, LeaseRequest, RATE_LIMITS, RateDoc } from '../../shared/domain/rate-control';
+import { lease, LeaseRequest, RATE_LIMITS, RateDoc } from '../../shared/domain/rate/rate-control';
 import { RateLeaseStore } from '../../shared/ports';
 import { contractSuite } from './contract-suite';
 

@@ -1,5 +1,5 @@
-import { DeliveryRecord, deliveryId } from '../../shared/domain/delivery';
-import { eventKey, HeraldEvent } from '../../shared/domain/event';
+import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
+import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
 import { DeliveryStore } from '../../shared/ports';
 
 /**

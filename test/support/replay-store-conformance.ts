@@ -1,4 +1,4 @@
-import { queuedReport, ReplayReport } from '../../shared/domain/replay';
+import { queuedReport, ReplayReport } from '../../shared/domain/replay/replay';
 import { ReplayStore } from '../../shared/ports';
 import { contractSuite } from './contract-suite';
 

@@ -1,8 +1,8 @@
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { StatsAdminDeps } from '../../shared/app/admin/stats-admin';
-import { DestinationCounters } from '../../shared/app/destination-counters';
-import { DestinationDirectory } from '../../shared/app/destination-directory';
-import { SuspensionDeps } from '../../shared/app/suspend-and-reactivate';
+import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
+import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
+import { SuspensionDeps } from '../../shared/app/delivery/suspend-and-reactivate';
 import { Clock, CounterStore, Logger } from '../../shared/ports';
 import { webhookDestination } from './destinations';
 

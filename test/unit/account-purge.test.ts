@@ -1,8 +1,8 @@
 import { MemoryAccountStore } from '../../shared/adapters/memory/account-store';
 import { createAccount, createKey, deleteAccount, AccountsAdminDeps, updateAccount } from '../../shared/app/admin/accounts-admin';
-import { eraseAccountData, finishAccountPurges, PURGE_INLINE_MS } from '../../shared/app/account-purge';
-import { KeyVerifier } from '../../shared/app/key-verifier';
-import { OPERATOR } from '../../shared/domain/account';
+import { eraseAccountData, finishAccountPurges, PURGE_INLINE_MS } from '../../shared/app/access/account-purge';
+import { KeyVerifier } from '../../shared/app/access/key-verifier';
+import { OPERATOR } from '../../shared/domain/access/account';
 import { AccountDataEraser, Clock, Logger } from '../../shared/ports';
 
 /** A clock that moves only when told (each erase step below takes its time). */

@@ -1,11 +1,11 @@
-import type { Account, AccountKey } from '../../shared/domain/account';
+import type { Account, AccountKey } from '../../shared/domain/access/account';
 import { MemoryPortalStore } from '../../shared/adapters/memory/portal-store';
-import { authenticate, AuthenticateDeps } from '../../shared/app/authenticate';
-import { KeyVerifier } from '../../shared/app/key-verifier';
-import { PortalVerifier } from '../../shared/app/portal-verifier';
-import { digestOf } from '../../shared/app/push-auth';
-import { mintKey } from '../../shared/domain/account';
-import { PortalClaims, signSession } from '../../shared/domain/portal';
+import { authenticate, AuthenticateDeps } from '../../shared/app/access/authenticate';
+import { KeyVerifier } from '../../shared/app/access/key-verifier';
+import { PortalVerifier } from '../../shared/app/access/portal-verifier';
+import { digestOf } from '../../shared/app/access/push-auth';
+import { mintKey } from '../../shared/domain/access/account';
+import { PortalClaims, signSession } from '../../shared/domain/access/portal';
 
 /**
  * The one bearer check of the two public doors (functions/ingest.ts and functions/admin/auth.ts):

@@ -1,9 +1,9 @@
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
-import { claimedBatch, ClaimedMember, FirstMember, firstBatch } from '../../shared/app/batch-attempt';
-import { AttemptResult, deliveryId, DeliveryRecord } from '../../shared/domain/delivery';
-import { transition } from '../../shared/domain/delivery-state';
-import { applySpec, Destination, destinationSpecSchema } from '../../shared/domain/destination';
-import { eventKey, HeraldEvent } from '../../shared/domain/event';
+import { claimedBatch, ClaimedMember, FirstMember, firstBatch } from '../../shared/app/delivery/batch-attempt';
+import { AttemptResult, deliveryId, DeliveryRecord } from '../../shared/domain/retry/delivery';
+import { transition } from '../../shared/domain/retry/delivery-state';
+import { applySpec, Destination, destinationSpecSchema } from '../../shared/domain/destinations/destination';
+import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
 import { HttpRequest } from '../../shared/ports';
 import { memoryDeliverDeps } from '../support/memory-deliver';
 

@@ -1,6 +1,6 @@
 import { MemoryBatcherLease } from '../../shared/adapters/memory/batcher-lease';
-import { BatcherLeaseKeeper, BatcherWaker } from '../../shared/app/batcher-wake';
-import { BATCHER_WAKE, leaseRenewal, NOTHING_SEEN, publisherStep } from '../../shared/domain/batcher-lease';
+import { BatcherLeaseKeeper, BatcherWaker } from '../../shared/app/lanes/batcher-wake';
+import { BATCHER_WAKE, leaseRenewal, NOTHING_SEEN, publisherStep } from '../../shared/domain/modes/batcher-lease';
 import { createLogger } from '../../shared/log';
 
 /** A batcher's wake-up: publishers read the lease a running batcher keeps, and wake a pump run when none does. */
@@ -82,7 +82,7 @@ describe('BatcherLeaseKeeper', () => {
   });
 });
 
-describe('the rules (domain/batcher-lease.ts)', () => {
+describe('the rules (domain/modes/batcher-lease.ts)', () => {
   test('a publisher does nothing while a lease runs; past it, looks at most every LOOK_EVERY_MS, and wakes at most every WAKE_EVERY_MS', () => {
     const now = 1_000_000;
     expect(publisherStep(NOTHING_SEEN, now)).toBe('look');

@@ -1,14 +1,14 @@
 import { MemoryDeadLetterQueue } from '../../shared/adapters/memory/dead-letter-queue';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
-import { runBatcher } from '../../shared/app/batcher';
+import { runBatcher } from '../../shared/app/delivery/batcher';
 import { MemoryBatcherLease } from '../../shared/adapters/memory/batcher-lease';
-import { AttemptResult, deliveryId } from '../../shared/domain/delivery';
-import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
-import { eventKey, HeraldEvent } from '../../shared/domain/event';
-import { toLaneMessage } from '../../shared/domain/lane-message';
+import { AttemptResult, deliveryId } from '../../shared/domain/retry/delivery';
+import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
+import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
+import { toLaneMessage } from '../../shared/domain/intake/lane-message';
 import { HttpRequest, PulledMessage } from '../../shared/ports';
-import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
-import { LaneDeps, publishBundled } from '../../shared/app/lanes';
+import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
+import { LaneDeps, publishBundled } from '../../shared/app/lanes/lanes';
 import { memoryDeliverDeps } from '../support/memory-deliver';
 
 /** The batcher over a pull queue in memory: what it acks, holds and gives back, and when it sends. */

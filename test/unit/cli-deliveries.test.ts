@@ -1,8 +1,8 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { DeliveriesDeps, getDelivery, listDeliveries } from '../../shared/app/admin/deliveries-admin';
 import { AdminResult } from '../../shared/app/admin/destinations-admin';
-import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/delivery';
-import { encodeLogCursor } from '../../shared/domain/delivery-log';
+import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/retry/delivery';
+import { encodeLogCursor } from '../../shared/domain/stats/delivery-log';
 import { harness, Sent } from '../support/cli-harness';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { webhookDestination } from '../support/destinations';

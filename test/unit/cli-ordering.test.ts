@@ -3,7 +3,7 @@ import { destinationSummary } from '../../apps/cli/commands/destinations';
 import { orderingFromFlags } from '../../apps/cli/ordering-flags';
 import type { DeliveryView } from '../../shared/app/admin/deliveries-admin';
 import type { DestinationInfo } from '../../apps/cli/client';
-import { PARKED_AT } from '../../shared/domain/ordering';
+import { PARKED_AT } from '../../shared/domain/modes/ordering';
 import { harness } from '../support/cli-harness';
 
 /** `destinations add --ordering*`, `destinations blocked-keys|skip-key` (issue 38): what is sent, what is refused before sending, and where the setting shows. */

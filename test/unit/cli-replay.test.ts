@@ -2,13 +2,13 @@ import { MemoryDeadLetterQueue } from '../../shared/adapters/memory/dead-letter-
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryReplayStore } from '../../shared/adapters/memory/replay-store';
 import { AdminResult } from '../../shared/app/admin/destinations-admin';
-import { ReplayDeps } from '../../shared/app/replay-run';
-import { handleReplayTrigger } from '../../shared/app/replay-trigger';
+import { ReplayDeps } from '../../shared/app/retry/replay-run';
+import { handleReplayTrigger } from '../../shared/app/retry/replay-trigger';
 import { getReplay, listReplays, postReplay, ReplaysAdminDeps } from '../../shared/app/admin/replays-admin';
 import { run } from '../../apps/cli/main';
-import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
-import { DeliveryRecord } from '../../shared/domain/delivery';
-import type { ReplayView } from '../../shared/domain/replay';
+import { toPubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
+import { DeliveryRecord } from '../../shared/domain/retry/delivery';
+import type { ReplayView } from '../../shared/domain/replay/replay';
 import { createLogger } from '../../shared/log';
 import { systemClock } from '../../shared/ports';
 import { harness, Sent } from '../support/cli-harness';

@@ -1,12 +1,12 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
 import { MemoryCounterStore } from '../../shared/adapters/memory/counter-store';
-import { DestinationDirectory } from '../../shared/app/destination-directory';
+import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
 import { AdminDeps, AdminResult, getDestination } from '../../shared/app/admin/destinations-admin';
-import { DestinationCounters } from '../../shared/app/destination-counters';
-import { SuspensionDeps, suspendDestination } from '../../shared/app/suspend-and-reactivate';
+import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
+import { SuspensionDeps, suspendDestination } from '../../shared/app/delivery/suspend-and-reactivate';
 import { postReactivate, postRedeliver, postSuspend } from '../../shared/app/admin/suspension-admin';
-import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/delivery';
+import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/retry/delivery';
 import { createLogger } from '../../shared/log';
 import { harness, Sent } from '../support/cli-harness';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';

@@ -1,19 +1,19 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
-import { deliverFromLane } from '../../shared/app/deliver';
-import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
-import { DestinationDirectory } from '../../shared/app/destination-directory';
-import { ingest } from '../../shared/app/ingest';
-import { IntakeJournal } from '../../shared/app/intake-journal';
+import { deliverFromLane } from '../../shared/app/delivery/deliver';
+import { LANE_ATTRIBUTES } from '../../shared/domain/intake/lane-message';
+import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
+import { ingest } from '../../shared/app/intake/ingest';
+import { IntakeJournal } from '../../shared/app/intake/intake-journal';
 import { memoryDeliverDeps } from '../support/memory-deliver';
-import { reconcileOnce, ReconcileDeps } from '../../shared/app/reconcile';
-import { PubSubMessage, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
-import { AttemptResult, deliveryId } from '../../shared/domain/delivery';
-import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
-import { eventKey, HeraldEvent } from '../../shared/domain/event';
+import { reconcileOnce, ReconcileDeps } from '../../shared/app/intake/reconcile';
+import { PubSubMessage, toPubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
+import { AttemptResult, deliveryId } from '../../shared/domain/retry/delivery';
+import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
+import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
 import { createLogger } from '../../shared/log';
 import { Clock, RateLeaseStore, systemClock } from '../../shared/ports';
-import { RateDoc } from '../../shared/domain/rate-control';
+import { RateDoc } from '../../shared/domain/rate/rate-control';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 
 /** Conservation on memory adapters: the journal, the reconciler, and the dead letter written before it is sent. */

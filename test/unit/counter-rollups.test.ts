@@ -1,9 +1,9 @@
 import { MemoryCounterStore } from '../../shared/adapters/memory/counter-store';
 import { getAccountStats } from '../../shared/app/admin/stats-admin';
-import { DestinationCounters } from '../../shared/app/destination-counters';
-import { checkThresholds } from '../../shared/app/suspend-and-reactivate';
-import { foldRollup } from '../../shared/domain/rate-rollup';
-import { summarize } from '../../shared/domain/success-rate';
+import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
+import { checkThresholds } from '../../shared/app/delivery/suspend-and-reactivate';
+import { foldRollup } from '../../shared/domain/stats/rate-rollup';
+import { summarize } from '../../shared/domain/stats/success-rate';
 import { createLogger } from '../../shared/log';
 import { Clock, CounterStore } from '../../shared/ports';
 import { statsDeps, thresholdCheck } from '../support/rollup-check';

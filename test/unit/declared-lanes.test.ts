@@ -1,7 +1,7 @@
 import { DeclaredLanes } from '../../shared/adapters/pubsub/declared-lanes';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { putDestination } from '../../shared/app/admin/destinations-admin';
-import { DestinationDirectory } from '../../shared/app/destination-directory';
+import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
 import { ConfigError, loadConfig } from '../../shared/config';
 import { createLogger } from '../../shared/log';
 

@@ -1,18 +1,18 @@
-import { deliverPush } from '../../shared/app/deliver';
-import { publishBundled } from '../../shared/app/lanes';
-import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
-import { PubSubMessage, PushDelivery } from '../../shared/domain/cloudevents-pubsub';
-import { AttemptResult, deliveryId } from '../../shared/domain/delivery';
-import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
-import { eventKey, HeraldEvent } from '../../shared/domain/event';
-import { PUSHED_BUNDLE_LIMITS } from '../../shared/domain/lane-bundle';
+import { deliverPush } from '../../shared/app/delivery/deliver';
+import { publishBundled } from '../../shared/app/lanes/lanes';
+import { LANE_ATTRIBUTES } from '../../shared/domain/intake/lane-message';
+import { PubSubMessage, PushDelivery } from '../../shared/domain/events/cloudevents-pubsub';
+import { AttemptResult, deliveryId } from '../../shared/domain/retry/delivery';
+import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
+import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
+import { PUSHED_BUNDLE_LIMITS } from '../../shared/domain/intake/lane-bundle';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { sharedLaneFor } from '../../shared/topology';
 import { memoryDeliverDeps } from '../support/memory-deliver';
 
 /**
  * One push carrying the events one ingest request sends to a destination (lanes.ts
- * publishBundled; app/deliver.ts deliverPush): each member attempted as if pushed alone, the push
+ * publishBundled; app/delivery/deliver.ts deliverPush): each member attempted as if pushed alone, the push
  * acked once every outcome is durable, a member that fails on a Herald fault published again
  * alone (its neighbours not sent again), the whole push failed only when nothing could be done.
  */

@@ -1,9 +1,9 @@
-import { deliverFromLane } from '../../shared/app/deliver';
-import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
-import { PushDelivery, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
-import { AttemptResult, deliveryId } from '../../shared/domain/delivery';
-import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
-import { eventKey, HeraldEvent } from '../../shared/domain/event';
+import { deliverFromLane } from '../../shared/app/delivery/deliver';
+import { LANE_ATTRIBUTES } from '../../shared/domain/intake/lane-message';
+import { PushDelivery, toPubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
+import { AttemptResult, deliveryId } from '../../shared/domain/retry/delivery';
+import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
+import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { memoryDeliverDeps } from '../support/memory-deliver';
 

@@ -1,11 +1,11 @@
 import { MemoryTopicPublisher, TopicAnswer } from '../../shared/adapters/memory/topic-publisher';
-import { deliverFromLane } from '../../shared/app/deliver';
-import { FirstMember, firstBatch } from '../../shared/app/batch-attempt';
-import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
-import { toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
-import { deliveryId } from '../../shared/domain/delivery';
-import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
-import { eventKey, HeraldEvent } from '../../shared/domain/event';
+import { deliverFromLane } from '../../shared/app/delivery/deliver';
+import { FirstMember, firstBatch } from '../../shared/app/delivery/batch-attempt';
+import { LANE_ATTRIBUTES } from '../../shared/domain/intake/lane-message';
+import { toPubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
+import { deliveryId } from '../../shared/domain/retry/delivery';
+import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
+import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { memoryDeliverDeps } from '../support/memory-deliver';
 

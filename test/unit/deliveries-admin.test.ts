@@ -1,7 +1,7 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { deliveryViewOf, getDelivery, isDeliveryId, listDeliveries, parseDeliveriesQuery } from '../../shared/app/admin/deliveries-admin';
-import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/delivery';
-import { RecentEntry } from '../../shared/domain/recent-log';
+import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/retry/delivery';
+import { RecentEntry } from '../../shared/domain/delivery/recent-log';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { webhookDestination } from '../support/destinations';
 

@@ -1,9 +1,9 @@
 import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
-import { DeliveryLimiter, Gate, LimiterClosedError } from '../../shared/app/delivery-limiter';
-import { FORGET_IDLE_MS } from '../../shared/app/destination-pace';
-import { AttemptResult } from '../../shared/domain/delivery';
-import { BOUND_HEADROOM, LeaseRequest, RateBounds, RATE_LIMITS } from '../../shared/domain/rate-control';
-import { ADVANCE_AHEAD_MS } from '../../shared/domain/rate-advance';
+import { DeliveryLimiter, Gate, LimiterClosedError } from '../../shared/app/rate/delivery-limiter';
+import { FORGET_IDLE_MS } from '../../shared/app/rate/destination-pace';
+import { AttemptResult } from '../../shared/domain/retry/delivery';
+import { BOUND_HEADROOM, LeaseRequest, RateBounds, RATE_LIMITS } from '../../shared/domain/rate/rate-control';
+import { ADVANCE_AHEAD_MS } from '../../shared/domain/rate/rate-advance';
 import { createLogger } from '../../shared/log';
 import { patient } from '../support/patience';
 
@@ -458,7 +458,7 @@ test('a destination that hung and answers again climbs back by slow start to its
  * A producer of 20 events/s for `produceMs` to a receiver that hangs (every attempt times out
  * after 5 s) until `hangsUntil` and accepts everything after. Each event asks the limiter for
  * a turn; a deferred one waits for its time, as its PENDING record waits for the pump — unless
- * the limiter's advancer brings it forward first, as app/pump.ts bringForward does with the
+ * the limiter's advancer brings it forward first, as app/retry/pump.ts bringForward does with the
  * earliest rate-deferred records. An event whose attempt timed out is done here (its retry
  * policy owns it).
  */

@@ -2,7 +2,7 @@ import { FieldValue, Firestore } from '@google-cloud/firestore';
 import { FirestoreCounterStore, mergeShards } from '../../shared/adapters/firestore/counters';
 import { OperationCounter } from '../../shared/adapters/firestore/stores';
 import { MemoryCounterStore } from '../../shared/adapters/memory/counter-store';
-import { DestinationCounters, SPARSE_MAX } from '../../shared/app/destination-counters';
+import { DestinationCounters, SPARSE_MAX } from '../../shared/app/destinations/destination-counters';
 import { createLogger } from '../../shared/log';
 import { Clock, CounterDelta, CounterStore, CountersNotWritten } from '../../shared/ports';
 import { counterStoreConformance } from '../support/counter-store-conformance';

@@ -1,7 +1,7 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { DeletionDeps, deleteDestination } from '../../shared/app/admin/destination-deletion';
-import { recheckQueued } from '../../shared/app/queued-recheck';
-import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/delivery';
+import { recheckQueued } from '../../shared/app/delivery/queued-recheck';
+import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/retry/delivery';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { webhookDestination } from '../support/destinations';
 

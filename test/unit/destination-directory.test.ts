@@ -1,8 +1,8 @@
-import { DestinationDirectory } from '../../shared/app/destination-directory';
-import { applySpec, Destination } from '../../shared/domain/destination';
+import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
+import { applySpec, Destination } from '../../shared/domain/destinations/destination';
 import { DestinationChanges } from '../../shared/ports';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
-import { DestinationIndex } from '../../shared/domain/destination-index';
+import { DestinationIndex } from '../../shared/domain/destinations/destination-index';
 import { splitDestinationId } from '../../shared/domain/ids';
 
 const at = new Date('2026-11-25T10:00:00Z');

@@ -1,7 +1,7 @@
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { putDestination } from '../../shared/app/admin/destinations-admin';
-import { DestinationDirectory } from '../../shared/app/destination-directory';
-import { applySpec, destinationSpecSchema, resetSettings } from '../../shared/domain/destination';
+import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
+import { applySpec, destinationSpecSchema, resetSettings } from '../../shared/domain/destinations/destination';
 import { createLogger } from '../../shared/log';
 
 /** PUT /admin/destinations/{id} replaces the whole spec: its answer names what the old spec had that the new one left out. */

@@ -4,8 +4,8 @@ import { AddressInfo } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import path from 'node:path';
 import { UndiciHttpSender } from '../../shared/adapters/http-sender';
-import { AttemptResult } from '../../shared/domain/delivery';
-import { LocalService } from '../../shared/domain/local-services';
+import { AttemptResult } from '../../shared/domain/retry/delivery';
+import { LocalService } from '../../shared/domain/access/local-services';
 import { HostResolver } from '../../shared/ports';
 
 /**

@@ -1,16 +1,16 @@
-import { AccountPolicies } from '../../shared/app/account-policies';
-import { DestinationDirectory } from '../../shared/app/destination-directory';
-import { ingest, IngestDeps } from '../../shared/app/ingest';
-import { IntakeJournal } from '../../shared/app/intake-journal';
-import { PublishQuotas } from '../../shared/app/publish-quotas';
-import { routeEvent, RouteDeps } from '../../shared/app/route';
+import { AccountPolicies } from '../../shared/app/access/account-policies';
+import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
+import { ingest, IngestDeps } from '../../shared/app/intake/ingest';
+import { IntakeJournal } from '../../shared/app/intake/intake-journal';
+import { PublishQuotas } from '../../shared/app/intake/publish-quotas';
+import { routeEvent, RouteDeps } from '../../shared/app/intake/route';
 import { MemoryAccountStore } from '../../shared/adapters/memory/account-store';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
 import { MemoryQuotaStore } from '../../shared/adapters/memory/quota-store';
-import { Account } from '../../shared/domain/account';
-import { PubSubMessage, PushDelivery } from '../../shared/domain/cloudevents-pubsub';
-import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
+import { Account } from '../../shared/domain/access/account';
+import { PubSubMessage, PushDelivery } from '../../shared/domain/events/cloudevents-pubsub';
+import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { internalDestinationId } from '../../shared/domain/ids';
 import { createLogger } from '../../shared/log';
 

@@ -1,10 +1,10 @@
-import { DestinationDirectory } from '../../shared/app/destination-directory';
-import { ingest, IngestDeps } from '../../shared/app/ingest';
-import { unbundle } from '../../shared/app/lanes';
-import { IntakeJournal } from '../../shared/app/intake-journal';
+import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
+import { ingest, IngestDeps } from '../../shared/app/intake/ingest';
+import { unbundle } from '../../shared/app/lanes/lanes';
+import { IntakeJournal } from '../../shared/app/intake/intake-journal';
 import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
-import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
-import { applySpec, destinationSpecSchema } from '../../shared/domain/destination';
+import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
+import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { createLogger } from '../../shared/log';
 import { systemClock } from '../../shared/ports';
 import { laneTopology, sharedLaneFor } from '../../shared/topology';

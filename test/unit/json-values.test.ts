@@ -1,4 +1,4 @@
-import { jsonBytes, sameJson } from '../../shared/domain/json-values';
+import { jsonBytes, sameJson } from '../../shared/domain/events/json-values';
 
 describe('sameJson: equal as JSON', () => {
   test('values equal as JSON are the same; any difference, nested or in order, is not', () => {

@@ -1,4 +1,4 @@
-import { KeyTurns } from '../../shared/app/key-turns';
+import { KeyTurns } from '../../shared/app/ordering/key-turns';
 
 test('work on one key runs one at a time, in order; other keys do not wait', async () => {
   const turns = new KeyTurns();

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { AccountKey } from '../../shared/domain/account';
-import { mintKey } from '../../shared/domain/account';
-import { authenticate } from '../../shared/app/authenticate';
-import { KEY_CACHE_MS, KeyVerifier, UNKNOWN_KEY_READS_BURST, UNKNOWN_KEY_READS_PER_SECOND } from '../../shared/app/key-verifier';
-import { digestOf } from '../../shared/app/push-auth';
+import type { AccountKey } from '../../shared/domain/access/account';
+import { mintKey } from '../../shared/domain/access/account';
+import { authenticate } from '../../shared/app/access/authenticate';
+import { KEY_CACHE_MS, KeyVerifier, UNKNOWN_KEY_READS_BURST, UNKNOWN_KEY_READS_PER_SECOND } from '../../shared/app/access/key-verifier';
+import { digestOf } from '../../shared/app/access/push-auth';
 
 /**
  * Issue 50: every well-formed made-up `hk_…` token cost an unauthenticated Firestore read and,

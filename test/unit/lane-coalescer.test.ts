@@ -1,14 +1,14 @@
-import { LaneCoalescer } from '../../shared/app/lane-coalescer';
-import { unbundle } from '../../shared/app/lanes';
-import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
-import { HeraldEvent } from '../../shared/domain/event';
-import { coalesceStep } from '../../shared/domain/lane-coalescing';
-import { LaneMessage } from '../../shared/domain/lane-message';
+import { LaneCoalescer } from '../../shared/app/lanes/lane-coalescer';
+import { unbundle } from '../../shared/app/lanes/lanes';
+import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
+import { HeraldEvent } from '../../shared/domain/events/event';
+import { coalesceStep } from '../../shared/domain/intake/lane-coalescing';
+import { LaneMessage } from '../../shared/domain/intake/lane-message';
 import { sharedLaneFor } from '../../shared/topology';
 
 /**
  * A busy destination's events from separate requests go onto its lane together (one push); a
- * quiet one's at once. The rules (domain/lane-coalescing.ts), then the coalescer on a recording bus.
+ * quiet one's at once. The rules (domain/intake/lane-coalescing.ts), then the coalescer on a recording bus.
  */
 
 describe('the rules', () => {

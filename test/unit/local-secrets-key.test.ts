@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { ConfigError, loadConfig } from '../../shared/config';
 import { createLogger } from '../../shared/log';
 import { loadOrCreateLocalSecretsKey } from '../../apps/local/secrets-key';
-import { SecretBox } from '../../shared/domain/secret-box';
+import { SecretBox } from '../../shared/domain/access/secret-box';
 import { secretBoxOf } from '../../shared/config';
 
 const ROOT = path.resolve(__dirname, '../..');

@@ -1,13 +1,13 @@
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
-import { claimedBatch, ClaimedMember, FirstMember, firstBatch } from '../../shared/app/batch-attempt';
-import { deliverFromLane } from '../../shared/app/deliver';
-import { PushDelivery, toPubSubMessage } from '../../shared/domain/cloudevents-pubsub';
-import { AttemptResult, deliveryId, DeliveryRecord } from '../../shared/domain/delivery';
-import { transition } from '../../shared/domain/delivery-state';
-import { applySpec, Destination, destinationSpecSchema } from '../../shared/domain/destination';
-import { eventKey, HeraldEvent } from '../../shared/domain/event';
-import { LANE_ATTRIBUTES } from '../../shared/domain/lane-message';
-import { suspend } from '../../shared/domain/suspension';
+import { claimedBatch, ClaimedMember, FirstMember, firstBatch } from '../../shared/app/delivery/batch-attempt';
+import { deliverFromLane } from '../../shared/app/delivery/deliver';
+import { PushDelivery, toPubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
+import { AttemptResult, deliveryId, DeliveryRecord } from '../../shared/domain/retry/delivery';
+import { transition } from '../../shared/domain/retry/delivery-state';
+import { applySpec, Destination, destinationSpecSchema } from '../../shared/domain/destinations/destination';
+import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
+import { LANE_ATTRIBUTES } from '../../shared/domain/intake/lane-message';
+import { suspend } from '../../shared/domain/destinations/suspension';
 import { LosingWrite, loseRecordReplies, nthWrite } from '../support/lost-record-replies';
 import { memoryDeliverDeps } from '../support/memory-deliver';
 

@@ -1,8 +1,8 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { postAccountRedeliver } from '../../shared/app/admin/account-deliveries-admin';
-import { SuspensionDeps } from '../../shared/app/suspend-and-reactivate';
+import { SuspensionDeps } from '../../shared/app/delivery/suspend-and-reactivate';
 import { postReactivate, postSuspend } from '../../shared/app/admin/suspension-admin';
-import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/delivery';
+import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/retry/delivery';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { webhookDestination } from '../support/destinations';
 

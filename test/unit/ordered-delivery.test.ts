@@ -1,12 +1,12 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryOrderedKeyStore } from '../../shared/adapters/memory/ordered-key-store';
-import { admitOrdered, OrderedDeps, repairStalledKeys, resequenceOrdered, settleOrdered } from '../../shared/app/ordered-delivery';
-import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
-import { DeliveryRecord } from '../../shared/domain/delivery';
-import { transition } from '../../shared/domain/delivery-state';
-import { Destination } from '../../shared/domain/destination';
-import { HeraldEvent } from '../../shared/domain/event';
-import { PARKED_AT } from '../../shared/domain/ordering';
+import { admitOrdered, OrderedDeps, repairStalledKeys, resequenceOrdered, settleOrdered } from '../../shared/app/ordering/ordered-delivery';
+import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
+import { DeliveryRecord } from '../../shared/domain/retry/delivery';
+import { transition } from '../../shared/domain/retry/delivery-state';
+import { Destination } from '../../shared/domain/destinations/destination';
+import { HeraldEvent } from '../../shared/domain/events/event';
+import { PARKED_AT } from '../../shared/domain/modes/ordering';
 import { createLogger } from '../../shared/log';
 
 let t = Date.parse('2026-11-27T10:00:00.000Z');

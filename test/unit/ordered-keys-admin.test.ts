@@ -6,12 +6,12 @@ import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-st
 import { getDelivery, listDeliveries } from '../../shared/app/admin/deliveries-admin';
 import { getDestination, putDestination } from '../../shared/app/admin/destinations-admin';
 import { listBlockedKeys, postSkipKey } from '../../shared/app/admin/ordered-keys-admin';
-import { DestinationCounters } from '../../shared/app/destination-counters';
-import { DestinationDirectory } from '../../shared/app/destination-directory';
-import { admitOrdered, settleOrdered } from '../../shared/app/ordered-delivery';
-import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
-import { DeliveryRecord } from '../../shared/domain/delivery';
-import { HeraldEvent } from '../../shared/domain/event';
+import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
+import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
+import { admitOrdered, settleOrdered } from '../../shared/app/ordering/ordered-delivery';
+import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
+import { DeliveryRecord } from '../../shared/domain/retry/delivery';
+import { HeraldEvent } from '../../shared/domain/events/event';
 import { createLogger } from '../../shared/log';
 
 /** GET …/ordered-keys/blocked and POST …/ordered-keys/skip, and `ordering`/`order` in the views, over the memory stores. */

@@ -1,8 +1,8 @@
-import type { Account, AccountKey } from '../../shared/domain/account';
+import type { Account, AccountKey } from '../../shared/domain/access/account';
 import { MemoryPortalStore } from '../../shared/adapters/memory/portal-store';
-import { KEY_CACHE_MS, KeyVerifier } from '../../shared/app/key-verifier';
-import { PortalVerifier } from '../../shared/app/portal-verifier';
-import { isLive, linkAccess, PortalLinkRecord, PortalSessionRecord } from '../../shared/domain/portal-access';
+import { KEY_CACHE_MS, KeyVerifier } from '../../shared/app/access/key-verifier';
+import { PortalVerifier } from '../../shared/app/access/portal-verifier';
+import { isLive, linkAccess, PortalLinkRecord, PortalSessionRecord } from '../../shared/domain/access/portal-access';
 
 /**
  * The portal verifier's rules (docs/console.md "Ending portal access") with a fake clock: a

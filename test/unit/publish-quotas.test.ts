@@ -1,4 +1,4 @@
-import { PublishQuotas } from '../../shared/app/publish-quotas';
+import { PublishQuotas } from '../../shared/app/intake/publish-quotas';
 import { MemoryQuotaStore } from '../../shared/adapters/memory/quota-store';
 import { createLogger } from '../../shared/log';
 import { QuotaStore } from '../../shared/ports';

@@ -1,9 +1,9 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
-import { bringForward, runPump, PumpDeps } from '../../shared/app/pump';
-import { DestinationDirectory } from '../../shared/app/destination-directory';
-import { DeliveryRecord } from '../../shared/domain/delivery';
+import { bringForward, runPump, PumpDeps } from '../../shared/app/retry/pump';
+import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
+import { DeliveryRecord } from '../../shared/domain/retry/delivery';
 import { createLogger } from '../../shared/log';
-import { PubSubMessage } from '../../shared/domain/cloudevents-pubsub';
+import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
 import { systemClock } from '../../shared/ports';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { webhookDestination } from '../support/destinations';

@@ -1,4 +1,4 @@
-import { PushAuthenticator, PushAuthSettings } from '../../shared/app/push-auth';
+import { PushAuthenticator, PushAuthSettings } from '../../shared/app/access/push-auth';
 import { ConfigError, loadConfig, pushAuthModeOf } from '../../shared/config';
 import { systemClock } from '../../shared/ports';
 import { TestIssuer } from '../support/oidc';

@@ -1,8 +1,8 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
-import { QueuedCheckDeps, recheckQueued } from '../../shared/app/queued-recheck';
-import { DeliveryRecord } from '../../shared/domain/delivery';
-import { Destination } from '../../shared/domain/destination';
+import { QueuedCheckDeps, recheckQueued } from '../../shared/app/delivery/queued-recheck';
+import { DeliveryRecord } from '../../shared/domain/retry/delivery';
+import { Destination } from '../../shared/domain/destinations/destination';
 import { createLogger } from '../../shared/log';
 import { webhookDestination } from '../support/destinations';
 

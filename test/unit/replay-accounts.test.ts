@@ -3,8 +3,8 @@ import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { MemoryReplayStore } from '../../shared/adapters/memory/replay-store';
 import { getReplay, postReplay, ReplaysAdminDeps } from '../../shared/app/admin/replays-admin';
-import { ReplayDeps, ReplayTrigger, runReplay } from '../../shared/app/replay-run';
-import { queuedReport, ReplayRequest } from '../../shared/domain/replay';
+import { ReplayDeps, ReplayTrigger, runReplay } from '../../shared/app/retry/replay-run';
+import { queuedReport, ReplayRequest } from '../../shared/domain/replay/replay';
 import { createLogger } from '../../shared/log';
 
 /**

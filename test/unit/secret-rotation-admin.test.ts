@@ -1,6 +1,6 @@
-import { DestinationDirectory } from '../../shared/app/destination-directory';
+import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
 import { postRotateSecret } from '../../shared/app/admin/secret-rotation-admin';
-import { applySpec, generateSecret } from '../../shared/domain/destination';
+import { applySpec, generateSecret } from '../../shared/domain/destinations/destination';
 import { createLogger } from '../../shared/log';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { webhookDestination } from '../support/destinations';

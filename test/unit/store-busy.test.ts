@@ -1,4 +1,4 @@
-import { storeBusyMessage } from '../../shared/app/store-busy';
+import { storeBusyMessage } from '../../shared/app/support/store-busy';
 import { WriteContentionError } from '../../shared/ports';
 
 /** Which store faults the admin API answers 503 (send it again) instead of 500. */

@@ -1,4 +1,4 @@
-import { checkWebhookTarget } from '../../shared/app/target-guard';
+import { checkWebhookTarget } from '../../shared/app/destinations/target-guard';
 import { HostResolver } from '../../shared/ports';
 
 const answers: Record<string, string[] | { code: string }> = {

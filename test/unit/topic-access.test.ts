@@ -1,10 +1,10 @@
 import { MemoryAccountStore } from '../../shared/adapters/memory/account-store';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
-import { AccountPolicies } from '../../shared/app/account-policies';
+import { AccountPolicies } from '../../shared/app/access/account-policies';
 import { AccountsAdminDeps, getAccount, updateAccount } from '../../shared/app/admin/accounts-admin';
 import { putDestination } from '../../shared/app/admin/destinations-admin';
-import { DestinationDirectory } from '../../shared/app/destination-directory';
-import { Caller, OPERATOR } from '../../shared/domain/account';
+import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
+import { Caller, OPERATOR } from '../../shared/domain/access/account';
 import { internalDestinationId } from '../../shared/domain/ids';
 import { createLogger } from '../../shared/log';
 

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { z } from 'zod';
-import { Account, accountCreateSchema, accountPatchSchema, AccountSettings, DEFAULT_ACCOUNT, FAILURE_POLICIES, FAILURE_POLICY_SETTING } from '../../../shared/domain/account';
+import { Account, accountCreateSchema, accountPatchSchema, AccountSettings, DEFAULT_ACCOUNT, FAILURE_POLICIES, FAILURE_POLICY_SETTING } from '../../../shared/domain/access/account';
 import { AccountsApi } from '../accounts-client';
 import { naming } from '../answers';
 import { CommandContext, connectionOptions, issuesOf, usageError, validate } from '../context';

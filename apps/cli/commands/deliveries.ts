@@ -1,9 +1,9 @@
 import { Command } from 'commander';
 import { z } from 'zod';
 import { DELIVERY_PAGE, DeliveryView, isDeliveryId } from '../../../shared/app/admin/deliveries-admin';
-import { DELIVERY_STATUSES } from '../../../shared/domain/delivery';
+import { DELIVERY_STATUSES } from '../../../shared/domain/retry/delivery';
 import { DEFAULT_ACCOUNT, splitDestinationId } from '../../../shared/domain/ids';
-import { isParked } from '../../../shared/domain/ordering';
+import { isParked } from '../../../shared/domain/modes/ordering';
 import { DeliveryPageInfo, DeliveryQuery, HeraldClient } from '../client';
 import { CommandContext, connectionOptions, validate } from '../context';
 import { ApiError } from '../errors';

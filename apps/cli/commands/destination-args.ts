@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DESTINATION_ID } from '../../../shared/domain/destination';
+import { DESTINATION_ID } from '../../../shared/domain/destinations/destination';
 import { accountFlag } from '../answers';
 
 /** What the destination commands and their neighbours (deliveries, replay, ordered keys) share. */

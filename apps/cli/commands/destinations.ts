@@ -1,9 +1,9 @@
 import { Command } from 'commander';
 import { z } from 'zod';
-import { destinationSpecSchema, FAILURE_MODES, SECRET } from '../../../shared/domain/destination';
-import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from '../../../shared/domain/secret-rotation';
-import { POLICY_PRESET_NAMES } from '../../../shared/domain/policy';
-import { MANUAL_REASON_MAX } from '../../../shared/domain/suspension';
+import { destinationSpecSchema, FAILURE_MODES, SECRET } from '../../../shared/domain/destinations/destination';
+import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from '../../../shared/domain/destinations/secret-rotation';
+import { POLICY_PRESET_NAMES } from '../../../shared/domain/retry/policy';
+import { MANUAL_REASON_MAX } from '../../../shared/domain/destinations/suspension';
 import { DEFAULT_ACCOUNT } from '../../../shared/domain/ids';
 import { DestinationInfo, RedeliverResult } from '../client';
 import { accountFlag, naming } from '../answers';

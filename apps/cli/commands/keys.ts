@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { z } from 'zod';
-import { AccountKeyView, KeyCreate, keyCreateSchema, keyIdOf, KEY_SCOPES, KeyScope } from '../../../shared/domain/account';
+import { AccountKeyView, KeyCreate, keyCreateSchema, keyIdOf, KEY_SCOPES, KeyScope } from '../../../shared/domain/access/account';
 import { AccountsApi, CreatedKey } from '../accounts-client';
 import { naming } from '../answers';
 import { CommandContext, connectionOptions, issuesOf, usageError, validate } from '../context';

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { z } from 'zod';
 import type { HeldKeyView } from '../../../shared/app/admin/ordered-keys-admin';
 import { BLOCKED_KEYS_LIMIT } from '../../../shared/app/admin/ordered-keys-admin';
-import { PARTITION_KEY_MAX } from '../../../shared/domain/ordering';
+import { PARTITION_KEY_MAX } from '../../../shared/domain/modes/ordering';
 import { accountFlag, naming } from '../answers';
 import { CommandContext, connectionOptions, validate } from '../context';
 import { destinationIdSchema, noDestination, table } from './destination-args';

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { z } from 'zod';
-import { PORTAL_ID } from '../../../shared/domain/portal';
+import { PORTAL_ID } from '../../../shared/domain/access/portal';
 import { naming } from '../answers';
 import { CommandContext, connectionOptions, validate } from '../context';
 import { accountIdSchema } from '../credentials';

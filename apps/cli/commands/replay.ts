@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { Presets, SingleBar } from 'cli-progress';
 import { z } from 'zod';
 import { REPLAY_LIST } from '../../../shared/app/admin/replays-admin';
-import { FINAL_STATUSES, REPLAY_ID, REPLAY_LIMITS, ReplayItem, ReplaySelection, ReplaySummary, ReplayView } from '../../../shared/domain/replay';
+import { FINAL_STATUSES, REPLAY_ID, REPLAY_LIMITS, ReplayItem, ReplaySelection, ReplaySummary, ReplayView } from '../../../shared/domain/replay/replay';
 import { HeraldClient } from '../client';
 import { accountFlag, naming } from '../answers';
 import { CommandContext, connectionOptions, validate } from '../context';

@@ -1,15 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { z } from 'zod';
-import { issuesFromZod } from '../../../shared/domain/event';
-import { DeliveryPolicy, isPolicyPresetName, POLICY_PRESET_NAMES, POLICY_PRESETS, policySpecSchema, resolvePolicy } from '../../../shared/domain/policy';
-import { parseResponses, simulate, SimulatedResponse, Simulation } from '../../../shared/domain/simulate';
+import { issuesFromZod } from '../../../shared/domain/events/event';
+import { DeliveryPolicy, isPolicyPresetName, POLICY_PRESET_NAMES, POLICY_PRESETS, policySpecSchema, resolvePolicy } from '../../../shared/domain/retry/policy';
+import { parseResponses, simulate, SimulatedResponse, Simulation } from '../../../shared/domain/retry/simulate';
 import { CommandContext, issuesOf, usageError } from '../context';
 import { Issue } from '../errors';
 
 /**
  * `herald simulate`: plays a delivery policy against scripted responses in virtual time
- * (shared/domain/simulate.ts) and prints one JSON line per attempt, then the end state.
+ * (shared/domain/retry/simulate.ts) and prints one JSON line per attempt, then the end state.
  * Pure: no Herald, no URL, no token.
  */
 

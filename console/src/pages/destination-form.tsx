@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import { BATCH_LIMITS } from '../../../shared/domain/batch-limits';
-import { POLICY_PRESET_NAMES } from '../../../shared/domain/policy-preset-names';
+import { BATCH_LIMITS } from '../../../shared/domain/modes/batch-limits';
+import { POLICY_PRESET_NAMES } from '../../../shared/domain/retry/policy-preset-names';
 import { ApiError, call, get, Issue, issuesByField, seg } from '../api';
 import { acct, canWrite, Ctx } from '../ctx';
 import { Destination } from '../types';

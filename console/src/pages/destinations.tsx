@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { BATCH_LIMITS } from '../../../shared/domain/batch-limits';
+import { BATCH_LIMITS } from '../../../shared/domain/modes/batch-limits';
 import { ApiError, call, get, ingestUrl, issuesByField, post, seg } from '../api';
 import { acct, canWrite, Ctx, visibleDestination } from '../ctx';
 import { Destination } from '../types';

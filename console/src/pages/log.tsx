@@ -6,7 +6,7 @@ import { Empty, ErrorBox, fmtTime, href, localToIso, Loading, StatusBadge, DataT
 
 /**
  * A parked ordered delivery waits for its key's earlier events, due never until then (its
- * availableAt is shared/domain/ordering.ts PARKED_AT, which the browser bundle cannot import).
+ * availableAt is shared/domain/modes/ordering.ts PARKED_AT, which the browser bundle cannot import).
  */
 const parked = (d: Delivery) => d.order !== undefined && d.status === 'PENDING' && d.availableAt?.startsWith('9999-') === true;
 

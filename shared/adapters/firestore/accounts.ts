@@ -1,5 +1,5 @@
 import { DocumentReference, FieldPath } from '@google-cloud/firestore';
-import { Account, AccountKey, AccountTombstone } from '../../domain/account';
+import { Account, AccountKey, AccountTombstone } from '../../domain/access/account';
 import { AccountStore } from '../../ports';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS, FIRESTORE_QUERIES } from '../../firestore-schema';

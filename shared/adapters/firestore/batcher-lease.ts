@@ -3,7 +3,7 @@ import { COLLECTIONS } from '../../firestore-schema';
 import { BatcherLeaseStore } from '../../ports';
 import { FirestoreStore } from './stores';
 
-/** The batcher's lease (app/batcher-wake.ts): `locks/batcher`, `{until}`. A read to look, a write to renew; nothing else touches it. */
+/** The batcher's lease (app/lanes/batcher-wake.ts): `locks/batcher`, `{until}`. A read to look, a write to renew; nothing else touches it. */
 export class FirestoreBatcherLease extends FirestoreStore implements BatcherLeaseStore {
   private get doc() {
     return this.db.collection(COLLECTIONS.locks).doc('batcher');

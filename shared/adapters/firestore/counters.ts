@@ -1,13 +1,13 @@
 import { DocumentReference, DocumentSnapshot, FieldPath, FieldValue, Query, Timestamp } from '@google-cloud/firestore';
-import { LastError } from '../../domain/delivery';
-import { addHistograms, LatencyHistogram } from '../../domain/latency-histogram';
-import { addSettled, RateBucket, RECENT_ERRORS } from '../../domain/success-rate';
-import { bucketsOf, RecentBucket, RecentEntry } from '../../domain/recent-log';
+import { LastError } from '../../domain/retry/delivery';
+import { addHistograms, LatencyHistogram } from '../../domain/stats/latency-histogram';
+import { addSettled, RateBucket, RECENT_ERRORS } from '../../domain/stats/success-rate';
+import { bucketsOf, RecentBucket, RecentEntry } from '../../domain/delivery/recent-log';
 import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../firestore-schema';
-import { RateRollup } from '../../domain/rate-rollup';
-import { GRPC, grpcCode } from '../../domain/grpc-status';
+import { RateRollup } from '../../domain/stats/rate-rollup';
+import { GRPC, grpcCode } from '../../domain/retry/grpc-status';
 
 /**
  * How long a counter document is worth keeping: Firestore's TTL policy on `expireAt`
@@ -30,9 +30,9 @@ interface StoredCounts {
   /** Deliveries that became DEAD, or QUEUED, in the bucket. */
   dead?: number;
   queued?: number;
-  /** Each writer's newest records created in the bucket, `<publishedAt> <delivery id>` (domain/recent-log.ts). */
+  /** Each writer's newest records created in the bucket, `<publishedAt> <delivery id>` (domain/delivery/recent-log.ts). */
   recent?: Record<string, string[]>;
-  /** Attempt latencies: a map of bin (`b00` … `b24`, domain/latency-histogram.ts) to count, only the bins ever hit. */
+  /** Attempt latencies: a map of bin (`b00` … `b24`, domain/stats/latency-histogram.ts) to count, only the bins ever hit. */
   latency?: LatencyHistogram;
 }
 
@@ -47,7 +47,7 @@ interface StoredRate extends StoredCounts {
 /**
  * `rates-shared/<group>~<bucket>`: one writer's counts of many sparse destinations of one
  * account in one bucket (the group, `<account>_~<writer>~<part>`, is the writer's choice:
- * app/destination-counters.ts), each under `d.<destination>`, and the destinations listed for
+ * app/destinations/destination-counters.ts), each under `d.<destination>`, and the destinations listed for
  * array-contains queries.
  */
 interface StoredShared {
@@ -59,7 +59,7 @@ interface StoredShared {
 
 type Row = Omit<StoredRate, 'expireAt' | 'shard'>;
 
-/** `rates-rollup/<destination>`: its counters folded (domain/rate-rollup.ts), each bucket under its start. */
+/** `rates-rollup/<destination>`: its counters folded (domain/stats/rate-rollup.ts), each bucket under its start. */
 interface StoredRollup {
   destinationId: string;
   foldedThrough: number;
@@ -356,7 +356,7 @@ export function decodeEntry(text: string): RecentEntry[] {
  * whose lists are all there. A read that stopped at its limit knows nothing older than its
  * oldest bucket and may lack part of that one: every bucket that old or older is left out, the
  * other reads' too — a bucket kept with a writer's list missing would prove a head it does not
- * hold (domain/recent-log.ts).
+ * hold (domain/delivery/recent-log.ts).
  */
 export function completeBuckets(reads: readonly { lists: readonly RecentBucket[]; limited: boolean }[]): RecentBucket[] {
   const cuts = reads.filter((r) => r.limited && r.lists.length > 0).map((r) => Math.min(...r.lists.map((l) => l.start)));

@@ -1,24 +1,24 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { AggregateField, DocumentData, DocumentReference, FieldPath, Firestore, Query, Timestamp } from '@google-cloud/firestore';
-import { DeliveryLogQuery, inLog, logOrder, logPage } from '../../domain/delivery-log';
-import { DeliveryRecord } from '../../domain/delivery';
-import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../../domain/delivery-retention';
-import { HeraldEvent } from '../../domain/event';
-import { ownOver, parseHeadEntryId, standing } from '../../domain/grouped-outcomes';
-import { addTallies, deliveryTally, EMPTY_TALLY, IntakeTally, sameTally, tallyOf } from '../../domain/intake-tally';
+import { DeliveryLogQuery, inLog, logOrder, logPage } from '../../domain/stats/delivery-log';
+import { DeliveryRecord } from '../../domain/retry/delivery';
+import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../../domain/delivery/delivery-retention';
+import { HeraldEvent } from '../../domain/events/event';
+import { ownOver, parseHeadEntryId, standing } from '../../domain/delivery/grouped-outcomes';
+import { addTallies, deliveryTally, EMPTY_TALLY, IntakeTally, sameTally, tallyOf } from '../../domain/intake/intake-tally';
 import { AddedDelivered, DeliveredLinger, DeliveryPage, DeliveryStore, WorkStatus } from '../../ports';
 import { DeliveryRetention, FirestoreDeliveryGroups, UNSURE_CODES } from './delivery-groups';
 import { chunks, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from './stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../firestore-schema';
 import { createIfAbsent, OptimisticDocuments } from './write';
-import { grpcCode } from '../../domain/grpc-status';
-import { orderedKeyId } from '../../domain/ordering';
+import { grpcCode } from '../../domain/retry/grpc-status';
+import { orderedKeyId } from '../../domain/modes/ordering';
 
-/** `intakeTally`: the id's hash (domain/intake-tally.ts) on a record from an intake batch, summed by the reconciler's aggregation. */
+/** `intakeTally`: the id's hash (domain/intake/intake-tally.ts) on a record from an intake batch, summed by the reconciler's aggregation. */
 type StoredDelivery = Omit<DeliveryRecord, 'event' | 'attemptLog'> & { event?: { attributes: Record<string, string>; data: Buffer }; attemptLog?: DeliveryRecord['attemptLog'] | Buffer; expireAt?: Date; groupCopies?: number; intakeTally?: number } & OrderFields;
 /** `orderAgain`: an ordered delivery's key while it waits for a place again, one field an equality query finds (no composite index). */
 type OrderFields = { orderAgain?: string };
-/** A record as its own document holds it: with the group copies it folded in (domain/grouped-outcomes.ts). */
+/** A record as its own document holds it: with the group copies it folded in (domain/delivery/grouped-outcomes.ts). */
 type Own = DeliveryRecord & { groupCopies?: number };
 
 
@@ -26,7 +26,7 @@ type Own = DeliveryRecord & { groupCopies?: number };
  * Delivery records in Firestore: a document per delivery (`deliveries/{id}`) for those that
  * hold retry state or were changed, and the first attempts that ended DELIVERED as members of
  * groups (`delivery-groups`, adapters/firestore/delivery-groups.ts). Every view reads both and shows a
- * delivery once, as domain/grouped-outcomes.ts `standing` says.
+ * delivery once, as domain/delivery/grouped-outcomes.ts `standing` says.
  */
 export class FirestoreDeliveryStore implements DeliveryStore {
   private readonly groups: FirestoreDeliveryGroups;
@@ -295,7 +295,7 @@ export class FirestoreDeliveryStore implements DeliveryStore {
   }
 
   /**
-   * Rows by the ids a log head names (domain/grouped-outcomes.ts headEntryId): a grouped one read
+   * Rows by the ids a log head names (domain/delivery/grouped-outcomes.ts headEntryId): a grouped one read
    * from the groups the entry names (a read per group) and, as every row, its own document (a read
    * each), which stands if there is one: no query.
    */

@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { gzipped } from '../../compression';
 import { DocumentData, Firestore, Query, QueryDocumentSnapshot } from '@google-cloud/firestore';
-import { DeliveryRecord } from '../../domain/delivery';
-import { DeliveryLogQuery, inLog, logOrder } from '../../domain/delivery-log';
-import { deliveryExpiry } from '../../domain/delivery-retention';
-import { commitsOf, GROUP_LIMITS, GROUP_SPAN_MS, groupKey, groupKeysOf } from '../../domain/grouped-outcomes';
-import { GRPC, grpcCode } from '../../domain/grpc-status';
-import { jsonBytes, sameJson } from '../../domain/json-values';
+import { DeliveryRecord } from '../../domain/retry/delivery';
+import { DeliveryLogQuery, inLog, logOrder } from '../../domain/stats/delivery-log';
+import { deliveryExpiry } from '../../domain/delivery/delivery-retention';
+import { commitsOf, GROUP_LIMITS, GROUP_SPAN_MS, groupKey, groupKeysOf } from '../../domain/delivery/grouped-outcomes';
+import { GRPC, grpcCode } from '../../domain/retry/grpc-status';
+import { jsonBytes, sameJson } from '../../domain/events/json-values';
 import { deliveryId, splitDestinationId } from '../../domain/ids';
-import { eventKey } from '../../domain/event';
+import { eventKey } from '../../domain/events/event';
 import type { OperationCounter } from './stores';
 import type { AddedDelivered, DeliveredLinger } from '../../ports';
 
@@ -26,7 +26,7 @@ export interface DeliveryRetention {
  * groups by id range), published within one GROUP_SPAN_MS (a log page knows where to stop).
  *
  * A group is kept for the whole retention and billed by the byte, its index entries included:
- * `ids` and `eventIds` hold each member's short key (domain/grouped-outcomes.ts groupKey: a
+ * `ids` and `eventIds` hold each member's short key (domain/delivery/grouped-outcomes.ts groupKey: a
  * lookup reads the few groups with the key and keeps the members that match exactly), and the
  * members travel as `packed`, one gzip of their JSON. Groups written before both hold full ids
  * and `members` / `common` as maps; every read takes either.
@@ -88,7 +88,7 @@ const COMMIT_FIRST_PAUSE_MS = 100;
 export const UNSURE_CODES: readonly number[] = [GRPC.CANCELLED, GRPC.UNKNOWN, GRPC.DEADLINE_EXCEEDED, GRPC.RESOURCE_EXHAUSTED, GRPC.ABORTED, GRPC.INTERNAL, GRPC.UNAVAILABLE];
 
 /**
- * Group commit of first attempts that ended DELIVERED (domain/grouped-outcomes.ts): while one
+ * Group commit of first attempts that ended DELIVERED (domain/delivery/grouped-outcomes.ts): while one
  * commit is in flight, the outcomes that finish wait, and go together in the next — one write
  * per account among them, however many they are — and a commit waits a moment (GROUP_WAIT_MS at
  * most) for sends already under way. A lone outcome is written at once, so a quiet Herald waits

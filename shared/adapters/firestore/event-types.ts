@@ -1,5 +1,5 @@
 import { FieldPath } from '@google-cloud/firestore';
-import { typeHash } from '../../domain/event-type-catalogue';
+import { typeHash } from '../../domain/events/event-type-catalogue';
 import { CatalogueEntry, EventTypeEntry, EventTypeSample, EventTypeStore } from '../../ports';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS } from '../../firestore-schema';

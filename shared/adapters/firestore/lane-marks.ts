@@ -3,7 +3,7 @@ import { COLLECTIONS } from '../../firestore-schema';
 import { LaneMarks } from '../../ports';
 import { FirestoreStore } from './stores';
 
-/** Lane marks (domain/lane-backlog.ts): `lane-marks/<lane topic>`, `{at}`, written blind (the latest mark wins), read together. */
+/** Lane marks (domain/intake/lane-backlog.ts): `lane-marks/<lane topic>`, `{at}`, written blind (the latest mark wins), read together. */
 export class FirestoreLaneMarks extends FirestoreStore implements LaneMarks {
   private ref(lane: string) {
     return this.db.collection(COLLECTIONS.laneMarks).doc(lane);

@@ -1,6 +1,6 @@
 import { Firestore, Timestamp } from '@google-cloud/firestore';
-import { orderedKeyId, OrderedKeyState } from '../../domain/ordering';
-import { DAY_MS, DEFAULT_RETENTION_DAYS } from '../../domain/delivery-retention';
+import { orderedKeyId, OrderedKeyState } from '../../domain/modes/ordering';
+import { DAY_MS, DEFAULT_RETENTION_DAYS } from '../../domain/delivery/delivery-retention';
 import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite, RecordExistsError } from '../../ports';
 import { NewDocumentExists, readManyDecideWrite, RetryOptions } from './write';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../firestore-schema';

@@ -1,6 +1,6 @@
 import { CollectionReference, DocumentData, DocumentReference, QuerySnapshot, WriteBatch } from '@google-cloud/firestore';
-import { MAX_TTL_SECONDS } from '../../domain/portal';
-import { linkHasSessionsLeft, liveSince, liveUntil, PortalLinkRecord, PortalSessionRecord } from '../../domain/portal-access';
+import { MAX_TTL_SECONDS } from '../../domain/access/portal';
+import { linkHasSessionsLeft, liveSince, liveUntil, PortalLinkRecord, PortalSessionRecord } from '../../domain/access/portal-access';
 import { PortalStore } from '../../ports';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../firestore-schema';

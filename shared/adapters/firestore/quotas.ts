@@ -1,10 +1,10 @@
-import { QuotaBucket, takeFromBucket } from '../../domain/quota';
+import { QuotaBucket, takeFromBucket } from '../../domain/intake/quota';
 import { QuotaStore } from '../../ports';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS } from '../../firestore-schema';
 import { transactOne } from './write';
 
-/** `publish-quotas/{account}`: one small document per account (a token bucket), rewritten once per slice taken (domain/quota.ts). */
+/** `publish-quotas/{account}`: one small document per account (a token bucket), rewritten once per slice taken (domain/intake/quota.ts). */
 export class FirestoreQuotaStore extends FirestoreStore implements QuotaStore {
   async take(account: string, want: number, limit: number, nowMs: number): Promise<number> {
     const ref = this.db.collection(COLLECTIONS.publishQuotas).doc(account);

@@ -1,4 +1,4 @@
-import { lease as leaseShare, Lease, LeaseRequest, RATE_LIMITS, RateDoc, readRateDoc } from '../../domain/rate-control';
+import { lease as leaseShare, Lease, LeaseRequest, RATE_LIMITS, RateDoc, readRateDoc } from '../../domain/rate/rate-control';
 import { RateLeaseStore } from '../../ports';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS } from '../../firestore-schema';

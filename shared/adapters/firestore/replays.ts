@@ -1,12 +1,12 @@
 import { DocumentData } from '@google-cloud/firestore';
-import { ReplayReport, reportKey, RunnerLock, takeRunner } from '../../domain/replay';
+import { ReplayReport, reportKey, RunnerLock, takeRunner } from '../../domain/replay/replay';
 import { ReplayStore } from '../../ports';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS, FIRESTORE_QUERIES } from '../../firestore-schema';
 import { createIfAbsent, transactOne } from './write';
 
 /**
- * Replay reports in Firestore: `replays/{key}` (domain/replay.ts replayKey: `<account>:<id>`, or
+ * Replay reports in Firestore: `replays/{key}` (domain/replay/replay.ts replayKey: `<account>:<id>`, or
  * the id of an unscoped replay and of every report from before ids were per account), one
  * document per replay, rewritten as it progresses.
  */

@@ -1,9 +1,9 @@
 import { DocumentData, DocumentReference, FieldPath, FieldValue, Firestore, Query, Timestamp } from '@google-cloud/firestore';
-import { Destination } from '../../domain/destination';
+import { Destination } from '../../domain/destinations/destination';
 import { DEFAULT_ACCOUNT, splitDestinationId } from '../../domain/ids';
-import { isSealed, SecretBox, SecretBoxError, sealedKeyId } from '../../domain/secret-box';
-import { HeraldEvent } from '../../domain/event';
-import { IntakeBatch } from '../../domain/intake';
+import { isSealed, SecretBox, SecretBoxError, sealedKeyId } from '../../domain/access/secret-box';
+import { HeraldEvent } from '../../domain/events/event';
+import { IntakeBatch } from '../../domain/intake/intake';
 import { DestinationChanges, DestinationStore, IntakeStore } from '../../ports';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../firestore-schema';
 import { createIfAbsent, deleteIfExists, ifPresent, readDecideWrite, unlessChanged } from './write';
@@ -342,7 +342,7 @@ function secretContext(destinationId: string): string {
 
 type StoredBatch = Omit<IntakeBatch, 'events'> & { events: { attributes: Record<string, string>; data: Buffer }[] };
 
-/** The intake journal (domain/intake.ts): one document per batch, deleted once reconciled. */
+/** The intake journal (domain/intake/intake.ts): one document per batch, deleted once reconciled. */
 export class FirestoreIntakeStore extends FirestoreStore implements IntakeStore {
   private get col() {
     return this.db.collection(COLLECTIONS.intake);

@@ -1,5 +1,5 @@
 import { DocumentData, DocumentReference, FieldPath, FieldValue, Firestore, Timestamp, WriteBatch } from '@google-cloud/firestore';
-import { GRPC, grpcCode } from '../../domain/grpc-status';
+import { GRPC, grpcCode } from '../../domain/retry/grpc-status';
 import { WriteContentionError } from '../../ports';
 
 /**

@@ -1,4 +1,4 @@
-import { Account, AccountKey, AccountTombstone } from '../../domain/account';
+import { Account, AccountKey, AccountTombstone } from '../../domain/access/account';
 import { AccountStore } from '../../ports';
 
 /** Accounts and keys in Maps: unit tests, and the same contract as the Firestore store (a conformance test runs both). */

@@ -1,9 +1,9 @@
-import { addHistograms } from '../../domain/latency-histogram';
-import { RateBucket } from '../../domain/success-rate';
-import { RecentBucket, RecentEntry } from '../../domain/recent-log';
+import { addHistograms } from '../../domain/stats/latency-histogram';
+import { RateBucket } from '../../domain/stats/success-rate';
+import { RecentBucket, RecentEntry } from '../../domain/delivery/recent-log';
 import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports';
 import { completeBuckets, mergeShards } from '../firestore/counters';
-import { RateRollup } from '../../domain/rate-rollup';
+import { RateRollup } from '../../domain/stats/rate-rollup';
 
 type Counts = Omit<CounterDelta, 'recent' | 'settled' | 'group'> & { dead?: number; queued?: number; recent: Map<string, RecentEntry[]> };
 

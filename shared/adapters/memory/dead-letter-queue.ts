@@ -1,4 +1,4 @@
-import { PubSubMessage } from '../../domain/cloudevents-pubsub';
+import { PubSubMessage } from '../../domain/events/cloudevents-pubsub';
 import { DeadLetterQueue, PulledMessage } from '../../ports';
 
 interface Stored {

@@ -1,7 +1,7 @@
-import { DeliveryRecord } from '../../domain/delivery';
-import { DeliveryLogQuery, inLog, logOrder, logPage } from '../../domain/delivery-log';
-import { ownOver, parseHeadEntryId, standing } from '../../domain/grouped-outcomes';
-import { EMPTY_TALLY, IntakeTally, tallyOf } from '../../domain/intake-tally';
+import { DeliveryRecord } from '../../domain/retry/delivery';
+import { DeliveryLogQuery, inLog, logOrder, logPage } from '../../domain/stats/delivery-log';
+import { ownOver, parseHeadEntryId, standing } from '../../domain/delivery/grouped-outcomes';
+import { EMPTY_TALLY, IntakeTally, tallyOf } from '../../domain/intake/intake-tally';
 import { AddedDelivered, DeliveryPage, DeliveryStore, WorkStatus } from '../../ports';
 
 type Own = DeliveryRecord & { groupCopies?: number };
@@ -9,7 +9,7 @@ type Own = DeliveryRecord & { groupCopies?: number };
 /**
  * The delivery store in memory, for unit tests of the use cases; it passes the same conformance
  * suite as Firestore's. Like it, it keeps own records and grouped ones apart, and shows each
- * delivery as domain/grouped-outcomes.ts says it stands.
+ * delivery as domain/delivery/grouped-outcomes.ts says it stands.
  */
 export class MemoryDeliveryStore implements DeliveryStore {
   private readonly records = new Map<string, Own>();

@@ -1,4 +1,4 @@
-import { Destination } from '../../domain/destination';
+import { Destination } from '../../domain/destinations/destination';
 import { splitDestinationId } from '../../domain/ids';
 import { DestinationStore } from '../../ports';
 

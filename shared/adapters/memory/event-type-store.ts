@@ -1,4 +1,4 @@
-import { typeHash } from '../../domain/event-type-catalogue';
+import { typeHash } from '../../domain/events/event-type-catalogue';
 import { CatalogueEntry, EventTypeEntry, EventTypeSample, EventTypeStore } from '../../ports';
 
 /** The event-type catalogue in Maps, shaped as the Firestore one (documents per account, each a map of types): unit tests. */

@@ -1,4 +1,4 @@
-import { IntakeBatch } from '../../domain/intake';
+import { IntakeBatch } from '../../domain/intake/intake';
 import { IntakeStore } from '../../ports';
 
 /**

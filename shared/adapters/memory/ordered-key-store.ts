@@ -1,5 +1,5 @@
-import { orderedKeyId, OrderedKeyState } from '../../domain/ordering';
-import { DeliveryRecord } from '../../domain/delivery';
+import { orderedKeyId, OrderedKeyState } from '../../domain/modes/ordering';
+import { DeliveryRecord } from '../../domain/retry/delivery';
 import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite, RecordExistsError } from '../../ports';
 import { MemoryDeliveryStore } from './delivery-store';
 

@@ -1,4 +1,4 @@
-import { linkHasSessionsLeft, liveSince, liveUntil, PortalLinkRecord, PortalSessionRecord } from '../../domain/portal-access';
+import { linkHasSessionsLeft, liveSince, liveUntil, PortalLinkRecord, PortalSessionRecord } from '../../domain/access/portal-access';
 import { PortalStore } from '../../ports';
 
 const newestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id);

@@ -1,4 +1,4 @@
-import { QuotaBucket, takeFromBucket } from '../../domain/quota';
+import { QuotaBucket, takeFromBucket } from '../../domain/intake/quota';
 import { QuotaStore } from '../../ports';
 
 /** The publish buckets in a Map: unit tests. */

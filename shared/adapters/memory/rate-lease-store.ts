@@ -1,4 +1,4 @@
-import { lease as leaseShare, Lease, LeaseRequest, RateDoc } from '../../domain/rate-control';
+import { lease as leaseShare, Lease, LeaseRequest, RateDoc } from '../../domain/rate/rate-control';
 import { RateLeaseStore } from '../../ports';
 
 /** Rate controllers in memory, for unit tests; it records every lease (a write in Firestore). */

@@ -1,4 +1,4 @@
-import { ReplayReport, reportKey, RunnerLock, takeRunner } from '../../domain/replay';
+import { ReplayReport, reportKey, RunnerLock, takeRunner } from '../../domain/replay/replay';
 import { ReplayStore } from '../../ports';
 
 /** Replay reports in memory, for unit tests of the use cases. */

@@ -1,5 +1,5 @@
-import { AttemptResult, HeraldOverload } from '../../domain/delivery';
-import { PublishFailure, topicAttemptResult } from '../../domain/topic-destination';
+import { AttemptResult, HeraldOverload } from '../../domain/retry/delivery';
+import { PublishFailure, topicAttemptResult } from '../../domain/delivery/topic-destination';
 import { TopicBatchRequest, TopicPublisher, TopicPublishRequest } from '../../ports';
 
 /** What a scripted topic answers one publish with. */

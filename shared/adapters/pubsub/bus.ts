@@ -1,6 +1,6 @@
 import { PubSub, Topic } from '@google-cloud/pubsub';
-import { PubSubMessage } from '../../domain/cloudevents-pubsub';
-import { GRPC, grpcCode } from '../../domain/grpc-status';
+import { PubSubMessage } from '../../domain/events/cloudevents-pubsub';
+import { GRPC, grpcCode } from '../../domain/retry/grpc-status';
 import { MessageBus, TopicNotFoundError } from '../../ports';
 
 export class PubSubBus implements MessageBus {

@@ -1,5 +1,5 @@
 import { PubSub, v1 } from '@google-cloud/pubsub';
-import { GRPC, grpcCode } from '../../domain/grpc-status';
+import { GRPC, grpcCode } from '../../domain/retry/grpc-status';
 import { PulledMessage, PullQueue } from '../../ports';
 
 /** Pub/Sub's most ack ids per acknowledge / modifyAckDeadline request is 2,500 (and 512 kB); stay well below. */

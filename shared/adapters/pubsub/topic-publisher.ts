@@ -1,6 +1,6 @@
 import { PubSub, Topic } from '@google-cloud/pubsub';
-import { publishFailureOf, PublishFailure, topicAttemptResult } from '../../domain/topic-destination';
-import { AttemptResult, HeraldOverload } from '../../domain/delivery';
+import { publishFailureOf, PublishFailure, topicAttemptResult } from '../../domain/delivery/topic-destination';
+import { AttemptResult, HeraldOverload } from '../../domain/retry/delivery';
 import { TopicBatchRequest, TopicPublisher, TopicPublishRequest } from '../../ports';
 
 type Outcome = { messageId: string } | { failure: PublishFailure } | { timedOut: true };

@@ -1,6 +1,6 @@
 import { CreateSubscriptionOptions, PubSub } from '@google-cloud/pubsub';
 import { FunctionName, laneTopology, SubscriptionSpec, TopicSpec, Topology, TopologyNames } from '../../topology';
-import { GRPC, grpcCode } from '../../domain/grpc-status';
+import { GRPC, grpcCode } from '../../domain/retry/grpc-status';
 import { LaneProvisioner } from '../../ports';
 
 export interface PushTarget {

@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { structuredEvent } from '../../domain/cloudevents-http';
-import { Destination } from '../../domain/destination';
-import { issuesFromZod } from '../../domain/event';
+import { structuredEvent } from '../../domain/events/cloudevents-http';
+import { Destination } from '../../domain/destinations/destination';
+import { issuesFromZod } from '../../domain/events/event';
 import { splitDestinationId } from '../../domain/ids';
 import { AdminResult, destinationsOfAccount } from './destinations-admin';
 import { LIST_ANSWER_MAX_BYTES, rowBytes } from './answer-budget';
 import { DeliveriesDeps, deliveryLimitSchema, deliveryViewOf, DeliveryView } from './deliveries-admin';
-import { DeliveryStatus, isDeliveryId } from '../../domain/delivery';
-import { transition } from '../../domain/delivery-state';
-import { redeliverAll, SuspensionDeps } from '../suspend-and-reactivate';
+import { DeliveryStatus, isDeliveryId } from '../../domain/retry/delivery';
+import { transition } from '../../domain/retry/delivery-state';
+import { redeliverAll, SuspensionDeps } from '../delivery/suspend-and-reactivate';
 
 /**
  * Seed 003's retrieval of queued events: an account's QUEUED (or DEAD) deliveries across

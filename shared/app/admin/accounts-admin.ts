@@ -21,14 +21,14 @@ import {
   patchAccount,
   reaches,
   withSettings,
-} from '../../domain/account';
-import { issuesFromZod } from '../../domain/event';
-import { QuotaDefaults, quotasOf } from '../../domain/quota';
-import { allowedTopicsInForce } from '../../domain/topic-allow-list';
+} from '../../domain/access/account';
+import { issuesFromZod } from '../../domain/events/event';
+import { QuotaDefaults, quotasOf } from '../../domain/intake/quota';
+import { allowedTopicsInForce } from '../../domain/access/topic-allow-list';
 import { AccountDataEraser, AccountStore, Clock, DestinationStore, Logger } from '../../ports';
 import { AdminResult } from './destinations-admin';
-import { KeyVerifier } from '../key-verifier';
-import { eraseAccountData, Erased, PURGE_INLINE_MS } from '../account-purge';
+import { KeyVerifier } from '../access/key-verifier';
+import { eraseAccountData, Erased, PURGE_INLINE_MS } from '../access/account-purge';
 
 export interface AccountsAdminDeps {
   accounts: AccountStore;
@@ -40,9 +40,9 @@ export interface AccountsAdminDeps {
   quotaDefaults?: QuotaDefaults;
   /** HERALD_DEFAULT_ACCOUNT_TOPICS: allowed to `default` besides its own list (shown in `allowedTopicsInForce`). */
   defaultAccountTopics?: readonly string[];
-  /** Ends the account's portal links and sessions when it is deleted (app/portal-verifier.ts). */
+  /** Ends the account's portal links and sessions when it is deleted (app/access/portal-verifier.ts). */
   portalAccess?: { endAccount(account: string): Promise<void> };
-  /** Deletes what a deleted account leaves in the other stores (app/account-purge.ts). */
+  /** Deletes what a deleted account leaves in the other stores (app/access/account-purge.ts). */
   accountData: AccountDataEraser;
   /** How long DELETE /admin/accounts/{id} deletes the account's data before answering (default PURGE_INLINE_MS). */
   purgeInlineMs?: number;
@@ -172,7 +172,7 @@ export async function deleteAccount(deps: AccountsAdminDeps, caller: Caller, id:
   const deleted = await deps.accounts.delete(id, now);
   if (!deleted) return noAccount(id);
   for (const keyId of deleted.keyIds) deps.keys.forget(keyId);
-  // Then its data: as much as fits in a few seconds now, the rest by the scheduled purge (app/account-purge.ts).
+  // Then its data: as much as fits in a few seconds now, the rest by the scheduled purge (app/access/account-purge.ts).
   const erased = await eraseAccountData(deps, id, now.getTime() + (deps.purgeInlineMs ?? PURGE_INLINE_MS)).catch((e: unknown): Erased | Error => e as Error);
   const purge = erased instanceof Error ? { data: 'left to the scheduled purge', error: erased.message } : { data: erased.clean ? 'deleted' : 'partly deleted; the scheduled purge goes on', erased: erased.deleted };
   deps.log.info('account deleted', { account: id, actor: actorOf(caller), keys: deleted.keyIds.length, ...purge });

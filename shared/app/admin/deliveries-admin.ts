@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { DELIVERY_STATUSES, DeliveryRecord, isDeliveryId } from '../../domain/delivery';
+import { DELIVERY_STATUSES, DeliveryRecord, isDeliveryId } from '../../domain/retry/delivery';
 import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../../domain/ids';
-import { issuesFromZod, ValidationIssue } from '../../domain/event';
-import { decodeLogCursor, DeliveryLogQuery, encodeLogCursor, logOrder, logPage } from '../../domain/delivery-log';
-import { RecentEntry } from '../../domain/recent-log';
+import { issuesFromZod, ValidationIssue } from '../../domain/events/event';
+import { decodeLogCursor, DeliveryLogQuery, encodeLogCursor, logOrder, logPage } from '../../domain/stats/delivery-log';
+import { RecentEntry } from '../../domain/delivery/recent-log';
 import { DeliveryPage } from '../../ports';
 import { AdminDeps, AdminResult, badId, notFound } from './destinations-admin';
 import { rowsWithin } from './answer-budget';
@@ -15,12 +15,12 @@ import { rowsWithin } from './answer-budget';
  */
 
 export type DeliveriesDeps = Pick<AdminDeps, 'destinations' | 'deliveries'> & {
-  /** The head of each destination's log, kept with its counters (DeliveryLogHead, domain/recent-log.ts): the unfiltered first page without a query. */
+  /** The head of each destination's log, kept with its counters (DeliveryLogHead, domain/delivery/recent-log.ts): the unfiltered first page without a query. */
   logHead?: LogHead;
 };
 
 export interface LogHead {
-  /** The destination's newest `want` records, newest first, when the head knows them for sure (domain/recent-log.ts headOf). */
+  /** The destination's newest `want` records, newest first, when the head knows them for sure (domain/delivery/recent-log.ts headOf). */
   head(destinationId: string, want: number): Promise<RecentEntry[] | undefined>;
 }
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { DeliveryRecord, DeliveryStatus } from '../../domain/delivery';
-import { issuesFromZod } from '../../domain/event';
+import { DeliveryRecord, DeliveryStatus } from '../../domain/retry/delivery';
+import { issuesFromZod } from '../../domain/events/event';
 import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../../domain/ids';
 import { DeliveryStore, MessageBus } from '../../ports';
-import { abandonWithDeadLetter } from '../dead-letter';
-import { forEachLimited } from '../for-each-limited';
+import { abandonWithDeadLetter } from '../lanes/dead-letter';
+import { forEachLimited } from '../support/for-each-limited';
 import { AdminDeps, AdminResult, badId, notFound } from './destinations-admin';
 
 /**

@@ -1,16 +1,16 @@
-import type { AccountQuotas } from '../../domain/account';
-import type { AddressRules } from '../../domain/address-policy';
+import type { AccountQuotas } from '../../domain/access/account';
+import type { AddressRules } from '../../domain/access/address-policy';
 import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../../domain/ids';
-import { applySpec, rateBoundsOf, destinationSpecSchema, Destination, DestinationView, ResetSetting, resetSettings, viewOf } from '../../domain/destination';
-import { issuesFromZod, ValidationIssue } from '../../domain/event';
-import { LastError } from '../../domain/delivery';
-import { topicRefusal } from '../../domain/topic-allow-list';
+import { applySpec, rateBoundsOf, destinationSpecSchema, Destination, DestinationView, ResetSetting, resetSettings, viewOf } from '../../domain/destinations/destination';
+import { issuesFromZod, ValidationIssue } from '../../domain/events/event';
+import { LastError } from '../../domain/retry/delivery';
+import { topicRefusal } from '../../domain/access/topic-allow-list';
 import { TopologyNames } from '../../topology';
 import { Clock, DeliveryStore, DestinationStore, HostResolver, LaneNotDeclaredError, LaneProvisioner, Logger, RateLeaseStore } from '../../ports';
-import { checkWebhookTarget } from '../target-guard';
-import { clampRate, INITIAL_RATE } from '../../domain/rate-control';
-import { DestinationDirectory } from '../destination-directory';
-import { DestinationCounters } from '../destination-counters';
+import { checkWebhookTarget } from '../destinations/target-guard';
+import { clampRate, INITIAL_RATE } from '../../domain/rate/rate-control';
+import { DestinationDirectory } from '../destinations/destination-directory';
+import { DestinationCounters } from '../destinations/destination-counters';
 
 export interface AdminDeps {
   destinations: DestinationStore;

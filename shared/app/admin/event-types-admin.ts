@@ -1,4 +1,4 @@
-import { matchesType } from '../../domain/event';
+import { matchesType } from '../../domain/events/event';
 import { splitDestinationId } from '../../domain/ids';
 import { DestinationStore, EventTypeStore } from '../../ports';
 import { AdminResult, destinationsOfAccount } from './destinations-admin';
@@ -13,7 +13,7 @@ export interface EventTypeView {
 
 /**
  * GET /admin/event-types: the types the account published, each with its latest sample (kept by
- * app/event-type-samples.ts), and which of the account's destinations take it. `destinations`
+ * app/destinations/event-type-samples.ts), and which of the account's destinations take it. `destinations`
  * is the store the caller sees: a portal session narrowed to some destinations names only those,
  * and with `takenOnly` sees only the types one of them takes. A type it sees shows the account's
  * latest event of that type: one those destinations take, so nothing they would not be sent.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { eventAttributesSchema } from '../../domain/event';
-import { customPolicySchema, POLICY_PRESET_NAMES, policySpecSchema } from '../../domain/policy';
-import { orderingObjectSchema, orderingSpecSchema } from '../../domain/ordering';
+import { eventAttributesSchema } from '../../domain/events/event';
+import { customPolicySchema, POLICY_PRESET_NAMES, policySpecSchema } from '../../domain/retry/policy';
+import { orderingObjectSchema, orderingSpecSchema } from '../../domain/modes/ordering';
 
 /**
  * The HTTP API as OpenAPI 3.1, generated from the same zod schemas the handlers validate

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { issuesFromZod } from '../../domain/event';
+import { issuesFromZod } from '../../domain/events/event';
 import { DEFAULT_ACCOUNT, INTERNAL_DESTINATION_ID, splitDestinationId } from '../../domain/ids';
-import { BlockedHead, PARTITION_KEY_MAX } from '../../domain/ordering';
+import { BlockedHead, PARTITION_KEY_MAX } from '../../domain/modes/ordering';
 import { DestinationStore, OrderedKeyStore } from '../../ports';
-import { OrderedDeps, skipKey } from '../ordered-delivery';
+import { OrderedDeps, skipKey } from '../ordering/ordered-delivery';
 import { AdminResult, badId, notFound } from './destinations-admin';
 
 /**
- * The operator's side of ordered delivery per key (domain/ordering.ts): which keys a held head
+ * The operator's side of ordered delivery per key (domain/modes/ordering.ts): which keys a held head
  * event stops, and moving one past it. Redelivering the DEAD head (…/redeliver, a replay)
  * releases its key too: it goes first, then the rest.
  */

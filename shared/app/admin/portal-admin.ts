@@ -1,5 +1,5 @@
-import { Account, actorOf, Caller, OPERATOR } from '../../domain/account';
-import { issuesFromZod } from '../../domain/event';
+import { Account, actorOf, Caller, OPERATOR } from '../../domain/access/account';
+import { issuesFromZod } from '../../domain/events/event';
 import { internalDestinationId } from '../../domain/ids';
 import {
   DEFAULT_MAX_SESSIONS,
@@ -16,13 +16,13 @@ import {
   signLink,
   signSession,
   verifyPortalToken,
-} from '../../domain/portal';
-import { isLive, liveSince, mintingKeyStands, MINTED_BY_OPERATOR, PortalLinkRecord, PortalSessionRecord } from '../../domain/portal-access';
-import { ExchangeLimiter } from '../../domain/portal-exchange-limit';
+} from '../../domain/access/portal';
+import { isLive, liveSince, mintingKeyStands, MINTED_BY_OPERATOR, PortalLinkRecord, PortalSessionRecord } from '../../domain/access/portal-access';
+import { ExchangeLimiter } from '../../domain/access/portal-exchange-limit';
 import { AccountStore, Clock, DestinationStore, Logger, PortalStore } from '../../ports';
 import { findAccount, noAccount, notInPortal } from './accounts-admin';
 import { AdminResult } from './destinations-admin';
-import { PortalVerifier } from '../portal-verifier';
+import { PortalVerifier } from '../access/portal-verifier';
 
 /** The customer portal's links and sessions (docs/console.md). */
 export interface PortalAdminDeps {
@@ -30,13 +30,13 @@ export interface PortalAdminDeps {
   destinations: Pick<DestinationStore, 'get'>;
   clock: Clock;
   log: Logger;
-  /** The HMAC key portal tokens are signed with (domain/portal.ts portalKeyOf). */
+  /** The HMAC key portal tokens are signed with (domain/access/portal.ts portalKeyOf). */
   portalKey: Buffer;
   /** Every link minted and session opened, so that each can end before it expires. */
   portals: PortalStore;
   /** Whether a link or session still stands; told at once of what this instance revokes. */
   portalAccess: Pick<PortalVerifier, 'link' | 'forgetLink' | 'forgetSession' | 'forgetAccount'>;
-  /** This instance's buckets for the public link exchange (domain/portal-exchange-limit.ts). */
+  /** This instance's buckets for the public link exchange (domain/access/portal-exchange-limit.ts). */
   portalExchanges: ExchangeLimiter;
 }
 

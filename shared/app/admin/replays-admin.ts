@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { issuesFromZod, ValidationIssue } from '../../domain/event';
-import { parseReplayRequest, queuedReport, REPLAY_ID, replayTriggerMessage, reportKey, ReplaySummary, replaySummaryOf, ReplayView, replayViewOf } from '../../domain/replay';
-import { findReplay, replaysUnderWay } from '../replay-reports';
+import { issuesFromZod, ValidationIssue } from '../../domain/events/event';
+import { parseReplayRequest, queuedReport, REPLAY_ID, replayTriggerMessage, reportKey, ReplaySummary, replaySummaryOf, ReplayView, replayViewOf } from '../../domain/replay/replay';
+import { findReplay, replaysUnderWay } from '../retry/replay-reports';
 import { Clock, Logger, MessageBus, ReplayStore } from '../../ports';
 import { AdminResult } from './destinations-admin';
-import { newErrorId, QUEUE_REFUSED } from '../unavailable-causes';
+import { newErrorId, QUEUE_REFUSED } from '../support/unavailable-causes';
 
 /**
  * The operators' side of replay: `POST /admin/replays` validates a request, records it
@@ -49,7 +49,7 @@ export async function postReplay(deps: ReplaysAdminDeps, body: unknown, account?
   // An account's id is its own: taken only by its own replay (one kept under the bare id before ids were per account too).
   if (request.id !== undefined && (await findReplay(deps.replays, request.account, id))) return used();
   // One replay per account (or of the operator's across accounts) at a time; another account's
-  // does not refuse this one: replays take turns at reading the dead-letter topic (app/replay-run.ts).
+  // does not refuse this one: replays take turns at reading the dead-letter topic (app/retry/replay-run.ts).
   const own = (await replaysUnderWay(deps.replays, now)).find((r) => r.request.account === request.account);
   if (own) {
     const since = own.status === 'running' ? `is running (since ${own.startedAt ?? own.createdAt})` : `is queued (since ${own.createdAt}), waiting for its turn`;

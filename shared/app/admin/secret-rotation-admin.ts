@@ -1,7 +1,7 @@
 import { INTERNAL_DESTINATION_ID } from '../../domain/ids';
-import { DestinationView, generateSecret, viewOf } from '../../domain/destination';
-import { issuesFromZod } from '../../domain/event';
-import { DEFAULT_GRACE_SECONDS, rotateSecret, rotateSecretSchema } from '../../domain/secret-rotation';
+import { DestinationView, generateSecret, viewOf } from '../../domain/destinations/destination';
+import { issuesFromZod } from '../../domain/events/event';
+import { DEFAULT_GRACE_SECONDS, rotateSecret, rotateSecretSchema } from '../../domain/destinations/secret-rotation';
 import { AdminDeps, AdminResult, badId, notFound } from './destinations-admin';
 
 type Refusal = { status: 404 | 409 | 400; message: string };

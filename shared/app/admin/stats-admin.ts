@@ -1,19 +1,19 @@
 import { z } from 'zod';
-import { Caller, seesDestination } from '../../domain/account';
-import { issuesFromZod } from '../../domain/event';
+import { Caller, seesDestination } from '../../domain/access/account';
+import { issuesFromZod } from '../../domain/events/event';
 import { DESTINATION_ID, internalDestinationId, splitDestinationId } from '../../domain/ids';
-import { addHistograms, LatencyHistogram, percentile } from '../../domain/latency-histogram';
-import { bucketStart, RateBucket } from '../../domain/success-rate';
+import { addHistograms, LatencyHistogram, percentile } from '../../domain/stats/latency-histogram';
+import { bucketStart, RateBucket } from '../../domain/stats/success-rate';
 import { Clock, DeliveryStore, DestinationStore } from '../../ports';
-import { DAY_POINTS, DestinationCounters } from '../destination-counters';
+import { DAY_POINTS, DestinationCounters } from '../destinations/destination-counters';
 import { AdminResult, destinationsOfAccount, notFound } from './destinations-admin';
 
 /**
  * The console's overview charts: an account's attempts over the last hour or day, from the
- * success-rate counters every attempt already adds to (shared/domain/success-rate.ts), and
+ * success-rate counters every attempt already adds to (shared/domain/stats/success-rate.ts), and
  * its QUEUED and DEAD deliveries as count aggregations. Never a scan of the deliveries.
  * Attempt latency (p50, p99) comes from the counters' latency histograms
- * (domain/latency-histogram.ts): within one bin's width of the exact percentile.
+ * (domain/stats/latency-histogram.ts): within one bin's width of the exact percentile.
  */
 export interface StatsAdminDeps {
   destinations: Pick<DestinationStore, 'listAccount'>;

@@ -1,10 +1,10 @@
 import { INTERNAL_DESTINATION_ID } from '../../domain/ids';
 import { z } from 'zod';
-import { DestinationView, viewOf } from '../../domain/destination';
-import { issuesFromZod } from '../../domain/event';
+import { DestinationView, viewOf } from '../../domain/destinations/destination';
+import { issuesFromZod } from '../../domain/events/event';
 import { AdminResult, badId, notFound } from './destinations-admin';
-import { MANUAL_REASON_MAX } from '../../domain/suspension';
-import { reactivateDestination, redeliverAll, SuspensionDeps, suspendDestinationByHand } from '../suspend-and-reactivate';
+import { MANUAL_REASON_MAX } from '../../domain/destinations/suspension';
+import { reactivateDestination, redeliverAll, SuspensionDeps, suspendDestinationByHand } from '../delivery/suspend-and-reactivate';
 
 /** `POST /admin/destinations/{id}/reactivate`: the suspension cleared, its QUEUED events sent again. */
 export async function postReactivate(deps: SuspensionDeps, id: string): Promise<AdminResult<{ destination: DestinationView; redelivered: number }>> {

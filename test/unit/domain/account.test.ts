@@ -17,8 +17,8 @@ import {
   scopeFor,
   verifyKey,
   withSettings,
-} from '../../../shared/domain/account';
-import { issuesFromZod } from '../../../shared/domain/event';
+} from '../../../shared/domain/access/account';
+import { issuesFromZod } from '../../../shared/domain/events/event';
 import { DESTINATION_ID, internalDestinationId, INTERNAL_DESTINATION_ID, isDeliveryId, splitDestinationId } from '../../../shared/domain/ids';
 
 const NOW = new Date('2026-11-25T12:00:00Z');

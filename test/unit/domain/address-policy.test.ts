@@ -1,5 +1,5 @@
 import { BlockList, isIPv4 } from 'node:net';
-import { AddressClass, checkTargetUrl, classifyAddress, ipToBigInt, refusedAddress } from '../../../shared/domain/address-policy';
+import { AddressClass, checkTargetUrl, classifyAddress, ipToBigInt, refusedAddress } from '../../../shared/domain/access/address-policy';
 
 const STRICT = { allowLoopback: false };
 const LOCAL = { allowLoopback: true };

@@ -1,7 +1,7 @@
-import { ATTEMPTS_KEPT, attemptDetail, keptResponseHeaders, MASK, maskHeaders, REQUEST_EXCERPT_BYTES, withAttempt } from '../../../shared/domain/attempt-detail';
-import { DeliveryState, transition } from '../../../shared/domain/delivery-state';
-import { AttemptResult } from '../../../shared/domain/delivery';
-import { Decision } from '../../../shared/domain/retry-decision';
+import { ATTEMPTS_KEPT, attemptDetail, keptResponseHeaders, MASK, maskHeaders, REQUEST_EXCERPT_BYTES, withAttempt } from '../../../shared/domain/retry/attempt-detail';
+import { DeliveryState, transition } from '../../../shared/domain/retry/delivery-state';
+import { AttemptResult } from '../../../shared/domain/retry/delivery';
+import { Decision } from '../../../shared/domain/retry/retry-decision';
 
 const AT = new Date('2026-11-26T10:00:00.000Z');
 const sent = { target: 'https://hooks.example/in', headers: { 'content-type': 'application/json', 'webhook-id': 'msg_1', 'webhook-signature': 'v1,abc= v1a,def=' }, body: Buffer.from('{"order":42}') };

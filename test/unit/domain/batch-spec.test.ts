@@ -1,7 +1,7 @@
-import { BATCH_LIMITS as LIMITS_FOR_THE_CONSOLE } from '../../../shared/domain/batch-limits';
-import { BATCH_LIMITS, batchBytesOf, batchSpecSchema } from '../../../shared/domain/batching';
-import { applySpec, destinationSpecSchema, viewOf } from '../../../shared/domain/destination';
-import { issuesFromZod } from '../../../shared/domain/event';
+import { BATCH_LIMITS as LIMITS_FOR_THE_CONSOLE } from '../../../shared/domain/modes/batch-limits';
+import { BATCH_LIMITS, batchBytesOf, batchSpecSchema } from '../../../shared/domain/modes/batching';
+import { applySpec, destinationSpecSchema, viewOf } from '../../../shared/domain/destinations/destination';
+import { issuesFromZod } from '../../../shared/domain/events/event';
 
 /**
  * A destination's `batch` setting (issue 37) as the API takes it: its bounds, whole numbers

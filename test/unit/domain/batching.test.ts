@@ -1,7 +1,7 @@
 import { HTTP } from 'cloudevents';
-import { BatchGatherer, batchBody, batchIdOf, batchShare, batchSpecSchema, GatherLimits, retryBatchId } from '../../../shared/domain/batching';
-import { HeraldEvent } from '../../../shared/domain/event';
-import { readLaneMessage, toLaneMessage } from '../../../shared/domain/lane-message';
+import { BatchGatherer, batchBody, batchIdOf, batchShare, batchSpecSchema, GatherLimits, retryBatchId } from '../../../shared/domain/modes/batching';
+import { HeraldEvent } from '../../../shared/domain/events/event';
+import { readLaneMessage, toLaneMessage } from '../../../shared/domain/intake/lane-message';
 
 const event = (id: string, data: string | Buffer = `{"id":"${id}"}`, datacontenttype = 'application/json'): HeraldEvent => ({
   attributes: { specversion: '1.0', id, source: '/t', type: 't.x', datacontenttype },

@@ -1,7 +1,7 @@
-import { AttemptResult, describeFailure } from '../../../shared/domain/delivery';
-import { POLICY_PRESET_NAMES, POLICY_PRESETS } from '../../../shared/domain/policy';
-import { decide, NO_HISTORY, withFailureMode } from '../../../shared/domain/retry-decision';
-import { rateOutcome } from '../../../shared/domain/success-rate';
+import { AttemptResult, describeFailure } from '../../../shared/domain/retry/delivery';
+import { POLICY_PRESET_NAMES, POLICY_PRESETS } from '../../../shared/domain/retry/policy';
+import { decide, NO_HISTORY, withFailureMode } from '../../../shared/domain/retry/retry-decision';
+import { rateOutcome } from '../../../shared/domain/stats/success-rate';
 
 const T0 = new Date('2026-11-23T10:00:00.000Z');
 const BLOCKED: AttemptResult = {

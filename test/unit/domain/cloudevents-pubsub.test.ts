@@ -1,4 +1,4 @@
-import { malformedAttributes } from '../../../shared/domain/cloudevents-pubsub';
+import { malformedAttributes } from '../../../shared/domain/events/cloudevents-pubsub';
 
 describe('malformedAttributes', () => {
   test('names each attribute whose value or name holds a lone surrogate', () => {

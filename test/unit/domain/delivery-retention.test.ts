@@ -1,5 +1,5 @@
-import { DELIVERY_STATUSES, DeliveryStatus } from '../../../shared/domain/delivery';
-import { DAY_MS, DEAD_RECORD_MIN_KEEP_MS, deliveryExpiry, holdsWork } from '../../../shared/domain/delivery-retention';
+import { DELIVERY_STATUSES, DeliveryStatus } from '../../../shared/domain/retry/delivery';
+import { DAY_MS, DEAD_RECORD_MIN_KEEP_MS, deliveryExpiry, holdsWork } from '../../../shared/domain/delivery/delivery-retention';
 import { heraldTopology } from '../../../shared/topology';
 
 const RETENTION = 30 * DAY_MS;

@@ -1,6 +1,6 @@
-import { applySpec, Destination } from '../../../shared/domain/destination';
-import { DestinationIndex } from '../../../shared/domain/destination-index';
-import { matchesType } from '../../../shared/domain/event';
+import { applySpec, Destination } from '../../../shared/domain/destinations/destination';
+import { DestinationIndex } from '../../../shared/domain/destinations/destination-index';
+import { matchesType } from '../../../shared/domain/events/event';
 
 const at = new Date('2026-01-01T00:00:00Z');
 const dest = (id: string, eventTypes?: string[]): Destination => applySpec(id, { url: `https://example.com/${id}`, ...(eventTypes ? { eventTypes } : {}) }, undefined, at);

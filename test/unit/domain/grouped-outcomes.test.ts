@@ -1,4 +1,4 @@
-import { COMMIT_LIMITS, commitsOf, headEntryDelivery, headEntryId, mergedHeadEntryId, parseHeadEntryId } from '../../../shared/domain/grouped-outcomes';
+import { COMMIT_LIMITS, commitsOf, headEntryDelivery, headEntryId, mergedHeadEntryId, parseHeadEntryId } from '../../../shared/domain/delivery/grouped-outcomes';
 
 describe('grouped outcomes: log head entries', () => {
   test('an entry names its delivery and the groups holding it; merged, one entry names the groups of both', () => {

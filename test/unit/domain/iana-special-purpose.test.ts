@@ -1,4 +1,4 @@
-import { AddressClass, checkTargetUrl, classifyAddress, ipToBigInt, refusedAddress } from '../../../shared/domain/address-policy';
+import { AddressClass, checkTargetUrl, classifyAddress, ipToBigInt, refusedAddress } from '../../../shared/domain/access/address-policy';
 
 /**
  * Every entry of the IANA IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890 and the

@@ -83,11 +83,11 @@ test('the cycle finder finds a loop, and no loop where there is none', () => {
 });
 
 test('the import reader sees every kind of import, type-only ones marked', () => {
-  expect(graph.get('shared/domain/destination.ts')).toContain('shared/domain/ids.ts');
+  expect(graph.get('shared/domain/destinations/destination.ts')).toContain('shared/domain/ids.ts');
   // Local mode loads the functions with import(), and the library statically.
   expect(graph.get('apps/local/stack.ts')?.filter((f) => f.startsWith('functions/'))).not.toEqual([]);
   expect(graph.get('apps/local/stack.ts')?.filter((f) => f.startsWith('shared/app/'))).not.toEqual([]);
-  expect(imports.get('console/src/types.ts')).toContainEqual({ spec: '../../shared/domain/delivery', file: 'shared/domain/delivery.ts', typeOnly: true });
+  expect(imports.get('console/src/types.ts')).toContainEqual({ spec: '../../shared/domain/retry/delivery', file: 'shared/domain/retry/delivery.ts', typeOnly: true });
   expect(files).toEqual(expect.arrayContaining(['infra/index.ts', 'functions/index.ts', 'console/src/main.tsx']));
 });
 
@@ -99,6 +99,38 @@ test('only apps/ imports apps/: the library, functions/, infra/ and the console 
   const intoApps = files.filter((f) => !isApp(f)).flatMap((f) => (graph.get(f) ?? []).filter(isApp).map((to) => `${f} → ${to}`));
   expect(intoApps).toEqual([]);
   expect(files.filter(isApp)).toEqual(expect.arrayContaining(['apps/cli/main.ts', 'apps/local/main.ts']));
+});
+
+/**
+ * The library is cut by concern (docs/architecture.md "Where things are"): within shared/app/ and
+ * shared/domain/, one folder per concern. The folders stack: one imports only those below it, so
+ * a concern can be read with what it stands on and nothing above it.
+ */
+describe('concern folders', () => {
+  const folderOf = (layer: string, f: string): string | undefined => {
+    if (!f.startsWith(`${layer}/`)) return undefined;
+    const rest = f.slice(layer.length + 1);
+    return rest.includes('/') ? rest.slice(0, rest.indexOf('/')) : undefined;
+  };
+
+  test.each(['shared/app', 'shared/domain', 'shared/adapters'])('the folders of %s import each other in no loop', (layer) => {
+    const between = new Map<string, string[]>();
+    for (const f of files) {
+      const from = folderOf(layer, f);
+      if (from === undefined) continue;
+      for (const to of (graph.get(f) ?? []).map((t) => folderOf(layer, t))) {
+        if (to !== undefined && to !== from && !(between.get(from) ?? []).includes(to)) between.set(from, [...(between.get(from) ?? []), to]);
+      }
+    }
+    expect(between.size).toBeGreaterThan(0);
+    expect(cyclesIn(between).map((cycle) => cycle.join(' → '))).toEqual([]);
+  });
+
+  test('no folder of product code holds more than 15 files', () => {
+    const counts = new Map<string, number>();
+    for (const f of files.filter((f) => !f.startsWith('console/'))) counts.set(path.posix.dirname(f), (counts.get(path.posix.dirname(f)) ?? 0) + 1);
+    expect([...counts].filter(([, n]) => n > 15).map(([dir, n]) => `${dir}: ${n} files`)).toEqual([]);
+  });
 });
 
 describe('the console and the domain', () => {
@@ -116,7 +148,7 @@ describe('the console and the domain', () => {
   })();
 
   test('the modules it bundles from shared/ are browser-safe: domain modules importing no package and no Node module', () => {
-    expect(bundledFromShared).toEqual(expect.arrayContaining(['shared/domain/batch-limits.ts', 'shared/domain/delivery-statuses.ts', 'shared/domain/policy-preset-names.ts']));
+    expect(bundledFromShared).toEqual(expect.arrayContaining(['shared/domain/modes/batch-limits.ts', 'shared/domain/delivery-statuses.ts', 'shared/domain/retry/policy-preset-names.ts']));
     expect(bundledFromShared.filter((f) => !f.startsWith('shared/domain/'))).toEqual([]);
     const packages = bundledFromShared.flatMap((f) => (imports.get(f) ?? []).filter((i) => !i.typeOnly && i.file === undefined).map((i) => `${f} → ${i.spec}`));
     expect(packages).toEqual([]);
@@ -124,7 +156,7 @@ describe('the console and the domain', () => {
 
   test.each([
     ['DELIVERY_STATUSES', 'shared/domain/delivery-statuses.ts'],
-    ['POLICY_PRESET_NAMES', 'shared/domain/policy-preset-names.ts'],
+    ['POLICY_PRESET_NAMES', 'shared/domain/retry/policy-preset-names.ts'],
   ])('it keeps no copy of %s (%s): it imports the list', (name, file) => {
     const list = new RegExp(`export const ${name} = \\[([^\\]]*)\\]`).exec(readFileSync(path.join(ROOT, file), 'utf8'));
     const members = [...(list?.[1] ?? '').matchAll(/'([^']+)'/g)].map((m) => m[1]!);
@@ -134,8 +166,8 @@ describe('the console and the domain', () => {
     expect(consoleFiles.filter((f) => copy.test(readFileSync(path.join(ROOT, f), 'utf8')))).toEqual([]);
   });
 
-  test('it keeps no copy of BATCH_LIMITS (shared/domain/batch-limits.ts): it imports the bounds', () => {
-    expect(consoleFiles.filter((f) => (imports.get(f) ?? []).some((i) => i.file === 'shared/domain/batch-limits.ts'))).toEqual(expect.arrayContaining(['console/src/pages/destination-form.tsx']));
+  test('it keeps no copy of BATCH_LIMITS (shared/domain/modes/batch-limits.ts): it imports the bounds', () => {
+    expect(consoleFiles.filter((f) => (imports.get(f) ?? []).some((i) => i.file === 'shared/domain/modes/batch-limits.ts'))).toEqual(expect.arrayContaining(['console/src/pages/destination-form.tsx']));
     // The largest body, written out or as a product: the bound most likely to be copied.
     expect(consoleFiles.filter((f) => /1_?048_?576|1024\s*\*\s*1024/.test(readFileSync(path.join(ROOT, f), 'utf8')))).toEqual([]);
   });

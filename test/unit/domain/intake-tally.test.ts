@@ -1,4 +1,4 @@
-import { addTallies, deliveryTally, EMPTY_TALLY, sameTally, tallyOf } from '../../../shared/domain/intake-tally';
+import { addTallies, deliveryTally, EMPTY_TALLY, sameTally, tallyOf } from '../../../shared/domain/intake/intake-tally';
 
 describe("the reconciler's tally of an intake batch's records", () => {
   it('hashes each delivery id to the same unsigned 32-bit number on every instance', () => {

@@ -1,5 +1,5 @@
-import { activityWindowMs, expectedDeliveries, expectedInRuns, fitsBatch, laneMoving, mayWaitForLanes, recoveredRecord, skipAfterPostponed } from '../../../shared/domain/intake';
-import { HeraldEvent, matchesType } from '../../../shared/domain/event';
+import { activityWindowMs, expectedDeliveries, expectedInRuns, fitsBatch, laneMoving, mayWaitForLanes, recoveredRecord, skipAfterPostponed } from '../../../shared/domain/intake/intake';
+import { HeraldEvent, matchesType } from '../../../shared/domain/events/event';
 
 /** The intake journal's and the reconciler's rules, with the clock passed in. */
 

@@ -1,4 +1,4 @@
-import { firstInvalidUtf8, hasLoneSurrogate, loneSurrogateIssues, MAX_JSON_DEPTH, parseJsonBytes, wellFormed } from '../../../shared/domain/json-body';
+import { firstInvalidUtf8, hasLoneSurrogate, loneSurrogateIssues, MAX_JSON_DEPTH, parseJsonBytes, wellFormed } from '../../../shared/domain/events/json-body';
 
 const fatal = new TextDecoder('utf-8', { fatal: true });
 const isValidUtf8 = (b: Buffer) => {

@@ -1,4 +1,4 @@
-import { leavesSharedLane, rateWaitLimitMs } from '../../../shared/domain/lane-admission';
+import { leavesSharedLane, rateWaitLimitMs } from '../../../shared/domain/delivery/lane-admission';
 
 const waits = { dedicatedMs: 30_000, sharedMs: 1_000, handlingBudgetMs: 45_000 };
 

@@ -1,5 +1,5 @@
-import { BUNDLE_LIMITS, bundleBody, bundlesOf, readBundleBody } from '../../../shared/domain/lane-bundle';
-import { PubSubMessage } from '../../../shared/domain/cloudevents-pubsub';
+import { BUNDLE_LIMITS, bundleBody, bundlesOf, readBundleBody } from '../../../shared/domain/intake/lane-bundle';
+import { PubSubMessage } from '../../../shared/domain/events/cloudevents-pubsub';
 
 const message = (id: string, data: Buffer = Buffer.from(`{"id":"${id}"}`)): PubSubMessage => ({ data, attributes: { 'ce-id': id, 'herald-destination': 'orders' } });
 

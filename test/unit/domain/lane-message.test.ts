@@ -1,8 +1,8 @@
-import { PushDelivery } from '../../../shared/domain/cloudevents-pubsub';
-import { applySpec, Destination } from '../../../shared/domain/destination';
-import { buildEvent, HeraldEvent } from '../../../shared/domain/event';
-import { LaneMessage, LANE_ATTRIBUTES, purposeOf, readLaneMessage, toLaneMessage } from '../../../shared/domain/lane-message';
-import { laneStep } from '../../../shared/domain/lane-step';
+import { PushDelivery } from '../../../shared/domain/events/cloudevents-pubsub';
+import { applySpec, Destination } from '../../../shared/domain/destinations/destination';
+import { buildEvent, HeraldEvent } from '../../../shared/domain/events/event';
+import { LaneMessage, LANE_ATTRIBUTES, purposeOf, readLaneMessage, toLaneMessage } from '../../../shared/domain/intake/lane-message';
+import { laneStep } from '../../../shared/domain/delivery/lane-step';
 
 const AT = new Date('2026-11-26T10:00:00Z');
 

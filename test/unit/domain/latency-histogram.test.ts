@@ -1,4 +1,4 @@
-import { addHistograms, binKey, binOf, binOfKey, binRange, LATENCY_BINS, LATENCY_BOUNDS_MS, LatencyHistogram, percentile, sampleCount, withSample } from '../../../shared/domain/latency-histogram';
+import { addHistograms, binKey, binOf, binOfKey, binRange, LATENCY_BINS, LATENCY_BOUNDS_MS, LatencyHistogram, percentile, sampleCount, withSample } from '../../../shared/domain/stats/latency-histogram';
 import { seededRandom } from '../../chaos/scenario';
 
 /** A seeded generator: the same samples on every run. */

@@ -1,5 +1,5 @@
-import { checkTargetUrl, refusedAddress } from '../../../shared/domain/address-policy';
-import { LocalService } from '../../../shared/domain/local-services';
+import { checkTargetUrl, refusedAddress } from '../../../shared/domain/access/address-policy';
+import { LocalService } from '../../../shared/domain/access/local-services';
 
 /** Local mode's own services: refused even where loopback is allowed, on any loopback spelling of their port. */
 

@@ -1,6 +1,6 @@
-import { admitted, keyFor, MAX_WAITING_PER_KEY, newKeyState, takeWaiting, orderingSpecSchema, partitionKeyOf, resequenced, settled, settleVerdict, skipped } from '../../../shared/domain/ordering';
-import { destinationSpecSchema } from '../../../shared/domain/destination';
-import { REDELIVERED_ORDER_GRACE_MS, transition } from '../../../shared/domain/delivery-state';
+import { admitted, keyFor, MAX_WAITING_PER_KEY, newKeyState, takeWaiting, orderingSpecSchema, partitionKeyOf, resequenced, settled, settleVerdict, skipped } from '../../../shared/domain/modes/ordering';
+import { destinationSpecSchema } from '../../../shared/domain/destinations/destination';
+import { REDELIVERED_ORDER_GRACE_MS, transition } from '../../../shared/domain/retry/delivery-state';
 
 const now = new Date('2026-11-27T10:00:00.000Z');
 const rec = (seq: number, status: 'DELIVERED' | 'DEAD' | 'QUEUED' | 'PENDING' = 'DELIVERED') => ({ id: `d.e${seq}`, eventId: `e${seq}`, status, order: { key: 'k', seq } });

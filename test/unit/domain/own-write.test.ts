@@ -1,7 +1,7 @@
-import { AttemptResult, DeliveryRecord } from '../../../shared/domain/delivery';
-import { applied, firstRecord, isOwnWrite } from '../../../shared/domain/delivery-record';
-import { transition } from '../../../shared/domain/delivery-state';
-import { HeraldEvent } from '../../../shared/domain/event';
+import { AttemptResult, DeliveryRecord } from '../../../shared/domain/retry/delivery';
+import { applied, firstRecord, isOwnWrite } from '../../../shared/domain/delivery/delivery-record';
+import { transition } from '../../../shared/domain/retry/delivery-state';
+import { HeraldEvent } from '../../../shared/domain/events/event';
 
 /**
  * isOwnWrite: a record write tried again after its reply was lost finds its own record and

@@ -1,4 +1,4 @@
-import { destinationSpecSchema } from '../../../shared/domain/destination';
+import { destinationSpecSchema } from '../../../shared/domain/destinations/destination';
 import {
   ADOBE_BEST_EFFORT,
   ADOBE_CONFIGURABLE,
@@ -20,7 +20,7 @@ import {
   SECOND,
   StatusRule,
   throttleOf,
-} from '../../../shared/domain/policy';
+} from '../../../shared/domain/retry/policy';
 
 describe('presets', () => {
   it('are the five named in the SPEC, the same list destination specs accept', () => {

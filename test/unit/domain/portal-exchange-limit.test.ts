@@ -1,4 +1,4 @@
-import { ExchangeLimiter, INSTANCE_EXCHANGES, LINK_EXCHANGES } from '../../../shared/domain/portal-exchange-limit';
+import { ExchangeLimiter, INSTANCE_EXCHANGES, LINK_EXCHANGES } from '../../../shared/domain/access/portal-exchange-limit';
 
 /**
  * The public portal link exchange's rate limit (issue 50: it wrote a session document per call

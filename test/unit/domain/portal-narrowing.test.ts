@@ -1,5 +1,5 @@
-import { Caller } from '../../../shared/domain/account';
-import { narrowedWrite, typesBeyond } from '../../../shared/domain/portal-narrowing';
+import { Caller } from '../../../shared/domain/access/account';
+import { narrowedWrite, typesBeyond } from '../../../shared/domain/access/portal-narrowing';
 
 /**
  * What a portal session narrowed to some destinations may write (issue 50: it PUT its

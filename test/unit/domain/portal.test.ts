@@ -1,5 +1,5 @@
-import { patchAccount, Account, accountPatchSchema } from '../../../shared/domain/account';
-import { issuesFromZod } from '../../../shared/domain/event';
+import { patchAccount, Account, accountPatchSchema } from '../../../shared/domain/access/account';
+import { issuesFromZod } from '../../../shared/domain/events/event';
 import {
   linkClaims,
   linkGrant,
@@ -16,9 +16,9 @@ import {
   signLink,
   signSession,
   verifyPortalToken,
-} from '../../../shared/domain/portal';
+} from '../../../shared/domain/access/portal';
 import { getAccountStats, latencyPercentiles, StatsAdminDeps, statsQuerySchema, statsSeries } from '../../../shared/app/admin/stats-admin';
-import type { Destination } from '../../../shared/domain/destination';
+import type { Destination } from '../../../shared/domain/destinations/destination';
 
 const key = portalKeyOf(Buffer.alloc(32, 7));
 const now = new Date('2026-11-26T00:00:00Z');

@@ -1,6 +1,6 @@
-import { accountPatchSchema, newAccount, patchAccount } from '../../../shared/domain/account';
-import { issuesFromZod } from '../../../shared/domain/event';
-import { admitStep, afterTake, HELD_TOKENS_MS, leaseOf, quotasOf, retryAfterSeconds, sliceOf, takeFromBucket } from '../../../shared/domain/quota';
+import { accountPatchSchema, newAccount, patchAccount } from '../../../shared/domain/access/account';
+import { issuesFromZod } from '../../../shared/domain/events/event';
+import { admitStep, afterTake, HELD_TOKENS_MS, leaseOf, quotasOf, retryAfterSeconds, sliceOf, takeFromBucket } from '../../../shared/domain/intake/quota';
 
 const DEFAULTS = { publishPerSecond: 1000, destinations: 100 };
 const NOW = new Date('2026-11-25T12:00:00Z');

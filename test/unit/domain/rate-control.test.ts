@@ -19,9 +19,9 @@ import {
   scheduleGrids,
   settledThrough,
   spanFor,
-} from '../../../shared/domain/rate-control';
-import { ADVANCE_AHEAD_MS, ADVANCE_RATE_FACTOR, advanceGrant, AdvanceInput, MAX_ADVANCE } from '../../../shared/domain/rate-advance';
-import { Grid, gridAt, nextDeferCursor, nextTurn, SWITCH_SLACK_MS, waitForTurn } from '../../../shared/domain/rate-turns';
+} from '../../../shared/domain/rate/rate-control';
+import { ADVANCE_AHEAD_MS, ADVANCE_RATE_FACTOR, advanceGrant, AdvanceInput, MAX_ADVANCE } from '../../../shared/domain/rate/rate-advance';
+import { Grid, gridAt, nextDeferCursor, nextTurn, SWITCH_SLACK_MS, waitForTurn } from '../../../shared/domain/rate/rate-turns';
 
 const T0 = 1_000_000_000; // a whole second, in ms
 const S0 = T0 / 1000;

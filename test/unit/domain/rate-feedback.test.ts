@@ -1,6 +1,6 @@
-import { AttemptResult } from '../../../shared/domain/delivery';
-import { MAX_PAUSE_MS } from '../../../shared/domain/rate-control';
-import { attemptFeedback } from '../../../shared/domain/rate-feedback';
+import { AttemptResult } from '../../../shared/domain/retry/delivery';
+import { MAX_PAUSE_MS } from '../../../shared/domain/rate/rate-control';
+import { attemptFeedback } from '../../../shared/domain/rate/rate-feedback';
 
 const now = new Date('2026-11-23T12:00:00Z');
 const response = (status: number, retryAfter?: string): AttemptResult => ({ kind: 'response', status, durationMs: 5, bodyExcerpt: '', ...(retryAfter ? { retryAfter } : {}) });

@@ -1,4 +1,4 @@
-import { bucketsOf, headOf, keepNewest, RECENT_KEPT, RecentEntry } from '../../../shared/domain/recent-log';
+import { bucketsOf, headOf, keepNewest, RECENT_KEPT, RecentEntry } from '../../../shared/domain/delivery/recent-log';
 
 const T = Date.parse('2026-11-26T10:00:00.000Z');
 const iso = (s: number) => new Date(T + s * 1000).toISOString();

@@ -1,7 +1,7 @@
-import { AttemptDetail, AttemptResult, DeliveryRecord, DeliveryStatus } from '../../../shared/domain/delivery';
-import { transition } from '../../../shared/domain/delivery-state';
-import { afterRedeliveredSend, readsBeforeFirstSend, writtenBefore } from '../../../shared/domain/redelivered-push';
-import { HeraldEvent } from '../../../shared/domain/event';
+import { AttemptDetail, AttemptResult, DeliveryRecord, DeliveryStatus } from '../../../shared/domain/retry/delivery';
+import { transition } from '../../../shared/domain/retry/delivery-state';
+import { afterRedeliveredSend, readsBeforeFirstSend, writtenBefore } from '../../../shared/domain/delivery/redelivered-push';
+import { HeraldEvent } from '../../../shared/domain/events/event';
 
 /** What a send made without reading first does to a record that was already there (create-if-absent found it). */
 

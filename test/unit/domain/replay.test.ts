@@ -1,5 +1,5 @@
-import { toPubSubMessage } from '../../../shared/domain/cloudevents-pubsub';
-import { DeliveryRecord } from '../../../shared/domain/delivery';
+import { toPubSubMessage } from '../../../shared/domain/events/cloudevents-pubsub';
+import { DeliveryRecord } from '../../../shared/domain/retry/delivery';
 import {
   addItem,
   beginRun,
@@ -14,7 +14,7 @@ import {
   replayViewOf,
   runSelection,
   selectDeadLetter,
-} from '../../../shared/domain/replay';
+} from '../../../shared/domain/replay/replay';
 
 /** The pure part of replay: the request, the selection of dead letters, the record, the report. */
 

@@ -1,4 +1,4 @@
-import { AttemptResult } from '../../../shared/domain/delivery';
+import { AttemptResult } from '../../../shared/domain/retry/delivery';
 import {
   ADOBE_BEST_EFFORT,
   ADOBE_CONFIGURABLE,
@@ -11,8 +11,8 @@ import {
   POLICY_PRESET_NAMES,
   POLICY_PRESETS,
   SECOND,
-} from '../../../shared/domain/policy';
-import { afterAttempt, AttemptHistory, decide, Decision, duration, NO_HISTORY, parseRetryAfter } from '../../../shared/domain/retry-decision';
+} from '../../../shared/domain/retry/policy';
+import { afterAttempt, AttemptHistory, decide, Decision, duration, NO_HISTORY, parseRetryAfter } from '../../../shared/domain/retry/retry-decision';
 
 const T0 = new Date('2025-03-01T12:00:00.000Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);

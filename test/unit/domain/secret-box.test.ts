@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ConfigError, loadConfig } from '../../../shared/config';
-import { generateSecretsKey, isSealed, keyIdOf, SecretBox, SecretBoxError, sealedKeyId, secretsKeySchema } from '../../../shared/domain/secret-box';
+import { generateSecretsKey, isSealed, keyIdOf, SecretBox, SecretBoxError, sealedKeyId, secretsKeySchema } from '../../../shared/domain/access/secret-box';
 
 const KEY_A = Buffer.alloc(32, 0xa1).toString('base64');
 const KEY_B = Buffer.alloc(32, 0xb2).toString('base64');

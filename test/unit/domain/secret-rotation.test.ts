@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
-import { applySpec, generateSecret, viewOf } from '../../../shared/domain/destination';
-import { MAX_PREVIOUS_SECRETS, rotateSecret, rotateSecretSchema, signingSecrets } from '../../../shared/domain/secret-rotation';
-import { signatureHeaders } from '../../../shared/domain/signing';
+import { applySpec, generateSecret, viewOf } from '../../../shared/domain/destinations/destination';
+import { MAX_PREVIOUS_SECRETS, rotateSecret, rotateSecretSchema, signingSecrets } from '../../../shared/domain/destinations/secret-rotation';
+import { signatureHeaders } from '../../../shared/domain/delivery/signing';
 
 const T0 = new Date('2026-11-23T10:00:00.000Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { signatureHeaders } from '../../../shared/domain/signing';
+import { signatureHeaders } from '../../../shared/domain/delivery/signing';
 
 const secret = `whsec_${Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')}`;
 // Now, to the second: the library refuses a timestamp more than five minutes off.

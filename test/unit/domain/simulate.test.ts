@@ -1,5 +1,5 @@
-import { POLICY_PRESETS, PolicyPresetName } from '../../../shared/domain/policy';
-import { parseResponses, simulate, SimulatedResponse, Simulation } from '../../../shared/domain/simulate';
+import { POLICY_PRESETS, PolicyPresetName } from '../../../shared/domain/retry/policy';
+import { parseResponses, simulate, SimulatedResponse, Simulation } from '../../../shared/domain/retry/simulate';
 
 function responses(text: string): SimulatedResponse[] {
   const parsed = parseResponses(text);

@@ -1,4 +1,4 @@
-import { SlowDestinations } from '../../../shared/domain/slow-destinations';
+import { SlowDestinations } from '../../../shared/domain/delivery/slow-destinations';
 
 const settings = { slowMs: 2000, forgetMs: 60_000 };
 

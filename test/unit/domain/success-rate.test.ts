@@ -1,7 +1,7 @@
-import { AttemptResult } from '../../../shared/domain/delivery';
-import { EVENT_PLATFORM, EVENT_PLATFORM_THRESHOLD, HOUR, policySpecSchema, resolvePolicy, scalePolicy } from '../../../shared/domain/policy';
-import { withFailureMode } from '../../../shared/domain/retry-decision';
-import { bucketStart, RateBucket, rateOutcome, summarize, thresholdVerdict } from '../../../shared/domain/success-rate';
+import { AttemptResult } from '../../../shared/domain/retry/delivery';
+import { EVENT_PLATFORM, EVENT_PLATFORM_THRESHOLD, HOUR, policySpecSchema, resolvePolicy, scalePolicy } from '../../../shared/domain/retry/policy';
+import { withFailureMode } from '../../../shared/domain/retry/retry-decision';
+import { bucketStart, RateBucket, rateOutcome, summarize, thresholdVerdict } from '../../../shared/domain/stats/success-rate';
 
 const status = (s: number): AttemptResult => ({ kind: 'response', status: s, durationMs: 5, bodyExcerpt: '' });
 const timeout: AttemptResult = { kind: 'timeout', durationMs: 5000, timeoutMs: 5000 };

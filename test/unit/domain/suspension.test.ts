@@ -1,5 +1,5 @@
-import { applySpec, Destination } from '../../../shared/domain/destination';
-import { queuedBecauseSuspended, reactivate, suspend, suspendManually } from '../../../shared/domain/suspension';
+import { applySpec, Destination } from '../../../shared/domain/destinations/destination';
+import { queuedBecauseSuspended, reactivate, suspend, suspendManually } from '../../../shared/domain/destinations/suspension';
 
 const T0 = new Date('2026-11-23T10:00:00.000Z');
 const T1 = new Date('2026-11-23T11:00:00.000Z');

@@ -1,5 +1,5 @@
-import { accountPatchSchema, patchAccount } from '../../../shared/domain/account';
-import { allowedTopicsInForce, allowedTopicsSchema, ownTopicProblem, topicAllowed, topicRefusal } from '../../../shared/domain/topic-allow-list';
+import { accountPatchSchema, patchAccount } from '../../../shared/domain/access/account';
+import { allowedTopicsInForce, allowedTopicsSchema, ownTopicProblem, topicAllowed, topicRefusal } from '../../../shared/domain/access/topic-allow-list';
 
 /** Which topics an account's destinations may publish to, and the topics none may (issue 50). */
 

@@ -1,12 +1,12 @@
 import { CloudEvent } from 'cloudevents';
-import { fromPubSubMessage } from '../../../shared/domain/cloudevents-pubsub';
-import { AttemptResult, describeFailure, HeraldOverload, isSuccess } from '../../../shared/domain/delivery';
-import { destinationSpecSchema } from '../../../shared/domain/destination';
-import { HeraldEvent } from '../../../shared/domain/event';
-import { ADOBE_CONFIGURABLE, DeliveryPolicy, EVENT_PLATFORM, EVENTARC, policySpecSchema, resolvePolicy } from '../../../shared/domain/policy';
-import { decide, Decision, NO_HISTORY } from '../../../shared/domain/retry-decision';
-import { rateOutcome } from '../../../shared/domain/success-rate';
-import { grpcLabel, PublishFailure, publishFailureOf, topicAttemptResult, topicMessage } from '../../../shared/domain/topic-destination';
+import { fromPubSubMessage } from '../../../shared/domain/events/cloudevents-pubsub';
+import { AttemptResult, describeFailure, HeraldOverload, isSuccess } from '../../../shared/domain/retry/delivery';
+import { destinationSpecSchema } from '../../../shared/domain/destinations/destination';
+import { HeraldEvent } from '../../../shared/domain/events/event';
+import { ADOBE_CONFIGURABLE, DeliveryPolicy, EVENT_PLATFORM, EVENTARC, policySpecSchema, resolvePolicy } from '../../../shared/domain/retry/policy';
+import { decide, Decision, NO_HISTORY } from '../../../shared/domain/retry/retry-decision';
+import { rateOutcome } from '../../../shared/domain/stats/success-rate';
+import { grpcLabel, PublishFailure, publishFailureOf, topicAttemptResult, topicMessage } from '../../../shared/domain/delivery/topic-destination';
 
 /** Pub/Sub-topic destinations: the message they get, and what a publish's gRPC outcome comes to. */
 

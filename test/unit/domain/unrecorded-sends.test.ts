@@ -1,5 +1,5 @@
-import { DeliveryRecord } from '../../../shared/domain/delivery';
-import { UnrecordedSend, UnrecordedSends } from '../../../shared/domain/unrecorded-sends';
+import { DeliveryRecord } from '../../../shared/domain/retry/delivery';
+import { UnrecordedSend, UnrecordedSends } from '../../../shared/domain/delivery/unrecorded-sends';
 
 /** The memory of sends not recorded stays bounded: by age, by count and by the bytes of the events it holds. */
 

@@ -7,7 +7,7 @@ import { FUNCTION_NAMES, FunctionName, heraldTopology, INTERNAL_FUNCTIONS, laneT
 import { REQUIRED_APIS } from '../../../infra/components/apis';
 import { compositeIndexes, QuerySpec } from '../../../infra/firestore-plan';
 import { nodeOptionsFor } from '../../../infra/function-plan';
-import { SecretBox } from '../../../shared/domain/secret-box';
+import { SecretBox } from '../../../shared/domain/access/secret-box';
 import { ADMIN_TOKEN, Declared, functionUrl, GENERATED_SECRETS_KEY, mockPulumi, PROJECT, PROJECT_NUMBER, REGION, settled, stackConfig, valueOf } from './mocks';
 
 /**
@@ -240,7 +240,7 @@ describe('functions', () => {
         [ENV_NAMES.topicPrefix]: prefix,
         [ENV_NAMES.pushServiceAccount]: PUSH_SA,
         [ENV_NAMES.schedulerServiceAccount]: SCHEDULER_SA,
-        // Private functions: Cloud Run checks the token's signature, Herald its claims (shared/app/push-auth.ts).
+        // Private functions: Cloud Run checks the token's signature, Herald its claims (shared/app/access/push-auth.ts).
         [ENV_NAMES.pushAuth]: 'oidc-behind-iam',
         [ENV_NAMES.allowLoopback]: 'false',
       });
@@ -445,7 +445,7 @@ describe('Firestore', () => {
     const ttl = ofType('gcp:firestore/field:Field').filter((f) => f.inputs.ttlConfig !== undefined);
     expect(ttl.map((f) => `${String(f.inputs.collection)}.${String(f.inputs.field)}`).sort()).toEqual(Object.values(FIRESTORE_TTL_FIELDS).map((t) => `${t.collection}.${t.field}`).sort());
     expect(ttl.map((f) => `${String(f.inputs.collection)}.${String(f.inputs.field)}`)).toContain('rates.expireAt');
-    // Delivery records are kept HERALD_DELIVERY_RETENTION_DAYS after they settle (domain/delivery-retention.ts).
+    // Delivery records are kept HERALD_DELIVERY_RETENTION_DAYS after they settle (domain/delivery/delivery-retention.ts).
     const deliveries = ttl.find((f) => f.inputs.collection === 'deliveries');
     expect(deliveries?.inputs).toMatchObject({ project: PROJECT, database: '(default)', field: 'expireAt', ttlConfig: {}, indexConfig: {} });
     // A group of DELIVERED first attempts expires with its members.

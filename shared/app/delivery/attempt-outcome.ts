@@ -1,0 +1,130 @@
+import { SentRequest } from '../../domain/retry/attempt-detail';
+import { attemptReport, requestFor } from '../../domain/delivery/attempt-request';
+import { AttemptResult, DeliveryRecord, describeFailure, HeraldOverload, isSuccess } from '../../domain/retry/delivery';
+import { headEntryId } from '../../domain/delivery/grouped-outcomes';
+import { overloadBackoffMs } from '../../domain/retry/herald-overload';
+import { splitDestinationId } from '../../domain/ids';
+import { rateWaitLimitMs } from '../../domain/delivery/lane-admission';
+import { Decision, withFailureMode } from '../../domain/retry/retry-decision';
+import { rateOutcome } from '../../domain/stats/success-rate';
+import { LANE_HANDLING_BUDGET_MS } from '../../topology';
+import { sendDeadLetter } from '../lanes/dead-letter';
+import { DeliverDeps, DeliverOutcome, Target } from './delivery-context';
+import { recheckQueued } from './queued-recheck';
+import { suspendDestination } from './suspend-and-reactivate';
+import { afterOrderedOutcome } from '../ordering/ordered-delivery';
+import { partitionKeyOf } from '../../domain/modes/ordering';
+import { topicNotAllowed } from '../access/topic-access';
+
+/**
+ * What first attempts and claimed retries share: the send itself, the wait they may take for
+ * their turn, and the one ending after an outcome is recorded.
+ */
+
+/** An attempt as it ended: what came of it, what Herald decided, when it started, and when the event was published. */
+export interface Attempted {
+  result: AttemptResult;
+  decision: Decision;
+  at: Date;
+  publishedAt: string;
+}
+
+/**
+ * After an attempt's outcome is recorded, and only then (a send whose record was there already
+ * is settled as a redelivery instead, so nothing is counted or dead-lettered twice): counted,
+ * logged, dead-lettered if DEAD, its destination suspended if so decided, and a QUEUED delivery
+ * whose destination was deleted meanwhile made DEAD.
+ */
+export async function afterOutcome(deps: DeliverDeps, t: Target, attempted: Attempted, record: DeliveryRecord): Promise<DeliverOutcome> {
+  const { result, decision, at } = attempted;
+  countAttempt(deps, t, result, at, attempted.publishedAt);
+  countDeadOrQueued(deps, record, at);
+  report(deps, t, result, decision, record);
+  if (record.status === 'DEAD') await sendDeadLetter(deps, t.event, record);
+  if (decision.kind === 'suspend') {
+    await suspendDestination(deps, t.destination.id, { cause: decision.cause, reason: decision.reason, ...(record.lastError ? { lastError: record.lastError } : {}) });
+  }
+  if (record.status === 'QUEUED') await recheckQueued(deps, record, 'decided');
+  await afterOrderedOutcome(deps, t.destination, record, decision.kind === 'suspend');
+  return { kind: 'attempted', deliveryId: t.id, decision: decision.kind, status: record.status };
+}
+
+/**
+ * One attempt, timed for the slow-destination verdict (SlowDestinations): what came of it, and
+ * what was sent. A topic destination's topic is checked against its account's list first.
+ */
+export async function send(deps: DeliverDeps, t: Target, at: Date): Promise<{ result: AttemptResult | HeraldOverload; sent: SentRequest }> {
+  const ticket = deps.slow.begin(t.destination.id, at.getTime());
+  let result: AttemptResult | HeraldOverload | undefined;
+  try {
+    const sent = requestFor(t.destination, t.event, t.id, at);
+    result =
+      t.destination.topic !== undefined
+        ? ((await topicNotAllowed(deps, t.destination)) ??
+          (await deps.topics.publish({ topic: sent.target, message: { data: sent.body, attributes: { ...sent.headers } }, timeoutMs: t.policy.attemptTimeoutMs, ...orderingKeyOf(t) })))
+        : await deps.http.send({ url: sent.target, headers: { ...sent.headers }, body: sent.body, timeoutMs: t.policy.attemptTimeoutMs });
+    return { result, sent };
+  } finally {
+    const durationMs = result?.durationMs ?? deps.clock.now().getTime() - at.getTime();
+    deps.slow.end(t.destination.id, ticket, deps.clock.now().getTime(), durationMs, result?.kind === 'timeout');
+  }
+}
+
+/** An ordered destination's event keeps its key on the topic it is published to. */
+function orderingKeyOf(t: Target): { orderingKey?: string } {
+  const key = t.destination.ordering ? partitionKeyOf(t.event) : undefined;
+  return key !== undefined ? { orderingKey: key } : {};
+}
+
+/**
+ * How long a delivery may wait for its turn: the runtime's limit, shorter on a shared lane,
+ * shortened for a policy whose attempt timeout is long (the rule: domain/delivery/lane-admission.ts).
+ */
+export function rateWaitFor(deps: DeliverDeps, t: Pick<Target, 'destination' | 'policy' | 'bundle'>): number {
+  return rateWaitLimitMs(t.destination, t.policy.attemptTimeoutMs, { dedicatedMs: deps.maxRateWaitMs, sharedMs: deps.sharedLaneWaitMs, handlingBudgetMs: LANE_HANDLING_BUDGET_MS }, t.bundle !== undefined);
+}
+
+/**
+ * A failure retried or queued as the destination's `failureMode` says, or, without one, as its
+ * account's policy does (seed 003): looked up only when the attempt failed.
+ */
+export async function withFailureModeOf(deps: DeliverDeps, t: Target, decision: Decision): Promise<Decision> {
+  if (decision.kind !== 'retry' && decision.kind !== 'dead') return decision;
+  const mode = t.destination.failureMode ?? (deps.failurePolicy ? await deps.failurePolicy(splitDestinationId(t.destination.id).account) : 'retry');
+  return withFailureMode(decision, mode);
+}
+
+/** When a delivery that met Herald's own overload is tried again (10 s ± 20 %). */
+export function backOffUntil(deps: DeliverDeps): Date {
+  return new Date(deps.clock.now().getTime() + overloadBackoffMs(Math.random()));
+}
+
+/** The delivery waits, PENDING, with no attempt counted: the destination was not tried. */
+export function backedOff(deps: DeliverDeps, t: Target, result: HeraldOverload, record: DeliveryRecord): DeliverOutcome {
+  deps.log.warn(`Herald's own service is overloaded (${result.error}): no attempt counted; trying again later`, { ...t.ids, availableAt: record.availableAt });
+  return { kind: 'deferred', deliveryId: t.id, until: record.availableAt! };
+}
+
+/** Every attempt counts toward the destination's success rate (seed 000's rules in rateOutcome). */
+export function countAttempt(deps: DeliverDeps, t: Target, result: AttemptResult, at: Date, publishedAt: string): void {
+  const windowMs = t.policy.threshold?.windowMs ?? deps.counters.hourMs;
+  const outcome = rateOutcome(result, at.getTime() - Date.parse(publishedAt), windowMs);
+  deps.counters.record(t.destination.id, outcome, at, isSuccess(result) ? undefined : describeFailure(result, at), result.durationMs);
+}
+
+/** A delivery that became DEAD or QUEUED is counted in its bucket (the console's charts). */
+export function countDeadOrQueued(deps: Pick<DeliverDeps, 'counters'>, record: DeliveryRecord, at: Date): void {
+  if (record.status === 'DEAD' || record.status === 'QUEUED') deps.counters.deadOrQueued(record.destinationId, record.status, at);
+}
+
+/** A record was created: into the head of its destination's log (domain/delivery/recent-log.ts), with the counters; a grouped one with its group. */
+export function logged(deps: DeliverDeps, record: DeliveryRecord, at: Date, group?: string): void {
+  if (record.publishedAt !== undefined) deps.logHead.created(record.destinationId, headEntryId(record.id, group), record.publishedAt, at);
+}
+
+/** The attempt's log line (domain/delivery/attempt-request.ts attemptReport). */
+export function report(deps: DeliverDeps, t: Target, result: AttemptResult, decision: Decision, record: DeliveryRecord): void {
+  const fields = { ...t.ids, attempts: record.attempts, durationMs: result.durationMs, policy: t.policy.name, ...(t.destination.topic !== undefined ? { topic: t.destination.topic } : {}) };
+  const line = attemptReport(decision, result, fields, record.availableAt);
+  deps.log[line.severity](line.message, line.fields);
+}

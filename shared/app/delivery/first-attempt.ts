@@ -1,0 +1,233 @@
+import { DeliveryRecord } from '../../domain/retry/delivery';
+import { rateBoundsOf } from '../../domain/destinations/destination';
+import { detailOf, resultFields } from '../../domain/delivery/attempt-request';
+import { firstRecord, isOwnWrite } from '../../domain/delivery/delivery-record';
+import { Transition } from '../../domain/retry/delivery-state';
+import { AfterRedelivery, afterRedeliveredSend, readsBeforeFirstSend, RedeliveredSend, writtenBefore } from '../../domain/delivery/redelivered-push';
+import { decide, NO_HISTORY } from '../../domain/retry/retry-decision';
+import { UnrecordedSend } from '../../domain/delivery/unrecorded-sends';
+import { afterOutcome, backedOff, backOffUntil, countAttempt, logged, rateWaitFor, report, send, withFailureModeOf } from './attempt-outcome';
+import { DeliverDeps, DeliverOutcome, RECORD_RETRY, Target } from './delivery-context';
+import { retryOnOverload } from '../support/overload-retry';
+import { createRecord, landed } from './record-create';
+
+/**
+ * The first attempt reads nothing and writes at most one document: no claim is written
+ * before it (SPEC "Delivery contract"). Its record is created only if there is none: one found
+ * there means this push was a redelivery (a lost ack, a producer's resend, a lane message later
+ * than the reconciler) or ran beside a copy, and the send made anyway is settled against it
+ * (redelivered): a duplicate recorded on a DELIVERED delivery, a waiting retry DELIVERED by its
+ * success; never a second dead letter or a step backwards. A success that ends together with
+ * others on this instance is instead a member of their group (DeliveryStore.addDelivered: a
+ * share of one write), unchecked: a redelivery sent again is then found twice and every view
+ * shows it once, a duplicate (domain/delivery/grouped-outcomes.ts).
+ *
+ * A push that production Pub/Sub says is a redelivery (`deliveryAttempt` > 1; the emulator
+ * sends none) reads first instead, before its turn (DeliveryLimiter: BeforeTurn), and is
+ * skipped when the record exists: for that rare push one read costs less than a duplicate.
+ *
+ * A deferral costs the write alone: the record is created only if there is none, which is
+ * the duplicate check (a throttled destination's whole backlog passes through here, one
+ * deferral per event).
+ */
+export async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string, deliveryAttempt: number | undefined): Promise<DeliverOutcome> {
+  const found: { record?: DeliveryRecord } = {};
+  const beforeTurn = readsBeforeFirstSend(deliveryAttempt)
+    ? async () => {
+        found.record = await deps.deliveries.get(t.id);
+        return found.record === undefined;
+      }
+    : undefined;
+  // Sent already by this instance, on an earlier push whose record write failed: recorded now, not sent again.
+  const unrecorded = deps.unrecorded.take(t.id, deps.clock.now().getTime());
+  if (unrecorded) return recordUnrecorded(deps, t, unrecorded);
+  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), beforeTurn ? { beforeTurn } : {});
+  if (gate.kind === 'send') {
+    const at = deps.clock.now();
+    // A success joins the next group commit; one under way is waited for a moment by the others.
+    const expected = deps.deliveries.expectDelivered?.() ?? (() => undefined);
+    try {
+      return await attemptedFirst(deps, t, publishedAt, at, expected);
+    } finally {
+      expected();
+    }
+  }
+  if (gate.kind === 'skip') {
+    const existing = found.record!;
+    // DELIVERED, DEAD or QUEUED: done. PENDING or IN_FLIGHT: the retry engine owns it.
+    deps.log.info(`duplicate lane message skipped: the delivery is ${existing.status}`, { ...t.ids, status: existing.status, deliveryAttempt });
+    return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
+  }
+  // The state machine marks it rate-deferred.
+  return recordUnattempted(deps, t, publishedAt, { type: 'defer', until: new Date(gate.until) }, 'delivery deferred by rate control');
+}
+
+/** A first attempt past its gate: sent, and its outcome recorded (`expected`: called before a success is grouped). */
+async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string, at: Date, expected: () => void): Promise<DeliverOutcome> {
+  const { result, sent } = await send(deps, t, at);
+  if (result.kind === 'herald-overload') {
+    const record = firstRecord(t, publishedAt, at, { type: 'back-off', until: backOffUntil(deps) });
+    if (!(await createRecord(deps.deliveries, record, () => deps.deliveries.create(record)))) return { kind: 'duplicate', deliveryId: t.id };
+    logged(deps, record, at);
+    return backedOff(deps, t, result, record);
+  }
+  deps.limiter.report(t.destination.id, result, at);
+  const decision = await withFailureModeOf(deps, t, decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)));
+  const detail = detailOf(sent, result, decision, at);
+  const record = firstRecord(t, publishedAt, at, { type: 'attempted', at, result, decision, detail });
+  // A success goes with the other outcomes this instance commits meanwhile: alone, a document of
+  // its own, created only if none exists; among others, a group member, unchecked (a redelivery
+  // sent again is then found twice and shown once, a duplicate). A failure is never created
+  // beside a grouped success. A write that failed (its reply perhaps lost) is tried again checked,
+  // a success too: what landed is then found (createRecord), never copied into a second group.
+  const group: { id?: string } = {};
+  const write =
+    record.status === 'DELIVERED'
+      ? async () => {
+          const adding = deps.deliveries.addDelivered(record, t.bundle?.linger);
+          t.bundle?.in();
+          expected();
+          const added = await adding;
+          if (added.created) group.id = added.group;
+          return added.created;
+        }
+      : undefined;
+  const checked = () => deps.deliveries.create(record, { unlessGrouped: true });
+  return recordSent(deps, t, { record, result, decision, detail, at, publishedAt }, write ?? checked, group, checked);
+}
+
+/**
+ * A send made on an earlier push of this delivery, on this instance, whose record could not be
+ * written then (UnrecordedSends): written now, alone and checked, and ended as that push would
+ * have ended it. Nothing is sent: the destination got the event once for every push of it
+ * this instance took. A record found there (another instance's send, recorded) settles this
+ * send against it, as a redelivery's send is settled.
+ */
+function recordUnrecorded(deps: DeliverDeps, t: Target, unrecorded: UnrecordedSend): Promise<DeliverOutcome> {
+  deps.log.info('lane message redelivered after its send could not be recorded: recorded now, not sent again', { ...t.ids, sentAt: unrecorded.at.toISOString() });
+  const { record } = unrecorded;
+  const write = async () => {
+    if (await deps.deliveries.create(record, { unlessGrouped: true })) return true;
+    // The earlier push's write may have landed after all, its answer lost: then this is that record.
+    return landed(deps.deliveries, record);
+  };
+  return recordSent(deps, t, unrecorded, write, {});
+}
+
+/**
+ * A first attempt sent, recorded (by `write`), then counted and dead-lettered: a send that finds
+ * a record (a redelivery, or a concurrent copy recorded first) neither counts twice nor
+ * publishes a second dead letter. A write that fails leaves the send in this instance's memory
+ * (UnrecordedSends) before the push fails: Pub/Sub brings it again, and if it comes here the
+ * outcome is recorded without a second send. Nothing is acked before its outcome is written.
+ */
+async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, write: () => Promise<boolean>, group: { id?: string }, again?: () => Promise<boolean>): Promise<DeliverOutcome> {
+  const { record, result, decision, detail, at, publishedAt } = sent;
+  let created: boolean | 'locked';
+  try {
+    created = await recordAfterSend(deps, record, write, again);
+  } catch (e) {
+    deps.unrecorded.keep(t.id, sent, deps.clock.now().getTime());
+    throw e;
+  }
+  if (created === 'locked') return { kind: 'duplicate', deliveryId: t.id };
+  if (created) {
+    logged(deps, record, at, group.id);
+    return afterOutcome(deps, t, { result, decision, at, publishedAt }, record);
+  }
+  return redelivered(deps, t, { at, result, detail }, publishedAt);
+}
+
+/**
+ * The record of a first push already sent, created only if there is none; a try that failed and
+ * landed all the same (its reply lost) is this push's record (createRecord). A create that fails
+ * for another reason (after the retries for overload) is looked at once more with a plain read:
+ * a record there means the push was a redelivery whose document another transaction holds
+ * (on the emulator, one a killed process left open, until its lock times out, about 20 s), and
+ * the push is acked (`locked`) rather than failed, which would send it yet again at each try.
+ * No record: the failure stands and Pub/Sub brings the push again.
+ */
+async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write: () => Promise<boolean>, again?: () => Promise<boolean>): Promise<boolean | 'locked'> {
+  try {
+    return await createRecord(deps.deliveries, record, write, again);
+  } catch (e) {
+    const existing = await deps.deliveries.get(record.id);
+    if (!existing) throw e;
+    // This very record, written by a create whose answer was lost: created after all.
+    if (isOwnWrite(existing, record)) return true;
+    deps.log.warn('a redelivered lane message was sent again; its record could not be written to (held by another transaction), and stands as it was', {
+      eventId: record.eventId,
+      destinationId: record.destinationId,
+      deliveryId: record.id,
+      status: existing.status,
+      error: e instanceof Error ? e.message : String(e),
+    });
+    return 'locked';
+  }
+}
+
+/**
+ * A first push was sent and its record was there already: settled against it by the rules of
+ * domain/delivery/redelivered-push.ts in one update (a read and a write, on this rare path only). Only a
+ * send that DELIVERED a waiting retry counts, as that retry's attempt would have; it adds
+ * nothing to the log head (the record is in it since it was created).
+ */
+async function redelivered(deps: DeliverDeps, t: Target, sent: RedeliveredSend, publishedAt: string): Promise<DeliverOutcome> {
+  let after: AfterRedelivery | undefined;
+  const fields = { ...t.ids, ...resultFields(sent.result) };
+  let written: DeliveryRecord | undefined;
+  try {
+    written = await retryOnOverload(
+      () =>
+        deps.deliveries.update(t.id, (current) => {
+          // Settled already by this send (a commit whose reply was lost, run again): nothing more to write.
+          const before = current && writtenBefore(current, after);
+          after = before ?? (current ? afterRedeliveredSend(current, sent) : undefined);
+          return after?.kind === 'left' || after?.already ? undefined : after?.record;
+        }),
+      RECORD_RETRY,
+    );
+  } catch (e) {
+    // Acked all the same: the record exists and owns the delivery (DELIVERED, scheduled, DEAD or
+    // QUEUED), so nothing can be lost; a push failed here would only be sent once more. Seen on the
+    // emulator after a crash: the killed process's open transaction holds the document until its
+    // lock times out.
+    deps.log.warn('a redelivered lane message was sent again; recording it failed, the delivery record stands as it was', { ...fields, error: e instanceof Error ? e.message : String(e) });
+    return { kind: 'duplicate', deliveryId: t.id };
+  }
+  if (!after) {
+    // Gone between the create and the update (the destination's deliveries purged): nothing left to settle.
+    deps.log.warn('a redelivered lane message was sent; its delivery record has gone since', fields);
+    return { kind: 'duplicate', deliveryId: t.id };
+  }
+  if (after.kind !== 'left' && after.already) written = after.record;
+  if (after.kind === 'left' || !written) {
+    const status = after.kind === 'left' ? after.status : after.record.status;
+    deps.log.info(`redelivered lane message sent again; the ${status} delivery is left as it is: ${after.kind === 'left' ? after.why : 'it changed meanwhile'}`, { ...fields, status });
+    return { kind: 'duplicate', deliveryId: t.id, status };
+  }
+  if (after.kind === 'duplicate') {
+    deps.log.info('redelivered lane message sent again: recorded as a duplicate of the DELIVERED delivery', { ...fields, duplicates: written.duplicates?.count });
+    return { kind: 'duplicate', deliveryId: t.id, status: written.status };
+  }
+  countAttempt(deps, t, sent.result, sent.at, written.publishedAt ?? publishedAt);
+  report(deps, t, sent.result, { kind: 'delivered' }, written);
+  return { kind: 'attempted', deliveryId: t.id, decision: 'delivered', status: written.status };
+}
+
+/**
+ * A first delivery put off (deferred) without an attempt: its record created (only if there is none,
+ * which is the duplicate check) in the state `next` leads to. A store failure throws, the
+ * push is not acked and comes again: nothing was sent, so nothing is sent twice.
+ */
+async function recordUnattempted(deps: DeliverDeps, t: Target, publishedAt: string, next: Transition, message: string): Promise<DeliverOutcome> {
+  const now = deps.clock.now();
+  const record = firstRecord(t, publishedAt, now, next);
+  if (!(await createRecord(deps.deliveries, record, () => deps.deliveries.create(record)))) {
+    deps.log.info('duplicate lane message skipped: the delivery is already recorded', t.ids);
+    return { kind: 'duplicate', deliveryId: t.id };
+  }
+  logged(deps, record, now);
+  deps.log.info(message, { ...t.ids, availableAt: record.availableAt });
+  return { kind: 'deferred', deliveryId: t.id, until: record.availableAt! };
+}

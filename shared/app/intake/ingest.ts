@@ -1,0 +1,259 @@
+import { parseHttpEvents, HttpHeaders } from '../../domain/events/cloudevents-http';
+import { eventSize, HeraldEvent, ValidationIssue } from '../../domain/events/event';
+import { Destination } from '../../domain/destinations/destination';
+import { ACCOUNT_EXTENSION, ACCOUNT_ID, eventAccount, withAccount } from '../../domain/access/account';
+import { Clock, Logger } from '../../ports';
+import { IntakeJournal, IntakeNotRecorded } from './intake-journal';
+import { fanOut, LaneDeps, publishBundled } from '../lanes/lanes';
+import { DestinationDirectory } from '../destinations/destination-directory';
+import { PublishQuotas, QuotaVerdict } from './publish-quotas';
+import { AccountPolicies } from '../access/account-policies';
+import { admitOrdered, OrderedDeps, OrderedItem, takesInOrder } from '../ordering/ordered-delivery';
+import { OrderedKeyStore } from '../../ports';
+import { newErrorId, QUEUE_REFUSED, STORAGE_BUSY } from '../support/unavailable-causes';
+
+/**
+ * What a 503's resend costs, said exactly: an event is one delivery per destination (one record,
+ * one `webhook-id`), but a resend is a new lane message, sent without a read first, so a
+ * destination whose lane had the event already receives it again (docs/delivery-guarantees.md).
+ */
+const RESENT_AGAIN = 'a destination that had one already may receive it again, with the same webhook-id';
+
+export interface IngestDeps extends LaneDeps {
+  /** Herald's own record of what it accepted (domain/intake/intake.ts), which the reconciler checks. */
+  journal: IntakeJournal;
+  /** Which destinations each event goes to. */
+  directory: DestinationDirectory;
+  clock: Clock;
+  log: Logger;
+  /** The account of the key that publishes: every event is stamped with it. Absent: the ingest token, and each event's own `heraldaccount` (none: `default`). */
+  account?: string;
+  maxBodyBytes: number;
+  maxEventBytes: number;
+  /** Each account's publish rate (absent: no quotas, as in unit tests of other things). */
+  quotas?: Pick<PublishQuotas, 'admit' | 'refusedNow'>;
+  /** Which accounts exist, cached (absent: not checked, as in unit tests of other things): under the ingest token an event of an account that does not is refused. */
+  accounts?: Pick<AccountPolicies, 'missing'>;
+  /** Ordered destinations' keys (app/ordering/ordered-delivery.ts); absent: every event is fanned out unordered. */
+  keys?: OrderedKeyStore;
+  logHead?: OrderedDeps['logHead'];
+}
+
+export type IngestResult =
+  | { status: 202; body: { accepted: string[] } }
+  | { status: 400 | 403 | 413; body: { error: string; issues: ValidationIssue[] } }
+  | { status: 429; retryAfterSeconds: number; body: { error: string; issues: ValidationIssue[] } }
+  /** `errorId` names the log line that holds the cause in full; the body holds none of it (no Pub/Sub or Firestore text, no topic path). */
+  | { status: 503; body: { error: string; errorId: string; accepted: string[]; failed: { id: string; error: string }[] } };
+
+/**
+ * Validates a whole request before publishing any of it (all-or-nothing), then, at once,
+ * journals the events (Firestore) and publishes each onto the first-attempt lane of every
+ * destination it goes to. An event is accepted once both hold it: the lanes carry it on, the
+ * journal lets the reconciler notice if it never reaches a destination. Ingest fans out
+ * itself rather than through the events topic and `route`: one hop, one invocation and one
+ * publish fewer per event (the events topic and `route` remain for producers that publish to
+ * Pub/Sub directly). If Pub/Sub fails part-way the answer names exactly which events were
+ * accepted, so a producer can resend only the rest; if the journal fails (a write whose reply
+ * was lost and which landed is not a failure: IntakeJournal reads it back), none is. A resent
+ * event that was published meanwhile is one delivery (`deliver` records the second send as a
+ * duplicate of it), but it is sent again: its 503 says so.
+ */
+export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffer): Promise<IngestResult> {
+  if (body.length > deps.maxBodyBytes) {
+    return {
+      status: 413,
+      body: { error: `request body is ${body.length} bytes; the limit is ${deps.maxBodyBytes}`, issues: [{ path: 'body', message: `over ${deps.maxBodyBytes} bytes` }] },
+    };
+  }
+  const refused = deps.account !== undefined ? deps.quotas?.refusedNow(deps.account) : undefined;
+  if (refused) return overQuota(refused, 1);
+  const parsed = parseHttpEvents(headers, body, deps.clock.now());
+  if (!parsed.ok) {
+    return { status: 400, body: { error: `invalid CloudEvent${parsed.mode === 'batch' ? ' batch' : ''}: ${parsed.issues.length} problem(s)`, issues: parsed.issues } };
+  }
+  let events = parsed.value;
+  const oversized = events
+    .map((e, i) => ({ size: eventSize(e), path: parsed.mode === 'batch' ? `[${i}]` : 'body' }))
+    .filter((e) => e.size > deps.maxEventBytes);
+  if (oversized.length) {
+    return {
+      status: 413,
+      body: {
+        error: `event over the ${deps.maxEventBytes}-byte limit (data plus attributes)`,
+        issues: oversized.map((o) => ({ path: o.path, message: `event is ${o.size} bytes; the limit is ${deps.maxEventBytes}` })),
+      },
+    };
+  }
+  const paths = events.map((_, i) => (parsed.mode === 'batch' ? `[${i}]` : 'body'));
+  const named = events.map((e) => e.attributes[ACCOUNT_EXTENSION]);
+  if (deps.account !== undefined) {
+    const foreign = named.flatMap((a, i) => (a !== undefined && a !== deps.account ? [{ path: `${paths[i]}.${ACCOUNT_EXTENSION}`, message: `this key publishes for account ${deps.account} only` }] : []));
+    if (foreign.length) return { status: 403, body: { error: `an event names another account than the key's (${deps.account}); nothing accepted`, issues: foreign } };
+  } else {
+    const bad = named.flatMap((a, i) => (a !== undefined && !ACCOUNT_ID.test(a) ? [{ path: `${paths[i]}.${ACCOUNT_EXTENSION}`, message: 'heraldaccount must be an account id: 1-63 lowercase letters, digits and hyphens' }] : []));
+    if (bad.length) return { status: 400, body: { error: 'invalid heraldaccount', issues: bad } };
+    const unknown = await unknownAccounts(deps, named, paths);
+    if (unknown) return unknown;
+  }
+  if (deps.account !== undefined) events = events.map((e) => withAccount(e, deps.account!));
+  if (deps.quotas) {
+    const counts = new Map<string, number>();
+    for (const e of events) counts.set(eventAccount(e.attributes), (counts.get(eventAccount(e.attributes)) ?? 0) + 1);
+    const verdict = await deps.quotas.admit(counts);
+    if (!verdict.ok) return overQuota(verdict, counts.get(verdict.account)!);
+  }
+  // Events of one type share their array (matched once): read-only.
+  let targets: (readonly Destination[])[];
+  try {
+    targets = await deps.directory.withAccounts(
+      events.map((e) => eventAccount(e.attributes)),
+      (matching) => {
+        // Events of one type and account go where the first of them goes: matched (and their destinations' secrets opened) once.
+        const matched = new Map<string, readonly Destination[]>();
+        return events.map((e) => {
+          const [type, account] = [e.attributes.type, eventAccount(e.attributes)];
+          const key = `${account}\n${type}`;
+          let found = matched.get(key);
+          if (found === undefined) matched.set(key, (found = matching(type, account)));
+          return found;
+        });
+      },
+    );
+  } catch (e) {
+    const errorId = newErrorId();
+    deps.log.error('the destination registry could not be read (Firestore); no event accepted', { errorId, error: (e as Error).message, eventIds: events.map((ev) => ev.attributes.id) });
+    return unavailable('Herald could not read its destinations; resend the events', events, STORAGE_BUSY, errorId);
+  }
+  const acceptedAt = deps.clock.now();
+  // None joins a batch opened before a destination it goes to was created: the reconciler would not expect it there.
+  const journaled = deps.journal.add(events, newestCreated(targets));
+  const publishedAt = acceptedAt.toISOString();
+  const plan = intakePlan(deps, events, targets, publishedAt, journaled.ids);
+  // Each event's own fan-out, then the work several events share: an ordered destination's placing, a batched one's bundle.
+  const shared = [
+    ...plan.ordered.map((o) => ({ events: o.events, work: admitOrdered({ ...deps, keys: deps.keys! }, o.destination, o.items) })),
+    ...plan.bundled.map((b) => ({ events: b.events, work: publishBundled(deps, b.destination, b.events.map((i) => ({ kind: 'first' as const, destinationId: b.destination.id, event: events[i]!, publishedAt, intake: journaled.ids[i]! }))) })),
+  ];
+  const [journal, ...settled] = await Promise.allSettled([
+    journaled.durable,
+    ...events.map((e, i) => fanOut(deps, e, plan.unordered[i]!, { publishedAt: acceptedAt, intake: journaled.ids[i]! })),
+    ...shared.map((s) => s.work),
+  ]);
+  // Per event, its first failure and where: its lane or a bundle (Pub/Sub), or an ordered destination's placing (Firestore).
+  const works = [...plan.ordered.map(() => STORAGE_BUSY), ...plan.bundled.map(() => QUEUE_REFUSED)];
+  const results = events.map((_, i) => {
+    const own = settled[i]!;
+    if (own.status === 'rejected') return { failed: own.reason as Error, cause: QUEUE_REFUSED };
+    const j = shared.findIndex((s, k) => s.events.includes(i) && settled[events.length + k]!.status === 'rejected');
+    return j < 0 ? undefined : { failed: (settled[events.length + j] as PromiseRejectedResult).reason as Error, cause: works[j]! };
+  });
+  if (journal.status === 'rejected') {
+    const errorId = newErrorId();
+    const why = journal.reason instanceof IntakeNotRecorded ? journal.reason : undefined;
+    deps.log.error('the intake journal could not record the events (Firestore); none accepted', {
+      errorId,
+      error: (journal.reason as Error).message,
+      // `unknown`: the read of whether the write landed failed too; the events may be in the journal.
+      stored: why?.stored ?? 'absent',
+      ...(why?.readError !== undefined ? { readError: (why.readError as Error).message } : {}),
+      eventIds: events.map((e) => e.attributes.id),
+    });
+    // Their lanes may have them already (published beside the journal write): a resend is then sent there again.
+    return unavailable(`Herald could not record the events durably; resend them (${RESENT_AGAIN})`, events, STORAGE_BUSY, errorId);
+  }
+  const accepted: string[] = [];
+  const failed: { id: string; error: string }[] = [];
+  const causes: { id: string; error: string }[] = [];
+  results.forEach((r, i) => {
+    const id = events[i]!.attributes.id;
+    if (r === undefined) {
+      accepted.push(id);
+      const destinations = targets[i]!.map((d) => d.id);
+      const fields = { eventId: id, eventSource: events[i]!.attributes.source, eventType: events[i]!.attributes.type, destinations };
+      if (destinations.length) deps.log.debug('event accepted', fields);
+      else deps.log.info('event accepted; no destination subscribes to its type', fields);
+    } else {
+      failed.push({ id, error: r.cause });
+      causes.push({ id, error: r.failed.message });
+    }
+  });
+  if (failed.length) {
+    const errorId = newErrorId();
+    deps.log.error('publishing to the lanes or placing ordered events failed', { errorId, failed: causes, accepted });
+    return {
+      status: 503,
+      body: { error: `Herald could not pass some events on (each failed one says why); resend the failed events (${RESENT_AGAIN})`, errorId, accepted, failed },
+    };
+  }
+  return { status: 202, body: { accepted } };
+}
+
+/**
+ * Which destinations take each event on its own (its lane); per ordered destination, the events
+ * it takes in order (app/ordering/ordered-delivery.ts); per batched destination, and per destination
+ * that takes several of the request's events unordered, the events that go to its lane together
+ * (lanes.ts publishBundled): each in the order of the request.
+ */
+function intakePlan(deps: IngestDeps, events: readonly HeraldEvent[], targets: readonly (readonly Destination[])[], publishedAt: string, intakes: readonly string[]) {
+  const ordered = new Map<string, { destination: Destination; items: OrderedItem[]; events: number[] }>();
+  const bundled = new Map<string, { destination: Destination; events: number[] }>();
+  const perDestination = new Map<string, number>();
+  for (const ds of targets) for (const d of ds) perDestination.set(d.id, (perDestination.get(d.id) ?? 0) + 1);
+  const unordered = events.map((event, i) =>
+    targets[i]!.filter((d) => {
+      const inOrder = deps.keys !== undefined && d.batch === undefined && takesInOrder(d, event);
+      // A batched destination's events go to its batch lane together; another's, when the request has several for it, in one push.
+      if (d.batch !== undefined || (!inOrder && perDestination.get(d.id)! > 1)) {
+        const entry = bundled.get(d.id) ?? { destination: d, events: [] };
+        entry.events.push(i);
+        bundled.set(d.id, entry);
+        return false;
+      }
+      if (!inOrder) return true;
+      const entry = ordered.get(d.id) ?? { destination: d, items: [], events: [] };
+      entry.items.push({ event, publishedAt, intake: intakes[i]! });
+      entry.events.push(i);
+      ordered.set(d.id, entry);
+      return false;
+    }),
+  );
+  return { unordered, ordered: [...ordered.values()], bundled: [...bundled.values()] };
+}
+
+/** The latest `createdAt` of the destinations the events go to (ISO), undefined when they go nowhere. */
+function newestCreated(targets: readonly (readonly Destination[])[]): string | undefined {
+  let newest: string | undefined;
+  for (const ds of targets) for (const d of ds) if (newest === undefined || d.createdAt > newest) newest = d.createdAt;
+  return newest;
+}
+
+/**
+ * 400 when events name accounts that do not exist: each would get a quota bucket of its own and
+ * catalogue documents nobody owns. Known from the accounts cache the quotas read anyway.
+ */
+async function unknownAccounts(deps: IngestDeps, named: readonly (string | undefined)[], paths: readonly string[]): Promise<IngestResult | undefined> {
+  if (!deps.accounts) return undefined;
+  const missing = new Set(await deps.accounts.missing(named.filter((a): a is string => a !== undefined)));
+  if (missing.size === 0) return undefined;
+  const issues = named.flatMap((a, i) => (a !== undefined && missing.has(a) ? [{ path: `${paths[i]}.${ACCOUNT_EXTENSION}`, message: `no account ${JSON.stringify(a)}` }] : []));
+  const list = [...missing].map((a) => JSON.stringify(a)).join(', ');
+  return {
+    status: 400,
+    body: { error: `events name ${missing.size === 1 ? 'an account that does' : 'accounts that do'} not exist (${list}); nothing accepted: correct heraldaccount, or create the account first (POST /admin/accounts)`, issues },
+  };
+}
+
+function overQuota(verdict: Extract<QuotaVerdict, { ok: false }>, n: number): IngestResult {
+  const { account, limit, retryAfterSeconds } = verdict;
+  const error =
+    verdict.why === 'too-big'
+      ? `this request has ${n} events of account ${account}, more than its quota of ${limit} events per second: split it into requests of at most ${limit}`
+      : `account ${account} is over its publish quota of ${limit} events per second; nothing accepted: resend after ${retryAfterSeconds} s (Retry-After), or ask the operator to raise quotas.publishPerSecond`;
+  return { status: 429, retryAfterSeconds, body: { error, issues: [{ path: ACCOUNT_EXTENSION, message: `${account}: over ${limit} events/s` }] } };
+}
+
+/** 503, none of the request's events accepted: what to do and a generic cause; the detail is in the log line `errorId` names. */
+function unavailable(error: string, events: readonly HeraldEvent[], cause: string, errorId: string): IngestResult {
+  return { status: 503, body: { error, errorId, accepted: [], failed: events.map((e) => ({ id: e.attributes.id, error: cause })) } };
+}
