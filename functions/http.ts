@@ -9,6 +9,7 @@ import { LimiterClosedError } from '../shared/app/rate/delivery-limiter';
 import { FunctionName } from '../shared/topology';
 import { Logger } from '../shared/ports';
 import { Runtime } from '../shared/runtime';
+import { errorMessage } from '../shared/domain/error-message';
 
 /** What every Herald HTTP function shares: JSON answers, bearer auth, raw bodies, faults. */
 
@@ -134,7 +135,7 @@ export function guarded(log: () => Logger, name: string, handler: (req: HeraldRe
         if (!res.headersSent) sendJson(res.set('retry-after', '1'), 503, { error: e.message });
         return;
       }
-      log().error(`${name} failed`, { error: e instanceof Error ? e.message : String(e), stack: e instanceof Error ? e.stack : undefined, path: req.path });
+      log().error(`${name} failed`, { error: errorMessage(e), stack: e instanceof Error ? e.stack : undefined, path: req.path });
       if (!res.headersSent) sendJson(res, 500, { error: `internal error in ${name}; it has been logged, retry later` });
     }
   };

@@ -4,6 +4,7 @@ import { STORE_BUSY_RETRY_AFTER_S, storeBusyMessage } from '../shared/app/suppor
 import { Runtime } from '../shared/runtime';
 import { BodyBounds, BodyRefusal, readBoundedBody } from './bounded-body';
 import { HeraldRequest, pathOf } from './http';
+import { errorMessage } from '../shared/domain/error-message';
 
 /**
  * Every Herald function's first step, before the functions framework's body parser (which
@@ -93,8 +94,8 @@ export function gated(door: Door, app: http.RequestListener, runtime: () => Runt
       // Checking a key reads Firestore: a store that cannot answer now is a 503 to retry, as in the handlers.
       const busy = storeBusyMessage(e);
       const path = pathOf(req);
-      if (busy !== undefined) runtime().log.warn(`${path} answered 503: ${busy}`, { error: e instanceof Error ? e.message : String(e), path });
-      else runtime().log.error('admitting a request failed', { error: e instanceof Error ? e.message : String(e), stack: e instanceof Error ? e.stack : undefined, path });
+      if (busy !== undefined) runtime().log.warn(`${path} answered 503: ${busy}`, { error: errorMessage(e), path });
+      else runtime().log.error('admitting a request failed', { error: errorMessage(e), stack: e instanceof Error ? e.stack : undefined, path });
       if (res.headersSent) return;
       res.statusCode = busy !== undefined ? 503 : 500;
       if (busy !== undefined) res.setHeader('retry-after', String(STORE_BUSY_RETRY_AFTER_S));

@@ -5,7 +5,7 @@ import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod
 import { runtime } from './process-runtime';
 
 /**
- * Threshold suspension (seed 000): Cloud Scheduler calls this each minute; every active
+ * Threshold suspension (docs/suspension.md): Cloud Scheduler calls this each minute; every active
  * destination whose policy has a threshold is judged on its rolling hour. Local mode runs
  * the same check in-process.
  */

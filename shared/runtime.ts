@@ -115,7 +115,7 @@ export interface Runtime {
   portals: PortalStore;
   /** Whether a portal link or session still stands, each record re-read at most every few seconds. */
   portalAccess: PortalVerifier;
-  /** Each account's failure policy (seed 003), quotas and allowed topics, re-read at most every HERALD_DESTINATION_CACHE_MS. */
+  /** Each account's failure policy (docs/accounts.md), quotas and allowed topics, re-read at most every HERALD_DESTINATION_CACHE_MS. */
   accountPolicies: AccountPolicies;
   /** Each account's publish rate at ingest. */
   publishQuotas: PublishQuotas;

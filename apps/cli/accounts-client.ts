@@ -2,7 +2,7 @@ import type { Account, AccountCreate, AccountKeyView, AccountPatch, AccountSetti
 import { objectOf, unexpected } from './answers';
 import { HeraldClient } from './client';
 
-/** Herald's accounts API (`/admin/accounts…`): accounts, their seed 003 settings and their keys. */
+/** Herald's accounts API (`/admin/accounts…`): accounts, their settings (docs/accounts.md) and their keys. */
 
 /** POST /admin/accounts/{id}/keys: the key's record and, this once, the key itself. */
 export type CreatedKey = AccountKeyView & { key: string };

@@ -16,7 +16,7 @@ import { accountCreateSchema, accountPatchSchema, accountSettingsSchema, FAILURE
 import { portalLinkSchema, portalSessionSchema } from '../../shared/domain/access/portal';
 import { NO_ACCOUNT, Route } from './route';
 
-/** Accounts, their settings (seed 003) and keys: the account id is in the path. */
+/** Accounts, their settings (docs/accounts.md) and keys: the account id is in the path. */
 export const ACCOUNT_ROUTES: Route[] = [
   {
     method: 'POST',

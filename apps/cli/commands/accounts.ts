@@ -164,7 +164,7 @@ function registerSettings(group: Command, ctx: CommandContext, api: (command: Co
   const settings = group
     .command('settings')
     .argument('<id>', 'account id')
-    .description("show an account's settings (seed 003), or change them with --failure-policy")
+    .description("show an account's settings, or change them with --failure-policy")
     .option('--failure-policy <policy>', `what a failed delivery does when its destination has no failureMode of its own: ${FAILURE_POLICIES.join(' or ')}`)
     .option('--json', 'print the settings as Herald answered them ({} when never set)');
   connectionOptions(settings, 'admin', { account: 'ignore' });

@@ -11,7 +11,7 @@ const READS_AT_ONCE = 16;
 import type { AllowedTopics } from './topic-access';
 
 /**
- * What each account's settings mean for delivery and ingest: its failure policy (seed 003),
+ * What each account's settings mean for delivery and ingest: its failure policy (docs/accounts.md),
  * its quotas and the topics its destinations may publish to. An account is read at most once
  * per `ttlMs` per instance, so a change applies within that bound (HERALD_DESTINATION_CACHE_MS,
  * 10 s by default). The policy is read only when an attempt has failed; the quotas on each

@@ -3,6 +3,7 @@ import { PushAuthMode } from '../../config';
 import { checkCallerClaims, SIGNATURE_REMOVED, unverifiedClaims, verificationFailure } from '../../domain/access/oidc-claims';
 import { FunctionName } from '../../topology';
 import { Clock, IdTokenVerifier } from '../../ports';
+import { errorMessage } from '../../domain/error-message';
 
 /** The functions only Herald's plumbing calls, and which identities call each on GCP (the pump: its schedule, and a batcher's wake-up pushed). */
 const CALLER: Partial<Record<FunctionName, readonly ('push' | 'scheduler')[]>> = {
@@ -86,7 +87,7 @@ export class PushAuthenticator {
     try {
       claims = await this.verifier.verify(token, expected.audience);
     } catch (e) {
-      return refused(fn, verificationFailure(e instanceof Error ? e.message : String(e)));
+      return refused(fn, verificationFailure(errorMessage(e)));
     }
     const verdict = checkCallerClaims(claims, expected, this.clock.now(), true);
     return verdict.ok ? { ok: true, caller: verdict.email } : refused(fn, verdict.reason);

@@ -111,7 +111,7 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** A queued delivery as seed 003 hands it back: the record, and the event (id, attributes, payload) in the CloudEvents JSON format. */
+/** A queued delivery as docs/accounts.md describes it: the record, and the event (id, attributes, payload) in the CloudEvents JSON format. */
 export type QueuedDeliveryView = DeliveryView & { event?: Record<string, unknown> };
 
 /** The account's webhook destinations (to `url` when given), by id: the order pages follow. */

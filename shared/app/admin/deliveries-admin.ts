@@ -9,7 +9,7 @@ import { AdminDeps, AdminResult, badId, notFound } from './destinations-admin';
 import { rowsWithin } from './answer-budget';
 
 /**
- * The operators' view of deliveries (SPEC "Event states"): one destination's delivery log,
+ * The operators' view of deliveries (docs/delivery-states.md): one destination's delivery log,
  * paged and filtered, and one delivery by id with its attempts' detail. Never the event's
  * bytes beyond the excerpt each attempt keeps.
  */

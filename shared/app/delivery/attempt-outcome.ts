@@ -86,7 +86,7 @@ export function rateWaitFor(deps: DeliverDeps, t: Pick<Target, 'destination' | '
 
 /**
  * A failure retried or queued as the destination's `failureMode` says, or, without one, as its
- * account's policy does (seed 003): looked up only when the attempt failed.
+ * account's policy does (docs/accounts.md): looked up only when the attempt failed.
  */
 export async function withFailureModeOf(deps: DeliverDeps, t: Target, decision: Decision): Promise<Decision> {
   if (decision.kind !== 'retry' && decision.kind !== 'dead') return decision;
@@ -105,7 +105,7 @@ export function backedOff(deps: DeliverDeps, t: Target, result: HeraldOverload, 
   return { kind: 'deferred', deliveryId: t.id, until: record.availableAt! };
 }
 
-/** Every attempt counts toward the destination's success rate (seed 000's rules in rateOutcome). */
+/** Every attempt counts toward the destination's success rate (docs/suspension.md; the rules in rateOutcome). */
 export function countAttempt(deps: DeliverDeps, t: Target, result: AttemptResult, at: Date, publishedAt: string): void {
   const windowMs = t.policy.threshold?.windowMs ?? deps.counters.hourMs;
   const outcome = rateOutcome(result, at.getTime() - Date.parse(publishedAt), windowMs);

@@ -18,6 +18,7 @@ import { BundleMember, BundleOutcomes } from './bundle-outcomes';
 import { recheckQueued } from './queued-recheck';
 import { createRecord } from './record-create';
 import { afterOrderedOutcome } from '../ordering/ordered-delivery';
+import { errorMessage } from '../../domain/error-message';
 
 export type { DeliverDeps, DeliverOutcome };
 
@@ -68,7 +69,7 @@ async function publishAgainAlone(deps: DeliverDeps, member: PushDelivery, failur
     destinationId,
     deliveryId: id,
     topic,
-    error: failure instanceof Error ? failure.message : String(failure),
+    error: errorMessage(failure),
   });
   return { kind: 'published-again', deliveryId: id, topic };
 }

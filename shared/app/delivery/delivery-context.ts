@@ -46,7 +46,7 @@ export interface DeliverDeps {
   clock: Clock;
   log: Logger;
   policy: PolicySettings;
-  /** An account's failure policy (seed 003), for destinations without a failureMode of their own; absent: retry. */
+  /** An account's failure policy (docs/accounts.md), for destinations without a failureMode of their own; absent: retry. */
   failurePolicy?: (account: string) => Promise<FailurePolicy>;
   /** An account's allowedTopics in force, cached: checked before every publish to a topic destination (app/access/topic-access.ts). */
   allowedTopics: (account: string) => Promise<AllowedTopics>;

@@ -10,10 +10,11 @@ import { afterOutcome, backedOff, backOffUntil, countAttempt, logged, rateWaitFo
 import { DeliverDeps, DeliverOutcome, RECORD_RETRY, Target } from './delivery-context';
 import { retryOnOverload } from '../support/overload-retry';
 import { createRecord, landed } from './record-create';
+import { errorMessage } from '../../domain/error-message';
 
 /**
  * The first attempt reads nothing and writes at most one document: no claim is written
- * before it (SPEC "Delivery contract"). Its record is created only if there is none: one found
+ * before it (docs/delivery-guarantees.md). Its record is created only if there is none: one found
  * there means this push was a redelivery (a lost ack, a producer's resend, a lane message later
  * than the reconciler) or ran beside a copy, and the send made anyway is settled against it
  * (redelivered): a duplicate recorded on a DELIVERED delivery, a waiting retry DELIVERED by its
@@ -160,7 +161,7 @@ async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write:
       destinationId: record.destinationId,
       deliveryId: record.id,
       status: existing.status,
-      error: e instanceof Error ? e.message : String(e),
+      error: errorMessage(e),
     });
     return 'locked';
   }
@@ -192,7 +193,7 @@ async function redelivered(deps: DeliverDeps, t: Target, sent: RedeliveredSend, 
     // QUEUED), so nothing can be lost; a push failed here would only be sent once more. Seen on the
     // emulator after a crash: the killed process's open transaction holds the document until its
     // lock times out.
-    deps.log.warn('a redelivered lane message was sent again; recording it failed, the delivery record stands as it was', { ...fields, error: e instanceof Error ? e.message : String(e) });
+    deps.log.warn('a redelivered lane message was sent again; recording it failed, the delivery record stands as it was', { ...fields, error: errorMessage(e) });
     return { kind: 'duplicate', deliveryId: t.id };
   }
   if (!after) {

@@ -8,6 +8,7 @@ import { splitDestinationId } from '../../domain/ids';
 import { randomBytes } from 'node:crypto';
 import { foldRollup, heldFrom, RateRollup, rolledUp, RollupShape } from '../../domain/stats/rate-rollup';
 import { forEachLimited } from '../support/for-each-limited';
+import { errorMessage } from '../../domain/error-message';
 
 /** What rides in a destination's counter document besides its counts: the delivery log's head (DeliveryLogHead). */
 export interface CarriedLists {
@@ -213,7 +214,7 @@ export class DestinationCounters {
    * A failed write is logged by flush and its counts kept; anything else that fails is logged here.
    */
   flushInBackground(): void {
-    this.flushIfDue().catch((e: unknown) => this.log.warn('success-rate counters not flushed', { error: e instanceof Error ? e.message : String(e) }));
+    this.flushIfDue().catch((e: unknown) => this.log.warn('success-rate counters not flushed', { error: errorMessage(e) }));
   }
 
   /**

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { fitsBatch, IntakeBatch, intakeBatchId, joinsOpenBatch, openedAt } from '../../domain/intake/intake';
 import { eventSize, HeraldEvent } from '../../domain/events/event';
 import { Clock, IntakeStore, Logger } from '../../ports';
+import { errorMessage } from '../../domain/error-message';
 
 /**
  * At most one journal write in flight, and the next starts no sooner than this after the last
@@ -31,7 +32,7 @@ export class IntakeNotRecorded extends Error {
 }
 
 function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  return errorMessage(e);
 }
 
 interface OpenBatch {

@@ -9,6 +9,7 @@ import { sendDeadLetter } from '../lanes/dead-letter';
 import { DestinationDirectory } from '../destinations/destination-directory';
 import { forEachLimited } from '../support/for-each-limited';
 import { EventTypeCatalogue } from '../destinations/event-type-samples';
+import { errorMessage } from '../../domain/error-message';
 
 /**
  * The backstop behind Pub/Sub: what ingest accepted is matched, once its grace has passed,
@@ -134,7 +135,7 @@ class LaneActivity {
     const { laneMarks } = this.deps;
     if (!laneMarks) return false;
     this.marks ??= laneMarks.read([...new Set([...this.lanes.values()].flat())]).catch((e: unknown) => {
-      this.deps.log.warn('reading lane marks failed; the round judges lanes by rate leases alone', { error: e instanceof Error ? e.message : String(e) });
+      this.deps.log.warn('reading lane marks failed; the round judges lanes by rate leases alone', { error: errorMessage(e) });
       return new Map<string, number>();
     });
     const marks = await this.marks;

@@ -1,5 +1,6 @@
 import { laneOfSubscription, shouldMark } from '../../domain/intake/lane-backlog';
 import { Clock, LaneMarks, Logger } from '../../ports';
+import { errorMessage } from '../../domain/error-message';
 
 /**
  * Marks a lane behind when this instance takes a first-attempt message from it long after it
@@ -26,6 +27,6 @@ export class LaneBacklog {
     const now = this.clock.now().getTime();
     if (!shouldMark(this.lastMarks.get(lane), publishTime.getTime(), now, this.graceMs)) return;
     this.lastMarks.set(lane, now);
-    this.marks.mark(lane, new Date(now)).catch((e: unknown) => this.log.debug('marking a lane behind failed; the reconciler may recover a late delivery as well', { lane, error: e instanceof Error ? e.message : String(e) }));
+    this.marks.mark(lane, new Date(now)).catch((e: unknown) => this.log.debug('marking a lane behind failed; the reconciler may recover a late delivery as well', { lane, error: errorMessage(e) }));
   }
 }

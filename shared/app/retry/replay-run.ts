@@ -86,7 +86,7 @@ const MAX_FAILURES_IN_A_ROW = 10;
 const HOLD_MARGIN_SECONDS = 60;
 
 /**
- * One replay (SPEC "Replay"): reads the dead-letter subscription page by page, selects by
+ * One replay (docs/replay.md): reads the dead-letter subscription page by page, selects by
  * destination, window and type, and sends each selected dead delivery again to the
  * destination that failed it — DEAD → PENDING through the state machine, so the retry pump
  * and `deliver` send it at the destination's rate, or QUEUE it while the destination is

@@ -7,7 +7,7 @@ import { allowedTopicsSchema } from './topic-allow-list';
 
 /**
  * Accounts: the platform's customers, each with its own destinations, keys and settings
- * (seed 003). Pure: ids, schemas, key material and the rules of who may do what.
+ * (docs/accounts.md). Pure: ids, schemas, key material and the rules of who may do what.
  */
 
 export { ACCOUNT_ID, DEFAULT_ACCOUNT };
@@ -35,7 +35,7 @@ export const FAILURE_POLICIES = ['retry', 'queue'] as const;
 export type FailurePolicy = (typeof FAILURE_POLICIES)[number];
 
 export interface AccountSettings {
-  /** Absent: never set, which means `retry` (seed 003). */
+  /** Absent: never set, which means `retry` (docs/accounts.md). */
   [FAILURE_POLICY_SETTING]?: FailurePolicy;
 }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { DeliveryRecord } from '../retry/delivery';
 
 /**
- * Outcomes committed in groups (SPEC "Delivery contract", decision 1 of issue 33): a first
+ * Outcomes committed in groups (docs/delivery-guarantees.md, decision 1 of issue 33): a first
  * attempt that ended DELIVERED is not a document of its own but a member of a group, one
  * document holding every outcome an instance committed together. The group is written once
  * and never changed; it is created without a read, so nothing checks that the delivery is not

@@ -3,7 +3,7 @@ import { isOwnWrite } from './delivery-record';
 import { transition } from '../retry/delivery-state';
 
 /**
- * A first push is sent without reading its record first (SPEC "Delivery contract": no read is
+ * A first push is sent without reading its record first (docs/delivery-guarantees.md: no read is
  * owed on a first push to keep a redelivery from being sent again); its record is then created
  * only if there is none. When one was there, the push was a redelivery (Pub/Sub lost an ack,
  * a producer resent after a 503, a lane message arrived after the reconciler recovered its

@@ -73,7 +73,7 @@ export interface Destination {
   eventTypes: string[];
   /** A preset's name, or a custom policy (validated when the destination was written). */
   policy: PolicySpec;
-  /** Absent: the account's failure policy decides (seed 003; `retry` when the account never set one). */
+  /** Absent: the account's failure policy decides (docs/accounts.md; `retry` when the account never set one). */
   failureMode?: FailureMode;
   secret: string;
   /** Secrets a rotation replaced, newest first, each still signing deliveries until its expiresAt. */

@@ -4,7 +4,7 @@ import { RateSummary } from '../stats/success-rate';
 import { Suspension, SuspensionCause, SuspensionNotification } from '../retry/suspension-record';
 
 /**
- * A destination's suspension (seed 000) and deactivation (seed 003) as pure functions of
+ * A destination's suspension (docs/suspension.md) and deactivation (docs/accounts.md) as pure functions of
  * the stored destination: while suspended nothing is attempted and its events are QUEUED,
  * until an operator reactivates it.
  */

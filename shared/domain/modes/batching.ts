@@ -5,7 +5,7 @@ import { HeraldEvent } from '../events/event';
 import { BATCH_LIMITS } from './batch-limits';
 
 /**
- * Batched delivery (seed 002's aggregation; issue 37): a destination that opts in receives many
+ * Batched delivery (docs/what-a-destination-receives.md; issue 37): a destination that opts in receives many
  * events in one request, the CloudEvents batched content mode — a JSON array of structured-mode
  * events — signed once over the whole body. These are the rules: the bounds of a destination's
  * `batch`, when an open batch is sent, and what its request carries. No I/O; the clock is passed in.

@@ -2,7 +2,7 @@ import { advanceGrant } from './rate-advance';
 import { DeferredReport, Grid, gridAt, gridIndexAt, nextDeferCursor, SWITCH_SLACK_MS } from './rate-turns';
 
 /**
- * Adaptive delivery rate per destination (seed 000: between 1 and 100 events/s; 200s raise
+ * Adaptive delivery rate per destination (docs/rate-control.md: between 1 and 100 events/s; 200s raise
  * it gradually, 429s lower it), as pure functions of the controller's document, the
  * feedback a sender brings and the time.
  *

@@ -7,7 +7,7 @@ import { ACCOUNT_ID, internalDestinationId, splitDestinationId } from '../ids';
 import { issuesFromZod, matchesType, Parsed, ValidationIssue } from '../events/event';
 
 /**
- * Replay of dead letters (SPEC "Replay"), the pure part: the request, which dead letters
+ * Replay of dead letters (docs/replay.md), the pure part: the request, which dead letters
  * it selects, what a replayed delivery record becomes, and the report's bookkeeping.
  * The I/O (pulling the dead-letter subscription, the stores) is in shared/app/retry/replay-run.ts.
  */

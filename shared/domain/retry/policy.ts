@@ -4,7 +4,7 @@ import { POLICY_PRESET_NAMES, PolicyPresetName } from './policy-preset-names';
 export { POLICY_PRESET_NAMES, type PolicyPresetName } from './policy-preset-names';
 
 /**
- * Delivery policies as data (SPEC "Delivery policies"): which failures are retried, on
+ * Delivery policies as data (docs/policies.md): which failures are retried, on
  * what schedule, for how long, and what happens after the last retry. The five presets
  * are named values taken from the seeds; a destination may also carry a custom policy of
  * the same shape. `decide()` (retry-decision.ts) is the only reader of these rules.
@@ -42,7 +42,7 @@ export type Backoff =
 
 /**
  * 429 under `on429: 'throttle'`: the event waits on this backoff without consuming a
- * retry, for as long as `windowMs` since its first attempt has not passed (seed 000: a
+ * retry, for as long as `windowMs` since its first attempt has not passed (docs/policies.md: a
  * throttled event counts as a failure once it stayed undelivered for more than an hour).
  * After the window a 429 is an ordinary retried failure on the policy's schedule.
  */
@@ -80,7 +80,7 @@ export interface DeliveryPolicy {
   readonly afterLastRetry: 'dead' | 'deactivate-and-queue';
   /** Retry-After on 429/503 moves the retry, clamped to 1×–2× the scheduled delay. */
   readonly honourRetryAfter: boolean;
-  /** Threshold suspension (seed 000): absent, a destination is never suspended for its success rate. */
+  /** Threshold suspension (docs/suspension.md): absent, a destination is never suspended for its success rate. */
   readonly threshold?: ThresholdPolicy;
 }
 
@@ -112,7 +112,7 @@ export const MAX_ATTEMPT_TIMEOUT_MS = 45 * SECOND;
 
 /**
  * Throttle backoff when a policy names none: 10 s doubling up to 5 min, for one hour
- * (seed 000's limit). About 16 throttled attempts fit in the hour.
+ * (docs/policies.md). About 16 throttled attempts fit in the hour.
  */
 export const DEFAULT_THROTTLE = {
   backoff: { kind: 'exponential', initialMs: 10 * SECOND, factor: 2, capMs: 5 * MINUTE },

@@ -85,7 +85,7 @@ export function decide(
         reason: `${what} throttled (${n}), no retry used: again in ${duration(wait.ms)}${wait.note}`,
       };
     }
-    // Undelivered past the window: from now on a 429 is a failure like any other (seed 000).
+    // Undelivered past the window: from now on a 429 is a failure like any other (docs/policies.md).
   } else if (!isRetried(policy, result)) {
     return { kind: 'dead', cause: 'not-retried', reason: `${what} is not retried under ${policy.name}` };
   }
@@ -108,7 +108,7 @@ export function decide(
 }
 
 /**
- * A destination in failureMode "queue" (seed 003) keeps a failed event for retrieval
+ * A destination in failureMode "queue" (docs/accounts.md) keeps a failed event for retrieval
  * instead of retrying it or letting it die; throttling and suspension are unchanged.
  */
 export function withFailureMode(decision: Decision, failureMode: 'retry' | 'queue'): Decision {
