@@ -245,8 +245,9 @@ test('Ctrl-C under load on reused emulators leaves them running and loses nothin
   expect(await answers(sharedEmulators().firestore)).toBe(true);
 
   // Second run on the same emulators and project, the receiver slower than the drain would
-  // wait for: Ctrl-C, and Ctrl-C again, exits at once.
-  receiver.setResponder(() => ({ status: 204, delayMs: 4000 }));
+  // wait for: Ctrl-C, and Ctrl-C again, exits at once. Far slower than the 5 s drain, so that
+  // the first stop is still waiting when the second Ctrl-C comes, however late the deliveries began.
+  receiver.setResponder(() => ({ status: 204, delayMs: 20_000 }));
   const second = await Herald.start(env(project, port, 'shared'));
   const load2 = publish(second.url, 'b');
   const before = receiver.requests.length;

@@ -191,6 +191,7 @@ describe('stopServing, the one stop of local mode and the deployed functions', (
     expect(reports.map((r) => r.outcome)).toEqual(['timed out', 'failed', 'done']);
     // Cut at the budget (300 ms), not at the slow step's own ten minutes, however slow this machine.
     expect(Date.now() - began).toBeLessThan(60_000);
-    expect(warnings).toEqual(['stopping: slow did not end within 300 ms; going on without it', 'stopping: broken failed; going on']);
+    // The budget left when the slow step began: 300 ms, less what the runner took to start it.
+    expect(warnings).toEqual([expect.stringMatching(/^stopping: slow did not end within (2\d\d|300) ms; going on without it$/), 'stopping: broken failed; going on']);
   });
 });
