@@ -5,6 +5,7 @@ import type http from 'node:http';
 import type { Request, Response, NextFunction } from 'express';
 import { Authentication, Bearer } from '../shared/app/access/authenticate';
 import { PresentedCredentials } from '../shared/app/access/push-auth';
+import { AnyOutcome, OutcomeKind } from '../shared/app/support/outcome';
 import { LimiterClosedError } from '../shared/app/rate/delivery-limiter';
 import { FunctionName } from '../shared/topology';
 import { Logger } from '../shared/ports';
@@ -30,6 +31,32 @@ export function sendJson(res: http.ServerResponse, status: number, body?: unknow
   }
   res.setHeader('content-type', 'application/json; charset=utf-8');
   res.end(JSON.stringify(body));
+}
+
+/** The one place an outcome of the app layer (shared/app/support/outcome.ts) becomes an HTTP status. */
+const STATUS: Record<OutcomeKind, number> = {
+  ok: 200,
+  created: 201,
+  accepted: 202,
+  done: 204,
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  'not-found': 404,
+  conflict: 409,
+  'too-large': 413,
+  'too-many': 429,
+  unavailable: 503,
+};
+
+export function statusOf(kind: OutcomeKind): number {
+  return STATUS[kind];
+}
+
+/** An outcome as its answer: its status, Retry-After when it says when to come back, and its body (none when done). */
+export function sendOutcome(res: http.ServerResponse, outcome: AnyOutcome): void {
+  if (outcome.kind === 'too-many' && outcome.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(outcome.retryAfterSeconds));
+  sendJson(res, statusOf(outcome.kind), outcome.body);
 }
 
 /** The path of a request, without its query: what Express calls `req.path`, known before Express runs. */
@@ -83,9 +110,9 @@ export function requireNoBody(res: Response, body: Buffer, message: string): boo
 export async function requireInternalCaller(req: BareRequest, res: http.ServerResponse, rt: Runtime, fn: FunctionName): Promise<boolean> {
   const verdict = await checkedOnce(req, () => rt.pushAuth.check(fn, presentedCredentials(req)));
   if (verdict.ok) return true;
-  if (verdict.status === 401 && rt.pushAuth.mode !== 'token') res.setHeader('www-authenticate', 'Bearer');
+  if (verdict.kind === 'unauthenticated' && rt.pushAuth.mode !== 'token') res.setHeader('www-authenticate', 'Bearer');
   rt.log.warn(`${fn}: unauthenticated request refused`, { reason: verdict.message, path: pathOf(req) });
-  sendJson(res, verdict.status, { error: verdict.message });
+  sendOutcome(res, { kind: verdict.kind, body: { error: verdict.message } });
   return false;
 }
 

@@ -3,7 +3,7 @@ import type { Response } from 'express';
 import { authenticate, Bearer } from '../shared/app/access/authenticate';
 import { ingest } from '../shared/app/intake/ingest';
 import { ingestDeps, Runtime } from '../shared/runtime';
-import { admitted, BareRequest, checkedOnce, guarded, HeraldRequest, rawBodyOf, requireMethod, sendJson } from './http';
+import { admitted, BareRequest, checkedOnce, guarded, HeraldRequest, rawBodyOf, requireMethod, sendJson, sendOutcome } from './http';
 import { runtime } from './process-runtime';
 
 /** What a refused publisher is told to send. */
@@ -34,7 +34,6 @@ export const ingestHandler = guarded(
     const bearer = await publisher(req, res, rt);
     if (!bearer) return;
     const result = await ingest(ingestDeps(rt, bearer.kind === 'key' ? { account: bearer.key.account } : {}), req.headers, rawBodyOf(req));
-    if (result.status === 429) res.set('retry-after', String(result.retryAfterSeconds));
-    sendJson(res, result.status, result.body);
+    sendOutcome(res, result);
   },
 );

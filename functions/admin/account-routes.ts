@@ -14,21 +14,20 @@ import {
 import { endPortalSessions, exchangePortalLink, listPortalLinks, listPortalSessions, mintPortalLink, revokePortalLink, revokePortalSession } from '../../shared/app/admin/portal-admin';
 import { accountCreateSchema, accountPatchSchema, accountSettingsSchema, FAILURE_POLICY_SETTING, keyCreateSchema } from '../../shared/domain/access/account';
 import { portalLinkSchema, portalSessionSchema } from '../../shared/domain/access/portal';
-import { NO_ACCOUNT, Route } from './route';
+import { NO_ACCOUNT, RouteSpec } from './route';
 
 /** Accounts, their settings (docs/accounts.md) and keys: the account id is in the path. */
-export const ACCOUNT_ROUTES: Route[] = [
+export const ACCOUNT_ROUTES: RouteSpec[] = [
   {
     method: 'POST',
     path: '/accounts',
     summary: 'Create an account (operator only)',
     body: { schema: accountCreateSchema, required: true, examples: [{ name: 'Acme Corp' }, { id: 'acme', name: 'Acme Corp', technicalEmail: 'ops@acme.example' }] },
     responses: { 201: 'the account', 400: 'invalid body', 403: 'an account key cannot', 409: 'the id is taken, or was a deleted account\'s (never reused)' },
-    pattern: /^\/accounts\/?$/,
     run: (d, _params, body) => createAccount(d, d.caller, body()),
   },
-  { method: 'GET', path: '/accounts', summary: 'List accounts, a page at a time (a key sees its own)', query: accountListQuerySchema, responses: { 200: 'accounts and nextCursor', 400: 'invalid query' }, pattern: /^\/accounts\/?$/, run: (d, _params, _body, query) => listAccounts(d, d.caller, query) },
-  { method: 'GET', path: '/accounts/{accountId}', summary: 'An account, with quotasInForce and allowedTopicsInForce', accountParam: true, responses: { 200: 'the account', ...NO_ACCOUNT }, pattern: /^\/accounts\/([^/]+)$/, run: (d, [id]) => getAccount(d, d.caller, id!) },
+  { method: 'GET', path: '/accounts', summary: 'List accounts, a page at a time (a key sees its own)', query: accountListQuerySchema, responses: { 200: 'accounts and nextCursor', 400: 'invalid query' }, run: (d, _params, _body, query) => listAccounts(d, d.caller, query) },
+  { method: 'GET', path: '/accounts/{accountId}', summary: 'An account, with quotasInForce and allowedTopicsInForce', accountParam: true, responses: { 200: 'the account', ...NO_ACCOUNT }, run: (d, [id]) => getAccount(d, d.caller, id!) },
   {
     method: 'PATCH',
     path: '/accounts/{accountId}',
@@ -36,20 +35,18 @@ export const ACCOUNT_ROUTES: Route[] = [
     accountParam: true,
     body: { schema: accountPatchSchema, required: true, examples: [{ name: 'Acme Inc' }, { technicalEmail: null }, { allowedTopics: ['projects/acme-prod/topics/acme-*', 'projects/acme-audit/topics/audit'] }, { allowedTopics: null }] },
     responses: { 200: 'the account', 400: 'invalid body', 403: 'an account key cannot', ...NO_ACCOUNT },
-    pattern: /^\/accounts\/([^/]+)$/,
     run: (d, [id], body) => updateAccount(d, d.caller, id!, body()),
   },
-  { method: 'DELETE', path: '/accounts/{accountId}', summary: 'Delete an account without destinations, with everything stored under it: keys, deliveries, samples, counters, replays (operator only; its id is never reused)', accountParam: true, responses: { 204: 'deleted', 403: 'an account key cannot', ...NO_ACCOUNT, 409: 'it still has destinations, or it is default' }, pattern: /^\/accounts\/([^/]+)$/, run: (d, [id]) => deleteAccount(d, d.caller, id!) },
-  { method: 'GET', path: '/accounts/{accountId}/settings', summary: "The account's settings (seed 003)", accountParam: true, responses: { 200: 'the settings; none set means retry', ...NO_ACCOUNT }, pattern: /^\/accounts\/([^/]+)\/settings\/?$/, run: (d, [id]) => getSettings(d, d.caller, id!) },
+  { method: 'DELETE', path: '/accounts/{accountId}', summary: 'Delete an account without destinations, with everything stored under it: keys, deliveries, samples, counters, replays (operator only; its id is never reused)', accountParam: true, responses: { 204: 'deleted', 403: 'an account key cannot', ...NO_ACCOUNT, 409: 'it still has destinations, or it is default' }, run: (d, [id]) => deleteAccount(d, d.caller, id!) },
+  { method: 'GET', path: '/accounts/{accountId}/settings', summary: "The account's settings (seed 003)", accountParam: true, responses: { 200: 'the settings; none set means retry', ...NO_ACCOUNT }, run: (d, [id]) => getSettings(d, d.caller, id!) },
   ...(['POST', 'PATCH'] as const).map(
-    (method): Route => ({
+    (method): RouteSpec => ({
       method,
       path: '/accounts/{accountId}/settings',
       summary: method === 'POST' ? 'Set the settings (seed 003): what is left out returns to its default' : 'Change the settings named (seed 003)',
       accountParam: true,
       body: { schema: accountSettingsSchema, required: true, examples: [{ [FAILURE_POLICY_SETTING]: 'retry' }, { [FAILURE_POLICY_SETTING]: 'queue' }] },
       responses: { 200: 'the settings', 400: 'invalid body', ...NO_ACCOUNT },
-      pattern: /^\/accounts\/([^/]+)\/settings\/?$/,
       run: (d, [id], body) => setSettings(d, d.caller, id!, body(), method === 'POST' ? 'replace' : 'merge'),
     }),
   ),
@@ -60,10 +57,9 @@ export const ACCOUNT_ROUTES: Route[] = [
     accountParam: true,
     body: { schema: keyCreateSchema(new Date(0)), required: true, examples: [{ name: 'ci' }, { name: 'publisher', scopes: ['publish'], expiresAt: '2099-01-01T00:00:00Z' }] },
     responses: { 201: 'the key record and the key itself, this once', 400: 'invalid body', 403: 'a key granting a scope it lacks, or an expiry after its own (the scope or expiry named)', ...NO_ACCOUNT },
-    pattern: /^\/accounts\/([^/]+)\/keys\/?$/,
     run: (d, [id], body) => createKey(d, d.caller, id!, body()),
   },
-  { method: 'GET', path: '/accounts/{accountId}/keys', summary: "The account's keys (never the keys themselves)", accountParam: true, responses: { 200: 'keys', ...NO_ACCOUNT }, pattern: /^\/accounts\/([^/]+)\/keys\/?$/, run: (d, [id]) => listKeys(d, d.caller, id!) },
+  { method: 'GET', path: '/accounts/{accountId}/keys', summary: "The account's keys (never the keys themselves)", accountParam: true, responses: { 200: 'keys', ...NO_ACCOUNT }, run: (d, [id]) => listKeys(d, d.caller, id!) },
   {
     method: 'POST',
     path: '/accounts/{accountId}/portal-links',
@@ -81,7 +77,6 @@ export const ACCOUNT_ROUTES: Route[] = [
       503: 'neither HERALD_CONSOLE_URL nor HERALD_PUSH_BASE_URL is set: Herald does not know where its console is',
       ...NO_ACCOUNT,
     },
-    pattern: /^\/accounts\/([^/]+)\/portal-links\/?$/,
     run: (d, [id], body) => mintPortalLink(d, d.caller, id!, body(), d.consoleUrl),
   },
   {
@@ -90,7 +85,6 @@ export const ACCOUNT_ROUTES: Route[] = [
     summary: "The account's live portal links, newest first, each with its live sessions (a portal session cannot)",
     accountParam: true,
     responses: { 200: 'links: id, mintedBy (admin or a key id), readOnly, destinations, createdAt, expiresAt, sessions', 403: 'a portal session cannot', ...NO_ACCOUNT },
-    pattern: /^\/accounts\/([^/]+)\/portal-links\/?$/,
     run: (d, [id]) => listPortalLinks(d, d.caller, id!),
   },
   {
@@ -99,7 +93,6 @@ export const ACCOUNT_ROUTES: Route[] = [
     summary: 'Revoke a portal link and every session opened from it: refused everywhere within 5 s',
     accountParam: true,
     responses: { 204: 'revoked (also when it already was)', 403: 'a portal session cannot', 404: 'no such account or link' },
-    pattern: /^\/accounts\/([^/]+)\/portal-links\/([^/]+)$/,
     run: (d, [id, linkId]) => revokePortalLink(d, d.caller, id!, linkId!),
   },
   {
@@ -108,7 +101,6 @@ export const ACCOUNT_ROUTES: Route[] = [
     summary: "The account's live portal sessions, newest first, each with its link's rights (a portal session cannot)",
     accountParam: true,
     responses: { 200: 'sessions: id, linkId, mintedBy, readOnly, destinations, createdAt, expiresAt', 403: 'a portal session cannot', ...NO_ACCOUNT },
-    pattern: /^\/accounts\/([^/]+)\/portal-sessions\/?$/,
     run: (d, [id]) => listPortalSessions(d, d.caller, id!),
   },
   {
@@ -117,7 +109,6 @@ export const ACCOUNT_ROUTES: Route[] = [
     summary: "End every portal session of the account, and every link minted so far: refused everywhere within 5 s (the operator, or a key with write)",
     accountParam: true,
     responses: { 200: 'endedAt, and how many live links and sessions it revoked', 403: 'a portal session cannot', ...NO_ACCOUNT },
-    pattern: /^\/accounts\/([^/]+)\/portal-sessions\/revoke\/?$/,
     run: (d, [id]) => endPortalSessions(d, d.caller, id!),
   },
   {
@@ -126,14 +117,13 @@ export const ACCOUNT_ROUTES: Route[] = [
     summary: 'Revoke one portal session: refused everywhere within 5 s (its link may open another)',
     accountParam: true,
     responses: { 204: 'revoked (also when it already was)', 403: 'a portal session cannot', 404: 'no such account or session' },
-    pattern: /^\/accounts\/([^/]+)\/portal-sessions\/([^/]+)$/,
     run: (d, [id, sessionId]) => revokePortalSession(d, d.caller, id!, sessionId!),
   },
-  { method: 'DELETE', path: '/accounts/{accountId}/keys/{keyId}', summary: 'Revoke a key: refused everywhere within 5 s', accountParam: true, responses: { 204: 'revoked', 404: 'no such account or key' }, pattern: /^\/accounts\/([^/]+)\/keys\/([^/]+)$/, run: (d, [id, keyId]) => revokeKey(d, d.caller, id!, keyId!) },
+  { method: 'DELETE', path: '/accounts/{accountId}/keys/{keyId}', summary: 'Revoke a key: refused everywhere within 5 s', accountParam: true, responses: { 204: 'revoked', 404: 'no such account or key' }, run: (d, [id, keyId]) => revokeKey(d, d.caller, id!, keyId!) },
 ];
 
 /** The customer portal's door: a portal link exchanged for a session, with no bearer token (the link is the credential). */
-export const PORTAL_ROUTES: Route[] = [
+export const PORTAL_ROUTES: RouteSpec[] = [
   {
     method: 'POST',
     path: '/portal/sessions',
@@ -146,7 +136,6 @@ export const PORTAL_ROUTES: Route[] = [
       401: 'the link expired, was revoked or has opened every session it may (each with returnUrl), or is not valid',
       429: 'this link, or this instance, takes no more exchanges for a while: Retry-After says how long',
     },
-    pattern: /^\/portal\/sessions\/?$/,
     run: (d, _params, body) => exchangePortalLink(d, body()),
   },
 ];

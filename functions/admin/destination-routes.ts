@@ -1,4 +1,4 @@
-import { getDelivery, listDeliveries, deliveriesQuerySchema } from '../../shared/app/admin/deliveries-admin';
+import { getDelivery, listDeliveries, deliveriesQuerySchema, noDelivery } from '../../shared/app/admin/deliveries-admin';
 import { getDestination, listDestinations, putDestination } from '../../shared/app/admin/destinations-admin';
 import { deleteDestination, deleteDestinationQuerySchema } from '../../shared/app/admin/destination-deletion';
 import { accountDeliveriesQuerySchema, accountRedeliverSchema, listAccountDeliveries, postAccountRedeliver } from '../../shared/app/admin/account-deliveries-admin';
@@ -10,7 +10,7 @@ import { postReactivate, postRedeliver, postSuspend, redeliverBodySchema, suspen
 import { actorOf, seesDestination } from '../../shared/domain/access/account';
 import { destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { rotateSecretSchema } from '../../shared/domain/destinations/secret-rotation';
-import { BAD_ID, deliveryInSight, inAccount, narrowedPut, NOT_FOUND, portalDestinations, Route } from './route';
+import { BAD_ID, deliveryInSight, inAccount, narrowedPut, NOT_FOUND, portalDestinations, RouteSpec } from './route';
 
 /** Bodies PUT /admin/destinations/{id} accepts (the OpenAPI examples; a test holds them to the schema). */
 const DESTINATION_EXAMPLES: unknown[] = [
@@ -30,13 +30,12 @@ const DESTINATION_EXAMPLES: unknown[] = [
  * both as `/destinations/…` (a key's own account; `default` for the admin token) and as
  * `/accounts/{accountId}/destinations/…`.
  */
-export const ACCOUNT_SCOPED: Route[] = [
+export const ACCOUNT_SCOPED: RouteSpec[] = [
   {
     method: 'GET',
     path: '/destinations',
     summary: "List the account's destinations",
     responses: { 200: 'the destinations, with status and stats' },
-    pattern: /^\/destinations\/?$/,
     run: (d) => listDestinations(d, d.account),
   },
   {
@@ -50,10 +49,9 @@ export const ACCOUNT_SCOPED: Route[] = [
       ...BAD_ID,
       403: "a portal session narrowed to some destinations creating one or widening its eventTypes; a topic not on the account's allowedTopics (which only the operator sets: PATCH /admin/accounts/{accountId})",
     },
-    pattern: /^\/destinations\/([^/]+)$/,
     run: (d, [id], body) => inAccount(d, id!, (iid) => narrowedPut(d, id!, iid, body(), (spec) => putDestination(d, iid, spec))),
   },
-  { method: 'GET', path: '/destinations/{id}', summary: 'A destination: spec, status, suspension, stats, rate', responses: { 200: 'the destination', ...BAD_ID, ...NOT_FOUND }, pattern: /^\/destinations\/([^/]+)$/, run: (d, [id]) => inAccount(d, id!, (iid) => getDestination(d, iid)) },
+  { method: 'GET', path: '/destinations/{id}', summary: 'A destination: spec, status, suspension, stats, rate', responses: { 200: 'the destination', ...BAD_ID, ...NOT_FOUND }, run: (d, [id]) => inAccount(d, id!, (iid) => getDestination(d, iid)) },
   {
     method: 'DELETE',
     path: '/destinations/{id}',
@@ -66,7 +64,6 @@ export const ACCOUNT_SCOPED: Route[] = [
       ...NOT_FOUND,
       409: 'it still has PENDING, IN_FLIGHT or QUEUED deliveries: how many (deliveries), and the ways out',
     },
-    pattern: /^\/destinations\/([^/]+)$/,
     run: (d, [id], _body, query) => inAccount(d, id!, (iid) => deleteDestination(d, iid, query)),
   },
   {
@@ -74,7 +71,6 @@ export const ACCOUNT_SCOPED: Route[] = [
     path: '/destinations/{id}/reactivate',
     summary: 'Reactivate a suspended destination; its QUEUED deliveries flow again',
     responses: { 200: 'reactivated, with how many deliveries were redelivered', ...BAD_ID, ...NOT_FOUND, 409: 'not suspended' },
-    pattern: /^\/destinations\/([^/]+)\/reactivate\/?$/,
     run: (d, [id]) => inAccount(d, id!, (iid) => postReactivate(d, iid)),
   },
   {
@@ -83,7 +79,6 @@ export const ACCOUNT_SCOPED: Route[] = [
     summary: 'Suspend an active destination by hand: nothing is sent to it, its events are QUEUED until it is reactivated',
     body: { schema: suspendBodySchema, required: false, examples: [{}, { reason: 'receiver maintenance until 14:00 UTC' }] },
     responses: { 200: 'suspended: the destination, its suspension with cause manual and who did it (by)', ...BAD_ID, ...NOT_FOUND, 409: 'already suspended' },
-    pattern: /^\/destinations\/([^/]+)\/suspend\/?$/,
     run: (d, [id], body) => inAccount(d, id!, (iid) => postSuspend(d, iid, body(true), actorOf(d.caller))),
   },
   {
@@ -92,7 +87,6 @@ export const ACCOUNT_SCOPED: Route[] = [
     summary: 'Send QUEUED (default) or DEAD deliveries again',
     body: { schema: redeliverBodySchema, required: false, examples: [{}, { status: 'queued' }, { status: 'dead' }] },
     responses: { 202: 'those deliveries are PENDING again', ...BAD_ID, ...NOT_FOUND, 409: 'the destination is suspended: reactivate it' },
-    pattern: /^\/destinations\/([^/]+)\/redeliver\/?$/,
     run: (d, [id], body) => inAccount(d, id!, (iid) => postRedeliver(d, iid, body(true))),
   },
   {
@@ -101,7 +95,6 @@ export const ACCOUNT_SCOPED: Route[] = [
     summary: 'Rotate the signing secret; the old one keeps signing for the grace period',
     body: { schema: rotateSecretSchema, required: false, examples: [{}, { graceSeconds: 3600 }, { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', graceSeconds: 0 }] },
     responses: { 200: 'the destination with its new secret (shown once)', ...BAD_ID, ...NOT_FOUND, 409: 'a Pub/Sub-topic destination signs nothing' },
-    pattern: /^\/destinations\/([^/]+)\/rotate-secret\/?$/,
     run: (d, [id], body) => inAccount(d, id!, (iid) => postRotateSecret(d, iid, body(true))),
   },
   {
@@ -109,7 +102,6 @@ export const ACCOUNT_SCOPED: Route[] = [
     path: '/destinations/{id}/ordered-keys/blocked',
     summary: `The partition keys held by their head event (DEAD or QUEUED under ordering onFailure block, or while the destination is suspended), oldest first, at most ${BLOCKED_KEYS_LIMIT}`,
     responses: { 200: 'keys: key, seq, deliveryId, eventId, status, why (block or suspended), since; none for a destination without ordering', ...BAD_ID, ...NOT_FOUND },
-    pattern: /^\/destinations\/([^/]+)\/ordered-keys\/blocked\/?$/,
     run: (d, [id]) => inAccount(d, id!, (iid) => listBlockedKeys(d, iid)),
   },
   {
@@ -118,7 +110,6 @@ export const ACCOUNT_SCOPED: Route[] = [
     summary: "Move a held key past the event that holds it (which stays DEAD or QUEUED); the key's next event is sent",
     body: { schema: skipKeyBodySchema, required: true, examples: [{ key: 'customer-42' }] },
     responses: { 200: 'skipped: the event left behind (key, seq, deliveryId, eventId, status)', ...BAD_ID, ...NOT_FOUND, 409: 'the key is not held' },
-    pattern: /^\/destinations\/([^/]+)\/ordered-keys\/skip\/?$/,
     run: (d, [id], body) => inAccount(d, id!, (iid) => postSkipKey(d, iid, body())),
   },
   {
@@ -127,7 +118,6 @@ export const ACCOUNT_SCOPED: Route[] = [
     summary: "A destination's deliveries, a page at a time",
     query: deliveriesQuerySchema,
     responses: { 200: 'deliveries and nextCursor', ...BAD_ID, ...NOT_FOUND },
-    pattern: /^\/destinations\/([^/]+)\/deliveries\/?$/,
     run: (d, [id], _body, query) => inAccount(d, id!, (iid) => listDeliveries(d, iid, query)),
   },
   {
@@ -136,7 +126,6 @@ export const ACCOUNT_SCOPED: Route[] = [
     summary: "The account's QUEUED (default) or DEAD deliveries, to one receiver URL if given, each with its event (seed 003)",
     query: accountDeliveriesQuerySchema,
     responses: { 200: 'deliveries with their events, and nextCursor', 400: 'invalid query: every problem named' },
-    pattern: /^\/deliveries\/?$/,
     run: (d, _params, _body, query) => listAccountDeliveries(d, d.account, query),
   },
   {
@@ -145,7 +134,6 @@ export const ACCOUNT_SCOPED: Route[] = [
     summary: "Send the account's QUEUED (default) or DEAD deliveries again, to one receiver URL if given (seed 003), or the deliveries named in ids",
     body: { schema: accountRedeliverSchema, required: false, examples: [{}, { status: 'queued', url: 'https://events.myservice.com/receiver' }, { ids: ['acme_orders.0b6f2c1e9a4d7f3b5c8e1a2d4f6b8c0e'] }] },
     responses: { 202: 'how many are PENDING again, per destination (or, with ids, per id); suspended destinations named and left queued', 400: 'invalid body' },
-    pattern: /^\/deliveries\/redeliver\/?$/,
     run: (d, _params, body) => postAccountRedeliver(d, d.account, body(true), (id) => seesDestination(d.caller, id)),
   },
   {
@@ -153,8 +141,7 @@ export const ACCOUNT_SCOPED: Route[] = [
     path: '/deliveries/{id}',
     summary: 'One delivery record',
     responses: { 200: 'the delivery', ...BAD_ID, 404: 'no such delivery' },
-    pattern: /^\/deliveries\/([^/]+)$/,
-    run: (d, [id]) => (deliveryInSight(d.caller, id!) ? getDelivery(d, id!, d.account) : Promise.resolve({ status: 404, body: { error: `no delivery ${JSON.stringify(id)}; list a destination's deliveries with GET /admin/destinations/{id}/deliveries` } })),
+    run: (d, [id]) => (deliveryInSight(d.caller, id!) ? getDelivery(d, id!, d.account) : Promise.resolve(noDelivery(id!))),
   },
   {
     method: 'GET',
@@ -162,7 +149,6 @@ export const ACCOUNT_SCOPED: Route[] = [
     summary: "The account's attempts over the last hour or day (the console's overview), or one destination's (`destination`), from counters: never a scan",
     query: statsQuerySchema,
     responses: { 200: 'series of attempts, successes, failures and latency p50/p99; success rate; latency p50/p99 over the window; queued and dead counts', 400: 'invalid query', ...NOT_FOUND },
-    pattern: /^\/stats\/?$/,
     run: (d, _params, _body, query) => getAccountStats(d, d.caller, d.account, query),
   },
   {
@@ -170,7 +156,6 @@ export const ACCOUNT_SCOPED: Route[] = [
     path: '/event-types',
     summary: "The event types the account published, each with its latest event as a sample and the destinations that take it",
     responses: { 200: 'event types, by type: type, lastSeenAt, sample (CloudEvents JSON, cut at 8 KB), destinations' },
-    pattern: /^\/event-types\/?$/,
     // A narrowed portal session sees only the types one of its destinations takes.
     run: (d) => listEventTypes(d, d.account, portalDestinations(d.caller) !== undefined),
   },

@@ -3,7 +3,7 @@ import { findAccount, noAccount } from '../../shared/app/admin/accounts-admin';
 import { DEFAULT_ACCOUNT } from '../../shared/domain/access/account';
 import { ExchangeLimiter } from '../../shared/domain/access/portal-exchange-limit';
 import { adminApiDeps, Runtime } from '../../shared/runtime';
-import { guarded, HeraldRequest, sendJson } from '../http';
+import { guarded, HeraldRequest, sendJson, sendOutcome, statusOf } from '../http';
 import { runtime } from '../process-runtime';
 import { audit } from './audit';
 import { callerOf, NOBODY, portalKeyFor, scopeRefusal } from './auth';
@@ -69,8 +69,7 @@ export const adminHandler = guarded(
     const deps = adminApiDeps(rt);
     // Another account's anything does not exist for a key: 404 before scopes, so a key learns nothing of it.
     if (route.accountParam && !(await findAccount(deps, caller, params[0]!))) {
-      const missing = noAccount(params[0]!);
-      sendJson(res, missing.status, 'body' in missing ? missing.body : undefined);
+      sendOutcome(res, noAccount(params[0]!));
       return;
     }
     const refusal = route.public ? undefined : scopeRefusal(caller, req.method);
@@ -97,9 +96,8 @@ export const adminHandler = guarded(
         consoleUrl: consoleUrlOf(rt.config),
       };
       const result = await route.run(narrowed(ctx), params, body, { ...(req.query as Record<string, unknown>) });
-      audit(rt.log, { route, caller, account, ids: params, fields, status: result.status });
-      if (result.status === 429) res.set('retry-after', String(result.retryAfterSeconds));
-      sendJson(res, result.status, 'body' in result ? result.body : undefined);
+      audit(rt.log, { route, caller, account, ids: params, fields, status: statusOf(result.kind) });
+      sendOutcome(res, result);
     } catch (e) {
       if (e instanceof BadJson) {
         sendJson(res, 400, { error: e.message, issues: e.issues });

@@ -1,6 +1,8 @@
-import { AdminResult, badId, notFound } from '../../shared/app/admin/destinations-admin';
+import { badId, notFound } from '../../shared/app/admin/destinations-admin';
 import { PortalRefusal } from '../../shared/app/admin/portal-admin';
-import { RouteDoc } from '../../shared/app/admin/openapi';
+import { Outcome } from '../../shared/app/support/outcome';
+import { RouteDoc } from './openapi';
+import { patternOf } from './route-pattern';
 import { Caller, seesDestination } from '../../shared/domain/access/account';
 import { destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { DESTINATION_ID, internalDestinationId, splitDestinationId } from '../../shared/domain/ids';
@@ -24,15 +26,25 @@ export type Ctx = AdminApiDeps & {
   consoleUrl: string | undefined;
 };
 
-export type Route = RouteDoc & {
-  pattern: RegExp;
+/** What a route answers: an outcome of the app layer, which index.ts turns into its status (functions/http.ts). */
+export type AdminResult = Outcome<unknown> | PortalRefusal;
+
+/** A route as written: its pattern is derived from its path (matchable). */
+export type RouteSpec = RouteDoc & {
   /** The first path parameter is an account id: a caller that does not reach it gets 404, before anything else. */
   accountParam?: boolean;
   /** Anyone may call it, without a bearer token (the portal link exchange: the link is the credential). */
   public?: boolean;
   /** `body(true)`: the body may be empty (undefined then). `query` is the parsed query string (a repeated parameter is an array). */
-  run: (ctx: Ctx, params: string[], body: (optional?: boolean) => unknown, query: Record<string, unknown>) => Promise<AdminResult<unknown> | PortalRefusal>;
+  run: (ctx: Ctx, params: string[], body: (optional?: boolean) => unknown, query: Record<string, unknown>) => Promise<AdminResult>;
 };
+
+/** A route as the admin function matches requests against it. */
+export type Route = RouteSpec & { pattern: RegExp };
+
+export function matchable(spec: RouteSpec): Route {
+  return { ...spec, pattern: patternOf(spec.path) };
+}
 
 export const NOT_FOUND = { 404: 'no such destination' } as const;
 export const BAD_ID = { 400: 'invalid id or body: every problem named' } as const;
@@ -43,7 +55,7 @@ export const NO_ACCOUNT = { 404: 'no such account (or not yours)' } as const;
  * id, or `<account>_<id>`). A portal session narrowed to some destinations finds no other: 404,
  * exactly as for one that does not exist.
  */
-export function inAccount<T>(ctx: Ctx, id: string, run: (internalId: string) => Promise<AdminResult<T>>): Promise<AdminResult<T>> {
+export function inAccount<T>(ctx: Ctx, id: string, run: (internalId: string) => Promise<Outcome<T>>): Promise<Outcome<T>> {
   if (!DESTINATION_ID.test(id)) return Promise.resolve(badId(id));
   const internal = internalDestinationId(ctx.account, id);
   return seesDestination(ctx.caller, id) ? run(internal) : Promise.resolve(notFound(internal));
@@ -56,7 +68,7 @@ class NarrowedWriteRefused extends Error {
   }
 }
 
-const refusedWrite = (refusal: Extract<NarrowedWrite, { ok: false }>): AdminResult<never> => ({ status: 403, body: { error: refusal.error, issues: refusal.issues } });
+const refusedWrite = (refusal: Extract<NarrowedWrite, { ok: false }>): Outcome<never> => ({ kind: 'forbidden', body: { error: refusal.error, issues: refusal.issues } });
 
 /**
  * PUT of destination `id` (internally `internalId`): a narrowed portal session may not create
@@ -65,7 +77,7 @@ const refusedWrite = (refusal: Extract<NarrowedWrite, { ok: false }>): AdminResu
  * store), so a change in between cannot slip through. A spec that does not parse is left to
  * `put`, which names its problems.
  */
-export async function narrowedPut<T>(ctx: Ctx, id: string, internalId: string, spec: unknown, put: (spec: unknown) => Promise<AdminResult<T>>): Promise<AdminResult<T>> {
+export async function narrowedPut<T>(ctx: Ctx, id: string, internalId: string, spec: unknown, put: (spec: unknown) => Promise<Outcome<T>>): Promise<Outcome<T>> {
   const parsed = destinationSpecSchema.safeParse(spec);
   if (parsed.success && ctx.caller.kind === 'portal' && ctx.caller.destinations !== undefined) {
     const verdict = narrowedWrite(ctx.caller, id, await ctx.destinations.get(internalId), parsed.data.eventTypes ?? []);
@@ -129,12 +141,11 @@ export function replayInSight(caller: Caller, request: { destination?: string })
 }
 
 /** An account-scoped route again under `/accounts/{accountId}`: the account comes from the path. */
-export function underAccount(route: Route): Route {
+export function underAccount(route: RouteSpec): RouteSpec {
   return {
     ...route,
     path: `/accounts/{accountId}${route.path}`,
     accountParam: true,
-    pattern: new RegExp(`^\\/accounts\\/([^/]+)${route.pattern.source.slice(1)}`),
     responses: { ...route.responses, ...NO_ACCOUNT },
     run: (d, [, ...params], body, query) => route.run(d, params, body, query),
   };

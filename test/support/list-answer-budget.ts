@@ -39,7 +39,7 @@ export function listAnswerBudgetSuite(name: string, make: () => Promise<Delivery
 
     async function page(deps: Awaited<ReturnType<typeof world>>, query: Record<string, string>) {
       const answer = await listAccountDeliveries(deps, account, query);
-      if (answer.status !== 200) throw new Error(`expected 200, got ${JSON.stringify(answer)}`);
+      if (answer.kind !== 'ok') throw new Error(`expected ok, got ${JSON.stringify(answer)}`);
       return { body: answer.body, bytes: Buffer.byteLength(JSON.stringify(answer.body)) };
     }
 

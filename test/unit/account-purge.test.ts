@@ -56,14 +56,14 @@ function setup(counts: Record<string, number> = {}) {
 describe('an account id is never reused', () => {
   test('re-creating a deleted id is 409, saying so; a name whose id was deleted gets another id', async () => {
     const { deps } = setup();
-    expect(await createAccount(deps, OPERATOR, { id: 'acme', name: 'Acme' })).toMatchObject({ status: 201 });
-    expect(await deleteAccount(deps, OPERATOR, 'acme')).toEqual({ status: 204 });
+    expect(await createAccount(deps, OPERATOR, { id: 'acme', name: 'Acme' })).toMatchObject({ kind: 'created' });
+    expect(await deleteAccount(deps, OPERATOR, 'acme')).toEqual({ kind: 'done' });
     expect(await createAccount(deps, OPERATOR, { id: 'acme', name: 'Acme again' })).toEqual({
-      status: 409,
+      kind: 'conflict',
       body: { error: 'the account id "acme" belonged to an account that was deleted, and ids of deleted accounts are never reused; give another "id"' },
     });
     const fromName = await createAccount(deps, OPERATOR, { name: 'Acme' });
-    expect(fromName).toMatchObject({ status: 201, body: { id: expect.stringMatching(/^acme-[a-z0-9]+$/) as unknown } });
+    expect(fromName).toMatchObject({ kind: 'created', body: { id: expect.stringMatching(/^acme-[a-z0-9]+$/) as unknown } });
   });
 
   test('a change racing the deletion does not bring the account back', async () => {
@@ -75,7 +75,7 @@ describe('an account id is never reused', () => {
     let looked = false;
     const findsStale = async (id: string) => (looked ? accounts.get(id) : ((looked = true), stale));
     const racing: AccountsAdminDeps = { ...deps, accounts: Object.assign(Object.create(accounts) as MemoryAccountStore, { get: findsStale }) };
-    expect(await updateAccount(racing, OPERATOR, 'acme', { name: 'Back again' })).toMatchObject({ status: 404 });
+    expect(await updateAccount(racing, OPERATOR, 'acme', { name: 'Back again' })).toMatchObject({ kind: 'not-found' });
     expect(await accounts.get('acme')).toBeUndefined();
   });
 
@@ -94,7 +94,7 @@ describe('deleting an account deletes its data', () => {
   test('a small account: all of it before the answer, the tombstone pending until the scheduled purge finds nothing late', async () => {
     const { deps, accounts, accountData, clock } = setup({ acme: 1200 });
     await createAccount(deps, OPERATOR, { id: 'acme', name: 'Acme' });
-    expect(await deleteAccount(deps, OPERATOR, 'acme')).toEqual({ status: 204 });
+    expect(await deleteAccount(deps, OPERATOR, 'acme')).toEqual({ kind: 'done' });
     expect(accountData.counts.acme).toBe(0);
     expect((await accounts.pendingPurges(10)).map((t) => t.id)).toEqual(['acme']);
     // A counter flushed late, within the settle time: deleted, still pending.
@@ -108,7 +108,7 @@ describe('deleting an account deletes its data', () => {
   test('a large account: the answer comes within its few seconds, and the scheduled purge goes on from there over as many runs as it takes', async () => {
     const { deps, accounts, accountData, clock } = setup({ big: 1_000_000 });
     await createAccount(deps, OPERATOR, { id: 'big', name: 'Big' });
-    expect(await deleteAccount(deps, OPERATOR, 'big')).toEqual({ status: 204 });
+    expect(await deleteAccount(deps, OPERATOR, 'big')).toEqual({ kind: 'done' });
     expect(clock.ms - T0).toBeLessThanOrEqual(PURGE_INLINE_MS + 100);
     expect(accountData.counts.big).toBeGreaterThan(0);
     expect(logs.find((l) => l.message === 'account deleted' && l.fields?.account === 'big')?.fields).toMatchObject({ account: 'big', data: 'partly deleted; the scheduled purge goes on' });
@@ -126,7 +126,7 @@ describe('deleting an account deletes its data', () => {
     const { deps, accounts, accountData, clock } = setup({ acme: 10 });
     await createAccount(deps, OPERATOR, { id: 'acme', name: 'Acme' });
     accountData.failing = true;
-    expect(await deleteAccount(deps, OPERATOR, 'acme')).toEqual({ status: 204 });
+    expect(await deleteAccount(deps, OPERATOR, 'acme')).toEqual({ kind: 'done' });
     expect(await finishAccountPurges({ ...deps, settleMs: 0 }, clock.ms + 5_000)).toEqual({ purged: [], pending: ['acme'], deleted: 0 });
     accountData.failing = false;
     expect(await finishAccountPurges({ ...deps, settleMs: 0 }, clock.ms + 5_000)).toEqual({ purged: ['acme'], pending: [], deleted: 10 });

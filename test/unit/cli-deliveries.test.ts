@@ -1,6 +1,7 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { DeliveriesDeps, getDelivery, listDeliveries } from '../../shared/app/admin/deliveries-admin';
-import { AdminResult } from '../../shared/app/admin/destinations-admin';
+import { AdminResult } from '../../functions/admin/route';
+import { statusOf } from '../../functions/http';
 import { DeliveryRecord, DeliveryStatus } from '../../shared/domain/retry/delivery';
 import { encodeLogCursor } from '../../shared/domain/stats/delivery-log';
 import { harness, Sent } from '../support/cli-harness';
@@ -57,13 +58,13 @@ function adminApi(deps: DeliveriesDeps) {
       const values = url.searchParams.getAll(key);
       query[key] = values.length === 1 ? values[0]! : values;
     }
-    let result: AdminResult<unknown>;
+    let result: AdminResult;
     const list = /^\/admin\/destinations\/([^/]+)\/deliveries$/.exec(url.pathname);
     const one = /^\/admin\/deliveries\/([^/]+)$/.exec(url.pathname);
     if (list) result = await listDeliveries(deps, decodeURIComponent(list[1]!), query);
     else if (one) result = await getDelivery(deps, decodeURIComponent(one[1]!), 'default');
     else return Response.json({ error: `no admin route GET ${url.pathname}` }, { status: 404 });
-    return 'body' in result ? Response.json(result.body, { status: result.status }) : new Response(null, { status: result.status });
+    return 'body' in result ? Response.json(result.body, { status: statusOf(result.kind) }) : new Response(null, { status: statusOf(result.kind) });
   };
 }
 

@@ -1,7 +1,8 @@
 import { MemoryDeadLetterQueue } from '../../shared/adapters/memory/dead-letter-queue';
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryReplayStore } from '../../shared/adapters/memory/replay-store';
-import { AdminResult } from '../../shared/app/admin/destinations-admin';
+import { AdminResult } from '../../functions/admin/route';
+import { statusOf } from '../../functions/http';
 import { ReplayDeps } from '../../shared/app/retry/replay-run';
 import { handleReplayTrigger } from '../../shared/app/retry/replay-trigger';
 import { getReplay, listReplays, postReplay, ReplaysAdminDeps } from '../../shared/app/admin/replays-admin';
@@ -59,13 +60,13 @@ async function world() {
   }
   const api = async (req: Sent): Promise<Response> => {
     const url = new URL(req.url);
-    let result: AdminResult<unknown>;
+    let result: AdminResult;
     const one = /^\/admin\/replays\/([^/]+)$/.exec(url.pathname);
     if (req.method === 'POST' && url.pathname === '/admin/replays') result = await postReplay(admin, JSON.parse(req.body!.toString()) as unknown);
     else if (req.method === 'GET' && one) result = await getReplay(admin, decodeURIComponent(one[1]!));
     else if (req.method === 'GET' && url.pathname === '/admin/replays') result = await listReplays(admin, Object.fromEntries(url.searchParams));
     else return Response.json({ error: `no admin route ${req.method} ${url.pathname}` }, { status: 404 });
-    return 'body' in result ? Response.json(result.body, { status: result.status }) : new Response(null, { status: result.status });
+    return 'body' in result ? Response.json(result.body, { status: statusOf(result.kind) }) : new Response(null, { status: statusOf(result.kind) });
   };
   return { api, queue, deliveries, replays };
 }

@@ -2,7 +2,9 @@ import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store
 import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
 import { MemoryCounterStore } from '../../shared/adapters/memory/counter-store';
 import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
-import { AdminDeps, AdminResult, getDestination } from '../../shared/app/admin/destinations-admin';
+import { AdminDeps, getDestination } from '../../shared/app/admin/destinations-admin';
+import { AdminResult } from '../../functions/admin/route';
+import { statusOf } from '../../functions/http';
 import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
 import { SuspensionDeps, suspendDestination } from '../../shared/app/delivery/suspend-and-reactivate';
 import { postReactivate, postRedeliver, postSuspend } from '../../shared/app/admin/suspension-admin';
@@ -79,7 +81,7 @@ function adminApi(deps: AdminDeps & SuspensionDeps) {
     const path = new URL(req.url).pathname;
     const action = /^\/admin\/destinations\/([^/]+)\/(reactivate|redeliver|suspend)$/.exec(path);
     const one = /^\/admin\/destinations\/([^/]+)$/.exec(path);
-    let result: AdminResult<unknown>;
+    let result: AdminResult;
     if (req.method === 'POST' && action?.[2] === 'reactivate') result = await postReactivate(deps, decodeURIComponent(action[1]!));
     else if (req.method === 'POST' && action?.[2] === 'suspend') {
       result = await postSuspend(deps, decodeURIComponent(action[1]!), req.body?.length ? (JSON.parse(req.body.toString()) as unknown) : undefined, 'admin');
@@ -88,7 +90,7 @@ function adminApi(deps: AdminDeps & SuspensionDeps) {
       result = await postRedeliver(deps, decodeURIComponent(action[1]!), req.body?.length ? (JSON.parse(req.body.toString()) as unknown) : undefined);
     } else if (req.method === 'GET' && one) result = await getDestination(deps, decodeURIComponent(one[1]!));
     else return Response.json({ error: `no admin route ${req.method} ${path}` }, { status: 404 });
-    return 'body' in result ? Response.json(result.body, { status: result.status }) : new Response(null, { status: result.status });
+    return 'body' in result ? Response.json(result.body, { status: statusOf(result.kind) }) : new Response(null, { status: statusOf(result.kind) });
   };
 }
 

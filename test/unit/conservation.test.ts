@@ -132,14 +132,14 @@ describe('the intake journal', () => {
     const store = new MemoryIntakeStore();
     store.failing = Object.assign(new Error('14 UNAVAILABLE: no connection'), { code: 14 });
     const { result } = await ingestOne(store);
-    expect(result.status).toBe(503);
+    expect(result.kind).toBe('unavailable');
     expect(result.body).toMatchObject({ accepted: [], failed: [{ id: 'x1' }] });
   });
 
   it('ingest stamps each published event with its batch id', async () => {
     const store = new MemoryIntakeStore();
     const { result, published } = await ingestOne(store);
-    expect(result.status).toBe(202);
+    expect(result.kind).toBe('accepted');
     expect(published[0]!.attributes['herald-intake']).toBe(store.writes[0]!.id);
   });
 });
@@ -302,9 +302,9 @@ describe('the reconciler', () => {
     // Released as they come: however the journal cuts its batches, each is written.
     let released = 0;
     const releasing = setInterval(() => releases.slice(released).forEach((r) => (released++, r())), 1);
-    const statuses = (await Promise.all(answers)).map((a) => a.status);
+    const kinds = (await Promise.all(answers)).map((a) => a.kind);
     clearInterval(releasing);
-    expect(statuses).toEqual([202, 202, 202]);
+    expect(kinds).toEqual(['accepted', 'accepted', 'accepted']);
     expect(published.filter((m) => m.attributes['herald-destination'] === 'newcomer').map((m) => m.attributes['ce-id'])).toEqual(['e2']);
     // Every lane message but e2's to the newcomer reached deliver; that one was lost.
     for (const m of published.filter((m) => !(m.attributes['herald-destination'] === 'newcomer'))) {

@@ -29,12 +29,12 @@ function admin(lanes: DeclaredLanes) {
 
 test('a declared dedicated lane is taken; any other is a 409 naming herald:dedicatedLanes, and nothing is written', async () => {
   const h = admin(new DeclaredLanes(['acme_orders']));
-  expect((await h.put('acme_orders', { lane: 'dedicated' })).status).toBe(201);
+  expect((await h.put('acme_orders', { lane: 'dedicated' })).kind).toBe('created');
   const refused = await h.put('acme_billing', { lane: 'dedicated' });
-  expect(refused).toMatchObject({ status: 409, body: { error: expect.stringContaining('add "acme_billing" to herald:dedicatedLanes and run pulumi up'), issues: [{ path: 'lane' }] } });
+  expect(refused).toMatchObject({ kind: 'conflict', body: { error: expect.stringContaining('add "acme_billing" to herald:dedicatedLanes and run pulumi up'), issues: [{ path: 'lane' }] } });
   expect(await h.destinations.get('acme_billing')).toBeUndefined();
   // Shared lanes need nothing declared.
-  expect((await h.put('acme_billing', {})).status).toBe(201);
+  expect((await h.put('acme_billing', {})).kind).toBe('created');
 });
 
 test('removing a lane is the stack\'s business: nothing is deleted', async () => {

@@ -46,7 +46,7 @@ describe('GET /admin/destinations/{id}/deliveries', () => {
     let cursor: string | undefined;
     for (let page = 0; page < 10; page++) {
       const r = await listDeliveries(deps, 'orders', { limit: '3', ...(cursor !== undefined ? { cursor } : {}) });
-      expect(r.status).toBe(200);
+      expect(r.kind).toBe('ok');
       const body = (r as { body: Page }).body;
       seen.push(...body.deliveries.map((d) => d.id as string));
       cursors.push(body.nextCursor);
@@ -61,7 +61,7 @@ describe('GET /admin/destinations/{id}/deliveries', () => {
   test('a full last page has no nextCursor; the default limit is 50', async () => {
     const deps = await setup();
     const r = await listDeliveries(deps, 'orders', {});
-    expect(r.status).toBe(200);
+    expect(r.kind).toBe('ok');
     const body = (r as { body: Page }).body;
     expect(body.deliveries).toHaveLength(7);
     expect(body).not.toHaveProperty('nextCursor');
@@ -172,20 +172,20 @@ describe('GET /admin/destinations/{id}/deliveries', () => {
     const deps = await setup();
     const r = await listDeliveries(deps, 'orders', query);
     expect(r).toEqual({
-      status: 400,
+      kind: 'invalid',
       body: { error: 'invalid deliveries query', issues: issues.map((i) => ({ path: i.path, message: typeof i.message === 'string' ? i.message : expect.stringMatching(i.message) })) },
     });
   });
 
   test('an unknown destination is 404, even with no deliveries to list', async () => {
     const deps = await setup();
-    expect(await listDeliveries(deps, 'gone', {})).toEqual({ status: 404, body: { error: 'no destination "gone"; list them with GET /admin/destinations' } });
+    expect(await listDeliveries(deps, 'gone', {})).toEqual({ kind: 'not-found', body: { error: 'no destination "gone"; list them with GET /admin/destinations' } });
   });
 
   test('an invalid destination id is 400', async () => {
     const deps = await setup();
     const r = await listDeliveries(deps, 'Bad_Id', {});
-    expect(r).toMatchObject({ status: 400, body: { error: 'invalid destination id "Bad_Id"', issues: [{ path: 'id' }] } });
+    expect(r).toMatchObject({ kind: 'invalid', body: { error: 'invalid destination id "Bad_Id"', issues: [{ path: 'id' }] } });
   });
 
   test('another destination\'s deliveries are not listed', async () => {
@@ -229,7 +229,7 @@ describe('GET /admin/deliveries/{id}', () => {
   test('200 with the view', async () => {
     const deps = await setup();
     const r = await getDelivery(deps, 'orders.key02', 'default');
-    expect(r.status).toBe(200);
+    expect(r.kind).toBe('ok');
     expect((r as { body: Record<string, unknown> }).body).toMatchObject({ id: 'orders.key02', eventId: 'evt-02', status: 'DEAD', attempts: 1 });
     expect((r as { body: Record<string, unknown> }).body).not.toHaveProperty('event');
   });
@@ -237,7 +237,7 @@ describe('GET /admin/deliveries/{id}', () => {
   test('404 says how to find deliveries', async () => {
     const deps = await setup();
     expect(await getDelivery(deps, 'orders.nothere', 'default')).toEqual({
-      status: 404,
+      kind: 'not-found',
       body: { error: 'no delivery "orders.nothere"; list a destination\'s deliveries with GET /admin/destinations/{id}/deliveries' },
     });
   });
@@ -245,6 +245,6 @@ describe('GET /admin/deliveries/{id}', () => {
   test.each(['no-dot', 'orders.', '.key', 'orders.a/b', 'Orders.key', 'orders.key.more', '../x'])('%j is not a delivery id: 400', async (id) => {
     const deps = await setup();
     expect(isDeliveryId(id)).toBe(false);
-    expect(await getDelivery(deps, id, 'default')).toMatchObject({ status: 400, body: { error: `invalid delivery id ${JSON.stringify(id)}`, issues: [{ path: 'deliveryId' }] } });
+    expect(await getDelivery(deps, id, 'default')).toMatchObject({ kind: 'invalid', body: { error: `invalid delivery id ${JSON.stringify(id)}`, issues: [{ path: 'deliveryId' }] } });
   });
 });

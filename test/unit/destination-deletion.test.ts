@@ -69,7 +69,7 @@ describe('DELETE …/destinations/{id}', () => {
   test('with deliveries still to send: 409 naming how many of each and the ways out; nothing changes', async () => {
     const { deps, destinations, deliveries, published } = await setup(OPEN);
     const r = await deleteDestination(deps, 'acme_orders');
-    expect(r).toMatchObject({ status: 409, body: { deliveries: { PENDING: 1, IN_FLIGHT: 1, QUEUED: 3 } } });
+    expect(r).toMatchObject({ kind: 'conflict', body: { deliveries: { PENDING: 1, IN_FLIGHT: 1, QUEUED: 3 } } });
     const error = (r as { body: { error: string } }).body.error;
     expect(error).toContain('destination orders still has 5 deliveries to send (1 PENDING, 1 IN_FLIGHT, 3 QUEUED)');
     expect(error).toContain('POST …/redeliver');
@@ -88,7 +88,7 @@ describe('DELETE …/destinations/{id}', () => {
 
   test('with nothing left to send: 204, as before', async () => {
     const { deps, destinations, changed, removedLanes } = await setup([['acme_orders', 'ok', 'DELIVERED'], ['acme_orders', 'gone', 'DEAD']]);
-    expect(await deleteDestination(deps, 'acme_orders')).toEqual({ status: 204 });
+    expect(await deleteDestination(deps, 'acme_orders')).toEqual({ kind: 'done' });
     expect(await destinations.get('acme_orders')).toBeUndefined();
     expect(changed).toEqual(['acme_orders']);
     expect(removedLanes).toEqual(['acme_orders']);
@@ -97,7 +97,7 @@ describe('DELETE …/destinations/{id}', () => {
   test('?deliveries=dead: deleted, every PENDING, IN_FLIGHT and QUEUED one DEAD (reason destination-deleted) with its dead letter; others untouched', async () => {
     const { deps, destinations, deliveries, published } = await setup(OPEN);
     const r = await deleteDestination(deps, 'acme_orders', { deliveries: 'dead' });
-    expect(r).toEqual({ status: 200, body: { id: 'orders', deleted: true, dead: 5, byStatus: { PENDING: 1, IN_FLIGHT: 1, QUEUED: 3 }, reason: 'destination-deleted' } });
+    expect(r).toEqual({ kind: 'ok', body: { id: 'orders', deleted: true, dead: 5, byStatus: { PENDING: 1, IN_FLIGHT: 1, QUEUED: 3 }, reason: 'destination-deleted' } });
     expect(await destinations.get('acme_orders')).toBeUndefined();
     for (const key of ['q1', 'q2', 'q3', 'p1', 'f1']) {
       const dead = (await deliveries.get(`acme_orders.${key}`))!;
@@ -118,16 +118,16 @@ describe('DELETE …/destinations/{id}', () => {
   test('?deliveries=dead again on a destination already gone sweeps what is left of it (200), then answers 404', async () => {
     const { deps, destinations, deliveries } = await setup(OPEN);
     await destinations.delete('acme_orders');
-    expect(await deleteDestination(deps, 'acme_orders', { deliveries: 'dead' })).toMatchObject({ status: 200, body: { deleted: false, dead: 5 } });
+    expect(await deleteDestination(deps, 'acme_orders', { deliveries: 'dead' })).toMatchObject({ kind: 'ok', body: { deleted: false, dead: 5 } });
     expect((await deliveries.get('acme_orders.q2'))!.status).toBe('DEAD');
-    expect(await deleteDestination(deps, 'acme_orders', { deliveries: 'dead' })).toMatchObject({ status: 404 });
-    expect(await deleteDestination(deps, 'acme_orders')).toMatchObject({ status: 404 });
+    expect(await deleteDestination(deps, 'acme_orders', { deliveries: 'dead' })).toMatchObject({ kind: 'not-found' });
+    expect(await deleteDestination(deps, 'acme_orders')).toMatchObject({ kind: 'not-found' });
   });
 
   test('a bad switch is a 400 naming it', async () => {
     const { deps } = await setup([]);
-    expect(await deleteDestination(deps, 'acme_orders', { deliveries: 'keep' })).toMatchObject({ status: 400, body: { issues: [{ path: 'deliveries' }] } });
-    expect(await deleteDestination(deps, 'acme_orders', { force: 'true' })).toMatchObject({ status: 400, body: { issues: [{ message: expect.stringContaining('unknown query parameter force') as unknown }] } });
+    expect(await deleteDestination(deps, 'acme_orders', { deliveries: 'keep' })).toMatchObject({ kind: 'invalid', body: { issues: [{ path: 'deliveries' }] } });
+    expect(await deleteDestination(deps, 'acme_orders', { force: 'true' })).toMatchObject({ kind: 'invalid', body: { issues: [{ message: expect.stringContaining('unknown query parameter force') as unknown }] } });
   });
 });
 

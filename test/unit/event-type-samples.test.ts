@@ -160,7 +160,7 @@ describe('ingest and the reconciler', () => {
     const body = (id: string, type: string) => Buffer.from(JSON.stringify({ specversion: '1.0', id, source: '/shop', type, data: { id } }));
     const headers = { 'content-type': 'application/cloudevents+json' };
     const deps = { ...base(), journal: new IntakeJournal(intake, systemClock) };
-    for (const [id, type] of [['e1', 'com.example.a'], ['e2', 'com.example.b'], ['e3', 'com.example.a']] as const) expect(await ingest(deps, headers, body(id, type))).toMatchObject({ status: 202 });
+    for (const [id, type] of [['e1', 'com.example.a'], ['e2', 'com.example.b'], ['e3', 'com.example.a']] as const) expect(await ingest(deps, headers, body(id, type))).toMatchObject({ kind: 'accepted' });
     expect(store.writes).toBe(0);
     const { log, lines } = logged();
     const round = () =>

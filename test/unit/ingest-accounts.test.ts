@@ -61,7 +61,7 @@ describe('ingest under the ingest token', () => {
     const { deps, published, intake } = await world();
     const result = await ingest(deps, BATCH, batch([{ id: 'e1', heraldaccount: 'acme' }, { id: 'e2', heraldaccount: 'ghost' }, { id: 'e3' }, { id: 'e4', heraldaccount: 'ghost' }]));
     expect(result).toEqual({
-      status: 400,
+      kind: 'invalid',
       body: {
         error: 'events name an account that does not exist ("ghost"); nothing accepted: correct heraldaccount, or create the account first (POST /admin/accounts)',
         issues: [
@@ -78,24 +78,24 @@ describe('ingest under the ingest token', () => {
     const { deps, reads, intake } = await world(1);
     const events = Array.from({ length: 2_000 }, (_, i) => ({ id: `e${i}`, heraldaccount: `made-up-${i}` }));
     const result = await ingest(deps, BATCH, batch(events));
-    expect(result.status).toBe(400);
+    expect(result.kind).toBe('invalid');
     expect((result.body as { issues: unknown[] }).issues).toHaveLength(2_000);
     expect(reads()).toBe(2_000);
-    expect((await ingest(deps, BATCH, batch(events))).status).toBe(400);
+    expect((await ingest(deps, BATCH, batch(events))).kind).toBe('invalid');
     expect(reads()).toBe(2_000);
     expect(intake.writes).toEqual([]);
   });
 
   test("every account named is charged: one over its quota refuses the batch, as for a key", async () => {
     const { deps } = await world(2);
-    expect(await ingest(deps, BATCH, batch([{ id: 'a1', heraldaccount: 'acme' }, { id: 'g1', heraldaccount: 'globex' }]))).toEqual({ status: 202, body: { accepted: ['a1', 'g1'] } });
+    expect(await ingest(deps, BATCH, batch([{ id: 'a1', heraldaccount: 'acme' }, { id: 'g1', heraldaccount: 'globex' }]))).toEqual({ kind: 'accepted', body: { accepted: ['a1', 'g1'] } });
     const over = await ingest(deps, BATCH, batch([{ id: 'a2', heraldaccount: 'acme' }, { id: 'g2', heraldaccount: 'globex' }, { id: 'g3', heraldaccount: 'globex' }]));
-    expect(over).toMatchObject({ status: 429, body: { issues: [{ path: 'heraldaccount', message: 'globex: over 2 events/s' }] } });
+    expect(over).toMatchObject({ kind: 'too-many', body: { issues: [{ path: 'heraldaccount', message: 'globex: over 2 events/s' }] } });
   });
 
   test('an event of an existing account, or of none (default), is accepted', async () => {
     const { deps, published } = await world();
-    expect(await ingest(deps, BATCH, batch([{ id: 'e1', heraldaccount: 'acme' }, { id: 'e2' }]))).toEqual({ status: 202, body: { accepted: ['e1', 'e2'] } });
+    expect(await ingest(deps, BATCH, batch([{ id: 'e1', heraldaccount: 'acme' }, { id: 'e2' }]))).toEqual({ kind: 'accepted', body: { accepted: ['e1', 'e2'] } });
     expect(published.map((p) => p.message.attributes['ce-id'])).toEqual(['e1']);
   });
 });

@@ -62,7 +62,7 @@ describe('ingest', () => {
     const { deps, published, store } = await world();
     const before = Date.now();
     const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }, { id: 'e2', type: 'com.example.invoice.paid' }]));
-    expect(result).toEqual({ status: 202, body: { accepted: ['e1', 'e2'] } });
+    expect(result).toEqual({ kind: 'accepted', body: { accepted: ['e1', 'e2'] } });
     // audit takes both: one bundle of the two (a test below); read back, each event's own lane message.
     const messages = (await Promise.all(published.map(async (p) => ((await unbundle(p.message)) ?? { ok: true as const, members: [p.message] }) as { ok: true; members: PubSubMessage[] } | { ok: false }))).flatMap((r, i) => (r.ok ? r.members.map((message) => ({ topic: published[i]!.topic, message })) : []));
     expect(messages).toHaveLength(4);
@@ -84,7 +84,7 @@ describe('ingest', () => {
     const { deps, published, store, logs, destinations } = await world();
     await destinations.delete('audit');
     const result = await ingest(deps, BATCH, batch([{ id: 'lonely', type: 'com.example.nobody.cares' }]));
-    expect(result).toEqual({ status: 202, body: { accepted: ['lonely'] } });
+    expect(result).toEqual({ kind: 'accepted', body: { accepted: ['lonely'] } });
     expect(published).toEqual([]);
     expect(store.writes.flatMap((w) => w.events.map((e) => e.attributes.id))).toEqual(['lonely']);
     expect(logs).toContainEqual(expect.objectContaining({ severity: 'INFO', message: 'event accepted; no destination subscribes to its type', eventId: 'lonely' }));
@@ -93,7 +93,7 @@ describe('ingest', () => {
   it('a lane that cannot be published to: the events bound for it are named failed (503), the others accepted', async () => {
     const { deps, logs } = await world({ failFor: 'billing' });
     const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }, { id: 'e2', type: 'com.example.invoice.paid' }]));
-    expect(result.status).toBe(503);
+    expect(result.kind).toBe('unavailable');
     expect(result.body).toMatchObject({ accepted: ['e1'], failed: [{ id: 'e2', error: "Herald's queue did not take the events" }] });
     expectNoInternals(result.body, logs);
   });
@@ -107,7 +107,7 @@ describe('ingest', () => {
     }
     deps.directory = new DestinationDirectory(new Unreadable(), systemClock, 0);
     const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
-    expect(result).toEqual({ status: 503, body: { error: expect.stringMatching(/resend/), errorId: expect.any(String), accepted: [], failed: [{ id: 'e1', error: "Herald's storage is busy" }] } });
+    expect(result).toEqual({ kind: 'unavailable', body: { error: expect.stringMatching(/resend/), errorId: expect.any(String), accepted: [], failed: [{ id: 'e1', error: "Herald's storage is busy" }] } });
     expectNoInternals(result.body, logs);
     expect(published).toEqual([]);
     expect(store.writes).toEqual([]);
@@ -117,7 +117,7 @@ describe('ingest', () => {
     const { deps, store, logs } = await world();
     store.failing = Object.assign(new Error('14 UNAVAILABLE: No connection established. Last error: connect ECONNREFUSED (projects/herald-dev/databases/(default)/documents/intake)'), { code: 14 });
     const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
-    expect(result).toMatchObject({ status: 503, body: { error: expect.stringMatching(/resend them/), accepted: [], failed: [{ id: 'e1', error: "Herald's storage is busy" }] } });
+    expect(result).toMatchObject({ kind: 'unavailable', body: { error: expect.stringMatching(/resend them/), accepted: [], failed: [{ id: 'e1', error: "Herald's storage is busy" }] } });
     expectNoInternals(result.body, logs);
   });
 
@@ -129,7 +129,7 @@ describe('ingest', () => {
       store.loseNextReply = deadline();
       const holds = jest.spyOn(store, 'holds');
       const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
-      expect(result).toEqual({ status: 202, body: { accepted: ['e1'] } });
+      expect(result).toEqual({ kind: 'accepted', body: { accepted: ['e1'] } });
       expect(store.writes).toHaveLength(1);
       expect(holds).toHaveBeenCalledTimes(1);
       expect(published.map((p) => p.message.attributes['herald-intake'])).toEqual([store.writes[0]!.id, store.writes[0]!.id]);
@@ -140,7 +140,7 @@ describe('ingest', () => {
       const { deps, store } = await world();
       store.failNext = deadline();
       const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
-      expect(result).toEqual({ status: 202, body: { accepted: ['e1'] } });
+      expect(result).toEqual({ kind: 'accepted', body: { accepted: ['e1'] } });
       expect(store.writes).toHaveLength(1);
     });
 
@@ -149,14 +149,14 @@ describe('ingest', () => {
       store.failing = deadline();
       store.failHolds = Object.assign(new Error('14 UNAVAILABLE: read failed'), { code: 14 });
       const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
-      expect(result).toMatchObject({ status: 503, body: { error: expect.stringMatching(/resend them \(a destination that had one already may receive it again, with the same webhook-id\)/), accepted: [] } });
+      expect(result).toMatchObject({ kind: 'unavailable', body: { error: expect.stringMatching(/resend them \(a destination that had one already may receive it again, with the same webhook-id\)/), accepted: [] } });
       expect(logs).toContainEqual(expect.objectContaining({ severity: 'ERROR', stored: 'unknown', readError: expect.stringMatching(/read failed/) }));
     });
 
     it('a normal write reads nothing back', async () => {
       const { deps, store } = await world();
       const holds = jest.spyOn(store, 'holds');
-      expect((await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]))).status).toBe(202);
+      expect((await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]))).kind).toBe('accepted');
       expect(holds).not.toHaveBeenCalled();
     });
   });
@@ -164,7 +164,7 @@ describe('ingest', () => {
   it("sends a request's several events for one pushed destination as one bundle on its lane (one push), and its lone events as they are", async () => {
     const { deps, published } = await world();
     const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }, { id: 'e2', type: 'com.example.order.paid' }, { id: 'e3', type: 'com.example.invoice.paid' }]));
-    expect(result).toEqual({ status: 202, body: { accepted: ['e1', 'e2', 'e3'] } });
+    expect(result).toEqual({ kind: 'accepted', body: { accepted: ['e1', 'e2', 'e3'] } });
     const by = (to: string) => published.filter((p) => p.message.attributes['herald-destination'] === to).map((p) => [p.topic, p.message.attributes['herald-bundle'] ?? p.message.attributes['ce-id']]);
     expect(by('orders')).toEqual([[sharedLaneFor('orders', 'first', names), '2']]);
     expect(by('audit')).toEqual([[laneTopology('audit', names).topic.name, '3']]);
@@ -186,7 +186,7 @@ describe('ingest', () => {
 
     it("gets a request's events for it as one compressed bundle on the batch lane, which reads back as their lane messages", async () => {
       const { deps, published } = await bundled();
-      expect(await ingest(deps, BATCH, three)).toEqual({ status: 202, body: { accepted: ['e1', 'e2', 'e3'] } });
+      expect(await ingest(deps, BATCH, three)).toEqual({ kind: 'accepted', body: { accepted: ['e1', 'e2', 'e3'] } });
       const toFeed = published.filter((p) => p.message.attributes['herald-destination'] === 'feed');
       expect(toFeed).toHaveLength(1);
       expect(toFeed[0]!.topic).toBe('herald-batch');
@@ -208,7 +208,7 @@ describe('ingest', () => {
     it("a bundle that cannot be published fails each of its events (503), and only those", async () => {
       const { deps, logs } = await bundled('feed');
       const result = await ingest(deps, BATCH, three);
-      expect(result.status).toBe(503);
+      expect(result.kind).toBe('unavailable');
       expect(result.body).toMatchObject({ accepted: ['e3'], failed: [{ id: 'e1', error: "Herald's queue did not take the events" }, { id: 'e2', error: "Herald's queue did not take the events" }] });
       expectNoInternals(result.body, logs);
     });

@@ -66,7 +66,7 @@ describe('POST /admin/destinations/{id}/suspend', () => {
   test('suspends as an automatic suspension does: state, cache told, ERROR line, notification; cause manual, by the caller', async () => {
     const { deps, destinations, published, changed, logged } = await setup();
     const r = await postSuspend(deps, 'acme_orders', { reason: 'maintenance' }, 'key:k1');
-    expect(r).toMatchObject({ status: 200, body: { destination: { id: 'orders', account: 'acme', status: 'suspended', suspension: { cause: 'manual', reason: 'maintenance', by: 'key:k1', at: NOW.toISOString(), attempts1h: 10 } } } });
+    expect(r).toMatchObject({ kind: 'ok', body: { destination: { id: 'orders', account: 'acme', status: 'suspended', suspension: { cause: 'manual', reason: 'maintenance', by: 'key:k1', at: NOW.toISOString(), attempts1h: 10 } } } });
     expect((await destinations.get('acme_orders'))!.status).toBe('suspended');
     expect(changed).toEqual(['acme_orders']);
     expect(published).toEqual([
@@ -81,33 +81,33 @@ describe('POST /admin/destinations/{id}/suspend', () => {
 
   test('409 when already suspended, nothing published again; reactivate undoes it', async () => {
     const { deps, published } = await setup();
-    expect((await postSuspend(deps, 'acme_orders', undefined, 'admin')).status).toBe(200);
-    expect(await postSuspend(deps, 'acme_orders', {}, 'admin')).toEqual({ status: 409, body: { error: expect.stringMatching(/^destination "acme_orders" is already suspended since .* \(manual\): suspended by hand by admin; reactivate it/) as unknown } });
+    expect((await postSuspend(deps, 'acme_orders', undefined, 'admin')).kind).toBe('ok');
+    expect(await postSuspend(deps, 'acme_orders', {}, 'admin')).toEqual({ kind: 'conflict', body: { error: expect.stringMatching(/^destination "acme_orders" is already suspended since .* \(manual\): suspended by hand by admin; reactivate it/) as unknown } });
     expect(published).toHaveLength(1);
-    expect(await postReactivate(deps, 'acme_orders')).toMatchObject({ status: 200, body: { destination: { status: 'active' }, redelivered: 1 } });
-    expect((await postSuspend(deps, 'acme_orders', {}, 'admin')).status).toBe(200);
+    expect(await postReactivate(deps, 'acme_orders')).toMatchObject({ kind: 'ok', body: { destination: { status: 'active' }, redelivered: 1 } });
+    expect((await postSuspend(deps, 'acme_orders', {}, 'admin')).kind).toBe('ok');
   });
 
   test('404 for an unknown destination, 400 for a bad id or body, each problem named', async () => {
     const { deps } = await setup();
-    expect((await postSuspend(deps, 'acme_nope', {}, 'admin')).status).toBe(404);
-    expect((await postSuspend(deps, 'Not An Id', {}, 'admin')).status).toBe(400);
+    expect((await postSuspend(deps, 'acme_nope', {}, 'admin')).kind).toBe('not-found');
+    expect((await postSuspend(deps, 'Not An Id', {}, 'admin')).kind).toBe('invalid');
     expect(await postSuspend(deps, 'acme_orders', { reason: 'x'.repeat(201), by: 'me' }, 'admin')).toEqual({
-      status: 400,
+      kind: 'invalid',
       body: { error: 'invalid suspend request', issues: [{ path: 'reason', message: 'reason is at most 200 characters' }, { path: '', message: 'unknown field by: a suspend request is {"reason"?: string}' }] },
     });
-    expect(await postSuspend(deps, 'acme_orders', { reason: ' ' }, 'admin')).toMatchObject({ status: 400, body: { issues: [{ path: 'reason', message: 'reason must not be blank: leave it out to give none' }] } });
+    expect(await postSuspend(deps, 'acme_orders', { reason: ' ' }, 'admin')).toMatchObject({ kind: 'invalid', body: { issues: [{ path: 'reason', message: 'reason must not be blank: leave it out to give none' }] } });
   });
 });
 
 describe('POST /admin/deliveries/redeliver {"ids"}', () => {
   test('only the QUEUED or DEAD ones named start over; others reported with their status; a suspended destination named and left', async () => {
     const { deps, deliveries } = await setup();
-    expect((await postSuspend(deps, 'acme_paused', {}, 'admin')).status).toBe(200);
+    expect((await postSuspend(deps, 'acme_paused', {}, 'admin')).kind).toBe('ok');
     const ids = ['acme_orders.q1', 'acme_orders.d1', 'acme_orders.ok', 'acme_orders.p1', 'acme_paused.q2', 'acme_orders.missing'];
     const r = await postAccountRedeliver(deps, 'acme', { ids });
     expect(r).toEqual({
-      status: 202,
+      kind: 'accepted',
       body: {
         redelivered: 2,
         results: [
@@ -131,7 +131,7 @@ describe('POST /admin/deliveries/redeliver {"ids"}', () => {
     const { deps, deliveries } = await setup();
     const r = await postAccountRedeliver(deps, 'acme', { ids: ['globex_orders.d3', 'acme_users.d2', 'acme_orders.d1'] }, (id) => id === 'orders');
     expect(r).toEqual({
-      status: 202,
+      kind: 'accepted',
       body: {
         redelivered: 1,
         results: [
@@ -148,11 +148,11 @@ describe('POST /admin/deliveries/redeliver {"ids"}', () => {
 
   test('ids excludes status and url; 1 to 100 ids, each a delivery id, each once', async () => {
     const { deps } = await setup();
-    expect(await postAccountRedeliver(deps, 'acme', { ids: ['acme_orders.d1'], status: 'dead' })).toMatchObject({ status: 400, body: { issues: [{ path: 'status', message: expect.stringMatching(/^status cannot be given with ids/) as unknown }] } });
-    expect(await postAccountRedeliver(deps, 'acme', { ids: [] })).toMatchObject({ status: 400, body: { issues: [{ path: 'ids', message: 'ids must list 1 to 100 delivery ids' }] } });
-    expect(await postAccountRedeliver(deps, 'acme', { ids: Array.from({ length: 101 }, (_, i) => `acme_orders.k${i}`) })).toMatchObject({ status: 400, body: { issues: [{ path: 'ids', message: 'ids must list 1 to 100 delivery ids' }] } });
+    expect(await postAccountRedeliver(deps, 'acme', { ids: ['acme_orders.d1'], status: 'dead' })).toMatchObject({ kind: 'invalid', body: { issues: [{ path: 'status', message: expect.stringMatching(/^status cannot be given with ids/) as unknown }] } });
+    expect(await postAccountRedeliver(deps, 'acme', { ids: [] })).toMatchObject({ kind: 'invalid', body: { issues: [{ path: 'ids', message: 'ids must list 1 to 100 delivery ids' }] } });
+    expect(await postAccountRedeliver(deps, 'acme', { ids: Array.from({ length: 101 }, (_, i) => `acme_orders.k${i}`) })).toMatchObject({ kind: 'invalid', body: { issues: [{ path: 'ids', message: 'ids must list 1 to 100 delivery ids' }] } });
     expect(await postAccountRedeliver(deps, 'acme', { ids: ['acme_orders.d1', '../etc', 'acme_orders.d1', 7] })).toMatchObject({
-      status: 400,
+      kind: 'invalid',
       body: {
         issues: [
           { path: 'ids[1]', message: expect.stringMatching(/^not a delivery id/) as unknown },
@@ -160,12 +160,12 @@ describe('POST /admin/deliveries/redeliver {"ids"}', () => {
         ],
       },
     });
-    expect(await postAccountRedeliver(deps, 'acme', { ids: ['acme_orders.d1', 'acme_orders.d1'] })).toMatchObject({ status: 400, body: { issues: [{ path: 'ids[1]', message: 'the same delivery as ids[0]: name each once' }] } });
-    expect(await postAccountRedeliver(deps, 'acme', { ids: 'acme_orders.d1' })).toMatchObject({ status: 400, body: { issues: [{ path: 'ids', message: 'ids must be an array of delivery ids (1 to 100)' }] } });
+    expect(await postAccountRedeliver(deps, 'acme', { ids: ['acme_orders.d1', 'acme_orders.d1'] })).toMatchObject({ kind: 'invalid', body: { issues: [{ path: 'ids[1]', message: 'the same delivery as ids[0]: name each once' }] } });
+    expect(await postAccountRedeliver(deps, 'acme', { ids: 'acme_orders.d1' })).toMatchObject({ kind: 'invalid', body: { issues: [{ path: 'ids', message: 'ids must be an array of delivery ids (1 to 100)' }] } });
   });
 
   test('without ids, as before: every QUEUED one of the account (status defaults to queued)', async () => {
     const { deps } = await setup();
-    expect(await postAccountRedeliver(deps, 'acme', undefined)).toEqual({ status: 202, body: { redelivered: 2, status: 'QUEUED', destinations: [{ id: 'orders', redelivered: 1 }, { id: 'paused', redelivered: 1 }, { id: 'users', redelivered: 0 }], suspended: [] } });
+    expect(await postAccountRedeliver(deps, 'acme', undefined)).toEqual({ kind: 'accepted', body: { redelivered: 2, status: 'QUEUED', destinations: [{ id: 'orders', redelivered: 1 }, { id: 'paused', redelivered: 1 }, { id: 'users', redelivered: 0 }], suspended: [] } });
   });
 });

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import { ROUTES } from '../../functions/admin/routes';
-import { openApiDocument } from '../../shared/app/admin/openapi';
+import { openApiDocument } from '../../functions/admin/openapi';
 
 /** /openapi.json: generated from the routes' own zod schemas, valid OpenAPI 3.1, and true to what each route accepts. */
 

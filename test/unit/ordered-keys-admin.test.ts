@@ -40,9 +40,9 @@ async function setup() {
     addressRules: { allowLoopback: false },
     resolver: { lookup: async () => [{ address: '93.184.215.14', family: 4 as const }] },
   };
-  const put = async (id: string, spec: Record<string, unknown>) => (await putDestination(deps, id, { url: `https://hooks.example.com/${id}`, ...spec })).status;
-  expect(await put('acme_ledger', { ordering: { by: 'key', onFailure: 'block' } })).toBe(201);
-  expect(await put('acme_plain', {})).toBe(201);
+  const put = async (id: string, spec: Record<string, unknown>) => (await putDestination(deps, id, { url: `https://hooks.example.com/${id}`, ...spec })).kind;
+  expect(await put('acme_ledger', { ordering: { by: 'key', onFailure: 'block' } })).toBe('created');
+  expect(await put('acme_plain', {})).toBe('created');
   const ledger = (await destinations.get('acme_ledger'))!;
   const ordered = { ...deps, keys: deps.orderedKeys };
   // Key z: z1 is the head and ends DEAD, which holds the key under block; z2 waits behind it.
@@ -58,37 +58,37 @@ async function setup() {
 
 test('ordering round-trips through PUT and GET; "key" is stored as {by: "key", onFailure: "skip"}', async () => {
   const { deps } = await setup();
-  expect(await getDestination(deps, 'acme_ledger')).toMatchObject({ status: 200, body: { ordering: { by: 'key', onFailure: 'block' } } });
-  expect(await putDestination(deps, 'acme_plain', { url: 'https://hooks.example.com/plain', ordering: 'key' })).toMatchObject({ status: 200, body: { ordering: { by: 'key', onFailure: 'skip' } } });
+  expect(await getDestination(deps, 'acme_ledger')).toMatchObject({ kind: 'ok', body: { ordering: { by: 'key', onFailure: 'block' } } });
+  expect(await putDestination(deps, 'acme_plain', { url: 'https://hooks.example.com/plain', ordering: 'key' })).toMatchObject({ kind: 'ok', body: { ordering: { by: 'key', onFailure: 'skip' } } });
   const refused = await putDestination(deps, 'acme_plain', { url: 'https://hooks.example.com/plain', ordering: { by: 'key', onFailure: 'wait' } });
-  expect(refused).toMatchObject({ status: 400, body: { issues: [{ path: 'ordering.onFailure', message: 'ordering.onFailure must be "skip" or "block"' }] } });
+  expect(refused).toMatchObject({ kind: 'invalid', body: { issues: [{ path: 'ordering.onFailure', message: 'ordering.onFailure must be "skip" or "block"' }] } });
 });
 
 test('a held key is listed with the event that holds it; skipping it sends the next and lists it no more', async () => {
   const { deps, sentIds, z1 } = await setup();
   expect(sentIds()).toEqual(['z1', 'y1']);
   const held = { key: 'z', seq: 1, deliveryId: z1.id, eventId: 'z1', status: 'DEAD' };
-  expect(await listBlockedKeys(deps, 'acme_ledger')).toEqual({ status: 200, body: { keys: [{ ...held, why: 'block', since: NOW.toISOString() }] } });
+  expect(await listBlockedKeys(deps, 'acme_ledger')).toEqual({ kind: 'ok', body: { keys: [{ ...held, why: 'block', since: NOW.toISOString() }] } });
 
-  expect(await postSkipKey(deps, 'acme_ledger', { key: 'z' })).toEqual({ status: 200, body: { skipped: held } });
+  expect(await postSkipKey(deps, 'acme_ledger', { key: 'z' })).toEqual({ kind: 'ok', body: { skipped: held } });
   expect(sentIds()).toEqual(['z1', 'y1', 'z2']);
-  expect(await listBlockedKeys(deps, 'acme_ledger')).toEqual({ status: 200, body: { keys: [] } });
+  expect(await listBlockedKeys(deps, 'acme_ledger')).toEqual({ kind: 'ok', body: { keys: [] } });
   // The skipped event stays DEAD, redeliverable on its own.
   expect((await deps.deliveries.get(z1.id))!.status).toBe('DEAD');
 
   const again = await postSkipKey(deps, 'acme_ledger', { key: 'z' });
-  expect(again.status).toBe(409);
+  expect(again.kind).toBe('conflict');
   expect((again as { body: { error: string } }).body.error).toBe(
     'key "z" of destination "acme_ledger" is not held: nothing to skip (it may have been released already, by a skip or a redelivery); the held keys are listed by GET /admin/accounts/acme/destinations/ledger/ordered-keys/blocked',
   );
-  expect((await postSkipKey(deps, 'acme_ledger', { key: 'y' })).status).toBe(409);
+  expect((await postSkipKey(deps, 'acme_ledger', { key: 'y' })).kind).toBe('conflict');
 });
 
 test('a destination without ordering: no held keys, and a skip says how to turn ordering on', async () => {
   const { deps } = await setup();
-  expect(await listBlockedKeys(deps, 'acme_plain')).toEqual({ status: 200, body: { keys: [] } });
+  expect(await listBlockedKeys(deps, 'acme_plain')).toEqual({ kind: 'ok', body: { keys: [] } });
   const r = await postSkipKey(deps, 'acme_plain', { key: 'z' });
-  expect(r.status).toBe(409);
+  expect(r.kind).toBe('conflict');
   expect((r as { body: { error: string } }).body.error).toMatch(/^destination "acme_plain" does not deliver in order \(its spec has no ordering\), so no key of it is held; .* PUT \/admin\/accounts\/acme\/destinations\/plain with "ordering": "key"$/);
 });
 
@@ -103,24 +103,24 @@ test.each<[string, unknown, string]>([
 ])('skip with %s → 400, the problem named', async (_name, body, message) => {
   const { deps, sentIds } = await setup();
   const r = await postSkipKey(deps, 'acme_ledger', body);
-  expect(r).toMatchObject({ status: 400, body: { error: 'invalid skip request' } });
+  expect(r).toMatchObject({ kind: 'invalid', body: { error: 'invalid skip request' } });
   expect((r as { body: { issues: { message: string }[] } }).body.issues.map((i) => i.message)).toEqual([message]);
   expect(sentIds()).toEqual(['z1', 'y1']);
 });
 
 test('an unknown destination is 404, a bad id 400, on both routes', async () => {
   const { deps } = await setup();
-  expect(await listBlockedKeys(deps, 'acme_nobody')).toMatchObject({ status: 404, body: { error: 'no destination "acme_nobody"; list them with GET /admin/destinations' } });
-  expect((await postSkipKey(deps, 'acme_nobody', { key: 'z' })).status).toBe(404);
-  expect((await listBlockedKeys(deps, 'Bad_ID')).status).toBe(400);
-  expect((await postSkipKey(deps, 'Bad_ID', { key: 'z' })).status).toBe(400);
+  expect(await listBlockedKeys(deps, 'acme_nobody')).toMatchObject({ kind: 'not-found', body: { error: 'no destination "acme_nobody"; list them with GET /admin/destinations' } });
+  expect((await postSkipKey(deps, 'acme_nobody', { key: 'z' })).kind).toBe('not-found');
+  expect((await listBlockedKeys(deps, 'Bad_ID')).kind).toBe('invalid');
+  expect((await postSkipKey(deps, 'Bad_ID', { key: 'z' })).kind).toBe('invalid');
   // 256 characters is a key, and the answer is about the key, not the body.
-  expect((await postSkipKey(deps, 'acme_ledger', { key: 'k'.repeat(256) })).status).toBe(409);
+  expect((await postSkipKey(deps, 'acme_ledger', { key: 'k'.repeat(256) })).kind).toBe('conflict');
 });
 
 test('the delivery views show each ordered delivery\'s place: by id and in the log', async () => {
   const { deps, z1 } = await setup();
-  expect(await getDelivery(deps, z1.id, 'acme')).toMatchObject({ status: 200, body: { id: z1.id, order: { key: 'z', seq: 1 } } });
+  expect(await getDelivery(deps, z1.id, 'acme')).toMatchObject({ kind: 'ok', body: { id: z1.id, order: { key: 'z', seq: 1 } } });
   const log = await listDeliveries(deps, 'acme_ledger', {});
   const places = (log as { body: { deliveries: { eventId: string; order?: unknown }[] } }).body.deliveries.map((d) => [d.eventId, d.order]).sort();
   expect(places).toEqual([

@@ -28,9 +28,9 @@ describe('OIDC mode: a Google-signed token of the right identity for this functi
   });
 
   test('the suspension check refuses the push account (each identity calls only its own functions); the pump takes it: a batcher wake-up is pushed', async () => {
-    expect(await authenticator().check('suspension-check', bearer(issuer.token({ aud: `${BASE}/suspension-check`, email: PUSH_SA })))).toMatchObject({ ok: false, status: 401 });
+    expect(await authenticator().check('suspension-check', bearer(issuer.token({ aud: `${BASE}/suspension-check`, email: PUSH_SA })))).toMatchObject({ ok: false, kind: 'unauthenticated' });
     expect(await authenticator().check('pump', bearer(issuer.token({ aud: `${BASE}/pump`, email: PUSH_SA })))).toEqual({ ok: true, caller: PUSH_SA });
-    expect(await authenticator().check('route', bearer(issuer.token({ aud: `${BASE}/route`, email: SCHEDULER_SA })))).toMatchObject({ ok: false, status: 401 });
+    expect(await authenticator().check('route', bearer(issuer.token({ aud: `${BASE}/route`, email: SCHEDULER_SA })))).toMatchObject({ ok: false, kind: 'unauthenticated' });
   });
 
   test('without a scheduler account configured, the push account calls the scheduled functions too', async () => {
@@ -55,7 +55,7 @@ describe('OIDC mode: a Google-signed token of the right identity for this functi
     ['an unsigned token (alg none)', () => `${issuer.token(pushClaims('deliver')).split('.').slice(0, 2).join('.')}.`, /signature does not verify|could not be verified/],
   ])('refused with 401: %s', async (_, token, message) => {
     const verdict = await authenticator().check('deliver', token() ? bearer(token()) : {});
-    expect(verdict).toMatchObject({ ok: false, status: 401 });
+    expect(verdict).toMatchObject({ ok: false, kind: 'unauthenticated' });
     expect(verdict.ok ? '' : verdict.message).toMatch(message);
   });
 
@@ -67,7 +67,7 @@ describe('OIDC mode: a Google-signed token of the right identity for this functi
 
   test('the shared push token is not an OIDC token', async () => {
     const auth = authenticator({ pushToken: 'herald_push_0123456789abcdef' });
-    expect(await auth.check('deliver', { queryToken: 'herald_push_0123456789abcdef' })).toMatchObject({ ok: false, status: 401 });
+    expect(await auth.check('deliver', { queryToken: 'herald_push_0123456789abcdef' })).toMatchObject({ ok: false, kind: 'unauthenticated' });
   });
 });
 
@@ -82,7 +82,7 @@ describe('a token whose signature Cloud Run removed (the function behind IAM)', 
     const auth = authenticator({ mode: 'oidc-behind-iam' });
     expect(await auth.check('deliver', bearer(issuer.stripped(pushClaims('deliver'))))).toEqual({ ok: true, caller: PUSH_SA });
     for (const claims of [pushClaims('route'), pushClaims('deliver', { email: 'x@acme.iam.gserviceaccount.com' }), pushClaims('deliver', { exp: 1_000_000, iat: 999_000 }), pushClaims('deliver', { iss: 'me' }), pushClaims('deliver', { email_verified: false })]) {
-      expect(await auth.check('deliver', bearer(issuer.stripped(claims)))).toMatchObject({ ok: false, status: 401 });
+      expect(await auth.check('deliver', bearer(issuer.stripped(claims)))).toMatchObject({ ok: false, kind: 'unauthenticated' });
     }
     // A token that still has its signature is verified in full, in this mode too.
     expect(await auth.check('deliver', bearer(issuer.token(pushClaims('deliver'), { key: other })))).toMatchObject({ ok: false });
@@ -90,7 +90,7 @@ describe('a token whose signature Cloud Run removed (the function behind IAM)', 
 
   test('oidc: refused, naming the mode that accepts it', async () => {
     const verdict = await authenticator().check('deliver', bearer(issuer.stripped(pushClaims('deliver'))));
-    expect(verdict).toMatchObject({ ok: false, status: 401, message: expect.stringContaining('HERALD_PUSH_AUTH=oidc-behind-iam') as string });
+    expect(verdict).toMatchObject({ ok: false, kind: 'unauthenticated', message: expect.stringContaining('HERALD_PUSH_AUTH=oidc-behind-iam') as string });
   });
 });
 
@@ -100,15 +100,15 @@ describe('token mode (local: the emulator sends no OIDC header)', () => {
   test('the push token in ?token= passes; anything else is a 401', async () => {
     expect(await auth.check('deliver', { queryToken: 'herald_push_0123456789abcdef' })).toEqual({ ok: true, caller: 'push-token' });
     for (const queryToken of [undefined, '', 'herald_push_0123456789abcdeF', 'herald_push_0123456789abcdef0']) {
-      expect(await auth.check('deliver', queryToken === undefined ? {} : { queryToken })).toMatchObject({ ok: false, status: 401, message: expect.stringContaining('?token=') as string });
+      expect(await auth.check('deliver', queryToken === undefined ? {} : { queryToken })).toMatchObject({ ok: false, kind: 'unauthenticated', message: expect.stringContaining('?token=') as string });
     }
     // A valid OIDC token is not what this mode takes.
-    expect(await auth.check('deliver', bearer(issuer.token(pushClaims('deliver'))))).toMatchObject({ ok: false, status: 401 });
+    expect(await auth.check('deliver', bearer(issuer.token(pushClaims('deliver'))))).toMatchObject({ ok: false, kind: 'unauthenticated' });
   });
 
   test('nothing configured: every request refused (503), never let through', async () => {
     const none = new PushAuthenticator({ mode: undefined }, issuer.verifier(), systemClock);
-    expect(await none.check('deliver', { queryToken: 'anything' })).toMatchObject({ ok: false, status: 503, message: expect.stringContaining('not configured') as string });
+    expect(await none.check('deliver', { queryToken: 'anything' })).toMatchObject({ ok: false, kind: 'unavailable', message: expect.stringContaining('not configured') as string });
   });
 });
 

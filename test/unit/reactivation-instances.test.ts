@@ -67,7 +67,7 @@ function event(id: string) {
 
 test('an event reaching an instance that still sees the destination suspended is not stranded QUEUED after the reactivation', async () => {
   const w = await world();
-  expect(await postReactivate(w.instance0, 'orders')).toMatchObject({ status: 200, body: { redelivered: 0 } });
+  expect(await postReactivate(w.instance0, 'orders')).toMatchObject({ kind: 'ok', body: { redelivered: 0 } });
   const push = { subscription: 's', messageId: 'm1', publishTime: new Date(), message: toLaneMessage({ kind: 'first', destinationId: 'orders', event: event('e1'), publishedAt: new Date().toISOString() }) };
   expect(await deliverFromLane(w.instance1, push)).toMatchObject({ kind: 'queued' });
   // Queued on a stale view, then found reactivated: PENDING, due now, for the retry pump.
@@ -81,7 +81,7 @@ test('a due retry the pump of a stale instance queues is PENDING again once the 
   const w = await world();
   const due = { id: 'orders.k1', destinationId: 'orders', eventId: 'e2', eventSource: '/shop', eventType: 'com.example.order.created', status: 'PENDING' as const, attempts: 1, availableAt: new Date(Date.now() - 1000).toISOString(), publishedAt: new Date().toISOString(), event: event('e2') };
   await w.deliveries.put(due);
-  expect(await postReactivate(w.instance0, 'orders')).toMatchObject({ status: 200 });
+  expect(await postReactivate(w.instance0, 'orders')).toMatchObject({ kind: 'ok' });
   const round = await pumpOnce(w.pump1);
   expect(round).toMatchObject({ due: 1, queued: 1 });
   expect(await w.deliveries.get('orders.k1')).toMatchObject({ status: 'PENDING' });

@@ -60,14 +60,14 @@ beforeEach(() => {
 
 test("an account's replay running does not refuse another account's: that one is queued and runs when its turn comes", async () => {
   const { admin, run, trigger, requeued, replays } = world();
-  expect((await postReplay(admin, { id: 'a1' }, 'acme')).status).toBe(202);
+  expect((await postReplay(admin, { id: 'a1' }, 'acme')).kind).toBe('accepted');
   // acme's takes the runner and holds it (its run is under way).
   await replays.takeRunner('acme:a1', new Date(t + 600_000), new Date(t), 'acme');
   await replays.update('acme:a1', (r) => r && { ...r, status: 'running', startedAt: new Date(t).toISOString(), runningUntil: new Date(t + 600_000).toISOString() });
   const globex = await postReplay(admin, { id: 'g1' }, 'globex');
-  expect(globex).toMatchObject({ status: 202, body: { id: 'g1', status: 'queued', report: '/admin/accounts/globex/replays/g1' } });
+  expect(globex).toMatchObject({ kind: 'accepted', body: { id: 'g1', status: 'queued', report: '/admin/accounts/globex/replays/g1' } });
   // A second replay of acme's own is refused while its first runs.
-  expect(await postReplay(admin, {}, 'acme')).toMatchObject({ status: 409, body: { error: expect.stringMatching(/^replay a1 is running .*an account runs one replay at a time/) } });
+  expect(await postReplay(admin, {}, 'acme')).toMatchObject({ kind: 'conflict', body: { error: expect.stringMatching(/^replay a1 is running .*an account runs one replay at a time/) } });
 
   // globex's trigger waits (here, then published again), never refused; its report stays queued.
   const waited = await runReplay(run, trigger('g1', 'globex'));
@@ -100,23 +100,23 @@ test('first come, first served: a replay queued earlier goes before a later one,
 
 test("an id is the account's own: another account may choose it too, and sees only its own replay under it", async () => {
   const { admin } = world();
-  expect((await postReplay(admin, { id: 'nightly', destination: 'orders' }, 'acme')).status).toBe(202);
+  expect((await postReplay(admin, { id: 'nightly', destination: 'orders' }, 'acme')).kind).toBe('accepted');
   t += 1_000;
-  expect(await postReplay(admin, { id: 'nightly', destination: 'billing' }, 'globex')).toMatchObject({ status: 202, body: { id: 'nightly' } });
-  expect(await getReplay(admin, 'nightly', 'acme')).toMatchObject({ status: 200, body: { id: 'nightly', request: { account: 'acme', destination: 'orders' } } });
-  expect(await getReplay(admin, 'nightly', 'globex')).toMatchObject({ status: 200, body: { id: 'nightly', request: { account: 'globex', destination: 'billing' } } });
-  expect(await getReplay(admin, 'nightly', 'initech')).toMatchObject({ status: 404 });
+  expect(await postReplay(admin, { id: 'nightly', destination: 'billing' }, 'globex')).toMatchObject({ kind: 'accepted', body: { id: 'nightly' } });
+  expect(await getReplay(admin, 'nightly', 'acme')).toMatchObject({ kind: 'ok', body: { id: 'nightly', request: { account: 'acme', destination: 'orders' } } });
+  expect(await getReplay(admin, 'nightly', 'globex')).toMatchObject({ kind: 'ok', body: { id: 'nightly', request: { account: 'globex', destination: 'billing' } } });
+  expect(await getReplay(admin, 'nightly', 'initech')).toMatchObject({ kind: 'not-found' });
   // The account's own id again: taken.
-  expect(await postReplay(admin, { id: 'nightly' }, 'acme')).toMatchObject({ status: 409, body: { issues: [{ path: 'id', message: 'already used' }] } });
+  expect(await postReplay(admin, { id: 'nightly' }, 'acme')).toMatchObject({ kind: 'conflict', body: { issues: [{ path: 'id', message: 'already used' }] } });
   // The operator asks by account when two accounts share an id, and finds an account's replay by its id alone otherwise.
-  expect(await getReplay(admin, 'nightly')).toMatchObject({ status: 409, body: { error: expect.stringMatching(/GET \/admin\/accounts\/acme\/replays\/nightly.*GET \/admin\/accounts\/globex\/replays\/nightly/) } });
+  expect(await getReplay(admin, 'nightly')).toMatchObject({ kind: 'conflict', body: { error: expect.stringMatching(/GET \/admin\/accounts\/acme\/replays\/nightly.*GET \/admin\/accounts\/globex\/replays\/nightly/) } });
 });
 
 test("the operator's replays across accounts keep working, beside an account's", async () => {
   const { admin, run, trigger, replays } = world();
   await postReplay(admin, { id: 'a1' }, 'acme');
-  expect(await postReplay(admin, { id: 'everything' })).toMatchObject({ status: 202, body: { report: '/admin/replays/everything' } });
-  expect(await getReplay(admin, 'a1')).toMatchObject({ status: 200, body: { id: 'a1', request: { account: 'acme' } } });
+  expect(await postReplay(admin, { id: 'everything' })).toMatchObject({ kind: 'accepted', body: { report: '/admin/replays/everything' } });
+  expect(await getReplay(admin, 'a1')).toMatchObject({ kind: 'ok', body: { id: 'a1', request: { account: 'acme' } } });
   expect(await runReplay(run, trigger('a1', 'acme'))).toMatchObject({ kind: 'ran' });
   expect(await runReplay(run, trigger('everything'))).toMatchObject({ kind: 'ran', report: { id: 'everything', status: 'done' } });
   expect((await replays.get('everything'))?.status).toBe('done');
@@ -126,10 +126,10 @@ test('a report kept under its bare id, from before ids were per account, is stil
   const { admin, run, replays } = world();
   // Written where every report was kept before: under its id alone.
   await replays.update('old-one', () => queuedReport('old-one', { account: 'acme' }, new Date(t - 60_000)));
-  expect(await getReplay(admin, 'old-one', 'acme')).toMatchObject({ status: 200, body: { id: 'old-one', request: { account: 'acme' } } });
-  expect(await getReplay(admin, 'old-one', 'globex')).toMatchObject({ status: 404 });
-  expect(await postReplay(admin, { id: 'old-one' }, 'acme')).toMatchObject({ status: 409, body: { issues: [{ path: 'id' }] } });
-  expect((await postReplay(admin, { id: 'old-one' }, 'globex')).status).toBe(202);
+  expect(await getReplay(admin, 'old-one', 'acme')).toMatchObject({ kind: 'ok', body: { id: 'old-one', request: { account: 'acme' } } });
+  expect(await getReplay(admin, 'old-one', 'globex')).toMatchObject({ kind: 'not-found' });
+  expect(await postReplay(admin, { id: 'old-one' }, 'acme')).toMatchObject({ kind: 'conflict', body: { issues: [{ path: 'id' }] } });
+  expect((await postReplay(admin, { id: 'old-one' }, 'globex')).kind).toBe('accepted');
   // Its trigger, delivered again, runs it where it is.
   expect(await runReplay(run, { id: 'old-one', request: { account: 'acme', id: 'old-one' }, messageId: 'm-old' })).toMatchObject({ kind: 'ran' });
   expect((await replays.get('old-one'))?.status).toBe('done');

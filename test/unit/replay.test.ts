@@ -325,13 +325,13 @@ describe('the admin API', () => {
     const base = await setup();
     const { deps, published } = adminDeps(base);
     const accepted = await postReplay(deps, { destination: 'orders', since: '2026-11-23T13:00:00Z', dryRun: true });
-    expect(accepted.status).toBe(202);
+    expect(accepted.kind).toBe('accepted');
     const body = (accepted as { body: { id: string } }).body;
     expect(body).toMatchObject({ status: 'queued', dryRun: true, request: { destination: 'orders', since: '2026-11-23T13:00:00.000Z', dryRun: true } });
     expect(body.id).toMatch(/^replay-20261123-150000-[a-z0-9]{6}$/);
     expect(published).toEqual([{ topic: 'herald-replay', data: { destination: 'orders', since: '2026-11-23T13:00:00.000Z', dryRun: true, id: body.id }, attributes: { 'herald-type': 'herald.replay.requested', 'herald-replay-id': body.id } }]);
     const shown = await getReplay(deps, body.id);
-    expect(shown).toMatchObject({ status: 200, body: { id: body.id, status: 'queued', via: 'admin' } });
+    expect(shown).toMatchObject({ kind: 'ok', body: { id: body.id, status: 'queued', via: 'admin' } });
     expect((shown as { body: ReplayView }).body).not.toHaveProperty('runToken');
   });
 
@@ -340,7 +340,7 @@ describe('the admin API', () => {
     const { deps } = adminDeps(base);
     const refusing = { ...deps, replayTopic: 'projects/herald-dev/topics/herald-replay', bus: { publish: () => Promise.reject(new Error('5 NOT_FOUND: Resource not found (resource=projects/herald-dev/topics/herald-replay).')) } };
     const answer = await postReplay(refusing, { id: 'mine' });
-    expect(answer).toMatchObject({ status: 503, body: { error: expect.stringMatching(/Herald's queue did not take the events.*nothing was replayed: try again/) } });
+    expect(answer).toMatchObject({ kind: 'unavailable', body: { error: expect.stringMatching(/Herald's queue did not take the events.*nothing was replayed: try again/) } });
     const body = JSON.stringify((answer as { body: unknown }).body);
     expect(body).not.toMatch(/projects\/|topics\/|NOT_FOUND|herald-dev/);
     const { errorId } = (answer as { body: { errorId: string } }).body;
@@ -352,12 +352,12 @@ describe('the admin API', () => {
     const base = await setup();
     const { deps, published } = adminDeps(base);
     const bad = await postReplay(deps, { destination: 'x y', until: 'soon' });
-    expect(bad).toMatchObject({ status: 400, body: { error: 'invalid replay request' } });
+    expect(bad).toMatchObject({ kind: 'invalid', body: { error: 'invalid replay request' } });
     expect((bad as { body: { issues: { path: string }[] } }).body.issues.map((i) => i.path).sort()).toEqual(['destination', 'until']);
-    expect((await postReplay(deps, { id: 'mine' })).status).toBe(202);
-    expect(await postReplay(deps, { id: 'mine' })).toMatchObject({ status: 409, body: { error: expect.stringMatching(/already used/) as string } });
+    expect((await postReplay(deps, { id: 'mine' })).kind).toBe('accepted');
+    expect(await postReplay(deps, { id: 'mine' })).toMatchObject({ kind: 'conflict', body: { error: expect.stringMatching(/already used/) as string } });
     await base.replays.update('mine', (r) => r && { ...r, status: 'running', startedAt: NOW.toISOString(), runningUntil: new Date(NOW.getTime() + 60_000).toISOString() });
-    expect(await postReplay(deps, { destination: 'orders' })).toMatchObject({ status: 409, body: { error: expect.stringMatching(/replay mine is running/) as string } });
+    expect(await postReplay(deps, { destination: 'orders' })).toMatchObject({ kind: 'conflict', body: { error: expect.stringMatching(/replay mine is running/) as string } });
     expect(published).toHaveLength(1);
   });
 
@@ -368,16 +368,16 @@ describe('the admin API', () => {
       await runReplay(base.deps, { id, request: {}, messageId: id });
     }
     const listed = await listReplays(base.deps, { limit: '2' });
-    expect(listed.status).toBe(200);
+    expect(listed.kind).toBe('ok');
     const replays = (listed as { body: { replays: Record<string, unknown>[] } }).body.replays;
     expect(replays.map((r) => r.id)).toEqual(['c', 'b']);
     expect(replays[0]).not.toHaveProperty('items');
     expect(await listReplays(base.deps, { limit: '0', page: '2' })).toMatchObject({
-      status: 400,
+      kind: 'invalid',
       body: { issues: [{ path: 'page', message: 'unknown query parameter; use limit' }, { path: 'limit', message: expect.stringMatching(/1 to 100/) as string }] },
     });
-    expect(await getReplay(base.deps, 'no/such')).toMatchObject({ status: 400 });
-    expect(await getReplay(base.deps, 'nope')).toMatchObject({ status: 404 });
+    expect(await getReplay(base.deps, 'no/such')).toMatchObject({ kind: 'invalid' });
+    expect(await getReplay(base.deps, 'nope')).toMatchObject({ kind: 'not-found' });
   });
 });
 

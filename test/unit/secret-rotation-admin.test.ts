@@ -23,7 +23,7 @@ test('rotates in the store, answers the new secret once, logs without it', async
   const { deps, destinations, lines } = await setup();
   const before = (await destinations.get('orders'))!.secret;
   const result = await postRotateSecret(deps, 'orders', { graceSeconds: 600 });
-  expect(result.status).toBe(200);
+  expect(result.kind).toBe('ok');
   const body = (result as { body: { secret: string; previousSecrets: { expiresAt: string }[] } }).body;
   const stored = (await destinations.get('orders'))!;
   expect(stored.secret).toBe(body.secret);
@@ -37,21 +37,21 @@ test('rotates in the store, answers the new secret once, logs without it', async
 test('a secret of the caller’s is used as given; no body means Herald’s secret and 24 h', async () => {
   const { deps, destinations } = await setup();
   const mine = generateSecret();
-  expect((await postRotateSecret(deps, 'orders', { secret: mine })).status).toBe(200);
+  expect((await postRotateSecret(deps, 'orders', { secret: mine })).kind).toBe('ok');
   expect((await destinations.get('orders'))!.secret).toBe(mine);
   expect((await destinations.get('orders'))!.previousSecrets![0]!.expiresAt).toBe('2026-11-24T10:00:00.000Z');
-  expect((await postRotateSecret(deps, 'orders', undefined)).status).toBe(200);
+  expect((await postRotateSecret(deps, 'orders', undefined)).kind).toBe('ok');
 });
 
-test.each<[string, string, unknown, number, RegExp]>([
-  ['an unknown destination', 'nobody', {}, 404, /no destination "nobody"/],
-  ['a bad id', 'Bad_ID', {}, 400, /invalid destination id/],
-  ['a topic destination', 'audit', {}, 409, /Pub\/Sub topic, whose messages are not signed/],
-  ['a negative grace', 'orders', { graceSeconds: -5 }, 400, /invalid rotate-secret request/],
-])('%s → %d', async (_, id, body, status, error) => {
+test.each<[string, string, unknown, string, RegExp]>([
+  ['an unknown destination', 'nobody', {}, 'not-found', /no destination "nobody"/],
+  ['a bad id', 'Bad_ID', {}, 'invalid', /invalid destination id/],
+  ['a topic destination', 'audit', {}, 'conflict', /Pub\/Sub topic, whose messages are not signed/],
+  ['a negative grace', 'orders', { graceSeconds: -5 }, 'invalid', /invalid rotate-secret request/],
+])('%s → %s', async (_, id, body, kind, error) => {
   const { deps } = await setup();
   const result = await postRotateSecret(deps, id, body);
-  expect(result.status).toBe(status);
+  expect(result.kind).toBe(kind);
   expect((result as { body: { error: string } }).body.error).toMatch(error);
 });
 
@@ -59,5 +59,5 @@ test('the current secret is refused as the new one', async () => {
   const { deps, destinations } = await setup();
   const current = (await destinations.get('orders'))!.secret;
   const result = await postRotateSecret(deps, 'orders', { secret: current });
-  expect(result).toMatchObject({ status: 400, body: { issues: [{ path: 'secret', message: expect.stringContaining('must differ') as string }] } });
+  expect(result).toMatchObject({ kind: 'invalid', body: { issues: [{ path: 'secret', message: expect.stringContaining('must differ') as string }] } });
 });

@@ -43,28 +43,28 @@ describe('registration: the URL, then every address its host resolves to', () =>
     ['https://empty.example.com/x', /has no address/],
   ])('%s → 400: %s', async (url, message) => {
     const problem = await checkWebhookTarget(url, STRICT, resolver);
-    expect(problem).toEqual({ status: 400, message: expect.stringMatching(message) as string });
+    expect(problem).toEqual({ kind: 'invalid', message: expect.stringMatching(message) as string });
   });
 
   test('DNS unreachable → 503, try again', async () => {
-    expect(await checkWebhookTarget('https://flaky.example.com/x', STRICT, resolver)).toEqual({ status: 503, message: expect.stringContaining('EAI_AGAIN') as string });
+    expect(await checkWebhookTarget('https://flaky.example.com/x', STRICT, resolver)).toEqual({ kind: 'unavailable', message: expect.stringContaining('EAI_AGAIN') as string });
   });
 
   test('local mode with loopback allowed: a name resolving to loopback passes, nothing else private', async () => {
     const local = { allowLoopback: true };
     expect(await checkWebhookTarget('https://loop.example.com/x', local, resolver)).toBeUndefined();
-    expect(await checkWebhookTarget('https://internal.example.com/x', local, resolver)).toMatchObject({ status: 400 });
+    expect(await checkWebhookTarget('https://internal.example.com/x', local, resolver)).toMatchObject({ kind: 'invalid' });
   });
 
   test('local mode: a name resolving to loopback at one of its own services’ ports → 400 naming the service; at another port it passes', async () => {
     const local = { allowLoopback: true, localServices: [{ what: 'the Pub/Sub emulator', host: '127.0.0.1', port: 8085 }] };
     expect(await checkWebhookTarget('https://loop.example.com:8085/v1/projects/p/topics/t:publish', local, resolver)).toEqual({
-      status: 400,
+      kind: 'invalid',
       message:
         'url host loop.example.com resolves to a port local mode keeps for itself: 127.0.0.1:8085 is on loopback, at the port of the Pub/Sub emulator (127.0.0.1:8085); ' +
         'a destination may not reach the emulators or Herald itself: run the receiver on another port',
     });
-    expect(await checkWebhookTarget('https://mapped.example.com:8085/x', local, resolver)).toMatchObject({ status: 400, message: expect.stringContaining('[::ffff:127.0.0.1]:8085') as string });
+    expect(await checkWebhookTarget('https://mapped.example.com:8085/x', local, resolver)).toMatchObject({ kind: 'invalid', message: expect.stringContaining('[::ffff:127.0.0.1]:8085') as string });
     expect(await checkWebhookTarget('https://loop.example.com:9000/x', local, resolver)).toBeUndefined();
   });
 });

@@ -33,7 +33,7 @@ export interface PresentedCredentials {
   queryToken?: string;
 }
 
-export type PushAuthVerdict = { ok: true; caller: string } | { ok: false; status: 401 | 503; message: string };
+export type PushAuthVerdict = { ok: true; caller: string } | { ok: false; kind: 'unauthenticated' | 'unavailable'; message: string };
 
 /** SHA-256 first: timingSafeEqual then compares equal lengths whatever was sent. */
 export function digestOf(secret: string): Buffer {
@@ -73,14 +73,14 @@ export class PushAuthenticator {
   async check(fn: FunctionName, presented: PresentedCredentials): Promise<PushAuthVerdict> {
     const { mode } = this.settings;
     if (mode === undefined) {
-      return { ok: false, status: 503, message: 'push authentication is not configured: set HERALD_PUSH_SERVICE_ACCOUNT (GCP, OIDC) or HERALD_PUSH_TOKEN (local mode)' };
+      return { ok: false, kind: 'unavailable', message: 'push authentication is not configured: set HERALD_PUSH_SERVICE_ACCOUNT (GCP, OIDC) or HERALD_PUSH_TOKEN (local mode)' };
     }
     if (mode === 'token') {
       if (this.pushTokenDigest && matchesDigest(presented.queryToken, this.pushTokenDigest)) return { ok: true, caller: 'push-token' };
-      return { ok: false, status: 401, message: 'internal requests must carry the push token in ?token= (the subscription URL holds it)' };
+      return { ok: false, kind: 'unauthenticated', message: 'internal requests must carry the push token in ?token= (the subscription URL holds it)' };
     }
     const token = bearerOf(presented.authorization);
-    if (token === undefined) return { ok: false, status: 401, message: `${fn} is called by Pub/Sub or Cloud Scheduler only: send a Google OIDC token in Authorization: Bearer <token>` };
+    if (token === undefined) return { ok: false, kind: 'unauthenticated', message: `${fn} is called by Pub/Sub or Cloud Scheduler only: send a Google OIDC token in Authorization: Bearer <token>` };
     const expected = this.expectedCaller(fn);
     if (token.endsWith(`.${SIGNATURE_REMOVED}`)) return this.checkStripped(fn, token, expected);
     let claims: Record<string, unknown>;
@@ -116,5 +116,5 @@ export class PushAuthenticator {
 }
 
 function refused(fn: FunctionName, reason: string): PushAuthVerdict {
-  return { ok: false, status: 401, message: `${fn} refused the request's OIDC token: ${reason}` };
+  return { ok: false, kind: 'unauthenticated', message: `${fn} refused the request's OIDC token: ${reason}` };
 }

@@ -3,7 +3,8 @@ import { structuredEvent } from '../../domain/events/cloudevents-http';
 import { Destination } from '../../domain/destinations/destination';
 import { issuesFromZod } from '../../domain/events/event';
 import { splitDestinationId } from '../../domain/ids';
-import { AdminResult, destinationsOfAccount } from './destinations-admin';
+import { destinationsOfAccount } from './destinations-admin';
+import { Outcome } from '../support/outcome';
 import { LIST_ANSWER_MAX_BYTES, rowBytes } from './answer-budget';
 import { DeliveriesDeps, deliveryLimitSchema, deliveryViewOf, DeliveryView } from './deliveries-admin';
 import { DeliveryStatus, isDeliveryId } from '../../domain/retry/delivery';
@@ -130,9 +131,9 @@ export async function listAccountDeliveries(
   deps: DeliveriesDeps,
   account: string,
   query: Record<string, unknown>,
-): Promise<AdminResult<{ deliveries: QueuedDeliveryView[]; nextCursor?: string }>> {
+): Promise<Outcome<{ deliveries: QueuedDeliveryView[]; nextCursor?: string }>> {
   const parsed = accountDeliveriesQuerySchema.safeParse(query);
-  if (!parsed.success) return { status: 400, body: { error: 'invalid deliveries query', issues: issuesFromZod(parsed.error) } };
+  if (!parsed.success) return { kind: 'invalid', body: { error: 'invalid deliveries query', issues: issuesFromZod(parsed.error) } };
   const { status, url, limit, cursor } = parsed.data;
   const destinations = await destinationsOf(deps, account, url);
   let at = cursor ? destinations.findIndex((d) => d.id >= cursor.d) : 0;
@@ -165,7 +166,7 @@ export async function listAccountDeliveries(
     }
   }
   const next = at >= 0 && at < destinations.length ? Buffer.from(JSON.stringify({ d: destinations[at]!.id, ...(inner ? { c: inner } : {}) })).toString('base64url') : undefined;
-  return { status: 200, body: { deliveries, ...(next !== undefined ? { nextCursor: next } : {}) } };
+  return { kind: 'ok', body: { deliveries, ...(next !== undefined ? { nextCursor: next } : {}) } };
 }
 
 type RedeliverDeps = Pick<SuspensionDeps, 'destinations' | 'deliveries' | 'clock' | 'log'>;
@@ -236,10 +237,10 @@ export async function postAccountRedeliver(
   account: string,
   body: unknown,
   sees: (destinationId: string) => boolean = () => true,
-): Promise<AdminResult<AccountRedelivered | RedeliveredByIds>> {
+): Promise<Outcome<AccountRedelivered | RedeliveredByIds>> {
   const parsed = accountRedeliverSchema.safeParse(body);
-  if (!parsed.success) return { status: 400, body: { error: 'invalid redeliver request', issues: issuesFromZod(parsed.error) } };
-  if (parsed.data.ids !== undefined) return { status: 202, body: await redeliverByIds(deps, account, parsed.data.ids, sees) };
+  if (!parsed.success) return { kind: 'invalid', body: { error: 'invalid redeliver request', issues: issuesFromZod(parsed.error) } };
+  if (parsed.data.ids !== undefined) return { kind: 'accepted', body: await redeliverByIds(deps, account, parsed.data.ids, sees) };
   const status = STATUSES[parsed.data.status ?? 'queued'];
   const destinations = await destinationsOf(deps, account, parsed.data.url);
   const suspended = destinations.filter((d) => d.status === 'suspended').map((d) => splitDestinationId(d.id).id);
@@ -247,5 +248,5 @@ export async function postAccountRedeliver(
   for (const d of destinations.filter((d) => d.status !== 'suspended')) {
     counts.push({ id: splitDestinationId(d.id).id, redelivered: await redeliverAll(deps, d.id, status) });
   }
-  return { status: 202, body: { redelivered: counts.reduce((n, c) => n + c.redelivered, 0), status, destinations: counts, suspended } };
+  return { kind: 'accepted', body: { redelivered: counts.reduce((n, c) => n + c.redelivered, 0), status, destinations: counts, suspended } };
 }

@@ -5,7 +5,8 @@ import { issuesFromZod, ValidationIssue } from '../../domain/events/event';
 import { decodeLogCursor, DeliveryLogQuery, encodeLogCursor, logOrder, logPage } from '../../domain/stats/delivery-log';
 import { RecentEntry } from '../../domain/delivery/recent-log';
 import { DeliveryPage } from '../../ports';
-import { AdminDeps, AdminResult, badId, notFound } from './destinations-admin';
+import { AdminDeps, badId, notFound } from './destinations-admin';
+import { Outcome } from '../support/outcome';
 import { rowsWithin } from './answer-budget';
 
 /**
@@ -105,10 +106,10 @@ export async function listDeliveries(
   deps: DeliveriesDeps,
   destinationId: string,
   query: Record<string, unknown>,
-): Promise<AdminResult<{ deliveries: DeliveryView[]; nextCursor?: string }>> {
+): Promise<Outcome<{ deliveries: DeliveryView[]; nextCursor?: string }>> {
   if (!INTERNAL_DESTINATION_ID.test(destinationId)) return badId(destinationId);
   const parsed = parseDeliveriesQuery(query);
-  if (!parsed.ok) return { status: 400, body: { error: 'invalid deliveries query', issues: parsed.issues } };
+  if (!parsed.ok) return { kind: 'invalid', body: { error: 'invalid deliveries query', issues: parsed.issues } };
   // The head is read while the destination is: what it finds is used only if the destination is there.
   const [destination, fromHead] = await Promise.all([deps.destinations.get(destinationId), firstPageFromHead(deps, destinationId, parsed.value)]);
   if (!destination) return notFound(destinationId);
@@ -120,7 +121,7 @@ export async function listDeliveries(
   const cut = fit < views.length && last?.publishedAt !== undefined ? { publishedAt: last.publishedAt, id: last.id } : undefined;
   const nextCursor = cut ? encodeLogCursor(cut) : page.nextCursor;
   return {
-    status: 200,
+    kind: 'ok',
     body: { deliveries: cut ? views.slice(0, fit) : views, ...(nextCursor !== undefined ? { nextCursor } : {}) },
   };
 }
@@ -141,11 +142,17 @@ async function firstPageFromHead(deps: DeliveriesDeps, destinationId: string, q:
 
 export { isDeliveryId };
 
-/** One delivery, if it belongs to `account` (a delivery of another account's destination is not there: 404). */
-export async function getDelivery(deps: Pick<DeliveriesDeps, 'deliveries'>, id: string, account: string): Promise<AdminResult<DeliveryView>> {
+/** Not found: a delivery that does not exist, or that the caller may not see. */
+export const noDelivery = (id: string): Outcome<never> => ({
+  kind: 'not-found',
+  body: { error: `no delivery ${JSON.stringify(id)}; list a destination's deliveries with GET /admin/destinations/{id}/deliveries` },
+});
+
+/** One delivery, if it belongs to `account` (a delivery of another account's destination is not there: not found). */
+export async function getDelivery(deps: Pick<DeliveriesDeps, 'deliveries'>, id: string, account: string): Promise<Outcome<DeliveryView>> {
   if (!isDeliveryId(id)) {
     return {
-      status: 400,
+      kind: 'invalid',
       body: {
         error: `invalid delivery id ${JSON.stringify(id)}`,
         issues: [{ path: 'deliveryId', message: 'a delivery id is <destination id>.<event key>, as GET /admin/destinations/{id}/deliveries lists them' }],
@@ -153,8 +160,6 @@ export async function getDelivery(deps: Pick<DeliveriesDeps, 'deliveries'>, id: 
     };
   }
   const record = splitDestinationId(id.slice(0, id.indexOf('.'))).account === account ? await deps.deliveries.get(id) : undefined;
-  if (!record) {
-    return { status: 404, body: { error: `no delivery ${JSON.stringify(id)}; list a destination's deliveries with GET /admin/destinations/{id}/deliveries` } };
-  }
-  return { status: 200, body: deliveryViewOf(record) };
+  if (!record) return noDelivery(id);
+  return { kind: 'ok', body: deliveryViewOf(record) };
 }

@@ -5,12 +5,13 @@ import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../../domain/ids';
 import { DeliveryStore, MessageBus } from '../../ports';
 import { abandonWithDeadLetter } from '../lanes/dead-letter';
 import { forEachLimited } from '../support/for-each-limited';
-import { AdminDeps, AdminResult, badId, notFound } from './destinations-admin';
+import { AdminDeps, badId, notFound } from './destinations-admin';
+import { Outcome } from '../support/outcome';
 
 /**
  * Deleting a destination never orphans its deliveries (issue 32): a delivery still to be
  * sent (PENDING, IN_FLIGHT or QUEUED) would otherwise keep a status no list shows, for a
- * destination nothing can send to. So DELETE refuses (409) while there are any, naming how
+ * destination nothing can send to. So DELETE refuses (a conflict) while there are any, naming how
  * many and the ways out; `?deliveries=dead` deletes anyway and makes each of them DEAD with
  * a dead letter (reason `destination-deleted`), as the state machine's `abandon` does when
  * `deliver` or the pump find a delivery's destination gone.
@@ -48,8 +49,8 @@ export interface DeletedWithDeliveries {
   reason: typeof DESTINATION_DELETED;
 }
 
-/** The 409's body: the error, and the counts it names. */
-export type StillToSend = { status: 409; body: { error: string; deliveries: OpenCounts } };
+/** The conflict's body: the error, and the counts it names. */
+export type StillToSend = { kind: 'conflict'; body: { error: string; deliveries: OpenCounts } };
 
 /** How many of the destination's deliveries are still to be sent, by status: count aggregations, never a scan. */
 export async function openDeliveries(deliveries: Pick<DeliveryStore, 'countByStatus'>, id: string): Promise<OpenCounts> {
@@ -59,7 +60,7 @@ export async function openDeliveries(deliveries: Pick<DeliveryStore, 'countBySta
 
 const total = (counts: OpenCounts) => counts.PENDING + counts.IN_FLIGHT + counts.QUEUED;
 
-/** The 409 for a destination with deliveries still to send: how many, and every way out. */
+/** The conflict of a destination with deliveries still to send: how many, and every way out. */
 export function stillToSend(id: string, counts: OpenCounts, suspended: boolean): StillToSend {
   const own = splitDestinationId(id).id;
   const n = total(counts);
@@ -69,7 +70,7 @@ export function stillToSend(id: string, counts: OpenCounts, suspended: boolean):
     `or delete it anyway with DELETE …/destinations/${own}?deliveries=dead: each becomes DEAD with a dead letter (reason ${DESTINATION_DELETED}), replayable once a destination with this id exists again`,
   ].filter((w): w is string => w !== undefined);
   return {
-    status: 409,
+    kind: 'conflict',
     body: {
       error: `destination ${own} still has ${n} ${n === 1 ? 'delivery' : 'deliveries'} to send (${counts.PENDING} PENDING, ${counts.IN_FLIGHT} IN_FLIGHT, ${counts.QUEUED} QUEUED); deleting it would leave them nowhere to go. ${ways.join('; ')}`,
       deliveries: counts,
@@ -78,17 +79,17 @@ export function stillToSend(id: string, counts: OpenCounts, suspended: boolean):
 }
 
 /**
- * DELETE …/destinations/{id}[?deliveries=dead]. Without the switch: 204 when nothing is left
- * to send, else 409 (stillToSend). With it: the destination deleted, then every delivery of
- * it still to send made DEAD with its dead letter, 200 with the counts. Both sweep after the
+ * DELETE …/destinations/{id}[?deliveries=dead]. Without the switch: done when nothing is left
+ * to send, else a conflict (stillToSend). With it: the destination deleted, then every delivery
+ * of it still to send made DEAD with its dead letter, ok with the counts. Both sweep after the
  * delete: a delivery written while the request ran (an attempt settling at that moment) is
  * made DEAD too, never left behind. `?deliveries=dead` on a destination already gone sweeps
  * what is left of it (a sweep that failed half-way is finished by repeating the request).
  */
-export async function deleteDestination(deps: DeletionDeps, id: string, query: Record<string, unknown> = {}): Promise<AdminResult<DeletedWithDeliveries> | StillToSend> {
+export async function deleteDestination(deps: DeletionDeps, id: string, query: Record<string, unknown> = {}): Promise<Outcome<DeletedWithDeliveries> | StillToSend> {
   if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
   const parsed = deleteDestinationQuerySchema.safeParse(query);
-  if (!parsed.success) return { status: 400, body: { error: 'invalid query', issues: issuesFromZod(parsed.error) } };
+  if (!parsed.success) return { kind: 'invalid', body: { error: 'invalid query', issues: issuesFromZod(parsed.error) } };
   const dead = parsed.data.deliveries === 'dead';
   const destination = await deps.destinations.get(id);
   if (!destination && !dead) return notFound(id);
@@ -107,9 +108,9 @@ export async function deleteDestination(deps: DeletionDeps, id: string, query: R
   deps.log.info(deleted ? 'destination deleted' : 'deleted destination swept', { destinationId: id, ...(swept && total(swept) > 0 ? { madeDead: swept } : {}) });
   if (!dead) {
     if (swept && total(swept) > 0) deps.log.warn('deliveries written while the destination was being deleted were made DEAD, with dead letters', { destinationId: id, ...swept });
-    return { status: 204 };
+    return { kind: 'done' };
   }
-  return { status: 200, body: { id: splitDestinationId(id).id, deleted, dead: total(swept!), byStatus: swept!, reason: DESTINATION_DELETED } };
+  return { kind: 'ok', body: { id: splitDestinationId(id).id, deleted, dead: total(swept!), byStatus: swept!, reason: DESTINATION_DELETED } };
 }
 
 /** Deliveries listed per page of each status, and made DEAD at once (each a transaction on its own record). */

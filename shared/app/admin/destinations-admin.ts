@@ -2,7 +2,7 @@ import type { AccountQuotas } from '../../domain/access/account';
 import type { AddressRules } from '../../domain/access/address-policy';
 import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../../domain/ids';
 import { applySpec, rateBoundsOf, destinationSpecSchema, Destination, DestinationView, ResetSetting, resetSettings, viewOf } from '../../domain/destinations/destination';
-import { issuesFromZod, ValidationIssue } from '../../domain/events/event';
+import { issuesFromZod } from '../../domain/events/event';
 import { LastError } from '../../domain/retry/delivery';
 import { topicRefusal } from '../../domain/access/topic-allow-list';
 import { TopologyNames } from '../../topology';
@@ -11,6 +11,7 @@ import { checkWebhookTarget } from '../destinations/target-guard';
 import { clampRate, INITIAL_RATE } from '../../domain/rate/rate-control';
 import { DestinationDirectory } from '../destinations/destination-directory';
 import { DestinationCounters } from '../destinations/destination-counters';
+import { Outcome } from '../support/outcome';
 
 export interface AdminDeps {
   destinations: DestinationStore;
@@ -35,27 +36,22 @@ export interface AdminDeps {
   quotasOf?: (account: string) => Promise<AccountQuotas>;
 }
 
-export type AdminResult<T> =
-  | { status: 200 | 201 | 202; body: T }
-  | { status: 204 }
-  | { status: 400 | 403 | 404 | 409 | 503; body: { error: string; issues?: ValidationIssue[]; errorId?: string } };
-
-/** 400 for an id that cannot be a destination's (shared by every admin route under /destinations/{id}). */
-export const badId = (id: string): AdminResult<never> => ({
-  status: 400,
+/** Invalid: an id that cannot be a destination's (shared by every admin route under /destinations/{id}). */
+export const badId = (id: string): Outcome<never> => ({
+  kind: 'invalid',
   body: { error: `invalid destination id ${JSON.stringify(id)}`, issues: [{ path: 'id', message: 'use 1-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit' }] },
 });
 
-/** 404 for a destination that does not exist. */
-export const notFound = (id: string): AdminResult<never> => ({
-  status: 404,
+/** Not found: a destination that does not exist. */
+export const notFound = (id: string): Outcome<never> => ({
+  kind: 'not-found',
   body: { error: `no destination ${JSON.stringify(id)}; list them with GET /admin/destinations` },
 });
 
-export async function putDestination(deps: AdminDeps, id: string, body: unknown): Promise<AdminResult<DestinationView & { secret?: string; reset?: ResetSetting[] }>> {
+export async function putDestination(deps: AdminDeps, id: string, body: unknown): Promise<Outcome<DestinationView & { secret?: string; reset?: ResetSetting[] }>> {
   if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
   const parsed = destinationSpecSchema.safeParse(body);
-  if (!parsed.success) return { status: 400, body: { error: 'invalid destination spec', issues: issuesFromZod(parsed.error) } };
+  if (!parsed.success) return { kind: 'invalid', body: { error: 'invalid destination spec', issues: issuesFromZod(parsed.error) } };
   const spec = parsed.data;
   if (spec.topic !== undefined) {
     const refused = await topicProblem(deps, id, spec.topic);
@@ -63,19 +59,19 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
   }
   const urlProblem = spec.url !== undefined ? await checkWebhookTarget(spec.url, deps.addressRules, deps.resolver) : undefined;
   if (urlProblem) {
-    const error = urlProblem.status === 400 ? 'invalid destination spec' : 'the destination URL could not be checked';
-    return { status: urlProblem.status, body: { error, issues: [{ path: 'url', message: urlProblem.message }] } };
+    const error = urlProblem.kind === 'invalid' ? 'invalid destination spec' : 'the destination URL could not be checked';
+    return { kind: urlProblem.kind, body: { error, issues: [{ path: 'url', message: urlProblem.message }] } };
   }
 
   const overQuota = await destinationQuotaProblem(deps, id);
-  if (overQuota) return { status: 409, body: { error: overQuota } };
+  if (overQuota) return { kind: 'conflict', body: { error: overQuota } };
 
   // A dedicated lane exists before the destination is visible to routing, so no event finds it missing.
   if (spec.lane === 'dedicated') {
     try {
       await deps.lanes.ensureLane(id);
     } catch (e) {
-      if (e instanceof LaneNotDeclaredError) return { status: 409, body: { error: e.message, issues: [{ path: 'lane', message: 'no dedicated lane is declared for this destination' }] } };
+      if (e instanceof LaneNotDeclaredError) return { kind: 'conflict', body: { error: e.message, issues: [{ path: 'lane', message: 'no dedicated lane is declared for this destination' }] } };
       throw e;
     }
   }
@@ -94,7 +90,7 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
   // The secret is shown once, when Herald generated or received it; never on a plain read.
   const showSecret = created || spec.secret !== undefined;
   const view = { ...viewOf(destination, now), ...(reset.length > 0 ? { reset } : {}) };
-  return { status: created ? 201 : 200, body: showSecret ? { ...view, secret: destination.secret } : view };
+  return { kind: created ? 'created' : 'ok', body: showSecret ? { ...view, secret: destination.secret } : view };
 }
 
 /** The account's destinations, and no other account's (DestinationStore.listAccount). */
@@ -129,7 +125,7 @@ export interface DestinationStats {
   pausedUntil?: string;
 }
 
-export async function getDestination(deps: AdminDeps, id: string): Promise<AdminResult<DestinationView & { stats: DestinationStats }>> {
+export async function getDestination(deps: AdminDeps, id: string): Promise<Outcome<DestinationView & { stats: DestinationStats }>> {
   if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
   const destination = await deps.destinations.get(id);
   if (!destination) return notFound(id);
@@ -144,26 +140,26 @@ export async function getDestination(deps: AdminDeps, id: string): Promise<Admin
     rateBounds: { min: bounds.minPerSecond, max: bounds.maxPerSecond },
     ...paused,
   };
-  return { status: 200, body: { ...viewOf(destination, deps.clock.now()), stats } };
+  return { kind: 'ok', body: { ...viewOf(destination, deps.clock.now()), stats } };
 }
 
 /**
- * A topic destination's topic, refused: 400 for a name like Herald's own (no list can allow
- * it), 403 for one its account may not publish to, naming what the operator must do.
+ * A topic destination's topic, refused: invalid for a name like Herald's own (no list can
+ * allow it), forbidden for one its account may not publish to, naming what the operator must do.
  */
-async function topicProblem(deps: AdminDeps, id: string, topic: string): Promise<AdminResult<never> | undefined> {
+async function topicProblem(deps: AdminDeps, id: string, topic: string): Promise<Outcome<never> | undefined> {
   const { account } = splitDestinationId(id);
   const names = deps.topicAccess?.names ?? { prefix: 'herald' };
   const allowed = deps.topicAccess ? await deps.topicAccess.allowedTopicsNow(account) : [];
   const refusal = topicRefusal(topic, account, allowed, names);
   if (refusal === undefined) return undefined;
   const issues = [{ path: 'topic', message: refusal.message }];
-  return refusal.kind === 'own' ? { status: 400, body: { error: 'invalid destination spec', issues } } : { status: 403, body: { error: refusal.message, issues } };
+  return refusal.kind === 'own' ? { kind: 'invalid', body: { error: 'invalid destination spec', issues } } : { kind: 'forbidden', body: { error: refusal.message, issues } };
 }
 
 /** The destinations of one account. */
-export async function listDestinations(deps: AdminDeps, account: string): Promise<AdminResult<{ destinations: DestinationView[] }>> {
+export async function listDestinations(deps: AdminDeps, account: string): Promise<Outcome<{ destinations: DestinationView[] }>> {
   const now = deps.clock.now();
   const views = (await destinationsOfAccount(deps.destinations, account)).map((d) => viewOf(d, now));
-  return { status: 200, body: { destinations: views } };
+  return { kind: 'ok', body: { destinations: views } };
 }

@@ -1,7 +1,8 @@
 import { matchesType } from '../../domain/events/event';
 import { splitDestinationId } from '../../domain/ids';
 import { DestinationStore, EventTypeStore } from '../../ports';
-import { AdminResult, destinationsOfAccount } from './destinations-admin';
+import { destinationsOfAccount } from './destinations-admin';
+import { Outcome } from '../support/outcome';
 
 export interface EventTypeView {
   type: string;
@@ -22,7 +23,7 @@ export async function listEventTypes(
   deps: { destinations: Pick<DestinationStore, 'listAccount'>; eventTypes: Pick<EventTypeStore, 'list'> },
   account: string,
   takenOnly = false,
-): Promise<AdminResult<{ eventTypes: EventTypeView[] }>> {
+): Promise<Outcome<{ eventTypes: EventTypeView[] }>> {
   const [samples, mine] = await Promise.all([deps.eventTypes.list(account), destinationsOfAccount(deps.destinations, account)]);
   const own = mine.map((d) => ({ id: splitDestinationId(d.id), eventTypes: d.eventTypes }));
   const eventTypes = samples
@@ -33,5 +34,5 @@ export async function listEventTypes(
       destinations: own.filter((d) => matchesType(d.eventTypes, s.type)).map((d) => d.id.id),
     }))
     .filter((t) => !takenOnly || t.destinations.length > 0);
-  return { status: 200, body: { eventTypes } };
+  return { kind: 'ok', body: { eventTypes } };
 }

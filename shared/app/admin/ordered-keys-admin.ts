@@ -4,7 +4,8 @@ import { DEFAULT_ACCOUNT, INTERNAL_DESTINATION_ID, splitDestinationId } from '..
 import { BlockedHead, PARTITION_KEY_MAX } from '../../domain/modes/ordering';
 import { DestinationStore, OrderedKeyStore } from '../../ports';
 import { OrderedDeps, skipKey } from '../ordering/ordered-delivery';
-import { AdminResult, badId, notFound } from './destinations-admin';
+import { badId, notFound } from './destinations-admin';
+import { Outcome } from '../support/outcome';
 
 /**
  * The operator's side of ordered delivery per key (domain/modes/ordering.ts): which keys a held head
@@ -36,15 +37,15 @@ function destinationPath(internalId: string): string {
 }
 
 /** `GET /admin/destinations/{id}/ordered-keys/blocked`: its held keys, oldest first. */
-export async function listBlockedKeys(deps: Pick<OrderedKeysDeps, 'destinations' | 'orderedKeys'>, id: string): Promise<AdminResult<{ keys: HeldKeyView[] }>> {
+export async function listBlockedKeys(deps: Pick<OrderedKeysDeps, 'destinations' | 'orderedKeys'>, id: string): Promise<Outcome<{ keys: HeldKeyView[] }>> {
   if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
   const destination = await deps.destinations.get(id);
   if (!destination) return notFound(id);
   // Most destinations are unordered: the console asks for every one it shows, and this spares the query.
-  if (!destination.ordering) return { status: 200, body: { keys: [] } };
+  if (!destination.ordering) return { kind: 'ok', body: { keys: [] } };
   const held = await deps.orderedKeys.blocked(id, BLOCKED_KEYS_LIMIT);
   const keys = held.flatMap(({ key, blocked: b }) => (b ? [{ key, seq: b.seq, deliveryId: b.deliveryId, eventId: b.eventId, status: b.status, why: b.why, since: b.at }] : []));
-  return { status: 200, body: { keys } };
+  return { kind: 'ok', body: { keys } };
 }
 
 export const skipKeyBodySchema = z.strictObject(
@@ -67,17 +68,17 @@ export const skipKeyBodySchema = z.strictObject(
  * that holds it, which stays DEAD or QUEUED (redeliverable on its own, at the key's end), and
  * the key's next event is sent.
  */
-export async function postSkipKey(deps: OrderedKeysDeps, id: string, body: unknown): Promise<AdminResult<{ skipped: Omit<HeldKeyView, 'why' | 'since'> }>> {
+export async function postSkipKey(deps: OrderedKeysDeps, id: string, body: unknown): Promise<Outcome<{ skipped: Omit<HeldKeyView, 'why' | 'since'> }>> {
   if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
   const parsed = skipKeyBodySchema.safeParse(body);
-  if (!parsed.success) return { status: 400, body: { error: 'invalid skip request', issues: issuesFromZod(parsed.error) } };
+  if (!parsed.success) return { kind: 'invalid', body: { error: 'invalid skip request', issues: issuesFromZod(parsed.error) } };
   const destination = await deps.destinations.get(id);
   if (!destination) return notFound(id);
   const { key } = parsed.data;
   const { orderedKeys, ...rest } = deps;
   const head = await skipKey({ ...rest, keys: orderedKeys }, destination, key);
-  if (!head) return { status: 409, body: { error: notHeld(destination.ordering !== undefined, id, key) } };
-  return { status: 200, body: { skipped: { key, seq: head.seq, deliveryId: head.deliveryId, eventId: head.eventId, status: head.status } } };
+  if (!head) return { kind: 'conflict', body: { error: notHeld(destination.ordering !== undefined, id, key) } };
+  return { kind: 'ok', body: { skipped: { key, seq: head.seq, deliveryId: head.deliveryId, eventId: head.eventId, status: head.status } } };
 }
 
 function notHeld(ordered: boolean, id: string, key: string): string {

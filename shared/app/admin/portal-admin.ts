@@ -21,7 +21,7 @@ import { isLive, liveSince, mintingKeyStands, MINTED_BY_OPERATOR, PortalLinkReco
 import { ExchangeLimiter } from '../../domain/access/portal-exchange-limit';
 import { AccountStore, Clock, DestinationStore, Logger, PortalStore } from '../../ports';
 import { findAccount, noAccount, notInPortal } from './accounts-admin';
-import { AdminResult } from './destinations-admin';
+import { Outcome, TooMany } from '../support/outcome';
 import { PortalVerifier } from '../access/portal-verifier';
 
 /** The customer portal's links and sessions (docs/console.md). */
@@ -55,19 +55,19 @@ export interface PortalLink {
  * request header. A key grants only scopes it holds (linkGrant); every destination named must
  * be the account's own.
  */
-export async function mintPortalLink(deps: PortalAdminDeps, caller: Caller, account: string, body: unknown, consoleUrl: string | undefined): Promise<AdminResult<PortalLink>> {
+export async function mintPortalLink(deps: PortalAdminDeps, caller: Caller, account: string, body: unknown, consoleUrl: string | undefined): Promise<Outcome<PortalLink>> {
   if (!(await findAccount(deps, caller, account))) return noAccount(account);
   if (caller.kind === 'portal') return notInPortal('minting a portal link');
   const parsed = portalLinkSchema.safeParse(body);
-  if (!parsed.success) return { status: 400, body: { error: 'invalid portal link', issues: issuesFromZod(parsed.error) } };
+  if (!parsed.success) return { kind: 'invalid', body: { error: 'invalid portal link', issues: issuesFromZod(parsed.error) } };
   const grant = linkGrant(caller, parsed.data);
-  if (!grant.ok) return { status: 403, body: { error: grant.error, issues: grant.issues } };
-  if (consoleUrl === undefined) return { status: 503, body: { error: 'Herald does not know where its console is served: set HERALD_CONSOLE_URL (e.g. https://herald.example.com/admin/console) or HERALD_PUSH_BASE_URL' } };
+  if (!grant.ok) return { kind: 'forbidden', body: { error: grant.error, issues: grant.issues } };
+  if (consoleUrl === undefined) return { kind: 'unavailable', body: { error: 'Herald does not know where its console is served: set HERALD_CONSOLE_URL (e.g. https://herald.example.com/admin/console) or HERALD_PUSH_BASE_URL' } };
   const missing: string[] = [];
   for (const id of new Set(parsed.data.destinations ?? [])) if (!(await deps.destinations.get(internalDestinationId(account, id)))) missing.push(id);
   if (missing.length > 0) {
     const issues = missing.map((id) => ({ path: 'destinations', message: `account ${account} has no destination ${JSON.stringify(id)}` }));
-    return { status: 400, body: { error: `invalid portal link: no destination ${missing.map((m) => JSON.stringify(m)).join(', ')} in account ${account} (GET /admin/accounts/${account}/destinations)`, issues } };
+    return { kind: 'invalid', body: { error: `invalid portal link: no destination ${missing.map((m) => JSON.stringify(m)).join(', ')} in account ${account} (GET /admin/accounts/${account}/destinations)`, issues } };
   }
   const now = deps.clock.now();
   const { readOnly: _readOnly, ...request } = parsed.data;
@@ -86,7 +86,7 @@ export async function mintPortalLink(deps: PortalAdminDeps, caller: Caller, acco
     expiresAt,
   });
   deps.log.info('portal link minted', { account, link: claims.id, scopes: grant.scopes, destinations: claims.destinations, maxSessions, expiresAt, actor: actorOf(caller) });
-  return { status: 201, body: { id: claims.id, url: `${consoleUrl}/portal#portal=${signLink(deps.portalKey, claims)}`, expiresAt, scopes: grant.scopes, maxSessions } };
+  return { kind: 'created', body: { id: claims.id, url: `${consoleUrl}/portal#portal=${signLink(deps.portalKey, claims)}`, expiresAt, scopes: grant.scopes, maxSessions } };
 }
 
 export interface PortalSession {
@@ -103,13 +103,13 @@ export interface PortalSession {
 }
 
 /**
- * A link refused at the exchange: 401, saying whether it expired, was revoked or has opened
- * every session it may (with where to go back), or is not valid; 429 when this instance takes
- * no more exchanges of it, or of any link, for `retryAfterSeconds` (the Retry-After header).
+ * A link refused at the exchange: unauthenticated, saying whether it expired, was revoked or
+ * has opened every session it may (with where to go back), or is not valid; too many when this
+ * instance takes no more exchanges of it, or of any link, for `retryAfterSeconds` (the Retry-After header).
  */
 export type PortalRefusal =
-  | { status: 401; body: { error: string; reason: 'expired' | 'invalid' | 'revoked' | 'used-up'; returnUrl?: string } }
-  | { status: 429; retryAfterSeconds: number; body: { error: string; retryAfterSeconds: number } };
+  | { kind: 'unauthenticated'; body: { error: string; reason: 'expired' | 'invalid' | 'revoked' | 'used-up'; returnUrl?: string } }
+  | TooMany<{ error: string; retryAfterSeconds: number }>;
 
 const EXPIRED = 'this portal link has expired: ask for a new one where you opened it';
 const INVALID = 'this portal link is not valid: it was changed or cut short; open it again from where you got it';
@@ -120,14 +120,14 @@ const USED_UP = 'this portal link has opened every session it may: ask for a new
  * An expired or revoked link says so with its returnUrl (its signature holds, so the URL is
  * the operator's); a tampered one never names a URL, since none of it can be trusted.
  */
-export async function exchangePortalLink(deps: PortalAdminDeps, body: unknown): Promise<AdminResult<PortalSession> | PortalRefusal> {
+export async function exchangePortalLink(deps: PortalAdminDeps, body: unknown): Promise<Outcome<PortalSession> | PortalRefusal> {
   const parsed = portalSessionSchema.safeParse(body);
-  if (!parsed.success) return { status: 400, body: { error: 'invalid portal session request', issues: issuesFromZod(parsed.error) } };
+  if (!parsed.success) return { kind: 'invalid', body: { error: 'invalid portal session request', issues: issuesFromZod(parsed.error) } };
   const verdict = verifyPortalToken(deps.portalKey, LINK_PREFIX, parsed.data.token, deps.clock.now());
   if (!verdict.ok) {
     deps.log.info('portal link refused', { reason: verdict.reason, ...(verdict.reason === 'expired' ? { account: verdict.claims.account, link: verdict.claims.id } : {}) });
-    if (verdict.reason === 'expired') return { status: 401, body: { error: EXPIRED, reason: 'expired', ...(verdict.claims.returnUrl !== undefined ? { returnUrl: verdict.claims.returnUrl } : {}) } };
-    return { status: 401, body: { error: INVALID, reason: 'invalid' } };
+    if (verdict.reason === 'expired') return { kind: 'unauthenticated', body: { error: EXPIRED, reason: 'expired', ...(verdict.claims.returnUrl !== undefined ? { returnUrl: verdict.claims.returnUrl } : {}) } };
+    return { kind: 'unauthenticated', body: { error: INVALID, reason: 'invalid' } };
   }
   const claims = verdict.claims;
   const back = claims.returnUrl !== undefined ? { returnUrl: claims.returnUrl } : {};
@@ -136,27 +136,27 @@ export async function exchangePortalLink(deps: PortalAdminDeps, body: unknown): 
   if (!admission.ok) {
     deps.log.warn('portal link exchange limited', { limit: admission.limit, account: claims.account, link: claims.id, retryAfterSeconds: admission.retryAfterSeconds });
     const which = admission.limit === 'link' ? 'this portal link was opened too often just now' : 'Herald is opening too many portal sessions just now';
-    return { status: 429, retryAfterSeconds: admission.retryAfterSeconds, body: { error: `${which}: try again in ${admission.retryAfterSeconds} s`, retryAfterSeconds: admission.retryAfterSeconds } };
+    return { kind: 'too-many', retryAfterSeconds: admission.retryAfterSeconds, body: { error: `${which}: try again in ${admission.retryAfterSeconds} s`, retryAfterSeconds: admission.retryAfterSeconds } };
   }
   const access = await deps.portalAccess.link(claims);
   if (!access.ok) {
     deps.log.info('portal link refused', { reason: access.reason, why: access.why, account: claims.account, link: claims.id });
     const error = access.reason === 'expired' ? EXPIRED : `this portal link no longer works: ${access.why}; ask for a new one where you opened it`;
-    return { status: 401, body: { error, reason: access.reason, ...back } };
+    return { kind: 'unauthenticated', body: { error, reason: access.reason, ...back } };
   }
   const account: Account | undefined = await findAccount(deps, OPERATOR, claims.account);
-  if (!account) return { status: 401, body: { error: INVALID, reason: 'invalid' } };
+  if (!account) return { kind: 'unauthenticated', body: { error: INVALID, reason: 'invalid' } };
   const now = deps.clock.now();
   const session: PortalSessionRecord = { id: newPortalId(), linkId: claims.id, account: claims.account, createdAt: now.toISOString(), expiresAt: new Date(claims.exp * 1000).toISOString() };
   const opened = await deps.portals.openSession(session);
   if (opened !== 'opened') {
     deps.log.info('portal link refused', { reason: opened, account: claims.account, link: claims.id });
-    return opened === 'used-up' ? { status: 401, body: { error: USED_UP, reason: 'used-up', ...back } } : { status: 401, body: { error: INVALID, reason: 'invalid' } };
+    return opened === 'used-up' ? { kind: 'unauthenticated', body: { error: USED_UP, reason: 'used-up', ...back } } : { kind: 'unauthenticated', body: { error: INVALID, reason: 'invalid' } };
   }
   const scopes = portalScopes(claims);
   deps.log.info('portal session opened', { account: claims.account, link: claims.id, session: session.id, scopes, destinations: claims.destinations });
   return {
-    status: 200,
+    kind: 'ok',
     body: {
       sessionToken: signSession(deps.portalKey, claims, session.id),
       sessionId: session.id,
@@ -196,7 +196,7 @@ export type PortalLinkView = Omit<PortalLinkRecord, 'revokedAt' | 'scopes' | 'ma
 };
 
 /** Who may see and end an account's portal access: the operator, or a key of the account (its scopes checked by the route); never a portal session. */
-async function portalManager(deps: PortalAdminDeps, caller: Caller, account: string, what: string): Promise<AdminResult<never> | undefined> {
+async function portalManager(deps: PortalAdminDeps, caller: Caller, account: string, what: string): Promise<Outcome<never> | undefined> {
   if (!(await findAccount(deps, caller, account))) return noAccount(account);
   if (caller.kind === 'portal') return notInPortal(what);
   return undefined;
@@ -222,7 +222,7 @@ async function live(deps: PortalAdminDeps, account: string): Promise<{ links: Po
 }
 
 /** `GET /admin/accounts/{id}/portal-links`: the live links, newest first, each with its live sessions. */
-export async function listPortalLinks(deps: PortalAdminDeps, caller: Caller, account: string): Promise<AdminResult<{ links: PortalLinkView[] }>> {
+export async function listPortalLinks(deps: PortalAdminDeps, caller: Caller, account: string): Promise<Outcome<{ links: PortalLinkView[] }>> {
   const refused = await portalManager(deps, caller, account, "listing the account's portal links");
   if (refused) return refused;
   const { links, sessions } = await live(deps, account);
@@ -233,11 +233,11 @@ export async function listPortalLinks(deps: PortalAdminDeps, caller: Caller, acc
     sessionsOpened: link.sessionsOpened ?? 0,
     sessions: sessions.filter((s) => s.linkId === link.id).map((s) => ({ id: s.id, createdAt: s.createdAt, expiresAt: s.expiresAt })),
   }));
-  return { status: 200, body: { links: view } };
+  return { kind: 'ok', body: { links: view } };
 }
 
 /** `GET /admin/accounts/{id}/portal-sessions`: the live sessions, newest first, each with its link's rights. */
-export async function listPortalSessions(deps: PortalAdminDeps, caller: Caller, account: string): Promise<AdminResult<{ sessions: PortalSessionView[] }>> {
+export async function listPortalSessions(deps: PortalAdminDeps, caller: Caller, account: string): Promise<Outcome<{ sessions: PortalSessionView[] }>> {
   const refused = await portalManager(deps, caller, account, "listing the account's portal sessions");
   if (refused) return refused;
   const { links, sessions } = await live(deps, account);
@@ -246,29 +246,29 @@ export async function listPortalSessions(deps: PortalAdminDeps, caller: Caller, 
     const link = linkOf.get(s.linkId)!;
     return { id: s.id, linkId: s.linkId, mintedBy: link.mintedBy, readOnly: link.readOnly, scopes: portalScopes(link), ...(link.destinations !== undefined ? { destinations: link.destinations } : {}), createdAt: s.createdAt, expiresAt: s.expiresAt };
   });
-  return { status: 200, body: { sessions: view } };
+  return { kind: 'ok', body: { sessions: view } };
 }
 
 /** `DELETE /admin/accounts/{id}/portal-links/{linkId}`: the link opens nothing more, and every session opened from it ends. */
-export async function revokePortalLink(deps: PortalAdminDeps, caller: Caller, account: string, linkId: string): Promise<AdminResult<never>> {
+export async function revokePortalLink(deps: PortalAdminDeps, caller: Caller, account: string, linkId: string): Promise<Outcome<never>> {
   const refused = await portalManager(deps, caller, account, 'revoking a portal link');
   if (refused) return refused;
   const revoked = PORTAL_ID.test(linkId) ? await deps.portals.revokeLink(account, linkId, deps.clock.now().toISOString()) : undefined;
-  if (!revoked) return { status: 404, body: { error: `no portal link ${JSON.stringify(linkId)} in account ${JSON.stringify(account)}; list them with GET /admin/accounts/${account}/portal-links` } };
+  if (!revoked) return { kind: 'not-found', body: { error: `no portal link ${JSON.stringify(linkId)} in account ${JSON.stringify(account)}; list them with GET /admin/accounts/${account}/portal-links` } };
   deps.portalAccess.forgetLink(linkId);
   deps.log.info('portal link revoked', { account, link: linkId, actor: actorOf(caller) });
-  return { status: 204 };
+  return { kind: 'done' };
 }
 
 /** `DELETE /admin/accounts/{id}/portal-sessions/{sessionId}`: that session ends; its link may open another. */
-export async function revokePortalSession(deps: PortalAdminDeps, caller: Caller, account: string, sessionId: string): Promise<AdminResult<never>> {
+export async function revokePortalSession(deps: PortalAdminDeps, caller: Caller, account: string, sessionId: string): Promise<Outcome<never>> {
   const refused = await portalManager(deps, caller, account, 'revoking a portal session');
   if (refused) return refused;
   const revoked = PORTAL_ID.test(sessionId) ? await deps.portals.revokeSession(account, sessionId, deps.clock.now().toISOString()) : undefined;
-  if (!revoked) return { status: 404, body: { error: `no portal session ${JSON.stringify(sessionId)} in account ${JSON.stringify(account)}; list them with GET /admin/accounts/${account}/portal-sessions` } };
+  if (!revoked) return { kind: 'not-found', body: { error: `no portal session ${JSON.stringify(sessionId)} in account ${JSON.stringify(account)}; list them with GET /admin/accounts/${account}/portal-sessions` } };
   deps.portalAccess.forgetSession(sessionId);
   deps.log.info('portal session revoked', { account, session: sessionId, link: revoked.linkId, actor: actorOf(caller) });
-  return { status: 204 };
+  return { kind: 'done' };
 }
 
 /**
@@ -276,12 +276,12 @@ export async function revokePortalSession(deps: PortalAdminDeps, caller: Caller,
  * every link minted so far opens nothing more (a link left open would open a new session at
  * once). Links minted afterwards work.
  */
-export async function endPortalSessions(deps: PortalAdminDeps, caller: Caller, account: string): Promise<AdminResult<{ endedAt: string; links: number; sessions: number }>> {
+export async function endPortalSessions(deps: PortalAdminDeps, caller: Caller, account: string): Promise<Outcome<{ endedAt: string; links: number; sessions: number }>> {
   const refused = await portalManager(deps, caller, account, "ending the account's portal sessions");
   if (refused) return refused;
   const endedAt = deps.clock.now().toISOString();
   const ended = await deps.portals.endAll(account, endedAt);
   deps.portalAccess.forgetAccount(account);
   deps.log.info('portal sessions ended', { account, ...ended, actor: actorOf(caller) });
-  return { status: 200, body: { endedAt, ...ended } };
+  return { kind: 'ok', body: { endedAt, ...ended } };
 }

@@ -4,7 +4,7 @@ import { issuesFromZod, ValidationIssue } from '../../domain/events/event';
 import { parseReplayRequest, queuedReport, REPLAY_ID, replayTriggerMessage, reportKey, ReplaySummary, replaySummaryOf, ReplayView, replayViewOf } from '../../domain/replay/replay';
 import { findReplay, replaysUnderWay } from '../retry/replay-reports';
 import { Clock, Logger, MessageBus, ReplayStore } from '../../ports';
-import { AdminResult } from './destinations-admin';
+import { Outcome } from '../support/outcome';
 import { newErrorId, QUEUE_REFUSED } from '../support/unavailable-causes';
 
 /**
@@ -35,17 +35,17 @@ export type ReplayAccepted = { id: string; status: 'queued'; dryRun: boolean; re
  * `account`: the replay is scoped to it (an account key, or a path under /accounts/{id}): only
  * its destinations' dead letters are selected. Undefined: the operator, every account's.
  */
-export async function postReplay(deps: ReplaysAdminDeps, body: unknown, account?: string): Promise<AdminResult<ReplayAccepted>> {
+export async function postReplay(deps: ReplaysAdminDeps, body: unknown, account?: string): Promise<Outcome<ReplayAccepted>> {
   const parsed = parseReplayRequest(body);
-  if (!parsed.ok) return { status: 400, body: { error: 'invalid replay request', issues: parsed.issues } };
+  if (!parsed.ok) return { kind: 'invalid', body: { error: 'invalid replay request', issues: parsed.issues } };
   if (account !== undefined && parsed.value.account !== undefined && parsed.value.account !== account) {
-    return { status: 400, body: { error: 'invalid replay request', issues: [{ path: 'account', message: `this replay is for account ${JSON.stringify(account)}, as its path or key says: leave account out` }] } };
+    return { kind: 'invalid', body: { error: 'invalid replay request', issues: [{ path: 'account', message: `this replay is for account ${JSON.stringify(account)}, as its path or key says: leave account out` }] } };
   }
   const request = account !== undefined ? { ...parsed.value, account } : parsed.value;
   const now = deps.clock.now();
   const id = request.id ?? newReplayId(now);
   const report = queuedReport(id, request, now);
-  const used = (): AdminResult<never> => ({ status: 409, body: { error: `replay id ${JSON.stringify(id)} is already used; see GET ${replayPath(request.account, id)}`, issues: [{ path: 'id', message: 'already used' }] } });
+  const used = (): Outcome<never> => ({ kind: 'conflict', body: { error: `replay id ${JSON.stringify(id)} is already used; see GET ${replayPath(request.account, id)}`, issues: [{ path: 'id', message: 'already used' }] } });
   // An account's id is its own: taken only by its own replay (one kept under the bare id before ids were per account too).
   if (request.id !== undefined && (await findReplay(deps.replays, request.account, id))) return used();
   // One replay per account (or of the operator's across accounts) at a time; another account's
@@ -53,7 +53,7 @@ export async function postReplay(deps: ReplaysAdminDeps, body: unknown, account?
   const own = (await replaysUnderWay(deps.replays, now)).find((r) => r.request.account === request.account);
   if (own) {
     const since = own.status === 'running' ? `is running (since ${own.startedAt ?? own.createdAt})` : `is queued (since ${own.createdAt}), waiting for its turn`;
-    return { status: 409, body: { error: `replay ${own.id} ${since}; wait for it to end (GET ${replayPath(request.account, own.id)}): ${request.account === undefined ? 'the operator runs one replay across accounts' : 'an account runs one replay'} at a time` } };
+    return { kind: 'conflict', body: { error: `replay ${own.id} ${since}; wait for it to end (GET ${replayPath(request.account, own.id)}): ${request.account === undefined ? 'the operator runs one replay across accounts' : 'an account runs one replay'} at a time` } };
   }
   if (!(await deps.replays.create(report))) return used();
   try {
@@ -65,13 +65,13 @@ export async function postReplay(deps: ReplaysAdminDeps, body: unknown, account?
     const error = `the replay request could not be queued (${QUEUE_REFUSED}; error id ${errorId})`;
     await deps.replays.update(reportKey(report), (current) => current && current.status === 'queued' ? { ...current, status: 'failed', error, endedAt: deps.clock.now().toISOString(), updatedAt: deps.clock.now().toISOString() } : undefined);
     deps.log.error(`the replay request could not be published on ${deps.replayTopic}`, { replayId: id, errorId, error: (e as Error).message });
-    return { status: 503, body: { error: `${error}; nothing was replayed: try again`, errorId } };
+    return { kind: 'unavailable', body: { error: `${error}; nothing was replayed: try again`, errorId } };
   }
-  return { status: 202, body: { id, status: 'queued', dryRun: report.dryRun, request: report.request, report: replayPath(account, id) } };
+  return { kind: 'accepted', body: { id, status: 'queued', dryRun: report.dryRun, request: report.request, report: replayPath(account, id) } };
 }
 
-const badReplayId = (id: string): AdminResult<never> => ({
-  status: 400,
+const badReplayId = (id: string): Outcome<never> => ({
+  kind: 'invalid',
   body: { error: `invalid replay id ${JSON.stringify(id)}`, issues: [{ path: 'id', message: 'a replay id is 1-64 letters, digits, "_" or "-", as POST /admin/replays returned it' }] },
 });
 
@@ -80,24 +80,27 @@ function replayPath(account: string | undefined, id: string): string {
   return account === undefined ? `/admin/replays/${id}` : `/admin/accounts/${account}/replays/${id}`;
 }
 
+/** Not found: a replay that does not exist, or that the caller may not see. */
+export const noReplay = (id: string): Outcome<never> => ({ kind: 'not-found', body: { error: `no replay ${JSON.stringify(id)}; list them with GET /admin/replays` } });
+
 /**
  * With `account`, that account's replay `id`: another account's (or the operator's unscoped
- * one) is not there, 404, even under the same id. Without (the operator): the unscoped one, else
- * the one account replay of that id (several: 409 naming where each is).
+ * one) is not there (not found), even under the same id. Without (the operator): the unscoped
+ * one, else the one account replay of that id (several: a conflict naming where each is).
  */
-export async function getReplay(deps: Pick<ReplaysAdminDeps, 'replays'>, id: string, account?: string): Promise<AdminResult<ReplayView>> {
+export async function getReplay(deps: Pick<ReplaysAdminDeps, 'replays'>, id: string, account?: string): Promise<Outcome<ReplayView>> {
   if (!REPLAY_ID.test(id)) return badReplayId(id);
   let report = (await findReplay(deps.replays, account, id))?.report;
   if (!report && account === undefined) {
     const named = await deps.replays.named(id, 10);
     if (named.length > 1) {
       const paths = named.map((r) => `GET ${replayPath(r.request.account, id)}`).join(', ');
-      return { status: 409, body: { error: `several accounts have a replay ${JSON.stringify(id)}: ask for one by its account (${paths})` } };
+      return { kind: 'conflict', body: { error: `several accounts have a replay ${JSON.stringify(id)}: ask for one by its account (${paths})` } };
     }
     report = named[0];
   }
-  if (!report) return { status: 404, body: { error: `no replay ${JSON.stringify(id)}; list them with GET /admin/replays` } };
-  return { status: 200, body: replayViewOf(report) };
+  if (!report) return noReplay(id);
+  return { kind: 'ok', body: replayViewOf(report) };
 }
 
 const LIMIT_MESSAGE = `limit must be a whole number from 1 to ${REPLAY_LIST.maxLimit} (default ${REPLAY_LIST.defaultLimit})`;
@@ -122,9 +125,9 @@ export function parseReplayListQuery(query: Record<string, unknown>): { ok: true
   return { ok: true, limit: parsed.data.limit };
 }
 
-export async function listReplays(deps: Pick<ReplaysAdminDeps, 'replays'>, query: Record<string, unknown>, account?: string): Promise<AdminResult<{ replays: ReplaySummary[] }>> {
+export async function listReplays(deps: Pick<ReplaysAdminDeps, 'replays'>, query: Record<string, unknown>, account?: string): Promise<Outcome<{ replays: ReplaySummary[] }>> {
   const parsed = parseReplayListQuery(query);
-  if (!parsed.ok) return { status: 400, body: { error: 'invalid replays query', issues: parsed.issues } };
+  if (!parsed.ok) return { kind: 'invalid', body: { error: 'invalid replays query', issues: parsed.issues } };
   const reports = await deps.replays.recent(parsed.limit, account);
-  return { status: 200, body: { replays: reports.map(replaySummaryOf) } };
+  return { kind: 'ok', body: { replays: reports.map(replaySummaryOf) } };
 }

@@ -6,7 +6,8 @@ import { addHistograms, LatencyHistogram, percentile } from '../../domain/stats/
 import { bucketStart, RateBucket } from '../../domain/stats/success-rate';
 import { Clock, DeliveryStore, DestinationStore } from '../../ports';
 import { DAY_POINTS, DestinationCounters } from '../destinations/destination-counters';
-import { AdminResult, destinationsOfAccount, notFound } from './destinations-admin';
+import { destinationsOfAccount, notFound } from './destinations-admin';
+import { Outcome } from '../support/outcome';
 
 /**
  * The console's overview charts: an account's attempts over the last hour or day, from the
@@ -119,15 +120,15 @@ function pointMs(windowMs: number, points: number, counterBucketMs: number): num
   return Math.max(counterBucketMs, Math.ceil(windowMs / points / counterBucketMs) * counterBucketMs);
 }
 
-export async function getAccountStats(deps: StatsAdminDeps, caller: Caller, account: string, query: Record<string, unknown>): Promise<AdminResult<AccountStats>> {
+export async function getAccountStats(deps: StatsAdminDeps, caller: Caller, account: string, query: Record<string, unknown>): Promise<Outcome<AccountStats>> {
   const parsed = statsQuerySchema.safeParse(query);
-  if (!parsed.success) return { status: 400, body: { error: 'invalid query', issues: issuesFromZod(parsed.error) } };
+  if (!parsed.success) return { kind: 'invalid', body: { error: 'invalid query', issues: issuesFromZod(parsed.error) } };
   const { window, destination, counts } = parsed.data;
   const { ms, points } = STATS_WINDOWS[window];
   const windowMs = ms / deps.timeScale;
   const now = deps.clock.now().getTime();
   const seen = (await destinationsOfAccount(deps.destinations, account)).map((d) => d.id).filter((id) => seesDestination(caller, splitDestinationId(id).id));
-  // One destination: 404 as on every destination route when the caller has none of that id (or may not see it).
+  // One destination: not found, as on every destination route when the caller has none of that id (or may not see it).
   const ids = destination === undefined ? seen : seen.filter((id) => id === internalDestinationId(account, destination));
   if (destination !== undefined && ids.length === 0) return notFound(internalDestinationId(account, destination));
   const since = bucketStart(now, deps.counterBucketMs) - windowMs;
@@ -141,7 +142,7 @@ export async function getAccountStats(deps: StatsAdminDeps, caller: Caller, acco
   const count = async (status: 'QUEUED' | 'DEAD') => (ids.length === 0 || !deps.deliveries.countByStatus ? 0 : deps.deliveries.countByStatus(ids, status));
   const [queued, dead] = counts === 'true' ? await Promise.all([count('QUEUED'), count('DEAD')]) : [];
   return {
-    status: 200,
+    kind: 'ok',
     body: {
       window,
       ...(destination !== undefined ? { destination } : {}),

@@ -1,7 +1,8 @@
 import { AddressRules, checkTargetUrl, firstRefused, resolvedRefusal } from '../../domain/access/address-policy';
 import { HostResolver } from '../../ports';
 
-export type TargetProblem = { status: 400 | 503; message: string };
+/** The URL refused (`invalid`), or DNS out of reach so it could not be checked (`unavailable`). */
+export type TargetProblem = { kind: 'invalid' | 'unavailable'; message: string };
 
 /** DNS answers that mean the name does not exist (as opposed to DNS being unreachable). */
 const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'ENONAME', 'EAI_NONAME', 'NXDOMAIN']);
@@ -13,7 +14,7 @@ const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'ENONAME', 'EAI_NONAME', '
  */
 export async function checkWebhookTarget(url: string, rules: AddressRules, resolver: HostResolver): Promise<TargetProblem | undefined> {
   const verdict = checkTargetUrl(url, rules);
-  if (!verdict.ok) return { status: 400, message: verdict.message };
+  if (!verdict.ok) return { kind: 'invalid', message: verdict.message };
   if (verdict.literal) return undefined;
   let addresses: { address: string }[];
   try {
@@ -21,11 +22,11 @@ export async function checkWebhookTarget(url: string, rules: AddressRules, resol
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && NO_SUCH_NAME.has(code)) {
-      return { status: 400, message: `url host ${verdict.host} does not resolve (${code}); register the destination once its DNS name exists` };
+      return { kind: 'invalid', message: `url host ${verdict.host} does not resolve (${code}); register the destination once its DNS name exists` };
     }
-    return { status: 503, message: `could not resolve url host ${verdict.host} (${typeof code === 'string' ? code : 'DNS error'}); try again` };
+    return { kind: 'unavailable', message: `could not resolve url host ${verdict.host} (${typeof code === 'string' ? code : 'DNS error'}); try again` };
   }
-  if (addresses.length === 0) return { status: 400, message: `url host ${verdict.host} has no address` };
+  if (addresses.length === 0) return { kind: 'invalid', message: `url host ${verdict.host} has no address` };
   const blocked = firstRefused(addresses, rules, verdict.port);
-  return blocked ? { status: 400, message: resolvedRefusal(verdict.host, blocked) } : undefined;
+  return blocked ? { kind: 'invalid', message: resolvedRefusal(verdict.host, blocked) } : undefined;
 }

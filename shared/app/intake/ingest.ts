@@ -11,9 +11,10 @@ import { AccountPolicies } from '../access/account-policies';
 import { admitOrdered, OrderedDeps, OrderedItem, takesInOrder } from '../ordering/ordered-delivery';
 import { OrderedKeyStore } from '../../ports';
 import { newErrorId, QUEUE_REFUSED, STORAGE_BUSY } from '../support/unavailable-causes';
+import { TooMany } from '../support/outcome';
 
 /**
- * What a 503's resend costs, said exactly: an event is one delivery per destination (one record,
+ * What resending after an unavailable answer costs, said exactly: an event is one delivery per destination (one record,
  * one `webhook-id`), but a resend is a new lane message, sent without a read first, so a
  * destination whose lane had the event already receives it again (docs/delivery-guarantees.md).
  */
@@ -40,11 +41,11 @@ export interface IngestDeps extends LaneDeps {
 }
 
 export type IngestResult =
-  | { status: 202; body: { accepted: string[] } }
-  | { status: 400 | 403 | 413; body: { error: string; issues: ValidationIssue[] } }
-  | { status: 429; retryAfterSeconds: number; body: { error: string; issues: ValidationIssue[] } }
+  | { kind: 'accepted'; body: { accepted: string[] } }
+  | { kind: 'invalid' | 'forbidden' | 'too-large'; body: { error: string; issues: ValidationIssue[] } }
+  | TooMany<{ error: string; issues: ValidationIssue[] }>
   /** `errorId` names the log line that holds the cause in full; the body holds none of it (no Pub/Sub or Firestore text, no topic path). */
-  | { status: 503; body: { error: string; errorId: string; accepted: string[]; failed: { id: string; error: string }[] } };
+  | { kind: 'unavailable'; body: { error: string; errorId: string; accepted: string[]; failed: { id: string; error: string }[] } };
 
 /**
  * Validates a whole request before publishing any of it (all-or-nothing), then, at once,
@@ -57,12 +58,12 @@ export type IngestResult =
  * accepted, so a producer can resend only the rest; if the journal fails (a write whose reply
  * was lost and which landed is not a failure: IntakeJournal reads it back), none is. A resent
  * event that was published meanwhile is one delivery (`deliver` records the second send as a
- * duplicate of it), but it is sent again: its 503 says so.
+ * duplicate of it), but it is sent again: its unavailable answer says so.
  */
 export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffer): Promise<IngestResult> {
   if (body.length > deps.maxBodyBytes) {
     return {
-      status: 413,
+      kind: 'too-large',
       body: { error: `request body is ${body.length} bytes; the limit is ${deps.maxBodyBytes}`, issues: [{ path: 'body', message: `over ${deps.maxBodyBytes} bytes` }] },
     };
   }
@@ -70,7 +71,7 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
   if (refused) return overQuota(refused, 1);
   const parsed = parseHttpEvents(headers, body, deps.clock.now());
   if (!parsed.ok) {
-    return { status: 400, body: { error: `invalid CloudEvent${parsed.mode === 'batch' ? ' batch' : ''}: ${parsed.issues.length} problem(s)`, issues: parsed.issues } };
+    return { kind: 'invalid', body: { error: `invalid CloudEvent${parsed.mode === 'batch' ? ' batch' : ''}: ${parsed.issues.length} problem(s)`, issues: parsed.issues } };
   }
   let events = parsed.value;
   const oversized = events
@@ -78,7 +79,7 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     .filter((e) => e.size > deps.maxEventBytes);
   if (oversized.length) {
     return {
-      status: 413,
+      kind: 'too-large',
       body: {
         error: `event over the ${deps.maxEventBytes}-byte limit (data plus attributes)`,
         issues: oversized.map((o) => ({ path: o.path, message: `event is ${o.size} bytes; the limit is ${deps.maxEventBytes}` })),
@@ -89,10 +90,10 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
   const named = events.map((e) => e.attributes[ACCOUNT_EXTENSION]);
   if (deps.account !== undefined) {
     const foreign = named.flatMap((a, i) => (a !== undefined && a !== deps.account ? [{ path: `${paths[i]}.${ACCOUNT_EXTENSION}`, message: `this key publishes for account ${deps.account} only` }] : []));
-    if (foreign.length) return { status: 403, body: { error: `an event names another account than the key's (${deps.account}); nothing accepted`, issues: foreign } };
+    if (foreign.length) return { kind: 'forbidden', body: { error: `an event names another account than the key's (${deps.account}); nothing accepted`, issues: foreign } };
   } else {
     const bad = named.flatMap((a, i) => (a !== undefined && !ACCOUNT_ID.test(a) ? [{ path: `${paths[i]}.${ACCOUNT_EXTENSION}`, message: 'heraldaccount must be an account id: 1-63 lowercase letters, digits and hyphens' }] : []));
-    if (bad.length) return { status: 400, body: { error: 'invalid heraldaccount', issues: bad } };
+    if (bad.length) return { kind: 'invalid', body: { error: 'invalid heraldaccount', issues: bad } };
     const unknown = await unknownAccounts(deps, named, paths);
     if (unknown) return unknown;
   }
@@ -182,11 +183,11 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     const errorId = newErrorId();
     deps.log.error('publishing to the lanes or placing ordered events failed', { errorId, failed: causes, accepted });
     return {
-      status: 503,
+      kind: 'unavailable',
       body: { error: `Herald could not pass some events on (each failed one says why); resend the failed events (${RESENT_AGAIN})`, errorId, accepted, failed },
     };
   }
-  return { status: 202, body: { accepted } };
+  return { kind: 'accepted', body: { accepted } };
 }
 
 /**
@@ -229,7 +230,7 @@ function newestCreated(targets: readonly (readonly Destination[])[]): string | u
 }
 
 /**
- * 400 when events name accounts that do not exist: each would get a quota bucket of its own and
+ * Invalid when events name accounts that do not exist: each would get a quota bucket of its own and
  * catalogue documents nobody owns. Known from the accounts cache the quotas read anyway.
  */
 async function unknownAccounts(deps: IngestDeps, named: readonly (string | undefined)[], paths: readonly string[]): Promise<IngestResult | undefined> {
@@ -239,7 +240,7 @@ async function unknownAccounts(deps: IngestDeps, named: readonly (string | undef
   const issues = named.flatMap((a, i) => (a !== undefined && missing.has(a) ? [{ path: `${paths[i]}.${ACCOUNT_EXTENSION}`, message: `no account ${JSON.stringify(a)}` }] : []));
   const list = [...missing].map((a) => JSON.stringify(a)).join(', ');
   return {
-    status: 400,
+    kind: 'invalid',
     body: { error: `events name ${missing.size === 1 ? 'an account that does' : 'accounts that do'} not exist (${list}); nothing accepted: correct heraldaccount, or create the account first (POST /admin/accounts)`, issues },
   };
 }
@@ -250,10 +251,10 @@ function overQuota(verdict: Extract<QuotaVerdict, { ok: false }>, n: number): In
     verdict.why === 'too-big'
       ? `this request has ${n} events of account ${account}, more than its quota of ${limit} events per second: split it into requests of at most ${limit}`
       : `account ${account} is over its publish quota of ${limit} events per second; nothing accepted: resend after ${retryAfterSeconds} s (Retry-After), or ask the operator to raise quotas.publishPerSecond`;
-  return { status: 429, retryAfterSeconds, body: { error, issues: [{ path: ACCOUNT_EXTENSION, message: `${account}: over ${limit} events/s` }] } };
+  return { kind: 'too-many', retryAfterSeconds, body: { error, issues: [{ path: ACCOUNT_EXTENSION, message: `${account}: over ${limit} events/s` }] } };
 }
 
-/** 503, none of the request's events accepted: what to do and a generic cause; the detail is in the log line `errorId` names. */
+/** Unavailable, none of the request's events accepted: what to do and a generic cause; the detail is in the log line `errorId` names. */
 function unavailable(error: string, events: readonly HeraldEvent[], cause: string, errorId: string): IngestResult {
-  return { status: 503, body: { error, errorId, accepted: [], failed: events.map((e) => ({ id: e.attributes.id, error: cause })) } };
+  return { kind: 'unavailable', body: { error, errorId, accepted: [], failed: events.map((e) => ({ id: e.attributes.id, error: cause })) } };
 }

@@ -5,9 +5,10 @@ import { STORAGE_BUSY } from './unavailable-causes';
 
 /**
  * What an API caller is told when Herald's own store could not take a request now: the
- * sentence for a 503 with Retry-After, or undefined for any other fault (a bug: 500). Every
- * admin write may be sent twice to the same effect, so the answer is: send it again. The
- * sentence names no record, code or path of the store's (unavailable-causes.ts).
+ * sentence of an unavailable answer with Retry-After, or undefined for any other fault (a
+ * bug: an internal error). Every admin write may be sent twice to the same effect, so the
+ * answer is: send it again. The sentence names no record, code or path of the store's
+ * (unavailable-causes.ts).
  */
 export function storeBusyMessage(e: unknown): string | undefined {
   if (e instanceof WriteContentionError) {

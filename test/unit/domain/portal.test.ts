@@ -260,12 +260,12 @@ describe('overview series', () => {
       asked.length = 0;
       const all = await getAccountStats(deps, operator, 'acme', {});
       expect(asked.sort()).toEqual(['acme_billing', 'acme_orders']);
-      expect(all).toMatchObject({ status: 200, body: { window: '1h', successRate: 1, latencyMs: { p50: 15, p99: 500 }, queued: 2, dead: 2 } });
+      expect(all).toMatchObject({ kind: 'ok', body: { window: '1h', successRate: 1, latencyMs: { p50: 15, p99: 500 }, queued: 2, dead: 2 } });
       expect((all as { body: object }).body).not.toHaveProperty('destination');
       asked.length = 0;
       const one = await getAccountStats(deps, operator, 'acme', { window: '24h', destination: 'orders' });
       expect(asked).toEqual(['acme_orders']);
-      expect(one).toMatchObject({ status: 200, body: { window: '24h', destination: 'orders', latencyMs: { p50: 12.5, p99: 15 }, queued: 1, dead: 1 } });
+      expect(one).toMatchObject({ kind: 'ok', body: { window: '24h', destination: 'orders', latencyMs: { p50: 12.5, p99: 15 }, queued: 1, dead: 1 } });
       expect((one as { body: { series: { p50Ms?: number }[] } }).body.series.at(-1)).toMatchObject({ attempts: 2, p50Ms: 12.5, p99Ms: 15 });
     });
 
@@ -273,21 +273,21 @@ describe('overview series', () => {
       const counted: string[][] = [];
       const spy: StatsAdminDeps = { ...deps, deliveries: { countByStatus: async (ids) => (counted.push([...ids]), 0) } };
       const sparkline = await getAccountStats(spy, operator, 'acme', { destination: 'orders', counts: 'false' });
-      expect(sparkline).toMatchObject({ status: 200, body: { destination: 'orders', successRate: 1 } });
+      expect(sparkline).toMatchObject({ kind: 'ok', body: { destination: 'orders', successRate: 1 } });
       expect((sparkline as { body: object }).body).not.toHaveProperty('queued');
       expect(counted).toEqual([]);
       expect(issuesOf(statsQuerySchema, { counts: 'no' })).toEqual(['counts: counts must be "true" or "false"']);
     });
 
     test('an unknown destination, or one the caller may not see: 404 as on the destination routes; a malformed one: 400, said precisely', async () => {
-      expect(await getAccountStats(deps, operator, 'acme', { destination: 'nope' })).toEqual({ status: 404, body: { error: 'no destination "acme_nope"; list them with GET /admin/destinations' } });
+      expect(await getAccountStats(deps, operator, 'acme', { destination: 'nope' })).toEqual({ kind: 'not-found', body: { error: 'no destination "acme_nope"; list them with GET /admin/destinations' } });
       const narrowed = { kind: 'portal', account: 'acme', destinations: ['billing'] } as unknown as Parameters<typeof getAccountStats>[1];
-      expect(await getAccountStats(deps, narrowed, 'acme', { destination: 'orders' })).toMatchObject({ status: 404 });
-      expect(await getAccountStats(deps, narrowed, 'acme', { destination: 'billing' })).toMatchObject({ status: 200, body: { destination: 'billing' } });
+      expect(await getAccountStats(deps, narrowed, 'acme', { destination: 'orders' })).toMatchObject({ kind: 'not-found' });
+      expect(await getAccountStats(deps, narrowed, 'acme', { destination: 'billing' })).toMatchObject({ kind: 'ok', body: { destination: 'billing' } });
       expect(issuesOf(statsQuerySchema, { destination: 'Orders!' })).toEqual(['destination: destination must be a destination id: 1-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit']);
       expect(issuesOf(statsQuerySchema, { destination: ['a', 'b'] })).toEqual(['destination: destination must be one destination id, given once']);
       expect(issuesOf(statsQuerySchema, { window: '1h', dest: 'a' })).toEqual([expect.stringContaining('the query takes window (1h or 24h), destination (a destination id) and counts (true or false) only')]);
-      expect(await getAccountStats(deps, operator, 'acme', { destination: 'Orders!' })).toMatchObject({ status: 400, body: { error: 'invalid query', issues: [{ path: 'destination' }] } });
+      expect(await getAccountStats(deps, operator, 'acme', { destination: 'Orders!' })).toMatchObject({ kind: 'invalid', body: { error: 'invalid query', issues: [{ path: 'destination' }] } });
     });
   });
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { eventAttributesSchema } from '../../domain/events/event';
-import { customPolicySchema, POLICY_PRESET_NAMES, policySpecSchema } from '../../domain/retry/policy';
-import { orderingObjectSchema, orderingSpecSchema } from '../../domain/modes/ordering';
+import { eventAttributesSchema } from '../../shared/domain/events/event';
+import { customPolicySchema, POLICY_PRESET_NAMES, policySpecSchema } from '../../shared/domain/retry/policy';
+import { orderingObjectSchema, orderingSpecSchema } from '../../shared/domain/modes/ordering';
 
 /**
  * The HTTP API as OpenAPI 3.1, generated from the same zod schemas the handlers validate
