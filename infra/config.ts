@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
 import { z } from 'zod';
-import { ConfigError, ENV_NAMES, HeraldConfig, loadConfig } from '../shared/config';
+import { ConfigError, loadConfig } from '../shared/config';
+import { ENV_NAMES, HeraldConfig } from '../shared/config-schema';
 import { checkDestinationUrl, DESTINATION_ID, DestinationSpec, destinationSpecSchema } from '../shared/domain/destinations/destination';
 import { issuesFromZod } from '../shared/domain/events/event';
 import { secretsKeySchema } from '../shared/domain/access/secret-box';

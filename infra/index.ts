@@ -2,7 +2,7 @@ import * as gcp from '@pulumi/gcp';
 import * as pulumi from '@pulumi/pulumi';
 import * as random from '@pulumi/random';
 import { FIRESTORE_INCREASING_FIELDS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, FIRESTORE_UNINDEXED_FIELDS } from '../shared/firestore-schema';
-import { ENV_NAMES } from '../shared/config';
+import { ENV_NAMES } from '../shared/config-schema';
 import { FunctionName, heraldTopology } from '../shared/topology';
 import { ProjectApis } from './components/apis';
 import { DeclaredDestination } from './components/declared-destination';

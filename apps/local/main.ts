@@ -1,7 +1,7 @@
 import { constants } from 'node:os';
 import { ConfigError } from '../../shared/config';
 import { onStopSignals } from '../../shared/adapters/graceful-stop';
-import { EmulatorPrerequisiteError } from './emulators';
+import { EmulatorPrerequisiteError } from './emulator-prerequisites';
 import { startLocalStack } from './stack';
 import { parseLocalArgs } from './args';
 import { LOCAL_SECRETS_KEY_FILE } from './secrets-key';
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
       process.exit(0);
     },
     // Nothing accepted is lost this way either: pushes not yet answered come again and an
-    // expired claim is taken again; the 'exit' hook in emulators.ts kills the emulators Herald started.
+    // expired claim is taken again; the 'exit' hook in emulator-processes.ts kills the emulators Herald started.
     (signal) => {
       note(`${signal} again: exiting now, without waiting for requests under way`);
       process.exit(128 + constants.signals[signal]);

@@ -1,7 +1,7 @@
 import * as gcp from '@pulumi/gcp';
 import * as pulumi from '@pulumi/pulumi';
 import { childOptions } from './child-options';
-import { ENV_NAMES } from '../../shared/config';
+import { ENV_NAMES } from '../../shared/config-schema';
 import { SecretSetting } from '../config';
 
 type SecretEnv = gcp.types.input.cloudfunctionsv2.FunctionServiceConfigSecretEnvironmentVariable;

@@ -3,7 +3,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
-import { checkPrerequisites, groupAlive, resetEmulators, startEmulators, type RunningEmulators } from '../../apps/local/emulators';
+import { resetEmulators, type RunningEmulators, startEmulators } from '../../apps/local/emulators';
+import { checkPrerequisites } from '../../apps/local/emulator-prerequisites';
+import { groupAlive } from '../../apps/local/emulator-processes';
 
 jest.setTimeout(60_000);
 

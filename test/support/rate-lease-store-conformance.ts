@@ -1,4 +1,5 @@
-import { lease, LeaseRequest, RATE_LIMITS, RateDoc } from '../../shared/domain/rate/rate-control';
+import { lease, LeaseRequest } from '../../shared/domain/rate/rate-control';
+import { RATE_LIMITS, RateDoc } from '../../shared/domain/rate/rate-doc';
 import { RateLeaseStore } from '../../shared/ports';
 import { contractSuite } from './contract-suite';
 

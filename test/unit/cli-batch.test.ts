@@ -1,6 +1,6 @@
 import { batchFromFlags, batchSentence } from '../../apps/cli/batch-flags';
 import { deliveriesTable } from '../../apps/cli/commands/deliveries';
-import { destinationSummary } from '../../apps/cli/commands/destinations';
+import { destinationSummary } from '../../apps/cli/commands/destination-summary';
 import type { DeliveryView } from '../../shared/app/admin/deliveries-admin';
 import type { DestinationInfo } from '../../apps/cli/client';
 import { harness } from '../support/cli-harness';

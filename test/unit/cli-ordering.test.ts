@@ -1,5 +1,5 @@
 import { deliveriesTable } from '../../apps/cli/commands/deliveries';
-import { destinationSummary } from '../../apps/cli/commands/destinations';
+import { destinationSummary } from '../../apps/cli/commands/destination-summary';
 import { orderingFromFlags } from '../../apps/cli/ordering-flags';
 import type { DeliveryView } from '../../shared/app/admin/deliveries-admin';
 import type { DestinationInfo } from '../../apps/cli/client';

@@ -13,7 +13,7 @@ import { applySpec, destinationSpecSchema } from '../../shared/domain/destinatio
 import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
 import { createLogger } from '../../shared/log';
 import { Clock, RateLeaseStore, systemClock } from '../../shared/ports';
-import { RateDoc } from '../../shared/domain/rate/rate-control';
+import { RateDoc } from '../../shared/domain/rate/rate-doc';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 
 /** Conservation on memory adapters: the journal, the reconciler, and the dead letter written before it is sent. */

@@ -2,7 +2,9 @@ import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-st
 import { DeliveryLimiter, Gate, LimiterClosedError } from '../../shared/app/rate/delivery-limiter';
 import { FORGET_IDLE_MS } from '../../shared/app/rate/destination-pace';
 import { AttemptResult } from '../../shared/domain/retry/delivery';
-import { BOUND_HEADROOM, LeaseRequest, RateBounds, RATE_LIMITS } from '../../shared/domain/rate/rate-control';
+import { LeaseRequest } from '../../shared/domain/rate/rate-control';
+import { RateBounds, RATE_LIMITS } from '../../shared/domain/rate/rate-doc';
+import { BOUND_HEADROOM } from '../../shared/domain/rate/rate-grids';
 import { ADVANCE_AHEAD_MS } from '../../shared/domain/rate/rate-advance';
 import { createLogger } from '../../shared/log';
 import { patient } from '../support/patience';

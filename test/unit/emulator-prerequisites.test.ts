@@ -3,15 +3,9 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  checkPrerequisites,
-  EmulatorPrerequisiteError,
-  freePort,
-  groupAlive,
-  parseJavaMajor,
-  startEmulators,
-  type EmulatorKind,
-} from '../../apps/local/emulators';
+import { freePort, startEmulators } from '../../apps/local/emulators';
+import { checkPrerequisites, type EmulatorKind, EmulatorPrerequisiteError, parseJavaMajor } from '../../apps/local/emulator-prerequisites';
+import { groupAlive } from '../../apps/local/emulator-processes';
 
 const ALL_COMPONENTS = ['beta', 'pubsub-emulator', 'cloud-firestore-emulator'];
 const JAVA_17 = 'openjdk version "17.0.15" 2025-04-15\nOpenJDK Runtime Environment (build 17.0.15+6)';

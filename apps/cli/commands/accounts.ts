@@ -5,7 +5,7 @@ import { AccountsApi } from '../accounts-client';
 import { naming } from '../answers';
 import { CommandContext, connectionOptions, issuesOf, usageError, validate } from '../context';
 import { accountIdSchema } from '../credentials';
-import { table } from './destinations';
+import { table } from './destination-args';
 
 /**
  * `herald accounts list|show|create|update|delete|settings` over /admin/accounts

@@ -8,7 +8,7 @@ import { DeliveryPageInfo, DeliveryQuery, HeraldClient } from '../client';
 import { CommandContext, connectionOptions, validate } from '../context';
 import { ApiError } from '../errors';
 import { accountFlag, naming } from '../answers';
-import { destinationIdSchema, noDestination, table } from './destinations';
+import { destinationIdSchema, noDestination, table } from './destination-args';
 
 /** `herald deliveries list|show` over the admin API: where each (event, destination) delivery stands. */
 

@@ -8,12 +8,15 @@ export const destinationIdSchema = z
   .string()
   .regex(DESTINATION_ID, 'a destination id is 1-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit');
 
+/** A missing destination: which, and how to list the ones there are (in the same account). */
 export function noDestination(id: string, account: string | undefined): { what: string; hint: string } {
   return {
     what: `no destination ${JSON.stringify(id)}${account === undefined ? '' : ` in account ${JSON.stringify(account)}`}`,
     hint: `see the destinations there are with: herald destinations list${accountFlag(account)}`,
   };
 }
+
+export const ID_ARG = { id: '<id>' };
 
 /** Plain columns, widest cell wide; the last column is not padded. */
 export function table(rows: string[][]): string {

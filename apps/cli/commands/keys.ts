@@ -5,7 +5,7 @@ import { AccountsApi, CreatedKey } from '../accounts-client';
 import { naming } from '../answers';
 import { CommandContext, connectionOptions, issuesOf, usageError, validate } from '../context';
 import { accountIdSchema, API_KEY_ENV } from '../credentials';
-import { table } from './destinations';
+import { table } from './destination-args';
 
 /**
  * `herald keys list|create|revoke`: an account's keys (POST/GET/DELETE

@@ -5,7 +5,7 @@ import { naming } from '../answers';
 import { CommandContext, connectionOptions, validate } from '../context';
 import { accountIdSchema } from '../credentials';
 import { PortalApi, PortalLinkView, PortalSessionView } from '../portal-client';
-import { table } from './destinations';
+import { table } from './destination-args';
 
 /**
  * `herald portal links list|revoke` and `herald portal sessions list|revoke|revoke-all`: an

@@ -7,7 +7,7 @@ import { HeraldClient } from '../client';
 import { accountFlag, naming } from '../answers';
 import { CommandContext, connectionOptions, validate } from '../context';
 import { ApiError } from '../errors';
-import { destinationIdSchema, table } from './destinations';
+import { destinationIdSchema, table } from './destination-args';
 
 /**
  * `herald replay`: asks Herald to replay dead letters (POST /admin/replays publishes the

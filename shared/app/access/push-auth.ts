@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { PushAuthMode } from '../../config';
+import { PushAuthMode } from '../../config-schema';
 import { checkCallerClaims, SIGNATURE_REMOVED, unverifiedClaims, verificationFailure } from '../../domain/access/oidc-claims';
 import { FunctionName } from '../../topology';
 import { Clock, IdTokenVerifier } from '../../ports';

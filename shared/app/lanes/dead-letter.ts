@@ -49,7 +49,7 @@ export async function publishDeadDelivery(bus: MessageBus, topic: string, event:
   if (record.firstAttemptAt) attributes['first-attempt-at'] = record.firstAttemptAt;
   if (record.lastAttemptAt) attributes['last-attempt-at'] = record.lastAttemptAt;
   if (record.publishedAt) attributes['published-at'] = record.publishedAt;
-  // A replayed delivery that died again: its earlier runs, kept on the record (domain/replay/replay.ts).
+  // A replayed delivery that died again: its earlier runs, kept on the record (domain/replay/replay-selection.ts).
   const replays = record.replays ?? [];
   if (replays.length > 0) {
     attributes.replays = String(replays.length);

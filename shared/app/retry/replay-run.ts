@@ -3,28 +3,9 @@ import { fromPubSubMessage } from '../../domain/events/cloudevents-pubsub';
 import { DeliveryRecord, DeliveryStatus } from '../../domain/retry/delivery';
 import { Destination } from '../../domain/destinations/destination';
 import { HeraldEvent, matchesType } from '../../domain/events/event';
-import {
-  addItem,
-  beginRun,
-  DeadLetter,
-  finishRun,
-  refusedWhileRunning,
-  ReplayEnd,
-  ReplayItem,
-  ReplayReport,
-  ReplayRequest,
-  ReplaySelection,
-  queuedReport,
-  replayedRecord,
-  replayKey,
-  reportKey,
-  RunnerLock,
-  runSelection,
-  selectDeadLetter,
-  Selection,
-  SkipReason,
-  STALE_SKIPS,
-} from '../../domain/replay/replay';
+import { queuedReport, ReplayEnd, ReplayItem, replayKey, ReplayReport, ReplayRequest, ReplaySelection, reportKey, RunnerLock, SkipReason, STALE_SKIPS } from '../../domain/replay/replay';
+import { addItem, beginRun, finishRun, refusedWhileRunning } from '../../domain/replay/replay-runs';
+import { DeadLetter, replayedRecord, runSelection, selectDeadLetter, Selection } from '../../domain/replay/replay-selection';
 import { forEachLimited } from '../support/for-each-limited';
 import { findReplay, QUEUED_REPLAY_WAIT_MS } from './replay-reports';
 import { newErrorId, STORAGE_BUSY } from '../support/unavailable-causes';

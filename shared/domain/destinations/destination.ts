@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { AddressRules, checkTargetUrl } from '../access/address-policy';
-import { DeliveryPolicy, PolicySpec, policySpecSchema, resolvePolicy, scalePolicy } from '../retry/policy';
+import { PolicySpec, policySpecSchema, resolvePolicy } from '../retry/policy';
+import { DeliveryPolicy, scalePolicy } from '../retry/delivery-policy';
 import type { Suspension } from '../retry/suspension-record';
 import { DESTINATION_ID, splitDestinationId } from '../ids';
-import { RATE_LIMITS, RateBounds } from '../rate/rate-control';
+import { RATE_LIMITS, RateBounds } from '../rate/rate-doc';
 import { BatchSpec, batchSpecSchema } from '../modes/batching';
 import { OrderingSpec, orderingSpecSchema } from '../modes/ordering';
 import { TOPIC_RESOURCE } from '../access/topic-allow-list';

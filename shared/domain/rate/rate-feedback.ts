@@ -1,9 +1,9 @@
 import { AttemptResult, isSuccess } from '../retry/delivery';
-import { MAX_PAUSE_MS } from './rate-control';
+import { MAX_PAUSE_MS } from './rate-doc';
 import { parseRetryAfter } from '../retry/retry-decision';
 
-// Apart from rate-control.ts: destination.ts, which delivery.ts imports, builds its schema
-// from rate-control's bounds at load, so rate-control must not import delivery.ts.
+// Apart from rate-doc.ts: destination.ts, which delivery.ts imports, builds its schema
+// from rate-doc's bounds at load, so rate-doc must not import delivery.ts.
 /**
  * What one attempt tells the controller: accepted (only these raise the rate), a sign of
  * overload (a 429, or a timeout: a receiver too slow to answer in time is past its capacity),

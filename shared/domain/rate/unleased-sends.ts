@@ -1,4 +1,4 @@
-import { clampRate, INITIAL_RATE, RateBounds } from './rate-control';
+import { clampRate, INITIAL_RATE, RateBounds } from './rate-doc';
 
 /**
  * When a process may send to a destination without leasing its rate (rate-control.ts): a

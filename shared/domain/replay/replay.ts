@@ -1,14 +1,12 @@
 import { z } from 'zod';
-import { PubSubMessage } from '../events/cloudevents-pubsub';
-import { DeliveryRecord, DeliveryReplay, isDeliveryId } from '../retry/delivery';
-import { transition } from '../retry/delivery-state';
 import { DESTINATION_ID } from '../destinations/destination';
-import { ACCOUNT_ID, internalDestinationId, splitDestinationId } from '../ids';
-import { issuesFromZod, matchesType, Parsed, ValidationIssue } from '../events/event';
+import { ACCOUNT_ID, splitDestinationId } from '../ids';
+import { issuesFromZod, Parsed, ValidationIssue } from '../events/event';
 
 /**
- * Replay of dead letters (docs/replay.md), the pure part: the request, which dead letters
- * it selects, what a replayed delivery record becomes, and the report's bookkeeping.
+ * Replay of dead letters (docs/replay.md), the pure part: the request and the report's
+ * bookkeeping here; which dead letters it selects and what a replayed delivery record becomes
+ * in replay-selection.ts; a run's start, count and end in replay-runs.ts.
  * The I/O (pulling the dead-letter subscription, the stores) is in shared/app/retry/replay-run.ts.
  */
 
@@ -93,15 +91,7 @@ export function parseReplayMessage(data: Buffer): Parsed<ReplayRequest> {
   return parseReplayRequest(body);
 }
 
-// ---------------------------------------------------------------- selection
-
-/** A message read from the dead-letter subscription. */
-export interface DeadLetter {
-  messageId: string;
-  /** When it reached the dead-letter topic (its publishTime there): what `since`/`until` select on. */
-  deadLetteredAt: Date;
-  message: PubSubMessage;
-}
+// ---------------------------------------------------------------- the report
 
 /** What a report says of one dead letter. */
 export interface DeadLetterFacts {
@@ -113,93 +103,6 @@ export interface DeadLetterFacts {
   eventSource?: string;
   eventType?: string;
 }
-
-export type Selection =
-  /** Outside the request's destination, window or types: left on the topic untouched, not counted. */
-  | { kind: 'unselected' }
-  /** Selected, but no delivery to send again (Herald rejected the message before any delivery). */
-  | { kind: 'not-replayable'; facts: DeadLetterFacts; detail: string }
-  | { kind: 'replayable'; facts: DeadLetterFacts & { deliveryId: string; destination: string } };
-
-export function factsOf(letter: DeadLetter): DeadLetterFacts {
-  const a = letter.message.attributes;
-  const facts: DeadLetterFacts = { messageId: letter.messageId, deadLetteredAt: letter.deadLetteredAt.toISOString() };
-  const copy = (key: keyof DeadLetterFacts, attribute: string) => {
-    const value = a[attribute];
-    if (value !== undefined) facts[key] = value;
-  };
-  copy('destination', 'herald-destination');
-  copy('deliveryId', 'herald-delivery-id');
-  copy('eventId', 'ce-id');
-  copy('eventSource', 'ce-source');
-  copy('eventType', 'ce-type');
-  return facts;
-}
-
-/** since ≤ t < until: consecutive windows never select a dead letter twice. */
-export function inWindow(at: Date, request: Pick<ReplaySelection, 'since' | 'until'>): boolean {
-  const t = at.toISOString();
-  return (request.since === undefined || t >= request.since) && (request.until === undefined || t < request.until);
-}
-
-/**
- * What a run selects: the request, its window closed at the run's start. A replayed event
- * that dies again while the replay runs is dead-lettered again after that, so the run never
- * picks up (and never acks) the dead letters it causes: the next replay finds them.
- */
-export function runSelection(request: ReplaySelection, startedAt: string): ReplaySelection {
-  return { ...request, until: request.until !== undefined && request.until < startedAt ? request.until : startedAt };
-}
-
-export function selectDeadLetter(letter: DeadLetter, request: ReplaySelection): Selection {
-  const facts = factsOf(letter);
-  // An account's replay sees its own destinations' dead letters alone; the rest stay for their owners.
-  if (request.account !== undefined && (facts.destination === undefined || splitDestinationId(facts.destination).account !== request.account)) return { kind: 'unselected' };
-  if (request.destination !== undefined && facts.destination !== (request.account !== undefined ? internalDestinationId(request.account, request.destination) : request.destination)) return { kind: 'unselected' };
-  if (!inWindow(letter.deadLetteredAt, request)) return { kind: 'unselected' };
-  if (request.eventTypes !== undefined && (facts.eventType === undefined || !matchesType(request.eventTypes, facts.eventType))) return { kind: 'unselected' };
-  const { deliveryId, destination } = facts;
-  if (deliveryId === undefined || destination === undefined) return { kind: 'not-replayable', facts, detail: whyNoDelivery(letter.message.attributes) };
-  if (!isDeliveryId(deliveryId) || !deliveryId.startsWith(`${destination}.`)) {
-    return { kind: 'not-replayable', facts, detail: `herald-delivery-id ${JSON.stringify(deliveryId)} is not a delivery of destination ${JSON.stringify(destination)}` };
-  }
-  return { kind: 'replayable', facts: { ...facts, deliveryId, destination } };
-}
-
-function whyNoDelivery(attributes: Record<string, string>): string {
-  const reason = attributes['herald-reason'];
-  if (attributes['herald-delivery-id'] === undefined && reason !== undefined) {
-    const error = attributes['herald-error'];
-    return `Herald rejected this message (${reason}${error ? `: ${error}` : ''}) before any delivery was made: there is no delivery to send again`;
-  }
-  const backstop = attributes.CloudPubSubDeadLetterSourceSubscription;
-  if (backstop !== undefined) return `Pub/Sub's backstop dead-lettered it from ${backstop} after repeated failed pushes: there is no delivery to send again`;
-  return 'no herald-destination and herald-delivery-id attributes: not a dead delivery';
-}
-
-// ---------------------------------------------------------------- the delivery record
-
-/**
- * DEAD → PENDING through the state machine's `redeliver` (a fresh retry budget, due now), the
- * run that died kept in `replays`. Undefined unless the record is DEAD.
- */
-export function replayedRecord(current: DeliveryRecord, replayId: string, now: Date): DeliveryRecord | undefined {
-  if (current.status !== 'DEAD') return undefined;
-  const next = transition(current, { type: 'redeliver', now });
-  if (!next.ok) return undefined;
-  const run: DeliveryReplay = withoutUndefined({
-    replayId,
-    at: now.toISOString(),
-    attempts: current.attempts,
-    firstAttemptAt: current.firstAttemptAt,
-    lastAttemptAt: current.lastAttemptAt,
-    reason: current.reason,
-    lastError: current.lastError,
-  });
-  return { ...next.state, replays: [...(current.replays ?? []), run].slice(-REPLAY_LIMITS.historyEntries) };
-}
-
-// ---------------------------------------------------------------- the report
 
 export const REPLAY_STATUSES = ['queued', 'running', 'done', 'incomplete', 'failed', 'rejected'] as const;
 export type ReplayStatus = (typeof REPLAY_STATUSES)[number];
@@ -274,7 +177,7 @@ export interface ReplayReport extends ReplayCounts {
 export type ReplayView = Omit<ReplayReport, 'runToken'>;
 export type ReplaySummary = Omit<ReplayView, 'items'>;
 
-const ZERO: ReplayCounts & Pick<ReplayReport, 'skippedBy' | 'items' | 'itemsOmitted' | 'runs'> = {
+export const ZERO: ReplayCounts & Pick<ReplayReport, 'skippedBy' | 'items' | 'itemsOmitted' | 'runs'> = {
   scanned: 0,
   matched: 0,
   redelivered: 0,
@@ -287,7 +190,7 @@ const ZERO: ReplayCounts & Pick<ReplayReport, 'skippedBy' | 'items' | 'itemsOmit
   runs: 0,
 };
 
-function selectionOf(request: ReplayRequest): ReplaySelection {
+export function selectionOf(request: ReplayRequest): ReplaySelection {
   const { id: _id, ...selection } = request;
   return selection;
 }
@@ -362,103 +265,6 @@ export function takeRunner(lock: RunnerLock | undefined, id: string, until: Date
   return { ok: true, lock: { holder: id, until: until.toISOString(), ...(account !== undefined ? { account } : {}) } };
 }
 
-/**
- * A trigger that came while another replay runs: the replay is refused (a report that says
- * which replay ran and what to do), never run beside it. A report that exists and is not
- * waiting to start (a redelivered trigger of one that ran) is left as it is.
- */
-export function refusedWhileRunning(existing: ReplayReport | undefined, start: Omit<RunStart, 'leaseMs' | 'token'>, held: RunnerLock): ReplayReport | undefined {
-  const at = start.now.toISOString();
-  // Only a replay of the same scope is refused (app/retry/replay-run.ts): its id, without the account's prefix, is the caller's own.
-  const error = `replay ${held.holder.slice(held.holder.indexOf(':') + 1)} was running (until ${held.until} at the latest); nothing was replayed: start this one again once it has ended`;
-  if (existing === undefined) {
-    return { ...rejectedReport(start.id, start.messageId, [], start.now), request: selectionOf(start.request), dryRun: start.request.dryRun === true, error };
-  }
-  if (existing.status !== 'queued') return undefined;
-  return { ...existing, status: 'rejected', triggerMessageId: start.messageId, updatedAt: at, endedAt: at, error };
-}
-
-export interface RunStart {
-  id: string;
-  request: ReplayRequest;
-  messageId: string;
-  now: Date;
-  /** How long the run owns the replay (the trigger's ack deadline: Pub/Sub redelivers after it). */
-  leaseMs: number;
-  token: string;
-}
-
-export type RunDecision =
-  | { kind: 'run'; report: ReplayReport; resumed: boolean }
-  /** Already ran, or another run owns it: this trigger is a duplicate and changes nothing. */
-  | { kind: 'duplicate'; report: ReplayReport };
-
-/**
- * Whether a trigger runs the replay: once per id. A queued report (from the admin API) or none
- * starts; a running one whose owner outlived its lease (its function died) is taken over and
- * continues, its counts kept; anything else is a duplicate delivery of the trigger.
- */
-export function beginRun(existing: ReplayReport | undefined, start: RunStart): RunDecision {
-  const at = start.now.toISOString();
-  const lease = { runningUntil: new Date(start.now.getTime() + start.leaseMs).toISOString(), runToken: start.token, updatedAt: at };
-  if (existing === undefined) {
-    const report: ReplayReport = {
-      id: start.id,
-      status: 'running',
-      request: selectionOf(start.request),
-      dryRun: start.request.dryRun === true,
-      via: 'topic',
-      triggerMessageId: start.messageId,
-      createdAt: at,
-      startedAt: at,
-      ...ZERO,
-      skippedBy: {},
-      items: [],
-      runs: 1,
-      ...lease,
-    };
-    return { kind: 'run', report, resumed: false };
-  }
-  if (existing.status === 'queued') {
-    return { kind: 'run', report: { ...existing, status: 'running', triggerMessageId: start.messageId, startedAt: at, runs: 1, ...lease }, resumed: false };
-  }
-  if (existing.status === 'running' && existing.runningUntil !== undefined && existing.runningUntil <= at) {
-    return { kind: 'run', report: { ...existing, runs: existing.runs + 1, ...lease }, resumed: true };
-  }
-  return { kind: 'duplicate', report: existing };
-}
-
-/** The report with one more selected dead letter counted (and listed, while there is room). */
-export function addItem(report: ReplayReport, item: ReplayItem): ReplayReport {
-  const next: ReplayReport = { ...report, matched: report.matched + 1 };
-  switch (item.outcome) {
-    case 'redelivered':
-      next.redelivered++;
-      break;
-    case 'would-redeliver':
-      next.wouldRedeliver++;
-      break;
-    case 'failed':
-      next.failed++;
-      break;
-    case 'skipped':
-      next.skipped++;
-      if (item.reason !== undefined) next.skippedBy = { ...report.skippedBy, [item.reason]: (report.skippedBy[item.reason] ?? 0) + 1 };
-      break;
-  }
-  if (report.items.length < REPLAY_LIMITS.reportItems) next.items = [...report.items, item];
-  else next.itemsOmitted++;
-  return next;
-}
-
-const STATUS_AFTER: Record<ReplayEnd, ReplayStatus> = { drained: 'done', limit: 'done', 'time-up': 'incomplete', error: 'failed' };
-
-export function finishRun(report: ReplayReport, ended: ReplayEnd, now: Date, error?: string): ReplayReport {
-  const { runningUntil: _until, runToken: _token, ...rest } = report;
-  const at = now.toISOString();
-  return { ...rest, status: STATUS_AFTER[ended], ended, endedAt: at, updatedAt: at, ...(error !== undefined ? { error } : {}) };
-}
-
 export function replayViewOf(report: ReplayReport): ReplayView {
   const { runToken: _token, ...view } = report;
   // An account's own replay names its destinations as the account does (`orders`, not `acme_orders`).
@@ -472,6 +278,6 @@ export function replaySummaryOf(report: ReplayReport): ReplaySummary {
 }
 
 /** Firestore refuses undefined: optional fields are absent instead. */
-function withoutUndefined<T extends object>(value: T): T {
+export function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }

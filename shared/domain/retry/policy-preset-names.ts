@@ -1,5 +1,5 @@
 /**
- * The names of the five policy presets (policy.ts holds their values), in the order the CLI
+ * The names of the five policy presets (policy-presets.ts holds their values), in the order the CLI
  * and the console offer them, the default first. In a module that imports nothing, so the
  * console can bundle the list for the browser rather than keep a copy of its own.
  */

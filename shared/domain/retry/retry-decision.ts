@@ -1,5 +1,5 @@
 import { AttemptResult, isSuccess } from './delivery';
-import { backoffDelay, DeliveryPolicy, matchesStatus, throttleOf } from './policy';
+import { backoffDelay, DeliveryPolicy, matchesStatus, throttleOf } from './delivery-policy';
 
 /**
  * What a delivery policy makes of one attempt's result: the one pure function behind the

@@ -1,6 +1,6 @@
 import { AttemptResult, DeliveryStatus } from './delivery';
 import { DeliveryState, historyOf, transition, Transition } from './delivery-state';
-import { DeliveryPolicy, scalePolicy } from './policy';
+import { DeliveryPolicy, scalePolicy } from './delivery-policy';
 import { decide, Decision, DecisionKind } from './retry-decision';
 
 /**

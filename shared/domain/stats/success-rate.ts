@@ -1,6 +1,6 @@
 import { AttemptResult, isSuccess, LastError } from '../retry/delivery';
 import { LatencyHistogram } from './latency-histogram';
-import { ThresholdPolicy } from '../retry/policy';
+import { ThresholdPolicy } from '../retry/delivery-policy';
 
 /**
  * Seed 000's success rate: what each attempt does to it, the rolling window's sums, and the

@@ -1,6 +1,7 @@
 import { AttemptResult, DeliveryRecord, DeliveryStatus } from '../../../shared/domain/retry/delivery';
 import { DeliveryState, historyOf, transition, Transition, TransitionErrorCode, TransitionResult } from '../../../shared/domain/retry/delivery-state';
-import { EVENT_PLATFORM, MINUTE } from '../../../shared/domain/retry/policy';
+import { MINUTE } from '../../../shared/domain/retry/delivery-policy';
+import { EVENT_PLATFORM } from '../../../shared/domain/retry/policy-presets';
 import { decide, Decision } from '../../../shared/domain/retry/retry-decision';
 
 const T0 = new Date('2025-03-01T12:00:00.000Z');

@@ -1,26 +1,7 @@
 import { destinationSpecSchema } from '../../../shared/domain/destinations/destination';
-import {
-  ADOBE_BEST_EFFORT,
-  ADOBE_CONFIGURABLE,
-  backoffDelay,
-  Backoff,
-  CLOUD_ELEMENTS,
-  DEFAULT_THROTTLE,
-  DeliveryPolicy,
-  EVENT_PLATFORM,
-  EVENTARC,
-  HOUR,
-  matchesStatus,
-  MINUTE,
-  POLICY_PRESET_NAMES,
-  POLICY_PRESETS,
-  policySpecSchema,
-  resolvePolicy,
-  scalePolicy,
-  SECOND,
-  StatusRule,
-  throttleOf,
-} from '../../../shared/domain/retry/policy';
+import { POLICY_PRESET_NAMES, policySpecSchema, resolvePolicy } from '../../../shared/domain/retry/policy';
+import { Backoff, backoffDelay, DEFAULT_THROTTLE, DeliveryPolicy, HOUR, matchesStatus, MINUTE, scalePolicy, SECOND, StatusRule, throttleOf } from '../../../shared/domain/retry/delivery-policy';
+import { ADOBE_BEST_EFFORT, ADOBE_CONFIGURABLE, CLOUD_ELEMENTS, EVENT_PLATFORM, EVENTARC, POLICY_PRESETS } from '../../../shared/domain/retry/policy-presets';
 
 describe('presets', () => {
   it('are the five named in the SPEC, the same list destination specs accept', () => {

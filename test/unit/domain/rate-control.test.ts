@@ -1,25 +1,7 @@
-import {
-  clampRate,
-  CountsBySecond,
-  CAPACITY_MEMORY_S,
-  HOLDER_GRACE_MS,
-  initialRateState,
-  judgeSecond,
-  judgeSettled,
-  lease,
-  LeaseRequest,
-  MAX_PAUSE_MS,
-  nextLeaseAt,
-  SPAN_PER_HOLDER_MS,
-  paceFor,
-  RATE_LIMITS,
-  RateDoc,
-  RateState,
-  readRateDoc,
-  scheduleGrids,
-  settledThrough,
-  spanFor,
-} from '../../../shared/domain/rate/rate-control';
+import { HOLDER_GRACE_MS, lease, LeaseRequest } from '../../../shared/domain/rate/rate-control';
+import { clampRate, CountsBySecond, initialRateState, MAX_PAUSE_MS, RATE_LIMITS, RateDoc, RateState, readRateDoc } from '../../../shared/domain/rate/rate-doc';
+import { CAPACITY_MEMORY_S, judgeSecond, judgeSettled, settledThrough } from '../../../shared/domain/rate/rate-judging';
+import { nextLeaseAt, paceFor, scheduleGrids, SPAN_PER_HOLDER_MS, spanFor } from '../../../shared/domain/rate/rate-grids';
 import { ADVANCE_AHEAD_MS, ADVANCE_RATE_FACTOR, advanceGrant, AdvanceInput, MAX_ADVANCE } from '../../../shared/domain/rate/rate-advance';
 import { Grid, gridAt, nextDeferCursor, nextTurn, SWITCH_SLACK_MS, waitForTurn } from '../../../shared/domain/rate/rate-turns';
 

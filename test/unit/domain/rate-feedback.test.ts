@@ -1,5 +1,5 @@
 import { AttemptResult } from '../../../shared/domain/retry/delivery';
-import { MAX_PAUSE_MS } from '../../../shared/domain/rate/rate-control';
+import { MAX_PAUSE_MS } from '../../../shared/domain/rate/rate-doc';
 import { attemptFeedback } from '../../../shared/domain/rate/rate-feedback';
 
 const now = new Date('2026-11-23T12:00:00Z');

@@ -1,20 +1,8 @@
 import { toPubSubMessage } from '../../../shared/domain/events/cloudevents-pubsub';
 import { DeliveryRecord } from '../../../shared/domain/retry/delivery';
-import {
-  addItem,
-  beginRun,
-  DeadLetter,
-  finishRun,
-  parseReplayMessage,
-  parseReplayRequest,
-  queuedReport,
-  REPLAY_LIMITS,
-  ReplayItem,
-  replayedRecord,
-  replayViewOf,
-  runSelection,
-  selectDeadLetter,
-} from '../../../shared/domain/replay/replay';
+import { parseReplayMessage, parseReplayRequest, queuedReport, REPLAY_LIMITS, ReplayItem, replayViewOf } from '../../../shared/domain/replay/replay';
+import { addItem, beginRun, finishRun } from '../../../shared/domain/replay/replay-runs';
+import { DeadLetter, replayedRecord, runSelection, selectDeadLetter } from '../../../shared/domain/replay/replay-selection';
 
 /** The pure part of replay: the request, the selection of dead letters, the record, the report. */
 

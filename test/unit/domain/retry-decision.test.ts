@@ -1,17 +1,7 @@
 import { AttemptResult } from '../../../shared/domain/retry/delivery';
-import {
-  ADOBE_BEST_EFFORT,
-  ADOBE_CONFIGURABLE,
-  CLOUD_ELEMENTS,
-  DeliveryPolicy,
-  EVENT_PLATFORM,
-  EVENTARC,
-  HOUR,
-  MINUTE,
-  POLICY_PRESET_NAMES,
-  POLICY_PRESETS,
-  SECOND,
-} from '../../../shared/domain/retry/policy';
+import { POLICY_PRESET_NAMES } from '../../../shared/domain/retry/policy';
+import { DeliveryPolicy, HOUR, MINUTE, SECOND } from '../../../shared/domain/retry/delivery-policy';
+import { ADOBE_BEST_EFFORT, ADOBE_CONFIGURABLE, CLOUD_ELEMENTS, EVENT_PLATFORM, EVENTARC, POLICY_PRESETS } from '../../../shared/domain/retry/policy-presets';
 import { afterAttempt, AttemptHistory, decide, Decision, duration, NO_HISTORY, parseRetryAfter } from '../../../shared/domain/retry/retry-decision';
 
 const T0 = new Date('2025-03-01T12:00:00.000Z');

@@ -1,4 +1,5 @@
-import { POLICY_PRESETS, PolicyPresetName } from '../../../shared/domain/retry/policy';
+import { PolicyPresetName } from '../../../shared/domain/retry/policy';
+import { POLICY_PRESETS } from '../../../shared/domain/retry/policy-presets';
 import { parseResponses, simulate, SimulatedResponse, Simulation } from '../../../shared/domain/retry/simulate';
 
 function responses(text: string): SimulatedResponse[] {

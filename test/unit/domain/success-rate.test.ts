@@ -1,5 +1,7 @@
 import { AttemptResult } from '../../../shared/domain/retry/delivery';
-import { EVENT_PLATFORM, EVENT_PLATFORM_THRESHOLD, HOUR, policySpecSchema, resolvePolicy, scalePolicy } from '../../../shared/domain/retry/policy';
+import { policySpecSchema, resolvePolicy } from '../../../shared/domain/retry/policy';
+import { HOUR, scalePolicy } from '../../../shared/domain/retry/delivery-policy';
+import { EVENT_PLATFORM, EVENT_PLATFORM_THRESHOLD } from '../../../shared/domain/retry/policy-presets';
 import { withFailureMode } from '../../../shared/domain/retry/retry-decision';
 import { bucketStart, RateBucket, rateOutcome, summarize, thresholdVerdict } from '../../../shared/domain/stats/success-rate';
 

@@ -3,7 +3,9 @@ import { fromPubSubMessage } from '../../../shared/domain/events/cloudevents-pub
 import { AttemptResult, describeFailure, HeraldOverload, isSuccess } from '../../../shared/domain/retry/delivery';
 import { destinationSpecSchema } from '../../../shared/domain/destinations/destination';
 import { HeraldEvent } from '../../../shared/domain/events/event';
-import { ADOBE_CONFIGURABLE, DeliveryPolicy, EVENT_PLATFORM, EVENTARC, policySpecSchema, resolvePolicy } from '../../../shared/domain/retry/policy';
+import { policySpecSchema, resolvePolicy } from '../../../shared/domain/retry/policy';
+import { DeliveryPolicy } from '../../../shared/domain/retry/delivery-policy';
+import { ADOBE_CONFIGURABLE, EVENT_PLATFORM, EVENTARC } from '../../../shared/domain/retry/policy-presets';
 import { decide, Decision, NO_HISTORY } from '../../../shared/domain/retry/retry-decision';
 import { rateOutcome } from '../../../shared/domain/stats/success-rate';
 import { grpcLabel, PublishFailure, publishFailureOf, topicAttemptResult, topicMessage } from '../../../shared/domain/delivery/topic-destination';

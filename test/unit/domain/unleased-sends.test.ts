@@ -1,4 +1,4 @@
-import { RATE_LIMITS } from '../../../shared/domain/rate/rate-control';
+import { RATE_LIMITS } from '../../../shared/domain/rate/rate-doc';
 import { LEASED_QUIET_MS, leaseShowsThrottle, NO_UNLEASED_SENDS, takeSendMode, throttled, THROTTLE_COOL_DOWN_MS, UnleasedSends, unleasedAllowance, withdrawSend } from '../../../shared/domain/rate/unleased-sends';
 
 const T = 1_800_000_000_000;

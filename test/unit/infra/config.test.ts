@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { InfraConfig, readInfraConfig } from '../../../infra/config';
 import { planFunctions } from '../../../infra/function-plan';
-import { ENV_NAMES } from '../../../shared/config';
+import { ENV_NAMES } from '../../../shared/config-schema';
 import { heraldTopology } from '../../../shared/topology';
 import { PROJECT, REGION, stackConfig, valueOf } from './mocks';
 

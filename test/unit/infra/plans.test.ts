@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { Firestore } from '@google-cloud/firestore';
 import { FirestoreCounterStore } from '../../../shared/adapters/firestore/counters';
 import { FIRESTORE_TTL_FIELDS } from '../../../shared/firestore-schema';
-import { MAX_ATTEMPT_TIMEOUT_MS } from '../../../shared/domain/retry/policy';
+import { MAX_ATTEMPT_TIMEOUT_MS } from '../../../shared/domain/retry/delivery-policy';
 import { FUNCTION_NAMES, heraldTopology, INTERNAL_FUNCTIONS, LANE_HANDLING_BUDGET_MS, laneTopology, PUMP_RUN_SECONDS, Topology } from '../../../shared/topology';
 import { compositeIndexes, indexName } from '../../../infra/firestore-plan';
 import { inDeployOrder, memoryMiB, nodeOptionsFor, planFunctions, RUN_SLACK_SECONDS } from '../../../infra/function-plan';

@@ -2,7 +2,7 @@ import type { PubSub } from '@google-cloud/pubsub';
 import * as pulumi from '@pulumi/pulumi';
 import { FIRESTORE_INCREASING_FIELDS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, FIRESTORE_UNINDEXED_FIELDS } from '../../../shared/firestore-schema';
 import { applyTopology, PubSubLanes } from '../../../shared/adapters/pubsub/topology';
-import { ENV_NAMES } from '../../../shared/config';
+import { ENV_NAMES } from '../../../shared/config-schema';
 import { FUNCTION_NAMES, FunctionName, heraldTopology, INTERNAL_FUNCTIONS, laneTopology, PUMP_RUN_SECONDS, subscriptionsHeraldPulls, TOPICS_HERALD_PUBLISHES } from '../../../shared/topology';
 import { REQUIRED_APIS } from '../../../infra/components/apis';
 import { compositeIndexes, QuerySpec } from '../../../infra/firestore-plan';
