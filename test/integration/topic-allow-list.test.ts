@@ -118,7 +118,7 @@ test('acme registers its allowed topic and gets its events there; taken off the 
     return r?.status === 'QUEUED' ? r : undefined;
   });
   expect(queued.lastError?.error).toMatch(/^not published, refused by Herald: topic .* is not among the topics account acme may publish to/);
-  // The record is written QUEUED first, the suspension right after it (attempt-outcome.ts).
+  // The record is written QUEUED first, the suspension right after it (attempt.ts).
   const destination = await eventually('orders suspended', async () => {
     const d = await as(keys.acme, 'GET', '/destinations/orders');
     return (d.body as { status?: string }).status === 'suspended' ? d : undefined;

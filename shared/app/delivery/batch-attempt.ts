@@ -10,7 +10,7 @@ import { BATCH_OUTCOME_LINGER_MS } from '../../domain/delivery/grouped-outcomes'
 import { ReadLaneMessage } from '../../domain/intake/lane-message';
 import { DeliveryPolicy } from '../../domain/retry/policy';
 import { Decision, decide, NO_HISTORY } from '../../domain/retry/retry-decision';
-import { backOffUntil, countAttempt, countDeadOrQueued, logged, rateWaitFor, withFailureModeOf } from './attempt-outcome';
+import { backOffUntil, countAttempt, countDeadOrQueued, logged, rateWaitFor, withFailureModeOf } from './attempt';
 import { startUnderClaim, updateUnderClaim, writeUnderClaim } from './claimed-update';
 import { sendDeadLetter } from '../lanes/dead-letter';
 import { DeliverDeps, Target } from './delivery-context';

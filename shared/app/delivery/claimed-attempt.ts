@@ -1,9 +1,6 @@
-import { detailOf } from '../../domain/delivery/attempt-request';
 import { withEvent, applied } from '../../domain/delivery/delivery-record';
 import { historyOf, transition } from '../../domain/retry/delivery-state';
-import { rateBoundsOf } from '../../domain/destinations/destination';
-import { decide } from '../../domain/retry/retry-decision';
-import { afterOutcome, backedOff, backOffUntil, rateWaitFor, send, withFailureModeOf } from './attempt-outcome';
+import { attempt, backedOff, backOffUntil } from './attempt';
 import { startUnderClaim, updateUnderClaim, writeUnderClaim } from './claimed-update';
 import { DeliverDeps, DeliverOutcome, Target } from './delivery-context';
 import { afterOrderedOutcome } from '../ordering/ordered-delivery';
@@ -18,30 +15,30 @@ export async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string
     return { kind: 'duplicate', deliveryId: t.id };
   }
   const { started } = start;
-  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), { returning: started.rateDeferred === true });
-  if (gate.kind === 'defer') {
-    const deferred = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'defer', until: new Date(gate.until) });
-    if (!deferred) return { kind: 'duplicate', deliveryId: t.id };
-    deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: deferred.availableAt });
-    return { kind: 'deferred', deliveryId: t.id, until: deferred.availableAt! };
-  }
-  const at = deps.clock.now();
-  const { result, sent } = await send(deps, t, at);
-  if (result.kind === 'herald-overload') {
-    const waiting = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'back-off', until: backOffUntil(deps) });
-    if (!waiting) return { kind: 'duplicate', deliveryId: t.id };
-    return backedOff(deps, t, result, waiting);
-  }
-  deps.limiter.report(t.destination.id, result, at);
-  const publishedAt = started.publishedAt ?? started.firstAttemptAt ?? at.toISOString();
-  const decision = await withFailureModeOf(deps, t, decide(t.policy, historyOf(started), result, at, new Date(publishedAt)));
-  const outcome = applied(transition(started, { type: 'attempted', at, result, decision, detail: detailOf(sent, result, decision, at) }));
-  const record = withEvent(outcome, t.event);
-  // Written only if nobody took the claim over while the attempt ran (it expired meanwhile).
-  const written = await writeUnderClaim(deps.deliveries, t.id, started.claimedAt, record);
-  if (!written) {
-    deps.log.warn('the claim was taken over during the attempt (it outlived HERALD_CLAIM_TTL_MS); the newer claim decides', t.ids);
-    return { kind: 'duplicate', deliveryId: t.id };
-  }
-  return afterOutcome(deps, t, { result, decision, at, publishedAt }, record);
+  return attempt(deps, t, {
+    gate: { returning: started.rateDeferred === true },
+    // Only a first push reads before its turn.
+    skipped: () => ({ kind: 'duplicate', deliveryId: t.id }),
+    deferred: async (until) => {
+      const deferred = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'defer', until });
+      if (!deferred) return { kind: 'duplicate', deliveryId: t.id };
+      deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: deferred.availableAt });
+      return { kind: 'deferred', deliveryId: t.id, until: deferred.availableAt! };
+    },
+    around: (work) => work(),
+    backOff: async (result) => {
+      const waiting = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'back-off', until: backOffUntil(deps) });
+      if (!waiting) return { kind: 'duplicate', deliveryId: t.id };
+      return backedOff(deps, t, result, waiting);
+    },
+    history: historyOf(started),
+    publishedAt: (at) => started.publishedAt ?? started.firstAttemptAt ?? at.toISOString(),
+    record: async ({ result, decision, detail, at }) => {
+      const record = withEvent(applied(transition(started, { type: 'attempted', at, result, decision, detail })), t.event);
+      // Written only if nobody took the claim over while the attempt ran (it expired meanwhile).
+      if (await writeUnderClaim(deps.deliveries, t.id, started.claimedAt, record)) return { record };
+      deps.log.warn('the claim was taken over during the attempt (it outlived HERALD_CLAIM_TTL_MS); the newer claim decides', t.ids);
+      return { ended: { kind: 'duplicate', deliveryId: t.id } };
+    },
+  });
 }

@@ -4,10 +4,10 @@ import { queuedRecord } from '../../domain/delivery/delivery-record';
 import { deliveryPolicyOf, Destination } from '../../domain/destinations/destination';
 import { eventKey, HeraldEvent } from '../../domain/events/event';
 import { readLaneMessage, ReadLaneMessage } from '../../domain/intake/lane-message';
-import { LaneStep, laneStep } from '../../domain/delivery/lane-step';
+import { LaneStep, laneStep, RejectReason } from '../../domain/delivery/lane-step';
 import { queuedBecauseSuspended } from '../../domain/destinations/suspension';
 import { LogFields } from '../../ports';
-import { countDeadOrQueued, logged } from './attempt-outcome';
+import { countDeadOrQueued, logged } from './attempt';
 import { claimedAttempt } from './claimed-attempt';
 import { updateUnderClaim } from './claimed-update';
 import { abandonWithDeadLetter, rejectToDeadLetter } from '../lanes/dead-letter';
@@ -37,9 +37,7 @@ export async function deliverPush(deps: DeliverDeps, push: PushDelivery): Promis
   const bundle = await unbundle(push.message);
   if (bundle === undefined) return [await deliverFromLane(deps, push)];
   if (!bundle.ok) {
-    await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, 'invalid-lane-message', 'a bundle of lane messages that cannot be read');
-    deps.log.warn('a bundle of lane messages that cannot be read: sent to the dead-letter topic', { subscription: push.subscription, messageId: push.messageId, issues: bundle.issues });
-    return [{ kind: 'rejected', reason: 'invalid-lane-message' }];
+    return [await reject(deps, push, 'invalid-lane-message', 'a bundle of lane messages that cannot be read', { subscription: push.subscription, issues: bundle.issues })];
   }
   const members = bundle.members.map((message, i): PushDelivery => ({ ...push, messageId: `${push.messageId}/${i}`, message }));
   const outcomes = new BundleOutcomes(members.length);
@@ -80,16 +78,14 @@ async function publishAgainAlone(deps: DeliverDeps, member: PushDelivery, failur
  * (app/delivery/first-attempt.ts) reads nothing before it sends; a retry the pump claimed
  * (app/delivery/claimed-attempt.ts) is attempted under its claim. Either way the outcome is recorded
  * before the push is acked and then counted, logged and dead-lettered in one shared ending
- * (app/delivery/attempt-outcome.ts). A Herald fault (the store unavailable) throws so Pub/Sub
+ * (app/delivery/attempt.ts). A Herald fault (the store unavailable) throws so Pub/Sub
  * redelivers, which may duplicate an attempt but never loses one.
  */
 export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery, options: { bundle?: BundleMember } = {}): Promise<DeliverOutcome> {
   const read = readLaneMessage(push);
   if (!read.ok) {
     // Only ingest, `route`, the pump and deliver publish to lanes, after validating: this is a foreign message.
-    await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, 'invalid-lane-message', 'lane message without a valid herald-destination attribute or event');
-    deps.log.warn('lane message without a valid herald-destination attribute or event: sent to the dead-letter topic', { subscription: push.subscription, messageId: push.messageId, issues: read.issues });
-    return { kind: 'rejected', reason: 'invalid-lane-message' };
+    return reject(deps, push, 'invalid-lane-message', 'lane message without a valid herald-destination attribute or event', { subscription: push.subscription, issues: read.issues });
   }
   const message = read.value;
   const { event, destinationId } = message;
@@ -99,9 +95,7 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery, opt
   if (step.kind === 'unusable') {
     // A claimed retry has a record: DEAD, with a dead letter that a replay can send again.
     if (message.kind === 'claimed' && (await abandon(deps, id, ids, step.message, event))) return { kind: 'rejected', reason: step.reason };
-    await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, step.reason, step.message);
-    deps.log.warn(`${step.message}: sent to the dead-letter topic`, { ...ids, messageId: push.messageId, reason: step.reason });
-    return { kind: 'rejected', reason: step.reason };
+    return reject(deps, push, step.reason, step.message, { ...ids, reason: step.reason });
   }
   // A first attempt taken long after it was published tells the reconciler its lane is behind, not lost.
   if (message.kind !== 'claimed') deps.laneBacklog?.seen(push.subscription, push.publishTime);
@@ -122,6 +116,13 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery, opt
     // Not awaited: a slow counter write (or a window read it queues behind) never holds the ack.
     deps.counters.flushInBackground();
   }
+}
+
+/** A push Herald will not attempt: onto the dead-letter topic as it came, said why in the log, and acked. */
+async function reject(deps: DeliverDeps, push: PushDelivery, reason: RejectReason, why: string, fields: LogFields): Promise<DeliverOutcome> {
+  await rejectToDeadLetter(deps.bus, deps.deadLetterTopic, push, reason, why);
+  deps.log.warn(`${why}: sent to the dead-letter topic`, { ...fields, messageId: push.messageId });
+  return { kind: 'rejected', reason };
 }
 
 /**

@@ -1,12 +1,11 @@
 import { DeliveryRecord } from '../../domain/retry/delivery';
-import { rateBoundsOf } from '../../domain/destinations/destination';
-import { detailOf, resultFields } from '../../domain/delivery/attempt-request';
+import { resultFields } from '../../domain/delivery/attempt-request';
 import { firstRecord, isOwnWrite } from '../../domain/delivery/delivery-record';
 import { Transition } from '../../domain/retry/delivery-state';
 import { AfterRedelivery, afterRedeliveredSend, readsBeforeFirstSend, RedeliveredSend, writtenBefore } from '../../domain/delivery/redelivered-push';
-import { decide, NO_HISTORY } from '../../domain/retry/retry-decision';
+import { NO_HISTORY } from '../../domain/retry/retry-decision';
 import { UnrecordedSend } from '../../domain/delivery/unrecorded-sends';
-import { afterOutcome, backedOff, backOffUntil, countAttempt, logged, rateWaitFor, report, send, withFailureModeOf } from './attempt-outcome';
+import { afterOutcome, attempt, AttemptRecords, backedOff, backOffUntil, countAttempt, logged, report, SentAttempt } from './attempt';
 import { DeliverDeps, DeliverOutcome, RECORD_RETRY, Target } from './delivery-context';
 import { retryOnOverload } from '../support/overload-retry';
 import { createRecord, landed } from './record-create';
@@ -32,6 +31,14 @@ import { errorMessage } from '../../domain/error-message';
  * deferral per event).
  */
 export async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string, deliveryAttempt: number | undefined): Promise<DeliverOutcome> {
+  // Sent already by this instance, on an earlier push whose record write failed: recorded now, not sent again.
+  const unrecorded = deps.unrecorded.take(t.id, deps.clock.now().getTime());
+  if (unrecorded) return recordUnrecorded(deps, t, unrecorded);
+  return attempt(deps, t, firstRecords(deps, t, publishedAt, deliveryAttempt));
+}
+
+/** How a first attempt's record is written: created, only if there is none. */
+function firstRecords(deps: DeliverDeps, t: Target, publishedAt: string, deliveryAttempt: number | undefined): AttemptRecords {
   const found: { record?: DeliveryRecord } = {};
   const beforeTurn = readsBeforeFirstSend(deliveryAttempt)
     ? async () => {
@@ -39,42 +46,43 @@ export async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: st
         return found.record === undefined;
       }
     : undefined;
-  // Sent already by this instance, on an earlier push whose record write failed: recorded now, not sent again.
-  const unrecorded = deps.unrecorded.take(t.id, deps.clock.now().getTime());
-  if (unrecorded) return recordUnrecorded(deps, t, unrecorded);
-  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), beforeTurn ? { beforeTurn } : {});
-  if (gate.kind === 'send') {
-    const at = deps.clock.now();
-    // A success joins the next group commit; one under way is waited for a moment by the others.
-    const expected = deps.deliveries.expectDelivered?.() ?? (() => undefined);
-    try {
-      return await attemptedFirst(deps, t, publishedAt, at, expected);
-    } finally {
-      expected();
-    }
-  }
-  if (gate.kind === 'skip') {
-    const existing = found.record!;
-    // DELIVERED, DEAD or QUEUED: done. PENDING or IN_FLIGHT: the retry engine owns it.
-    deps.log.info(`duplicate lane message skipped: the delivery is ${existing.status}`, { ...t.ids, status: existing.status, deliveryAttempt });
-    return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
-  }
-  // The state machine marks it rate-deferred.
-  return recordUnattempted(deps, t, publishedAt, { type: 'defer', until: new Date(gate.until) }, 'delivery deferred by rate control');
+  // Set while a send is under way: called once its success is in the group commit's queue.
+  let expected: () => void = () => undefined;
+  return {
+    gate: beforeTurn ? { beforeTurn } : {},
+    skipped: () => {
+      const existing = found.record!;
+      // DELIVERED, DEAD or QUEUED: done. PENDING or IN_FLIGHT: the retry engine owns it.
+      deps.log.info(`duplicate lane message skipped: the delivery is ${existing.status}`, { ...t.ids, status: existing.status, deliveryAttempt });
+      return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
+    },
+    // The state machine marks it rate-deferred.
+    deferred: (until) => recordUnattempted(deps, t, publishedAt, { type: 'defer', until }, 'delivery deferred by rate control'),
+    around: async (work) => {
+      // A success joins the next group commit; one under way is waited for a moment by the others.
+      expected = deps.deliveries.expectDelivered?.() ?? (() => undefined);
+      try {
+        return await work();
+      } finally {
+        expected();
+      }
+    },
+    backOff: async (result) => {
+      const at = deps.clock.now();
+      const record = firstRecord(t, publishedAt, at, { type: 'back-off', until: backOffUntil(deps) });
+      if (!(await createRecord(deps.deliveries, record, () => deps.deliveries.create(record)))) return { kind: 'duplicate', deliveryId: t.id };
+      logged(deps, record, at);
+      return backedOff(deps, t, result, record);
+    },
+    history: NO_HISTORY,
+    publishedAt: () => publishedAt,
+    record: (sent) => recordAttempted(deps, t, sent, expected),
+  };
 }
 
-/** A first attempt past its gate: sent, and its outcome recorded (`expected`: called before a success is grouped). */
-async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string, at: Date, expected: () => void): Promise<DeliverOutcome> {
-  const { result, sent } = await send(deps, t, at);
-  if (result.kind === 'herald-overload') {
-    const record = firstRecord(t, publishedAt, at, { type: 'back-off', until: backOffUntil(deps) });
-    if (!(await createRecord(deps.deliveries, record, () => deps.deliveries.create(record)))) return { kind: 'duplicate', deliveryId: t.id };
-    logged(deps, record, at);
-    return backedOff(deps, t, result, record);
-  }
-  deps.limiter.report(t.destination.id, result, at);
-  const decision = await withFailureModeOf(deps, t, decide(t.policy, NO_HISTORY, result, at, new Date(publishedAt)));
-  const detail = detailOf(sent, result, decision, at);
+/** A first attempt's outcome, created (`expected`: called before a success is grouped). */
+function recordAttempted(deps: DeliverDeps, t: Target, sent: SentAttempt, expected: () => void): Promise<{ record: DeliveryRecord } | { ended: DeliverOutcome }> {
+  const { result, decision, detail, at, publishedAt } = sent;
   const record = firstRecord(t, publishedAt, at, { type: 'attempted', at, result, decision, detail });
   // A success goes with the other outcomes this instance commits meanwhile: alone, a document of
   // its own, created only if none exists; among others, a group member, unchecked (a redelivery
@@ -104,7 +112,7 @@ async function attemptedFirst(deps: DeliverDeps, t: Target, publishedAt: string,
  * this instance took. A record found there (another instance's send, recorded) settles this
  * send against it, as a redelivery's send is settled.
  */
-function recordUnrecorded(deps: DeliverDeps, t: Target, unrecorded: UnrecordedSend): Promise<DeliverOutcome> {
+async function recordUnrecorded(deps: DeliverDeps, t: Target, unrecorded: UnrecordedSend): Promise<DeliverOutcome> {
   deps.log.info('lane message redelivered after its send could not be recorded: recorded now, not sent again', { ...t.ids, sentAt: unrecorded.at.toISOString() });
   const { record } = unrecorded;
   const write = async () => {
@@ -112,18 +120,21 @@ function recordUnrecorded(deps: DeliverDeps, t: Target, unrecorded: UnrecordedSe
     // The earlier push's write may have landed after all, its answer lost: then this is that record.
     return landed(deps.deliveries, record);
   };
-  return recordSent(deps, t, unrecorded, write, {});
+  const written = await recordSent(deps, t, unrecorded, write, {});
+  if ('ended' in written) return written.ended;
+  const { result, decision, at, publishedAt } = unrecorded;
+  return afterOutcome(deps, t, { result, decision, at, publishedAt }, written.record);
 }
 
 /**
- * A first attempt sent, recorded (by `write`), then counted and dead-lettered: a send that finds
+ * A first attempt sent and recorded (by `write`), to be counted and dead-lettered: a send that finds
  * a record (a redelivery, or a concurrent copy recorded first) neither counts twice nor
  * publishes a second dead letter. A write that fails leaves the send in this instance's memory
  * (UnrecordedSends) before the push fails: Pub/Sub brings it again, and if it comes here the
  * outcome is recorded without a second send. Nothing is acked before its outcome is written.
  */
-async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, write: () => Promise<boolean>, group: { id?: string }, again?: () => Promise<boolean>): Promise<DeliverOutcome> {
-  const { record, result, decision, detail, at, publishedAt } = sent;
+async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, write: () => Promise<boolean>, group: { id?: string }, again?: () => Promise<boolean>): Promise<{ record: DeliveryRecord } | { ended: DeliverOutcome }> {
+  const { record, result, detail, at, publishedAt } = sent;
   let created: boolean | 'locked';
   try {
     created = await recordAfterSend(deps, record, write, again);
@@ -131,12 +142,12 @@ async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, wr
     deps.unrecorded.keep(t.id, sent, deps.clock.now().getTime());
     throw e;
   }
-  if (created === 'locked') return { kind: 'duplicate', deliveryId: t.id };
+  if (created === 'locked') return { ended: { kind: 'duplicate', deliveryId: t.id } };
   if (created) {
     logged(deps, record, at, group.id);
-    return afterOutcome(deps, t, { result, decision, at, publishedAt }, record);
+    return { record };
   }
-  return redelivered(deps, t, { at, result, detail }, publishedAt);
+  return { ended: await redelivered(deps, t, { at, result, detail }, publishedAt) };
 }
 
 /**

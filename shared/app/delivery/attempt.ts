@@ -1,11 +1,13 @@
-import { SentRequest } from '../../domain/retry/attempt-detail';
-import { attemptReport, requestFor } from '../../domain/delivery/attempt-request';
+import { AttemptDetail, SentRequest } from '../../domain/retry/attempt-detail';
+import { attemptReport, detailOf, requestFor } from '../../domain/delivery/attempt-request';
 import { AttemptResult, DeliveryRecord, describeFailure, HeraldOverload, isSuccess } from '../../domain/retry/delivery';
 import { headEntryId } from '../../domain/delivery/grouped-outcomes';
 import { overloadBackoffMs } from '../../domain/retry/herald-overload';
 import { splitDestinationId } from '../../domain/ids';
 import { rateWaitLimitMs } from '../../domain/delivery/lane-admission';
-import { Decision, withFailureMode } from '../../domain/retry/retry-decision';
+import { AttemptHistory, Decision, decide, withFailureMode } from '../../domain/retry/retry-decision';
+import { rateBoundsOf } from '../../domain/destinations/destination';
+import { AcquireOptions } from '../rate/delivery-limiter';
 import { rateOutcome } from '../../domain/stats/success-rate';
 import { LANE_HANDLING_BUDGET_MS } from '../../topology';
 import { sendDeadLetter } from '../lanes/dead-letter';
@@ -17,9 +19,58 @@ import { partitionKeyOf } from '../../domain/modes/ordering';
 import { topicNotAllowed } from '../access/topic-access';
 
 /**
- * What first attempts and claimed retries share: the send itself, the wait they may take for
- * their turn, and the one ending after an outcome is recorded.
+ * One attempt of one delivery, first or claimed, read top to bottom: its turn (gate), the send,
+ * the policy's decision, the record, and the one ending after the record (counted, logged,
+ * dead-lettered, suspended). A first attempt (first-attempt.ts) and a retry the pump claimed
+ * (claimed-attempt.ts) differ only in how their record is written: each hands `attempt` its
+ * AttemptRecords.
  */
+
+/** How an attempt's record is written: the one thing a first attempt and a claimed retry do differently. */
+export interface AttemptRecords {
+  /** What the turn is taken with: a redelivered first push's read, or a retry's return from a deferral. */
+  gate: AcquireOptions;
+  /** The read before the turn found the delivery done already. */
+  skipped(): DeliverOutcome;
+  /** Put off by rate control: recorded PENDING until about `until`, nothing sent. */
+  deferred(until: Date): Promise<DeliverOutcome>;
+  /** Runs the send and its record (a first success is expected by the next group commit meanwhile). */
+  around<T>(work: () => Promise<T>): Promise<T>;
+  /** Herald's own service failed the send: recorded waiting, no attempt counted. */
+  backOff(result: HeraldOverload): Promise<DeliverOutcome>;
+  /** What the policy decides on: the attempts so far and when the event was published. */
+  history: AttemptHistory;
+  publishedAt(at: Date): string;
+  /** The outcome written: the record to end the attempt with, or how it ended instead (a redelivery settled, a claim taken over). */
+  record(sent: SentAttempt): Promise<{ record: DeliveryRecord } | { ended: DeliverOutcome }>;
+}
+
+/** A send and what Herald made of it, before it is recorded. */
+export interface SentAttempt {
+  result: AttemptResult;
+  decision: Decision;
+  detail: AttemptDetail;
+  at: Date;
+  publishedAt: string;
+}
+
+/** The stages of one attempt: gate, send, decide, record, after. */
+export async function attempt(deps: DeliverDeps, t: Target, records: AttemptRecords): Promise<DeliverOutcome> {
+  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), records.gate);
+  if (gate.kind === 'skip') return records.skipped();
+  if (gate.kind === 'defer') return records.deferred(new Date(gate.until));
+  const at = deps.clock.now();
+  return records.around(async () => {
+    const { result, sent } = await send(deps, t, at);
+    if (result.kind === 'herald-overload') return records.backOff(result);
+    deps.limiter.report(t.destination.id, result, at);
+    const publishedAt = records.publishedAt(at);
+    const decision = await withFailureModeOf(deps, t, decide(t.policy, records.history, result, at, new Date(publishedAt)));
+    const written = await records.record({ result, decision, detail: detailOf(sent, result, decision, at), at, publishedAt });
+    if ('ended' in written) return written.ended;
+    return afterOutcome(deps, t, { result, decision, at, publishedAt }, written.record);
+  });
+}
 
 /** An attempt as it ended: what came of it, what Herald decided, when it started, and when the event was published. */
 export interface Attempted {
