@@ -400,6 +400,7 @@ function buildDeliverDeps(rt: Runtime): DeliverDeps {
   return {
     bus: rt.bus,
     lanes: rt.lanes,
+    coalescer: rt.coalescer,
     deadLetterTopic: rt.topology.topics.deadLetter.name,
     directory: rt.directory,
     destinations: rt.destinations,

@@ -106,6 +106,23 @@ describe('the coalescer', () => {
     expect((await settled).map((s) => s.status)).toEqual(['rejected', 'rejected']);
   });
 
+  test("a slow destination's hand-overs are bundled onto its retry lane, never with its first attempts", async () => {
+    const w = world();
+    const handedOver = (id: string): LaneMessage => ({ ...first(id), kind: 'handed-over' });
+    await w.coalescer.publish(destination, handedOver('h0'));
+    await w.coalescer.publish(destination, first('f0'));
+    const waiting = [w.coalescer.publish(destination, handedOver('h1')), w.coalescer.publish(destination, first('f1')), w.coalescer.publish(destination, handedOver('h2'))];
+    await jest.advanceTimersByTimeAsync(20);
+    await Promise.all(waiting);
+    const ids = await w.ids();
+    const onLane = (topic: string) => w.published.flatMap((p, i) => (p.topic === topic ? [ids[i]] : []));
+    expect(onLane(sharedLaneFor('hook', 'retry', names))).toEqual([['h0'], ['h1', 'h2']]);
+    expect(onLane(sharedLaneFor('hook', 'first', names))).toEqual([['f0'], ['f1']]);
+    // A bundle's members keep their kind: deliver attempts a handed-over one where it lands.
+    const bundle = await unbundle(w.published.find((p) => p.message.attributes['herald-bundle'] === '2')!.message);
+    expect(bundle?.ok && bundle.members.map((m) => m.attributes['herald-handed-over'])).toEqual(['1', '1']);
+  });
+
   test('flushAll publishes what waits, at once (a stop)', async () => {
     const w = world();
     await w.coalescer.publish(destination, first('a'));

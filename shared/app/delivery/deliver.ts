@@ -3,7 +3,8 @@ import { deliveryId } from '../../domain/retry/delivery';
 import { queuedRecord } from '../../domain/delivery/delivery-record';
 import { deliveryPolicyOf, Destination } from '../../domain/destinations/destination';
 import { eventKey, HeraldEvent } from '../../domain/events/event';
-import { readLaneMessage, ReadLaneMessage } from '../../domain/intake/lane-message';
+import { LaneMessage, readLaneMessage, ReadLaneMessage } from '../../domain/intake/lane-message';
+import { laneTopicOf } from '../../topology';
 import { LaneStep, laneStep, RejectReason } from '../../domain/delivery/lane-step';
 import { queuedBecauseSuspended } from '../../domain/destinations/suspension';
 import { LogFields } from '../../ports';
@@ -152,7 +153,11 @@ async function destinationAndStep(deps: DeliverDeps, message: ReadLaneMessage): 
  * record when it creates its own and is settled as a redelivery).
  */
 async function handOver(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
-  const topic = await publishToLane(deps, t.destination, { kind: 'handed-over', destinationId: t.destination.id, event: t.event, publishedAt, ...(t.intake !== undefined ? { intake: t.intake } : {}) });
+  const message: LaneMessage = { kind: 'handed-over', destinationId: t.destination.id, event: t.event, publishedAt, ...(t.intake !== undefined ? { intake: t.intake } : {}) };
+  // Bundled with the destination's other hand-overs of the moment: one push for them on its retry lane.
+  if (deps.coalescer && t.destination.batch === undefined) await deps.coalescer.publish(t.destination, message);
+  else await publishToLane(deps, t.destination, message);
+  const topic = laneTopicOf(t.destination, 'retry', deps.names);
   deps.log.info('slow destination: delivery handed to the retry lanes, its shared lane kept free', { ...t.ids, topic });
   return { kind: 'handed-over', deliveryId: t.id, topic };
 }

@@ -1,4 +1,5 @@
 import { LaneBacklog } from '../lanes/lane-backlog';
+import type { LaneDeps } from '../lanes/lanes';
 import { DeliveryRecord } from '../../domain/retry/delivery';
 import { Destination, PolicySettings } from '../../domain/destinations/destination';
 import { FailurePolicy } from '../../domain/access/account';
@@ -37,6 +38,8 @@ export interface DeliverDeps {
   sharedLaneWaitMs: number;
   /** Destinations slow now, as this instance saw them: their first attempts leave the shared lanes. */
   slow: SlowDestinations;
+  /** Bundles a slow destination's hand-overs of the moment into one message on its retry lane (app/lanes/lane-coalescer.ts); absent, each goes alone. */
+  coalescer?: LaneDeps['coalescer'];
   /** Where the retry lanes are (a slow destination's first attempts are handed over to them). */
   names: TopologyNames;
   notificationsTopic: string;

@@ -1,7 +1,7 @@
 import { Destination } from '../../domain/destinations/destination';
 import { PUSHED_BUNDLE_LIMITS } from '../../domain/intake/lane-bundle';
 import { coalesceStep } from '../../domain/intake/lane-coalescing';
-import { LaneMessage } from '../../domain/intake/lane-message';
+import { LaneMessage, purposeOf } from '../../domain/intake/lane-message';
 import { LaneDeps, publishBundled, publishToLane } from './lanes';
 
 type Target = Pick<Destination, 'id' | 'lane' | 'batch'>;
@@ -18,7 +18,10 @@ const SWEEP_ABOVE = 4096;
 
 /**
  * First attempts of one instance's busy destinations, gathered across requests into bundles
- * (the rules: domain/intake/lane-coalescing.ts). Each caller's promise settles when the message is
+ * (the rules: domain/intake/lane-coalescing.ts); so are a slow destination's hand-overs onto its
+ * retry lane, apart from its first attempts (each bundle goes on one lane). A bundle is one push:
+ * on a lane whose pushes are few at a time (the emulator's two), hand-overs one to a push would
+ * queue a slow destination's whole backlog behind them. Each caller's promise settles when the message is
  * published (with its bundle) or its publish failed: ingest answers for an event only then, so
  * nothing waits unpublished past an answer, and a crash meanwhile loses no accepted event.
  */
@@ -34,27 +37,28 @@ export class LaneCoalescer {
 
   publish(destination: Target, message: LaneMessage): Promise<void> {
     const now = this.now();
-    const open = this.waiting.get(destination.id);
-    const step = coalesceStep({ now, lastAt: this.lastAt.get(destination.id), waiting: open?.messages.length, lingerMs: this.lingerMs, limit: PUSHED_BUNDLE_LIMITS.members });
-    this.remember(destination.id, now);
+    const key = `${purposeOf(message)} ${destination.id}`;
+    const open = this.waiting.get(key);
+    const step = coalesceStep({ now, lastAt: this.lastAt.get(key), waiting: open?.messages.length, lingerMs: this.lingerMs, limit: PUSHED_BUNDLE_LIMITS.members });
+    this.remember(key, now);
     if (step.kind === 'at-once') return publishToLane(this.deps, destination, message).then(() => undefined);
     const bundle = open ?? { destination, messages: [], settle: [] };
     const done = new Promise<void>((resolve, reject) => bundle.settle.push({ resolve, reject }));
     bundle.messages.push(message);
     if (step.kind === 'open') {
-      this.waiting.set(destination.id, bundle);
-      bundle.timer = setTimeout(() => this.flush(destination.id, bundle), Math.max(0, step.publishAt - now));
-    } else if (step.full) this.flush(destination.id, bundle);
+      this.waiting.set(key, bundle);
+      bundle.timer = setTimeout(() => this.flush(key, bundle), Math.max(0, step.publishAt - now));
+    } else if (step.full) this.flush(key, bundle);
     return done;
   }
 
   /** Publishes every bundle waiting now (a stop: nothing is left to a timer). */
   flushAll(): void {
-    for (const [id, bundle] of [...this.waiting]) this.flush(id, bundle);
+    for (const [key, bundle] of [...this.waiting]) this.flush(key, bundle);
   }
 
-  private flush(id: string, bundle: Waiting): void {
-    if (this.waiting.get(id) === bundle) this.waiting.delete(id);
+  private flush(key: string, bundle: Waiting): void {
+    if (this.waiting.get(key) === bundle) this.waiting.delete(key);
     if (bundle.timer) clearTimeout(bundle.timer);
     publishBundled(this.deps, bundle.destination, bundle.messages).then(
       () => bundle.settle.forEach((s) => s.resolve()),
@@ -62,9 +66,9 @@ export class LaneCoalescer {
     );
   }
 
-  private remember(id: string, now: number): void {
-    this.lastAt.delete(id);
-    this.lastAt.set(id, now);
+  private remember(key: string, now: number): void {
+    this.lastAt.delete(key);
+    this.lastAt.set(key, now);
     if (this.lastAt.size <= SWEEP_ABOVE) return;
     // Oldest first (a Map keeps insertion order, and each event re-inserts its destination): quiet ones are forgotten.
     for (const [key, at] of this.lastAt) {

@@ -87,7 +87,8 @@ export async function publishBundled(deps: LaneDeps, destination: Pick<Destinati
     await publishToLane(deps, destination, messages[0]!);
     return;
   }
-  const topic = laneTopicOf(destination, 'first', deps.names);
+  // One lane for all of them: the coalescer bundles first attempts and hand-overs apart.
+  const topic = laneTopicOf(destination, purposeOf(messages[0]!), deps.names);
   await Promise.all(
     bundlesOf(messages.map(toLaneMessage), destination.batch !== undefined ? BUNDLE_LIMITS : PUSHED_BUNDLE_LIMITS).map(async (members) => {
       const attributes = { [`${HERALD_ATTRIBUTE_PREFIX}${LANE_ATTRIBUTES.destination}`]: destination.id, [`${HERALD_ATTRIBUTE_PREFIX}${LANE_ATTRIBUTES.bundle}`]: String(members.length) };
