@@ -108,7 +108,7 @@ describe('the coalescer', () => {
 
   test("a slow destination's hand-overs are bundled onto its retry lane, never with its first attempts", async () => {
     const w = world();
-    const handedOver = (id: string): LaneMessage => ({ ...first(id), kind: 'handed-over' });
+    const handedOver = (id: string): LaneMessage => ({ kind: 'handed-over', destinationId: 'hook', event: event(id), publishedAt: '2026-11-27T10:00:00.000Z' });
     await w.coalescer.publish(destination, handedOver('h0'));
     await w.coalescer.publish(destination, first('f0'));
     const waiting = [w.coalescer.publish(destination, handedOver('h1')), w.coalescer.publish(destination, first('f1')), w.coalescer.publish(destination, handedOver('h2'))];
