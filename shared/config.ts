@@ -5,9 +5,6 @@ import { HARD_LIMIT_GRACES } from './domain/intake/intake';
 import { ENV_NAMES, envSchema, HeraldConfig, PushAuthMode } from './config-schema';
 import type { Logger } from './ports';
 
-// The runtime, the admin API and the destination directory take these from here too.
-export { DEFAULT_DIRECTORY_MAX_DESTINATIONS, ENV_NAMES } from './config-schema';
-export type { HeraldConfig } from './config-schema';
 
 /**
  * Every setting Herald reads, resolved from the environment in this one place and

@@ -5,7 +5,8 @@ import { AttemptResult, DeliveryRecord, DeliveryStatus, HeraldOverload, LastErro
 import { RateBucket, RateCounts, SettledCounts } from './domain/stats/success-rate';
 import type { RateRollup } from './domain/stats/rate-rollup';
 import { LatencyHistogram } from './domain/stats/latency-histogram';
-import { Lease, LeaseRequest, RateDoc } from './domain/rate/rate-control';
+import { Lease, LeaseRequest } from './domain/rate/rate-control';
+import { RateDoc } from './domain/rate/rate-doc';
 import { HeraldEvent } from './domain/events/event';
 import { PubSubMessage } from './domain/events/cloudevents-pubsub';
 import { ReplayReport, RunnerLock } from './domain/replay/replay';

@@ -36,7 +36,7 @@ import { DestinationDirectory } from './app/destinations/destination-directory';
 import { deferredAdvancer, PumpDeps } from './app/retry/pump';
 import { COUNTER_SHARDS, counterBucketMs, DestinationCounters } from './app/destinations/destination-counters';
 import { DeliveryLogHead } from './app/destinations/delivery-log-head';
-import { HOUR } from './domain/retry/policy';
+import { HOUR } from './domain/retry/delivery-policy';
 import { SuspensionDeps } from './app/delivery/suspend-and-reactivate';
 import { ReplayDeps } from './app/retry/replay-run';
 import { ReplaysAdminDeps } from './app/admin/replays-admin';
@@ -57,20 +57,8 @@ import { DAY_MS } from './domain/delivery/delivery-retention';
 import type { AddressRules } from './domain/access/address-policy';
 import type { LocalService } from './domain/access/local-services';
 import { randomUUID } from 'node:crypto';
-import {
-  ConfigError,
-  ENV_NAMES,
-  HeraldConfig,
-  MAX_RATE_WAIT_MS,
-  onPubSubEmulator,
-  PUMP_BATCH,
-  pushAuthModeOf,
-  RECONCILE_BATCH,
-  REPLAY_PROGRESS_EVERY_MS,
-  REPLAY_PULL_BATCH,
-  secretBoxOf,
-  SLOW_FORGET_MS,
-} from './config';
+import { ConfigError, MAX_RATE_WAIT_MS, onPubSubEmulator, PUMP_BATCH, pushAuthModeOf, RECONCILE_BATCH, REPLAY_PROGRESS_EVERY_MS, REPLAY_PULL_BATCH, secretBoxOf, SLOW_FORGET_MS } from './config';
+import { ENV_NAMES, HeraldConfig } from './config-schema';
 import { createLogger, parseSeverity } from './log';
 import {
   AccountDataEraser,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { eventAttributesSchema } from '../../shared/domain/events/event';
-import { customPolicySchema, POLICY_PRESET_NAMES, policySpecSchema } from '../../shared/domain/retry/policy';
+import { customPolicySchema, policySpecSchema } from '../../shared/domain/retry/policy';
+import { POLICY_PRESET_NAMES } from '../../shared/domain/retry/policy-preset-names';
 import { orderingObjectSchema, orderingSpecSchema } from '../../shared/domain/modes/ordering';
 
 /**

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { z } from 'zod';
 import { destinationSpecSchema, FAILURE_MODES } from '../../../shared/domain/destinations/destination';
-import { POLICY_PRESET_NAMES } from '../../../shared/domain/retry/policy';
+import { POLICY_PRESET_NAMES } from '../../../shared/domain/retry/policy-preset-names';
 import { CommandContext, connectionOptions, issuesOf, usageError } from '../context';
 import { BATCH_FLAG_HELP, BatchFlags, batchFromFlags } from '../batch-flags';
 import { ORDERING_FLAG_HELP, OrderingFlags, orderingFromFlags, orderingWithBatch } from '../ordering-flags';

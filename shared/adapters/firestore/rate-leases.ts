@@ -1,4 +1,5 @@
-import { lease as leaseShare, Lease, LeaseRequest, RATE_LIMITS, RateDoc, readRateDoc } from '../../domain/rate/rate-control';
+import { lease as leaseShare, Lease, LeaseRequest } from '../../domain/rate/rate-control';
+import { RATE_LIMITS, RateDoc, readRateDoc } from '../../domain/rate/rate-doc';
 import { RateLeaseStore } from '../../ports';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS } from '../../firestore-schema';

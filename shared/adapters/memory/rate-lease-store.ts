@@ -1,4 +1,5 @@
-import { lease as leaseShare, Lease, LeaseRequest, RateDoc } from '../../domain/rate/rate-control';
+import { lease as leaseShare, Lease, LeaseRequest } from '../../domain/rate/rate-control';
+import { RateDoc } from '../../domain/rate/rate-doc';
 import { RateLeaseStore } from '../../ports';
 
 /** Rate controllers in memory, for unit tests; it records every lease (a write in Firestore). */

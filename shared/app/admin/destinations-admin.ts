@@ -8,7 +8,7 @@ import { topicRefusal } from '../../domain/access/topic-allow-list';
 import { TopologyNames } from '../../topology';
 import { Clock, DeliveryStore, DestinationStore, HostResolver, LaneNotDeclaredError, LaneProvisioner, Logger, RateLeaseStore } from '../../ports';
 import { checkWebhookTarget } from '../destinations/target-guard';
-import { clampRate, INITIAL_RATE } from '../../domain/rate/rate-control';
+import { clampRate, INITIAL_RATE } from '../../domain/rate/rate-doc';
 import { DestinationDirectory } from '../destinations/destination-directory';
 import { DestinationCounters } from '../destinations/destination-counters';
 import { Outcome } from '../support/outcome';

@@ -8,7 +8,7 @@ import { Destination, deliveryPolicyOf, rateBoundsOf } from '../../domain/destin
 import { eventKey } from '../../domain/events/event';
 import { BATCH_OUTCOME_LINGER_MS } from '../../domain/delivery/grouped-outcomes';
 import { ReadLaneMessage } from '../../domain/intake/lane-message';
-import { DeliveryPolicy } from '../../domain/retry/policy';
+import { DeliveryPolicy } from '../../domain/retry/delivery-policy';
 import { Decision, decide, NO_HISTORY } from '../../domain/retry/retry-decision';
 import { backOffUntil, countAttempt, countDeadOrQueued, logged, rateWaitFor, withFailureModeOf } from './attempt';
 import { startUnderClaim, updateUnderClaim, writeUnderClaim } from './claimed-update';

@@ -5,7 +5,7 @@ import { Destination, PolicySettings } from '../../domain/destinations/destinati
 import { FailurePolicy } from '../../domain/access/account';
 import { HeraldEvent } from '../../domain/events/event';
 import { RejectReason } from '../../domain/delivery/lane-step';
-import { DeliveryPolicy } from '../../domain/retry/policy';
+import { DeliveryPolicy } from '../../domain/retry/delivery-policy';
 import { Decision } from '../../domain/retry/retry-decision';
 import { SlowDestinations } from '../../domain/delivery/slow-destinations';
 import { UnrecordedSends } from '../../domain/delivery/unrecorded-sends';

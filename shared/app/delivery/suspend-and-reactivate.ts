@@ -1,7 +1,7 @@
 import { DeliveryStatus, LastError } from '../../domain/retry/delivery';
 import { transition } from '../../domain/retry/delivery-state';
 import { Destination, deliveryPolicyOf, PolicySettings } from '../../domain/destinations/destination';
-import { ThresholdPolicy } from '../../domain/retry/policy';
+import { ThresholdPolicy } from '../../domain/retry/delivery-policy';
 import { thresholdVerdict } from '../../domain/stats/success-rate';
 import { reactivate, suspend, SuspensionCause, suspendManually } from '../../domain/destinations/suspension';
 import { Clock, DeliveryStore, DestinationStore, Logger, MessageBus } from '../../ports';

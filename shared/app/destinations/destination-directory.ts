@@ -2,7 +2,7 @@ import { Destination } from '../../domain/destinations/destination';
 import { DestinationIndex } from '../../domain/destinations/destination-index';
 import { DEFAULT_ACCOUNT, splitDestinationId } from '../../domain/ids';
 import { generateSecretsKey, SecretBox } from '../../domain/access/secret-box';
-import { DEFAULT_DIRECTORY_MAX_DESTINATIONS } from '../../config';
+import { DEFAULT_DIRECTORY_MAX_DESTINATIONS } from '../../config-schema';
 import { Clock, DestinationStore } from '../../ports';
 
 /**

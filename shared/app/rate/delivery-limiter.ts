@@ -1,6 +1,6 @@
 import { AttemptResult } from '../../domain/retry/delivery';
 import { attemptFeedback } from '../../domain/rate/rate-feedback';
-import { mergeCounts, RateBounds } from '../../domain/rate/rate-control';
+import { mergeCounts, RateBounds } from '../../domain/rate/rate-doc';
 import { addDeferred, deferTo, nextDeferCursor, nextTurn, waitForTurn } from '../../domain/rate/rate-turns';
 import { leaseShowsThrottle, NO_UNLEASED_SENDS, takeSendMode, throttled, withdrawSend } from '../../domain/rate/unleased-sends';
 import { Clock, DeferredAdvancer, Logger, RateLeaseStore } from '../../ports';

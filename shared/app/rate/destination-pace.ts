@@ -1,4 +1,4 @@
-import { CountsBySecond, RateBounds, SecondCounts } from '../../domain/rate/rate-control';
+import { CountsBySecond, RateBounds, SecondCounts } from '../../domain/rate/rate-doc';
 import { DeferredReport, Grid } from '../../domain/rate/rate-turns';
 import { THROTTLE_COOL_DOWN_MS, UnleasedSends } from '../../domain/rate/unleased-sends';
 

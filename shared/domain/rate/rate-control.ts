@@ -4,9 +4,6 @@ import { CountsBySecond, HolderEntry, initialRateState, MAX_PAUSE_MS, mergeCount
 import { judgeSettled, REPORT_SLACK_MS, settledThrough } from './rate-judging';
 import { nextLeaseAt, paceFor, scheduleGrids, spanFor } from './rate-grids';
 
-// The stores and use cases name the document by the controller that leases it.
-export { clampRate, INITIAL_RATE, mergeCounts, RATE_LIMITS, readRateDoc } from './rate-doc';
-export type { CountsBySecond, RateBounds, RateDoc, SecondCounts } from './rate-doc';
 
 /**
  * Adaptive delivery rate per destination (docs/rate-control.md: between 1 and 100 events/s; 200s raise

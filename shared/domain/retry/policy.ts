@@ -3,10 +3,6 @@ import { POLICY_PRESET_NAMES, PolicyPresetName } from './policy-preset-names';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, DeliveryPolicy, HOUR, MAX_ATTEMPT_TIMEOUT_MS, STATUS_CLASSES, StatusRule } from './delivery-policy';
 import { POLICY_PRESETS } from './policy-presets';
 
-export { POLICY_PRESET_NAMES, type PolicyPresetName } from './policy-preset-names';
-// The admin API, delivery and the runtime take the policy's shape from here too.
-export { HOUR } from './delivery-policy';
-export type { DeliveryPolicy, ThresholdPolicy } from './delivery-policy';
 
 /** Validation of a destination's `policy`: a preset name or a custom policy object. */
 

@@ -1,5 +1,5 @@
 import { AttemptResult, describeFailure } from '../../../shared/domain/retry/delivery';
-import { POLICY_PRESET_NAMES } from '../../../shared/domain/retry/policy';
+import { POLICY_PRESET_NAMES } from '../../../shared/domain/retry/policy-preset-names';
 import { POLICY_PRESETS } from '../../../shared/domain/retry/policy-presets';
 import { decide, NO_HISTORY, withFailureMode } from '../../../shared/domain/retry/retry-decision';
 import { rateOutcome } from '../../../shared/domain/stats/success-rate';

@@ -1,5 +1,5 @@
 import { AttemptResult } from '../../../shared/domain/retry/delivery';
-import { POLICY_PRESET_NAMES } from '../../../shared/domain/retry/policy';
+import { POLICY_PRESET_NAMES } from '../../../shared/domain/retry/policy-preset-names';
 import { DeliveryPolicy, HOUR, MINUTE, SECOND } from '../../../shared/domain/retry/delivery-policy';
 import { ADOBE_BEST_EFFORT, ADOBE_CONFIGURABLE, CLOUD_ELEMENTS, EVENT_PLATFORM, EVENTARC, POLICY_PRESETS } from '../../../shared/domain/retry/policy-presets';
 import { afterAttempt, AttemptHistory, decide, Decision, duration, NO_HISTORY, parseRetryAfter } from '../../../shared/domain/retry/retry-decision';

@@ -1,4 +1,4 @@
-import { PolicyPresetName } from '../../../shared/domain/retry/policy';
+import { PolicyPresetName } from '../../../shared/domain/retry/policy-preset-names';
 import { POLICY_PRESETS } from '../../../shared/domain/retry/policy-presets';
 import { parseResponses, simulate, SimulatedResponse, Simulation } from '../../../shared/domain/retry/simulate';
 
