@@ -5,7 +5,7 @@ import { FirestoreBatcherLease } from './adapters/firestore/batcher-lease';
 import { BatcherWaker } from './app/lanes/batcher-wake';
 import { LaneCoalescer } from './app/lanes/lane-coalescer';
 import { HERALD_ATTRIBUTE_PREFIX } from './domain/events/cloudevents-pubsub';
-import { FirestoreDeliveryStore } from './adapters/firestore/deliveries';
+import { FirestoreDeliveryStore } from './adapters/firestore/deliveries/delivery-store';
 import { FirestoreOrderedKeys } from './adapters/firestore/ordered-keys';
 import { IntakeJournal } from './app/intake/intake-journal';
 import { KEY_CACHE_MS, KeyVerifier } from './app/access/key-verifier';

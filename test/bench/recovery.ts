@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { pumpRun } from '../../shared/app/retry/pump-run';
 import { ReconcileDeps } from '../../shared/app/intake/reconcile';
 import { LocalStack, startLocalStack } from '../../apps/local/stack';
-import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
+import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries/delivery-store';
 import { FirestoreIntakeStore, OperationCounter } from '../../shared/adapters/firestore/stores';
 import { deliveryId } from '../../shared/domain/retry/delivery';
 import { DAY_MS } from '../../shared/domain/delivery/delivery-retention';

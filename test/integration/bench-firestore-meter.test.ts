@@ -5,7 +5,7 @@
  */
 import { Firestore } from '@google-cloud/firestore';
 import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore/stores';
-import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
+import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries/delivery-store';
 import { DeliveryRecord } from '../../shared/domain/retry/delivery';
 import { applySpec } from '../../shared/domain/destinations/destination';
 import { FirestoreMeter, meterFirestore, Ops, totalOps } from '../bench/firestore-meter';

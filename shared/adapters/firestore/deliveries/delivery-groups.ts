@@ -1,72 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
-import { gzipped } from '../../compression';
+import { gzipped } from '../../../compression';
 import { DocumentData, Firestore, Query, QueryDocumentSnapshot } from '@google-cloud/firestore';
-import { DeliveryRecord } from '../../domain/retry/delivery';
-import { DeliveryLogQuery, inLog, logOrder } from '../../domain/stats/delivery-log';
-import { deliveryExpiry } from '../../domain/delivery/delivery-retention';
-import { commitsOf, GROUP_LIMITS, GROUP_SPAN_MS, groupKey, groupKeysOf } from '../../domain/delivery/grouped-outcomes';
-import { GRPC, grpcCode } from '../../domain/retry/grpc-status';
-import { jsonBytes, sameJson } from '../../domain/events/json-values';
-import { deliveryId, splitDestinationId } from '../../domain/ids';
-import { eventKey } from '../../domain/events/event';
-import type { OperationCounter } from './stores';
-import type { AddedDelivered, DeliveredLinger } from '../../ports';
+import { DeliveryRecord } from '../../../domain/retry/delivery';
+import { DeliveryLogQuery, inLog, logOrder } from '../../../domain/stats/delivery-log';
+import { deliveryExpiry } from '../../../domain/delivery/delivery-retention';
+import { commitsOf, GROUP_LIMITS, GROUP_SPAN_MS, groupKey, groupKeysOf } from '../../../domain/delivery/grouped-outcomes';
+import { GRPC, grpcCode } from '../../../domain/retry/grpc-status';
+import { chunks, type OperationCounter } from '../stores';
+import type { AddedDelivered, DeliveredLinger } from '../../../ports';
+import { COMMIT_FIRST_PAUSE_MS, COMMIT_TRIES, groupsOf, Waiting } from './group-commits';
+import { compacted, packedOf, StoredGroup, storedBytes, unpackGroup, withoutDerivedId } from './stored-group';
+import { UNSURE_CODES } from './unsure-writes';
 
 /** How long settled records are kept (HERALD_DELIVERY_RETENTION_DAYS); `now`: the clock their expiry counts from. */
 export interface DeliveryRetention {
   retentionMs: number;
   now: () => Date;
-}
-
-/**
- * A group as stored: its members whole (as their own documents would hold them, never with an
- * event: they are DELIVERED), and beside them the arrays and bounds its queries select by.
- * One account's members only (its id starts `<account>_`, so erasing an account erases its
- * groups by id range), published within one GROUP_SPAN_MS (a log page knows where to stop).
- *
- * A group is kept for the whole retention and billed by the byte, its index entries included:
- * `ids` and `eventIds` hold each member's short key (domain/delivery/grouped-outcomes.ts groupKey: a
- * lookup reads the few groups with the key and keeps the members that match exactly), and the
- * members travel as `packed`, one gzip of their JSON. Groups written before both hold full ids
- * and `members` / `common` as maps; every read takes either.
- */
-interface StoredGroup {
-  account: string;
-  ids: string[];
-  eventIds: string[];
-  destinations: string[];
-  intakes: string[];
-  /** Earliest and latest publishedAt of the members (ISO). */
-  oldest: string;
-  newest: string;
-  committedAt: string;
-  /**
-   * gzip of `{members, common}` as JSON (every member's fields are JSON: a DELIVERED record holds
-   * no event); a member's `id` is left out where its destination, source and event id name it.
-   */
-  packed?: Buffer;
-  /** Each member's own fields: those in `common` left out (groups written before `packed`). */
-  members?: DocumentData[];
-  /**
-   * The fields every member holds with the same value, once (a batch's members share their
-   * destination, status, times and the attempt's detail): a group is kept for the whole
-   * retention, and storage is billed by the byte.
-   */
-  common?: DocumentData;
-  expireAt?: Date;
-}
-
-interface Waiting {
-  record: DeliveryRecord;
-  /** Settles as `done` does (a failure too, so that a caller asking whether it was recorded is never left with an unhandled rejection). */
-  outcome: Promise<AddedDelivered | undefined>;
-  /** What became of it: created alone, or in `group`; or, alone, refused as a record had its id already. */
-  done: (error?: unknown, added?: AddedDelivered) => void;
-  /** When it was queued (ms). */
-  at: number;
-  /** Until when its commit may wait for others (ms): `at`, unless its caller let it linger. */
-  due: number;
 }
 
 /** Longest an outcome waits for sends under way to join its commit (added to its push's ack, never to its delivery). */
@@ -76,16 +25,6 @@ export const GROUP_WAIT_MS = 20;
 const ANY_LIMIT = 30;
 /** Groups read per query of a log page. */
 const LOG_GROUP_PAGE = 20;
-
-/**
- * Tries of one group commit, with the same group ids each time (created, never set): a try whose
- * reply was lost (DEADLINE_EXCEEDED after it landed) makes the next fail ALREADY_EXISTS, which
- * says it landed; a second group holding the same outcomes is never written.
- */
-const COMMIT_TRIES = 3;
-const COMMIT_FIRST_PAUSE_MS = 100;
-/** Answers after which a commit may have landed, or may land yet, or may go through if tried again. */
-export const UNSURE_CODES: readonly number[] = [GRPC.CANCELLED, GRPC.UNKNOWN, GRPC.DEADLINE_EXCEEDED, GRPC.RESOURCE_EXHAUSTED, GRPC.ABORTED, GRPC.INTERNAL, GRPC.UNAVAILABLE];
 
 /**
  * Group commit of first attempts that ended DELIVERED (domain/delivery/grouped-outcomes.ts): while one
@@ -362,7 +301,7 @@ export class FirestoreDeliveryGroups {
   async copies(ids: readonly string[]): Promise<Map<string, DeliveryRecord[]>> {
     const wanted = new Set(ids);
     const found = new Map<string, DeliveryRecord[]>();
-    const parts = chunk(groupKeysOf([...wanted]), ANY_LIMIT);
+    const parts = chunks(groupKeysOf([...wanted]), ANY_LIMIT);
     const snaps = await Promise.all(parts.map((part) => this.col.where('ids', 'array-contains-any', part).get()));
     const seen = new Set<string>();
     for (const snap of snaps) {
@@ -437,7 +376,7 @@ export class FirestoreDeliveryGroups {
   /** The group members that came from these intake batches (one queried read per group, at least one per 30 batches). */
   async fromIntakes(intakes: readonly string[]): Promise<DeliveryRecord[]> {
     const wanted = new Set(intakes);
-    const snaps = await Promise.all(chunk([...wanted], ANY_LIMIT).map((part) => this.col.where('intakes', 'array-contains-any', part).get()));
+    const snaps = await Promise.all(chunks([...wanted], ANY_LIMIT).map((part) => this.col.where('intakes', 'array-contains-any', part).get()));
     const seen = new Set<string>();
     const out: DeliveryRecord[] = [];
     for (const snap of snaps) {
@@ -450,118 +389,4 @@ export class FirestoreDeliveryGroups {
     }
     return out;
   }
-}
-
-/**
- * What one commit writes: the outcomes by account and by publish span (GROUP_SPAN_MS), each
- * group within GROUP_LIMITS.
- */
-function groupsOf(taken: readonly Waiting[]): { account: string; members: Waiting[] }[] {
-  type Open = { account: string; members: Waiting[]; bytes: number; counted: Set<object> };
-  const open = new Map<string, Open[]>();
-  // What a member adds to a group: what it shares with members already there (a batch's attempt detail) is stored once.
-  const adds = (group: Open, record: DeliveryRecord) => {
-    const met = new Set<object>();
-    const bytes = jsonBytes(record, { has: (o) => group.counted.has(o) || met.has(o), add: (o) => met.add(o) });
-    return { bytes, met };
-  };
-  for (const waiting of taken) {
-    const { record } = waiting;
-    const account = splitDestinationId(record.destinationId).account;
-    const span = Math.floor(Date.parse(record.publishedAt ?? record.lastAttemptAt ?? '') / GROUP_SPAN_MS);
-    const key = `${account}\n${Number.isNaN(span) ? 0 : span}`;
-    const list = open.get(key) ?? [];
-    let group = list[list.length - 1];
-    let added = group ? adds(group, record) : undefined;
-    if (!group || !added || group.members.length >= GROUP_LIMITS.members || group.bytes + added.bytes > GROUP_LIMITS.bytes) {
-      group = { account, members: [], bytes: 0, counted: new Set() };
-      list.push(group);
-      open.set(key, list);
-      added = adds(group, record);
-    }
-    group.members.push(waiting);
-    group.bytes += added.bytes;
-    for (const o of added.met) group.counted.add(o);
-  }
-  return [...open.values()].map((list) => list.map(({ account, members }) => ({ account, members }))).flat();
-}
-
-/**
- * A packed member without its delivery id when its destination, event source and event id
- * name it (they always do for a record Herald made): the id's event key is a hash, 27
- * characters no compression shortens, and a group is kept for the whole retention.
- */
-function withoutDerivedId(doc: DocumentData): DocumentData {
-  const { id, ...rest } = doc;
-  return typeof id === 'string' && id === derivedId(rest) ? rest : doc;
-}
-
-function withDerivedId(doc: DocumentData): DocumentData {
-  if (doc.id !== undefined) return doc;
-  const id = derivedId(doc);
-  return id === undefined ? doc : { ...doc, id };
-}
-
-function derivedId(doc: DocumentData): string | undefined {
-  const { destinationId, eventSource, eventId } = doc as { destinationId?: unknown; eventSource?: unknown; eventId?: unknown };
-  if (typeof destinationId !== 'string' || typeof eventSource !== 'string' || typeof eventId !== 'string') return undefined;
-  return deliveryId(destinationId, eventKey({ source: eventSource, id: eventId }));
-}
-
-/**
- * What `packed` holds: the members with what they share taken out (`compacted`) — by batch when
- * they come from several (each batch's members share their request's detail and times, which
- * members of two batches do not), else all together.
- */
-type Packed = { members: DocumentData[]; common?: DocumentData } | { sections: { members: DocumentData[]; common?: DocumentData }[] };
-
-function packedOf(docs: readonly DocumentData[], records: readonly DeliveryRecord[]): Packed {
-  const byBatch = new Map<string, DocumentData[]>();
-  docs.forEach((d, i) => {
-    const key = records[i]!.batch?.id ?? '';
-    byBatch.set(key, [...(byBatch.get(key) ?? []), d]);
-  });
-  return byBatch.size < 2 ? compacted(docs) : { sections: [...byBatch.values()].map(compacted) };
-}
-
-/** A group's `packed` members, each whole (what they share put back, its delivery id too). */
-export function unpackGroup(packed: Buffer): DocumentData[] {
-  const read = JSON.parse(gunzipSync(packed).toString('utf8')) as Packed;
-  const sections = 'sections' in read ? read.sections : [read];
-  return sections.flatMap(({ members, common }) => members.map((m) => withDerivedId({ ...common, ...m })));
-}
-
-/** Members with the fields all of them share, equal, taken out into `common` (two members at least). */
-function compacted(docs: readonly DocumentData[]): { members: DocumentData[]; common?: DocumentData } {
-  if (docs.length < 2) return { members: [...docs] };
-  const common: DocumentData = {};
-  for (const [key, value] of Object.entries(docs[0]!)) {
-    if (docs.every((d) => key in d && sameJson(d[key], value))) common[key] = value;
-  }
-  if (Object.keys(common).length === 0) return { members: [...docs] };
-  return { members: docs.map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => !(k in common)))), common };
-}
-
-/**
- * A document's stored size as Firestore counts it (its name, each field's name and value:
- * a string's UTF-8 bytes + 1, bytes as they are, 8 for a number, a time or a boolean), what a
- * commit's size limit is kept below by.
- */
-export function storedBytes(path: string, value: unknown): number {
-  return Buffer.byteLength(path) + 16 + valueBytes(value);
-}
-
-function valueBytes(value: unknown): number {
-  if (value === null || value === undefined) return 1;
-  if (typeof value === 'string') return Buffer.byteLength(value) + 1;
-  if (Buffer.isBuffer(value) || value instanceof Uint8Array) return value.length;
-  if (typeof value !== 'object' || value instanceof Date) return 8;
-  if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + valueBytes(v), 0);
-  return Object.entries(value).reduce((sum, [k, v]) => sum + Buffer.byteLength(k) + 1 + valueBytes(v), 0);
-}
-
-function chunk<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
 }

@@ -1,31 +1,21 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
 import { AggregateField, DocumentData, DocumentReference, FieldPath, Firestore, Query, Timestamp } from '@google-cloud/firestore';
-import { DeliveryLogQuery, inLog, logOrder, logPage } from '../../domain/stats/delivery-log';
-import { DeliveryRecord } from '../../domain/retry/delivery';
-import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../../domain/delivery/delivery-retention';
-import { HeraldEvent } from '../../domain/events/event';
-import { ownOver, parseHeadEntryId, standing } from '../../domain/delivery/grouped-outcomes';
-import { addTallies, deliveryTally, EMPTY_TALLY, IntakeTally, sameTally, tallyOf } from '../../domain/intake/intake-tally';
-import { AddedDelivered, DeliveredLinger, DeliveryPage, DeliveryStore, WorkStatus } from '../../ports';
-import { DeliveryRetention, FirestoreDeliveryGroups, UNSURE_CODES } from './delivery-groups';
-import { chunks, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from './stores';
-import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../firestore-schema';
-import { createIfAbsent, OptimisticDocuments } from './write';
-import { grpcCode } from '../../domain/retry/grpc-status';
-import { orderedKeyId } from '../../domain/modes/ordering';
-
-/** `intakeTally`: the id's hash (domain/intake/intake-tally.ts) on a record from an intake batch, summed by the reconciler's aggregation. */
-type StoredDelivery = Omit<DeliveryRecord, 'event' | 'attemptLog'> & { event?: { attributes: Record<string, string>; data: Buffer }; attemptLog?: DeliveryRecord['attemptLog'] | Buffer; expireAt?: Date; groupCopies?: number; intakeTally?: number } & OrderFields;
-/** `orderAgain`: an ordered delivery's key while it waits for a place again, one field an equality query finds (no composite index). */
-type OrderFields = { orderAgain?: string };
-/** A record as its own document holds it: with the group copies it folded in (domain/delivery/grouped-outcomes.ts). */
-type Own = DeliveryRecord & { groupCopies?: number };
-
+import { DeliveryLogQuery, inLog, logOrder, logPage } from '../../../domain/stats/delivery-log';
+import { DeliveryRecord } from '../../../domain/retry/delivery';
+import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../../../domain/delivery/delivery-retention';
+import { ownOver, parseHeadEntryId, standing } from '../../../domain/delivery/grouped-outcomes';
+import { addTallies, deliveryTally, EMPTY_TALLY, IntakeTally, sameTally, tallyOf } from '../../../domain/intake/intake-tally';
+import { AddedDelivered, DeliveredLinger, DeliveryPage, DeliveryStore, WorkStatus } from '../../../ports';
+import { DeliveryRetention, FirestoreDeliveryGroups } from './delivery-groups';
+import { chunks, GET_ALL_CHUNK, IN_LIMIT, OperationCounter } from '../stores';
+import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../../firestore-schema';
+import { createIfAbsent, OptimisticDocuments } from '../write';
+import { fromDoc, fromOwn, LOG_FIELDS, Own, SAME_ATTEMPT_FIELDS, StoredDelivery, TALLY_FIELD, toDoc, withoutDetail } from './delivery-docs';
+import { isUnsure } from './unsure-writes';
 
 /**
  * Delivery records in Firestore: a document per delivery (`deliveries/{id}`) for those that
  * hold retry state or were changed, and the first attempts that ended DELIVERED as members of
- * groups (`delivery-groups`, adapters/firestore/delivery-groups.ts). Every view reads both and shows a
+ * groups (`delivery-groups`, adapters/firestore/deliveries/delivery-groups.ts). Every view reads both and shows a
  * delivery once, as domain/delivery/grouped-outcomes.ts `standing` says.
  */
 export class FirestoreDeliveryStore implements DeliveryStore {
@@ -42,7 +32,7 @@ export class FirestoreDeliveryStore implements DeliveryStore {
     private readonly retention: DeliveryRetention = { retentionMs: DEFAULT_RETENTION_DAYS * DAY_MS, now: () => new Date() },
     grouping: { alone: 'document' | 'group' } = { alone: 'document' },
   ) {
-    // A group gzips its members whole (adapters/firestore/delivery-groups.ts): their attempt logs go in as they are.
+    // A group gzips its members whole (adapters/firestore/deliveries/delivery-groups.ts): their attempt logs go in as they are.
     this.groups = new FirestoreDeliveryGroups(db, ops, retention, (record) => toDoc(record, false), (doc) => fromDoc(doc), COLLECTIONS.deliveryGroups, grouping.alone === 'document' ? (record) => this.create(record) : undefined);
   }
 
@@ -401,64 +391,4 @@ export interface OptimisticRecords {
   get(ids: readonly string[]): Promise<(DeliveryRecord | undefined)[]>;
   /** Replaces the record if it is still as read; one not read is created (the commit fails if it exists). */
   put(record: DeliveryRecord): void;
-}
-
-/** What tells a record's attempt from another's: a second copy's send has its own times. */
-const SAME_ATTEMPT_FIELDS = ['status', 'attempts', 'firstAttemptAt', 'lastAttemptAt', 'availableAt'] as const satisfies readonly (keyof DeliveryRecord)[];
-
-/** An error after which a write may have landed (its reply lost) or not. */
-function isUnsure(e: unknown): boolean {
-  const code = grpcCode(e);
-  return code !== undefined && UNSURE_CODES.includes(code);
-}
-
-/** The field the reconciler sums (its index: firestore-schema.ts intakeTally). */
-const TALLY_FIELD = FIRESTORE_QUERIES.intakeTally.orderBy;
-
-/**
- * A record as its document holds it. The attempt log (what was sent, headers and the body's
- * first 2 KB, and what came back) is most of a delivered record and is read only whole, with
- * the record: it is stored as one gzip of its JSON (`packLog`: a realistic JSON body ~1.6×),
- * since every record is kept, and billed by the byte, for the whole retention.
- */
-function toDoc(record: Own, packLog = true): StoredDelivery {
-  const { event, attemptLog, ...rest } = record;
-  const stored: StoredDelivery = {
-    ...rest,
-    ...(event ? { event: { attributes: { ...event.attributes }, data: event.data } } : {}),
-    ...(attemptLog !== undefined ? { attemptLog: packLog ? gzipSync(JSON.stringify(attemptLog)) : attemptLog } : {}),
-  };
-  return record.order?.again ? { ...stored, orderAgain: orderedKeyId(record.destinationId, record.order.key) } : stored;
-}
-
-/** A delivery record's fields as the log shows them: all but `event` and `attemptLog`. */
-const LOG_FIELDS = [
-  'id', 'destinationId', 'eventId', 'eventSource', 'eventType', 'status', 'attempts', 'throttled', 'reason', 'publishedAt', 'lastError', 'availableAt',
-  'rateDeferred', 'claimedAt', 'firstAttemptAt', 'lastAttemptAt', 'deliveredAt', 'replays', 'intake', 'deadLetterDueAt', 'recoveredAt',
-  'duplicates', 'batch', 'order',
-] as const satisfies readonly Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>[];
-type UnlistedField = Exclude<Exclude<keyof DeliveryRecord, 'event' | 'attemptLog'>, (typeof LOG_FIELDS)[number]>;
-// A field added to DeliveryRecord but not to LOG_FIELDS stops the build here: the log would drop it silently.
-const LOG_FIELDS_COMPLETE: UnlistedField extends never ? true : never = true;
-void LOG_FIELDS_COMPLETE;
-
-/** A record as the log shows it. */
-function withoutDetail(record: DeliveryRecord): DeliveryRecord {
-  const { event: _event, attemptLog: _log, ...row } = record;
-  return row;
-}
-
-/** An own document, with the group copies it folded in. */
-function fromOwn(doc: DocumentData): Own {
-  return fromDoc(doc, true);
-}
-
-/** A record from its document: without the TTL field, which is storage's, not the record's. */
-function fromDoc(doc: DocumentData, keepGroupCopies = false): Own {
-  const { event, attemptLog, expireAt: _expireAt, groupCopies, intakeTally: _tally, orderAgain: _again, ...rest } = doc as StoredDelivery;
-  // Records written before the log was packed hold it as an array.
-  const log = Buffer.isBuffer(attemptLog) ? (JSON.parse(gunzipSync(attemptLog).toString('utf8')) as DeliveryRecord['attemptLog']) : attemptLog;
-  const own: Own = { ...rest, ...(log !== undefined ? { attemptLog: log } : {}), ...(keepGroupCopies && groupCopies ? { groupCopies } : {}) };
-  if (!event) return own;
-  return { ...own, event: { attributes: event.attributes, data: Buffer.from(event.data) } as HeraldEvent };
 }
