@@ -1,6 +1,8 @@
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
-import { FirestoreDestinationStore, FirestoreIntakeStore, OperationCounter } from './adapters/firestore/stores';
+import { OperationCounter } from './adapters/firestore/stores';
+import { FirestoreDestinationStore } from './adapters/firestore/destinations';
+import { FirestoreIntakeStore } from './adapters/firestore/intake';
 import { FirestoreBatcherLease } from './adapters/firestore/batcher-lease';
 import { BatcherWaker } from './app/lanes/batcher-wake';
 import { LaneCoalescer } from './app/lanes/lane-coalescer';

@@ -4,7 +4,8 @@
  * bench used to judge its targets by) agrees with it.
  */
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore/stores';
+import { OperationCounter } from '../../shared/adapters/firestore/stores';
+import { FirestoreDestinationStore } from '../../shared/adapters/firestore/destinations';
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries/delivery-store';
 import { DeliveryRecord } from '../../shared/domain/retry/delivery';
 import { applySpec } from '../../shared/domain/destinations/destination';
