@@ -21,7 +21,7 @@ import { FirestoreAccountDataEraser } from './adapters/firestore/account-data';
 import { AccountPurgeDeps } from './app/access/account-purge';
 import { FirestorePortalStore } from './adapters/firestore/portal';
 import { PortalVerifier } from './app/access/portal-verifier';
-import { ReconcileDeps, ReconcilerState } from './app/intake/reconcile';
+import { ReconcileDeps, ReconcilerState } from './app/intake/reconcile-deps';
 import { UndiciHttpSender } from './adapters/http-sender';
 import { GoogleIdTokenVerifier } from './adapters/google-id-tokens';
 import { systemResolver } from './adapters/guarded-lookup';

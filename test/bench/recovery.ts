@@ -12,7 +12,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { pumpRun } from '../../shared/app/retry/pump-run';
-import { ReconcileDeps } from '../../shared/app/intake/reconcile';
+import { ReconcileDeps } from '../../shared/app/intake/reconcile-deps';
 import { LocalStack, startLocalStack } from '../../apps/local/stack';
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries/delivery-store';
 import { FirestoreIntakeStore } from '../../shared/adapters/firestore/intake';

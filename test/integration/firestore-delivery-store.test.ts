@@ -13,7 +13,8 @@ import { MemoryDestinationStore } from '../../shared/adapters/memory/destination
 import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
 import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
 import { IntakeJournal } from '../../shared/app/intake/intake-journal';
-import { reconcileOnce, ReconcileDeps } from '../../shared/app/intake/reconcile';
+import { reconcileOnce } from '../../shared/app/intake/reconcile';
+import { ReconcileDeps } from '../../shared/app/intake/reconcile-deps';
 import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { eventKey } from '../../shared/domain/events/event';
