@@ -5,7 +5,7 @@ import type http from 'node:http';
 import type { Request, Response, NextFunction } from 'express';
 import { Authentication, Bearer } from '../shared/app/access/authenticate';
 import { PresentedCredentials } from '../shared/app/access/push-auth';
-import { LimiterClosedError } from '../shared/app/rate/delivery-limiter';
+import { LimiterClosedError } from '../shared/app/rate/limiter-gate';
 import { FunctionName } from '../shared/topology';
 import { Logger } from '../shared/ports';
 import { Runtime } from '../shared/runtime';
