@@ -2,14 +2,13 @@ import { AttemptResult } from '../../domain/retry/delivery';
 import { attemptFeedback } from '../../domain/rate/rate-feedback';
 import { mergeCounts, RateBounds } from '../../domain/rate/rate-control';
 import { addDeferred, nextDeferCursor, nextTurn } from '../../domain/rate/rate-turns';
-import { leaseShowsThrottle, NO_UNLEASED_SENDS, takeSendMode, throttled, withdrawSend } from '../../domain/rate/unleased-sends';
+import { leaseShowsThrottle, takeSendMode, throttled, withdrawSend } from '../../domain/rate/unleased-sends';
 import { Clock, DeferredAdvancer, Logger, RateLeaseStore } from '../../ports';
-import { countsAt, DestinationPace, FORGET_IDLE_MS, forgettable, SWEEP_EVERY_MS, Waiter } from './destination-pace';
+import { countsAt, DestinationPace, Waiter } from './destination-pace';
+import { LimiterPaces, MIN_LEASE_GAP_MS } from './limiter-paces';
 import { AcquireOptions, BeforeTurn, Gate, LimiterClosedError } from './limiter-gate';
 import { countLimited, defer, leave, waitAt } from './pace-turns';
 
-/** A process leases a destination at most this often, however its share runs. */
-export const MIN_LEASE_GAP_MS = 1000;
 const FORGET_IN_FLIGHT_MS = 30_000;
 /** Unleased, the counts still to be reported are kept this long: a first lease judges the last few seconds only (rate-control.ts). */
 const KEEP_UNREPORTED_MS = 60_000;
@@ -38,21 +37,20 @@ const DEFER_WINDOW_MS = 3000;
  * process sends at once, counted as a leased send is, so that the first lease it takes (a
  * burst past the allowance, a 429, a delivery back from a deferral) carries that feedback.
  */
-export class DeliveryLimiter {
-  /** By last use, the least recent first (a use moves a destination to the end). */
-  private readonly paces = new Map<string, DestinationPace>();
+export class DeliveryLimiter extends LimiterPaces {
   private closed = false;
-  private nextSweepAt = 0;
 
   constructor(
     private readonly store: RateLeaseStore,
-    private readonly clock: Clock,
-    private readonly log: Logger,
+    clock: Clock,
+    log: Logger,
     /** This process, as the controller counts its senders. */
     private readonly holder: string,
     /** Carries out the controller's grants to bring deferred deliveries forward; absent, none is brought. */
     private readonly advancer?: DeferredAdvancer,
-  ) {}
+  ) {
+    super(clock, log);
+  }
 
   /**
    * Resolves when this process may send to the destination, or at once with a defer. A caller
@@ -172,61 +170,6 @@ export class DeliveryLimiter {
   /** Resolves once no deferred deliveries are being brought forward (after close(), before the clients close). */
   async advancesDone(): Promise<void> {
     await Promise.all([...this.paces.values()].map((pace) => pace.advancing));
-  }
-
-  /** How many destinations this process keeps state for (idle ones are forgotten: FORGET_IDLE_MS). */
-  destinationsHeld(): number {
-    return this.paces.size;
-  }
-
-  /** Whether this process keeps state for the destination. */
-  holds(destinationId: string): boolean {
-    return this.paces.has(destinationId);
-  }
-
-  /** The destination's rate as this process last leased it (undefined: never leased, its sends went unleased). */
-  rateOf(destinationId: string): number | undefined {
-    return this.paces.get(destinationId)?.rate;
-  }
-
-  private now(): number {
-    return this.clock.now().getTime();
-  }
-
-  private pace(destinationId: string, bounds: RateBounds): DestinationPace {
-    const now = this.now();
-    if (now >= this.nextSweepAt) this.forgetIdle(now);
-    let pace = this.paces.get(destinationId);
-    if (!pace) {
-      pace = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, againCursor: 0, deferredAgain: 0, othersBacklog: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, feedback: {}, inFlight: [], deferrals: [], unleased: NO_UNLEASED_SENDS, lastUsed: now };
-    }
-    this.touch(destinationId, pace);
-    pace.bounds = bounds;
-    return pace;
-  }
-
-  /** Marks the destination used now: to the end of the map, which stays in order of last use. */
-  private touch(destinationId: string, pace: DestinationPace): void {
-    pace.lastUsed = this.now();
-    this.paces.delete(destinationId);
-    this.paces.set(destinationId, pace);
-  }
-
-  /**
-   * Forgets the destinations idle past FORGET_IDLE_MS that hold nothing worth keeping, least
-   * recently used first: it stops at the first used since, so a sweep reads the idle ones
-   * only (and those kept for a pause or a cool-down, until it ends).
-   */
-  private forgetIdle(now: number): void {
-    this.nextSweepAt = now + SWEEP_EVERY_MS;
-    let forgotten = 0;
-    for (const [destinationId, pace] of this.paces) {
-      if (pace.lastUsed > now - FORGET_IDLE_MS) break;
-      if (!forgettable(pace, now)) continue;
-      this.paces.delete(destinationId);
-      forgotten++;
-    }
-    if (forgotten > 0) this.log.debug('idle destinations forgotten', { forgotten, held: this.paces.size });
   }
 
   /**
