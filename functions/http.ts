@@ -6,7 +6,7 @@ import type { Request, Response, NextFunction } from 'express';
 import { Authentication, Bearer } from '../shared/app/access/authenticate';
 import { PresentedCredentials } from '../shared/app/access/push-auth';
 import { AnyOutcome, OutcomeKind } from '../shared/app/support/outcome';
-import { LimiterClosedError } from '../shared/app/rate/delivery-limiter';
+import { LimiterClosedError } from '../shared/app/rate/limiter-gate';
 import { FunctionName } from '../shared/topology';
 import { Logger } from '../shared/ports';
 import { Runtime } from '../shared/runtime';

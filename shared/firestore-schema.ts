@@ -11,7 +11,7 @@ export const COLLECTIONS = {
   /** `<account>`: how many destinations the account has (its quota check: one read, whatever the registry holds). */
   destinationCounts: 'destination-counts',
   deliveries: 'deliveries',
-  /** First attempts that ended DELIVERED, committed many to a document (adapters/firestore/delivery-groups.ts). */
+  /** First attempts that ended DELIVERED, committed many to a document (adapters/firestore/deliveries/delivery-groups.ts). */
   deliveryGroups: 'delivery-groups',
   rates: 'rates',
   /** Counters of sparse destinations, many to a document (adapters/firestore/counters.ts). */

@@ -10,7 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import { Firestore } from '@google-cloud/firestore';
 import { COLLECTIONS } from '../../shared/firestore-schema';
-import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
+import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries/delivery-store';
 import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
 import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
 import { DeliveryLogHead } from '../../shared/app/destinations/delivery-log-head';
@@ -53,7 +53,7 @@ export async function runLogBench(args: string[], harness: BenchHarness): Promis
 
   const db = new Firestore({ projectId: PROJECT, ignoreUndefinedProperties: true });
   harness.addCleanup('firestore client', () => db.terminate());
-  // Records of their own, and the DELIVERED first attempts deliver groups (adapters/firestore/delivery-groups.ts).
+  // Records of their own, and the DELIVERED first attempts deliver groups (adapters/firestore/deliveries/delivery-groups.ts).
   const own = (await db.collection(COLLECTIONS.deliveries).where('destinationId', '==', DESTINATION).count().get()).data().count;
   const groupIds = (await db.collection(COLLECTIONS.deliveryGroups).where('destinations', 'array-contains', DESTINATION).select('ids').get()).docs.reduce((n, d) => n + (d.get('ids') as string[]).length, 0);
   const existing = own + groupIds;

@@ -12,10 +12,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import { pumpRun } from '../../shared/app/retry/pump-run';
-import { ReconcileDeps } from '../../shared/app/intake/reconcile';
+import { ReconcileDeps } from '../../shared/app/intake/reconcile-deps';
 import { LocalStack, startLocalStack } from '../../apps/local/stack';
-import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
-import { FirestoreIntakeStore, OperationCounter } from '../../shared/adapters/firestore/stores';
+import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries/delivery-store';
+import { FirestoreIntakeStore } from '../../shared/adapters/firestore/intake';
+import { OperationCounter } from '../../shared/adapters/firestore/stores';
 import { deliveryId } from '../../shared/domain/retry/delivery';
 import { DAY_MS } from '../../shared/domain/delivery/delivery-retention';
 import { eventKey, HeraldEvent } from '../../shared/domain/events/event';

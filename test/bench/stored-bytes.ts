@@ -2,7 +2,7 @@
  * What Herald's delivery records take in Firestore storage, measured from the documents a run
  * wrote (the cost model bills them per GiB-month over the retention).
  */
-import { unpackGroup } from '../../shared/adapters/firestore/delivery-groups';
+import { unpackGroup } from '../../shared/adapters/firestore/deliveries/stored-group';
 import type { Firestore } from '@google-cloud/firestore';
 import { COLLECTIONS, isIndexExempt } from '../../shared/firestore-schema';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eventKey } from '../../shared/domain/events/event';
-import { unpackGroup } from '../../shared/adapters/firestore/delivery-groups';
+import { unpackGroup } from '../../shared/adapters/firestore/deliveries/stored-group';
 import { webhookIdFor } from '../../shared/domain/delivery/signing';
 import { DELIVERY_STATUSES, DeliveryStatus } from '../../shared/domain/retry/delivery';
 import { freePort, startEmulators } from '../../apps/local/emulators';

@@ -4,8 +4,9 @@
  * bench used to judge its targets by) agrees with it.
  */
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore/stores';
-import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
+import { OperationCounter } from '../../shared/adapters/firestore/stores';
+import { FirestoreDestinationStore } from '../../shared/adapters/firestore/destinations';
+import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries/delivery-store';
 import { DeliveryRecord } from '../../shared/domain/retry/delivery';
 import { applySpec } from '../../shared/domain/destinations/destination';
 import { FirestoreMeter, meterFirestore, Ops, totalOps } from '../bench/firestore-meter';

@@ -37,7 +37,7 @@ describe('firestore counter store: what the suspension check reads', () => {
     const store = new FirestoreCounterStore(db, counted);
     const ids = Array.from({ length: 500 }, (_, i) => `acct_s-${i}`);
     const bucketStart = Date.parse('2026-11-26T10:00:00.000Z');
-    // As a writer's flush leaves them: 8 shared documents of 64 destinations (destination-counters.ts SHARED_PART_SIZE).
+    // As a writer's flush leaves them: 8 shared documents of 64 destinations (counter-writer.ts SHARED_PART_SIZE).
     await store.add(
       ids.map((destinationId, i) => ({ destinationId, bucketStart, attempts: 1, successes: 1, failures: 0, lastErrors: [], group: `wtest~${Math.floor(i / 64)}` })),
       0,

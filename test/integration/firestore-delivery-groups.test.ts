@@ -1,8 +1,8 @@
 import { Firestore } from '@google-cloud/firestore';
 import { OperationCounter } from '../../shared/adapters/firestore/stores';
-import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
+import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries/delivery-store';
 import { COLLECTIONS } from '../../shared/firestore-schema';
-import { unpackGroup } from '../../shared/adapters/firestore/delivery-groups';
+import { unpackGroup } from '../../shared/adapters/firestore/deliveries/stored-group';
 import { DeliveryRecord } from '../../shared/domain/retry/delivery';
 import { retryOnOverload } from '../../shared/app/support/overload-retry';
 import { RECORD_RETRY } from '../../shared/app/delivery/delivery-context';

@@ -1,9 +1,9 @@
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { OperationCounter } from '../../shared/adapters/firestore/stores';
 import { COLLECTIONS, FIRESTORE_TTL_FIELDS } from '../../shared/firestore-schema';
-import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
+import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries/delivery-store';
 import { gunzipSync } from 'node:zlib';
-import { GROUP_WAIT_MS } from '../../shared/adapters/firestore/delivery-groups';
+import { GROUP_WAIT_MS } from '../../shared/adapters/firestore/deliveries/delivery-groups';
 import { BUNDLE_OUTCOME_LINGER_MS, groupKey } from '../../shared/domain/delivery/grouped-outcomes';
 import { BundleOutcomes } from '../../shared/app/delivery/bundle-outcomes';
 import { HeraldEvent } from '../../shared/domain/events/event';
@@ -13,7 +13,8 @@ import { MemoryDestinationStore } from '../../shared/adapters/memory/destination
 import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
 import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
 import { IntakeJournal } from '../../shared/app/intake/intake-journal';
-import { reconcileOnce, ReconcileDeps } from '../../shared/app/intake/reconcile';
+import { reconcileOnce } from '../../shared/app/intake/reconcile';
+import { ReconcileDeps } from '../../shared/app/intake/reconcile-deps';
 import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { eventKey } from '../../shared/domain/events/event';

@@ -1,5 +1,6 @@
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore/stores';
+import { OperationCounter } from '../../shared/adapters/firestore/stores';
+import { FirestoreDestinationStore } from '../../shared/adapters/firestore/destinations';
 import { applySpec } from '../../shared/domain/destinations/destination';
 
 /** The destination change log on the Firestore emulator: every write path logs, and a look returns only what changed. */

@@ -1,5 +1,6 @@
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreDestinationStore, OperationCounter } from '../../shared/adapters/firestore/stores';
+import { OperationCounter } from '../../shared/adapters/firestore/stores';
+import { FirestoreDestinationStore } from '../../shared/adapters/firestore/destinations';
 import { applySpec } from '../../shared/domain/destinations/destination';
 import { COLLECTIONS } from '../../shared/firestore-schema';
 

@@ -1,5 +1,5 @@
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreIntakeStore } from '../../shared/adapters/firestore/stores';
+import { FirestoreIntakeStore } from '../../shared/adapters/firestore/intake';
 import { IntakeBatch } from '../../shared/domain/intake/intake';
 
 /** The intake journal on the Firestore emulator: batches kept whole (event bytes too), found by age, removed together. */

@@ -1,5 +1,5 @@
 import { Firestore } from '@google-cloud/firestore';
-import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries';
+import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries/delivery-store';
 import { deliveryId } from '../../shared/domain/retry/delivery';
 import { eventKey } from '../../shared/domain/events/event';
 import { eventually } from '../support/eventually';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CollectionReference, DocumentData, Firestore, Timestamp } from '@google-cloud/firestore';
 import { Webhook } from 'standardwebhooks';
-import { FirestoreDestinationStore } from '../../shared/adapters/firestore/stores';
+import { FirestoreDestinationStore } from '../../shared/adapters/firestore/destinations';
 import { COLLECTIONS } from '../../shared/firestore-schema';
 import { generateSecretsKey, keyIdOf, SecretBox, sealedKeyId } from '../../shared/domain/access/secret-box';
 import { Receiver, ReceivedRequest } from '../support/receiver';

@@ -1,4 +1,5 @@
-import { DestinationCounters, SHARED_PART_SIZE, SPARSE_MAX } from '../../shared/app/destinations/destination-counters';
+import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
+import { SHARED_PART_SIZE, SPARSE_MAX } from '../../shared/app/destinations/counter-writer';
 import { DeliveryLogHead } from '../../shared/app/destinations/delivery-log-head';
 import { headOf, newestFirst, RecentEntry } from '../../shared/domain/delivery/recent-log';
 import { createLogger } from '../../shared/log';

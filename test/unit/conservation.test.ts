@@ -6,7 +6,8 @@ import { DestinationDirectory } from '../../shared/app/destinations/destination-
 import { ingest } from '../../shared/app/intake/ingest';
 import { IntakeJournal } from '../../shared/app/intake/intake-journal';
 import { memoryDeliverDeps } from '../support/memory-deliver';
-import { reconcileOnce, ReconcileDeps } from '../../shared/app/intake/reconcile';
+import { reconcileOnce } from '../../shared/app/intake/reconcile';
+import { ReconcileDeps } from '../../shared/app/intake/reconcile-deps';
 import { PubSubMessage, toPubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
 import { AttemptResult, deliveryId } from '../../shared/domain/retry/delivery';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';

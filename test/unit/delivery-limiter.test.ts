@@ -1,5 +1,6 @@
 import { MemoryRateLeaseStore } from '../../shared/adapters/memory/rate-lease-store';
-import { DeliveryLimiter, Gate, LimiterClosedError } from '../../shared/app/rate/delivery-limiter';
+import { DeliveryLimiter } from '../../shared/app/rate/delivery-limiter';
+import { Gate, LimiterClosedError } from '../../shared/app/rate/limiter-gate';
 import { FORGET_IDLE_MS } from '../../shared/app/rate/destination-pace';
 import { AttemptResult } from '../../shared/domain/retry/delivery';
 import { LeaseRequest } from '../../shared/domain/rate/rate-control';

@@ -4,7 +4,7 @@ import * as functions from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { guarded } from '../../functions/http';
 import { createLogger } from '../../shared/log';
-import { LimiterClosedError } from '../../shared/app/rate/delivery-limiter';
+import { LimiterClosedError } from '../../shared/app/rate/limiter-gate';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 import domain = require('node:domain');

@@ -47,7 +47,7 @@ interface StoredRate extends StoredCounts {
 /**
  * `rates-shared/<group>~<bucket>`: one writer's counts of many sparse destinations of one
  * account in one bucket (the group, `<account>_~<writer>~<part>`, is the writer's choice:
- * app/destinations/destination-counters.ts), each under `d.<destination>`, and the destinations listed for
+ * app/destinations/counter-writer.ts), each under `d.<destination>`, and the destinations listed for
  * array-contains queries.
  */
 interface StoredShared {

@@ -4,7 +4,7 @@ import { DAY_MS, DEFAULT_RETENTION_DAYS } from '../../domain/delivery/delivery-r
 import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite, RecordExistsError } from '../../ports';
 import { NewDocumentExists, readManyDecideWrite, RetryOptions } from './write';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../firestore-schema';
-import { FirestoreDeliveryStore } from './deliveries';
+import { FirestoreDeliveryStore } from './deliveries/delivery-store';
 import { OperationCounter } from './stores';
 
 /**

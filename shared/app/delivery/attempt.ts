@@ -7,7 +7,7 @@ import { splitDestinationId } from '../../domain/ids';
 import { rateWaitLimitMs } from '../../domain/delivery/lane-admission';
 import { AttemptHistory, Decision, decide, withFailureMode } from '../../domain/retry/retry-decision';
 import { rateBoundsOf } from '../../domain/destinations/destination';
-import { AcquireOptions } from '../rate/delivery-limiter';
+import { AcquireOptions } from '../rate/limiter-gate';
 import { rateOutcome } from '../../domain/stats/success-rate';
 import { LANE_HANDLING_BUDGET_MS } from '../../topology';
 import { sendDeadLetter } from '../lanes/dead-letter';

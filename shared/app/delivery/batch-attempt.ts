@@ -166,7 +166,7 @@ function oldestOf(members: readonly { publishedAt: string }[]): Date {
 
 /**
  * The request once per batch. Delivered, every member has it whole: they go in one group,
- * which stores what its members share once (adapters/firestore/delivery-groups.ts). Otherwise each
+ * which stores what its members share once (adapters/firestore/deliveries/delivery-groups.ts). Otherwise each
  * member is a document of its own, kept for the retention, and 100 copies of the headers would
  * cost more than the rest: the first member has it whole, the others what was decided and the
  * status, and point at it by the batch's id.

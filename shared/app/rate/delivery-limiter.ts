@@ -1,43 +1,14 @@
 import { AttemptResult } from '../../domain/retry/delivery';
 import { attemptFeedback } from '../../domain/rate/rate-feedback';
 import { mergeCounts, RateBounds } from '../../domain/rate/rate-doc';
-import { addDeferred, deferTo, nextDeferCursor, nextTurn, waitForTurn } from '../../domain/rate/rate-turns';
-import { leaseShowsThrottle, NO_UNLEASED_SENDS, takeSendMode, throttled, withdrawSend } from '../../domain/rate/unleased-sends';
+import { addDeferred, nextDeferCursor, nextTurn } from '../../domain/rate/rate-turns';
+import { leaseShowsThrottle, takeSendMode, throttled, withdrawSend } from '../../domain/rate/unleased-sends';
 import { Clock, DeferredAdvancer, Logger, RateLeaseStore } from '../../ports';
-import { countsAt, DestinationPace, FORGET_IDLE_MS, forgettable, SWEEP_EVERY_MS, Waiter } from './destination-pace';
+import { countsAt, DestinationPace, Waiter } from './destination-pace';
+import { LimiterPaces, MIN_LEASE_GAP_MS } from './limiter-paces';
+import { AcquireOptions, BeforeTurn, Gate, LimiterClosedError } from './limiter-gate';
+import { countLimited, defer, leave, waitAt } from './pace-turns';
 
-/**
- * What a caller may do now: send, or defer the delivery (PENDING) to about `until`; or, its
- * work before the turn found nothing to send, leave without one.
- */
-export type Gate = { kind: 'send' } | { kind: 'defer'; until: number } | { kind: 'skip' };
-
-/**
- * What a caller that is not deferred does before its turn (a read that may show the delivery
- * is done already), in its place in the queue: resolves whether it still needs the turn.
- * Done before the turn, not after it: a send that waits on a read after its turn goes out
- * whenever the read comes back, and reads that come back together (a stall in the store or
- * the process) put a second's sends past the rate (107 in one second at 100/s, measured).
- */
-export type BeforeTurn = () => Promise<boolean>;
-
-export interface AcquireOptions {
-  beforeTurn?: BeforeTurn;
-  /**
-   * The delivery comes back from a deferral for a turn (`rateDeferred`). Deferred again, it
-   * goes near its turn, not behind the destination's deferrals: several senders that defer
-   * between two leases each place theirs from the cursor they last leased, so some come back
-   * faster than the turns, and the cursor has already moved past all of them. Put behind it
-   * again, they would leave the slots kept for them empty (measured at C = 10: two workers
-   * deferred 1,445 deliveries in the first seconds, due back within 72 s; the cursor moved
-   * 145 s, the 345 deferred again were due after 170 s, and nothing was due between 100 and
-   * 170 s; in another run the destination sat idle from the 65th second).
-   */
-  returning?: boolean;
-}
-
-/** A process leases a destination at most this often, however its share runs. */
-export const MIN_LEASE_GAP_MS = 1000;
 const FORGET_IN_FLIGHT_MS = 30_000;
 /** Unleased, the counts still to be reported are kept this long: a first lease judges the last few seconds only (rate-control.ts). */
 const KEEP_UNREPORTED_MS = 60_000;
@@ -66,29 +37,20 @@ const DEFER_WINDOW_MS = 3000;
  * process sends at once, counted as a leased send is, so that the first lease it takes (a
  * burst past the allowance, a 429, a delivery back from a deferral) carries that feedback.
  */
-
-export class LimiterClosedError extends Error {
-  override name = 'LimiterClosedError';
-  constructor() {
-    super('Herald is shutting down: the delivery was not attempted (Pub/Sub brings it again)');
-  }
-}
-
-export class DeliveryLimiter {
-  /** By last use, the least recent first (a use moves a destination to the end). */
-  private readonly paces = new Map<string, DestinationPace>();
+export class DeliveryLimiter extends LimiterPaces {
   private closed = false;
-  private nextSweepAt = 0;
 
   constructor(
     private readonly store: RateLeaseStore,
-    private readonly clock: Clock,
-    private readonly log: Logger,
+    clock: Clock,
+    log: Logger,
     /** This process, as the controller counts its senders. */
     private readonly holder: string,
     /** Carries out the controller's grants to bring deferred deliveries forward; absent, none is brought. */
     private readonly advancer?: DeferredAdvancer,
-  ) {}
+  ) {
+    super(clock, log);
+  }
 
   /**
    * Resolves when this process may send to the destination, or at once with a defer. A caller
@@ -108,8 +70,8 @@ export class DeliveryLimiter {
     if (pace.grids === undefined || (wasUnleased && pace.validUntil <= this.now())) await this.lease(destinationId, pace);
     this.renew(destinationId, pace);
     const t = this.now();
-    const { wait, gap } = this.waitAt(pace, t);
-    if (wait > maxWaitMs) return this.defer(pace, t, t + wait, gap, returning);
+    const { wait, gap } = waitAt(pace, t, this.holder);
+    if (wait > maxWaitMs) return defer(pace, t, t + wait, gap, returning);
     if (this.closed) throw new LimiterClosedError();
     let waiter!: Waiter;
     const myTurn = new Promise<Gate>((settle, stop) => {
@@ -118,9 +80,9 @@ export class DeliveryLimiter {
       // rate fall): a caller still waiting at its limit is deferred after all, so that its wait
       // and its attempt stay inside what it may take.
       waiter.deadline = setTimeout(() => {
-        if (!this.leave(pace, waiter)) return;
+        if (!leave(pace, waiter)) return;
         const now = this.now();
-        settle(this.defer(pace, now, now + this.waitAt(pace, now).wait, gap, returning));
+        settle(defer(pace, now, now + waitAt(pace, now, this.holder).wait, gap, returning));
       }, maxWaitMs);
       pace.queue.push(waiter);
     });
@@ -128,18 +90,18 @@ export class DeliveryLimiter {
     myTurn.catch(() => undefined);
     if (beforeTurn !== undefined) {
       const wanted = await beforeTurn().catch((e: unknown) => {
-        this.leave(pace, waiter);
+        leave(pace, waiter);
         throw e;
       });
       if (!wanted) {
-        this.leave(pace, waiter);
+        leave(pace, waiter);
         return { kind: 'skip' };
       }
       waiter.ready = true;
     }
     this.drain(destinationId, pace);
     const gate = await myTurn;
-    if (gate.kind === 'send' && wait > 0) this.countLimited(pace, this.now());
+    if (gate.kind === 'send' && wait > 0) countLimited(pace, this.now());
     return gate;
   }
 
@@ -167,42 +129,6 @@ export class DeliveryLimiter {
     return { kind: 'send' };
   }
 
-  /** How long a delivery that joins this process's queue now would wait for its turn, and this process's pace (rate-turns.ts waitForTurn). */
-  private waitAt(pace: DestinationPace, t: number): { wait: number; gap: number } {
-    const { waitMs, gapMs } = waitForTurn({
-      grids: pace.grids!,
-      holder: this.holder,
-      ...(pace.lastTurnAt === undefined ? {} : { lastTurnAt: pace.lastTurnAt }),
-      ...(pace.pausedUntil === undefined ? {} : { pausedUntil: pace.pausedUntil }),
-      queue: pace.queue.length,
-      othersBacklog: pace.othersBacklog,
-      spanMs: pace.spanMs,
-      rate: pace.rate ?? pace.bounds.minPerSecond,
-      now: t,
-    });
-    return { wait: waitMs, gap: gapMs };
-  }
-
-  /**
-   * Tells a caller to defer, to `earliest` or later: after the destination's deferrals so far,
-   * a turn of the rate apart; or, coming back from a deferral (AcquireOptions.returning), at
-   * `earliest`, this process's turns (`gap`) apart.
-   */
-  private defer(pace: DestinationPace, t: number, earliest: number, gap: number, returning: boolean): Gate {
-    this.countLimited(pace, t);
-    pace.deferrals.push(t);
-    if (returning) {
-      const again = deferTo(pace.againCursor, earliest, 1000 / gap);
-      pace.againCursor = again.cursor;
-      pace.deferredAgain++;
-      return { kind: 'defer', until: again.until };
-    }
-    const { until, cursor } = deferTo(pace.deferCursor, earliest, pace.rate ?? pace.bounds.minPerSecond);
-    pace.deferCursor = cursor;
-    pace.deferred = addDeferred(pace.deferred, { count: 1, until });
-    return { kind: 'defer', until };
-  }
-
   /** What an attempt that started at `startedAt` came to: the controller learns it with this process's next lease. */
   report(destinationId: string, result: AttemptResult, startedAt: Date): void {
     const pace = this.paces.get(destinationId);
@@ -221,14 +147,6 @@ export class DeliveryLimiter {
       pace.pausedUntil = Math.max(pace.pausedUntil ?? 0, pauseUntil);
       pace.reportPause = Math.max(pace.reportPause ?? 0, pauseUntil);
     }
-  }
-
-  /** A waiter gives up its place before its turn; false: it had none left (served, or closed). */
-  private leave(pace: DestinationPace, waiter: Waiter): boolean {
-    clearTimeout(waiter.deadline);
-    const at = pace.queue.indexOf(waiter);
-    if (at >= 0) pace.queue.splice(at, 1);
-    return at >= 0;
   }
 
   /**
@@ -252,66 +170,6 @@ export class DeliveryLimiter {
   /** Resolves once no deferred deliveries are being brought forward (after close(), before the clients close). */
   async advancesDone(): Promise<void> {
     await Promise.all([...this.paces.values()].map((pace) => pace.advancing));
-  }
-
-  /** How many destinations this process keeps state for (idle ones are forgotten: FORGET_IDLE_MS). */
-  destinationsHeld(): number {
-    return this.paces.size;
-  }
-
-  /** Whether this process keeps state for the destination. */
-  holds(destinationId: string): boolean {
-    return this.paces.has(destinationId);
-  }
-
-  /** The destination's rate as this process last leased it (undefined: never leased, its sends went unleased). */
-  rateOf(destinationId: string): number | undefined {
-    return this.paces.get(destinationId)?.rate;
-  }
-
-  private countLimited(pace: DestinationPace, at: number): void {
-    const counts = countsAt(pace, at);
-    counts.limited = (counts.limited ?? 0) + 1;
-  }
-
-  private now(): number {
-    return this.clock.now().getTime();
-  }
-
-  private pace(destinationId: string, bounds: RateBounds): DestinationPace {
-    const now = this.now();
-    if (now >= this.nextSweepAt) this.forgetIdle(now);
-    let pace = this.paces.get(destinationId);
-    if (!pace) {
-      pace = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, againCursor: 0, deferredAgain: 0, othersBacklog: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, feedback: {}, inFlight: [], deferrals: [], unleased: NO_UNLEASED_SENDS, lastUsed: now };
-    }
-    this.touch(destinationId, pace);
-    pace.bounds = bounds;
-    return pace;
-  }
-
-  /** Marks the destination used now: to the end of the map, which stays in order of last use. */
-  private touch(destinationId: string, pace: DestinationPace): void {
-    pace.lastUsed = this.now();
-    this.paces.delete(destinationId);
-    this.paces.set(destinationId, pace);
-  }
-
-  /**
-   * Forgets the destinations idle past FORGET_IDLE_MS that hold nothing worth keeping, least
-   * recently used first: it stops at the first used since, so a sweep reads the idle ones
-   * only (and those kept for a pause or a cool-down, until it ends).
-   */
-  private forgetIdle(now: number): void {
-    this.nextSweepAt = now + SWEEP_EVERY_MS;
-    let forgotten = 0;
-    for (const [destinationId, pace] of this.paces) {
-      if (pace.lastUsed > now - FORGET_IDLE_MS) break;
-      if (!forgettable(pace, now)) continue;
-      this.paces.delete(destinationId);
-      forgotten++;
-    }
-    if (forgotten > 0) this.log.debug('idle destinations forgotten', { forgotten, held: this.paces.size });
   }
 
   /**

@@ -1,7 +1,8 @@
 import { Logger } from '../../ports';
 import { BatcherDeps, BatcherReport, runBatcher } from '../delivery/batcher';
 import { PumpDeps, PumpEnd, PumpReport, runPump } from './pump';
-import { reconcileBacklog, ReconcileDeps, ReconcileReport } from '../intake/reconcile';
+import { reconcileBacklog } from '../intake/reconcile';
+import { ReconcileDeps, ReconcileReport } from '../intake/reconcile-deps';
 import { repairStalledKeys } from '../ordering/ordered-delivery';
 
 export interface PumpRunDeps {
