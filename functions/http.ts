@@ -8,8 +8,8 @@ import { PresentedCredentials } from '../shared/app/access/push-auth';
 import { AnyOutcome, OutcomeKind } from '../shared/app/support/outcome';
 import { LimiterClosedError } from '../shared/app/rate/limiter-gate';
 import { FunctionName } from '../shared/topology';
-import { Logger } from '../shared/ports';
-import { Runtime } from '../shared/runtime';
+import { Logger } from '../shared/ports/clock';
+import { Runtime } from '../shared/runtime/runtime';
 import { errorMessage } from '../shared/domain/error-message';
 
 /** What every Herald HTTP function shares: JSON answers, bearer auth, raw bodies, faults. */

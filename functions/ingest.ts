@@ -2,7 +2,8 @@ import type http from 'node:http';
 import type { Response } from 'express';
 import { authenticate, Bearer } from '../shared/app/access/authenticate';
 import { ingest } from '../shared/app/intake/ingest';
-import { ingestDeps, Runtime } from '../shared/runtime';
+import { ingestDeps } from '../shared/runtime/intake-deps';
+import { Runtime } from '../shared/runtime/runtime';
 import { admitted, BareRequest, checkedOnce, guarded, HeraldRequest, rawBodyOf, requireMethod, sendJson, sendOutcome } from './http';
 import { runtime } from './process-runtime';
 

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { loadDeployedConfig } from '../shared/config';
-import { createRuntime, Runtime } from '../shared/runtime';
+import { createRuntime, Runtime } from '../shared/runtime/runtime';
 
 /** The one runtime of this process, which every function shares. */
 let current: Runtime | undefined;

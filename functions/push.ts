@@ -4,7 +4,9 @@ import { deliverPush } from '../shared/app/delivery/deliver';
 import { routeEvent } from '../shared/app/intake/route';
 import { parseJsonBytes } from '../shared/domain/events/json-body';
 import { FunctionName } from '../shared/topology';
-import { deliverDeps, routeDeps, Runtime } from '../shared/runtime';
+import { deliverDeps } from '../shared/runtime/delivery-deps';
+import { routeDeps } from '../shared/runtime/intake-deps';
+import { Runtime } from '../shared/runtime/runtime';
 import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, sendJson } from './http';
 import { runtime } from './process-runtime';
 

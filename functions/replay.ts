@@ -1,5 +1,5 @@
 import { handleReplayTrigger } from '../shared/app/retry/replay-trigger';
-import { replayDeps } from '../shared/runtime';
+import { replayDeps } from '../shared/runtime/retry-deps';
 import { pushHandler } from './push';
 
 /**

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { Response } from 'express';
 import { STORE_BUSY_RETRY_AFTER_S, storeBusyMessage } from '../shared/app/support/store-busy';
-import { Runtime } from '../shared/runtime';
+import { Runtime } from '../shared/runtime/runtime';
 import { BodyBounds, BodyRefusal, readBoundedBody } from './bounded-body';
 import { HeraldRequest, pathOf } from './http';
 import { errorMessage } from '../shared/domain/error-message';

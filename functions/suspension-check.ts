@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { checkThresholds } from '../shared/app/delivery/suspend-and-reactivate';
-import { suspensionDeps } from '../shared/runtime';
+import { suspensionDeps } from '../shared/runtime/delivery-deps';
 import { guarded, HeraldRequest, rawBodyOf, requireInternalCaller, requireMethod, requireNoBody, sendJson } from './http';
 import { runtime } from './process-runtime';
 

@@ -3,7 +3,7 @@ import { SecretBox } from './domain/access/secret-box';
 import { DAY_MS } from './domain/delivery/delivery-retention';
 import { HARD_LIMIT_GRACES } from './domain/intake/intake';
 import { ENV_NAMES, envSchema, HeraldConfig, PushAuthMode } from './config-schema';
-import type { Logger } from './ports';
+import type { Logger } from './ports/clock';
 
 
 /**

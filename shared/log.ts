@@ -1,4 +1,4 @@
-import { Logger, LogFields } from './ports';
+import { Logger, LogFields } from './ports/clock';
 
 type Severity = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
 

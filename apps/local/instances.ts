@@ -1,4 +1,4 @@
-import { Logger, LogFields } from '../../shared/ports';
+import { Logger, LogFields } from '../../shared/ports/clock';
 import { FunctionName } from '../../shared/topology';
 
 /**

@@ -1,4 +1,4 @@
-import { Logger } from '../../shared/ports';
+import { Logger } from '../../shared/ports/clock';
 
 /**
  * Cloud Scheduler's part in local mode for one-pass jobs: `run` every `intervalMs`, one at a

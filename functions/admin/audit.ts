@@ -1,5 +1,5 @@
 import { actorOf, Caller } from '../../shared/domain/access/account';
-import { Logger } from '../../shared/ports';
+import { Logger } from '../../shared/ports/clock';
 import { Route } from './route';
 
 /** What an admin request changed, as the audit trail records it. */

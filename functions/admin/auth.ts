@@ -3,7 +3,7 @@ import { authenticate } from '../../shared/app/access/authenticate';
 import { keyCaller } from '../../shared/app/access/key-verifier';
 import { Caller, hasScope, OPERATOR, scopeFor } from '../../shared/domain/access/account';
 import { portalKeyOf, portalSecretOf } from '../../shared/domain/access/portal';
-import { Runtime } from '../../shared/runtime';
+import { Runtime } from '../../shared/runtime/runtime';
 import { admitted, BareRequest, checkedOnce } from '../http';
 
 /** A public route's caller: reaches no account and holds no scope (a public route needs neither). */

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { extname, join, resolve, sep } from 'node:path';
 import type { Response } from 'express';
 import { HeraldConfig } from '../../shared/config-schema';
-import { Runtime } from '../../shared/runtime';
+import { Runtime } from '../../shared/runtime/runtime';
 import { HeraldRequest, sendJson } from '../http';
 import { packageRoot } from './package-root';
 

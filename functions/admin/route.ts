@@ -8,7 +8,7 @@ import { destinationSpecSchema } from '../../shared/domain/destinations/destinat
 import { DESTINATION_ID, internalDestinationId, splitDestinationId } from '../../shared/domain/ids';
 import { ExchangeLimiter } from '../../shared/domain/access/portal-exchange-limit';
 import { NarrowedWrite, narrowedWrite } from '../../shared/domain/access/portal-narrowing';
-import { AdminApiDeps } from '../../shared/runtime';
+import { AdminApiDeps } from '../../shared/runtime/admin-deps';
 
 /** What every admin route is, and what the routes share. */
 

@@ -1,5 +1,5 @@
 import { OAuth2Client } from 'google-auth-library';
-import { IdTokenVerifier } from '../ports';
+import { IdTokenVerifier } from '../ports/http';
 
 /**
  * Google's OIDC ID tokens, verified with google-auth-library: the RS256 signature against

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { Logger } from '../ports';
+import { Logger } from '../ports/clock';
 
 /**
  * Stopping without losing work, for local mode and for a deployed function (Cloud Run sends

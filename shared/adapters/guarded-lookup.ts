@@ -2,7 +2,7 @@ import { promises as dns, LookupOptions } from 'node:dns';
 import { isIP, LookupFunction } from 'node:net';
 import { buildConnector } from 'undici';
 import { AddressRules, BlockedAddress, firstRefused, normalizeHost, resolvedRefusal } from '../domain/access/address-policy';
-import { HostResolver, ResolvedAddress } from '../ports';
+import { HostResolver, ResolvedAddress } from '../ports/http';
 
 /** The operating system's resolver (getaddrinfo: /etc/hosts, then DNS), every address in the order it gave. */
 export const systemResolver: HostResolver = {

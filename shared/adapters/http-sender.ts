@@ -3,7 +3,7 @@ import { AddressRules, checkTargetUrl } from '../domain/access/address-policy';
 import { keptResponseHeaders } from '../domain/retry/attempt-detail';
 import { AttemptResult } from '../domain/retry/delivery';
 import { USER_AGENT } from '../domain/delivery/signing';
-import { HostResolver, HttpRequest, HttpSender } from '../ports';
+import { HostResolver, HttpRequest, HttpSender } from '../ports/http';
 import { BlockedAddressError, guardedConnector, systemResolver } from './guarded-lookup';
 
 const EXCERPT_BYTES = 1024;

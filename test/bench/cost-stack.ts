@@ -28,7 +28,7 @@ import { performance } from 'node:perf_hooks';
 import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
 import { createLogger } from '../../shared/log';
 import { LocalStack, startLocalStack } from '../../apps/local/stack';
-import { Logger } from '../../shared/ports';
+import { Logger } from '../../shared/ports/clock';
 import { FUNCTION_NAMES, FunctionName, lanePrefixes } from '../../shared/topology';
 import { ChildMessage, COUNTED_STATUSES, CostCounters, FunctionCount, ParentMessage, TOPIC_KINDS, TopicKind } from './cost-counters';
 import { messageBytes } from './cost-model';

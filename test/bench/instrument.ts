@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { Runtime } from '../../shared/runtime';
+import { Runtime } from '../../shared/runtime/runtime';
 import { lanePrefixes } from '../../shared/topology';
-import { Logger, LogFields } from '../../shared/ports';
+import { Logger, LogFields } from '../../shared/ports/clock';
 import { distribution, Distribution } from './stats';
 
 /** Durations and peak concurrency of one kind of call Herald makes. */

@@ -43,7 +43,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { createLogger } from '../../shared/log';
 import { COLLECTIONS } from '../../shared/firestore-schema';
-import { deliverDeps } from '../../shared/runtime';
+import { deliverDeps } from '../../shared/runtime/delivery-deps';
 import { DEFAULT_LANE_SHARDS, laneTopology, shardOf } from '../../shared/topology';
 import { LocalStack, startLocalStack } from '../../apps/local/stack';
 import { ingestSender } from './cost';

@@ -16,7 +16,7 @@ import { DestinationCounters } from '../../shared/app/destinations/destination-c
 import { DeliveryLogHead } from '../../shared/app/destinations/delivery-log-head';
 import { DeliveryRecord } from '../../shared/domain/retry/delivery';
 import { headEntryId } from '../../shared/domain/delivery/grouped-outcomes';
-import { AddedDelivered } from '../../shared/ports';
+import { AddedDelivered } from '../../shared/ports/deliveries';
 import { deliveryId } from '../../shared/domain/ids';
 import { startLocalStack } from '../../apps/local/stack';
 import { createLogger } from '../../shared/log';

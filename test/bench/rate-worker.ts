@@ -19,7 +19,8 @@ import { DeliverOutcome } from '../../shared/app/delivery/deliver';
 import { runPump } from '../../shared/app/retry/pump';
 import { loadConfig } from '../../shared/config';
 import { createLogger } from '../../shared/log';
-import { createRuntime, deliverDeps, pumpDeps, Runtime } from '../../shared/runtime';
+import { createRuntime, pumpDeps, Runtime } from '../../shared/runtime/runtime';
+import { deliverDeps } from '../../shared/runtime/delivery-deps';
 import { consumeLane, LaneConsumer } from './lane-pull';
 import { DocWrite, emptyOutcomes, LeaseLog, OutcomeCounts, ParentMessage, WorkerMessage, WorkerReport, WorkerStart, WorkerStatus } from './rate-protocol';
 

@@ -53,7 +53,7 @@ import { toPubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
 import { applySpec } from '../../shared/domain/destinations/destination';
 import { HeraldEvent } from '../../shared/domain/events/event';
 import { createLogger } from '../../shared/log';
-import { createRuntime, Runtime } from '../../shared/runtime';
+import { createRuntime, Runtime } from '../../shared/runtime/runtime';
 import { laneTopology } from '../../shared/topology';
 import { BenchFailure, BenchHarness, intOption, mark, UsageError } from './harness';
 import { clearFirestore, purgeProject } from './housekeeping';

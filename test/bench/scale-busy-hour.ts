@@ -9,7 +9,7 @@
  */
 import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
 import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
-import { Runtime } from '../../shared/runtime';
+import { Runtime } from '../../shared/runtime/runtime';
 
 export interface BusyHour {
   destinations: number;

@@ -5,7 +5,7 @@
  * again once its view is due for a look: what it reads to catch up must follow the changes,
  * not the registry's size.
  */
-import { Runtime } from '../../shared/runtime';
+import { Runtime } from '../../shared/runtime/runtime';
 import { AdminClient, Measured, Probe } from './scale-probe';
 
 /** Reads the catch-up may cost: per change registered elsewhere, and a few for the look itself. */

@@ -13,7 +13,8 @@ import { loadConfig } from '../../shared/config';
 import { ACCOUNT_EXTENSION } from '../../shared/domain/access/account';
 import { toLaneMessage } from '../../shared/domain/intake/lane-message';
 import { createLogger } from '../../shared/log';
-import { createRuntime, deliverDeps } from '../../shared/runtime';
+import { createRuntime } from '../../shared/runtime/runtime';
+import { deliverDeps } from '../../shared/runtime/delivery-deps';
 
 /** A destination to deliver to: Herald's internal id (`<account>_<id>`), its account, a type it takes. */
 export type DeliverTarget = { destinationId: string; account: string; type: string };

@@ -10,7 +10,8 @@
  * the next runs finish it, and the runs it took are printed.
  */
 import { checkThresholds } from '../../shared/app/delivery/suspend-and-reactivate';
-import { Runtime, suspensionDeps } from '../../shared/runtime';
+import { Runtime } from '../../shared/runtime/runtime';
+import { suspensionDeps } from '../../shared/runtime/delivery-deps';
 import { writeBusyHour } from './scale-busy-hour';
 import { Measured, Probe } from './scale-probe';
 import { round } from './stats';

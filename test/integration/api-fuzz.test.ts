@@ -1,7 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { portalKeyOf, portalSecretOf, SESSION_PREFIX, signSession, verifyPortalToken } from '../../shared/domain/access/portal';
-import { HostResolver } from '../../shared/ports';
+import { HostResolver } from '../../shared/ports/http';
 import { adminRequest, describeRequest, FuzzContext, FuzzRequest, fuzzFixtures, ingestRequest, Operation, operationsOf, printable, problemsOf, send } from '../support/api-fuzz';
 import { eventually } from '../support/eventually';
 import { patient } from '../support/patience';

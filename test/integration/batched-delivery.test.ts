@@ -7,7 +7,7 @@ import { eventually } from '../support/eventually';
 import { Receiver, ReceivedRequest } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';
 import { runBatcher } from '../../shared/app/delivery/batcher';
-import { batcherDeps } from '../../shared/runtime';
+import { batcherDeps } from '../../shared/runtime/delivery-deps';
 import { SubscriptionTap } from '../support/subscription-tap';
 
 /**

@@ -11,7 +11,7 @@ import { suspendDestination } from '../../shared/app/delivery/suspend-and-reacti
 import { run } from '../../apps/cli/main';
 import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
 import { eventKey } from '../../shared/domain/events/event';
-import { suspensionDeps } from '../../shared/runtime';
+import { suspensionDeps } from '../../shared/runtime/delivery-deps';
 import { Receiver } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';
 

@@ -7,8 +7,10 @@ import { deliveryId } from '../../shared/domain/retry/delivery';
 import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
 import { LANE_ATTRIBUTES } from '../../shared/domain/intake/lane-message';
 import { createLogger } from '../../shared/log';
-import { MessageBus } from '../../shared/ports';
-import { adminApiDeps, createRuntime, deliverDeps, Runtime } from '../../shared/runtime';
+import { MessageBus } from '../../shared/ports/messaging';
+import { adminApiDeps } from '../../shared/runtime/admin-deps';
+import { createRuntime, Runtime } from '../../shared/runtime/runtime';
+import { deliverDeps } from '../../shared/runtime/delivery-deps';
 import { Receiver } from '../support/receiver';
 import { testSecretsKey } from '../support/stack';
 

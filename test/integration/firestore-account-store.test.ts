@@ -3,7 +3,7 @@ import { FirestoreAccountStore } from '../../shared/adapters/firestore/accounts'
 import { FirestoreAccountDataEraser } from '../../shared/adapters/firestore/account-data';
 import { COLLECTIONS } from '../../shared/firestore-schema';
 import { eraseAccountData } from '../../shared/app/access/account-purge';
-import { systemClock } from '../../shared/ports';
+import { systemClock } from '../../shared/ports/clock';
 import { accountStoreConformance } from '../support/account-store-conformance';
 
 const projectId = 'account-store-test';

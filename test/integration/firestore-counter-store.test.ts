@@ -7,7 +7,7 @@ import { DestinationCounters } from '../../shared/app/destinations/destination-c
 import { checkThresholds } from '../../shared/app/delivery/suspend-and-reactivate';
 import { statsDeps, thresholdCheck } from '../support/rollup-check';
 import { createLogger } from '../../shared/log';
-import { Clock } from '../../shared/ports';
+import { Clock } from '../../shared/ports/clock';
 
 const projectId = `rate-store-test-${process.pid}`;
 const db = new Firestore({ projectId, ignoreUndefinedProperties: true });

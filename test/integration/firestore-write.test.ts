@@ -1,6 +1,6 @@
 import { DocumentReference, Firestore } from '@google-cloud/firestore';
 import { createIfAbsent, deleteIfExists, ifPresent, NewDocumentExists, readDecideWrite, readManyDecideWrite, RetryOptions, transactOne } from '../../shared/adapters/firestore/write';
-import { WriteContentionError } from '../../shared/ports';
+import { WriteContentionError } from '../../shared/ports/deliveries';
 
 /**
  * The stores' optimistic read-decide-write and delete (shared/adapters/firestore/write.ts) on

@@ -2,7 +2,7 @@ import { Firestore } from '@google-cloud/firestore';
 import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
 import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
 import { createLogger } from '../../shared/log';
-import { systemClock } from '../../shared/ports';
+import { systemClock } from '../../shared/ports/clock';
 import { eventually } from '../support/eventually';
 import { loseReplies } from '../support/lost-replies';
 import { Receiver } from '../support/receiver';

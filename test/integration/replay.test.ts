@@ -6,7 +6,7 @@ import { toPubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
 import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
 import { eventKey } from '../../shared/domain/events/event';
 import type { ReplayItem, ReplayView } from '../../shared/domain/replay/replay';
-import { suspensionDeps } from '../../shared/runtime';
+import { suspensionDeps } from '../../shared/runtime/delivery-deps';
 import { sharedLaneFor } from '../../shared/topology';
 import { eventually } from '../support/eventually';
 import { Receiver, ReceivedRequest } from '../support/receiver';

@@ -1,7 +1,7 @@
 import { deliveryId } from '../../shared/domain/retry/delivery';
 import { eventKey } from '../../shared/domain/events/event';
 import type { Suspension } from '../../shared/domain/destinations/suspension';
-import { HostResolver } from '../../shared/ports';
+import { HostResolver } from '../../shared/ports/http';
 import { eventually } from '../support/eventually';
 import { startTestStack, TestStack } from '../support/stack';
 

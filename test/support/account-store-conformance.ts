@@ -1,5 +1,5 @@
 import { Account, AccountKey } from '../../shared/domain/access/account';
-import { AccountStore } from '../../shared/ports';
+import { AccountStore } from '../../shared/ports/accounts';
 import { contractSuite } from './contract-suite';
 
 const T0 = new Date('2026-11-25T12:00:00.000Z');

@@ -3,7 +3,8 @@ import { SHARED_PART_SIZE, SPARSE_MAX } from '../../shared/app/destinations/coun
 import { DeliveryLogHead } from '../../shared/app/destinations/delivery-log-head';
 import { headOf, newestFirst, RecentEntry } from '../../shared/domain/delivery/recent-log';
 import { createLogger } from '../../shared/log';
-import { Clock, CounterStore } from '../../shared/ports';
+import { Clock } from '../../shared/ports/clock';
+import { CounterStore } from '../../shared/ports/counters';
 
 const MIN = 60_000;
 const quiet = createLogger({ write: () => undefined });

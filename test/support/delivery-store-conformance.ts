@@ -1,5 +1,5 @@
 import { DeliveryRecord } from '../../shared/domain/retry/delivery';
-import { DeliveryStore } from '../../shared/ports';
+import { DeliveryStore } from '../../shared/ports/deliveries';
 import { decodeLogCursor } from '../../shared/domain/stats/delivery-log';
 import { headEntryId } from '../../shared/domain/delivery/grouped-outcomes';
 import { sameTally, tallyOf } from '../../shared/domain/intake/intake-tally';

@@ -1,5 +1,5 @@
 import { applySpec, Destination } from '../../shared/domain/destinations/destination';
-import { DestinationStore } from '../../shared/ports';
+import { DestinationStore } from '../../shared/ports/destinations';
 import { contractSuite } from './contract-suite';
 
 const T0 = new Date('2026-11-25T12:00:00.000Z');
@@ -11,7 +11,7 @@ function destination(id: string, extra: Partial<Destination> = {}): Destination 
 const byId = (a: Destination, b: Destination) => a.id.localeCompare(b.id);
 
 /**
- * DestinationStore's contract (shared/ports.ts), every implementation: Firestore's on the
+ * DestinationStore's contract (shared/ports/destinations.ts), every implementation: Firestore's on the
  * emulator, memory's in unit tests. `changes`: the store keeps a change log (`changesSince`).
  */
 export function destinationStoreConformance(name: string, make: () => Promise<DestinationStore> | DestinationStore, options: { changes: boolean }): void {

@@ -1,10 +1,10 @@
-import { CatalogueEntry, EventTypeStore } from '../../shared/ports';
+import { CatalogueEntry, EventTypeStore } from '../../shared/ports/destinations';
 import { contractSuite } from './contract-suite';
 
 const entry = (type: string, lastSeenAt: string, shard: number, sample: Record<string, unknown> = { type }): CatalogueEntry => ({ type, lastSeenAt, sample: JSON.stringify(sample), shard });
 const byType = (a: CatalogueEntry, b: CatalogueEntry) => a.type.localeCompare(b.type) || a.shard - b.shard;
 
-/** EventTypeStore's contract (shared/ports.ts), every implementation: Firestore's on the emulator, memory's in unit tests. */
+/** EventTypeStore's contract (shared/ports/destinations.ts), every implementation: Firestore's on the emulator, memory's in unit tests. */
 export function eventTypeStoreConformance(name: string, make: () => Promise<EventTypeStore> | EventTypeStore): void {
   contractSuite(`${name} event-type store`, make, (store) => {
     test('known answers what was recorded, with its shard; a later record merges: types recorded before stay, a type again is refreshed', async () => {

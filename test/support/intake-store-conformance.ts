@@ -1,5 +1,5 @@
 import { IntakeBatch } from '../../shared/domain/intake/intake';
-import { IntakeStore } from '../../shared/ports';
+import { IntakeStore } from '../../shared/ports/intake';
 import { contractSuite } from './contract-suite';
 
 const batch = (id: string, acceptedAt: string, data = Buffer.from([0, 255, 10])): IntakeBatch => ({
@@ -8,7 +8,7 @@ const batch = (id: string, acceptedAt: string, data = Buffer.from([0, 255, 10]))
   events: [{ attributes: { specversion: '1.0', id: `e-${id}`, source: '/s', type: 't' }, data }],
 });
 
-/** IntakeStore's contract (shared/ports.ts), every implementation: Firestore's on the emulator, memory's in unit tests. */
+/** IntakeStore's contract (shared/ports/intake.ts), every implementation: Firestore's on the emulator, memory's in unit tests. */
 export function intakeStoreConformance(name: string, make: () => Promise<IntakeStore> | IntakeStore): void {
   contractSuite(`${name} intake store`, make, (store) => {
     test('due: batches accepted at or before a time (and after another, when given), oldest first, at most `limit`, events whole', async () => {

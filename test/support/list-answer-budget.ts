@@ -6,7 +6,7 @@ import { applySpec, destinationSpecSchema } from '../../shared/domain/destinatio
 import { deliveryId, DeliveryRecord } from '../../shared/domain/retry/delivery';
 import { HeraldEvent } from '../../shared/domain/events/event';
 import { internalDestinationId } from '../../shared/domain/ids';
-import { DeliveryStore } from '../../shared/ports';
+import { DeliveryStore } from '../../shared/ports/deliveries';
 
 /**
  * Issue 50: `GET /admin/accounts/{id}/deliveries?limit=500` handed back every queued event

@@ -11,7 +11,8 @@ import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
 import { SlowDestinations } from '../../shared/domain/delivery/slow-destinations';
 import { UnrecordedSends } from '../../shared/domain/delivery/unrecorded-sends';
 import { createLogger } from '../../shared/log';
-import { HttpSender, systemClock } from '../../shared/ports';
+import { HttpSender } from '../../shared/ports/http';
+import { systemClock } from '../../shared/ports/clock';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 
 /**

@@ -1,13 +1,13 @@
 import { DEFAULT_MAX_SESSIONS } from '../../shared/domain/access/portal';
 import { PortalLinkRecord, PortalSessionRecord } from '../../shared/domain/access/portal-access';
-import { PortalStore } from '../../shared/ports';
+import { PortalStore } from '../../shared/ports/accounts';
 
 const T0 = Date.parse('2026-11-26T00:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();
 const id = (tag: string, n: number) => `${tag}${String(n).padStart(4, '0')}-${Math.random().toString(36).slice(2, 14).padEnd(12, 'x')}`;
 
 /**
- * PortalStore's contract (shared/ports.ts), every implementation (Firestore's on the emulator,
+ * PortalStore's contract (shared/ports/accounts.ts), every implementation (Firestore's on the emulator,
  * memory's in unit tests): lists newest first from `since`, revocations confined to their
  * account, "end every session" marking each live record, and an account's deletion taking
  * everything of it.

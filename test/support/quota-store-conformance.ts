@@ -1,7 +1,7 @@
-import { QuotaStore } from '../../shared/ports';
+import { QuotaStore } from '../../shared/ports/accounts';
 
 /**
- * QuotaStore's contract (shared/ports.ts), every implementation (Firestore's on the emulator,
+ * QuotaStore's contract (shared/ports/accounts.ts), every implementation (Firestore's on the emulator,
  * memory's in unit tests): concurrent takes from several instances never hand out more than the
  * bucket holds, and it refills at the quota.
  */

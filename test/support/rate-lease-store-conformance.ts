@@ -1,6 +1,6 @@
 import { lease, LeaseRequest } from '../../shared/domain/rate/rate-control';
 import { RATE_LIMITS, RateDoc } from '../../shared/domain/rate/rate-doc';
-import { RateLeaseStore } from '../../shared/ports';
+import { RateLeaseStore } from '../../shared/ports/rate';
 import { contractSuite } from './contract-suite';
 
 const T0 = Date.parse('2026-11-25T12:00:00.000Z');
@@ -9,7 +9,7 @@ function request(holder: string, now: number, extra: Partial<LeaseRequest> = {})
   return { holder, backlog: 5, feedback: { seconds: {} }, bounds: RATE_LIMITS, now, ...extra };
 }
 
-/** RateLeaseStore's contract (shared/ports.ts), every implementation: Firestore's on the emulator, memory's in unit tests. */
+/** RateLeaseStore's contract (shared/ports/rate.ts), every implementation: Firestore's on the emulator, memory's in unit tests. */
 export function rateLeaseStoreConformance(name: string, make: () => Promise<RateLeaseStore> | RateLeaseStore): void {
   contractSuite(`${name} rate-lease store`, make, (store) => {
     test('a lease is the domain rule applied to the stored controller: the same leases as the rule alone, in order', async () => {

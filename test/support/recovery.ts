@@ -1,6 +1,6 @@
 import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
 import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
-import { DeliveryStore } from '../../shared/ports';
+import { DeliveryStore } from '../../shared/ports/deliveries';
 
 /**
  * A retry that fell due an hour before `now`: the oldest due delivery, whatever a recovery made

@@ -1,5 +1,5 @@
 import { queuedReport, ReplayReport } from '../../shared/domain/replay/replay';
-import { ReplayStore } from '../../shared/ports';
+import { ReplayStore } from '../../shared/ports/replay';
 import { contractSuite } from './contract-suite';
 
 const T0 = Date.parse('2026-11-25T12:00:00.000Z');
@@ -9,7 +9,7 @@ function report(id: string, createdSecond: number, extra: Partial<ReplayReport> 
   return { ...queuedReport(id, {}, new Date(iso(createdSecond))), ...extra };
 }
 
-/** ReplayStore's contract (shared/ports.ts), every implementation: Firestore's on the emulator, memory's in unit tests. */
+/** ReplayStore's contract (shared/ports/replay.ts), every implementation: Firestore's on the emulator, memory's in unit tests. */
 export function replayStoreConformance(name: string, make: () => Promise<ReplayStore> | ReplayStore): void {
   contractSuite(`${name} replay store`, make, (store) => {
     test('create writes a report only if none has its id: a second is false and changes nothing', async () => {

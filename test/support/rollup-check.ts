@@ -3,7 +3,8 @@ import { StatsAdminDeps } from '../../shared/app/admin/stats-admin';
 import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
 import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
 import { SuspensionDeps } from '../../shared/app/delivery/suspend-and-reactivate';
-import { Clock, CounterStore, Logger } from '../../shared/ports';
+import { Clock, Logger } from '../../shared/ports/clock';
+import { CounterStore } from '../../shared/ports/counters';
 import { webhookDestination } from './destinations';
 
 /**

@@ -3,7 +3,8 @@ import { createAccount, createKey, deleteAccount, AccountsAdminDeps, updateAccou
 import { eraseAccountData, finishAccountPurges, PURGE_INLINE_MS } from '../../shared/app/access/account-purge';
 import { KeyVerifier } from '../../shared/app/access/key-verifier';
 import { OPERATOR } from '../../shared/domain/access/account';
-import { AccountDataEraser, Clock, Logger } from '../../shared/ports';
+import { AccountDataEraser } from '../../shared/ports/accounts';
+import { Clock, Logger } from '../../shared/ports/clock';
 
 /** A clock that moves only when told (each erase step below takes its time). */
 class StepClock implements Clock {

@@ -4,7 +4,7 @@ import { AttemptResult, deliveryId, DeliveryRecord } from '../../shared/domain/r
 import { transition } from '../../shared/domain/retry/delivery-state';
 import { applySpec, Destination, destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
-import { HttpRequest } from '../../shared/ports';
+import { HttpRequest } from '../../shared/ports/http';
 import { memoryDeliverDeps } from '../support/memory-deliver';
 
 /** A batch's attempts on memory adapters: one request, one decision, a record per event, retries as a unit. */

@@ -11,7 +11,7 @@ import { toPubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
 import { DeliveryRecord } from '../../shared/domain/retry/delivery';
 import type { ReplayView } from '../../shared/domain/replay/replay';
 import { createLogger } from '../../shared/log';
-import { systemClock } from '../../shared/ports';
+import { systemClock } from '../../shared/ports/clock';
 import { harness, Sent } from '../support/cli-harness';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { webhookDestination } from '../support/destinations';

@@ -13,7 +13,8 @@ import { AttemptResult, deliveryId } from '../../shared/domain/retry/delivery';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
 import { createLogger } from '../../shared/log';
-import { Clock, RateLeaseStore, systemClock } from '../../shared/ports';
+import { Clock, systemClock } from '../../shared/ports/clock';
+import { RateLeaseStore } from '../../shared/ports/rate';
 import { RateDoc } from '../../shared/domain/rate/rate-doc';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 

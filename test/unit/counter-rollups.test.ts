@@ -5,7 +5,8 @@ import { checkThresholds } from '../../shared/app/delivery/suspend-and-reactivat
 import { foldRollup } from '../../shared/domain/stats/rate-rollup';
 import { summarize } from '../../shared/domain/stats/success-rate';
 import { createLogger } from '../../shared/log';
-import { Clock, CounterStore } from '../../shared/ports';
+import { Clock } from '../../shared/ports/clock';
+import { CounterStore } from '../../shared/ports/counters';
 import { statsDeps, thresholdCheck } from '../support/rollup-check';
 
 /**

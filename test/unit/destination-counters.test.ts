@@ -5,7 +5,8 @@ import { MemoryCounterStore } from '../../shared/adapters/memory/counter-store';
 import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
 import { SPARSE_MAX } from '../../shared/app/destinations/counter-writer';
 import { createLogger } from '../../shared/log';
-import { Clock, CounterDelta, CounterStore, CountersNotWritten } from '../../shared/ports';
+import { Clock } from '../../shared/ports/clock';
+import { CounterDelta, CounterStore, CountersNotWritten } from '../../shared/ports/counters';
 import { counterStoreConformance } from '../support/counter-store-conformance';
 
 /** A clock the test moves by hand. */

@@ -1,6 +1,6 @@
 import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
 import { applySpec, Destination } from '../../shared/domain/destinations/destination';
-import { DestinationChanges } from '../../shared/ports';
+import { DestinationChanges } from '../../shared/ports/destinations';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { DestinationIndex } from '../../shared/domain/destinations/destination-index';
 import { splitDestinationId } from '../../shared/domain/ids';

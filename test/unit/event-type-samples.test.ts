@@ -10,7 +10,7 @@ import { SHARD_MAX_BYTES, SMALL_SAMPLE_BYTES } from '../../shared/domain/events/
 import { HeraldEvent } from '../../shared/domain/events/event';
 import { IntakeBatch } from '../../shared/domain/intake/intake';
 import { createLogger } from '../../shared/log';
-import { systemClock } from '../../shared/ports';
+import { systemClock } from '../../shared/ports/clock';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 
 function event(id: string, type: string, data: unknown = { id }, account?: string): HeraldEvent {

@@ -4,8 +4,8 @@ import { AddressInfo } from 'node:net';
 import { installGracefulStop } from '../../functions/index';
 import { installRuntime } from '../../functions/process-runtime';
 import { CLOSE_LIMIT_MS, GracefulStop, onStopSignals, runStopSteps, SAME_SIGNAL_MS, SignalSource, stopServing } from '../../shared/adapters/graceful-stop';
-import { Logger } from '../../shared/ports';
-import { Runtime } from '../../shared/runtime';
+import { Logger } from '../../shared/ports/clock';
+import { Runtime } from '../../shared/runtime/runtime';
 import { eventually } from '../support/eventually';
 
 /**

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { UndiciHttpSender } from '../../shared/adapters/http-sender';
 import { AttemptResult } from '../../shared/domain/retry/delivery';
 import { LocalService } from '../../shared/domain/access/local-services';
-import { HostResolver } from '../../shared/ports';
+import { HostResolver } from '../../shared/ports/http';
 
 /**
  * The SSRF guard at attempt time, on real sockets: a TLS receiver on 127.0.0.1 with a

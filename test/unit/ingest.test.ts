@@ -6,7 +6,7 @@ import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
 import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { createLogger } from '../../shared/log';
-import { systemClock } from '../../shared/ports';
+import { systemClock } from '../../shared/ports/clock';
 import { laneTopology, sharedLaneFor } from '../../shared/topology';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 

@@ -13,7 +13,7 @@ import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
 import { behindAfterMs, laneBehind, laneOfSubscription, markEveryMs, shouldMark } from '../../shared/domain/intake/lane-backlog';
 import { toLaneMessage } from '../../shared/domain/intake/lane-message';
 import { createLogger } from '../../shared/log';
-import { Clock, systemClock } from '../../shared/ports';
+import { Clock, systemClock } from '../../shared/ports/clock';
 import { laneTopicOf, sharedLaneFor } from '../../shared/topology';
 import { memoryDeliverDeps } from '../support/memory-deliver';
 

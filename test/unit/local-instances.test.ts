@@ -1,7 +1,7 @@
 import { ConfigError } from '../../shared/config';
 import { instanceCount, parseLocalArgs } from '../../apps/local/args';
 import { instanceLog, roundRobin } from '../../apps/local/instances';
-import { LogFields } from '../../shared/ports';
+import { LogFields } from '../../shared/ports/clock';
 import { FunctionName } from '../../shared/topology';
 
 describe('npm start -- --instances N', () => {

@@ -1,7 +1,7 @@
 import { PublishQuotas } from '../../shared/app/intake/publish-quotas';
 import { MemoryQuotaStore } from '../../shared/adapters/memory/quota-store';
 import { createLogger } from '../../shared/log';
-import { QuotaStore } from '../../shared/ports';
+import { QuotaStore } from '../../shared/ports/accounts';
 
 /** A clock the test moves. */
 function clockAt(ms: number) {

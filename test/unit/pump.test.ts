@@ -4,7 +4,7 @@ import { DestinationDirectory } from '../../shared/app/destinations/destination-
 import { DeliveryRecord } from '../../shared/domain/retry/delivery';
 import { createLogger } from '../../shared/log';
 import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
-import { systemClock } from '../../shared/ports';
+import { systemClock } from '../../shared/ports/clock';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { webhookDestination } from '../support/destinations';
 import { sharedLaneFor } from '../../shared/topology';

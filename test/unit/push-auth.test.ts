@@ -1,6 +1,6 @@
 import { PushAuthenticator, PushAuthSettings } from '../../shared/app/access/push-auth';
 import { ConfigError, loadConfig, pushAuthModeOf } from '../../shared/config';
-import { systemClock } from '../../shared/ports';
+import { systemClock } from '../../shared/ports/clock';
 import { TestIssuer } from '../support/oidc';
 
 const BASE = 'https://europe-west1-acme.cloudfunctions.net';

@@ -10,7 +10,7 @@ import { buildEvent } from '../../shared/domain/events/event';
 import { toLaneMessage } from '../../shared/domain/intake/lane-message';
 import { suspend } from '../../shared/domain/destinations/suspension';
 import { createLogger } from '../../shared/log';
-import { systemClock } from '../../shared/ports';
+import { systemClock } from '../../shared/ports/clock';
 import { webhookDestination } from '../support/destinations';
 import { memoryDeliverDeps } from '../support/memory-deliver';
 

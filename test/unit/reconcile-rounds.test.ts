@@ -11,7 +11,7 @@ import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
 import { createLogger } from '../../shared/log';
-import { systemClock } from '../../shared/ports';
+import { systemClock } from '../../shared/ports/clock';
 import { countedDeliveries, dueRetry } from '../support/recovery';
 import { patient } from '../support/patience';
 

@@ -10,7 +10,8 @@ import { DeliveryRecord } from '../../shared/domain/retry/delivery';
 import { HeraldEvent } from '../../shared/domain/events/event';
 import { queuedReport, ReplayReport, ReplayView } from '../../shared/domain/replay/replay';
 import { createLogger } from '../../shared/log';
-import { Clock, DeliveryStore } from '../../shared/ports';
+import { Clock } from '../../shared/ports/clock';
+import { DeliveryStore } from '../../shared/ports/deliveries';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { webhookDestination } from '../support/destinations';
 

@@ -1,5 +1,5 @@
 import { storeBusyMessage } from '../../shared/app/support/store-busy';
-import { WriteContentionError } from '../../shared/ports';
+import { WriteContentionError } from '../../shared/ports/deliveries';
 
 /** Which store faults the admin API answers 503 (send it again) instead of 500. */
 test('contention, a lost transaction lock and Firestore overload are "send it again"; anything else is not', () => {

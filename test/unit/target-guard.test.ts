@@ -1,5 +1,5 @@
 import { checkWebhookTarget } from '../../shared/app/destinations/target-guard';
-import { HostResolver } from '../../shared/ports';
+import { HostResolver } from '../../shared/ports/http';
 
 const answers: Record<string, string[] | { code: string }> = {
   'hooks.example.com': ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'],

@@ -1,5 +1,5 @@
 import { FieldPath, Query } from '@google-cloud/firestore';
-import { AccountDataEraser } from '../../ports';
+import { AccountDataEraser } from '../../ports/accounts';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS, FIRESTORE_QUERIES } from '../../firestore-schema';
 

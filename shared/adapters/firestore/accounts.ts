@@ -1,6 +1,6 @@
 import { DocumentReference, FieldPath } from '@google-cloud/firestore';
 import { Account, AccountKey, AccountTombstone } from '../../domain/access/account';
-import { AccountStore } from '../../ports';
+import { AccountStore } from '../../ports/accounts';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS, FIRESTORE_QUERIES } from '../../firestore-schema';
 import { ifPresent, readDecideWrite } from './write';

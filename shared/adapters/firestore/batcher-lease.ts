@@ -1,6 +1,6 @@
 import { Timestamp } from '@google-cloud/firestore';
 import { COLLECTIONS } from '../../firestore-schema';
-import { BatcherLeaseStore } from '../../ports';
+import { BatcherLeaseStore } from '../../ports/messaging';
 import { FirestoreStore } from './stores';
 
 /** The batcher's lease (app/lanes/batcher-wake.ts): `locks/batcher`, `{until}`. A read to look, a write to renew; nothing else touches it. */

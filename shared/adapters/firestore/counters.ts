@@ -3,7 +3,7 @@ import { LastError } from '../../domain/retry/delivery';
 import { addHistograms, LatencyHistogram } from '../../domain/stats/latency-histogram';
 import { addSettled, RateBucket, RECENT_ERRORS } from '../../domain/stats/success-rate';
 import { bucketsOf, RecentBucket, RecentEntry } from '../../domain/delivery/recent-log';
-import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports';
+import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports/counters';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../firestore-schema';
 import { RateRollup } from '../../domain/stats/rate-rollup';

@@ -2,7 +2,7 @@ import { DocumentData, DocumentReference, FieldPath, FieldValue, Firestore, Quer
 import { Destination } from '../../domain/destinations/destination';
 import { DEFAULT_ACCOUNT, splitDestinationId } from '../../domain/ids';
 import { isSealed, SecretBox, SecretBoxError, sealedKeyId } from '../../domain/access/secret-box';
-import { DestinationChanges, DestinationStore } from '../../ports';
+import { DestinationChanges, DestinationStore } from '../../ports/destinations';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../firestore-schema';
 import { OperationCounter } from './stores';
 import { createIfAbsent, deleteIfExists, readDecideWrite, unlessChanged } from './write';

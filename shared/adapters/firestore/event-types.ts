@@ -1,6 +1,6 @@
 import { FieldPath } from '@google-cloud/firestore';
 import { typeHash } from '../../domain/events/event-type-catalogue';
-import { CatalogueEntry, EventTypeEntry, EventTypeSample, EventTypeStore } from '../../ports';
+import { CatalogueEntry, EventTypeEntry, EventTypeSample, EventTypeStore } from '../../ports/destinations';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS } from '../../firestore-schema';
 

@@ -1,7 +1,7 @@
 import { FieldPath } from '@google-cloud/firestore';
 import { HeraldEvent } from '../../domain/events/event';
 import { IntakeBatch } from '../../domain/intake/intake';
-import { IntakeStore } from '../../ports';
+import { IntakeStore } from '../../ports/intake';
 import { COLLECTIONS, FIRESTORE_QUERIES } from '../../firestore-schema';
 import { chunks, FirestoreStore } from './stores';
 import { ifPresent } from './write';

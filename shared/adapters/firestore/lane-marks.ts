@@ -1,6 +1,6 @@
 import { Timestamp } from '@google-cloud/firestore';
 import { COLLECTIONS } from '../../firestore-schema';
-import { LaneMarks } from '../../ports';
+import { LaneMarks } from '../../ports/intake';
 import { FirestoreStore } from './stores';
 
 /** Lane marks (domain/intake/lane-backlog.ts): `lane-marks/<lane topic>`, `{at}`, written blind (the latest mark wins), read together. */

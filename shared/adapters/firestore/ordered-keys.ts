@@ -1,7 +1,8 @@
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { orderedKeyId, OrderedKeyState } from '../../domain/modes/ordering';
 import { DAY_MS, DEFAULT_RETENTION_DAYS } from '../../domain/delivery/delivery-retention';
-import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite, RecordExistsError } from '../../ports';
+import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite } from '../../ports/ordered-keys';
+import { RecordExistsError } from '../../ports/deliveries';
 import { NewDocumentExists, readManyDecideWrite, RetryOptions } from './write';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../firestore-schema';
 import { FirestoreDeliveryStore } from './deliveries/delivery-store';

@@ -1,7 +1,7 @@
 import { CollectionReference, DocumentData, DocumentReference, QuerySnapshot, WriteBatch } from '@google-cloud/firestore';
 import { MAX_TTL_SECONDS } from '../../domain/access/portal';
 import { linkHasSessionsLeft, liveSince, liveUntil, PortalLinkRecord, PortalSessionRecord } from '../../domain/access/portal-access';
-import { PortalStore } from '../../ports';
+import { PortalStore } from '../../ports/accounts';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../firestore-schema';
 import { ifPresent, transactOne } from './write';

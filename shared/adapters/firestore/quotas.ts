@@ -1,5 +1,5 @@
 import { QuotaBucket, takeFromBucket } from '../../domain/intake/quota';
-import { QuotaStore } from '../../ports';
+import { QuotaStore } from '../../ports/accounts';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS } from '../../firestore-schema';
 import { transactOne } from './write';

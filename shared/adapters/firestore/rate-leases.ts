@@ -1,6 +1,6 @@
 import { lease as leaseShare, Lease, LeaseRequest } from '../../domain/rate/rate-control';
 import { RATE_LIMITS, RateDoc, readRateDoc } from '../../domain/rate/rate-doc';
-import { RateLeaseStore } from '../../ports';
+import { RateLeaseStore } from '../../ports/rate';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS } from '../../firestore-schema';
 import { transactOne } from './write';

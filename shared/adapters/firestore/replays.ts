@@ -1,6 +1,6 @@
 import { DocumentData } from '@google-cloud/firestore';
 import { ReplayReport, reportKey, RunnerLock, takeRunner } from '../../domain/replay/replay';
-import { ReplayStore } from '../../ports';
+import { ReplayStore } from '../../ports/replay';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS, FIRESTORE_QUERIES } from '../../firestore-schema';
 import { createIfAbsent, transactOne } from './write';

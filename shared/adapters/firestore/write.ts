@@ -1,6 +1,6 @@
 import { DocumentData, DocumentReference, FieldPath, FieldValue, Firestore, Timestamp, WriteBatch } from '@google-cloud/firestore';
 import { GRPC, grpcCode } from '../../domain/retry/grpc-status';
-import { WriteContentionError } from '../../ports';
+import { WriteContentionError } from '../../ports/deliveries';
 
 /**
  * How the stores write a document under a condition: create it only if absent

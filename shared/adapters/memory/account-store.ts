@@ -1,5 +1,5 @@
 import { Account, AccountKey, AccountTombstone } from '../../domain/access/account';
-import { AccountStore } from '../../ports';
+import { AccountStore } from '../../ports/accounts';
 
 /** Accounts and keys in Maps: unit tests, and the same contract as the Firestore store (a conformance test runs both). */
 export class MemoryAccountStore implements AccountStore {

@@ -1,4 +1,4 @@
-import { BatcherLeaseStore } from '../../ports';
+import { BatcherLeaseStore } from '../../ports/messaging';
 
 /** The batcher's lease in memory (tests): what was kept alive until, and how many times it was read and written. */
 export class MemoryBatcherLease implements BatcherLeaseStore {

@@ -1,7 +1,7 @@
 import { addHistograms } from '../../domain/stats/latency-histogram';
 import { RateBucket } from '../../domain/stats/success-rate';
 import { RecentBucket, RecentEntry } from '../../domain/delivery/recent-log';
-import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports';
+import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports/counters';
 import { completeBuckets, mergeShards } from '../firestore/counters';
 import { RateRollup } from '../../domain/stats/rate-rollup';
 

@@ -1,5 +1,5 @@
 import { PubSubMessage } from '../../domain/events/cloudevents-pubsub';
-import { DeadLetterQueue, PulledMessage } from '../../ports';
+import { DeadLetterQueue, PulledMessage } from '../../ports/messaging';
 
 interface Stored {
   messageId: string;

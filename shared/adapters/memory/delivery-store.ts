@@ -2,7 +2,7 @@ import { DeliveryRecord } from '../../domain/retry/delivery';
 import { DeliveryLogQuery, inLog, logOrder, logPage } from '../../domain/stats/delivery-log';
 import { ownOver, parseHeadEntryId, standing } from '../../domain/delivery/grouped-outcomes';
 import { EMPTY_TALLY, IntakeTally, tallyOf } from '../../domain/intake/intake-tally';
-import { AddedDelivered, DeliveryPage, DeliveryStore, WorkStatus } from '../../ports';
+import { AddedDelivered, DeliveryPage, DeliveryStore, WorkStatus } from '../../ports/deliveries';
 
 type Own = DeliveryRecord & { groupCopies?: number };
 

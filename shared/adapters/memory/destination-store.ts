@@ -1,6 +1,6 @@
 import { Destination } from '../../domain/destinations/destination';
 import { splitDestinationId } from '../../domain/ids';
-import { DestinationStore } from '../../ports';
+import { DestinationStore } from '../../ports/destinations';
 
 /** A destination store in a Map, for unit tests of the admin use cases. */
 export class MemoryDestinationStore implements DestinationStore {

@@ -1,5 +1,5 @@
 import { typeHash } from '../../domain/events/event-type-catalogue';
-import { CatalogueEntry, EventTypeEntry, EventTypeSample, EventTypeStore } from '../../ports';
+import { CatalogueEntry, EventTypeEntry, EventTypeSample, EventTypeStore } from '../../ports/destinations';
 
 /** The event-type catalogue in Maps, shaped as the Firestore one (documents per account, each a map of types): unit tests. */
 export class MemoryEventTypeStore implements EventTypeStore {

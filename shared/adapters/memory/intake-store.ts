@@ -1,5 +1,5 @@
 import { IntakeBatch } from '../../domain/intake/intake';
-import { IntakeStore } from '../../ports';
+import { IntakeStore } from '../../ports/intake';
 
 /**
  * The intake journal in memory, for unit tests. `failNext` makes the next add reject (nothing

@@ -1,4 +1,4 @@
-import { LaneMarks } from '../../ports';
+import { LaneMarks } from '../../ports/intake';
 
 /** Lane marks in memory (tests): the last mark of each lane, and how many were written. */
 export class MemoryLaneMarks implements LaneMarks {

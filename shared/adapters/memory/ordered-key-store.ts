@@ -1,6 +1,7 @@
 import { orderedKeyId, OrderedKeyState } from '../../domain/modes/ordering';
 import { DeliveryRecord } from '../../domain/retry/delivery';
-import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite, RecordExistsError } from '../../ports';
+import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite } from '../../ports/ordered-keys';
+import { RecordExistsError } from '../../ports/deliveries';
 import { MemoryDeliveryStore } from './delivery-store';
 
 /** Ordered keys in memory, over a MemoryDeliveryStore: one transaction at a time. */

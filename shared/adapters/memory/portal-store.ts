@@ -1,5 +1,5 @@
 import { linkHasSessionsLeft, liveSince, liveUntil, PortalLinkRecord, PortalSessionRecord } from '../../domain/access/portal-access';
-import { PortalStore } from '../../ports';
+import { PortalStore } from '../../ports/accounts';
 
 const newestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id);
 

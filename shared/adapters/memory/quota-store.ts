@@ -1,5 +1,5 @@
 import { QuotaBucket, takeFromBucket } from '../../domain/intake/quota';
-import { QuotaStore } from '../../ports';
+import { QuotaStore } from '../../ports/accounts';
 
 /** The publish buckets in a Map: unit tests. */
 export class MemoryQuotaStore implements QuotaStore {

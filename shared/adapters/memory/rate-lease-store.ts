@@ -1,6 +1,6 @@
 import { lease as leaseShare, Lease, LeaseRequest } from '../../domain/rate/rate-control';
 import { RateDoc } from '../../domain/rate/rate-doc';
-import { RateLeaseStore } from '../../ports';
+import { RateLeaseStore } from '../../ports/rate';
 
 /** Rate controllers in memory, for unit tests; it records every lease (a write in Firestore). */
 export class MemoryRateLeaseStore implements RateLeaseStore {

@@ -1,5 +1,5 @@
 import { ReplayReport, reportKey, RunnerLock, takeRunner } from '../../domain/replay/replay';
-import { ReplayStore } from '../../ports';
+import { ReplayStore } from '../../ports/replay';
 
 /** Replay reports in memory, for unit tests of the use cases. */
 export class MemoryReplayStore implements ReplayStore {

@@ -1,6 +1,6 @@
 import { AttemptResult, HeraldOverload } from '../../domain/retry/delivery';
 import { PublishFailure, topicAttemptResult } from '../../domain/delivery/topic-destination';
-import { TopicBatchRequest, TopicPublisher, TopicPublishRequest } from '../../ports';
+import { TopicBatchRequest, TopicPublisher, TopicPublishRequest } from '../../ports/messaging';
 
 /** What a scripted topic answers one publish with. */
 export type TopicAnswer = { failure: PublishFailure } | { timedOut: true } | 'ok';

@@ -1,7 +1,7 @@
 import { PubSub, Topic } from '@google-cloud/pubsub';
 import { PubSubMessage } from '../../domain/events/cloudevents-pubsub';
 import { GRPC, grpcCode } from '../../domain/retry/grpc-status';
-import { MessageBus, TopicNotFoundError } from '../../ports';
+import { MessageBus, TopicNotFoundError } from '../../ports/messaging';
 
 export class PubSubBus implements MessageBus {
   private readonly topics = new Map<string, Topic>();

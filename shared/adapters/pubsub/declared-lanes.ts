@@ -1,4 +1,4 @@
-import { LaneNotDeclaredError, LaneProvisioner } from '../../ports';
+import { LaneNotDeclaredError, LaneProvisioner } from '../../ports/messaging';
 
 /**
  * Dedicated lanes on a deployment whose Pulumi stack declares them (herald:dedicatedLanes,

@@ -1,6 +1,6 @@
 import { PubSub, v1 } from '@google-cloud/pubsub';
 import { GRPC, grpcCode } from '../../domain/retry/grpc-status';
-import { PulledMessage, PullQueue } from '../../ports';
+import { PulledMessage, PullQueue } from '../../ports/messaging';
 
 /** Pub/Sub's most ack ids per acknowledge / modifyAckDeadline request is 2,500 (and 512 kB); stay well below. */
 const ACK_IDS_PER_REQUEST = 1000;

@@ -1,7 +1,7 @@
 import { PubSub, Topic } from '@google-cloud/pubsub';
 import { publishFailureOf, PublishFailure, topicAttemptResult } from '../../domain/delivery/topic-destination';
 import { AttemptResult, HeraldOverload } from '../../domain/retry/delivery';
-import { TopicBatchRequest, TopicPublisher, TopicPublishRequest } from '../../ports';
+import { TopicBatchRequest, TopicPublisher, TopicPublishRequest } from '../../ports/messaging';
 
 type Outcome = { messageId: string } | { failure: PublishFailure } | { timedOut: true };
 

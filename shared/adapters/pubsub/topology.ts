@@ -1,7 +1,7 @@
 import { CreateSubscriptionOptions, PubSub } from '@google-cloud/pubsub';
 import { FunctionName, laneTopology, SubscriptionSpec, TopicSpec, Topology, TopologyNames } from '../../topology';
 import { GRPC, grpcCode } from '../../domain/retry/grpc-status';
-import { LaneProvisioner } from '../../ports';
+import { LaneProvisioner } from '../../ports/messaging';
 
 export interface PushTarget {
   /** The URL Pub/Sub pushes to for a function. */

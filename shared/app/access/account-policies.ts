@@ -1,7 +1,8 @@
 import { Account, AccountQuotas, DEFAULT_ACCOUNT, FailurePolicy, failurePolicyOf } from '../../domain/access/account';
 import { QuotaDefaults, quotasOf } from '../../domain/intake/quota';
 import { allowedTopicsInForce } from '../../domain/access/topic-allow-list';
-import { AccountStore, Clock, Logger } from '../../ports';
+import { AccountStore } from '../../ports/accounts';
+import { Clock, Logger } from '../../ports/clock';
 import { forEachLimited } from '../support/for-each-limited';
 
 /** Accounts (and ids found to name none) an instance remembers; past it the one read longest ago is forgotten, and read again when next named. */

@@ -1,5 +1,6 @@
 import { purgeSettled, PURGE_SETTLE_MS } from '../../domain/access/account';
-import { AccountDataEraser, AccountStore, Clock, Logger } from '../../ports';
+import { AccountDataEraser, AccountStore } from '../../ports/accounts';
+import { Clock, Logger } from '../../ports/clock';
 
 /**
  * Deleting an account deletes everything stored under it (AccountDataEraser says what). As

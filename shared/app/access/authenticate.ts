@@ -1,6 +1,6 @@
 import { AccountKey, Caller } from '../../domain/access/account';
 import { portalScopes, SESSION_PREFIX, verifyPortalToken } from '../../domain/access/portal';
-import { Clock } from '../../ports';
+import { Clock } from '../../ports/clock';
 import { KeyVerifier } from './key-verifier';
 import { PortalVerifier } from './portal-verifier';
 import { bearerOf, matchesDigest } from './push-auth';

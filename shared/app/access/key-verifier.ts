@@ -1,5 +1,6 @@
 import { AccountKey, Caller, keyIdOf, KeyVerdict, verifyKey } from '../../domain/access/account';
-import { AccountStore, Clock, Logger } from '../../ports';
+import { AccountStore } from '../../ports/accounts';
+import { Clock, Logger } from '../../ports/clock';
 
 /**
  * How long a key's record is trusted without reading it again: a revoked or expired key is

@@ -1,7 +1,8 @@
 import { Account, DEFAULT_ACCOUNT } from '../../domain/access/account';
 import { PortalClaims } from '../../domain/access/portal';
 import { linkAccess, MINTED_BY_OPERATOR, PortalAccess, PortalGrant, PortalLinkRecord, PortalSessionRecord, sessionAccess } from '../../domain/access/portal-access';
-import { AccountStore, Clock, PortalStore } from '../../ports';
+import { AccountStore, PortalStore } from '../../ports/accounts';
+import { Clock } from '../../ports/clock';
 import { KEY_CACHE_MS, KeyVerifier } from './key-verifier';
 
 /** `default` exists whether or not it was ever stored (accounts-admin.ts findAccount), since before any link. */

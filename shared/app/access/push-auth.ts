@@ -2,7 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { PushAuthMode } from '../../config-schema';
 import { checkCallerClaims, SIGNATURE_REMOVED, unverifiedClaims, verificationFailure } from '../../domain/access/oidc-claims';
 import { FunctionName } from '../../topology';
-import { Clock, IdTokenVerifier } from '../../ports';
+import { Clock } from '../../ports/clock';
+import { IdTokenVerifier } from '../../ports/http';
 import { errorMessage } from '../../domain/error-message';
 
 /** The functions only Herald's plumbing calls, and which identities call each on GCP (the pump: its schedule, and a batcher's wake-up pushed). */

@@ -25,7 +25,9 @@ import {
 import { issuesFromZod } from '../../domain/events/event';
 import { QuotaDefaults, quotasOf } from '../../domain/intake/quota';
 import { allowedTopicsInForce } from '../../domain/access/topic-allow-list';
-import { AccountDataEraser, AccountStore, Clock, DestinationStore, Logger } from '../../ports';
+import { AccountDataEraser, AccountStore } from '../../ports/accounts';
+import { Clock, Logger } from '../../ports/clock';
+import { DestinationStore } from '../../ports/destinations';
 import { Outcome } from '../support/outcome';
 import { KeyVerifier } from '../access/key-verifier';
 import { eraseAccountData, Erased, PURGE_INLINE_MS } from '../access/account-purge';

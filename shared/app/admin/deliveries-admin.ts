@@ -4,7 +4,7 @@ import { INTERNAL_DESTINATION_ID, splitDestinationId } from '../../domain/ids';
 import { issuesFromZod, ValidationIssue } from '../../domain/events/event';
 import { decodeLogCursor, DeliveryLogQuery, encodeLogCursor, logOrder, logPage } from '../../domain/stats/delivery-log';
 import { RecentEntry } from '../../domain/delivery/recent-log';
-import { DeliveryPage } from '../../ports';
+import { DeliveryPage } from '../../ports/deliveries';
 import { AdminDeps, badId, notFound } from './destinations-admin';
 import { Outcome } from '../support/outcome';
 import { rowsWithin } from './answer-budget';

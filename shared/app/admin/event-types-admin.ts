@@ -1,6 +1,6 @@
 import { matchesType } from '../../domain/events/event';
 import { splitDestinationId } from '../../domain/ids';
-import { DestinationStore, EventTypeStore } from '../../ports';
+import { DestinationStore, EventTypeStore } from '../../ports/destinations';
 import { destinationsOfAccount } from './destinations-admin';
 import { Outcome } from '../support/outcome';
 

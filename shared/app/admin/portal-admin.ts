@@ -19,7 +19,9 @@ import {
 } from '../../domain/access/portal';
 import { isLive, liveSince, mintingKeyStands, MINTED_BY_OPERATOR, PortalLinkRecord, PortalSessionRecord } from '../../domain/access/portal-access';
 import { ExchangeLimiter } from '../../domain/access/portal-exchange-limit';
-import { AccountStore, Clock, DestinationStore, Logger, PortalStore } from '../../ports';
+import { AccountStore, PortalStore } from '../../ports/accounts';
+import { Clock, Logger } from '../../ports/clock';
+import { DestinationStore } from '../../ports/destinations';
 import { findAccount, noAccount, notInPortal } from './accounts-admin';
 import { Outcome, TooMany } from '../support/outcome';
 import { PortalVerifier } from '../access/portal-verifier';

@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { issuesFromZod, ValidationIssue } from '../../domain/events/event';
 import { parseReplayRequest, queuedReport, REPLAY_ID, replayTriggerMessage, reportKey, ReplaySummary, replaySummaryOf, ReplayView, replayViewOf } from '../../domain/replay/replay';
 import { findReplay, replaysUnderWay } from '../retry/replay-reports';
-import { Clock, Logger, MessageBus, ReplayStore } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
+import { MessageBus } from '../../ports/messaging';
+import { ReplayStore } from '../../ports/replay';
 import { Outcome } from '../support/outcome';
 import { newErrorId, QUEUE_REFUSED } from '../support/unavailable-causes';
 

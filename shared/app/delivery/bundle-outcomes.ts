@@ -1,5 +1,5 @@
 import { BUNDLE_OUTCOME_LINGER_MS } from '../../domain/delivery/grouped-outcomes';
-import { DeliveredLinger } from '../../ports';
+import { DeliveredLinger } from '../../ports/deliveries';
 
 /** One member of a pushed bundle, as its attempt sees it (app/delivery/deliver.ts deliverPush). */
 export interface BundleMember {

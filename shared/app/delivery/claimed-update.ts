@@ -1,7 +1,7 @@
 import { DeliveryRecord } from '../../domain/retry/delivery';
 import { isOwnWrite } from '../../domain/delivery/delivery-record';
 import { transition, Transition } from '../../domain/retry/delivery-state';
-import { DeliveryStore } from '../../ports';
+import { DeliveryStore } from '../../ports/deliveries';
 import { RECORD_RETRY } from './delivery-context';
 import { retryOnOverload } from '../support/overload-retry';
 

@@ -7,7 +7,7 @@ import { LaneMessage, readLaneMessage, ReadLaneMessage } from '../../domain/inta
 import { laneTopicOf } from '../../topology';
 import { LaneStep, laneStep, RejectReason } from '../../domain/delivery/lane-step';
 import { queuedBecauseSuspended } from '../../domain/destinations/suspension';
-import { LogFields } from '../../ports';
+import { LogFields } from '../../ports/clock';
 import { countDeadOrQueued, logged } from './attempt';
 import { claimedAttempt } from './claimed-attempt';
 import { updateUnderClaim } from './claimed-update';

@@ -9,7 +9,12 @@ import { DeliveryPolicy } from '../../domain/retry/delivery-policy';
 import { Decision } from '../../domain/retry/retry-decision';
 import { SlowDestinations } from '../../domain/delivery/slow-destinations';
 import { UnrecordedSends } from '../../domain/delivery/unrecorded-sends';
-import { Clock, DeliveryStore, DestinationStore, HttpSender, LaneProvisioner, Logger, LogFields, MessageBus, OrderedKeyStore, TopicPublisher } from '../../ports';
+import { Clock, Logger, LogFields } from '../../ports/clock';
+import { DeliveryStore } from '../../ports/deliveries';
+import { DestinationStore } from '../../ports/destinations';
+import { HttpSender } from '../../ports/http';
+import { LaneProvisioner, MessageBus, TopicPublisher } from '../../ports/messaging';
+import { OrderedKeyStore } from '../../ports/ordered-keys';
 import { TopologyNames } from '../../topology';
 import { DeliveryLimiter } from '../rate/delivery-limiter';
 import { DestinationDirectory } from '../destinations/destination-directory';
@@ -18,7 +23,7 @@ import type { BundleMember } from './bundle-outcomes';
 import type { AllowedTopics } from '../access/topic-access';
 import { DestinationCounters } from '../destinations/destination-counters';
 
-/** What `deliver` works with (shared/runtime.ts deliverDeps builds it once per runtime). */
+/** What `deliver` works with (shared/runtime/delivery-deps.ts deliverDeps builds it once per runtime). */
 export interface DeliverDeps {
   bus: MessageBus;
   /** Provisions a dedicated lane found missing when a message is published onto it. */

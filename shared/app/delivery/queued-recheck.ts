@@ -2,7 +2,10 @@ import { DeliveryRecord } from '../../domain/retry/delivery';
 import { transition } from '../../domain/retry/delivery-state';
 import { Destination } from '../../domain/destinations/destination';
 import { overloadBackoffMs } from '../../domain/retry/herald-overload';
-import { Clock, DeliveryStore, DestinationStore, Logger, MessageBus } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
+import { DeliveryStore } from '../../ports/deliveries';
+import { DestinationStore } from '../../ports/destinations';
+import { MessageBus } from '../../ports/messaging';
 import { abandonWithDeadLetter } from '../lanes/dead-letter';
 
 export interface QueuedCheckDeps {

@@ -4,7 +4,10 @@ import { Destination, deliveryPolicyOf, PolicySettings } from '../../domain/dest
 import { ThresholdPolicy } from '../../domain/retry/delivery-policy';
 import { thresholdVerdict } from '../../domain/stats/success-rate';
 import { reactivate, suspend, SuspensionCause, suspendManually } from '../../domain/destinations/suspension';
-import { Clock, DeliveryStore, DestinationStore, Logger, MessageBus } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
+import { DeliveryStore } from '../../ports/deliveries';
+import { DestinationStore } from '../../ports/destinations';
+import { MessageBus } from '../../ports/messaging';
 import { DestinationDirectory } from '../destinations/destination-directory';
 import { DestinationCounters } from '../destinations/destination-counters';
 import { RateSummary } from '../../domain/stats/success-rate';

@@ -1,7 +1,8 @@
 import { LastError } from '../../domain/retry/delivery';
 import { addHistograms, withSample } from '../../domain/stats/latency-histogram';
 import { addSettled, bucketStart, RateBucket, RateOutcome, RECENT_ERRORS } from '../../domain/stats/success-rate';
-import { Clock, Logger, CounterDelta, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
+import { CounterDelta, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports/counters';
 import { RecentEntry } from '../../domain/delivery/recent-log';
 import { splitDestinationId } from '../../domain/ids';
 import { randomBytes } from 'node:crypto';

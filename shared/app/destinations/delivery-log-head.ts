@@ -1,5 +1,6 @@
 import { RecentBucket, RecentEntry, bucketsOf, headOf, keepNewest } from '../../domain/delivery/recent-log';
-import { Clock, CounterStore } from '../../ports';
+import { Clock } from '../../ports/clock';
+import { CounterStore } from '../../ports/counters';
 import { DestinationCounters } from './destination-counters';
 
 /** How far back the log head is looked for: the counters' lifetime (adapters/firestore/counters.ts KEEP_MS). */

@@ -3,7 +3,8 @@ import { DestinationIndex } from '../../domain/destinations/destination-index';
 import { DEFAULT_ACCOUNT, splitDestinationId } from '../../domain/ids';
 import { generateSecretsKey, SecretBox } from '../../domain/access/secret-box';
 import { DEFAULT_DIRECTORY_MAX_DESTINATIONS } from '../../config-schema';
-import { Clock, DestinationStore } from '../../ports';
+import { Clock } from '../../ports/clock';
+import { DestinationStore } from '../../ports/destinations';
 
 /**
  * A directory that has not looked for this long drops what it holds (each account is read

@@ -4,7 +4,8 @@ import { loneSurrogateIssues } from '../../domain/events/json-body';
 import { eventAccount } from '../../domain/access/account';
 import { CATALOGUE_SHARDS, entryBytes, SAMPLE_MAX_BYTES, sampleBudget, SHARD_MAX_BYTES, typeHash } from '../../domain/events/event-type-catalogue';
 import { IntakeBatch } from '../../domain/intake/intake';
-import { CatalogueEntry, EventTypeStore, Logger } from '../../ports';
+import { CatalogueEntry, EventTypeStore } from '../../ports/destinations';
+import { Logger } from '../../ports/clock';
 import { forEachLimited } from '../support/for-each-limited';
 
 export { SAMPLE_MAX_BYTES };

@@ -1,5 +1,5 @@
 import { AddressRules, checkTargetUrl, firstRefused, resolvedRefusal } from '../../domain/access/address-policy';
-import { HostResolver } from '../../ports';
+import { HostResolver } from '../../ports/http';
 
 /** The URL refused (`invalid`), or DNS out of reach so it could not be checked (`unavailable`). */
 export type TargetProblem = { kind: 'invalid' | 'unavailable'; message: string };

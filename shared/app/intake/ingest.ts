@@ -2,14 +2,14 @@ import { parseHttpEvents, HttpHeaders } from '../../domain/events/cloudevents-ht
 import { eventSize, HeraldEvent, ValidationIssue } from '../../domain/events/event';
 import { Destination } from '../../domain/destinations/destination';
 import { ACCOUNT_EXTENSION, ACCOUNT_ID, eventAccount, withAccount } from '../../domain/access/account';
-import { Clock, Logger } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
 import { IntakeJournal, IntakeNotRecorded } from './intake-journal';
 import { fanOut, LaneDeps, publishBundled } from '../lanes/lanes';
 import { DestinationDirectory } from '../destinations/destination-directory';
 import { PublishQuotas, QuotaVerdict } from './publish-quotas';
 import { AccountPolicies } from '../access/account-policies';
 import { admitOrdered, OrderedDeps, OrderedItem, takesInOrder } from '../ordering/ordered-delivery';
-import { OrderedKeyStore } from '../../ports';
+import { OrderedKeyStore } from '../../ports/ordered-keys';
 import { newErrorId, QUEUE_REFUSED, STORAGE_BUSY } from '../support/unavailable-causes';
 import { TooMany } from '../support/outcome';
 

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { fitsBatch, IntakeBatch, intakeBatchId, joinsOpenBatch, openedAt } from '../../domain/intake/intake';
 import { eventSize, HeraldEvent } from '../../domain/events/event';
-import { Clock, IntakeStore, Logger } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
+import { IntakeStore } from '../../ports/intake';
 import { errorMessage } from '../../domain/error-message';
 
 /**

@@ -1,6 +1,7 @@
 import { AccountQuotas } from '../../domain/access/account';
 import { admitStep, afterTake, Allowance, retryAfterSeconds } from '../../domain/intake/quota';
-import { Clock, Logger, QuotaStore } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
+import { QuotaStore } from '../../ports/accounts';
 
 export type QuotaVerdict = { ok: true } | { ok: false; account: string; limit: number; retryAfterSeconds: number; why: 'spent' | 'too-big' };
 

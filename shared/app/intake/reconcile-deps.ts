@@ -1,6 +1,10 @@
 import type { DeliveryLogHead } from '../destinations/delivery-log-head';
 import { SkipPostponed } from '../../domain/intake/intake';
-import { Clock, DeliveryStore, IntakeStore, LaneMarks, Logger, MessageBus, RateLeaseStore } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
+import { DeliveryStore } from '../../ports/deliveries';
+import { IntakeStore, LaneMarks } from '../../ports/intake';
+import { MessageBus } from '../../ports/messaging';
+import { RateLeaseStore } from '../../ports/rate';
 import type { DestinationDirectory } from '../destinations/destination-directory';
 import type { EventTypeCatalogue } from '../destinations/event-type-samples';
 

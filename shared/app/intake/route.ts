@@ -1,7 +1,9 @@
 import { fromPubSubMessage, malformedAttributes, PushDelivery } from '../../domain/events/cloudevents-pubsub';
 import { intakeOf } from '../../domain/intake/lane-message';
 import { TopologyNames } from '../../topology';
-import { Clock, LaneProvisioner, Logger, MessageBus, OrderedKeyStore } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
+import { LaneProvisioner, MessageBus } from '../../ports/messaging';
+import { OrderedKeyStore } from '../../ports/ordered-keys';
 import { admitOrdered, OrderedDeps, takesInOrder } from '../ordering/ordered-delivery';
 import { fanOut, LaneDeps } from '../lanes/lanes';
 import { DestinationDirectory } from '../destinations/destination-directory';

@@ -1,5 +1,6 @@
 import { leaseRenewal, NOTHING_SEEN, PublisherView, publisherStep } from '../../domain/modes/batcher-lease';
-import { BatcherLeaseStore, Clock, Logger } from '../../ports';
+import { BatcherLeaseStore } from '../../ports/messaging';
+import { Clock, Logger } from '../../ports/clock';
 
 /**
  * Starting a batcher when events reach the batch lane and none is running (the rules, as

@@ -4,7 +4,9 @@ import { DeliveryRecord } from '../../domain/retry/delivery';
 import { transition } from '../../domain/retry/delivery-state';
 import { HeraldEvent } from '../../domain/events/event';
 import { wellFormed } from '../../domain/events/json-body';
-import { Clock, DeliveryStore, Logger, MessageBus } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
+import { DeliveryStore } from '../../ports/deliveries';
+import { MessageBus } from '../../ports/messaging';
 
 export type { RejectReason };
 

@@ -1,5 +1,6 @@
 import { laneOfSubscription, shouldMark } from '../../domain/intake/lane-backlog';
-import { Clock, LaneMarks, Logger } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
+import { LaneMarks } from '../../ports/intake';
 import { errorMessage } from '../../domain/error-message';
 
 /**

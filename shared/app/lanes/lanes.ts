@@ -3,7 +3,7 @@ import { Destination } from '../../domain/destinations/destination';
 import { BUNDLE_LIMITS, bundleBody, BundleRead, bundlesOf, PUSHED_BUNDLE_LIMITS, readBundleBody } from '../../domain/intake/lane-bundle';
 import { LANE_ATTRIBUTES, LaneMessage, purposeOf, toLaneMessage } from '../../domain/intake/lane-message';
 import { HERALD_ATTRIBUTE_PREFIX, heraldAttribute, PubSubMessage } from '../../domain/events/cloudevents-pubsub';
-import { LaneProvisioner, MessageBus, PulledMessage, TopicNotFoundError } from '../../ports';
+import { LaneProvisioner, MessageBus, PulledMessage, TopicNotFoundError } from '../../ports/messaging';
 import { batchLaneNames, laneTopicOf, TopologyNames } from '../../topology';
 import { BatcherWaker } from './batcher-wake';
 import { gunzipped, gzipped } from '../../compression';

@@ -19,7 +19,9 @@ import {
   skipped,
   takeWaiting,
 } from '../../domain/modes/ordering';
-import { Clock, Logger, OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite, RecordExistsError } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
+import { OrderedKeyRecords, OrderedKeyStore, OrderedKeyWrite } from '../../ports/ordered-keys';
+import { RecordExistsError } from '../../ports/deliveries';
 import { keyTurnsFor } from './key-turns';
 import { LaneDeps, publishToLane } from '../lanes/lanes';
 

@@ -1,6 +1,6 @@
 import { RateBounds } from '../../domain/rate/rate-doc';
 import { NO_UNLEASED_SENDS } from '../../domain/rate/unleased-sends';
-import { Clock, Logger } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
 import { DestinationPace, FORGET_IDLE_MS, forgettable, SWEEP_EVERY_MS } from './destination-pace';
 
 /** A process leases a destination at most this often, however its share runs. */

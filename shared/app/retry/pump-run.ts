@@ -1,4 +1,4 @@
-import { Logger } from '../../ports';
+import { Logger } from '../../ports/clock';
 import { BatcherDeps, BatcherReport, runBatcher } from '../delivery/batcher';
 import { PumpDeps, PumpEnd, PumpReport, runPump } from './pump';
 import { reconcileBacklog } from '../intake/reconcile';

@@ -1,6 +1,11 @@
 import { DeliveryRecord } from '../../domain/retry/delivery';
 import { transition } from '../../domain/retry/delivery-state';
-import { Clock, DeferredAdvancer, DeliveryStore, DestinationStore, LaneProvisioner, Logger, MessageBus, OrderedKeyStore } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
+import { DeferredAdvancer } from '../../ports/rate';
+import { DeliveryStore } from '../../ports/deliveries';
+import { DestinationStore } from '../../ports/destinations';
+import { LaneProvisioner, MessageBus } from '../../ports/messaging';
+import { OrderedKeyStore } from '../../ports/ordered-keys';
 import { TopologyNames } from '../../topology';
 import { sendDeadLetter } from '../lanes/dead-letter';
 import { DestinationDirectory } from '../destinations/destination-directory';

@@ -1,5 +1,5 @@
 import { replayKey, ReplayReport } from '../../domain/replay/replay';
-import { ReplayStore } from '../../ports';
+import { ReplayStore } from '../../ports/replay';
 
 /**
  * How long a queued replay counts as waiting for its turn. Past it (its trigger lost, say) it

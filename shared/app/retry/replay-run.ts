@@ -10,7 +10,11 @@ import { forEachLimited } from '../support/for-each-limited';
 import { findReplay, QUEUED_REPLAY_WAIT_MS } from './replay-reports';
 import { newErrorId, STORAGE_BUSY } from '../support/unavailable-causes';
 import { pulledParts } from '../lanes/lanes';
-import { Clock, DeadLetterQueue, DeliveryStore, DestinationStore, Logger, PulledMessage, ReplayStore } from '../../ports';
+import { Clock, Logger } from '../../ports/clock';
+import { DeadLetterQueue, PulledMessage } from '../../ports/messaging';
+import { DeliveryStore } from '../../ports/deliveries';
+import { DestinationStore } from '../../ports/destinations';
+import { ReplayStore } from '../../ports/replay';
 
 export interface ReplayDeps {
   replays: ReplayStore;

@@ -1,6 +1,6 @@
 import { GRPC, grpcCode } from '../../domain/retry/grpc-status';
 import { isHeraldOverload } from '../../domain/retry/herald-overload';
-import { WriteContentionError } from '../../ports';
+import { WriteContentionError } from '../../ports/deliveries';
 import { STORAGE_BUSY } from './unavailable-causes';
 
 /**

@@ -6,7 +6,7 @@ import { deliveryExpiry } from '../../../domain/delivery/delivery-retention';
 import { commitsOf, GROUP_LIMITS, groupKey } from '../../../domain/delivery/grouped-outcomes';
 import { GRPC, grpcCode } from '../../../domain/retry/grpc-status';
 import type { OperationCounter } from '../stores';
-import type { AddedDelivered, DeliveredLinger } from '../../../ports';
+import type { AddedDelivered, DeliveredLinger } from '../../../ports/deliveries';
 import { COMMIT_FIRST_PAUSE_MS, COMMIT_TRIES, groupsOf, Waiting } from './group-commits';
 import { DeliveryGroupReads } from './group-reads';
 import { compacted, packedOf, StoredGroup, storedBytes, withoutDerivedId } from './stored-group';

@@ -3,7 +3,7 @@ import { DeliveryRecord } from '../../../domain/retry/delivery';
 import { DAY_MS, DEFAULT_RETENTION_DAYS, deliveryExpiry } from '../../../domain/delivery/delivery-retention';
 import { ownOver, standing } from '../../../domain/delivery/grouped-outcomes';
 import { deliveryTally } from '../../../domain/intake/intake-tally';
-import { AddedDelivered, DeliveredLinger } from '../../../ports';
+import { AddedDelivered, DeliveredLinger } from '../../../ports/deliveries';
 import { DeliveryRetention, FirestoreDeliveryGroups } from './delivery-groups';
 import { chunks, GET_ALL_CHUNK, OperationCounter } from '../stores';
 import { COLLECTIONS, FIRESTORE_TTL_FIELDS } from '../../../firestore-schema';

@@ -3,7 +3,7 @@ import { DeliveryLogQuery, inLog, logOrder, logPage } from '../../../domain/stat
 import { DeliveryRecord } from '../../../domain/retry/delivery';
 import { parseHeadEntryId, standing } from '../../../domain/delivery/grouped-outcomes';
 import { addTallies, EMPTY_TALLY, IntakeTally, sameTally, tallyOf } from '../../../domain/intake/intake-tally';
-import { DeliveryPage, DeliveryStore, WorkStatus } from '../../../ports';
+import { DeliveryPage, DeliveryStore, WorkStatus } from '../../../ports/deliveries';
 import { chunks, IN_LIMIT } from '../stores';
 import { FIRESTORE_QUERIES } from '../../../firestore-schema';
 import { fromDoc, fromOwn, LOG_FIELDS, Own, TALLY_FIELD, withoutDetail } from './delivery-docs';

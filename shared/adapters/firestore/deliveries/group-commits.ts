@@ -2,7 +2,7 @@ import { DeliveryRecord } from '../../../domain/retry/delivery';
 import { GROUP_LIMITS, GROUP_SPAN_MS } from '../../../domain/delivery/grouped-outcomes';
 import { jsonBytes } from '../../../domain/events/json-values';
 import { splitDestinationId } from '../../../domain/ids';
-import type { AddedDelivered } from '../../../ports';
+import type { AddedDelivered } from '../../../ports/deliveries';
 
 export interface Waiting {
   record: DeliveryRecord;

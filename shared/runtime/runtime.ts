@@ -1,94 +1,65 @@
+import { FirestoreAccountDataEraser } from '../adapters/firestore/account-data';
+import { FirestoreAccountStore } from '../adapters/firestore/accounts';
+import { FirestoreBatcherLease } from '../adapters/firestore/batcher-lease';
+import { FirestoreCounterStore } from '../adapters/firestore/counters';
+import { FirestoreDeliveryStore } from '../adapters/firestore/deliveries/delivery-store';
+import { FirestoreDestinationStore } from '../adapters/firestore/destinations';
+import { FirestoreEventTypeStore } from '../adapters/firestore/event-types';
+import { FirestoreIntakeStore } from '../adapters/firestore/intake';
+import { FirestoreLaneMarks } from '../adapters/firestore/lane-marks';
+import { FirestoreOrderedKeys } from '../adapters/firestore/ordered-keys';
+import { FirestorePortalStore } from '../adapters/firestore/portal';
+import { FirestoreQuotaStore } from '../adapters/firestore/quotas';
+import { FirestoreRateLeaseStore } from '../adapters/firestore/rate-leases';
+import { FirestoreReplayStore } from '../adapters/firestore/replays';
+import { OperationCounter } from '../adapters/firestore/stores';
+import { GoogleIdTokenVerifier } from '../adapters/google-id-tokens';
+import { systemResolver } from '../adapters/guarded-lookup';
+import { UndiciHttpSender } from '../adapters/http-sender';
+import { PubSubBus } from '../adapters/pubsub/bus';
+import { DeclaredLanes } from '../adapters/pubsub/declared-lanes';
+import { PubSubPullQueue } from '../adapters/pubsub/pull-queue';
+import { PubSubTopicPublisher } from '../adapters/pubsub/topic-publisher';
+import { PubSubLanes, PushTarget } from '../adapters/pubsub/topology';
+import { AccountPolicies } from '../app/access/account-policies';
+import { KEY_CACHE_MS, KeyVerifier } from '../app/access/key-verifier';
+import { PortalVerifier } from '../app/access/portal-verifier';
+import { PushAuthenticator, digestOf } from '../app/access/push-auth';
+import { DeliveryLogHead } from '../app/destinations/delivery-log-head';
+import { COUNTER_SHARDS, DestinationCounters, counterBucketMs } from '../app/destinations/destination-counters';
+import { DestinationDirectory } from '../app/destinations/destination-directory';
+import { EventTypeCatalogue } from '../app/destinations/event-type-samples';
+import { IntakeJournal } from '../app/intake/intake-journal';
+import { PublishQuotas } from '../app/intake/publish-quotas';
+import { ReconcilerState } from '../app/intake/reconcile-deps';
+import { BatcherWaker } from '../app/lanes/batcher-wake';
+import { LaneBacklog } from '../app/lanes/lane-backlog';
+import { LaneCoalescer } from '../app/lanes/lane-coalescer';
+import { DeliveryLimiter } from '../app/rate/delivery-limiter';
+import { PumpDeps, deferredAdvancer } from '../app/retry/pump';
+import { ConfigError, PUMP_BATCH, SLOW_FORGET_MS, onPubSubEmulator, pushAuthModeOf, secretBoxOf } from '../config';
+import { ENV_NAMES, HeraldConfig } from '../config-schema';
+import type { AddressRules } from '../domain/access/address-policy';
+import type { LocalService } from '../domain/access/local-services';
+import { DAY_MS } from '../domain/delivery/delivery-retention';
+import { SlowDestinations } from '../domain/delivery/slow-destinations';
+import { HERALD_ATTRIBUTE_PREFIX } from '../domain/events/cloudevents-pubsub';
+import { HOUR } from '../domain/retry/delivery-policy';
+import { createLogger, parseSeverity } from '../log';
+import { AccountDataEraser, AccountStore, PortalStore } from '../ports/accounts';
+import { Clock, Logger, systemClock } from '../ports/clock';
+import { DeliveryStore } from '../ports/deliveries';
+import { DestinationStore, EventTypeStore } from '../ports/destinations';
+import { HostResolver, HttpSender, IdTokenVerifier } from '../ports/http';
+import { IntakeStore, LaneMarks } from '../ports/intake';
+import { BatcherLeaseStore, DeadLetterQueue, LaneProvisioner, MessageBus, PullQueue, TopicPublisher } from '../ports/messaging';
+import { OrderedKeyStore } from '../ports/ordered-keys';
+import { RateLeaseStore } from '../ports/rate';
+import { ReplayStore } from '../ports/replay';
+import { FunctionName, Topology, TopologyNames, batchLaneNames, deadLetterHoldName, heraldTopology } from '../topology';
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
-import { OperationCounter } from './adapters/firestore/stores';
-import { FirestoreDestinationStore } from './adapters/firestore/destinations';
-import { FirestoreIntakeStore } from './adapters/firestore/intake';
-import { FirestoreBatcherLease } from './adapters/firestore/batcher-lease';
-import { BatcherWaker } from './app/lanes/batcher-wake';
-import { LaneCoalescer } from './app/lanes/lane-coalescer';
-import { HERALD_ATTRIBUTE_PREFIX } from './domain/events/cloudevents-pubsub';
-import { FirestoreDeliveryStore } from './adapters/firestore/deliveries/delivery-store';
-import { FirestoreOrderedKeys } from './adapters/firestore/ordered-keys';
-import { IntakeJournal } from './app/intake/intake-journal';
-import { KEY_CACHE_MS, KeyVerifier } from './app/access/key-verifier';
-import { AccountPolicies } from './app/access/account-policies';
-import { PublishQuotas } from './app/intake/publish-quotas';
-import { FirestoreQuotaStore } from './adapters/firestore/quotas';
-import { FirestoreEventTypeStore } from './adapters/firestore/event-types';
-import { EventTypeCatalogue } from './app/destinations/event-type-samples';
-import { FirestoreAccountStore } from './adapters/firestore/accounts';
-import { FirestoreAccountDataEraser } from './adapters/firestore/account-data';
-import { AccountPurgeDeps } from './app/access/account-purge';
-import { FirestorePortalStore } from './adapters/firestore/portal';
-import { PortalVerifier } from './app/access/portal-verifier';
-import { ReconcileDeps, ReconcilerState } from './app/intake/reconcile-deps';
-import { UndiciHttpSender } from './adapters/http-sender';
-import { GoogleIdTokenVerifier } from './adapters/google-id-tokens';
-import { systemResolver } from './adapters/guarded-lookup';
-import { digestOf, PushAuthenticator } from './app/access/push-auth';
-import { PubSubBus } from './adapters/pubsub/bus';
-import { PubSubTopicPublisher } from './adapters/pubsub/topic-publisher';
-import { PubSubPullQueue } from './adapters/pubsub/pull-queue';
-import { FirestoreReplayStore } from './adapters/firestore/replays';
-import { PubSubLanes, PushTarget } from './adapters/pubsub/topology';
-import { DeclaredLanes } from './adapters/pubsub/declared-lanes';
-import { BatcherDeps } from './app/delivery/batcher';
-import { DeliverDeps } from './app/delivery/deliver';
-import { DestinationDirectory } from './app/destinations/destination-directory';
-import { deferredAdvancer, PumpDeps } from './app/retry/pump';
-import { COUNTER_SHARDS, counterBucketMs, DestinationCounters } from './app/destinations/destination-counters';
-import { DeliveryLogHead } from './app/destinations/delivery-log-head';
-import { HOUR } from './domain/retry/delivery-policy';
-import { SuspensionDeps } from './app/delivery/suspend-and-reactivate';
-import { ReplayDeps } from './app/retry/replay-run';
-import { ReplaysAdminDeps } from './app/admin/replays-admin';
-import { IngestDeps } from './app/intake/ingest';
-import { RouteDeps } from './app/intake/route';
-import { AdminDeps } from './app/admin/destinations-admin';
-import { AccountsAdminDeps } from './app/admin/accounts-admin';
-import { DeletionDeps } from './app/admin/destination-deletion';
-import { OrderedKeysDeps } from './app/admin/ordered-keys-admin';
-import { FirestoreCounterStore } from './adapters/firestore/counters';
-import { FirestoreRateLeaseStore } from './adapters/firestore/rate-leases';
-import { FirestoreLaneMarks } from './adapters/firestore/lane-marks';
-import { LaneBacklog } from './app/lanes/lane-backlog';
-import { DeliveryLimiter } from './app/rate/delivery-limiter';
-import { SlowDestinations } from './domain/delivery/slow-destinations';
-import { UnrecordedSends } from './domain/delivery/unrecorded-sends';
-import { DAY_MS } from './domain/delivery/delivery-retention';
-import type { AddressRules } from './domain/access/address-policy';
-import type { LocalService } from './domain/access/local-services';
 import { randomUUID } from 'node:crypto';
-import { ConfigError, MAX_RATE_WAIT_MS, onPubSubEmulator, PUMP_BATCH, pushAuthModeOf, RECONCILE_BATCH, REPLAY_PROGRESS_EVERY_MS, REPLAY_PULL_BATCH, secretBoxOf, SLOW_FORGET_MS } from './config';
-import { ENV_NAMES, HeraldConfig } from './config-schema';
-import { createLogger, parseSeverity } from './log';
-import {
-  AccountDataEraser,
-  AccountStore,
-  Clock,
-  DeadLetterQueue,
-  PullQueue,
-  DeliveryStore,
-  DestinationStore,
-  EventTypeStore,
-  HostResolver,
-  HttpSender,
-  IdTokenVerifier,
-  IntakeStore,
-  LaneProvisioner,
-  Logger,
-  MessageBus,
-  OrderedKeyStore,
-  PortalStore,
-  RateLeaseStore,
-  LaneMarks,
-  BatcherLeaseStore,
-  ReplayStore,
-  systemClock,
-  TopicPublisher,
-} from './ports';
-import { batchLaneNames, deadLetterHoldName, FunctionName, heraldTopology, laneTopicOf, REPLAY_ACK_DEADLINE_SECONDS, Topology, TopologyNames } from './topology';
-import { replayTriggerMessage } from './domain/replay/replay';
 
 /** Everything a function needs, built once per process from the configuration. */
 export interface Runtime {
@@ -334,93 +305,6 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   return rt;
 }
 
-/** What ingest needs, from a runtime, for one publisher: an account key's account, or none for the ingest token (each event names its own). */
-export function ingestDeps(rt: Runtime, publisher: { account?: string }): IngestDeps {
-  return {
-    bus: rt.bus,
-    lanes: rt.lanes,
-    names: rt.names,
-    batcherWake: rt.batcherWake,
-    coalescer: rt.coalescer,
-    directory: rt.directory,
-    journal: rt.journal,
-    clock: rt.clock,
-    log: rt.log,
-    ...publisher,
-    quotas: rt.publishQuotas,
-    accounts: rt.accountPolicies,
-    maxBodyBytes: rt.config.maxBodyBytes,
-    maxEventBytes: rt.config.maxEventBytes,
-    keys: rt.orderedKeys,
-    logHead: rt.logHead,
-  };
-}
-
-/** What `route` needs, from a runtime. */
-export function routeDeps(rt: Runtime): RouteDeps {
-  return {
-    bus: rt.bus,
-    lanes: rt.lanes,
-    batcherWake: rt.batcherWake,
-    coalescer: rt.coalescer,
-    directory: rt.directory,
-    log: rt.log,
-    names: rt.names,
-    deadLetterTopic: rt.topology.topics.deadLetter.name,
-    keys: rt.orderedKeys,
-    clock: rt.clock,
-    logHead: rt.logHead,
-    accounts: rt.accountPolicies,
-  };
-}
-
-const builtDeliverDeps = new WeakMap<Runtime, DeliverDeps>();
-
-/** What `deliver` needs, from a runtime: built once per runtime, not per push. */
-export function deliverDeps(rt: Runtime): DeliverDeps {
-  let deps = builtDeliverDeps.get(rt);
-  if (!deps) {
-    deps = buildDeliverDeps(rt);
-    builtDeliverDeps.set(rt, deps);
-  }
-  return deps;
-}
-
-function buildDeliverDeps(rt: Runtime): DeliverDeps {
-  return {
-    bus: rt.bus,
-    lanes: rt.lanes,
-    coalescer: rt.coalescer,
-    deadLetterTopic: rt.topology.topics.deadLetter.name,
-    directory: rt.directory,
-    destinations: rt.destinations,
-    deliveries: rt.deliveries,
-    counters: rt.counters,
-    logHead: rt.logHead,
-    limiter: rt.limiter,
-    maxRateWaitMs: MAX_RATE_WAIT_MS,
-    sharedLaneWaitMs: rt.config.sharedLaneWaitMs,
-    slow: rt.slow,
-    names: rt.names,
-    notificationsTopic: rt.topology.topics.notifications.name,
-    http: rt.http,
-    topics: rt.topics,
-    clock: rt.clock,
-    log: rt.log,
-    policy: { presetTimeoutMs: rt.config.deliveryTimeoutMs, timeScale: rt.config.timeScale },
-    failurePolicy: (account) => rt.accountPolicies.policyOf(account),
-    allowedTopics: (account) => rt.accountPolicies.allowedTopicsOf(account),
-    unrecorded: new UnrecordedSends(),
-    keys: rt.orderedKeys,
-    laneBacklog: rt.laneBacklog,
-  };
-}
-
-/** What the batcher needs, from a runtime: deliver's deps and the batch lane. */
-export function batcherDeps(rt: Runtime): BatcherDeps {
-  return { deliver: deliverDeps(rt), queue: rt.batchLane, subscription: batchLaneNames(rt.names).subscription, log: rt.log, lease: rt.batcherLease };
-}
-
 /** What the retry pump needs, from a runtime. */
 export function pumpDeps(rt: Runtime): PumpDeps {
   return {
@@ -436,115 +320,5 @@ export function pumpDeps(rt: Runtime): PumpDeps {
     claimTtlMs: rt.config.claimTtlMs,
     batchSize: PUMP_BATCH,
     keys: rt.orderedKeys,
-  };
-}
-
-/** What the scheduled purge of deleted accounts needs, from a runtime. */
-export function accountPurgeDeps(rt: Runtime): AccountPurgeDeps {
-  return { accounts: rt.accounts, accountData: rt.accountData, clock: rt.clock, log: rt.log };
-}
-
-/** What the reconciler needs, from a runtime. */
-export function reconcileDeps(rt: Runtime): ReconcileDeps {
-  return {
-    intake: rt.intake,
-    deliveries: rt.deliveries,
-    directory: rt.directory,
-    bus: rt.bus,
-    deadLetterTopic: rt.topology.topics.deadLetter.name,
-    clock: rt.clock,
-    log: rt.log,
-    graceMs: rt.config.reconcileAfterMs,
-    batchLimit: RECONCILE_BATCH,
-    rateLeases: rt.rateLeases,
-    laneMarks: rt.laneMarks,
-    lanesOf: (destination) => [...new Set([laneTopicOf(destination, 'first', rt.names), laneTopicOf(destination, 'retry', rt.names)])],
-    state: rt.reconciler,
-    logHead: rt.logHead,
-    catalogue: rt.eventTypeCatalogue,
-  };
-}
-
-/** What suspension, reactivation and the threshold check need, from a runtime. */
-export function suspensionDeps(rt: Runtime): SuspensionDeps {
-  return {
-    destinations: rt.destinations,
-    deliveries: rt.deliveries,
-    directory: rt.directory,
-    counters: rt.counters,
-    bus: rt.bus,
-    notificationsTopic: rt.topology.topics.notifications.name,
-    clock: rt.clock,
-    log: rt.log,
-    policy: { presetTimeoutMs: rt.config.deliveryTimeoutMs, timeScale: rt.config.timeScale },
-  };
-}
-
-/** What the `replay` function needs, from a runtime. */
-export function replayDeps(rt: Runtime): ReplayDeps {
-  return {
-    replays: rt.replays,
-    deadLetters: rt.deadLetters,
-    deliveries: rt.deliveries,
-    destinations: rt.destinations,
-    clock: rt.clock,
-    log: rt.log,
-    runMs: rt.config.replayRunMs,
-    leaseMs: REPLAY_ACK_DEADLINE_SECONDS * 1000,
-    pullBatch: REPLAY_PULL_BATCH,
-    progressEveryMs: REPLAY_PROGRESS_EVERY_MS,
-    // A trigger waiting for its turn holds its push for what the ack deadline leaves beside a run, at most a minute; then it is published again.
-    waitMs: Math.max(0, Math.min(60_000, REPLAY_ACK_DEADLINE_SECONDS * 1000 - rt.config.replayRunMs - 30_000)),
-    pollMs: 2_000,
-    requeue: async (trigger) => {
-      await rt.bus.publish(rt.topology.topics.replay.name, replayTriggerMessage(trigger.request, trigger.id));
-    },
-  };
-}
-
-/** What the admin API's replay routes need, from a runtime. */
-export function replaysAdminDeps(rt: Runtime): ReplaysAdminDeps {
-  return { replays: rt.replays, bus: rt.bus, replayTopic: rt.topology.topics.replay.name, clock: rt.clock, log: rt.log };
-}
-
-/** What the admin API's routes share, whoever calls (the caller and the account they act in come with each request). */
-export type AdminApiDeps = AdminDeps &
-  SuspensionDeps &
-  ReplaysAdminDeps &
-  AccountsAdminDeps &
-  Pick<DeletionDeps, 'deadLetterTopic'> & {
-    portals: PortalStore;
-    portalAccess: PortalVerifier;
-    eventTypes: Pick<EventTypeStore, 'list'>;
-    logHead: DeliveryLogHead;
-    counterBucketMs: number;
-    timeScale: number;
-  } & Pick<OrderedKeysDeps, 'orderedKeys' | 'names'>;
-
-/** What the admin API needs, from a runtime. */
-export function adminApiDeps(rt: Runtime): AdminApiDeps {
-  return {
-    ...suspensionDeps(rt),
-    ...replaysAdminDeps(rt),
-    deadLetterTopic: rt.topology.topics.deadLetter.name,
-    lanes: rt.lanes,
-    rateLeases: rt.rateLeases,
-    addressRules: rt.addressRules,
-    resolver: rt.resolver,
-    topicAccess: { names: rt.names, allowedTopicsNow: (account: string) => rt.accountPolicies.allowedTopicsNow(account) },
-    defaultAccountTopics: rt.config.defaultAccountTopics ?? [],
-    accounts: rt.accounts,
-    keys: rt.keys,
-    accountData: rt.accountData,
-    portals: rt.portals,
-    portalAccess: rt.portalAccess,
-    quotasOf: (account: string) => rt.accountPolicies.quotasOf(account),
-    quotaDefaults: { publishPerSecond: rt.config.accountPublishQuota, destinations: rt.config.accountDestinationQuota },
-    eventTypes: rt.eventTypes,
-    logHead: rt.logHead,
-    orderedKeys: rt.orderedKeys,
-    names: rt.names,
-    counterBucketMs: rt.counters.options.bucketMs,
-    timeScale: rt.config.timeScale,
   };
 }

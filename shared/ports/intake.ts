@@ -1,0 +1,37 @@
+import { IntakeBatch } from '../domain/intake/intake';
+
+/** The intake journal, and the marks of lanes seen behind. Only shared/adapters/ implements these with SDKs and sockets. */
+
+/**
+ * The intake journal (domain/intake/intake.ts): what ingest accepted, until the reconciler has
+ * matched it against the delivery records.
+ */
+export interface IntakeStore {
+  /** Resolves once the batch is durable. */
+  add(batch: IntakeBatch): Promise<void>;
+  /**
+   * Whether the batch is stored (one read): asked only after an `add` failed, since a write whose
+   * reply was lost has landed all the same.
+   */
+  holds(id: string): Promise<boolean>;
+  /** Batches accepted at or before `before` (and after `after`, an ISO time, when given), oldest first. */
+  due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]>;
+  /** Deletes the batches, in as few requests as the store allows. */
+  remove(ids: readonly string[]): Promise<void>;
+  /**
+   * Keeps the reconciler's progress through a batch (IntakeBatch.progress, one write), so a
+   * later round, in this process or another, goes on from there. A batch removed meanwhile stays removed.
+   */
+  progress(id: string, events: number): Promise<void>;
+}
+
+/**
+ * When each lane was last seen behind (domain/intake/lane-backlog.ts): one document per lane, written
+ * blind by the senders working through old messages on it, read by the reconciler.
+ */
+export interface LaneMarks {
+  /** The lane (its topic name) was seen behind at `at`. */
+  mark(lane: string, at: Date): Promise<void>;
+  /** The last mark of each of `lanes` that has one (epoch ms). */
+  read(lanes: readonly string[]): Promise<Map<string, number>>;
+}
