@@ -85,12 +85,17 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
     await Promise.all(receivers.map((r) => r.start()));
     await herald.start();
     for (const r of receivers) {
-      const res = await fetch(`${base}/admin/destinations/${r.plan.destinationId}`, {
-        method: 'PUT',
-        headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ url: r.url, policy: r.plan.policy, ...(options.batched ? { batch: CHAOS_BATCH } : {}), ...(options.ordered ? { ordering: 'key' } : {}) }),
-      });
-      if (res.status !== 201) throw new Error(`registering ${r.plan.destinationId}: HTTP ${res.status} ${await res.text()}`);
+      // A PUT answered 503 is sent again, as a client would: with --lose-replies, the first may have landed (then 200).
+      for (let attempt = 1; ; attempt++) {
+        const res = await fetch(`${base}/admin/destinations/${r.plan.destinationId}`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ url: r.url, policy: r.plan.policy, ...(options.batched ? { batch: CHAOS_BATCH } : {}), ...(options.ordered ? { ordering: 'key' } : {}) }),
+        });
+        if (res.status === 201 || (attempt > 1 && res.status === 200)) break;
+        if (res.status !== 503 || attempt === 5) throw new Error(`registering ${r.plan.destinationId}: HTTP ${res.status} ${await res.text()}`);
+        await sleep(500);
+      }
     }
     say(`seed ${options.seed}: ${options.instances} instance${options.instances === 1 ? '' : 's'}; ${options.events} events at ${options.rate}/s${options.perPost > 1 ? `, ${options.perPost} per POST /ingest` : ''}${options.loseReplies > 0 ? `, replies to ${options.loseReplies * 100} % of Firestore commits lost` : ''} to ${receivers.map((r) => `${r.plan.destinationId} (${r.plan.policy})`).join(', ')}; Herald's log: ${logFile}`);
 
