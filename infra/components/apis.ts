@@ -15,6 +15,7 @@ export const REQUIRED_APIS = [
   'firestore.googleapis.com',
   'cloudscheduler.googleapis.com',
   'secretmanager.googleapis.com',
+  'monitoring.googleapis.com',
 ] as const;
 
 export interface ProjectApisArgs {

@@ -2,7 +2,6 @@ import type http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import { NO_TELEMETRY } from '../adapters/otel/off';
-import { otelTelemetry } from '../adapters/otel/otel-telemetry';
 import { cloudMonitoringReader, otlpReader, prometheusReader } from '../adapters/otel/readers';
 import { HeraldConfig } from '../config-schema';
 import { Telemetry } from '../ports/telemetry';
@@ -34,6 +33,9 @@ export function createTelemetry(config: TelemetrySettings, where: { local: boole
   if (config.cloudMonitoring ?? (!where.local && env.K_SERVICE !== undefined)) readers.push(cloudMonitoringReader(config.projectId, config.metricsIntervalMs));
   if (config.otlpEndpoint !== undefined) readers.push(otlpReader(config.otlpEndpoint, config.metricsIntervalMs));
   if (readers.length === 0) return { telemetry: NO_TELEMETRY };
+  // Loaded only now: a process that exports nothing loads no OpenTelemetry SDK.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { otelTelemetry } = require('../adapters/otel/otel-telemetry') as typeof import('../adapters/otel/otel-telemetry');
   const telemetry = otelTelemetry(
     {
       deployment: config.topicPrefix,
