@@ -42,7 +42,10 @@ export const alertThresholdsSchema = z.strictObject(
     /** 5xx answers over all requests of one function, over five minutes. */
     functionErrorRatio: ratio('functionErrorRatio').default(0.05),
   },
-  { error: 'herald:alerts must be an object {sloRatio?, sloWindowSeconds?, laneAgeSeconds?, deadLetterThreshold?, deadLetterWindowSeconds?, functionErrorRatio?}' },
+  {
+    error: (issue) =>
+      `${issue.code === 'unrecognized_keys' ? `unknown field ${issue.keys.join(', ')}: ` : ''}herald:alerts is an object {sloRatio?, sloWindowSeconds?, laneAgeSeconds?, deadLetterThreshold?, deadLetterWindowSeconds?, functionErrorRatio?}`,
+  },
 );
 export type AlertThresholds = z.output<typeof alertThresholdsSchema>;
 
