@@ -6,20 +6,30 @@ import { z } from 'zod';
  * defaults are what docs/observability.md#alerts explains.
  */
 
+/**
+ * `pulumi config set --path herald:alerts.sloRatio 0.995` may store the number as a string: a
+ * number written out is read as one, anything else left to fail with the field named.
+ */
+const numeric = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v), schema);
+
 // Cloud Monitoring aligns in whole minutes: a window of 90 s would be refused by the API at `pulumi up`, long after preview.
 const minutes = (field: string, min: number, max: number) =>
-  z
-    .number({ error: `${field} must be a number of seconds` })
-    .int(`${field} must be a whole number of seconds`)
-    .min(min, `${field} must be ${min}–${max} seconds`)
-    .max(max, `${field} must be ${min}–${max} seconds`)
-    .refine((s) => s % 60 === 0, `${field} must be a whole number of minutes in seconds (60, 300, 3600, …): Cloud Monitoring aligns by the minute`);
+  numeric(
+    z
+      .number({ error: `${field} must be a number of seconds` })
+      .int(`${field} must be a whole number of seconds`)
+      .min(min, `${field} must be ${min}–${max} seconds`)
+      .max(max, `${field} must be ${min}–${max} seconds`)
+      .refine((s) => s % 60 === 0, `${field} must be a whole number of minutes in seconds (60, 300, 3600, …): Cloud Monitoring aligns by the minute`),
+  );
 
 const ratio = (field: string) =>
-  z
-    .number({ error: `${field} must be a number between 0 and 1` })
-    .gt(0, `${field} must be between 0 and 1 (exclusive), like 0.99`)
-    .lt(1, `${field} must be between 0 and 1 (exclusive), like 0.99`);
+  numeric(
+    z
+      .number({ error: `${field} must be a number between 0 and 1` })
+      .gt(0, `${field} must be between 0 and 1 (exclusive), like 0.99`)
+      .lt(1, `${field} must be between 0 and 1 (exclusive), like 0.99`),
+  );
 
 /** A day: the longest window an alerting condition may align over. */
 const DAY_SECONDS = 86_400;
@@ -30,14 +40,17 @@ export const alertThresholdsSchema = z.strictObject(
     sloRatio: ratio('sloRatio').default(0.99),
     sloWindowSeconds: minutes('sloWindowSeconds', 300, DAY_SECONDS).default(3600),
     /** A lane whose oldest unacked message is older than this (Pub/Sub keeps 7 days). */
-    laneAgeSeconds: z
-      .number({ error: 'laneAgeSeconds must be a number of seconds' })
-      .int('laneAgeSeconds must be a whole number of seconds')
-      .min(60, 'laneAgeSeconds must be 60–604800 seconds (a lane keeps messages 7 days)')
-      .max(604_800, 'laneAgeSeconds must be 60–604800 seconds (a lane keeps messages 7 days)')
-      .default(300),
+    laneAgeSeconds: numeric(
+      z
+        .number({ error: 'laneAgeSeconds must be a number of seconds' })
+        .int('laneAgeSeconds must be a whole number of seconds')
+        .min(60, 'laneAgeSeconds must be 60–604800 seconds (a lane keeps messages 7 days)')
+        .max(604_800, 'laneAgeSeconds must be 60–604800 seconds (a lane keeps messages 7 days)'),
+    ).default(300),
     /** More dead letters than this within `deadLetterWindowSeconds` fires (0: any). */
-    deadLetterThreshold: z.number({ error: 'deadLetterThreshold must be a number' }).int('deadLetterThreshold must be a whole number of dead letters').min(0, 'deadLetterThreshold must be 0 or more').default(0),
+    deadLetterThreshold: numeric(
+      z.number({ error: 'deadLetterThreshold must be a number' }).int('deadLetterThreshold must be a whole number of dead letters').min(0, 'deadLetterThreshold must be 0 or more'),
+    ).default(0),
     deadLetterWindowSeconds: minutes('deadLetterWindowSeconds', 60, DAY_SECONDS).default(300),
     /** 5xx answers over all requests of one function, over five minutes. */
     functionErrorRatio: ratio('functionErrorRatio').default(0.05),

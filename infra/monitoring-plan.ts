@@ -136,7 +136,7 @@ export function alertPlans({ names, region, thresholds: t }: AlertPlanArgs): Ale
       severity: 'ERROR',
       documentation: doc(
         `More than ${t.deadLetterThreshold} deliveries were dead-lettered within ${t.deadLetterWindowSeconds / 60} min: a destination refused them for good, or they ran out of attempts.`,
-        'See which: `herald replay --destination <id> --since 1h --dry-run` for the destinations `herald destinations list` shows failing, and `herald deliveries show <id>` for the last answers. Fix the destination (or its policy), then `herald replay` without `--dry-run`.',
+        'See which: `herald replay --destination <id> --since 1h --dry-run` for the destinations `herald destinations list` shows failing, and `herald deliveries list <id> --status dead` for their last errors. Fix the destination (or its policy), then `herald replay` without `--dry-run`.',
         'dead-letters-arriving',
       ),
       condition: moreThan(t.deadLetterThreshold, 'deadLettered', t.deadLetterWindowSeconds),

@@ -38,6 +38,10 @@ test('one threshold set keeps the defaults of the others; the switch turns monit
   expect(config.monitoring).toBe(false);
 });
 
+test('a threshold Pulumi stored as a string of digits is read as the number', () => {
+  expect(read({ 'herald:alerts': JSON.stringify({ sloRatio: '0.995', laneAgeSeconds: '600' }) }).alerts).toMatchObject({ sloRatio: 0.995, laneAgeSeconds: 600 });
+});
+
 test.each([
   ['a switch that is not one', { 'herald:monitoring': 'off' }, 'herald:monitoring: monitoring must be true or false'],
   ['an email list that is one string', { 'herald:alertEmails': JSON.stringify('oncall@example.com') }, 'herald:alertEmails: alertEmails must be a list of email addresses'],
