@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PubSub } from '@google-cloud/pubsub';
 import { applyTopology } from '../../shared/adapters/pubsub/topology';
@@ -62,9 +64,12 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
   progress(`listening on ${url}`);
   let emulators: RunningEmulators | undefined;
   let pubsub: PubSub | undefined;
-  const supervisor = new Supervisor(path.join(options.root, '.herald', 'rehearsal', 'package'), progress, options.onOutput ?? (() => undefined));
+  // A directory of its own per run: two rehearsals (a test beside a terminal's) never share one.
+  const stage = mkdtempSync(path.join(tmpdir(), 'herald-rehearsal-'));
+  const packageDir = path.join(stage, 'package');
+  const supervisor = new Supervisor(packageDir, progress, options.onOutput ?? (() => undefined));
   try {
-    const packageDir = stagePackage(options.root, path.join(options.root, '.herald', 'rehearsal', 'package'), { build: options.build ?? true, note: progress });
+    stagePackage(options.root, packageDir, { build: options.build ?? true, note: progress });
     let hosts = options.emulators;
     if (!hosts) {
       progress('starting the Pub/Sub and Firestore emulators (or reusing PUBSUB_EMULATOR_HOST / FIRESTORE_EMULATOR_HOST)');
@@ -165,6 +170,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
           await Promise.all([supervisor.stop(SIGTERM_GRACE_MS - 1_500), scheduler.stop(SIGTERM_GRACE_MS - 1_500)]);
           await Promise.all([client.close().catch(() => undefined), proxy.close()]);
           await started?.stop();
+          rmSync(stage, { recursive: true, force: true });
         })()),
     };
   } catch (e) {
@@ -172,6 +178,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     await pubsub?.close().catch(() => undefined);
     await proxy.close();
     await emulators?.stop();
+    rmSync(stage, { recursive: true, force: true });
     throw e;
   }
 }
