@@ -106,7 +106,10 @@ export class Supervisor {
       // Cloud Run starts another instance in place of one that died.
       this.note(`${name} (pid ${child.pid ?? '?'}) exited (${signal ?? `code ${code}`}); starting it again`);
       proc.restarts++;
-      setTimeout(() => void this.launch(proc, env, timeoutMs).catch((e: unknown) => this.note(`${name} did not start again: ${(e as Error).message}`)), 200);
+      // A terminal's Ctrl-C reaches the processes as it reaches this one: one that stopped on it is not started again.
+      setTimeout(() => {
+        if (!this.stopping) void this.launch(proc, env, timeoutMs).catch((e: unknown) => this.note(`${name} did not start again: ${(e as Error).message}`));
+      }, 200);
     });
     await listening(proc.port, timeoutMs, () => !exited);
     if (!exited && !this.stopping) proc.live = true;
