@@ -17,7 +17,6 @@ export interface ProxyState {
 }
 
 const BODY_LIMIT = 64 * 1024 * 1024;
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 function json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -32,6 +31,7 @@ function json(res: http.ServerResponse, status: number, body: unknown, headers: 
  */
 export class RoundRobinProxy {
   private readonly turn = new Map<FunctionName, number>();
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   readonly server: http.Server;
 
   constructor(private readonly state: ProxyState) {
@@ -50,7 +50,7 @@ export class RoundRobinProxy {
 
   close(): Promise<void> {
     this.server.closeIdleConnections();
-    agent.destroy();
+    this.agent.destroy();
     return new Promise((resolve) => {
       const timer = setTimeout(() => (this.server.closeAllConnections(), resolve()), 1000);
       this.server.close(() => (clearTimeout(timer), resolve()));
@@ -110,7 +110,7 @@ export class RoundRobinProxy {
     return new Promise((resolve) => {
       const headers = { ...req.headers, host: `127.0.0.1:${target.port}`, 'content-length': String(body.length) };
       delete headers['transfer-encoding'];
-      const upstream = http.request({ host: '127.0.0.1', port: target.port, method: req.method, path, headers, agent }, (answer) => {
+      const upstream = http.request({ host: '127.0.0.1', port: target.port, method: req.method, path, headers, agent: this.agent }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
         answer.once('end', () => resolve('done'));
