@@ -14,6 +14,8 @@ export interface ProxyState {
   processes: readonly FunctionProcess[];
   /** Once stopping: every function request gets 503, as a stopping instance answers. */
   stopping: boolean;
+  /** Told of each request a process ended under (answered 502). */
+  note?: (line: string) => void;
 }
 
 const BODY_LIMIT = 64 * 1024 * 1024;
@@ -119,6 +121,7 @@ export class RoundRobinProxy {
       upstream.once('error', (e: NodeJS.ErrnoException) => {
         if (e.code === 'ECONNREFUSED' && !res.headersSent) return resolve('refused');
         // The process went away with the request: as Cloud Run's front end, a 502 (Pub/Sub pushes it again).
+        this.state.note?.(`${target.fn}#${target.index} ended under ${req.method ?? ''} /${target.fn}${path.split('?')[0]!}: ${res.headersSent ? 'cut off' : '502'} (${e.code ?? e.message})`);
         if (!res.headersSent) json(res, 502, { error: `the ${target.fn} process ended while handling the request (${e.code ?? e.message})` });
         else res.destroy();
         resolve('done');

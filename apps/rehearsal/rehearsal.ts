@@ -58,7 +58,7 @@ const token = (kind: string) => `herald_${kind}_${randomBytes(18).toString('base
 export async function startRehearsal(options: RehearsalOptions): Promise<Rehearsal> {
   const env = options.env ?? process.env;
   const progress = options.onProgress ?? (() => undefined);
-  const state: ProxyState = { ready: false, health: {}, processes: [], stopping: false };
+  const state: ProxyState = { ready: false, health: {}, processes: [], stopping: false, note: progress };
   const proxy = new RoundRobinProxy(state);
   const url = await proxy.listen(options.port ?? Number(env.PORT ?? 8080));
   progress(`listening on ${url}`);

@@ -101,6 +101,7 @@ test('separate function processes deliver every event, a deliver process SIGKILL
     },
     60_000,
   );
+  expect(herald.output()).toContain(`deliver#0 (pid ${victim.pid}) exited (SIGKILL); starting it again`);
   // Cloud Run's part: the killed instance is replaced.
   await eventually('the killed deliver process started again', async () => ((await processes()).find((p) => p.function === 'deliver' && p.index === 0 && p.live && p.restarts === 1) ? true : undefined), 30_000);
 
