@@ -1,5 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { eventually } from '../support/eventually';
 import { LocalHerald, spawnLocalHerald } from '../support/local-herald';
@@ -85,10 +86,13 @@ test('separate function processes deliver every event, a deliver process SIGKILL
 
   const put = await admin('PUT', '/destinations/hook', { url: `${receiver.url}/hook`, eventTypes: ['rehearsal.*'] });
   expect(put.status).toBe(201);
+  const { secret } = z.object({ secret: z.string() }).parse(await put.json());
   await new Promise((r) => setTimeout(r, 1_500));
 
   for (let i = 0; i < EVENTS / 2; i++) await publish(i);
-  await eventually('a first delivery', () => (receiver.on('/hook').length > 0 ? true : undefined), 30_000);
+  const first = await eventually('a first delivery', () => receiver.on('/hook')[0], 30_000);
+  // The spine's end: a webhook signed as Standard Webhooks says, with the secret PUT returned.
+  expect(() => new Webhook(secret).verify(first.body.toString(), first.headers as Record<string, string>)).not.toThrow();
   const victim = listed.find((p) => p.function === 'deliver' && p.index === 0)!;
   process.kill(victim.pid!, 'SIGKILL');
   for (let i = EVENTS / 2; i < EVENTS; i++) await publish(i);
