@@ -7,6 +7,9 @@ export const BUILD_CONFIG = 'tsconfig.build.json';
 /** The console's build script, and where a deployed package holds its output. */
 export const CONSOLE_BUILD = 'console/build.mjs';
 export const CONSOLE_OUT = 'dist/console';
+/** What Cloud Build receives: the compiled package, its manifest and lock file (it runs `npm ci`). */
+export const SOURCE_FILES = ['package.json', 'package-lock.json'] as const;
+export const BUILD_DIR = 'dist';
 
 export type Runner = (command: string, args: string[], options: { cwd: string }) => void;
 

@@ -41,7 +41,7 @@ export const SECRET_SETTINGS = ['adminToken', 'ingestToken', 'secretsKey'] as co
 export type SecretSetting = (typeof SECRET_SETTINGS)[number];
 
 /** Every other Herald setting may be tuned per stack: new settings in shared/config.ts join without a change here. */
-const TUNABLE_SETTINGS = (Object.keys(ENV_NAMES) as (keyof HeraldConfig)[]).filter((k) => !(MANAGED_SETTINGS as readonly string[]).includes(k));
+export const TUNABLE_SETTINGS = (Object.keys(ENV_NAMES) as (keyof HeraldConfig)[]).filter((k) => !(MANAGED_SETTINGS as readonly string[]).includes(k));
 
 const PROJECT_ID = /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/;
 const REGION = /^[a-z]+(-[a-z]+)+\d+$/;

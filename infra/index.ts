@@ -2,7 +2,6 @@ import * as gcp from '@pulumi/gcp';
 import * as pulumi from '@pulumi/pulumi';
 import * as random from '@pulumi/random';
 import { FIRESTORE_INCREASING_FIELDS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS, FIRESTORE_UNINDEXED_FIELDS } from '../shared/firestore-schema';
-import { ENV_NAMES } from '../shared/config-schema';
 import { FunctionName, heraldTopology } from '../shared/topology';
 import { ProjectApis } from './components/apis';
 import { DeclaredDestination } from './components/declared-destination';
@@ -16,7 +15,8 @@ import { Scheduler } from './components/scheduler';
 import { Secrets } from './components/secrets';
 import { SigningSecrets } from './components/signing-secrets';
 import { ServiceAccounts } from './components/service-accounts';
-import { functionsBaseUrl, laneEnv, readInfraConfig } from './config';
+import { functionsBaseUrl, readInfraConfig } from './config';
+import { functionEnvironment } from './function-env';
 import { compositeIndexes } from './firestore-plan';
 import { buildPackage } from './build';
 import { FunctionPlan, inDeployOrder, planFunctions } from './function-plan';
@@ -62,23 +62,14 @@ const data = new FirestoreData(
   afterApis,
 );
 
-const environment: Record<string, pulumi.Input<string>> = {
-  ...config.settingsEnv,
-  [ENV_NAMES.projectId]: project,
-  [ENV_NAMES.topicPrefix]: config.topicPrefix,
-  // Herald creates its destination lanes itself: they push to `${base}/deliver` as the push identity.
-  [ENV_NAMES.pushBaseUrl]: functionsBaseUrl(project, region),
-  [ENV_NAMES.pushServiceAccount]: accounts.push.email,
-  [ENV_NAMES.schedulerServiceAccount]: accounts.scheduler.email,
-  // The internal functions are private (IAM: only the push and scheduler identities may invoke
-  // them), and Cloud Run removes the signature of the OIDC token it has verified before the
-  // request reaches Herald: Herald checks the token's audience, email and expiry (and its
-  // signature, should one arrive intact).
-  [ENV_NAMES.pushAuth]: 'oidc-behind-iam',
-  [ENV_NAMES.allowLoopback]: 'false',
-  // Herald creates no lane on GCP: the program declares the dedicated ones (Messaging).
-  ...laneEnv(config.dedicatedLanes),
-};
+const environment = functionEnvironment<pulumi.Input<string>>({
+  settingsEnv: config.settingsEnv,
+  project,
+  topicPrefix: config.topicPrefix,
+  pushBaseUrl: functionsBaseUrl(project, region),
+  identities: { push: accounts.push.email, scheduler: accounts.scheduler.email },
+  dedicatedLanes: config.dedicatedLanes,
+});
 
 /**
  * Who may call each function. Pub/Sub and Cloud Scheduler call with their own identities;

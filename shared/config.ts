@@ -83,18 +83,27 @@ export function pushAuthModeOf(c: Pick<HeraldConfig, 'pushAuth' | 'pushServiceAc
  * What a deployed Herald must have, whatever its environment says: its internal endpoints
  * authenticated one way or the other, and no loopback destinations.
  */
-export function checkDeployedConfig(config: HeraldConfig): void {
+export function checkDeployedConfig(config: HeraldConfig, env: NodeJS.ProcessEnv = process.env): void {
   if (pushAuthModeOf(config) === undefined) {
     throw new ConfigError(`no push authentication: set ${ENV_NAMES.pushServiceAccount} and ${ENV_NAMES.pushBaseUrl} (OIDC, what the Pulumi program does) or ${ENV_NAMES.pushToken}`);
   }
-  if (config.allowLoopback) throw new ConfigError(`${ENV_NAMES.allowLoopback} is for local mode only; a deployed Herald never delivers to loopback addresses`);
+  // The built functions run on the emulators too (`npm run rehearse`), whose receivers are on loopback;
+  // a function on GCP never has both emulator hosts set, so this opens nothing there.
+  if (config.allowLoopback && !onEmulators(env)) {
+    throw new ConfigError(`${ENV_NAMES.allowLoopback} is for local mode and the rehearsal on the emulators only; a deployed Herald never delivers to loopback addresses`);
+  }
 }
 
 /** A deployed function's configuration (Cloud Functions): read from the environment, then held to checkDeployedConfig. */
 export function loadDeployedConfig(env: NodeJS.ProcessEnv = process.env): HeraldConfig {
   const config = loadConfig(env);
-  checkDeployedConfig(config);
+  checkDeployedConfig(config, env);
   return config;
+}
+
+/** Both Google clients talk to the emulators (local mode, tests, the rehearsal). */
+function onEmulators(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(env.PUBSUB_EMULATOR_HOST) && Boolean(env.FIRESTORE_EMULATOR_HOST);
 }
 
 /**

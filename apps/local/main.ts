@@ -4,6 +4,7 @@ import { onStopSignals } from '../../shared/adapters/graceful-stop';
 import { EmulatorPrerequisiteError } from './emulator-prerequisites';
 import { startLocalStack } from './stack';
 import { parseLocalArgs } from './args';
+import { servingBanner } from './banner';
 import { LOCAL_SECRETS_KEY_FILE } from './secrets-key';
 import { SecretBoxError } from '../../shared/domain/access/secret-box';
 
@@ -28,18 +29,14 @@ async function main(): Promise<void> {
   const { config, url, emulators } = stack;
   process.stderr.write(
     [
-      '',
-      `Herald is running at ${url}  (health: ${url}/healthz)`,
-      `  ingest   POST ${url}/ingest`,
-      `  admin         ${url}/admin/destinations`,
-      `  project  ${config.projectId}   Pub/Sub emulator ${emulators.pubsubHost}   Firestore emulator ${emulators.firestoreHost}`,
-      ...(instances > 1 ? [`  instances ${instances}, each with its own caches, limiter and counters; each function's requests go to them in turn`] : []),
-      '',
-      'Tokens (set HERALD_ADMIN_TOKEN / HERALD_INGEST_TOKEN to choose your own):',
-      `  export HERALD_URL=${url}`,
-      `  export HERALD_ADMIN_TOKEN=${config.adminToken}`,
-      `  export HERALD_INGEST_TOKEN=${config.ingestToken}`,
-      '',
+      ...servingBanner({
+        url,
+        adminToken: config.adminToken,
+        ingestToken: config.ingestToken,
+        projectId: config.projectId,
+        emulators,
+        more: instances > 1 ? [`  instances ${instances}, each with its own caches, limiter and counters; each function's requests go to them in turn`] : [],
+      }),
       'Try:  npx herald destinations add my-hook --url http://127.0.0.1:9000/hook',
       '      npx herald publish --type com.example.hello --source /demo --data \'{"hi":1}\'',
       'Ctrl-C stops Herald (and the emulators it started) within 10 s; Ctrl-C again exits at once.',

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import * as gcp from '@pulumi/gcp';
 import * as pulumi from '@pulumi/pulumi';
 import { childOptions } from './child-options';
+import { BUILD_DIR, SOURCE_FILES } from '../build';
 
 export interface FunctionSourceArgs {
   project: string;
@@ -12,9 +13,6 @@ export interface FunctionSourceArgs {
   packageDir: string;
 }
 
-/** What Cloud Build receives: the compiled package, its manifest and lock file (it runs `npm ci`). */
-export const SOURCE_FILES = ['package.json', 'package-lock.json'] as const;
-export const BUILD_DIR = 'dist';
 
 /**
  * The built package, zipped into a bucket. The object is named by its content hash, so a

@@ -2,6 +2,7 @@ import * as gcp from '@pulumi/gcp';
 import * as pulumi from '@pulumi/pulumi';
 import { childOptions } from './child-options';
 import { FunctionPlan } from '../function-plan';
+import { planEnvironment } from '../function-env';
 
 type SecretEnv = gcp.types.input.cloudfunctionsv2.FunctionServiceConfigSecretEnvironmentVariable;
 
@@ -66,7 +67,7 @@ export class HeraldFunction extends pulumi.ComponentResource {
           timeoutSeconds: plan.timeoutSeconds,
           serviceAccountEmail: args.serviceAccountEmail,
           // NODE_OPTIONS beside Herald's own: the heap sized to this function's memory (function-plan.ts nodeOptionsFor).
-          environmentVariables: { ...args.environment, NODE_OPTIONS: plan.nodeOptions },
+          environmentVariables: planEnvironment(args.environment, plan),
           secretEnvironmentVariables: args.secretEnvironment,
           // Pub/Sub and Cloud Scheduler call from outside any VPC: IAM, not ingress, keeps others out.
           ingressSettings: 'ALLOW_ALL',

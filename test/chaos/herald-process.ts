@@ -20,6 +20,8 @@ export class HeraldProcess {
     private readonly args: readonly string[] = [],
     /** Share of Firestore commits whose reply is lost (test/support/lost-replies.ts). */
     private readonly loseReplies = 0,
+    /** What runs in place of `npm start` (`apps/rehearsal/main.ts`). */
+    private readonly entry?: string,
   ) {
     this.log = createWriteStream(logFile, { flags: 'a' });
   }
@@ -44,7 +46,7 @@ export class HeraldProcess {
   }
 
   private async startOnce(): Promise<void> {
-    const herald = spawnLocalHerald(this.env, { detached: true, args: this.args, loseReplies: this.loseReplies, onOutput: (chunk) => this.log.write(chunk) });
+    const herald = spawnLocalHerald(this.env, { detached: true, args: this.args, loseReplies: this.loseReplies, onOutput: (chunk) => this.log.write(chunk), ...(this.entry ? { entry: this.entry } : {}) });
     this.child = herald.child;
     await herald.ready();
   }

@@ -27,12 +27,13 @@ const program = new Command('chaos')
   .option('--per-post <n>', 'events per POST /ingest, as one CloudEvents batch (default 1): each destination gets its share of a request in one push', number)
   .option('--lose-replies <share>', "share of Firestore commits that land and then answer DEADLINE_EXCEEDED, as if the reply were lost (e.g. 0.05); default 0", number)
   .option('--batched', 'every destination takes batches (20 events or 500 ms)')
+  .option('--rehearsal', 'Herald as npm run rehearse (each function its own process): each kill SIGKILLs one function process, and every process is restarted in turn with SIGTERM once')
   .option('--ordered', 'every destination ordered per key; events carry one of 10 partition keys; inversions among first receipts are counted (exit 1 if any)')
   .showHelpAfterError();
 
 async function main(): Promise<void> {
   program.parse();
-  const { batched, ordered, ...o } = program.opts<Record<string, number | undefined> & { batched?: boolean; ordered?: boolean }>();
+  const { batched, ordered, rehearsal, ...o } = program.opts<Record<string, number | undefined> & { batched?: boolean; ordered?: boolean; rehearsal?: boolean }>();
   const given = Object.fromEntries(
     Object.entries({
       events: o.events,
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
       loseReplies: o.loseReplies,
       batched,
       ordered,
+      rehearsal,
     }).filter(([, v]) => v !== undefined),
   );
   const parsed = chaosOptionsChecked.safeParse(given);

@@ -6,7 +6,9 @@ import { unpackGroup } from '../../shared/adapters/firestore/deliveries/stored-g
 import { webhookIdFor } from '../../shared/domain/delivery/signing';
 import { DELIVERY_STATUSES, DeliveryStatus } from '../../shared/domain/retry/delivery';
 import { freePort, startEmulators } from '../../apps/local/emulators';
+import { buildPackage } from '../../infra/build';
 import { ChaosReceiver } from './chaos-receiver';
+import { FunctionProcesses } from './function-processes';
 import { HeraldProcess } from './herald-process';
 import { DestinationLedger, isQuiet, ledgerFor, RecordState } from './ledger';
 import { LogRow, viewsLedger, ViewsLedger } from './views';
@@ -40,6 +42,8 @@ const HERALD_SETTINGS = {
   HERALD_DELIVERY_TIMEOUT_MS: '5000',
   HERALD_LOG_LEVEL: 'WARNING',
 };
+/** With --rehearsal: how soon the ingest processes see the destinations admin registered. */
+const REHEARSAL_CACHE_MS = 1_000;
 /** A producer keeps resending an event it could not publish for this long after the publishing window. */
 const PUBLISH_GRACE_MS = 120_000;
 
@@ -61,6 +65,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
   const receivers = plan.receivers.map((r, i) => new ChaosReceiver(r, seededRandom(options.seed + i + 1), () => t0));
   const tokens = { admin: `chaos-admin-${randomBytes(12).toString('hex')}`, ingest: `chaos-ingest-${randomBytes(12).toString('hex')}` };
   const port = await freePort();
+  if (options.rehearsal) buildPackage(path.resolve(__dirname, '../..'), say);
   const herald = new HeraldProcess(
     {
       ...process.env,
@@ -75,10 +80,13 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
       HERALD_ADMIN_TOKEN: tokens.admin,
       HERALD_INGEST_TOKEN: tokens.ingest,
       HERALD_PUSH_TOKEN: `chaos-push-${randomBytes(12).toString('hex')}`,
+      // The rehearsal's ingest processes see a destination registered through admin within this (10 s by default, as on GCP).
+      ...(options.rehearsal ? { HERALD_DESTINATION_CACHE_MS: String(REHEARSAL_CACHE_MS) } : {}),
     },
     logFile,
-    ['--instances', String(options.instances)],
+    options.rehearsal ? ['--no-build'] : ['--instances', String(options.instances)],
     options.loseReplies,
+    options.rehearsal ? 'apps/rehearsal/main.ts' : undefined,
   );
   const base = `http://127.0.0.1:${port}`;
   try {
@@ -97,10 +105,12 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
         await sleep(500);
       }
     }
-    say(`seed ${options.seed}: ${options.instances} instance${options.instances === 1 ? '' : 's'}; ${options.events} events at ${options.rate}/s${options.perPost > 1 ? `, ${options.perPost} per POST /ingest` : ''}${options.loseReplies > 0 ? `, replies to ${options.loseReplies * 100} % of Firestore commits lost` : ''} to ${receivers.map((r) => `${r.plan.destinationId} (${r.plan.policy})`).join(', ')}; Herald's log: ${logFile}`);
+    if (options.rehearsal) await sleep(REHEARSAL_CACHE_MS + 1_000);
+    say(`seed ${options.seed}: ${options.rehearsal ? 'the rehearsal (each function its own process)' : `${options.instances} instance${options.instances === 1 ? '' : 's'}`}; ${options.events} events at ${options.rate}/s${options.perPost > 1 ? `, ${options.perPost} per POST /ingest` : ''}${options.loseReplies > 0 ? `, replies to ${options.loseReplies * 100} % of Firestore commits lost` : ''} to ${receivers.map((r) => `${r.plan.destinationId} (${r.plan.policy})`).join(', ')}; Herald's log: ${logFile}`);
 
     t0 = Date.now();
-    const chaos = playChaos(plan, herald, emulators.processGroups.pubsub, say);
+    const processes = options.rehearsal ? new FunctionProcesses(base, tokens.admin, seededRandom(options.seed + 99)) : undefined;
+    const chaos = playChaos(plan, herald, emulators.processGroups.pubsub, say, processes);
     const keys: string[] = [];
     let unaccepted = 0;
     const every = Math.max(1, Math.round(options.rate * 10));
@@ -183,12 +193,23 @@ async function readViews(base: string, adminToken: string, receiver: ChaosReceiv
 }
 
 /** Kills (each followed at once by a restart) and emulator pauses, at the plan's moments. */
-async function playChaos(plan: ChaosPlan, herald: HeraldProcess, pubsubGroup: number | undefined, say: (line: string) => void): Promise<void> {
+async function playChaos(plan: ChaosPlan, herald: HeraldProcess, pubsubGroup: number | undefined, say: (line: string) => void, processes?: FunctionProcesses): Promise<void> {
   const start = Date.now();
   const at = (ms: number) => sleep(Math.max(0, ms - (Date.now() - start)));
+  const rolling = (async () => {
+    if (!processes || plan.rollingRestartAtMs === undefined) return;
+    await at(plan.rollingRestartAtMs);
+    say('rolling restart: every function process in turn, SIGTERM');
+    await processes.rollingRestart(say);
+    say('rolling restart done');
+  })();
   const kills = (async () => {
     for (const [n, ms] of plan.kills.entries()) {
       await at(ms);
+      if (processes) {
+        say(`kill ${n + 1}/${plan.kills.length}: ${await processes.killOne()}`);
+        continue;
+      }
       await herald.kill();
       say(`kill ${n + 1}/${plan.kills.length}: Herald's process group SIGKILLed; starting it again`);
       await herald.start();
@@ -204,7 +225,7 @@ async function playChaos(plan: ChaosPlan, herald: HeraldProcess, pubsubGroup: nu
     process.kill(-pubsubGroup, 'SIGCONT');
     say('Pub/Sub emulator resumed');
   });
-  await Promise.all([kills, ...pauses]);
+  await Promise.all([kills, rolling, ...pauses]);
 }
 
 /**

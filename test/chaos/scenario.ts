@@ -30,6 +30,12 @@ export const chaosOptionsSchema = z.strictObject({
   ordered: z.boolean().default(false),
   /** Share of Firestore commits whose reply is lost after the write took effect (test/support/lost-replies.ts; issue 51). */
   loseReplies: z.number().min(0, 'lose-replies must be 0-0.5').max(0.5, 'lose-replies must be 0-0.5').default(0),
+  /**
+   * Herald as `npm run rehearse` (issue 54): each function a process of its own. A kill is then a
+   * SIGKILL of one function process (the rehearsal starts another), and once in the run every
+   * process is restarted in turn with SIGTERM, as a rollout does.
+   */
+  rehearsal: z.boolean().default(false),
   /** Give up waiting for quiet after this long (what is not settled then is reported, scheduled or lost). */
   quietTimeoutSeconds: z.number().positive('quiet-timeout must be above 0').max(3600, 'quiet-timeout must be at most 3600').default(900),
 });
@@ -37,7 +43,9 @@ export const chaosOptionsSchema = z.strictObject({
 export type ChaosOptions = z.infer<typeof chaosOptionsSchema>;
 
 /** A run is batched or ordered, not both: a destination takes one or the other. */
-export const chaosOptionsChecked = chaosOptionsSchema.refine((o) => !(o.batched && o.ordered), { message: '--batched and --ordered cannot be combined: a destination takes batches or ordering, not both' });
+export const chaosOptionsChecked = chaosOptionsSchema
+  .refine((o) => !(o.batched && o.ordered), { message: '--batched and --ordered cannot be combined: a destination takes batches or ordering, not both' })
+  .refine((o) => !(o.rehearsal && (o.instances > 1 || o.loseReplies > 0)), { message: '--rehearsal runs each function as processes of its own: not with --instances or --lose-replies (which act inside one process)' });
 
 /** The batch every destination takes with `--batched`. */
 export const CHAOS_BATCH = { maxEvents: 20, maxWaitMs: 500 };
@@ -67,6 +75,8 @@ export interface ChaosPlan {
   publishMs: number;
   /** Ms from the start at which Herald's process group is SIGKILLed (and started again at once). */
   kills: number[];
+  /** With --rehearsal: when every function process is restarted in turn with SIGTERM. */
+  rollingRestartAtMs?: number;
   /** Pub/Sub emulator pauses: ms from the start, and for how long. */
   pauses: { atMs: number; forMs: number }[];
   receivers: ReceiverPlan[];
@@ -104,5 +114,7 @@ export function planChaos(o: ChaosOptions): ChaosPlan {
     const fromMs = between(0.1 * publishMs, 0.7 * publishMs);
     return { destinationId: id, behaviour, policy, window: { fromMs, toMs: fromMs + o.outageSeconds * 1000 } };
   });
-  return { publishMs, kills: kills.sort((a, b) => a - b), pauses, receivers };
+  // Drawn last, so a seed's other moments are those of a run without --rehearsal.
+  const rolling = o.rehearsal ? { rollingRestartAtMs: between(0.2 * publishMs, 0.5 * publishMs) } : {};
+  return { publishMs, kills: kills.sort((a, b) => a - b), pauses, receivers, ...rolling };
 }

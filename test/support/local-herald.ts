@@ -24,11 +24,18 @@ const KEPT = 5_000_000;
  */
 export function spawnLocalHerald(
   env: NodeJS.ProcessEnv,
-  options: { detached?: boolean; onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void; args?: readonly string[]; loseReplies?: number } = {},
+  options: {
+    detached?: boolean;
+    onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void;
+    args?: readonly string[];
+    loseReplies?: number;
+    /** What to run in place of `npm start` (`apps/rehearsal/main.ts`: `npm run rehearse`, which prints the same lines). */
+    entry?: string;
+  } = {},
 ): LocalHerald {
   // `loseReplies`: that share of Firestore commits lands and then answers DEADLINE_EXCEEDED (lost-replies.ts).
   const fault = options.loseReplies ? ['--import', path.join(ROOT, 'test/support/lost-replies-preload.ts')] : [];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...fault, path.join(ROOT, 'apps/local/main.ts'), ...(options.args ?? [])], {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...fault, path.join(ROOT, options.entry ?? 'apps/local/main.ts'), ...(options.args ?? [])], {
     cwd: ROOT,
     env: options.loseReplies ? { ...env, HERALD_TEST_LOSE_REPLIES: String(options.loseReplies) } : env,
     detached: options.detached ?? false,

@@ -1,5 +1,5 @@
 import { isQuiet, ledgerFor, RecordState } from '../chaos/ledger';
-import { chaosOptionsSchema, planChaos, seededRandom } from '../chaos/scenario';
+import { chaosOptionsChecked, chaosOptionsSchema, planChaos, seededRandom } from '../chaos/scenario';
 
 /** The chaos test's own rules: a seed plays the same run again, and the ledger calls a loss a loss. */
 
@@ -80,4 +80,16 @@ describe('the ledger', () => {
     const inverted = ledgerFor('d', ['k1', 'k2', 'k3', 'k4'], records, counts({ msg_k1: 1, msg_k2: 1, msg_k3: 1, msg_k4: 1 }, ['msg_k2', 'msg_k4', 'msg_k1', 'msg_k3']), wid);
     expect(inverted.inversions).toBe(1);
   });
+});
+
+test('--rehearsal: the same kills, pauses and receivers as without it, and one rolling restart while publishing; not with in-process options', () => {
+  const options = chaosOptionsSchema.parse({ seed: 5, events: 2000, rate: 50 });
+  const plain = planChaos(options);
+  const { rollingRestartAtMs, ...rest } = planChaos({ ...options, rehearsal: true });
+  expect(rest).toEqual(plain);
+  expect(plain.rollingRestartAtMs).toBeUndefined();
+  expect(rollingRestartAtMs).toBeGreaterThanOrEqual(8_000);
+  expect(rollingRestartAtMs).toBeLessThanOrEqual(20_000);
+  expect(chaosOptionsChecked.safeParse({ seed: 1, rehearsal: true, instances: 2 }).error?.issues[0]?.message).toMatch(/not with --instances/);
+  expect(chaosOptionsChecked.safeParse({ seed: 1, rehearsal: true }).success).toBe(true);
 });

@@ -145,7 +145,11 @@ describe('a deployed Herald (shared/config.ts checkDeployedConfig)', () => {
   test('refuses to start with no push authentication, or with loopback allowed', async () => {
     const { checkDeployedConfig } = await import('../../shared/config');
     expect(() => checkDeployedConfig(loadConfig({ HERALD_PUSH_BASE_URL: BASE }))).toThrow(/no push authentication/);
-    expect(() => checkDeployedConfig(loadConfig({ HERALD_PUSH_BASE_URL: BASE, HERALD_PUSH_SERVICE_ACCOUNT: PUSH_SA, HERALD_ALLOW_LOOPBACK: 'true' }))).toThrow(/local mode only/);
+    const loopback = loadConfig({ HERALD_PUSH_BASE_URL: BASE, HERALD_PUSH_SERVICE_ACCOUNT: PUSH_SA, HERALD_ALLOW_LOOPBACK: 'true' });
+    expect(() => checkDeployedConfig(loopback, {})).toThrow(/never delivers to loopback/);
+    expect(() => checkDeployedConfig(loopback, { PUBSUB_EMULATOR_HOST: '127.0.0.1:1' })).toThrow(/never delivers to loopback/);
+    // The built functions on the emulators (npm run rehearse) deliver to loopback receivers.
+    expect(() => checkDeployedConfig(loopback, { PUBSUB_EMULATOR_HOST: '127.0.0.1:1', FIRESTORE_EMULATOR_HOST: '127.0.0.1:2' })).not.toThrow();
     expect(() => checkDeployedConfig(loadConfig({ HERALD_PUSH_BASE_URL: BASE, HERALD_PUSH_SERVICE_ACCOUNT: PUSH_SA, HERALD_PUSH_AUTH: 'oidc-behind-iam' }))).not.toThrow();
   });
 });
