@@ -17,6 +17,7 @@ import { suspendDestination } from './suspend-and-reactivate';
 import { afterOrderedOutcome } from '../ordering/ordered-delivery';
 import { partitionKeyOf } from '../../domain/modes/ordering';
 import { topicNotAllowed } from '../access/topic-access';
+import { AfterError, BeforeSendError, DecideError, failedIn, RecordError, SendError } from './push-verdict';
 
 /**
  * One attempt of one delivery, first or claimed, read top to bottom: its turn (gate), the send,
@@ -54,21 +55,22 @@ export interface SentAttempt {
   publishedAt: string;
 }
 
-/** The stages of one attempt: gate, send, decide, record, after. */
+/** The stages of one attempt: gate, send, decide, record, after; a failure is typed by its stage (push-verdict.ts). */
 export async function attempt(deps: DeliverDeps, t: Target, records: AttemptRecords): Promise<DeliverOutcome> {
-  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), records.gate);
+  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), records.gate).catch(failedIn(BeforeSendError));
   if (gate.kind === 'skip') return records.skipped();
-  if (gate.kind === 'defer') return records.deferred(new Date(gate.until));
+  if (gate.kind === 'defer') return records.deferred(new Date(gate.until)).catch(failedIn(BeforeSendError));
   const at = deps.clock.now();
   return records.around(async () => {
-    const { result, sent } = await send(deps, t, at);
-    if (result.kind === 'herald-overload') return records.backOff(result);
+    const { result, sent } = await send(deps, t, at).catch(failedIn(SendError));
+    // Nothing reached the destination: the wait is recorded, and failing, nothing was sent.
+    if (result.kind === 'herald-overload') return records.backOff(result).catch(failedIn(BeforeSendError));
     deps.limiter.report(t.destination.id, result, at);
     const publishedAt = records.publishedAt(at);
-    const decision = await withFailureModeOf(deps, t, decide(t.policy, records.history, result, at, new Date(publishedAt)));
-    const written = await records.record({ result, decision, detail: detailOf(sent, result, decision, at), at, publishedAt });
+    const decision = await withFailureModeOf(deps, t, decide(t.policy, records.history, result, at, new Date(publishedAt))).catch(failedIn(DecideError));
+    const written = await records.record({ result, decision, detail: detailOf(sent, result, decision, at), at, publishedAt }).catch(failedIn(RecordError));
     if ('ended' in written) return written.ended;
-    return afterOutcome(deps, t, { result, decision, at, publishedAt }, written.record);
+    return afterOutcome(deps, t, { result, decision, at, publishedAt }, written.record).catch(failedIn(AfterError));
   });
 }
 

@@ -20,6 +20,7 @@ import { recheckQueued } from './queued-recheck';
 import { createRecord } from './record-create';
 import { afterOrderedOutcome } from '../ordering/ordered-delivery';
 import { errorMessage } from '../../domain/error-message';
+import { BeforeSendError, failedIn, pushVerdict } from './push-verdict';
 
 export type { DeliverDeps, DeliverOutcome };
 
@@ -32,7 +33,8 @@ export type { DeliverDeps, DeliverOutcome };
  * once every member's outcome is durable. A member that fails on a Herald fault (the store
  * unavailable) is published again alone onto its lane and the bundle acked: its neighbours,
  * recorded, are not sent again. Only when every member failed, or that publish fails, does the
- * push fail, and Pub/Sub bring the whole bundle again (duplicates, never a loss).
+ * push fail, and Pub/Sub bring the whole bundle again (duplicates, never a loss). What a failure
+ * does is pushVerdict's to say (push-verdict.ts).
  */
 export async function deliverPush(deps: DeliverDeps, push: PushDelivery): Promise<DeliverOutcome[]> {
   const bundle = await unbundle(push.message);
@@ -48,10 +50,14 @@ export async function deliverPush(deps: DeliverDeps, push: PushDelivery): Promis
       return deliverFromLane(deps, m, { bundle: member }).finally(member.in);
     }),
   );
-  const failed = members.flatMap((m, i) => (settled[i]!.status === 'rejected' ? [{ member: m, reason: (settled[i] as PromiseRejectedResult).reason as unknown }] : []));
-  if (failed.length === members.length) throw failed[0]!.reason;
-  const again = new Map(await Promise.all(failed.map(async (f) => [f.member, await publishAgainAlone(deps, f.member, f.reason)] as const)));
-  return settled.map((r, i) => (r.status === 'fulfilled' ? r.value : again.get(members[i]!)!));
+  const everyMemberFailed = settled.every((r) => r.status === 'rejected');
+  return Promise.all(
+    settled.map(async (r, i) => {
+      if (r.status === 'fulfilled') return r.value;
+      if (pushVerdict(r.reason, { everyMemberFailed }) === 'redeliver') throw r.reason;
+      return publishAgainAlone(deps, members[i]!, r.reason);
+    }),
+  );
 }
 
 /** A bundle's member that failed, onto its lane alone; rejects with its failure when it cannot be. */
@@ -79,8 +85,9 @@ async function publishAgainAlone(deps: DeliverDeps, member: PushDelivery, failur
  * (app/delivery/first-attempt.ts) reads nothing before it sends; a retry the pump claimed
  * (app/delivery/claimed-attempt.ts) is attempted under its claim. Either way the outcome is recorded
  * before the push is acked and then counted, logged and dead-lettered in one shared ending
- * (app/delivery/attempt.ts). A Herald fault (the store unavailable) throws so Pub/Sub
- * redelivers, which may duplicate an attempt but never loses one.
+ * (app/delivery/attempt.ts). A Herald fault (the store unavailable) throws, typed by the stage
+ * it failed in, so Pub/Sub redelivers, which may duplicate an attempt but never loses one; only a
+ * record that stands and owns the delivery acks a failed push (push-verdict.ts pushVerdict).
  */
 export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery, options: { bundle?: BundleMember } = {}): Promise<DeliverOutcome> {
   const read = readLaneMessage(push);
@@ -105,14 +112,17 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery, opt
   try {
     switch (step.kind) {
       case 'queue':
-        return await queueUnattempted(deps, t, message);
+        return await queueUnattempted(deps, t, message).catch(failedIn(BeforeSendError));
       case 'claimed':
         return await claimedAttempt(deps, t, step.claim);
       case 'hand-over':
-        return await handOver(deps, t, message.publishedAt);
+        return await handOver(deps, t, message.publishedAt).catch(failedIn(BeforeSendError));
       case 'first':
         return await firstAttempt(deps, t, message.publishedAt, push.deliveryAttempt);
     }
+  } catch (e) {
+    if (pushVerdict(e) !== 'ack') throw e;
+    return { kind: 'duplicate', deliveryId: id };
   } finally {
     // Not awaited: a slow counter write (or a window read it queues behind) never holds the ack.
     deps.counters.flushInBackground();

@@ -10,6 +10,7 @@ import { DeliverDeps, DeliverOutcome, RECORD_RETRY, Target } from './delivery-co
 import { retryOnOverload } from '../support/overload-retry';
 import { createRecord, landed } from './record-create';
 import { errorMessage } from '../../domain/error-message';
+import { pushVerdict, RecordError } from './push-verdict';
 
 /**
  * The first attempt reads nothing and writes at most one document: no claim is written
@@ -135,14 +136,14 @@ async function recordUnrecorded(deps: DeliverDeps, t: Target, unrecorded: Unreco
  */
 async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, write: () => Promise<boolean>, group: { id?: string }, again?: () => Promise<boolean>): Promise<{ record: DeliveryRecord } | { ended: DeliverOutcome }> {
   const { record, result, detail, at, publishedAt } = sent;
-  let created: boolean | 'locked';
+  let created: boolean;
   try {
     created = await recordAfterSend(deps, record, write, again);
   } catch (e) {
-    deps.unrecorded.keep(t.id, sent, deps.clock.now().getTime());
+    // A record that stands acks the push: nothing is kept to be recorded on a redelivery.
+    if (pushVerdict(e) === 'redeliver') deps.unrecorded.keep(t.id, sent, deps.clock.now().getTime());
     throw e;
   }
-  if (created === 'locked') return { ended: { kind: 'duplicate', deliveryId: t.id } };
   if (created) {
     logged(deps, record, at, group.id);
     return { record };
@@ -156,15 +157,16 @@ async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, wr
  * for another reason (after the retries for overload) is looked at once more with a plain read:
  * a record there means the push was a redelivery whose document another transaction holds
  * (on the emulator, one a killed process left open, until its lock times out, about 20 s), and
- * the push is acked (`locked`) rather than failed, which would send it yet again at each try.
+ * the push is acked (a RecordError whose record stands: push-verdict.ts) rather than failed, which
+ * would send it yet again at each try.
  * No record: the failure stands and Pub/Sub brings the push again.
  */
-async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write: () => Promise<boolean>, again?: () => Promise<boolean>): Promise<boolean | 'locked'> {
+async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write: () => Promise<boolean>, again?: () => Promise<boolean>): Promise<boolean> {
   try {
     return await createRecord(deps.deliveries, record, write, again);
   } catch (e) {
     const existing = await deps.deliveries.get(record.id);
-    if (!existing) throw e;
+    if (!existing) throw new RecordError(e);
     // This very record, written by a create whose answer was lost: created after all.
     if (isOwnWrite(existing, record)) return true;
     deps.log.warn('a redelivered lane message was sent again; its record could not be written to (held by another transaction), and stands as it was', {
@@ -174,7 +176,7 @@ async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write:
       status: existing.status,
       error: errorMessage(e),
     });
-    return 'locked';
+    throw new RecordError(e, true);
   }
 }
 
@@ -205,7 +207,7 @@ async function redelivered(deps: DeliverDeps, t: Target, sent: RedeliveredSend, 
     // emulator after a crash: the killed process's open transaction holds the document until its
     // lock times out.
     deps.log.warn('a redelivered lane message was sent again; recording it failed, the delivery record stands as it was', { ...fields, error: errorMessage(e) });
-    return { kind: 'duplicate', deliveryId: t.id };
+    throw new RecordError(e, true);
   }
   if (!after) {
     // Gone between the create and the update (the destination's deliveries purged): nothing left to settle.
