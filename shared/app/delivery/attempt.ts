@@ -6,7 +6,7 @@ import { overloadBackoffMs } from '../../domain/retry/herald-overload';
 import { splitDestinationId } from '../../domain/ids';
 import { rateWaitLimitMs } from '../../domain/delivery/lane-admission';
 import { AttemptHistory, Decision, decide, withFailureMode } from '../../domain/retry/retry-decision';
-import { rateBoundsOf } from '../../domain/destinations/destination';
+import { Destination, rateBoundsOf } from '../../domain/destinations/destination';
 import { AcquireOptions } from '../rate/limiter-gate';
 import { rateOutcome } from '../../domain/stats/success-rate';
 import { LANE_HANDLING_BUDGET_MS } from '../../topology';
@@ -69,7 +69,7 @@ export async function attempt(deps: DeliverDeps, t: Target, records: AttemptReco
     if (result.kind === 'herald-overload') return waiting(deps, t, records, { type: 'back-off', until: backOffUntil(deps) }, overloaded(result)).catch(failedIn(BeforeSendError));
     deps.limiter.report(t.destination.id, result, at);
     const publishedAt = records.publishedAt(at);
-    const decision = await withFailureModeOf(deps, t, decide(t.policy, records.history, result, at, new Date(publishedAt))).catch(failedIn(DecideError));
+    const decision = await withFailureModeOf(deps, t.destination, decide(t.policy, records.history, result, at, new Date(publishedAt))).catch(failedIn(DecideError));
     const written = await records.record({ result, decision, detail: detailOf(sent, result, decision, at), at, publishedAt }).catch(failedIn(RecordError));
     if ('ended' in written) return written.ended;
     return afterOutcome(deps, t, { result, decision, at, publishedAt }, written.record).catch(failedIn(AfterError));
@@ -150,9 +150,9 @@ export function rateWaitFor(deps: DeliverDeps, t: Pick<Target, 'destination' | '
  * A failure retried or queued as the destination's `failureMode` says, or, without one, as its
  * account's policy does (docs/accounts.md): looked up only when the attempt failed.
  */
-export async function withFailureModeOf(deps: DeliverDeps, t: Target, decision: Decision): Promise<Decision> {
+export async function withFailureModeOf(deps: DeliverDeps, destination: Pick<Destination, 'id' | 'failureMode'>, decision: Decision): Promise<Decision> {
   if (decision.kind !== 'retry' && decision.kind !== 'dead') return decision;
-  const mode = t.destination.failureMode ?? (deps.failurePolicy ? await deps.failurePolicy(splitDestinationId(t.destination.id).account) : 'retry');
+  const mode = destination.failureMode ?? (deps.failurePolicy ? await deps.failurePolicy(splitDestinationId(destination.id).account) : 'retry');
   return withFailureMode(decision, mode);
 }
 
@@ -162,7 +162,7 @@ export function backOffUntil(deps: DeliverDeps): Date {
 }
 
 /** Every attempt counts toward the destination's success rate (docs/suspension.md; the rules in rateOutcome). */
-export function countAttempt(deps: DeliverDeps, t: Target, result: AttemptResult, at: Date, publishedAt: string): void {
+export function countAttempt(deps: DeliverDeps, t: Pick<Target, 'destination' | 'policy'>, result: AttemptResult, at: Date, publishedAt: string): void {
   const windowMs = t.policy.threshold?.windowMs ?? deps.counters.hourMs;
   const outcome = rateOutcome(result, at.getTime() - Date.parse(publishedAt), windowMs);
   deps.counters.record(t.destination.id, outcome, at, isSuccess(result) ? undefined : describeFailure(result, at), result.durationMs);
