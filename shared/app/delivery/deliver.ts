@@ -4,7 +4,6 @@ import { queuedRecord } from '../../domain/delivery/delivery-record';
 import { deliveryPolicyOf, Destination } from '../../domain/destinations/destination';
 import { eventKey, HeraldEvent } from '../../domain/events/event';
 import { LaneMessage, readLaneMessage, ReadLaneMessage } from '../../domain/intake/lane-message';
-import { laneTopicOf } from '../../topology';
 import { LaneStep, laneStep, RejectReason } from '../../domain/delivery/lane-step';
 import { queuedBecauseSuspended } from '../../domain/destinations/suspension';
 import { LogFields } from '../../ports/clock';
@@ -14,7 +13,7 @@ import { updateUnderClaim } from './claimed-update';
 import { abandonWithDeadLetter, rejectToDeadLetter } from '../lanes/dead-letter';
 import { DeliverDeps, DeliverOutcome, Target } from './delivery-context';
 import { firstAttempt } from './first-attempt';
-import { publishToLane, unbundle } from '../lanes/lanes';
+import { publishGathered, publishToLane, unbundle } from '../lanes/lanes';
 import { BundleMember, BundleOutcomes } from './bundle-outcomes';
 import { recheckQueued } from './queued-recheck';
 import { createRecord } from './record-create';
@@ -165,9 +164,7 @@ async function destinationAndStep(deps: DeliverDeps, message: ReadLaneMessage): 
 async function handOver(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
   const message: LaneMessage = { kind: 'handed-over', destinationId: t.destination.id, event: t.event, publishedAt, ...(t.intake !== undefined ? { intake: t.intake } : {}) };
   // Bundled with the destination's other hand-overs of the moment: one push for them on its retry lane.
-  if (deps.coalescer && t.destination.batch === undefined) await deps.coalescer.publish(t.destination, message);
-  else await publishToLane(deps, t.destination, message);
-  const topic = laneTopicOf(t.destination, 'retry', deps.names);
+  const topic = await publishGathered(deps, t.destination, message);
   deps.log.info('slow destination: delivery handed to the retry lanes, its shared lane kept free', { ...t.ids, topic });
   return { kind: 'handed-over', deliveryId: t.id, topic };
 }
