@@ -38,7 +38,7 @@ export interface AttemptRecords {
    * Nothing was attempted, and the delivery waits PENDING (`next`: put off by rate control, or
    * backed off from Herald's own overload): the record written, or how it ended instead.
    */
-  unattempted(next: Extract<Transition, { type: 'defer' | 'back-off' }>): Promise<{ record: DeliveryRecord } | { ended: DeliverOutcome }>;
+  unattempted(next: Unattempted): Promise<{ record: DeliveryRecord } | { ended: DeliverOutcome }>;
   /** Runs the send and its record (a first success is expected by the next group commit meanwhile). */
   around<T>(work: () => Promise<T>): Promise<T>;
   /** What the policy decides on: the attempts so far and when the event was published. */
@@ -47,6 +47,9 @@ export interface AttemptRecords {
   /** The outcome written: the record to end the attempt with, or how it ended instead (a redelivery settled, a claim taken over). */
   record(sent: SentAttempt): Promise<{ record: DeliveryRecord } | { ended: DeliverOutcome }>;
 }
+
+/** Why nothing was attempted: put off by rate control, or backed off from Herald's own overload. */
+export type Unattempted = Extract<Transition, { type: 'defer' | 'back-off' }>;
 
 /** A send and what Herald made of it, before it is recorded. */
 export interface SentAttempt {
@@ -77,7 +80,7 @@ export async function attempt(deps: DeliverDeps, t: Target, records: AttemptReco
 }
 
 /** The delivery waits PENDING, nothing attempted: recorded so, and said why in the log. */
-async function waiting(deps: DeliverDeps, t: Target, records: AttemptRecords, next: Parameters<AttemptRecords['unattempted']>[0], why: string): Promise<DeliverOutcome> {
+async function waiting(deps: DeliverDeps, t: Target, records: AttemptRecords, next: Unattempted, why: string): Promise<DeliverOutcome> {
   const written = await records.unattempted(next);
   if ('ended' in written) return written.ended;
   const until = written.record.availableAt!;
