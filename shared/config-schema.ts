@@ -206,6 +206,16 @@ export const envSchema = z.object({
    * (shared/app/access/push-auth.ts). Never none: with neither configured every such request is refused.
    */
   pushAuth: z.enum(PUSH_AUTH_MODES, { error: `must be one of ${PUSH_AUTH_MODES.join(', ')}` }).optional(),
+  /** Herald's own metrics (docs/observability.md): `off` records and exports nothing. */
+  telemetry: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+  /** Metrics to Cloud Monitoring; default on where Herald runs on GCP (K_SERVICE set), off in local mode and elsewhere. */
+  cloudMonitoring: bool.optional(),
+  /** An OpenTelemetry collector's OTLP/HTTP base URL: metrics are also sent to `<this>/v1/metrics`. */
+  otlpEndpoint: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL, like http://127.0.0.1:4318' })
+    .optional(),
+  /** How often metrics are pushed (Cloud Monitoring, OTLP): their points per minute depend on this, not on traffic. Cloud Monitoring takes one point per series per 5 s at most. */
+  metricsIntervalMs: int(5_000, 3_600_000).default(60_000),
 });
 
 export type HeraldConfig = z.infer<typeof envSchema>;
@@ -254,6 +264,10 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   schedulerServiceAccount: 'HERALD_SCHEDULER_SERVICE_ACCOUNT',
   pushAuth: 'HERALD_PUSH_AUTH',
   secretsKey: 'HERALD_SECRETS_KEY',
+  telemetry: 'HERALD_TELEMETRY',
+  cloudMonitoring: 'HERALD_CLOUD_MONITORING',
+  otlpEndpoint: 'HERALD_OTLP_ENDPOINT',
+  metricsIntervalMs: 'HERALD_METRICS_INTERVAL_MS',
 };
 
 /** `scheme://host[:port]` exactly, https (http only to a loopback host). */

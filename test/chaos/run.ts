@@ -138,7 +138,8 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
       if (Date.now() - lastNote > 10_000) {
         lastNote = Date.now();
         const settled = ledgers.reduce((n, l) => n + l.delivered + l.dead + l.queued, 0);
-        say(`settled ${settled}/${keys.length * receivers.length}; scheduled ${ledgers.reduce((n, l) => n + l.scheduled, 0)}; not yet recorded ${ledgers.reduce((n, l) => n + l.lost, 0)}`);
+        const each = ledgers.map((l, i) => `${receivers[i]!.plan.behaviour} ${l.delivered + l.dead + l.queued}/${l.scheduled}/${l.lost}`).join(', ');
+        say(`settled ${settled}/${keys.length * receivers.length}; scheduled ${ledgers.reduce((n, l) => n + l.scheduled, 0)}; not yet recorded ${ledgers.reduce((n, l) => n + l.lost, 0)} (settled/scheduled/unrecorded: ${each})`);
       }
       await sleep(2000);
     }

@@ -19,6 +19,7 @@ import { orderingKeyOf } from '../../domain/modes/ordering';
 import { Transition } from '../../domain/retry/delivery-state';
 import { topicNotAllowed } from '../access/topic-access';
 import { AfterError, BeforeSendError, DecideError, failedIn, RecordError, SendError } from './push-verdict';
+import { measureAttempt } from './attempt-metrics';
 
 /**
  * One attempt of one delivery, first or claimed, read top to bottom: its turn (gate), the send,
@@ -186,6 +187,7 @@ export function reported(deps: DeliverDeps, t: Target, attempted: Attempted, rec
   const fields = { ...t.ids, attempts: record.attempts, durationMs: result.durationMs, policy: t.policy.name, ...(t.destination.topic !== undefined ? { topic: t.destination.topic } : {}) };
   const line = attemptReport(decision, result, fields, record.availableAt);
   deps.log[line.severity](line.message, line.fields);
+  measureAttempt(deps.metrics, t.destination, result, decision, record, deps.clock.now());
 }
 
 /** A record was created: into the head of its destination's log (domain/delivery/recent-log.ts), with the counters; a grouped one with its group. */

@@ -105,6 +105,7 @@ export async function reconcileOnce(deps: ReconcileDeps, until = Infinity): Prom
         }
         const result = await recoverMissing(deps, plan, destinationsFor, mayWaitForLanes(batch.acceptedAt, now, deps.graceMs) ? activity : undefined, budget);
         report.recovered += result.recovered;
+        deps.metrics?.add('recovered', result.recovered);
         if (result.outcome === 'postponed') {
           report.postponed++;
           postponed.push(batch.acceptedAt);
