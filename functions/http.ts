@@ -157,15 +157,22 @@ export function guarded(log: () => Logger, name: string, handler: (req: HeraldRe
       await handler(req, res);
     } catch (e) {
       // Stopping, not a fault: a delivery still waiting for its rate turn gives up, and its push comes again.
-      if (e instanceof LimiterClosedError) {
-        log().info(`${name}: ${e.message}`, { path: req.path });
-        if (!res.headersSent) sendJson(res.set('retry-after', '1'), 503, { error: e.message });
+      const closed = causeOf(e, LimiterClosedError);
+      if (closed) {
+        log().info(`${name}: ${closed.message}`, { path: req.path });
+        if (!res.headersSent) sendJson(res.set('retry-after', '1'), 503, { error: closed.message });
         return;
       }
       log().error(`${name} failed`, { error: errorMessage(e), stack: e instanceof Error ? e.stack : undefined, path: req.path });
       if (!res.headersSent) sendJson(res, 500, { error: `internal error in ${name}; it has been logged, retry later` });
     }
   };
+}
+
+/** `e`, or the error it wraps (a delivery stage's failure: shared/app/delivery/push-verdict.ts), if it is a `Kind`. */
+function causeOf<K extends Error>(e: unknown, Kind: abstract new (...args: never[]) => K): K | undefined {
+  for (let c: unknown = e; c instanceof Error; c = c.cause) if (c instanceof Kind) return c;
+  return undefined;
 }
 
 /**

@@ -5,6 +5,7 @@ import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { guarded } from '../../functions/http';
 import { createLogger } from '../../shared/log';
 import { LimiterClosedError } from '../../shared/app/rate/limiter-gate';
+import { BeforeSendError } from '../../shared/app/delivery/push-verdict';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 import domain = require('node:domain');
@@ -25,6 +26,8 @@ functions.http(
       seen.afterAwait = domainOf();
       if (req.path === '/fail') throw new Error('boom');
       if (req.path === '/stopping') throw new LimiterClosedError();
+      // As a delivery's gate throws it: typed by its stage (shared/app/delivery/push-verdict.ts).
+      if (req.path === '/stopping-at-gate') throw new BeforeSendError(new LimiterClosedError());
       res.status(204).end();
     },
   ),
@@ -63,5 +66,11 @@ describe('guarded handlers under the functions framework', () => {
     expect(JSON.parse(reply.body)).toEqual({ error: 'Herald is shutting down: the delivery was not attempted (Pub/Sub brings it again)' });
     const line = lines.find((l) => /shutting down/.test(l));
     expect(line && JSON.parse(line)).toMatchObject({ severity: 'INFO', message: 'probe: Herald is shutting down: the delivery was not attempted (Pub/Sub brings it again)' });
+  });
+
+  it('answer the same when the stop reached a delivery at its gate, wrapped in its stage', async () => {
+    const reply = await call('/stopping-at-gate');
+    expect(reply.status).toBe(503);
+    expect(JSON.parse(reply.body)).toEqual({ error: 'Herald is shutting down: the delivery was not attempted (Pub/Sub brings it again)' });
   });
 });

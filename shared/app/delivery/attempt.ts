@@ -6,7 +6,7 @@ import { overloadBackoffMs } from '../../domain/retry/herald-overload';
 import { splitDestinationId } from '../../domain/ids';
 import { rateWaitLimitMs } from '../../domain/delivery/lane-admission';
 import { AttemptHistory, Decision, decide, withFailureMode } from '../../domain/retry/retry-decision';
-import { rateBoundsOf } from '../../domain/destinations/destination';
+import { Destination, rateBoundsOf } from '../../domain/destinations/destination';
 import { AcquireOptions } from '../rate/limiter-gate';
 import { rateOutcome } from '../../domain/stats/success-rate';
 import { LANE_HANDLING_BUDGET_MS } from '../../topology';
@@ -15,8 +15,10 @@ import { DeliverDeps, DeliverOutcome, Target } from './delivery-context';
 import { recheckQueued } from './queued-recheck';
 import { suspendDestination } from './suspend-and-reactivate';
 import { afterOrderedOutcome } from '../ordering/ordered-delivery';
-import { partitionKeyOf } from '../../domain/modes/ordering';
+import { orderingKeyOf } from '../../domain/modes/ordering';
+import { Transition } from '../../domain/retry/delivery-state';
 import { topicNotAllowed } from '../access/topic-access';
+import { AfterError, BeforeSendError, DecideError, failedIn, RecordError, SendError } from './push-verdict';
 import { measureAttempt } from './attempt-metrics';
 
 /**
@@ -33,18 +35,22 @@ export interface AttemptRecords {
   gate: AcquireOptions;
   /** The read before the turn found the delivery done already. */
   skipped(): DeliverOutcome;
-  /** Put off by rate control: recorded PENDING until about `until`, nothing sent. */
-  deferred(until: Date): Promise<DeliverOutcome>;
+  /**
+   * Nothing was attempted, and the delivery waits PENDING (`next`: put off by rate control, or
+   * backed off from Herald's own overload): the record written, or how it ended instead.
+   */
+  unattempted(next: Unattempted): Promise<{ record: DeliveryRecord } | { ended: DeliverOutcome }>;
   /** Runs the send and its record (a first success is expected by the next group commit meanwhile). */
   around<T>(work: () => Promise<T>): Promise<T>;
-  /** Herald's own service failed the send: recorded waiting, no attempt counted. */
-  backOff(result: HeraldOverload): Promise<DeliverOutcome>;
   /** What the policy decides on: the attempts so far and when the event was published. */
   history: AttemptHistory;
   publishedAt(at: Date): string;
   /** The outcome written: the record to end the attempt with, or how it ended instead (a redelivery settled, a claim taken over). */
   record(sent: SentAttempt): Promise<{ record: DeliveryRecord } | { ended: DeliverOutcome }>;
 }
+
+/** Why nothing was attempted: put off by rate control, or backed off from Herald's own overload. */
+export type Unattempted = Extract<Transition, { type: 'defer' | 'back-off' }>;
 
 /** A send and what Herald made of it, before it is recorded. */
 export interface SentAttempt {
@@ -55,22 +61,37 @@ export interface SentAttempt {
   publishedAt: string;
 }
 
-/** The stages of one attempt: gate, send, decide, record, after. */
+/** The stages of one attempt: gate, send, decide, record, after; a failure is typed by its stage (push-verdict.ts). */
 export async function attempt(deps: DeliverDeps, t: Target, records: AttemptRecords): Promise<DeliverOutcome> {
-  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), records.gate);
+  const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), records.gate).catch(failedIn(BeforeSendError));
   if (gate.kind === 'skip') return records.skipped();
-  if (gate.kind === 'defer') return records.deferred(new Date(gate.until));
+  if (gate.kind === 'defer') return waiting(deps, t, records, { type: 'defer', until: new Date(gate.until) }, 'delivery deferred by rate control').catch(failedIn(BeforeSendError));
   const at = deps.clock.now();
   return records.around(async () => {
-    const { result, sent } = await send(deps, t, at);
-    if (result.kind === 'herald-overload') return records.backOff(result);
+    const { result, sent } = await send(deps, t, at).catch(failedIn(SendError));
+    // Nothing reached the destination: the wait is recorded, and failing, nothing was sent.
+    if (result.kind === 'herald-overload') return waiting(deps, t, records, { type: 'back-off', until: backOffUntil(deps) }, overloaded(result)).catch(failedIn(BeforeSendError));
     deps.limiter.report(t.destination.id, result, at);
     const publishedAt = records.publishedAt(at);
-    const decision = await withFailureModeOf(deps, t, decide(t.policy, records.history, result, at, new Date(publishedAt)));
-    const written = await records.record({ result, decision, detail: detailOf(sent, result, decision, at), at, publishedAt });
+    const decision = await withFailureModeOf(deps, t.destination, decide(t.policy, records.history, result, at, new Date(publishedAt))).catch(failedIn(DecideError));
+    const written = await records.record({ result, decision, detail: detailOf(sent, result, decision, at), at, publishedAt }).catch(failedIn(RecordError));
     if ('ended' in written) return written.ended;
-    return afterOutcome(deps, t, { result, decision, at, publishedAt }, written.record);
+    return afterOutcome(deps, t, { result, decision, at, publishedAt }, written.record).catch(failedIn(AfterError));
   });
+}
+
+/** The delivery waits PENDING, nothing attempted: recorded so, and said why in the log. */
+async function waiting(deps: DeliverDeps, t: Target, records: AttemptRecords, next: Unattempted, why: string): Promise<DeliverOutcome> {
+  const written = await records.unattempted(next);
+  if ('ended' in written) return written.ended;
+  const until = written.record.availableAt!;
+  deps.log[next.type === 'back-off' ? 'warn' : 'info'](why, { ...t.ids, availableAt: until });
+  return { kind: 'deferred', deliveryId: t.id, until };
+}
+
+/** Herald's own service failed the send: the destination was not tried, and no attempt is counted. */
+function overloaded(result: HeraldOverload): string {
+  return `Herald's own service is overloaded (${result.error}): no attempt counted; trying again later`;
 }
 
 /** An attempt as it ended: what came of it, what Herald decided, when it started, and when the event was published. */
@@ -88,10 +109,9 @@ export interface Attempted {
  * whose destination was deleted meanwhile made DEAD.
  */
 export async function afterOutcome(deps: DeliverDeps, t: Target, attempted: Attempted, record: DeliveryRecord): Promise<DeliverOutcome> {
-  const { result, decision, at } = attempted;
-  countAttempt(deps, t, result, at, attempted.publishedAt);
+  const { decision, at } = attempted;
+  reported(deps, t, attempted, record);
   countDeadOrQueued(deps, record, at);
-  report(deps, t, result, decision, record);
   if (record.status === 'DEAD') await sendDeadLetter(deps, t.event, record);
   if (decision.kind === 'suspend') {
     await suspendDestination(deps, t.destination.id, { cause: decision.cause, reason: decision.reason, ...(record.lastError ? { lastError: record.lastError } : {}) });
@@ -113,19 +133,13 @@ export async function send(deps: DeliverDeps, t: Target, at: Date): Promise<{ re
     result =
       t.destination.topic !== undefined
         ? ((await topicNotAllowed(deps, t.destination)) ??
-          (await deps.topics.publish({ topic: sent.target, message: { data: sent.body, attributes: { ...sent.headers } }, timeoutMs: t.policy.attemptTimeoutMs, ...orderingKeyOf(t) })))
+          (await deps.topics.publish({ topic: sent.target, message: { data: sent.body, attributes: { ...sent.headers } }, timeoutMs: t.policy.attemptTimeoutMs, ...orderingKeyOf(t.destination, t.event) })))
         : await deps.http.send({ url: sent.target, headers: { ...sent.headers }, body: sent.body, timeoutMs: t.policy.attemptTimeoutMs });
     return { result, sent };
   } finally {
     const durationMs = result?.durationMs ?? deps.clock.now().getTime() - at.getTime();
     deps.slow.end(t.destination.id, ticket, deps.clock.now().getTime(), durationMs, result?.kind === 'timeout');
   }
-}
-
-/** An ordered destination's event keeps its key on the topic it is published to. */
-function orderingKeyOf(t: Target): { orderingKey?: string } {
-  const key = t.destination.ordering ? partitionKeyOf(t.event) : undefined;
-  return key !== undefined ? { orderingKey: key } : {};
 }
 
 /**
@@ -140,9 +154,9 @@ export function rateWaitFor(deps: DeliverDeps, t: Pick<Target, 'destination' | '
  * A failure retried or queued as the destination's `failureMode` says, or, without one, as its
  * account's policy does (docs/accounts.md): looked up only when the attempt failed.
  */
-export async function withFailureModeOf(deps: DeliverDeps, t: Target, decision: Decision): Promise<Decision> {
+export async function withFailureModeOf(deps: DeliverDeps, destination: Pick<Destination, 'id' | 'failureMode'>, decision: Decision): Promise<Decision> {
   if (decision.kind !== 'retry' && decision.kind !== 'dead') return decision;
-  const mode = t.destination.failureMode ?? (deps.failurePolicy ? await deps.failurePolicy(splitDestinationId(t.destination.id).account) : 'retry');
+  const mode = destination.failureMode ?? (deps.failurePolicy ? await deps.failurePolicy(splitDestinationId(destination.id).account) : 'retry');
   return withFailureMode(decision, mode);
 }
 
@@ -151,14 +165,8 @@ export function backOffUntil(deps: DeliverDeps): Date {
   return new Date(deps.clock.now().getTime() + overloadBackoffMs(Math.random()));
 }
 
-/** The delivery waits, PENDING, with no attempt counted: the destination was not tried. */
-export function backedOff(deps: DeliverDeps, t: Target, result: HeraldOverload, record: DeliveryRecord): DeliverOutcome {
-  deps.log.warn(`Herald's own service is overloaded (${result.error}): no attempt counted; trying again later`, { ...t.ids, availableAt: record.availableAt });
-  return { kind: 'deferred', deliveryId: t.id, until: record.availableAt! };
-}
-
 /** Every attempt counts toward the destination's success rate (docs/suspension.md; the rules in rateOutcome). */
-export function countAttempt(deps: DeliverDeps, t: Target, result: AttemptResult, at: Date, publishedAt: string): void {
+export function countAttempt(deps: DeliverDeps, t: Pick<Target, 'destination' | 'policy'>, result: AttemptResult, at: Date, publishedAt: string): void {
   const windowMs = t.policy.threshold?.windowMs ?? deps.counters.hourMs;
   const outcome = rateOutcome(result, at.getTime() - Date.parse(publishedAt), windowMs);
   deps.counters.record(t.destination.id, outcome, at, isSuccess(result) ? undefined : describeFailure(result, at), result.durationMs);
@@ -169,15 +177,20 @@ export function countDeadOrQueued(deps: Pick<DeliverDeps, 'counters'>, record: D
   if (record.status === 'DEAD' || record.status === 'QUEUED') deps.counters.deadOrQueued(record.destinationId, record.status, at);
 }
 
-/** A record was created: into the head of its destination's log (domain/delivery/recent-log.ts), with the counters; a grouped one with its group. */
-export function logged(deps: DeliverDeps, record: DeliveryRecord, at: Date, group?: string): void {
-  if (record.publishedAt !== undefined) deps.logHead.created(record.destinationId, headEntryId(record.id, group), record.publishedAt, at);
-}
-
-/** The attempt's log line (domain/delivery/attempt-request.ts attemptReport). */
-export function report(deps: DeliverDeps, t: Target, result: AttemptResult, decision: Decision, record: DeliveryRecord): void {
+/**
+ * An attempt counted toward its destination's success rate and said in its log line (the line:
+ * domain/delivery/attempt-request.ts attemptReport).
+ */
+export function reported(deps: DeliverDeps, t: Target, attempted: Attempted, record: DeliveryRecord): void {
+  const { result, decision, at } = attempted;
+  countAttempt(deps, t, result, at, attempted.publishedAt);
   const fields = { ...t.ids, attempts: record.attempts, durationMs: result.durationMs, policy: t.policy.name, ...(t.destination.topic !== undefined ? { topic: t.destination.topic } : {}) };
   const line = attemptReport(decision, result, fields, record.availableAt);
   deps.log[line.severity](line.message, line.fields);
   measureAttempt(deps.metrics, t.destination, result, decision, record, deps.clock.now());
+}
+
+/** A record was created: into the head of its destination's log (domain/delivery/recent-log.ts), with the counters; a grouped one with its group. */
+export function logged(deps: DeliverDeps, record: DeliveryRecord, at: Date, group?: string): void {
+  if (record.publishedAt !== undefined) deps.logHead.created(record.destinationId, headEntryId(record.id, group), record.publishedAt, at);
 }

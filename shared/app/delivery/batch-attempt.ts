@@ -72,7 +72,7 @@ export async function firstBatch(deps: DeliverDeps, destination: Destination, me
     return { batchId, outcome: 'backed-off', recorded, members: members.length };
   }
   deps.limiter.report(destination.id, result, at);
-  const decision = await withFailureModeOf(deps, targets[0]!, decide(policy, NO_HISTORY, result, at, oldestOf(members)));
+  const decision = await withFailureModeOf(deps, targets[0]!.destination, decide(policy, NO_HISTORY, result, at, oldestOf(members)));
   const detail = detailOf(sent, result, decision, at);
   const records = members.map((m) => ({ ...firstRecord(m.t, m.publishedAt, at, { type: 'attempted', at, result, decision, detail: detailFor(m.place, detail) }), batch: m.place }));
   const written: { member: Member; record: DeliveryRecord; group?: string }[] = [];
@@ -141,7 +141,7 @@ export async function claimedBatch(deps: DeliverDeps, destination: Destination, 
     return { batchId, outcome: 'backed-off', recorded: waiting.filter(Boolean).length, members: messages.length };
   }
   deps.limiter.report(destination.id, result, at);
-  const decision = await withFailureModeOf(deps, live[0]!.t, decide(policy, historyOf(live[0]!.started), result, at, oldestOf(live)));
+  const decision = await withFailureModeOf(deps, live[0]!.t.destination, decide(policy, historyOf(live[0]!.started), result, at, oldestOf(live)));
   const detail = detailOf(sent, result, decision, at);
   const written = await Promise.all(
     live.map(async (l) => {

@@ -1,6 +1,6 @@
 import { withEvent, applied } from '../../domain/delivery/delivery-record';
 import { historyOf, transition } from '../../domain/retry/delivery-state';
-import { attempt, backedOff, backOffUntil } from './attempt';
+import { attempt } from './attempt';
 import { startUnderClaim, updateUnderClaim, writeUnderClaim } from './claimed-update';
 import { DeliverDeps, DeliverOutcome, Target } from './delivery-context';
 import { afterOrderedOutcome } from '../ordering/ordered-delivery';
@@ -19,18 +19,11 @@ export async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string
     gate: { returning: started.rateDeferred === true },
     // Only a first push reads before its turn.
     skipped: () => ({ kind: 'duplicate', deliveryId: t.id }),
-    deferred: async (until) => {
-      const deferred = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'defer', until });
-      if (!deferred) return { kind: 'duplicate', deliveryId: t.id };
-      deps.log.info('delivery deferred by rate control', { ...t.ids, availableAt: deferred.availableAt });
-      return { kind: 'deferred', deliveryId: t.id, until: deferred.availableAt! };
+    unattempted: async (next) => {
+      const waiting = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, next);
+      return waiting ? { record: waiting } : { ended: { kind: 'duplicate', deliveryId: t.id } };
     },
     around: (work) => work(),
-    backOff: async (result) => {
-      const waiting = await updateUnderClaim(deps.deliveries, t.id, started.claimedAt, { type: 'back-off', until: backOffUntil(deps) });
-      if (!waiting) return { kind: 'duplicate', deliveryId: t.id };
-      return backedOff(deps, t, result, waiting);
-    },
     history: historyOf(started),
     publishedAt: (at) => started.publishedAt ?? started.firstAttemptAt ?? at.toISOString(),
     record: async ({ result, decision, detail, at }) => {

@@ -4,7 +4,6 @@ import { queuedRecord } from '../../domain/delivery/delivery-record';
 import { deliveryPolicyOf, Destination } from '../../domain/destinations/destination';
 import { eventKey, HeraldEvent } from '../../domain/events/event';
 import { LaneMessage, readLaneMessage, ReadLaneMessage } from '../../domain/intake/lane-message';
-import { laneTopicOf } from '../../topology';
 import { LaneStep, laneStep, RejectReason } from '../../domain/delivery/lane-step';
 import { queuedBecauseSuspended } from '../../domain/destinations/suspension';
 import { LogFields } from '../../ports/clock';
@@ -14,12 +13,13 @@ import { updateUnderClaim } from './claimed-update';
 import { abandonWithDeadLetter, rejectToDeadLetter } from '../lanes/dead-letter';
 import { DeliverDeps, DeliverOutcome, Target } from './delivery-context';
 import { firstAttempt } from './first-attempt';
-import { publishToLane, unbundle } from '../lanes/lanes';
+import { publishGathered, publishToLane, unbundle } from '../lanes/lanes';
 import { BundleMember, BundleOutcomes } from './bundle-outcomes';
 import { recheckQueued } from './queued-recheck';
 import { createRecord } from './record-create';
 import { afterOrderedOutcome } from '../ordering/ordered-delivery';
 import { errorMessage } from '../../domain/error-message';
+import { BeforeSendError, failedIn, pushVerdict } from './push-verdict';
 
 export type { DeliverDeps, DeliverOutcome };
 
@@ -32,7 +32,8 @@ export type { DeliverDeps, DeliverOutcome };
  * once every member's outcome is durable. A member that fails on a Herald fault (the store
  * unavailable) is published again alone onto its lane and the bundle acked: its neighbours,
  * recorded, are not sent again. Only when every member failed, or that publish fails, does the
- * push fail, and Pub/Sub bring the whole bundle again (duplicates, never a loss).
+ * push fail, and Pub/Sub bring the whole bundle again (duplicates, never a loss). What a failure
+ * does is pushVerdict's to say (push-verdict.ts).
  */
 export async function deliverPush(deps: DeliverDeps, push: PushDelivery): Promise<DeliverOutcome[]> {
   const bundle = await unbundle(push.message);
@@ -48,10 +49,14 @@ export async function deliverPush(deps: DeliverDeps, push: PushDelivery): Promis
       return deliverFromLane(deps, m, { bundle: member }).finally(member.in);
     }),
   );
-  const failed = members.flatMap((m, i) => (settled[i]!.status === 'rejected' ? [{ member: m, reason: (settled[i] as PromiseRejectedResult).reason as unknown }] : []));
-  if (failed.length === members.length) throw failed[0]!.reason;
-  const again = new Map(await Promise.all(failed.map(async (f) => [f.member, await publishAgainAlone(deps, f.member, f.reason)] as const)));
-  return settled.map((r, i) => (r.status === 'fulfilled' ? r.value : again.get(members[i]!)!));
+  const everyMemberFailed = settled.every((r) => r.status === 'rejected');
+  return Promise.all(
+    settled.map(async (r, i) => {
+      if (r.status === 'fulfilled') return r.value;
+      if (pushVerdict(r.reason, { everyMemberFailed }) === 'redeliver') throw r.reason;
+      return publishAgainAlone(deps, members[i]!, r.reason);
+    }),
+  );
 }
 
 /** A bundle's member that failed, onto its lane alone; rejects with its failure when it cannot be. */
@@ -79,8 +84,9 @@ async function publishAgainAlone(deps: DeliverDeps, member: PushDelivery, failur
  * (app/delivery/first-attempt.ts) reads nothing before it sends; a retry the pump claimed
  * (app/delivery/claimed-attempt.ts) is attempted under its claim. Either way the outcome is recorded
  * before the push is acked and then counted, logged and dead-lettered in one shared ending
- * (app/delivery/attempt.ts). A Herald fault (the store unavailable) throws so Pub/Sub
- * redelivers, which may duplicate an attempt but never loses one.
+ * (app/delivery/attempt.ts). A Herald fault (the store unavailable) throws, typed by the stage
+ * it failed in, so Pub/Sub redelivers, which may duplicate an attempt but never loses one; only a
+ * record that stands and owns the delivery acks a failed push (push-verdict.ts pushVerdict).
  */
 export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery, options: { bundle?: BundleMember } = {}): Promise<DeliverOutcome> {
   const read = readLaneMessage(push);
@@ -105,14 +111,17 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery, opt
   try {
     switch (step.kind) {
       case 'queue':
-        return await queueUnattempted(deps, t, message);
+        return await queueUnattempted(deps, t, message).catch(failedIn(BeforeSendError));
       case 'claimed':
         return await claimedAttempt(deps, t, step.claim);
       case 'hand-over':
-        return await handOver(deps, t, message.publishedAt);
+        return await handOver(deps, t, message.publishedAt).catch(failedIn(BeforeSendError));
       case 'first':
         return await firstAttempt(deps, t, message.publishedAt, push.deliveryAttempt);
     }
+  } catch (e) {
+    if (pushVerdict(e) !== 'ack') throw e;
+    return { kind: 'duplicate', deliveryId: id };
   } finally {
     // Not awaited: a slow counter write (or a window read it queues behind) never holds the ack.
     deps.counters.flushInBackground();
@@ -155,9 +164,7 @@ async function destinationAndStep(deps: DeliverDeps, message: ReadLaneMessage): 
 async function handOver(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
   const message: LaneMessage = { kind: 'handed-over', destinationId: t.destination.id, event: t.event, publishedAt, ...(t.intake !== undefined ? { intake: t.intake } : {}) };
   // Bundled with the destination's other hand-overs of the moment: one push for them on its retry lane.
-  if (deps.coalescer && t.destination.batch === undefined) await deps.coalescer.publish(t.destination, message);
-  else await publishToLane(deps, t.destination, message);
-  const topic = laneTopicOf(t.destination, 'retry', deps.names);
+  const topic = await publishGathered(deps, t.destination, message);
   deps.log.info('slow destination: delivery handed to the retry lanes, its shared lane kept free', { ...t.ids, topic });
   return { kind: 'handed-over', deliveryId: t.id, topic };
 }

@@ -5,11 +5,12 @@ import { Transition } from '../../domain/retry/delivery-state';
 import { AfterRedelivery, afterRedeliveredSend, readsBeforeFirstSend, RedeliveredSend, writtenBefore } from '../../domain/delivery/redelivered-push';
 import { NO_HISTORY } from '../../domain/retry/retry-decision';
 import { UnrecordedSend } from '../../domain/delivery/unrecorded-sends';
-import { afterOutcome, attempt, AttemptRecords, backedOff, backOffUntil, countAttempt, logged, report, SentAttempt } from './attempt';
+import { afterOutcome, attempt, AttemptRecords, logged, reported } from './attempt';
 import { DeliverDeps, DeliverOutcome, RECORD_RETRY, Target } from './delivery-context';
 import { retryOnOverload } from '../support/overload-retry';
 import { createRecord, landed } from './record-create';
 import { errorMessage } from '../../domain/error-message';
+import { pushVerdict, RecordError } from './push-verdict';
 
 /**
  * The first attempt reads nothing and writes at most one document: no claim is written
@@ -46,6 +47,8 @@ function firstRecords(deps: DeliverDeps, t: Target, publishedAt: string, deliver
         return found.record === undefined;
       }
     : undefined;
+  // The record, as whatever happens makes it: built here alone.
+  const recordOf = (next: Transition, at: Date) => firstRecord(t, publishedAt, at, next);
   // Set while a send is under way: called once its success is in the group commit's queue.
   let expected: () => void = () => undefined;
   return {
@@ -56,8 +59,11 @@ function firstRecords(deps: DeliverDeps, t: Target, publishedAt: string, deliver
       deps.log.info(`duplicate lane message skipped: the delivery is ${existing.status}`, { ...t.ids, status: existing.status, deliveryAttempt });
       return { kind: 'duplicate', deliveryId: t.id, status: existing.status };
     },
-    // The state machine marks it rate-deferred.
-    deferred: (until) => recordUnattempted(deps, t, publishedAt, { type: 'defer', until }, 'delivery deferred by rate control'),
+    // The state machine marks it rate-deferred or backed off.
+    unattempted: (next) => {
+      const at = deps.clock.now();
+      return recordUnattempted(deps, t, recordOf(next, at), at);
+    },
     around: async (work) => {
       // A success joins the next group commit; one under way is waited for a moment by the others.
       expected = deps.deliveries.expectDelivered?.() ?? (() => undefined);
@@ -67,23 +73,18 @@ function firstRecords(deps: DeliverDeps, t: Target, publishedAt: string, deliver
         expected();
       }
     },
-    backOff: async (result) => {
-      const at = deps.clock.now();
-      const record = firstRecord(t, publishedAt, at, { type: 'back-off', until: backOffUntil(deps) });
-      if (!(await createRecord(deps.deliveries, record, () => deps.deliveries.create(record)))) return { kind: 'duplicate', deliveryId: t.id };
-      logged(deps, record, at);
-      return backedOff(deps, t, result, record);
-    },
     history: NO_HISTORY,
     publishedAt: () => publishedAt,
-    record: (sent) => recordAttempted(deps, t, sent, expected),
+    record: (sent) => {
+      const { result, decision, detail, at } = sent;
+      return recordAttempted(deps, t, { ...sent, record: recordOf({ type: 'attempted', at, result, decision, detail }, at) }, expected);
+    },
   };
 }
 
 /** A first attempt's outcome, created (`expected`: called before a success is grouped). */
-function recordAttempted(deps: DeliverDeps, t: Target, sent: SentAttempt, expected: () => void): Promise<{ record: DeliveryRecord } | { ended: DeliverOutcome }> {
-  const { result, decision, detail, at, publishedAt } = sent;
-  const record = firstRecord(t, publishedAt, at, { type: 'attempted', at, result, decision, detail });
+function recordAttempted(deps: DeliverDeps, t: Target, sent: UnrecordedSend, expected: () => void): Promise<{ record: DeliveryRecord } | { ended: DeliverOutcome }> {
+  const { record } = sent;
   // A success goes with the other outcomes this instance commits meanwhile: alone, a document of
   // its own, created only if none exists; among others, a group member, unchecked (a redelivery
   // sent again is then found twice and shown once, a duplicate). A failure is never created
@@ -102,7 +103,7 @@ function recordAttempted(deps: DeliverDeps, t: Target, sent: SentAttempt, expect
         }
       : undefined;
   const checked = () => deps.deliveries.create(record, { unlessGrouped: true });
-  return recordSent(deps, t, { record, result, decision, detail, at, publishedAt }, write ?? checked, group, checked);
+  return recordSent(deps, t, sent, write ?? checked, group, checked);
 }
 
 /**
@@ -135,14 +136,14 @@ async function recordUnrecorded(deps: DeliverDeps, t: Target, unrecorded: Unreco
  */
 async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, write: () => Promise<boolean>, group: { id?: string }, again?: () => Promise<boolean>): Promise<{ record: DeliveryRecord } | { ended: DeliverOutcome }> {
   const { record, result, detail, at, publishedAt } = sent;
-  let created: boolean | 'locked';
+  let created: boolean;
   try {
     created = await recordAfterSend(deps, record, write, again);
   } catch (e) {
-    deps.unrecorded.keep(t.id, sent, deps.clock.now().getTime());
+    // A record that stands acks the push: nothing is kept to be recorded on a redelivery.
+    if (pushVerdict(e) === 'redeliver') deps.unrecorded.keep(t.id, sent, deps.clock.now().getTime());
     throw e;
   }
-  if (created === 'locked') return { ended: { kind: 'duplicate', deliveryId: t.id } };
   if (created) {
     logged(deps, record, at, group.id);
     return { record };
@@ -156,15 +157,16 @@ async function recordSent(deps: DeliverDeps, t: Target, sent: UnrecordedSend, wr
  * for another reason (after the retries for overload) is looked at once more with a plain read:
  * a record there means the push was a redelivery whose document another transaction holds
  * (on the emulator, one a killed process left open, until its lock times out, about 20 s), and
- * the push is acked (`locked`) rather than failed, which would send it yet again at each try.
+ * the push is acked (a RecordError whose record stands: push-verdict.ts) rather than failed, which
+ * would send it yet again at each try.
  * No record: the failure stands and Pub/Sub brings the push again.
  */
-async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write: () => Promise<boolean>, again?: () => Promise<boolean>): Promise<boolean | 'locked'> {
+async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write: () => Promise<boolean>, again?: () => Promise<boolean>): Promise<boolean> {
   try {
     return await createRecord(deps.deliveries, record, write, again);
   } catch (e) {
     const existing = await deps.deliveries.get(record.id);
-    if (!existing) throw e;
+    if (!existing) throw new RecordError(e);
     // This very record, written by a create whose answer was lost: created after all.
     if (isOwnWrite(existing, record)) return true;
     deps.log.warn('a redelivered lane message was sent again; its record could not be written to (held by another transaction), and stands as it was', {
@@ -174,7 +176,7 @@ async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write:
       status: existing.status,
       error: errorMessage(e),
     });
-    return 'locked';
+    throw new RecordError(e, true);
   }
 }
 
@@ -205,7 +207,7 @@ async function redelivered(deps: DeliverDeps, t: Target, sent: RedeliveredSend, 
     // emulator after a crash: the killed process's open transaction holds the document until its
     // lock times out.
     deps.log.warn('a redelivered lane message was sent again; recording it failed, the delivery record stands as it was', { ...fields, error: errorMessage(e) });
-    return { kind: 'duplicate', deliveryId: t.id };
+    throw new RecordError(e, true);
   }
   if (!after) {
     // Gone between the create and the update (the destination's deliveries purged): nothing left to settle.
@@ -222,24 +224,21 @@ async function redelivered(deps: DeliverDeps, t: Target, sent: RedeliveredSend, 
     deps.log.info('redelivered lane message sent again: recorded as a duplicate of the DELIVERED delivery', { ...fields, duplicates: written.duplicates?.count });
     return { kind: 'duplicate', deliveryId: t.id, status: written.status };
   }
-  countAttempt(deps, t, sent.result, sent.at, written.publishedAt ?? publishedAt);
-  report(deps, t, sent.result, { kind: 'delivered' }, written);
+  reported(deps, t, { result: sent.result, decision: { kind: 'delivered' }, at: sent.at, publishedAt: written.publishedAt ?? publishedAt }, written);
   return { kind: 'attempted', deliveryId: t.id, decision: 'delivered', status: written.status };
 }
 
 /**
- * A first delivery put off (deferred) without an attempt: its record created (only if there is none,
- * which is the duplicate check) in the state `next` leads to. A store failure throws, the
- * push is not acked and comes again: nothing was sent, so nothing is sent twice.
+ * A first delivery put off (deferred by rate control, or backed off from Herald's own overload)
+ * without an attempt: its record created (only if there is none, which is the duplicate check).
+ * A store failure throws, the push is not acked and comes again: nothing was sent, so nothing is
+ * sent twice.
  */
-async function recordUnattempted(deps: DeliverDeps, t: Target, publishedAt: string, next: Transition, message: string): Promise<DeliverOutcome> {
-  const now = deps.clock.now();
-  const record = firstRecord(t, publishedAt, now, next);
+async function recordUnattempted(deps: DeliverDeps, t: Target, record: DeliveryRecord, at: Date): Promise<{ record: DeliveryRecord } | { ended: DeliverOutcome }> {
   if (!(await createRecord(deps.deliveries, record, () => deps.deliveries.create(record)))) {
     deps.log.info('duplicate lane message skipped: the delivery is already recorded', t.ids);
-    return { kind: 'duplicate', deliveryId: t.id };
+    return { ended: { kind: 'duplicate', deliveryId: t.id } };
   }
-  logged(deps, record, now);
-  deps.log.info(message, { ...t.ids, availableAt: record.availableAt });
-  return { kind: 'deferred', deliveryId: t.id, until: record.availableAt! };
+  logged(deps, record, at);
+  return { record };
 }

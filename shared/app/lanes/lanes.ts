@@ -70,9 +70,20 @@ export async function fanOut(deps: LaneDeps, event: HeraldEvent, targets: readon
   await Promise.all(
     targets.map((d) => {
       const message: LaneMessage = { kind: 'first', destinationId: d.id, event, publishedAt, ...intake };
-      return deps.coalescer && d.batch === undefined ? deps.coalescer.publish(d, message) : publishToLane(deps, d, message);
+      return publishGathered(deps, d, message);
     }),
   );
+}
+
+/**
+ * A first attempt or a hand-over onto its lane: a pushed destination's with the others the
+ * coalescer gathers for it meanwhile (one bundle, one push), a batched one's at once (its
+ * batcher gathers them). Returns the lane's topic.
+ */
+export async function publishGathered(deps: LaneDeps, destination: Pick<Destination, 'id' | 'lane' | 'batch'>, message: LaneMessage): Promise<string> {
+  if (!deps.coalescer || destination.batch !== undefined) return publishToLane(deps, destination, message);
+  await deps.coalescer.publish(destination, message);
+  return laneTopicOf(destination, purposeOf(message), deps.names);
 }
 
 /**

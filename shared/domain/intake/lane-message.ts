@@ -62,20 +62,21 @@ export type LaneMessageRead = { ok: true; value: ReadLaneMessage } | { ok: false
  * a valid destination or event, or with an attribute no publish could carry, is foreign.
  */
 export function readLaneMessage(push: PushDelivery): LaneMessageRead {
-  const destinationId = heraldAttribute(push.message, LANE_ATTRIBUTES.destination);
+  // The lane's own attributes first, then the event they carry.
+  const lane = (name: string) => heraldAttribute(push.message, name);
+  const destinationId = lane(LANE_ATTRIBUTES.destination);
+  const publishedAt = lane(LANE_ATTRIBUTES.publishedAt) ?? push.publishTime.toISOString();
+  const claim = lane(LANE_ATTRIBUTES.claim);
+  const batch = claim !== undefined ? batchPlaceOf(lane(LANE_ATTRIBUTES.batch)) : undefined;
+  const malformed = malformedAttributes(push.message);
   const parsed = fromPubSubMessage(push.message, push.publishTime);
-  const issues: ValidationIssue[] = [...(parsed.ok ? [] : parsed.issues), ...malformedAttributes(push.message)];
+  const issues: ValidationIssue[] = [...(parsed.ok ? [] : parsed.issues), ...malformed];
   if (!destinationId || !INTERNAL_DESTINATION_ID.test(destinationId)) issues.unshift({ path: `attributes.${HERALD_ATTRIBUTE_PREFIX}${LANE_ATTRIBUTES.destination}`, message: 'a destination id is required' });
   if (!parsed.ok || issues.length > 0) return { ok: false, issues };
   const event = parsed.value;
-  const publishedAt = heraldAttribute(push.message, LANE_ATTRIBUTES.publishedAt) ?? push.publishTime.toISOString();
-  const claim = heraldAttribute(push.message, LANE_ATTRIBUTES.claim);
-  if (claim !== undefined) {
-    const batch = batchPlaceOf(heraldAttribute(push.message, LANE_ATTRIBUTES.batch));
-    return { ok: true, value: { kind: 'claimed', destinationId: destinationId!, event, claim, publishedAt, ...(batch ? { batch } : {}) } };
-  }
-  const intake = heraldAttribute(push.message, LANE_ATTRIBUTES.intake);
-  const kind = heraldAttribute(push.message, LANE_ATTRIBUTES.handedOver) !== undefined ? 'handed-over' : 'first';
+  if (claim !== undefined) return { ok: true, value: { kind: 'claimed', destinationId: destinationId!, event, claim, publishedAt, ...(batch ? { batch } : {}) } };
+  const intake = lane(LANE_ATTRIBUTES.intake);
+  const kind = lane(LANE_ATTRIBUTES.handedOver) !== undefined ? 'handed-over' : 'first';
   return { ok: true, value: { kind, destinationId: destinationId!, event, publishedAt, ...(intake !== undefined ? { intake } : {}) } };
 }
 

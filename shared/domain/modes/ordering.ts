@@ -46,6 +46,12 @@ export function partitionKeyOf(event: Pick<HeraldEvent, 'attributes'>): string |
   return key !== undefined && key.length > 0 && key.length <= PARTITION_KEY_MAX ? key : undefined;
 }
 
+/** What a publish to an ordered destination's topic carries: the event's key, so the topic keeps its order. */
+export function orderingKeyOf(destination: { ordering?: OrderingSpec }, event: Pick<HeraldEvent, 'attributes'>): { orderingKey?: string } {
+  const key = destination.ordering ? partitionKeyOf(event) : undefined;
+  return key !== undefined ? { orderingKey: key } : {};
+}
+
 /** The key's document id: the destination and a hash of the key (any string may be a key). */
 export function orderedKeyId(destinationId: string, key: string): string {
   return `${destinationId}~${createHash('sha256').update(key).digest('base64url').slice(0, 22)}`;

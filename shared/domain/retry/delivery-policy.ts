@@ -2,7 +2,8 @@
  * Delivery policies as data (docs/policies.md): which failures are retried, on
  * what schedule, for how long, and what happens after the last retry. The five presets
  * are named values taken from the seeds (policy-presets.ts); a destination may also carry a custom policy of
- * the same shape (policy.ts). `decide()` (retry-decision.ts) is the only reader of these rules.
+ * the same shape (policy.ts). `decide()` (retry-decision.ts) is the only reader of these rules,
+ * and holds the helpers that read them (backoffDelay, matchesStatus).
  *
  * Every duration is in milliseconds.
  */
@@ -110,42 +111,9 @@ export const DEFAULT_THROTTLE = {
 // ---------------------------------------------------------------------------------------
 // Pure helpers over the data.
 
-/** Delay of retry n (1-based) under a backoff, in ms. */
-export function backoffDelay(backoff: Backoff, n: number): number {
-  const i = Math.max(1, Math.floor(n));
-  switch (backoff.kind) {
-    case 'immediate':
-      return 0;
-    case 'fixed':
-      return backoff.delaysMs[Math.min(i, backoff.delaysMs.length) - 1] ?? 0;
-    case 'linear':
-      return capped(backoff.initialMs + (i - 1) * backoff.incrementMs, backoff.capMs);
-    case 'exponential':
-      return capped(backoff.initialMs * backoff.factor ** (i - 1), backoff.capMs);
-  }
-}
-
-function capped(ms: number, cap: number | undefined): number {
-  return cap === undefined ? ms : Math.min(ms, cap);
-}
-
 /** The throttle rules in force: the policy's own, DEFAULT_THROTTLE if it throttles without naming any. */
 export function throttleOf(policy: DeliveryPolicy): ThrottlePolicy | undefined {
   return policy.on429 === 'throttle' ? (policy.throttle ?? DEFAULT_THROTTLE) : policy.throttle;
-}
-
-export function matchesStatus(rules: 'any' | readonly StatusRule[], status: number): boolean {
-  if (rules === 'any') return true;
-  return rules.some((rule) => {
-    if (typeof rule === 'number') return rule === status;
-    if (typeof rule === 'string') return Math.floor(status / 100) === Number(rule[0]);
-    return (
-      (rule.gt === undefined || status > rule.gt) &&
-      (rule.gte === undefined || status >= rule.gte) &&
-      (rule.lt === undefined || status < rule.lt) &&
-      (rule.lte === undefined || status <= rule.lte)
-    );
-  });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { AttemptResult, isSuccess } from './delivery';
-import { backoffDelay, DeliveryPolicy, matchesStatus, throttleOf } from './delivery-policy';
+import { Backoff, DeliveryPolicy, StatusRule, throttleOf } from './delivery-policy';
 
 /**
  * What a delivery policy makes of one attempt's result: the one pure function behind the
@@ -182,6 +182,40 @@ function label(result: AttemptResult): string {
     case 'blocked':
       return `blocked address (${result.addressClass})`;
   }
+}
+
+/** Delay of retry n (1-based) under a backoff, in ms. */
+export function backoffDelay(backoff: Backoff, n: number): number {
+  const i = Math.max(1, Math.floor(n));
+  switch (backoff.kind) {
+    case 'immediate':
+      return 0;
+    case 'fixed':
+      return backoff.delaysMs[Math.min(i, backoff.delaysMs.length) - 1] ?? 0;
+    case 'linear':
+      return capped(backoff.initialMs + (i - 1) * backoff.incrementMs, backoff.capMs);
+    case 'exponential':
+      return capped(backoff.initialMs * backoff.factor ** (i - 1), backoff.capMs);
+  }
+}
+
+function capped(ms: number, cap: number | undefined): number {
+  return cap === undefined ? ms : Math.min(ms, cap);
+}
+
+/** Whether a status matches the rules: one code, a class (`"5xx"`), or a range. */
+export function matchesStatus(rules: 'any' | readonly StatusRule[], status: number): boolean {
+  if (rules === 'any') return true;
+  return rules.some((rule) => {
+    if (typeof rule === 'number') return rule === status;
+    if (typeof rule === 'string') return Math.floor(status / 100) === Number(rule[0]);
+    return (
+      (rule.gt === undefined || status > rule.gt) &&
+      (rule.gte === undefined || status >= rule.gte) &&
+      (rule.lt === undefined || status < rule.lt) &&
+      (rule.lte === undefined || status <= rule.lte)
+    );
+  });
 }
 
 /** 32768000 → "9 h 6 min 8 s". */

@@ -1,7 +1,8 @@
 import { destinationSpecSchema } from '../../../shared/domain/destinations/destination';
 import { POLICY_PRESET_NAMES } from '../../../shared/domain/retry/policy-preset-names';
 import { policySpecSchema, resolvePolicy } from '../../../shared/domain/retry/policy';
-import { Backoff, backoffDelay, DEFAULT_THROTTLE, DeliveryPolicy, HOUR, matchesStatus, MINUTE, scalePolicy, SECOND, StatusRule, throttleOf } from '../../../shared/domain/retry/delivery-policy';
+import { Backoff, DEFAULT_THROTTLE, DeliveryPolicy, HOUR, MINUTE, scalePolicy, SECOND, StatusRule, throttleOf } from '../../../shared/domain/retry/delivery-policy';
+import { backoffDelay, matchesStatus } from '../../../shared/domain/retry/retry-decision';
 import { ADOBE_BEST_EFFORT, ADOBE_CONFIGURABLE, CLOUD_ELEMENTS, EVENT_PLATFORM, EVENTARC, POLICY_PRESETS } from '../../../shared/domain/retry/policy-presets';
 
 describe('presets', () => {
