@@ -206,6 +206,16 @@ export const envSchema = z.object({
    * (shared/app/access/push-auth.ts). Never none: with neither configured every such request is refused.
    */
   pushAuth: z.enum(PUSH_AUTH_MODES, { error: `must be one of ${PUSH_AUTH_MODES.join(', ')}` }).optional(),
+  /** Herald's own metrics (docs/observability.md): `off` records and exports nothing. */
+  telemetry: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+  /** An OpenTelemetry collector's OTLP/HTTP base URL: metrics are also sent to `<this>/v1/metrics`. */
+  otlpEndpoint: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL, like http://127.0.0.1:4318' })
+    .optional(),
+  /** Spans to Cloud Trace; default on where Herald runs on GCP (K_SERVICE set), off in local mode and elsewhere (docs/observability.md#traces). */
+  cloudTrace: bool.optional(),
+  /** Of the traces Herald starts itself (no producer's traceparent), the share sampled; a continued trace keeps its producer's decision. */
+  traceSampleRatio: z.coerce.number({ error: 'must be a number' }).min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').default(0.01),
 });
 
 export type HeraldConfig = z.infer<typeof envSchema>;
@@ -254,6 +264,10 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   schedulerServiceAccount: 'HERALD_SCHEDULER_SERVICE_ACCOUNT',
   pushAuth: 'HERALD_PUSH_AUTH',
   secretsKey: 'HERALD_SECRETS_KEY',
+  telemetry: 'HERALD_TELEMETRY',
+  otlpEndpoint: 'HERALD_OTLP_ENDPOINT',
+  cloudTrace: 'HERALD_CLOUD_TRACE',
+  traceSampleRatio: 'HERALD_TRACE_SAMPLE_RATIO',
 };
 
 /** `scheme://host[:port]` exactly, https (http only to a loopback host). */

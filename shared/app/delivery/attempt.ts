@@ -17,6 +17,7 @@ import { suspendDestination } from './suspend-and-reactivate';
 import { afterOrderedOutcome } from '../ordering/ordered-delivery';
 import { partitionKeyOf } from '../../domain/modes/ordering';
 import { topicNotAllowed } from '../access/topic-access';
+import { inAttemptSpan } from '../tracing/spans';
 
 /**
  * One attempt of one delivery, first or claimed, read top to bottom: its turn (gate), the send,
@@ -54,8 +55,10 @@ export interface SentAttempt {
   publishedAt: string;
 }
 
-/** The stages of one attempt: gate, send, decide, record, after. */
-export async function attempt(deps: DeliverDeps, t: Target, records: AttemptRecords): Promise<DeliverOutcome> {
+/** The stages of one attempt: gate, send, decide, record, after; in the event's trace (app/tracing/spans.ts). */
+export const attempt = (deps: DeliverDeps, t: Target, records: AttemptRecords) => inAttemptSpan(t, () => attemptStages(deps, t, records));
+
+async function attemptStages(deps: DeliverDeps, t: Target, records: AttemptRecords): Promise<DeliverOutcome> {
   const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), records.gate);
   if (gate.kind === 'skip') return records.skipped();
   if (gate.kind === 'defer') return records.deferred(new Date(gate.until));

@@ -14,6 +14,7 @@ import { updateUnderClaim } from '../delivery/claimed-update';
 import { publishToLane } from '../lanes/lanes';
 import { recheckQueued } from '../delivery/queued-recheck';
 import { afterOrderedOutcome, resequenceOrdered } from '../ordering/ordered-delivery';
+import { inPumpClaimSpan } from '../tracing/spans';
 
 export interface PumpDeps {
   bus: MessageBus;
@@ -76,7 +77,7 @@ async function claimAndDispatch(deps: PumpDeps, ids: readonly string[], now: Dat
           report.skipped++;
           return;
         }
-        const outcome = await dispatch(deps, claimed);
+        const outcome = await inPumpClaimSpan(claimed, () => dispatch(deps, claimed));
         report[outcome]++;
       } catch (e) {
         // One delivery's fault (a transaction that aborted) must not cost the round the others:
