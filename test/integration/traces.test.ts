@@ -5,7 +5,9 @@ import { createTracing } from '../../shared/runtime/tracing';
 import { Tracing } from '../../shared/ports/tracing';
 import { useTracing } from '../../shared/tracing';
 import { SPANS } from '../../shared/telemetry-catalogue';
+import { PubSub } from '@google-cloud/pubsub';
 import { eventually } from '../support/eventually';
+import { SubscriptionTap } from '../support/subscription-tap';
 import { Receiver } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';
 
@@ -17,11 +19,14 @@ import { startTestStack, TestStack } from '../support/stack';
 const PROJECT = `traces-test-${Date.now().toString(36)}`;
 const SOURCE = '/traces-test';
 const SCALE = 300;
+/** A topic destination's topic, in a project of its own (the emulator serves any). */
+const TOPIC_PROJECT = `traces-topic-${Date.now().toString(36)}`;
 
 const exporter = new InMemorySpanExporter();
 let tracing: Tracing;
 let previous: Tracing;
 let stack: TestStack;
+let topicTap: SubscriptionTap | undefined;
 /** Per path: the statuses answered in order; the last repeats. */
 const script: Record<string, number[]> = { '/ok': [204], '/flaky': [503, 200] };
 const receiver: Receiver = new Receiver((req) => {
@@ -52,7 +57,7 @@ beforeAll(async () => {
   await receiver.start();
   tracing = createTracing({ telemetry: 'on', traceSampleRatio: 1, projectId: PROJECT, topicPrefix: 'herald' }, { local: true }, {}, [new SimpleSpanProcessor(exporter)]);
   previous = useTracing(tracing);
-  stack = await startTestStack(PROJECT, { HERALD_TIME_SCALE: String(SCALE), HERALD_PUMP_INTERVAL_MS: '100' });
+  stack = await startTestStack(PROJECT, { HERALD_TIME_SCALE: String(SCALE), HERALD_PUMP_INTERVAL_MS: '100', HERALD_DEFAULT_ACCOUNT_TOPICS: `projects/${TOPIC_PROJECT}/topics/*` });
   for (const [id, policy] of [
     ['ok', 'event-platform'],
     ['flaky', 'event-platform'],
@@ -63,6 +68,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await topicTap?.close();
+  const other = new PubSub({ projectId: TOPIC_PROJECT });
+  await other.subscription('traced-tap').delete().catch(() => undefined);
+  await other.topic('traced').delete().catch(() => undefined);
+  await other.close();
   await stack?.stop({ purge: true });
   await receiver.stop();
   useTracing(previous);
@@ -116,7 +126,7 @@ test("an event's own ce-traceparent wins over the request's header, and is kept 
 test('a malformed traceparent extension is refused, naming it', async () => {
   const res = await stack.ingest({ 'ce-id': 'bad', 'ce-source': SOURCE, 'ce-type': 'test.ok', 'ce-specversion': '1.0', 'ce-traceparent': '00-xyz-1-01' }, '{}');
   expect(res.status).toBe(400);
-  expect(res.body).toMatchObject({ issues: [{ path: 'traceparent', message: expect.stringMatching(/W3C traceparent/) }] });
+  expect(res.body).toMatchObject({ issues: [{ path: 'ce-traceparent', message: expect.stringMatching(/W3C traceparent/) }] });
 });
 
 test('a retry, sent by the pump after a failure, joins the same trace; the failure is on it', async () => {
@@ -144,4 +154,19 @@ test("log lines written during an attempt carry Cloud Logging's trace fields", a
   const attempt = await eventually('the attempt span', () => named(traceId, SPANS.attempt)[0]);
   const line = await eventually('the attempt log line', () => stack.logs.find((l) => l.eventId === 'logged' && l['logging.googleapis.com/spanId'] === attempt.spanContext().spanId));
   expect(line).toMatchObject({ 'logging.googleapis.com/trace': `projects/${PROJECT}/traces/${traceId}`, 'logging.googleapis.com/trace_sampled': true });
+});
+
+test("a topic destination's message carries the send span's context as its traceparent attribute", async () => {
+  const pubsub = new PubSub({ projectId: TOPIC_PROJECT });
+  await pubsub.createTopic('traced').finally(() => pubsub.close());
+  topicTap = await SubscriptionTap.create(TOPIC_PROJECT, 'traced-tap', 'traced');
+  const res = await stack.admin('PUT', '/destinations/to-topic', { topic: `projects/${TOPIC_PROJECT}/topics/traced`, eventTypes: ['test.topic'] });
+  expect(res.status).toBe(201);
+  await publish('topical', 'test.topic');
+  const message = await topicTap.find('the message of topical', (m) => m.attributes['ce-id'] === 'topical');
+  const traceId = traceIdOf(message.attributes['ce-traceparent'])!;
+  expect(traceIdOf(message.attributes.traceparent)).toBe(traceId);
+  const send = await eventually('the send span', () => named(traceId, SPANS.send)[0]);
+  expect(message.attributes.traceparent).toBe(`00-${traceId}-${send.spanContext().spanId}-01`);
+  expect(send.attributes).toMatchObject({ 'messaging.system': 'gcp_pubsub', 'messaging.destination.name': `projects/${TOPIC_PROJECT}/topics/traced` });
 });

@@ -1,3 +1,8 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OtelTracing } from '../../shared/adapters/otel/otel-tracing';
 import { TracedHttpSender } from '../../shared/adapters/traced-senders';
@@ -94,3 +99,26 @@ test('tracing is off (nothing loaded) without an exporter, or with HERALD_TELEME
   expect(otlp).not.toBe(NO_TRACING);
   await otlp.shutdown();
 });
+
+test('with HERALD_OTLP_ENDPOINT, spans reach a collector at <endpoint>/v1/traces (a loopback one here)', async () => {
+  const bodies: { path: string; body: string }[] = [];
+  const collector = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      bodies.push({ path: req.url ?? '', body });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => collector.listen(0, '127.0.0.1', r));
+  try {
+    const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/`;
+    // Ratio 0, but the producer's sampled flag is followed.
+    await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(__dirname, '../support/otlp-span.ts'), endpoint, PRODUCER.traceparent], { timeout: 20_000 });
+    expect(bodies.map((b) => b.path)).toEqual(['/v1/traces']);
+    const sent = JSON.parse(bodies[0]!.body) as { resourceSpans: { scopeSpans: { spans: { name: string; traceId: string; parentSpanId: string }[] }[] }[] };
+    expect(sent.resourceSpans[0]!.scopeSpans[0]!.spans[0]).toMatchObject({ name: 'herald.ingest', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', parentSpanId: '00f067aa0ba902b7' });
+  } finally {
+    await new Promise((r) => collector.close(r));
+  }
+}, 30_000);
