@@ -19,6 +19,8 @@ export interface SpanOptions {
    */
   parent?: TraceCarrier | null;
   attributes?: SpanAttributes;
+  /** Other traces the work belongs to (a batch's members'): linked, not parents. */
+  links?: readonly TraceCarrier[];
   /** When the work began, if before the span could be started (a request parsed first to find its parent). */
   startTime?: Date;
 }

@@ -170,3 +170,21 @@ test("a topic destination's message carries the send span's context as its trace
   expect(message.attributes.traceparent).toBe(`00-${traceId}-${send.spanContext().spanId}-01`);
   expect(send.attributes).toMatchObject({ 'messaging.system': 'gcp_pubsub', 'messaging.destination.name': `projects/${TOPIC_PROJECT}/topics/traced` });
 });
+
+test("a batch's attempt is a span of its own, linked to each member's trace; its request carries its traceparent", async () => {
+  const res = await stack.admin('PUT', '/destinations/batched', { url: `${receiver.url}/batched`, eventTypes: ['test.batched'], batch: { maxEvents: 2, maxWaitMs: 300 } });
+  expect(res.status).toBe(201);
+  await publish('b1', 'test.batched');
+  await publish('b2', 'test.batched');
+  await settled('batched', 'b1', 'DELIVERED');
+  await settled('batched', 'b2', 'DELIVERED');
+  const [request] = receiver.on('/batched');
+  const members = JSON.parse(request!.body.toString()) as { id: string; traceparent?: string }[];
+  // Each member keeps its own trace context inside the batch.
+  const memberTraces = members.map((m) => traceIdOf(m.traceparent));
+  expect(memberTraces.every((t) => t !== undefined)).toBe(true);
+  const batchTrace = traceIdOf(request!.headers.traceparent)!;
+  const batchSpan = await eventually('the batch span', () => named(batchTrace, SPANS.attempt)[0]);
+  expect(batchSpan.attributes['herald.batch.id']).toEqual(expect.any(String));
+  expect(batchSpan.links.map((l) => l.context.traceId).sort()).toEqual([...memberTraces].sort());
+});

@@ -60,7 +60,11 @@ export class OtelTracing implements Tracing {
 
   async inSpan<T>(name: string, options: SpanOptions, work: (span: WorkSpan) => Promise<T>): Promise<T> {
     const parent = options.parent === undefined ? context.active() : options.parent === null ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, options.parent, carrierGetter);
-    const span = this.tracer.startSpan(name, { kind: KINDS[options.kind ?? 'internal'], attributes: defined(options.attributes), ...(options.startTime ? { startTime: options.startTime } : {}) }, parent);
+    const links = (options.links ?? []).flatMap((c) => {
+      const linked = trace.getSpanContext(propagator.extract(ROOT_CONTEXT, c, carrierGetter));
+      return linked && isSpanContextValid(linked) ? [{ context: linked }] : [];
+    });
+    const span = this.tracer.startSpan(name, { kind: KINDS[options.kind ?? 'internal'], attributes: defined(options.attributes), links, ...(options.startTime ? { startTime: options.startTime } : {}) }, parent);
     const active = trace.setSpan(parent, span);
     return context.with(active, async () => {
       try {

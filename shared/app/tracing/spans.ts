@@ -52,6 +52,15 @@ export function inAttemptSpan<O extends EndedAs>(t: AttemptOf, work: () => Promi
 }
 
 /**
+ * One attempt of a batch: a trace of its own (its members' may be many), linked to each member's,
+ * so each event's trace leads to the batch that carried it.
+ */
+export function inBatchSpan<T>(batchId: string, events: readonly Pick<HeraldEvent, 'attributes'>[], work: () => Promise<T>): Promise<T> {
+  const links = events.flatMap((e) => eventTraceCarrier(e.attributes) ?? []);
+  return tracing().inSpan(SPANS.attempt, { kind: 'consumer', parent: null, links, attributes: { 'herald.batch.id': batchId, 'messaging.batch.message_count': events.length } }, () => work());
+}
+
+/**
  * One publish onto a lane, under whatever span is active (ingest, a pump claim, a hand-over);
  * none active: in the trace of the event the message carries (its `ce-traceparent`).
  */
