@@ -9,6 +9,7 @@ import { secretsKeySchema } from '../shared/domain/access/secret-box';
 import { INTERNAL_DESTINATION_ID } from '../shared/domain/ids';
 import { ownTopicProblem, TOPIC_RESOURCE } from '../shared/domain/access/topic-allow-list';
 import { FUNCTION_NAMES } from '../shared/topology';
+import { MONITORING_KEY_KINDS, monitoringConfigShape } from './monitoring-config';
 
 /**
  * The stack's `herald:*` config, read once and validated with zod: a bad value stops the
@@ -135,6 +136,8 @@ const infraConfigSchema = z
     ingestToken: z.string({ error: 'required: pulumi config set --secret herald:ingestToken <at least 16 characters>' }).min(16, 'must be at least 16 characters'),
     /** Optional: without it the program generates the key and keeps it in the stack's state (infra/index.ts). */
     secretsKey: secretsKeySchema.optional(),
+    /** The dashboard, the alert policies and their channels (infra/monitoring-config.ts). */
+    ...monitoringConfigShape,
   })
   .superRefine((c, ctx) => {
     for (const [id, spec] of Object.entries(c.destinations)) {
@@ -206,6 +209,7 @@ const KEYS: Record<keyof z.input<typeof infraConfigSchema>, Kind> = {
   adminToken: 'string',
   ingestToken: 'string',
   secretsKey: 'string',
+  ...MONITORING_KEY_KINDS,
 };
 
 /** Reads the stack's `herald:*` config once; a bad value stops the preview with the field named. */

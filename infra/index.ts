@@ -10,6 +10,7 @@ import { FirestoreData } from './components/firestore-data';
 import { FunctionSource } from './components/function-source';
 import { HeraldFunction } from './components/herald-function';
 import { Messaging } from './components/messaging';
+import { HeraldMonitoring } from './components/monitoring';
 import { PubSubAccess } from './components/pubsub-access';
 import { Scheduler } from './components/scheduler';
 import { Secrets } from './components/secrets';
@@ -157,6 +158,20 @@ const signing = new SigningSecrets(
 );
 
 /**
+ * The dashboard and alert policies (docs/observability.md), unless `herald:monitoring false`.
+ * They watch metrics by name and need none of the resources above to exist first.
+ */
+const monitoring = config.monitoring
+  ? new HeraldMonitoring('herald-monitoring', { project, region, names, thresholds: config.alerts, alertEmails: config.alertEmails, alertChannels: config.alertChannels }, afterApis)
+  : undefined;
+if (monitoring !== undefined && config.alertEmails.length === 0 && config.alertChannels.length === 0) {
+  void pulumi.log.warn('the alert policies notify no one: set herald:alertEmails or herald:alertChannels (an incident only shows in the console until then)');
+}
+if (monitoring === undefined && config.alertEmails.length + config.alertChannels.length > 0) {
+  void pulumi.log.warn('herald:monitoring is false: no alert policy is declared, so herald:alertEmails and herald:alertChannels notify no one');
+}
+
+/**
  * Each function's billing mode, and for an instance-based one the command that applies it:
  * Cloud Functions' API (and so gcp.cloudfunctionsv2.Function) has no field for CPU
  * allocation; it is a setting of the function's Cloud Run service, which a later deploy of the
@@ -181,3 +196,8 @@ export const serviceAccounts = { runtime: accounts.runtime.email, push: accounts
 export const destinationSecrets = pulumi.secret(Object.fromEntries(declared.map(([id, d]) => [id, d.secret])));
 /** Where each declared destination's signing secret is in Secret Manager. */
 export const destinationSigningSecrets = signing.names;
+/** The dashboard's id and each alert policy's name; absent with `herald:monitoring false`. */
+export const monitoringResources = monitoring && {
+  dashboard: monitoring.dashboard.id,
+  alertPolicies: Object.fromEntries(Object.entries(monitoring.policies).map(([key, policy]) => [key, policy.name])),
+};

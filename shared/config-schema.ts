@@ -208,10 +208,14 @@ export const envSchema = z.object({
   pushAuth: z.enum(PUSH_AUTH_MODES, { error: `must be one of ${PUSH_AUTH_MODES.join(', ')}` }).optional(),
   /** Herald's own metrics (docs/observability.md): `off` records and exports nothing. */
   telemetry: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
-  /** An OpenTelemetry collector's OTLP/HTTP base URL: metrics are also sent to `<this>/v1/metrics`. */
+  /** Metrics to Cloud Monitoring; default on where Herald runs on GCP (K_SERVICE set), off in local mode and elsewhere. */
+  cloudMonitoring: bool.optional(),
+  /** An OpenTelemetry collector's OTLP/HTTP base URL: metrics are also sent to `<this>/v1/metrics`, spans to `<this>/v1/traces`. */
   otlpEndpoint: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL, like http://127.0.0.1:4318' })
     .optional(),
+  /** How often metrics are pushed (Cloud Monitoring, OTLP): their points per minute depend on this, not on traffic. Cloud Monitoring takes one point per series per 5 s at most. */
+  metricsIntervalMs: int(5_000, 3_600_000).default(60_000),
   /** Spans to Cloud Trace; default on where Herald runs on GCP (K_SERVICE set), off in local mode and elsewhere (docs/observability.md#traces). */
   cloudTrace: bool.optional(),
   /** Of the traces Herald starts itself (no producer's traceparent), the share sampled; a continued trace keeps its producer's decision. */
@@ -265,7 +269,9 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   pushAuth: 'HERALD_PUSH_AUTH',
   secretsKey: 'HERALD_SECRETS_KEY',
   telemetry: 'HERALD_TELEMETRY',
+  cloudMonitoring: 'HERALD_CLOUD_MONITORING',
   otlpEndpoint: 'HERALD_OTLP_ENDPOINT',
+  metricsIntervalMs: 'HERALD_METRICS_INTERVAL_MS',
   cloudTrace: 'HERALD_CLOUD_TRACE',
   traceSampleRatio: 'HERALD_TRACE_SAMPLE_RATIO',
 };

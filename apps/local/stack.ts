@@ -17,7 +17,7 @@ import { reconcileDeps } from '../../shared/runtime/intake-deps';
 import { reconcileOnce } from '../../shared/app/intake/reconcile';
 import { finishAccountPurges } from '../../shared/app/access/account-purge';
 import { runPeriodically } from './periodic';
-import { GracefulStop, STOP_BUDGET_MS, stopServing } from '../../shared/adapters/graceful-stop';
+import { CLOSE_LIMIT_MS, GracefulStop, STOP_BUDGET_MS, stopServing } from '../../shared/adapters/graceful-stop';
 import { FUNCTION_NAMES, FunctionName } from '../../shared/topology';
 import { EmulatorHosts, RunningEmulators, startEmulators } from './emulators';
 import { HostResolver, HttpSender, IdTokenVerifier } from '../../shared/ports/http';
@@ -29,6 +29,7 @@ import { loadOrCreateLocalSecretsKey } from './secrets-key';
 import { generateSecretsKey } from '../../shared/domain/access/secret-box';
 import { healthAnswer } from './health';
 import { localServicesOf } from './local-services';
+import { createTelemetry, TelemetrySetup } from '../../shared/runtime/telemetry';
 
 export interface LocalStackOptions {
   /** Port to serve on; 0 picks a free one. Default: PORT or 8080. */
@@ -98,11 +99,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let ready = false;
   let health: Record<string, unknown> = {};
   let adminDigest: Buffer | undefined;
+  let telemetry: TelemetrySetup | undefined;
   const apps = new Map<FunctionName, http.RequestListener>();
   const graceful = new GracefulStop();
 
   const server = http.createServer(graceful.guard((req, res) => {
     const url = new URL(req.url ?? '/', 'http://local');
+    // Herald's metrics in Prometheus text for a scraper on this machine (docs/observability.md); nothing in them names a destination or an event.
+    if (url.pathname === '/metrics' && telemetry?.prometheus) {
+      telemetry.prometheus(req, res);
+      return;
+    }
     if (url.pathname === '/healthz') {
       const answer = healthAnswer(ready, health, req.headers.authorization, adminDigest);
       res.writeHead(answer.status, { 'content-type': 'application/json' });
@@ -189,7 +196,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       HERALD_RECONCILE_AFTER_MS: env.HERALD_RECONCILE_AFTER_MS ?? '60000',
       HERALD_PUSH_BASE_URL: url,
     });
+    // One telemetry for every instance: one GET /metrics, the instances' counts added together.
+    telemetry = createTelemetry(config, { local: true }, env);
     const overrides = {
+      telemetry: telemetry.telemetry,
       // No destination reaches the emulators or this server, loopback allowed or not.
       localServices: localServicesOf(hosts, actualPort),
       ...(options.log ? { log: options.log } : {}),
@@ -277,7 +287,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         // The deployed functions' stop, plus what only local mode runs: its loops, and the
         // emulators it started — stopped last, once nothing is left that writes to them.
         const purge = stopOptions.purge ? [{ name: "deleting the project's topics and subscriptions", limitMs: PURGE_LIMIT_MS, run: () => purgeProject(runtime) }] : [];
-        const own = emulatorsRef && (emulatorsRef.started.pubsub || emulatorsRef.started.firestore) ? [{ name: 'the emulators it started', limitMs: STOP_BUDGET_MS, run: () => emulatorsRef.stop() }] : [];
+        const emulatorStop = emulatorsRef && (emulatorsRef.started.pubsub || emulatorsRef.started.firestore) ? [{ name: 'the emulators it started', limitMs: STOP_BUDGET_MS, run: () => emulatorsRef.stop() }] : [];
+        const own = [{ name: 'telemetry', limitMs: CLOSE_LIMIT_MS, run: () => telemetry?.telemetry.shutdown() }, ...emulatorStop];
         await stopServing({
           graceful,
           server,
@@ -295,6 +306,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     server.close();
     // A start-up that failed after the runtime was made (a secret it cannot decrypt, say) leaves no client open.
     await Promise.all(made.map((rt) => rt.close()));
+    await telemetry?.telemetry.shutdown();
     await emulators?.stop();
     throw e;
   }

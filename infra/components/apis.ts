@@ -15,6 +15,8 @@ export const REQUIRED_APIS = [
   'firestore.googleapis.com',
   'cloudscheduler.googleapis.com',
   'secretmanager.googleapis.com',
+  // The dashboard, alert policies and notification channels (herald:monitoring).
+  'monitoring.googleapis.com',
 ] as const;
 
 export interface ProjectApisArgs {

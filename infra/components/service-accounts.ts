@@ -39,6 +39,8 @@ export class ServiceAccounts extends pulumi.ComponentResource {
     const projectRole = (key: string, sa: gcp.serviceaccount.Account, role: string) =>
       new gcp.projects.IAMMember(`${name}-${key}`, { project: args.project, role, member: sa.member }, child);
     projectRole('runtime-firestore', this.runtime, 'roles/datastore.user');
+    // Herald's own metrics, written to Cloud Monitoring (docs/observability.md): write only, no read.
+    projectRole('runtime-metrics', this.runtime, 'roles/monitoring.metricWriter');
     // Spans to Cloud Trace (docs/observability.md#traces): write-only, the narrowest role that can.
     projectRole('runtime-trace', this.runtime, 'roles/cloudtrace.agent');
     // No project-wide Pub/Sub role: the runtime is granted topic by topic and subscription by

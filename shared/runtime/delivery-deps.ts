@@ -47,6 +47,7 @@ function buildDeliverDeps(rt: Runtime): DeliverDeps {
     unrecorded: new UnrecordedSends(),
     keys: rt.orderedKeys,
     laneBacklog: rt.laneBacklog,
+    metrics: rt.telemetry.metrics,
   };
 }
 
@@ -67,5 +68,6 @@ export function suspensionDeps(rt: Runtime): SuspensionDeps {
     clock: rt.clock,
     log: rt.log,
     policy: { presetTimeoutMs: rt.config.deliveryTimeoutMs, timeScale: rt.config.timeScale },
+    metrics: rt.telemetry.metrics,
   };
 }

@@ -65,5 +65,6 @@ export function reconcileDeps(rt: Runtime): ReconcileDeps {
     state: rt.reconciler,
     logHead: rt.logHead,
     catalogue: rt.eventTypeCatalogue,
+    metrics: rt.telemetry.metrics,
   };
 }

@@ -23,6 +23,7 @@ export function replayDeps(rt: Runtime): ReplayDeps {
     // A trigger waiting for its turn holds its push for what the ack deadline leaves beside a run, at most a minute; then it is published again.
     waitMs: Math.max(0, Math.min(60_000, REPLAY_ACK_DEADLINE_SECONDS * 1000 - rt.config.replayRunMs - 30_000)),
     pollMs: 2_000,
+    metrics: rt.telemetry.metrics,
     requeue: async (trigger) => {
       await rt.bus.publish(rt.topology.topics.replay.name, replayTriggerMessage(trigger.request, trigger.id));
     },

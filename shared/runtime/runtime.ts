@@ -60,6 +60,8 @@ import { BatcherLeaseStore, DeadLetterQueue, LaneProvisioner, MessageBus, PullQu
 import { OrderedKeyStore } from '../ports/ordered-keys';
 import { RateLeaseStore } from '../ports/rate';
 import { ReplayStore } from '../ports/replay';
+import { Telemetry } from '../ports/telemetry';
+import { createTelemetry } from './telemetry';
 import { FunctionName, Topology, TopologyNames, batchLaneNames, deadLetterHoldName, heraldTopology } from '../topology';
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
@@ -138,6 +140,8 @@ export interface Runtime {
   names: TopologyNames;
   topology: Topology;
   firestoreOps: OperationCounter;
+  /** Herald's own metrics (docs/observability.md), exported as the settings say (runtime/telemetry.ts). */
+  telemetry: Telemetry;
   pubsub: PubSub;
   firestore: Firestore;
   close(): Promise<void>;
@@ -159,6 +163,8 @@ export function pushTargetFrom(config: HeraldConfig): PushTarget {
 
 /** What tests and local mode may replace. */
 export type RuntimeOverrides = Partial<Pick<Runtime, 'clock' | 'http' | 'log' | 'topics' | 'resolver'>> & {
+  /** Telemetry shared with other runtimes (local mode: its instances, one GET /metrics) or read by a test; its owner shuts it down. */
+  telemetry?: Telemetry;
   /** The process's tracing (tests: one that keeps its spans in memory); its owner shuts it down. Absent: made from the settings, unless one is set already. */
   tracing?: Tracing;
   /** Verifies OIDC tokens (tests: certificates of a local key). */
@@ -193,7 +199,8 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   // retries any error, so a read Firestore refuses at once (INVALID_ARGUMENT: a reserved id such as `__x__`) failed only after ~7 s (measured on the emulator).
   const firestore = new Firestore({ projectId: config.projectId, ignoreUndefinedProperties: true, gaxServerStreamingRetries: true });
   const firestoreOps = new OperationCounter();
-  const deliveries = new FirestoreDeliveryStore(firestore, firestoreOps, { retentionMs: config.deliveryRetentionDays * DAY_MS, now: () => clock.now() });
+  const telemetry = overrides.telemetry ?? createTelemetry(config, { local: false }).telemetry;
+  const deliveries = new FirestoreDeliveryStore(firestore, firestoreOps, { retentionMs: config.deliveryRetentionDays * DAY_MS, now: () => clock.now() }, { alone: 'document', metrics: telemetry.metrics });
   const destinations = new FirestoreDestinationStore(firestore, firestoreOps, secrets);
   const names = { prefix: config.topicPrefix, laneShards: config.laneShards, retryShards: config.retryShards };
   const resolver = overrides.resolver ?? systemResolver;
@@ -227,7 +234,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const batchLane = new PubSubPullQueue(pubsub, batchLaneNames(names).subscription);
   // The limiter brings deferred deliveries forward as a pump round does, through this runtime's stores and lanes.
   const directory = new DestinationDirectory(destinations, clock, config.destinationCacheMs, config.directoryMaxDestinations);
-  const limiter = new DeliveryLimiter(rateLeases, clock, log, randomUUID(), deferredAdvancer(() => pumpDeps(rt)));
+  const limiter = new DeliveryLimiter(rateLeases, clock, log, randomUUID(), deferredAdvancer(() => pumpDeps(rt)), telemetry.metrics);
   // Counts left by a request are written even if no other request comes (where the CPU is allocated between requests).
   const flusher = setInterval(() => void counters.flushIfDue(), config.rateFlushMs);
   flusher.unref();
@@ -300,6 +307,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     batcherWake,
     coalescer,
     firestoreOps,
+    telemetry,
     pubsub,
     firestore,
     async close() {
@@ -310,7 +318,16 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
       clearInterval(flusher);
       await counters.flush();
       await Promise.all([deadLetters.close().catch(() => undefined), batchLane.close().catch(() => undefined)]);
-      await Promise.allSettled([pubsub.close(), topics.close(), firestore.terminate(), http instanceof UndiciHttpSender ? http.close() : Promise.resolve(), closeTracing(ownTracing)]);
+      await Promise.allSettled([
+        pubsub.close(),
+        topics.close(),
+        firestore.terminate(),
+        http instanceof UndiciHttpSender ? http.close() : Promise.resolve(),
+        // The last points (this instance's final minute) go out now, with the clients.
+        overrides.telemetry ? Promise.resolve() : telemetry.shutdown(),
+        // And the last spans.
+        closeTracing(ownTracing),
+      ]);
     },
   };
   return rt;
@@ -338,5 +355,6 @@ export function pumpDeps(rt: Runtime): PumpDeps {
     claimTtlMs: rt.config.claimTtlMs,
     batchSize: PUMP_BATCH,
     keys: rt.orderedKeys,
+    metrics: rt.telemetry.metrics,
   };
 }

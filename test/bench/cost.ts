@@ -116,6 +116,8 @@ export interface CostOptions {
   /** Events sent through each path first, not measured. */
   warmup: number;
   stallMs: number;
+  /** Herald's own metrics in the cost runs (HERALD_TELEMETRY): on, local mode's default, or off; CPU per delivery compared between the two is their overhead. */
+  telemetry?: 'on' | 'off';
 }
 
 export interface CostContext {
@@ -202,7 +204,7 @@ export interface RunResult {
 }
 
 export interface CostReport {
-  settings: { events: number; batch: number; timeScale: number; pumpIntervalMs: number; idleSeconds: number; warmup: number; eventDataBytes: number; rateFlushMs: number; counterBucketMs: number };
+  settings: { telemetry?: 'on' | 'off'; events: number; batch: number; timeScale: number; pumpIntervalMs: number; idleSeconds: number; warmup: number; eventDataBytes: number; rateFlushMs: number; counterBucketMs: number };
   prices: PriceList;
   assumptions: ModelAssumptions & { pumpRunSeconds: number; productionPumpIntervalMs: number };
   idle: IdleResult;
@@ -403,6 +405,7 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
       // yet after its first attempts are recorded (as the 15 min grace on GCP ensures).
       HERALD_RECONCILE_AFTER_MS: '8000',
       HERALD_RECONCILE_INTERVAL_MS: '1000',
+      HERALD_TELEMETRY: options.telemetry ?? 'on',
     }),
     signal,
   );
@@ -609,6 +612,7 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
   const cpuWorst = firstAttempts.reduce<RunResult | undefined>((w, r) => (w === undefined || (r.perEvent.cpuMs ?? 0) > (w.perEvent.cpuMs ?? 0) ? r : w), undefined);
   return {
     settings: {
+      telemetry: options.telemetry ?? 'on',
       events: options.events,
       batch: K,
       timeScale: stack.ready.timeScale,
@@ -742,7 +746,7 @@ export function formatCostReport(r: CostReport): string {
   const mark = (met: boolean) => (met ? 'MET' : 'NOT MET');
   const lines = [
     '',
-    `Cost: ${r.settings.events} events of ${r.settings.eventDataBytes} bytes of data per run, Herald in its own process (HERALD_TIME_SCALE=${r.settings.timeScale}, pump every ${r.settings.pumpIntervalMs} ms); CPU is that process's alone`,
+    `Cost: ${r.settings.events} events of ${r.settings.eventDataBytes} bytes of data per run, Herald in its own process (HERALD_TIME_SCALE=${r.settings.timeScale}, pump every ${r.settings.pumpIntervalMs} ms, its own metrics ${r.settings.telemetry ?? 'on'}: --telemetry); CPU is that process's alone`,
     '',
     perEvent,
     '',

@@ -13,7 +13,7 @@
  *
  * Progress goes to stderr; stdout gets tables and, last, one JSON line with every number.
  * Options: --events N (BENCH_EVENTS, default 2000), --batch, --concurrency, --warmup,
- * --idle, --stall-timeout, --cost-events, --cost-batch, --cost-idle, --cost-only, --steady-seconds,
+ * --idle, --stall-timeout, --cost-events, --cost-batch, --cost-idle, --cost-only, --telemetry, --steady-seconds,
  * --steady-rate; see --help.
  *
  * `npm run bench -- rate` (rate.ts: adaptive rate control against throttling receivers, with
@@ -80,6 +80,9 @@ Cost phase (Herald in a child process with HERALD_TIME_SCALE=1000 and a 100 ms r
                      are always measured too (BENCH_COST_BATCH; 1)
   --cost-idle S      seconds of the idle window that measures the pump's polling (BENCH_COST_IDLE; 3)
   --cost-only        skip the throughput and latency parts
+  --telemetry on|off Herald's own metrics in the cost runs (BENCH_TELEMETRY; on): on is local mode's
+                     default (recorded; read when GET /metrics is scraped), off is HERALD_TELEMETRY=off.
+                     Run the cost phase once with each and compare its CPU per delivery
 
 Sparse scenario (Herald in a child process at HERALD_TIME_SCALE=1): N destinations registered
 through the admin API, each for a type of its own, then one event each; Firestore reads, writes
@@ -112,10 +115,18 @@ interface Options {
   costBatch: number;
   costIdleSeconds: number;
   costOnly: boolean;
+  telemetry: 'on' | 'off';
   sparseDestinations: number;
   steadySeconds: number;
   steadyRate: number;
   batchedEvents: number;
+}
+
+/** --telemetry (BENCH_TELEMETRY): on (the default) or off. */
+function onOff(value: string | undefined): 'on' | 'off' {
+  if (value === undefined || value === '' || value === 'on') return 'on';
+  if (value === 'off') return 'off';
+  throw new UsageError(`--telemetry (BENCH_TELEMETRY) must be on or off, not ${JSON.stringify(value)}`);
 }
 
 function parseOptions(argv: string[]): Options {
@@ -132,6 +143,7 @@ function parseOptions(argv: string[]): Options {
       'cost-batch': { type: 'string' },
       'cost-idle': { type: 'string' },
       'cost-only': { type: 'boolean' },
+      telemetry: { type: 'string' },
       'sparse-destinations': { type: 'string' },
       'steady-seconds': { type: 'string' },
       'steady-rate': { type: 'string' },
@@ -161,6 +173,7 @@ function parseOptions(argv: string[]): Options {
     costBatch: int('cost-batch', values['cost-batch'], 'BENCH_COST_BATCH', 1, 1),
     costIdleSeconds: int('cost-idle', values['cost-idle'], 'BENCH_COST_IDLE', 3, 1),
     costOnly: values['cost-only'] ?? false,
+    telemetry: onOff(values.telemetry ?? process.env.BENCH_TELEMETRY),
     sparseDestinations: int('sparse-destinations', values['sparse-destinations'], 'BENCH_SPARSE_DESTINATIONS', 500, 0),
     steadySeconds: int('steady-seconds', values['steady-seconds'], 'BENCH_STEADY_SECONDS', 20, 0),
     steadyRate: int('steady-rate', values['steady-rate'], 'BENCH_STEADY_RATE', 100, 1),
@@ -345,7 +358,7 @@ async function main(): Promise<number> {
   if (options.costEvents > 0) {
     await ownProject(COST_PROJECT);
     cost = await runCostPhase(
-      { events: options.costEvents, batch: options.costBatch, idleSeconds: options.costIdleSeconds, concurrency: options.concurrency, warmup: Math.min(50, options.costEvents), stallMs: options.stallMs },
+      { events: options.costEvents, batch: options.costBatch, idleSeconds: options.costIdleSeconds, concurrency: options.concurrency, warmup: Math.min(50, options.costEvents), stallMs: options.stallMs, telemetry: options.telemetry },
       childContext,
     );
   }

@@ -17,6 +17,7 @@ import { suspendDestination } from './suspend-and-reactivate';
 import { afterOrderedOutcome } from '../ordering/ordered-delivery';
 import { partitionKeyOf } from '../../domain/modes/ordering';
 import { topicNotAllowed } from '../access/topic-access';
+import { measureAttempt } from './attempt-metrics';
 import { inAttemptSpan } from '../tracing/spans';
 
 /**
@@ -181,4 +182,5 @@ export function report(deps: DeliverDeps, t: Target, result: AttemptResult, deci
   const fields = { ...t.ids, attempts: record.attempts, durationMs: result.durationMs, policy: t.policy.name, ...(t.destination.topic !== undefined ? { topic: t.destination.topic } : {}) };
   const line = attemptReport(decision, result, fields, record.availableAt);
   deps.log[line.severity](line.message, line.fields);
+  measureAttempt(deps.metrics, t.destination, result, decision, record, deps.clock.now());
 }

@@ -10,6 +10,7 @@ import { BATCH_OUTCOME_LINGER_MS } from '../../domain/delivery/grouped-outcomes'
 import { ReadLaneMessage } from '../../domain/intake/lane-message';
 import { DeliveryPolicy } from '../../domain/retry/delivery-policy';
 import { Decision, decide, NO_HISTORY } from '../../domain/retry/retry-decision';
+import { measureAttempt } from './attempt-metrics';
 import { backOffUntil, countAttempt, countDeadOrQueued, logged, rateWaitFor, withFailureModeOf } from './attempt';
 import { startUnderClaim, updateUnderClaim, writeUnderClaim } from './claimed-update';
 import { sendDeadLetter } from '../lanes/dead-letter';
@@ -214,6 +215,7 @@ async function ended(deps: DeliverDeps, destination: Destination, attempted: { r
     logged(deps, record, at, group);
     countAttempt(deps, member.t, result, at, member.publishedAt);
     countDeadOrQueued(deps, record, at);
+    measureAttempt(deps.metrics, destination, result, decision, record, at);
   }
   await Promise.all(written.filter((w) => w.record.status === 'DEAD').map((w) => sendDeadLetter(deps, w.member.t.event, w.record)));
   if (decision.kind === 'suspend') {

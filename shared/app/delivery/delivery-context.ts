@@ -22,6 +22,7 @@ import { DeliveryLogHead } from '../destinations/delivery-log-head';
 import type { BundleMember } from './bundle-outcomes';
 import type { AllowedTopics } from '../access/topic-access';
 import { DestinationCounters } from '../destinations/destination-counters';
+import { Metrics } from '../../ports/telemetry';
 
 /** What `deliver` works with (shared/runtime/delivery-deps.ts deliverDeps builds it once per runtime). */
 export interface DeliverDeps {
@@ -64,6 +65,8 @@ export interface DeliverDeps {
   keys?: OrderedKeyStore;
   /** Marks lanes seen behind, for the reconciler (app/lanes/lane-backlog.ts); absent: none is marked. */
   laneBacklog?: Pick<LaneBacklog, 'seen'>;
+  /** Herald's own metrics (docs/observability.md); absent: none recorded (unit tests of other things). */
+  metrics?: Metrics;
 }
 
 export type DeliverOutcome =

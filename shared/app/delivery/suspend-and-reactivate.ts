@@ -11,6 +11,7 @@ import { MessageBus } from '../../ports/messaging';
 import { DestinationDirectory } from '../destinations/destination-directory';
 import { DestinationCounters } from '../destinations/destination-counters';
 import { RateSummary } from '../../domain/stats/success-rate';
+import { Metrics } from '../../ports/telemetry';
 import { forEachLimited } from '../support/for-each-limited';
 
 /** Destinations the check looks up at once (the directory answers most from memory), and suspends at once. */
@@ -27,6 +28,8 @@ export interface SuspensionDeps {
   clock: Clock;
   log: Logger;
   policy: PolicySettings;
+  /** Herald's own metrics; absent: none recorded. */
+  metrics?: Metrics;
 }
 
 /**
@@ -81,6 +84,7 @@ async function announce(deps: Omit<SuspensionDeps, 'deliveries' | 'policy'>, des
   const notification = s.notification;
   const fields = { destinationId, cause: s.cause, reason: s.reason, ...(s.by === undefined ? {} : { by: s.by }), notifyTo: notification.to ?? '(no technicalEmail)', successRate1h: notification.successRate1h, attempts1h: notification.attempts1h };
   deps.log.error(`destination suspended: ${s.reason}`, fields);
+  deps.metrics?.add('suspensions', 1);
   try {
     await deps.bus.publish(deps.notificationsTopic, {
       data: Buffer.from(JSON.stringify(notification)),
@@ -140,6 +144,7 @@ export async function reactivateDestination(deps: SuspensionDeps, destinationId:
   if (!written) return found ? 'active' : undefined;
   deps.directory.changed(destinationId, written);
   deps.log.info('destination reactivated', { destinationId });
+  deps.metrics?.add('reactivations', 1);
   return written;
 }
 

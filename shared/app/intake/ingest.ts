@@ -12,6 +12,7 @@ import { admitOrdered, OrderedDeps, OrderedItem, takesInOrder } from '../orderin
 import { OrderedKeyStore } from '../../ports/ordered-keys';
 import { newErrorId, QUEUE_REFUSED, STORAGE_BUSY } from '../support/unavailable-causes';
 import { TooMany } from '../support/outcome';
+import { Metrics } from '../../ports/telemetry';
 import { ingestParent, TraceCarrier, withTraceContext } from '../../domain/events/trace-context';
 import { inIngestSpan } from '../tracing/spans';
 
@@ -272,4 +273,17 @@ function overQuota(verdict: Extract<QuotaVerdict, { ok: false }>, n: number): In
 /** Unavailable, none of the request's events accepted: what to do and a generic cause; the detail is in the log line `errorId` names. */
 function unavailable(error: string, events: readonly HeraldEvent[], cause: string, errorId: string): IngestResult {
   return { kind: 'unavailable', body: { error, errorId, accepted: [], failed: events.map((e) => ({ id: e.attributes.id, error: cause })) } };
+}
+
+/** Which refusal reason of the catalogue each refused answer counts under. */
+const REFUSED_AS = { invalid: 'invalid', forbidden: 'unauthorized', 'too-large': 'too-large', 'too-many': 'quota', unavailable: 'unavailable' } as const;
+
+/**
+ * An answer of ingest into Herald's metrics: the events accepted, and the refused — each event
+ * that failed of a request that went part-way, a request refused whole as one (its events were
+ * not counted before it was refused).
+ */
+export function countIngest(metrics: Metrics, result: IngestResult): void {
+  if (result.kind === 'accepted' || result.kind === 'unavailable') metrics.add('eventsAccepted', result.body.accepted.length);
+  if (result.kind !== 'accepted') metrics.add('eventsRefused', result.kind === 'unavailable' ? Math.max(1, result.body.failed.length) : 1, { reason: REFUSED_AS[result.kind] });
 }

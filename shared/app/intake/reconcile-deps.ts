@@ -5,6 +5,7 @@ import { DeliveryStore } from '../../ports/deliveries';
 import { IntakeStore, LaneMarks } from '../../ports/intake';
 import { MessageBus } from '../../ports/messaging';
 import { RateLeaseStore } from '../../ports/rate';
+import { Metrics } from '../../ports/telemetry';
 import type { DestinationDirectory } from '../destinations/destination-directory';
 import type { EventTypeCatalogue } from '../destinations/event-type-samples';
 
@@ -40,6 +41,8 @@ export interface ReconcileDeps {
   roundMs?: number;
   /** Nor once it has created this many records; default ROUND_RECORDS. */
   roundRecords?: number;
+  /** Herald's own metrics; absent: none recorded. */
+  metrics?: Metrics;
 }
 
 export interface ReconcilerState {

@@ -108,6 +108,7 @@ async function reconcileRound(deps: ReconcileDeps, until: number): Promise<Recon
         }
         const result = await recoverMissing(deps, plan, destinationsFor, mayWaitForLanes(batch.acceptedAt, now, deps.graceMs) ? activity : undefined, budget);
         report.recovered += result.recovered;
+        deps.metrics?.add('recovered', result.recovered);
         if (result.outcome === 'postponed') {
           report.postponed++;
           postponed.push(batch.acceptedAt);

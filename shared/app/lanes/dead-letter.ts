@@ -7,6 +7,7 @@ import { wellFormed } from '../../domain/events/json-body';
 import { Clock, Logger } from '../../ports/clock';
 import { DeliveryStore } from '../../ports/deliveries';
 import { MessageBus } from '../../ports/messaging';
+import { Metrics } from '../../ports/telemetry';
 
 export type { RejectReason };
 
@@ -68,6 +69,8 @@ export interface DeadLetterDeps {
   deadLetterTopic: string;
   deliveries: DeliveryStore;
   log: Logger;
+  /** Herald's own metrics; absent: none recorded. */
+  metrics?: Metrics;
 }
 
 /**
@@ -85,6 +88,7 @@ export async function sendDeadLetter(deps: DeadLetterDeps, event: HeraldEvent, r
     deps.log.warn('the dead letter could not be published now; the reconciler publishes it later', { ...ids, error: (e as Error).message });
     return false;
   }
+  deps.metrics?.add('deadLettered', 1);
   try {
     await deps.deliveries.update(record.id, (current) => {
       if (!current) return undefined;

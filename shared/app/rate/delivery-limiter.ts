@@ -8,6 +8,7 @@ import { DeferredAdvancer, RateLeaseStore } from '../../ports/rate';
 import { countsAt, DestinationPace, Waiter } from './destination-pace';
 import { LimiterPaces, MIN_LEASE_GAP_MS } from './limiter-paces';
 import { AcquireOptions, BeforeTurn, Gate, LimiterClosedError } from './limiter-gate';
+import { Metrics } from '../../ports/telemetry';
 import { countLimited, defer, leave, waitAt } from './pace-turns';
 
 const FORGET_IN_FLIGHT_MS = 30_000;
@@ -49,6 +50,8 @@ export class DeliveryLimiter extends LimiterPaces {
     private readonly holder: string,
     /** Carries out the controller's grants to bring deferred deliveries forward; absent, none is brought. */
     private readonly advancer?: DeferredAdvancer,
+    /** Herald's own metrics: deferrals and the rate changes this process's leases bring; absent: none recorded. */
+    private readonly metrics?: Metrics,
   ) {
     super(clock, log);
   }
@@ -72,7 +75,7 @@ export class DeliveryLimiter extends LimiterPaces {
     this.renew(destinationId, pace);
     const t = this.now();
     const { wait, gap } = waitAt(pace, t, this.holder);
-    if (wait > maxWaitMs) return defer(pace, t, t + wait, gap, returning);
+    if (wait > maxWaitMs) return this.counted(defer(pace, t, t + wait, gap, returning));
     if (this.closed) throw new LimiterClosedError();
     let waiter!: Waiter;
     const myTurn = new Promise<Gate>((settle, stop) => {
@@ -83,7 +86,7 @@ export class DeliveryLimiter extends LimiterPaces {
       waiter.deadline = setTimeout(() => {
         if (!leave(pace, waiter)) return;
         const now = this.now();
-        settle(defer(pace, now, now + waitAt(pace, now, this.holder).wait, gap, returning));
+        settle(this.counted(defer(pace, now, now + waitAt(pace, now, this.holder).wait, gap, returning)));
       }, maxWaitMs);
       pace.queue.push(waiter);
     });
@@ -103,6 +106,12 @@ export class DeliveryLimiter extends LimiterPaces {
     this.drain(destinationId, pace);
     const gate = await myTurn;
     if (gate.kind === 'send' && wait > 0) countLimited(pace, this.now());
+    return gate;
+  }
+
+  /** A deferral, counted. */
+  private counted(gate: Gate): Gate {
+    this.metrics?.add('rateDeferred', 1);
     return gate;
   }
 
@@ -273,6 +282,7 @@ export class DeliveryLimiter extends LimiterPaces {
         now,
       });
       if (pace.rate !== undefined && Math.abs(granted.rate - pace.rate) >= 1) this.log.debug('delivery rate changed', { destinationId, rate: granted.rate, from: pace.rate });
+      if (pace.rate !== undefined && Math.abs(granted.rate - pace.rate) >= 1) this.metrics?.add('rateChanges', 1, { direction: granted.rate > pace.rate ? 'up' : 'down' });
       pace.grids = granted.grids;
       pace.validUntil = granted.validUntil;
       pace.rate = granted.rate;

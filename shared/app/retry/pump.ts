@@ -13,6 +13,7 @@ import { queuedBecauseSuspended } from '../../domain/destinations/suspension';
 import { updateUnderClaim } from '../delivery/claimed-update';
 import { publishToLane } from '../lanes/lanes';
 import { recheckQueued } from '../delivery/queued-recheck';
+import { Metrics } from '../../ports/telemetry';
 import { afterOrderedOutcome, resequenceOrdered } from '../ordering/ordered-delivery';
 import { inPumpClaimSpan } from '../tracing/spans';
 
@@ -32,6 +33,8 @@ export interface PumpDeps {
   batchSize: number;
   /** Ordered destinations' keys: a redelivered ordered delivery gets its place again before it goes (app/ordering/ordered-delivery.ts). */
   keys?: OrderedKeyStore;
+  /** Herald's own metrics; absent: none recorded. */
+  metrics?: Metrics;
 }
 
 export interface PumpReport {
@@ -77,6 +80,7 @@ async function claimAndDispatch(deps: PumpDeps, ids: readonly string[], now: Dat
           report.skipped++;
           return;
         }
+        if (!early && claimed.availableAt !== undefined) deps.metrics?.record('pumpLag', Math.max(0, now.getTime() - Date.parse(claimed.availableAt)));
         const outcome = await inPumpClaimSpan(claimed, () => dispatch(deps, claimed));
         report[outcome]++;
       } catch (e) {

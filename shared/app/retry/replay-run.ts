@@ -15,6 +15,7 @@ import { DeadLetterQueue, PulledMessage } from '../../ports/messaging';
 import { DeliveryStore } from '../../ports/deliveries';
 import { DestinationStore } from '../../ports/destinations';
 import { ReplayStore } from '../../ports/replay';
+import { Metrics } from '../../ports/telemetry';
 import { inReplaySpan } from '../tracing/spans';
 
 export interface ReplayDeps {
@@ -44,6 +45,8 @@ export interface ReplayDeps {
   sleep?: (ms: number) => Promise<void>;
   /** Publishes the trigger again on the replay topic; absent: the push is answered `waiting` and Pub/Sub brings it again. */
   requeue?: (trigger: ReplayTrigger) => Promise<void>;
+  /** Herald's own metrics; absent: none recorded. */
+  metrics?: Metrics;
 }
 
 export interface ReplayTrigger {
@@ -336,6 +339,7 @@ class ReplayRun {
       }
       return { ...next, event: backfill } satisfies DeliveryRecord;
     });
+    if (written) this.deps.metrics?.add('replayed', 1);
     if (written) return { ...facts, outcome: 'redelivered', removed: true, ...suspended };
     const status = found as DeliveryStatus | 'missing' | 'no-event';
     if (status === 'missing') return skip('no-record', 'no delivery record has this id');

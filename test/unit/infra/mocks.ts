@@ -22,6 +22,9 @@ export const GENERATED_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 /** What Cloud Functions would answer for the URL of a function. */
 export const functionUrl = (name: string, region = REGION, project = PROJECT) => `https://${region}-${project}.cloudfunctions.net/${name}`;
 
+/** What Cloud Monitoring would name the email channel of an address. */
+export const channelName = (project: string, email: string) => `projects/${project}/notificationChannels/${[...email].reduce((n, c) => (n * 31 + c.charCodeAt(0)) % 1e9, 7)}`;
+
 let packageDir: string | undefined;
 afterAll(() => packageDir && rmSync(packageDir, { recursive: true, force: true }));
 
@@ -70,6 +73,9 @@ function computed(type: string, name: string, inputs: Record<string, unknown>): 
       const bytes = Buffer.from(GENERATED_SECRETS_KEY, 'base64').subarray(0, Number(inputs.length));
       return { base64: bytes.toString('base64'), hex: bytes.toString('hex') };
     }
+    case 'gcp:monitoring/notificationChannel:NotificationChannel':
+      // Cloud Monitoring names a channel by a number it picks: one per address here, so a test can tell them apart.
+      return { name: channelName(String(inputs.project), String((inputs.labels as Record<string, string>).email_address)) };
     case 'pulumi-nodejs:dynamic:Resource':
       return { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' };
     default:

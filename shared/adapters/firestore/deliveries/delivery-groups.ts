@@ -10,6 +10,7 @@ import type { AddedDelivered, DeliveredLinger } from '../../../ports/deliveries'
 import { COMMIT_FIRST_PAUSE_MS, COMMIT_TRIES, groupsOf, Waiting } from './group-commits';
 import { DeliveryGroupReads } from './group-reads';
 import { compacted, packedOf, StoredGroup, storedBytes, withoutDerivedId } from './stored-group';
+import { Metrics } from '../../../ports/telemetry';
 import { UNSURE_CODES } from './unsure-writes';
 
 /** How long settled records are kept (HERALD_DELIVERY_RETENTION_DAYS); `now`: the clock their expiry counts from. */
@@ -54,6 +55,8 @@ export class FirestoreDeliveryGroups extends DeliveryGroupReads {
      * its id. Absent, it is a group of one like any other.
      */
     private readonly alone?: (record: DeliveryRecord) => Promise<boolean>,
+    /** Herald's own metrics: the size of each commit; absent: none recorded. */
+    private readonly metrics?: Pick<Metrics, 'record'>,
   ) {
     super(db, ops, fromDoc, collection);
   }
@@ -175,6 +178,7 @@ export class FirestoreDeliveryGroups extends DeliveryGroupReads {
     this.committing = true;
     const taken = this.queue;
     this.queue = [];
+    this.metrics?.record('groupCommitSize', taken.length);
     // Callers are settled once the whole commit has wound up, together (as one commit did before
     // it was cut by limits): what they add next finds no commit in flight and goes at once.
     const settle: (() => void)[] = [];

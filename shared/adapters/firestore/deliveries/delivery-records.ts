@@ -9,6 +9,7 @@ import { chunks, GET_ALL_CHUNK, OperationCounter } from '../stores';
 import { COLLECTIONS, FIRESTORE_TTL_FIELDS } from '../../../firestore-schema';
 import { createIfAbsent, OptimisticDocuments } from '../write';
 import { fromDoc, fromOwn, LOG_FIELDS, Own, SAME_ATTEMPT_FIELDS, StoredDelivery, TALLY_FIELD, toDoc } from './delivery-docs';
+import { Metrics } from '../../../ports/telemetry';
 import { isUnsure } from './unsure-writes';
 
 /**
@@ -28,10 +29,10 @@ export class FirestoreDeliveryRecords {
     private readonly db: Firestore,
     protected readonly ops = new OperationCounter(),
     private readonly retention: DeliveryRetention = { retentionMs: DEFAULT_RETENTION_DAYS * DAY_MS, now: () => new Date() },
-    grouping: { alone: 'document' | 'group' } = { alone: 'document' },
+    grouping: { alone: 'document' | 'group'; metrics?: Pick<Metrics, 'record'> } = { alone: 'document' },
   ) {
     // A group gzips its members whole (adapters/firestore/deliveries/delivery-groups.ts): their attempt logs go in as they are.
-    this.groups = new FirestoreDeliveryGroups(db, ops, retention, (record) => toDoc(record, false), (doc) => fromDoc(doc), COLLECTIONS.deliveryGroups, grouping.alone === 'document' ? (record) => this.create(record) : undefined);
+    this.groups = new FirestoreDeliveryGroups(db, ops, retention, (record) => toDoc(record, false), (doc) => fromDoc(doc), COLLECTIONS.deliveryGroups, grouping.alone === 'document' ? (record) => this.create(record) : undefined, grouping.metrics);
   }
 
   protected get col() {
