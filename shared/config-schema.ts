@@ -210,12 +210,16 @@ export const envSchema = z.object({
   telemetry: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
   /** Metrics to Cloud Monitoring; default on where Herald runs on GCP (K_SERVICE set), off in local mode and elsewhere. */
   cloudMonitoring: bool.optional(),
-  /** An OpenTelemetry collector's OTLP/HTTP base URL: metrics are also sent to `<this>/v1/metrics`. */
+  /** An OpenTelemetry collector's OTLP/HTTP base URL: metrics are also sent to `<this>/v1/metrics`, spans to `<this>/v1/traces`. */
   otlpEndpoint: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL, like http://127.0.0.1:4318' })
     .optional(),
   /** How often metrics are pushed (Cloud Monitoring, OTLP): their points per minute depend on this, not on traffic. Cloud Monitoring takes one point per series per 5 s at most. */
   metricsIntervalMs: int(5_000, 3_600_000).default(60_000),
+  /** Spans to Cloud Trace; default on where Herald runs on GCP (K_SERVICE set), off in local mode and elsewhere (docs/observability.md#traces). */
+  cloudTrace: bool.optional(),
+  /** Of the traces Herald starts itself (no producer's traceparent), the share sampled; a continued trace keeps its producer's decision. */
+  traceSampleRatio: z.coerce.number({ error: 'must be a number' }).min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').default(0.01),
 });
 
 export type HeraldConfig = z.infer<typeof envSchema>;
@@ -268,6 +272,8 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   cloudMonitoring: 'HERALD_CLOUD_MONITORING',
   otlpEndpoint: 'HERALD_OTLP_ENDPOINT',
   metricsIntervalMs: 'HERALD_METRICS_INTERVAL_MS',
+  cloudTrace: 'HERALD_CLOUD_TRACE',
+  traceSampleRatio: 'HERALD_TRACE_SAMPLE_RATIO',
 };
 
 /** `scheme://host[:port]` exactly, https (http only to a loopback host). */

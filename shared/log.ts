@@ -1,4 +1,5 @@
 import { Logger, LogFields } from './ports/clock';
+import { tracing } from './tracing';
 
 type Severity = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
 
@@ -24,7 +25,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
   const log = (severity: Severity) => (message: string, fields: LogFields = {}) => {
     if (LEVELS[severity] < min) return;
-    const entry: LogFields = { severity, message, time: new Date().toISOString(), ...options.base };
+    // Under a span: Cloud Logging's trace fields, so the line shows in its trace (and the trace's logs).
+    const entry: LogFields = { severity, message, time: new Date().toISOString(), ...options.base, ...tracing().logFields() };
     for (const [k, v] of Object.entries(fields)) entry[k] = SECRET_FIELDS.test(k) ? '[redacted]' : v instanceof Error ? v.message : v;
     write(JSON.stringify(entry));
   };

@@ -41,6 +41,8 @@ export class ServiceAccounts extends pulumi.ComponentResource {
     projectRole('runtime-firestore', this.runtime, 'roles/datastore.user');
     // Herald's own metrics, written to Cloud Monitoring (docs/observability.md): write only, no read.
     projectRole('runtime-metrics', this.runtime, 'roles/monitoring.metricWriter');
+    // Spans to Cloud Trace (docs/observability.md#traces): write-only, the narrowest role that can.
+    projectRole('runtime-trace', this.runtime, 'roles/cloudtrace.agent');
     // No project-wide Pub/Sub role: the runtime is granted topic by topic and subscription by
     // subscription (components/pubsub-access.ts), and creates no lanes on GCP.
     // The documented minimum for a custom Cloud Functions build account.

@@ -46,6 +46,10 @@ import { SlowDestinations } from '../domain/delivery/slow-destinations';
 import { HERALD_ATTRIBUTE_PREFIX } from '../domain/events/cloudevents-pubsub';
 import { HOUR } from '../domain/retry/delivery-policy';
 import { createLogger, parseSeverity } from '../log';
+import { TracedHttpSender, TracedTopicPublisher } from '../adapters/traced-senders';
+import { NO_TRACING, Tracing } from '../ports/tracing';
+import { tracing, useTracing } from '../tracing';
+import { createTracing } from './tracing';
 import { AccountDataEraser, AccountStore, PortalStore } from '../ports/accounts';
 import { Clock, Logger, systemClock } from '../ports/clock';
 import { DeliveryStore } from '../ports/deliveries';
@@ -161,6 +165,8 @@ export function pushTargetFrom(config: HeraldConfig): PushTarget {
 export type RuntimeOverrides = Partial<Pick<Runtime, 'clock' | 'http' | 'log' | 'topics' | 'resolver'>> & {
   /** Telemetry shared with other runtimes (local mode: its instances, one GET /metrics) or read by a test; its owner shuts it down. */
   telemetry?: Telemetry;
+  /** The process's tracing (tests: one that keeps its spans in memory); its owner shuts it down. Absent: made from the settings, unless one is set already. */
+  tracing?: Tracing;
   /** Verifies OIDC tokens (tests: certificates of a local key). */
   idTokens?: IdTokenVerifier;
   /** Local mode: its emulators and its own port, which no destination may reach (domain/access/local-services.ts). */
@@ -181,6 +187,10 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     ingest: credentialDigest(config.ingestToken, config.ingestTokenSha256, 'ingest'),
   };
   const clock = overrides.clock ?? systemClock;
+  // One tracing per process (its context is): a second runtime (local mode's instances) uses the first's.
+  const ownTracing = overrides.tracing || tracing() !== NO_TRACING ? undefined : createTracing(config, { local: false });
+  const processTracing = overrides.tracing ?? ownTracing;
+  if (processTracing) useTracing(processTracing);
   const log = overrides.log ?? createLogger({ level: parseSeverity(config.logLevel) });
   // Before any client is made: a missing key stops start-up with nothing left open.
   const secrets = secretBoxOf(config, log);
@@ -288,8 +298,9 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     replays: new FirestoreReplayStore(firestore, firestoreOps),
     deadLetters,
     batchLane,
-    http,
-    topics,
+    // Each delivery's send in a client span whose context the receiver gets (adapters/traced-senders.ts).
+    http: new TracedHttpSender(http),
+    topics: new TracedTopicPublisher(topics),
     names,
     topology,
     batcherLease,
@@ -314,10 +325,19 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
         http instanceof UndiciHttpSender ? http.close() : Promise.resolve(),
         // The last points (this instance's final minute) go out now, with the clients.
         overrides.telemetry ? Promise.resolve() : telemetry.shutdown(),
+        // And the last spans.
+        closeTracing(ownTracing),
       ]);
     },
   };
   return rt;
+}
+
+/** The tracing this runtime made: its last spans exported, then no longer the process's. */
+async function closeTracing(own: Tracing | undefined): Promise<void> {
+  if (!own) return;
+  if (tracing() === own) useTracing(NO_TRACING);
+  await own.shutdown();
 }
 
 /** What the retry pump needs, from a runtime. */

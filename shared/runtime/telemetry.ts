@@ -19,7 +19,7 @@ type TelemetrySettings = Pick<HeraldConfig, 'telemetry' | 'cloudMonitoring' | 'o
  * The one place Herald's telemetry providers are made, from the settings (docs/configuration.md):
  * Cloud Monitoring where Herald runs on GCP (Cloud Run sets K_SERVICE), a collector over OTLP/HTTP
  * with HERALD_OTLP_ENDPOINT, Prometheus text in local mode; none of them (or HERALD_TELEMETRY=off):
- * nothing recorded at all. Traces will be made here too, on the same resource and settings.
+ * nothing recorded at all. Spans are made beside it from the same settings (runtime/tracing.ts).
  */
 export function createTelemetry(config: TelemetrySettings, where: { local: boolean }, env: NodeJS.ProcessEnv = process.env): TelemetrySetup {
   if (config.telemetry === 'off') return { telemetry: NO_TELEMETRY };

@@ -171,7 +171,7 @@ describe('what publish sends (binary mode)', () => {
       '--time', '2026-01-02T03:04:05Z',
       '--data', '{"orderId":42}',
       '--ext', 'tenant=acme',
-      '--ext', 'traceparent=00-abc-def-01',
+      '--ext', 'traceparent=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       '--ext', 'note=a=b',
     ]);
     expect(h.stderr()).toBe('');
@@ -189,7 +189,7 @@ describe('what publish sends (binary mode)', () => {
       'ce-subject': 'order%2042',
       'ce-time': '2026-01-02T03:04:05Z',
       'ce-tenant': 'acme',
-      'ce-traceparent': '00-abc-def-01',
+      'ce-traceparent': '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       'ce-note': 'a=b',
       'content-type': 'application/json',
     });

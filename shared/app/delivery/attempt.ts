@@ -20,6 +20,7 @@ import { Transition } from '../../domain/retry/delivery-state';
 import { topicNotAllowed } from '../access/topic-access';
 import { AfterError, BeforeSendError, DecideError, failedIn, RecordError, SendError } from './push-verdict';
 import { measureAttempt } from './attempt-metrics';
+import { inAttemptSpan } from '../tracing/spans';
 
 /**
  * One attempt of one delivery, first or claimed, read top to bottom: its turn (gate), the send,
@@ -61,8 +62,13 @@ export interface SentAttempt {
   publishedAt: string;
 }
 
-/** The stages of one attempt: gate, send, decide, record, after; a failure is typed by its stage (push-verdict.ts). */
-export async function attempt(deps: DeliverDeps, t: Target, records: AttemptRecords): Promise<DeliverOutcome> {
+/**
+ * The stages of one attempt: gate, send, decide, record, after; a failure is typed by its stage
+ * (push-verdict.ts); in the event's trace (app/tracing/spans.ts).
+ */
+export const attempt = (deps: DeliverDeps, t: Target, records: AttemptRecords) => inAttemptSpan(t, () => attemptStages(deps, t, records));
+
+async function attemptStages(deps: DeliverDeps, t: Target, records: AttemptRecords): Promise<DeliverOutcome> {
   const gate = await deps.limiter.acquire(t.destination.id, rateBoundsOf(t.destination), rateWaitFor(deps, t), records.gate).catch(failedIn(BeforeSendError));
   if (gate.kind === 'skip') return records.skipped();
   if (gate.kind === 'defer') return waiting(deps, t, records, { type: 'defer', until: new Date(gate.until) }, 'delivery deferred by rate control').catch(failedIn(BeforeSendError));

@@ -19,6 +19,7 @@ import { recheckQueued } from './queued-recheck';
 import { createRecord } from './record-create';
 import { suspendDestination } from './suspend-and-reactivate';
 import { topicNotAllowed } from '../access/topic-access';
+import { inBatchSpan } from '../tracing/spans';
 
 /**
  * One batch's attempt (domain/modes/batching.ts): many events of one destination in one request,
@@ -178,7 +179,11 @@ function detailFor(place: BatchPlace, detail: AttemptDetail): AttemptDetail {
   return { ...rest, request: { headers: {}, bodyBytes: detail.request.bodyBytes }, ...(response ? { response: { status: response.status, headers: {}, bodyExcerpt: '' } } : {}) };
 }
 
-async function sendBatch(deps: DeliverDeps, destination: Destination, policy: DeliveryPolicy, members: readonly { t: Target }[], batchId: string, at: Date): Promise<{ result: AttemptResult | HeraldOverload; sent: SentRequest }> {
+/** The batch's send, in a span linked to its members' traces (app/tracing/spans.ts). */
+const sendBatch = (deps: DeliverDeps, destination: Destination, policy: DeliveryPolicy, members: readonly { t: Target }[], batchId: string, at: Date) =>
+  inBatchSpan(batchId, members.map((m) => m.t.event), () => sendBatchOnce(deps, destination, policy, members, batchId, at));
+
+async function sendBatchOnce(deps: DeliverDeps, destination: Destination, policy: DeliveryPolicy, members: readonly { t: Target }[], batchId: string, at: Date): Promise<{ result: AttemptResult | HeraldOverload; sent: SentRequest }> {
   const { sent, messages } = batchRequestFor(destination, members.map((m) => ({ event: m.t.event, deliveryId: m.t.id })), batchId, at);
   const result = messages
     ? ((await topicNotAllowed(deps, destination)) ?? (await deps.topics.publishMany({ topic: sent.target, messages, timeoutMs: policy.attemptTimeoutMs })))

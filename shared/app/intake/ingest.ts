@@ -13,6 +13,8 @@ import { OrderedKeyStore } from '../../ports/ordered-keys';
 import { newErrorId, QUEUE_REFUSED, STORAGE_BUSY } from '../support/unavailable-causes';
 import { TooMany } from '../support/outcome';
 import { Metrics } from '../../ports/telemetry';
+import { ingestParent, TraceCarrier, withTraceContext } from '../../domain/events/trace-context';
+import { inIngestSpan } from '../tracing/spans';
 
 /**
  * What resending after an unavailable answer costs, said exactly: an event is one delivery per destination (one record,
@@ -70,7 +72,18 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
   }
   const refused = deps.account !== undefined ? deps.quotas?.refusedNow(deps.account) : undefined;
   if (refused) return overQuota(refused, 1);
+  const started = new Date();
   const parsed = parseHttpEvents(headers, body, deps.clock.now());
+  return inIngestSpan(ingestParent(headers, parsed.ok ? parsed.value : undefined), started, async (span) => {
+    const result = await admit(deps, parsed, span.carrier);
+    span.set({ 'herald.result': result.kind, 'herald.events': parsed.ok ? parsed.value.length : 0 });
+    if (result.kind !== 'accepted') span.fail(result.body.error);
+    return result;
+  });
+}
+
+/** A parsed request's events checked, journaled and sent on, each carrying a trace context (its own, else the request's). */
+async function admit(deps: IngestDeps, parsed: ReturnType<typeof parseHttpEvents>, trace: TraceCarrier | undefined): Promise<IngestResult> {
   if (!parsed.ok) {
     return { kind: 'invalid', body: { error: `invalid CloudEvent${parsed.mode === 'batch' ? ' batch' : ''}: ${parsed.issues.length} problem(s)`, issues: parsed.issues } };
   }
@@ -99,6 +112,8 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     if (unknown) return unknown;
   }
   if (deps.account !== undefined) events = events.map((e) => withAccount(e, deps.account!));
+  // After the size check: the bytes Herald adds are not the producer's to count.
+  events = events.map((e) => withTraceContext(e, trace));
   if (deps.quotas) {
     const counts = new Map<string, number>();
     for (const e of events) counts.set(eventAccount(e.attributes), (counts.get(eventAccount(e.attributes)) ?? 0) + 1);

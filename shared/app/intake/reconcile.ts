@@ -8,6 +8,7 @@ import { ReconcileDeps, ReconcileReport } from './reconcile-deps';
 import { LaneActivity } from './lane-activity';
 import { RoundBudget } from './round-budget';
 import { DestinationsFor, planOf, recoverMissing } from './batch-recovery';
+import { inReconcileSpan } from '../tracing/spans';
 
 const CONCURRENCY = 4;
 /** A round's budget, well inside the pump run it shares (PUMP_RUN_SECONDS, 55 s): several rounds fit in one. */
@@ -70,7 +71,9 @@ function batchesTaken(deps: ReconcileDeps): number {
  * One round, bounded (ReconcileDeps.roundMs, roundRecords) and never past `until` (epoch ms,
  * Date.now()) when given.
  */
-export async function reconcileOnce(deps: ReconcileDeps, until = Infinity): Promise<ReconcileReport> {
+export const reconcileOnce = (deps: ReconcileDeps, until = Infinity) => inReconcileSpan(() => reconcileRound(deps, until));
+
+async function reconcileRound(deps: ReconcileDeps, until: number): Promise<ReconcileReport> {
   const report: ReconcileReport = { batches: 0, postponed: 0, expected: 0, recovered: 0, deadLetters: 0 };
   const budget = new RoundBudget(Math.min(until, Date.now() + (deps.roundMs ?? ROUND_MS)), deps.roundRecords ?? ROUND_RECORDS);
   let unfinished = 0;

@@ -7,6 +7,7 @@ import { LaneProvisioner, MessageBus, PulledMessage, TopicNotFoundError } from '
 import { batchLaneNames, laneTopicOf, TopologyNames } from '../../topology';
 import { BatcherWaker } from './batcher-wake';
 import { gunzipped, gzipped } from '../../compression';
+import { inLaneSpan } from '../tracing/spans';
 
 /**
  * Every publish onto a lane goes through here (the messages themselves: domain/intake/lane-message.ts):
@@ -35,6 +36,10 @@ export async function publishToLane(deps: LaneDeps, destination: Pick<Destinatio
 }
 
 async function publishOn(deps: LaneDeps, destination: Pick<Destination, 'id' | 'lane'>, topic: string, published: PubSubMessage): Promise<string> {
+  return inLaneSpan(topic, published, () => publishOnce(deps, destination, topic, published));
+}
+
+async function publishOnce(deps: LaneDeps, destination: Pick<Destination, 'id' | 'lane'>, topic: string, published: PubSubMessage): Promise<string> {
   try {
     await deps.bus.publish(topic, published);
   } catch (e) {

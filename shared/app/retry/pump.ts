@@ -15,6 +15,7 @@ import { publishToLane } from '../lanes/lanes';
 import { recheckQueued } from '../delivery/queued-recheck';
 import { Metrics } from '../../ports/telemetry';
 import { afterOrderedOutcome, resequenceOrdered } from '../ordering/ordered-delivery';
+import { inPumpClaimSpan } from '../tracing/spans';
 
 export interface PumpDeps {
   bus: MessageBus;
@@ -80,7 +81,7 @@ async function claimAndDispatch(deps: PumpDeps, ids: readonly string[], now: Dat
           return;
         }
         if (!early && claimed.availableAt !== undefined) deps.metrics?.record('pumpLag', Math.max(0, now.getTime() - Date.parse(claimed.availableAt)));
-        const outcome = await dispatch(deps, claimed);
+        const outcome = await inPumpClaimSpan(claimed, () => dispatch(deps, claimed));
         report[outcome]++;
       } catch (e) {
         // One delivery's fault (a transaction that aborted) must not cost the round the others:

@@ -16,6 +16,7 @@ import { DeliveryStore } from '../../ports/deliveries';
 import { DestinationStore } from '../../ports/destinations';
 import { ReplayStore } from '../../ports/replay';
 import { Metrics } from '../../ports/telemetry';
+import { inReplaySpan } from '../tracing/spans';
 
 export interface ReplayDeps {
   replays: ReplayStore;
@@ -83,7 +84,9 @@ const HOLD_MARGIN_SECONDS = 60;
  *
  * Runs once per id (see beginRun); stops before `runMs` and reports `incomplete`.
  */
-export async function runReplay(deps: ReplayDeps, trigger: ReplayTrigger): Promise<ReplayOutcome> {
+export const runReplay = (deps: ReplayDeps, trigger: ReplayTrigger) => inReplaySpan(trigger.id, () => replayRun(deps, trigger));
+
+async function replayRun(deps: ReplayDeps, trigger: ReplayTrigger): Promise<ReplayOutcome> {
   const token = randomUUID();
   const ids = { replayId: trigger.id, messageId: trigger.messageId, ...(trigger.request.account !== undefined ? { account: trigger.request.account } : {}) };
   const found = await findReplay(deps.replays, trigger.request.account, trigger.id);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { traceExtensionProblem } from './trace-context';
 
 /**
  * Herald's one in-memory shape of a CloudEvent: context attributes as strings (the form
@@ -104,6 +105,9 @@ export const eventAttributesSchema = z
         ctx.addIssue({ code: 'custom', message: `longer than ${MAX_ATTRIBUTE_VALUE_BYTES} bytes`, path: [name] });
       } else if (stringTypeProblem(name, value)) {
         ctx.addIssue({ code: 'custom', message: stringTypeProblem(name, value)!, path: [name] });
+      } else if (traceExtensionProblem(name, value)) {
+        // Refused, not dropped: a receiver or a trace that silently lost the producer's context is harder to explain than a 400.
+        ctx.addIssue({ code: 'custom', message: traceExtensionProblem(name, value)!, path: [name] });
       }
     }
   });

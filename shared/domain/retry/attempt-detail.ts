@@ -1,5 +1,6 @@
 import type { AttemptDetail, AttemptResult } from './delivery';
 import type { Decision } from './retry-decision';
+import { traceIdOf } from '../events/trace-context';
 
 export type { AttemptDetail };
 
@@ -86,6 +87,8 @@ export function attemptDetail(sent: SentRequest, result: AttemptResult, decision
   };
   if (result.kind === 'response') detail.response = { status: result.status, headers: result.headers ?? {}, bodyExcerpt: result.bodyExcerpt };
   if (result.kind === 'published') detail.messageId = result.messageId;
+  const traceId = traceIdOf(sent.headers['ce-traceparent']);
+  if (traceId !== undefined) detail.traceId = traceId;
   if (failure !== undefined) detail.error = failure;
   return detail;
 }

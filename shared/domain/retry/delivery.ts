@@ -91,6 +91,8 @@ export interface AttemptDetail {
   messageId?: string;
   /** Why the attempt failed, when it did, in the words of LastError. */
   error?: string;
+  /** The event's trace (its traceparent's trace id): where this attempt's spans are, or its failure when the trace was not sampled (docs/observability.md#traces). */
+  traceId?: string;
   /** What Herald decided after it (retry-decision.ts Decision's kinds); `at`: when a retry is due. */
   decision: { kind: 'delivered' | 'retry' | 'throttle' | 'dead' | 'suspend' | 'queue'; at?: string; reason?: string };
 }
