@@ -30,6 +30,8 @@ import { generateSecretsKey } from '../../shared/domain/access/secret-box';
 import { healthAnswer } from './health';
 import { localServicesOf } from './local-services';
 import { createTelemetry, TelemetrySetup } from '../../shared/runtime/telemetry';
+import { localHealth } from '../../shared/runtime/health';
+import { LaneAges } from '../../shared/domain/health/lane-ages';
 
 export interface LocalStackOptions {
   /** Port to serve on; 0 picks a free one. Default: PORT or 8080. */
@@ -198,8 +200,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     // One telemetry for every instance: one GET /metrics, the instances' counts added together.
     telemetry = createTelemetry(config, { local: true }, env);
+    // The Overview panel's numbers: those of GET /metrics, and the lanes' ages every instance sees.
+    const laneAges = new LaneAges();
     const overrides = {
       telemetry: telemetry.telemetry,
+      laneAges,
+      health: localHealth(config, telemetry, laneAges, new Date()),
       // No destination reaches the emulators or this server, loopback allowed or not.
       localServices: localServicesOf(hosts, actualPort),
       ...(options.log ? { log: options.log } : {}),

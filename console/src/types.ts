@@ -126,3 +126,19 @@ export interface EventType {
   sample: Record<string, unknown>;
   destinations: string[];
 }
+
+/** GET /admin/overview: Herald's own health over a window (the operator's only). */
+export interface HealthOverview {
+  window: '1m' | '5m' | '15m' | '1h';
+  source: 'process' | 'cloud-monitoring' | 'none';
+  acceptedPerSecond: number | null;
+  deliveredPerSecond: number | null;
+  endToEndP99Ms: number | null;
+  deadLettered: number | null;
+  lanesOldestBacklogSeconds: number | null;
+  lanesBacklogBasis?: string;
+  counts?: { accepted: number; delivered: number };
+  coveredSeconds?: number;
+  reason?: string;
+  asOf: string;
+}

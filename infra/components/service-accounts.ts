@@ -39,10 +39,14 @@ export class ServiceAccounts extends pulumi.ComponentResource {
     const projectRole = (key: string, sa: gcp.serviceaccount.Account, role: string) =>
       new gcp.projects.IAMMember(`${name}-${key}`, { project: args.project, role, member: sa.member }, child);
     projectRole('runtime-firestore', this.runtime, 'roles/datastore.user');
-    // Herald's own metrics, written to Cloud Monitoring (docs/observability.md): write only, no read.
+    // Herald's own metrics, written to Cloud Monitoring (docs/observability.md).
     projectRole('runtime-metrics', this.runtime, 'roles/monitoring.metricWriter');
     // Spans to Cloud Trace (docs/observability.md#traces): write-only, the narrowest role that can.
     projectRole('runtime-trace', this.runtime, 'roles/cloudtrace.agent');
+    // And read back, for the console's Overview panel (GET /admin/overview: timeSeries.list of
+    // Herald's metrics and its lanes' Pub/Sub backlog). The narrowest predefined role that lists
+    // time series; read only, and no custom role for a deployer to be allowed to make.
+    projectRole('runtime-metrics-read', this.runtime, 'roles/monitoring.viewer');
     // No project-wide Pub/Sub role: the runtime is granted topic by topic and subscription by
     // subscription (components/pubsub-access.ts), and creates no lanes on GCP.
     // The documented minimum for a custom Cloud Functions build account.

@@ -2,6 +2,7 @@ import { AccountPurgeDeps } from '../app/access/account-purge';
 import { PortalVerifier } from '../app/access/portal-verifier';
 import { AccountsAdminDeps } from '../app/admin/accounts-admin';
 import { DeletionDeps } from '../app/admin/destination-deletion';
+import { HealthAdminDeps } from '../app/admin/health-admin';
 import { AdminDeps } from '../app/admin/destinations-admin';
 import { OrderedKeysDeps } from '../app/admin/ordered-keys-admin';
 import { ReplaysAdminDeps } from '../app/admin/replays-admin';
@@ -25,6 +26,7 @@ export type AdminApiDeps = AdminDeps &
   SuspensionDeps &
   ReplaysAdminDeps &
   AccountsAdminDeps &
+  HealthAdminDeps &
   Pick<DeletionDeps, 'deadLetterTopic'> & {
     portals: PortalStore;
     portalAccess: PortalVerifier;
@@ -59,5 +61,6 @@ export function adminApiDeps(rt: Runtime): AdminApiDeps {
     names: rt.names,
     counterBucketMs: rt.counters.options.bucketMs,
     timeScale: rt.config.timeScale,
+    health: rt.health,
   };
 }

@@ -61,6 +61,9 @@ import { OrderedKeyStore } from '../ports/ordered-keys';
 import { RateLeaseStore } from '../ports/rate';
 import { ReplayStore } from '../ports/replay';
 import { Telemetry } from '../ports/telemetry';
+import { HealthReader } from '../ports/health';
+import { LaneAges } from '../domain/health/lane-ages';
+import { deployedHealth } from './health';
 import { createTelemetry } from './telemetry';
 import { FunctionName, Topology, TopologyNames, batchLaneNames, deadLetterHoldName, heraldTopology } from '../topology';
 import { Firestore } from '@google-cloud/firestore';
@@ -128,6 +131,8 @@ export interface Runtime {
   /** Lanes seen behind: marked by deliver, read by the reconciler (domain/intake/lane-backlog.ts). */
   laneMarks: LaneMarks;
   laneBacklog: LaneBacklog;
+  /** Herald's own health for the console's Overview panel (runtime/health.ts). */
+  health: HealthReader;
   /** Replay reports (Firestore `replays`). */
   replays: ReplayStore;
   /** The dead-letter topic through its hold subscription (replay reads it). */
@@ -167,6 +172,10 @@ export type RuntimeOverrides = Partial<Pick<Runtime, 'clock' | 'http' | 'log' | 
   telemetry?: Telemetry;
   /** The process's tracing (tests: one that keeps its spans in memory); its owner shuts it down. Absent: made from the settings, unless one is set already. */
   tracing?: Tracing;
+  /** Local mode: the health its instances share, read from their shared telemetry (runtime/health.ts localHealth). */
+  health?: HealthReader;
+  /** Local mode: the first attempts' ages its instances see, which `health` reads. */
+  laneAges?: LaneAges;
   /** Verifies OIDC tokens (tests: certificates of a local key). */
   idTokens?: IdTokenVerifier;
   /** Local mode: its emulators and its own port, which no destination may reach (domain/access/local-services.ts). */
@@ -294,7 +303,8 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     slow: new SlowDestinations({ slowMs: config.slowAttemptMs, forgetMs: SLOW_FORGET_MS }),
     rateLeases,
     laneMarks,
-    laneBacklog: new LaneBacklog(laneMarks, clock, log, config.reconcileAfterMs),
+    laneBacklog: new LaneBacklog(laneMarks, clock, log, config.reconcileAfterMs, overrides.laneAges),
+    health: overrides.health ?? deployedHealth(config),
     replays: new FirestoreReplayStore(firestore, firestoreOps),
     deadLetters,
     batchLane,

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { MetricReader } from '@opentelemetry/sdk-metrics';
+import type { CollectionResult, MetricReader } from '@opentelemetry/sdk-metrics';
 import { NO_TELEMETRY } from '../adapters/otel/off';
 import { cloudMonitoringReader, otlpReader, prometheusReader } from '../adapters/otel/readers';
 import { HeraldConfig } from '../config-schema';
@@ -11,6 +11,8 @@ export interface TelemetrySetup {
   telemetry: Telemetry;
   /** Prometheus text of every metric, read when scraped (local mode only). */
   prometheus?: http.RequestListener;
+  /** The same numbers as data, collected when asked (local mode only: the Overview panel, runtime/health.ts). */
+  collect?: () => Promise<CollectionResult>;
 }
 
 type TelemetrySettings = Pick<HeraldConfig, 'telemetry' | 'cloudMonitoring' | 'otlpEndpoint' | 'metricsIntervalMs' | 'projectId' | 'topicPrefix'>;
@@ -25,10 +27,12 @@ export function createTelemetry(config: TelemetrySettings, where: { local: boole
   if (config.telemetry === 'off') return { telemetry: NO_TELEMETRY };
   const readers: MetricReader[] = [];
   let prometheus: http.RequestListener | undefined;
+  let collect: TelemetrySetup['collect'];
   if (where.local) {
     const scrape = prometheusReader();
     readers.push(scrape.reader);
     prometheus = scrape.handler;
+    collect = scrape.collect;
   }
   if (config.cloudMonitoring ?? (!where.local && env.K_SERVICE !== undefined)) readers.push(cloudMonitoringReader(config.projectId, config.metricsIntervalMs));
   if (config.otlpEndpoint !== undefined) readers.push(otlpReader(config.otlpEndpoint, config.metricsIntervalMs));
@@ -45,5 +49,5 @@ export function createTelemetry(config: TelemetrySettings, where: { local: boole
     },
     readers,
   );
-  return { telemetry, ...(prometheus ? { prometheus } : {}) };
+  return { telemetry, ...(prometheus ? { prometheus } : {}), ...(collect ? { collect } : {}) };
 }

@@ -378,6 +378,8 @@ test("a portal link for one account never shows another's data; an expired or ta
   const { context, page } = await newPage();
   await page.goto(link);
   await heading(page, 'Overview');
+  // Herald's own health is the operator's: a portal session sees none of it.
+  expect(await page.getByTestId('herald-health').count()).toBe(0);
   // The link's token leaves the address bar at once.
   expect(page.url()).not.toContain('portal=');
   await page.getByText('Portal A Inc').first().waitFor();
@@ -666,5 +668,34 @@ test('on Queued & dead, one of two dead deliveries selected (from the keyboard) 
   await page.getByTestId('replay-progress').getByText(/finished/).waitFor({ timeout: patient(60_000) });
   const replays = (await stack.admin('GET', '/accounts/pickco/replays')).body as { replays: { request: Record<string, unknown> }[] };
   expect(replays.replays[0]!.request).toMatchObject({ account: 'pickco', destination: 'picky', since: expect.any(String) as unknown, until: expect.any(String) as unknown, eventTypes: ['com.example.pick'], dryRun: true });
+  await context.close();
+});
+
+test("the operator's Overview opens on Herald's health: five tiles with units, over a window, refreshed", async () => {
+  const { context, page } = await newPage();
+  await page.goto(consoleUrl);
+  await page.getByLabel('Admin token or account key', { exact: true }).fill(stack.config.adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await heading(page, 'Overview');
+  const health = page.getByRole('region', { name: 'Herald health' });
+  await health.getByRole('heading', { level: 2, name: 'Herald health' }).waitFor();
+  // Earlier tests published and delivered: the numbers are there, with their units.
+  await page.getByTestId('health-accepted').filter({ hasText: /^[\d.,]+ events\/s$/ }).waitFor();
+  expect(await page.getByTestId('health-delivered').textContent()).toMatch(/^([\d.,]+ \/s|—)$/);
+  expect(await page.getByTestId('health-p99').textContent()).toMatch(/^([\d.,]+ (ms|s)|—)$/);
+  expect(await page.getByTestId('health-dead').textContent()).toMatch(/^\d+$/);
+  expect(await page.getByTestId('health-lanes').textContent()).toMatch(/^([\d.,]+ s|—)$/);
+  await health.getByText(/from this process's own metrics/).waitFor();
+  // The counts behind the rates agree with what GET /admin/overview says for the window.
+  await health.getByRole('button', { name: '1 h' }).click();
+  const api = (await stack.admin('GET', '/overview?window=1h')).body as { counts: { accepted: number } };
+  expect(api.counts.accepted).toBeGreaterThan(0);
+  await page.getByTestId('health-counts').filter({ hasText: /\d+ events accepted/ }).waitFor();
+  // Read again every few seconds: the time of the last read moves on.
+  const read = async () => (await health.getByText(/last at/).textContent()) ?? '';
+  const first = await read();
+  await until(page, async () => (await read()) !== first, () => page.waitForTimeout(500), patient(15_000));
+  await expectAccessible(page, 'overview with Herald health');
+  await screenshot(page, 'overview-health');
   await context.close();
 });

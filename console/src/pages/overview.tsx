@@ -3,6 +3,7 @@ import { ApiError, get } from '../api';
 import { TimeChart } from '../chart';
 import { acct, Ctx } from '../ctx';
 import { Stats } from '../types';
+import { HeraldHealth } from './health';
 import { Empty, ErrorBox, fmtRate, href, Loading, DataTable, Tile, useLoad } from '../ui';
 
 function latencyOf(l: Stats['latencyMs']): { p50?: number; p99?: number } {
@@ -42,10 +43,14 @@ export function Overview({ ctx }: { ctx: Ctx }) {
   }, [s]);
   const total = s?.series.reduce((n, b) => n + b.attempts, 0) ?? 0;
   const latency = latencyOf(s?.latencyMs);
+  // The admin token sees Herald's own health first: the whole deployment's, before one account's.
+  const operator = ctx.session.kind === 'operator';
   return (
     <section aria-labelledby="overview-title">
+      {operator && <h1 id="overview-title">Overview</h1>}
+      {operator && <HeraldHealth />}
       <div class="page-head">
-        <h1 id="overview-title">Overview</h1>
+        {operator ? <h2>Account {ctx.account}</h2> : <h1 id="overview-title">Overview</h1>}
         <div class="segmented" role="group" aria-label="Time window">
           {(['1h', '24h'] as const).map((w) => (
             <button key={w} type="button" aria-pressed={window === w} onClick={() => setWindow(w)}>

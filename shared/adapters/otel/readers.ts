@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import type { MetricReader } from '@opentelemetry/sdk-metrics';
+import type { CollectionResult, MetricReader } from '@opentelemetry/sdk-metrics';
 
 /*
  * The ways Herald's metrics leave the process, one MetricReader each. Each exporter package is
@@ -24,10 +24,13 @@ export function otlpReader(endpoint: string, intervalMs: number): MetricReader {
   return new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url }), exportIntervalMillis: intervalMs, exportTimeoutMillis: Math.min(intervalMs, 30_000) });
 }
 
-/** Prometheus text, read when scraped: the reader, and the handler that answers a scrape (local mode's GET /metrics). */
-export function prometheusReader(): { reader: MetricReader; handler: http.RequestListener } {
+/**
+ * Prometheus text, read when scraped: the reader, the handler that answers a scrape (local
+ * mode's GET /metrics), and the same reader's collection as data (the Overview panel's numbers).
+ */
+export function prometheusReader(): { reader: MetricReader; handler: http.RequestListener; collect: () => Promise<CollectionResult> } {
   const { PrometheusExporter } = require('@opentelemetry/exporter-prometheus') as typeof import('@opentelemetry/exporter-prometheus');
   // Herald's own server answers the scrape; the exporter starts none of its own.
   const exporter = new PrometheusExporter({ preventServerStart: true });
-  return { reader: exporter, handler: (req, res) => exporter.getMetricsRequestHandler(req, res) };
+  return { reader: exporter, handler: (req, res) => exporter.getMetricsRequestHandler(req, res), collect: () => exporter.collect() };
 }

@@ -2,6 +2,7 @@ import { laneOfSubscription, shouldMark } from '../../domain/intake/lane-backlog
 import { Clock, Logger } from '../../ports/clock';
 import { LaneMarks } from '../../ports/intake';
 import { errorMessage } from '../../domain/error-message';
+import { LaneAges } from '../../domain/health/lane-ages';
 
 /**
  * Marks a lane behind when this instance takes a first-attempt message from it long after it
@@ -19,6 +20,8 @@ export class LaneBacklog {
     private readonly log: Logger,
     /** The reconciler's grace (HERALD_RECONCILE_AFTER_MS): how late is behind, and how often a mark is written, follow it. */
     private readonly graceMs: number,
+    /** Every first attempt's age, for the Overview panel in local mode (domain/health/lane-ages.ts). */
+    private readonly ages?: LaneAges,
   ) {}
 
   /** A first-attempt message published on its lane at `publishTime` (Pub/Sub's), pushed on `subscription`. */
@@ -26,6 +29,7 @@ export class LaneBacklog {
     const lane = laneOfSubscription(subscription);
     if (lane === undefined) return;
     const now = this.clock.now().getTime();
+    this.ages?.seen(publishTime.getTime(), now);
     if (!shouldMark(this.lastMarks.get(lane), publishTime.getTime(), now, this.graceMs)) return;
     this.lastMarks.set(lane, now);
     this.marks.mark(lane, new Date(now)).catch((e: unknown) => this.log.debug('marking a lane behind failed; the reconciler may recover a late delivery as well', { lane, error: errorMessage(e) }));

@@ -368,7 +368,7 @@ describe('who may call what', () => {
 
   test('the runtime identity has no project-wide Pub/Sub role, and acts as no other identity', () => {
     const projectGrants = ofType('gcp:projects/iAMMember:IAMMember').filter((r) => r.inputs.member === `serviceAccount:${RUNTIME_SA}`).map((r) => r.inputs.role);
-    expect(projectGrants).toEqual(['roles/datastore.user', 'roles/monitoring.metricWriter', 'roles/cloudtrace.agent']);
+    expect(projectGrants).toEqual(['roles/datastore.user', 'roles/monitoring.metricWriter', 'roles/cloudtrace.agent', 'roles/monitoring.viewer']);
     // Nobody holds a project-wide Pub/Sub role but Google's own agent, which forwards dead letters.
     const pubsubProjectRoles = ofType('gcp:projects/iAMMember:IAMMember').filter((r) => String(r.inputs.role).startsWith('roles/pubsub.'));
     expect(pubsubProjectRoles.map((r) => [r.inputs.role, r.inputs.member])).toEqual([['roles/pubsub.subscriber', PUBSUB_AGENT]]);
