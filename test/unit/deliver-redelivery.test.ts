@@ -75,7 +75,7 @@ test('a first push that succeeds reads no delivery record: one write, the create
   h.deps.limiter.close();
 });
 
-test('redelivered after its success was recorded: sent again, recorded as a duplicate, counted once', async () => {
+test('redelivered after its success was recorded: sent again, recorded as a duplicate, each send counted', async () => {
   const h = await setup([204]);
   await deliverFromLane(h.deps, h.push);
   const again = await deliverFromLane(h.deps, { ...h.push, messageId: 'm1' });
@@ -86,7 +86,8 @@ test('redelivered after its success was recorded: sent again, recorded as a dupl
   const record = await h.deliveries.get(ID);
   expect(record).toMatchObject({ status: 'DELIVERED', attempts: 1, duplicates: { count: 1 } });
   expect(record?.attemptLog).toHaveLength(1);
-  expect(await h.counted()).toEqual({ attempts: 1, successes: 1, failures: 0, dead: 0 });
+  // The stats count what the receiver answered: two requests, two 2xx.
+  expect(await h.counted()).toEqual({ attempts: 2, successes: 2, failures: 0, dead: 0 });
   // Once in the log head.
   expect(h.created).toEqual([ID]);
   // A third push adds to the count.
@@ -117,29 +118,29 @@ test('redelivered after its success was recorded, and failing: the delivery stay
   const record = await h.deliveries.get(ID);
   expect(record).toMatchObject({ status: 'DELIVERED', attempts: 1, duplicates: { count: 1 } });
   expect(record).not.toHaveProperty('availableAt');
-  expect(await h.counted()).toEqual({ attempts: 1, successes: 1, failures: 0, dead: 0 });
+  expect(await h.counted()).toEqual({ attempts: 2, successes: 1, failures: 1, dead: 0 });
   h.deps.limiter.close();
 });
 
-test('redelivered after a failed first attempt and failing again: the retry keeps its schedule, nothing counted again', async () => {
+test('redelivered after a failed first attempt and failing again: the retry keeps its schedule, the second send counted as a failure', async () => {
   const h = await setup([503], { policy: LATE_RETRY });
   await deliverFromLane(h.deps, h.push);
   const before = await h.deliveries.get(ID);
   expect(await deliverFromLane(h.deps, h.push)).toEqual({ kind: 'duplicate', deliveryId: ID, status: 'PENDING' });
   expect(h.sent).toHaveLength(2);
   expect(await h.deliveries.get(ID)).toEqual(before);
-  expect(await h.counted()).toEqual({ attempts: 1, successes: 0, failures: 1, dead: 0 });
+  expect(await h.counted()).toEqual({ attempts: 2, successes: 0, failures: 2, dead: 0 });
   h.deps.limiter.close();
 });
 
-test('redelivered after it went DEAD: left DEAD, one dead letter, counted once', async () => {
+test('redelivered after it went DEAD: left DEAD, one dead letter, dead once, each send counted', async () => {
   const h = await setup([400, 204], { policy: 'adobe-best-effort' });
   expect(await deliverFromLane(h.deps, h.push)).toMatchObject({ kind: 'attempted', decision: 'dead', status: 'DEAD' });
   const before = await h.deliveries.get(ID);
   expect(await deliverFromLane(h.deps, h.push)).toEqual({ kind: 'duplicate', deliveryId: ID, status: 'DEAD' });
   expect(await h.deliveries.get(ID)).toEqual(before);
   expect(h.deadLetters()).toHaveLength(1);
-  expect(await h.counted()).toEqual({ attempts: 1, successes: 0, failures: 1, dead: 1 });
+  expect(await h.counted()).toEqual({ attempts: 2, successes: 1, failures: 1, dead: 1 });
   h.deps.limiter.close();
 });
 
@@ -168,7 +169,7 @@ test('a redelivered push whose record cannot be updated is acked all the same: t
   expect(h.sent).toHaveLength(2);
   expect(await h.deliveries.get(ID)).toMatchObject({ status: 'DELIVERED', attempts: 1 });
   expect(h.logs.find((l) => l.severity === 'WARNING' && /recording it failed/.test(String(l.message)))).toMatchObject({ deliveryId: ID, error: '10 ABORTED: Transaction lock timeout.' });
-  expect(await h.counted()).toEqual({ attempts: 1, successes: 1, failures: 0, dead: 0 });
+  expect(await h.counted()).toEqual({ attempts: 2, successes: 2, failures: 0, dead: 0 });
   h.deps.limiter.close();
 });
 

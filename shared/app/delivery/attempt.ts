@@ -79,6 +79,10 @@ async function attemptStages(deps: DeliverDeps, t: Target, records: AttemptRecor
     if (result.kind === 'herald-overload') return waiting(deps, t, records, { type: 'back-off', until: backOffUntil(deps) }, overloaded(result)).catch(failedIn(BeforeSendError));
     deps.limiter.report(t.destination.id, result, at);
     const publishedAt = records.publishedAt(at);
+    // Counted as sent, whatever its record then becomes (a redelivery's settling, a claim taken
+    // over, a write that fails and is recorded later without a second send): every request the
+    // receiver answered is one attempt in the stats, and only one.
+    countAttempt(deps, t, result, at, publishedAt);
     const decision = await withFailureModeOf(deps, t.destination, decide(t.policy, records.history, result, at, new Date(publishedAt))).catch(failedIn(DecideError));
     const written = await records.record({ result, decision, detail: detailOf(sent, result, decision, at), at, publishedAt }).catch(failedIn(RecordError));
     if ('ended' in written) return written.ended;
@@ -184,12 +188,11 @@ export function countDeadOrQueued(deps: Pick<DeliverDeps, 'counters'>, record: D
 }
 
 /**
- * An attempt counted toward its destination's success rate and said in its log line (the line:
- * domain/delivery/attempt-request.ts attemptReport).
+ * An attempt said in its log line (the line: domain/delivery/attempt-request.ts attemptReport) and
+ * measured; it was counted toward its destination's success rate when it was sent (attemptStages).
  */
 export function reported(deps: DeliverDeps, t: Target, attempted: Attempted, record: DeliveryRecord): void {
-  const { result, decision, at } = attempted;
-  countAttempt(deps, t, result, at, attempted.publishedAt);
+  const { result, decision } = attempted;
   const fields = { ...t.ids, attempts: record.attempts, durationMs: result.durationMs, policy: t.policy.name, ...(t.destination.topic !== undefined ? { topic: t.destination.topic } : {}) };
   const line = attemptReport(decision, result, fields, record.availableAt);
   deps.log[line.severity](line.message, line.fields);

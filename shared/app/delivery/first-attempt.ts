@@ -128,9 +128,9 @@ async function recordUnrecorded(deps: DeliverDeps, t: Target, unrecorded: Unreco
 }
 
 /**
- * A first attempt sent and recorded (by `write`), to be counted and dead-lettered: a send that finds
- * a record (a redelivery, or a concurrent copy recorded first) neither counts twice nor
- * publishes a second dead letter. A write that fails leaves the send in this instance's memory
+ * A first attempt sent (and counted as it was sent) and recorded (by `write`), to be dead-lettered:
+ * a send that finds a record (a redelivery, or a concurrent copy recorded first) publishes no
+ * second dead letter. A write that fails leaves the send in this instance's memory
  * (UnrecordedSends) before the push fails: Pub/Sub brings it again, and if it comes here the
  * outcome is recorded without a second send. Nothing is acked before its outcome is written.
  */
@@ -182,9 +182,9 @@ async function recordAfterSend(deps: DeliverDeps, record: DeliveryRecord, write:
 
 /**
  * A first push was sent and its record was there already: settled against it by the rules of
- * domain/delivery/redelivered-push.ts in one update (a read and a write, on this rare path only). Only a
- * send that DELIVERED a waiting retry counts, as that retry's attempt would have; it adds
- * nothing to the log head (the record is in it since it was created).
+ * domain/delivery/redelivered-push.ts in one update (a read and a write, on this rare path only).
+ * The send was counted when it was made, as every send is, whatever it does to the record; it
+ * adds nothing to the log head (the record is in it since it was created).
  */
 async function redelivered(deps: DeliverDeps, t: Target, sent: RedeliveredSend, publishedAt: string): Promise<DeliverOutcome> {
   let after: AfterRedelivery | undefined;

@@ -8,8 +8,8 @@ import { transition } from '../retry/delivery-state';
  * only if there is none. When one was there, the push was a redelivery (Pub/Sub lost an ack,
  * a producer resent after a 503, a lane message arrived after the reconciler recovered its
  * delivery) or ran beside a concurrent copy: these rules say what the send that was made
- * anyway does to the record. None of them counts an attempt twice, dead-letters twice or moves
- * a delivery backwards.
+ * anyway does to the record. None of them dead-letters twice or moves a delivery backwards; the
+ * send is counted once, when it is made (app/delivery/attempt.ts).
  */
 
 /** The send that found a record already there. */
@@ -22,7 +22,7 @@ export interface RedeliveredSend {
 
 export type AfterRedelivery =
   /**
-   * DELIVERED before: the destination got the event again. One more duplicate on the record; no attempt counted.
+   * DELIVERED before: the destination got the event again. One more duplicate on the record (the send itself is counted as sent, as every send is).
    * `already`: the record has this send's duplicate or success (the update that wrote it lost its reply and ran
    * again): nothing more to write, the same outcome.
    */
@@ -30,8 +30,8 @@ export type AfterRedelivery =
   /**
    * Waiting for a retry (PENDING) or in a claimed retry (IN_FLIGHT), and this send succeeded:
    * DELIVERED through the state machine as the retry's success would have made it. It is an
-   * attempt like that retry (the attempts before it failed and were counted as failures), so it
-   * counts once toward the success rate; a claimed retry still under way finds its claim gone.
+   * attempt like that retry (the attempts before it failed and were counted as failures); a
+   * claimed retry still under way finds its claim gone.
    */
   | { kind: 'delivered'; record: DeliveryRecord; already?: true }
   /** Nothing to write: a failed send leaves the delivery to its schedule; DEAD and QUEUED are never changed. */
