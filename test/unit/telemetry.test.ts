@@ -52,6 +52,24 @@ const ok = { kind: 'response', status: 200, durationMs: 42, bodyExcerpt: '' } as
 const failed = { kind: 'response', status: 500, durationMs: 8, bodyExcerpt: '' } as const;
 
 describe('the OpenTelemetry adapter', () => {
+  it('writes as many points for 200 destinations as for one: no label grows with them', async () => {
+    const points = async (destinations: number) => {
+      const { reader, metrics, telemetry } = setup();
+      const now = new Date('2026-12-06T00:00:01.500Z');
+      for (let i = 0; i < 400; i++) {
+        // A destination as the attempt knows it: its id is there, and must not reach a label.
+        const destination: { id: string; topic?: string } = { id: `acct~hook-${i % destinations}` };
+        measureAttempt(metrics, destination, i % 4 === 0 ? failed : ok, i % 4 === 0 ? { kind: 'retry', at: now, delayMs: 1, retry: 1, reason: 'x' } : { kind: 'delivered' }, record(i % 4 === 0 ? 'PENDING' : 'DELIVERED'), now);
+      }
+      const rm = await reader.read();
+      await telemetry.shutdown();
+      return rm.scopeMetrics.flatMap((m) => m.metrics).reduce((n, m) => n + m.dataPoints.length, 0);
+    };
+    const one = await points(1);
+    expect(one).toBeGreaterThan(0);
+    expect(await points(200)).toBe(one);
+  });
+
   it('counts attempts by outcome and destination kind, and times them', async () => {
     const { reader, metrics, telemetry } = setup();
     const now = new Date('2026-12-06T00:00:01.500Z');
