@@ -24,11 +24,14 @@ export class FunctionProcesses {
     return listSchema.parse(await res.json()).processes;
   }
 
-  /** SIGKILLs one live process, drawn at random, and resolves once the rehearsal has started its replacement. */
-  async killOne(): Promise<string> {
-    const live = (await this.list()).filter((p) => p.live && p.pid !== undefined);
+  /**
+   * SIGKILLs one live process of `fn` (any function when none is given), drawn at random, and
+   * resolves once the rehearsal has started its replacement.
+   */
+  async killOne(fn?: string): Promise<string> {
+    const live = (await this.list()).filter((p) => p.live && p.pid !== undefined && (fn === undefined || p.function === fn));
     const victim = live[Math.floor(this.random() * live.length)];
-    if (!victim) return 'no live process to kill';
+    if (!victim) return `no live ${fn ?? ''} process to kill`.replace('  ', ' ');
     process.kill(victim.pid!, 'SIGKILL');
     await this.backAfter(victim);
     return `${victim.function}#${victim.index} (pid ${victim.pid}) SIGKILLed and replaced`;

@@ -4,7 +4,7 @@ import { formatViews, viewsMismatches } from './views';
 import { chaosOptionsChecked } from './scenario';
 import { runChaos } from './run';
 
-/** `npm run chaos -- --events 2000 --destinations 4 --kills 2 [--seed N]`: exits 1 when anything is lost (or, without kills, when the views are not exact). */
+/** `npm run chaos -- --events 2000 --destinations 4 --kills 2 [--seed N]`: exits 1 when anything is lost, when ingest answered a 5xx other than 503 with Retry-After (or, without kills, when the views are not exact). */
 const number = (value: string): number => {
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError('must be a number');
@@ -72,13 +72,14 @@ async function main(): Promise<void> {
       `duplicates: ${sum.duplicates} of ${sum.expected} pairs (${((100 * sum.duplicates) / Math.max(1, sum.expected)).toFixed(2)} %)`,
       ...(result.views ? ['', "what Herald shows (its log and stats, read through the admin API):", formatViews(result.views), ...(mismatches.length === 0 ? ['views: exact'] : [`views${judged ? '' : ' (not judged: a kill loses what a process had not recorded)'}: ${mismatches.join('; ')}`]), ''] : []),
       `time to quiet: ${result.quietAfterMs === undefined ? 'not quiet' : `${(result.quietAfterMs / 1000).toFixed(1)} s after publishing ended`}`,
+      `ingest answered: ${Object.entries(result.ingestAnswers.byStatus).map(([status, n]) => `${n} × ${status}`).join(', ') || 'nothing'}; ${result.ingestAnswers.unanswered} tries unanswered; ${result.ingestAnswers.bad5xx} 5xx other than 503 with Retry-After`,
       `lost: ${sum.lost}${sum.lost > 0 ? ` — e.g. ${result.ledgers.flatMap((l) => l.lostExamples).slice(0, 5).join('; ')}` : ''}`,
       ...(parsed.data.ordered ? [`inversions among first receipts: ${sum.inversions}`] : []),
       `Herald's log: ${result.logFile}`,
       '',
     ].join('\n'),
   );
-  process.exit(sum.lost > 0 || sum.inversions > 0 || (judged && mismatches.length > 0) ? 1 : 0);
+  process.exit(sum.lost > 0 || sum.inversions > 0 || result.ingestAnswers.bad5xx > 0 || (judged && mismatches.length > 0) ? 1 : 0);
 }
 
 main().catch((e: unknown) => {

@@ -22,6 +22,8 @@ export interface ChaosResult {
   accepted: number;
   /** Events never accepted, though retried until the publishing window closed. */
   unaccepted: number;
+  /** What ingest answered, every try of every request. */
+  ingestAnswers: IngestAnswers;
   /** From the end of publishing until every pair was settled; undefined when it never was. */
   quietAfterMs: number | undefined;
   heraldStarts: number;
@@ -113,6 +115,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
     const chaos = playChaos(plan, herald, emulators.processGroups.pubsub, say, processes);
     const keys: string[] = [];
     let unaccepted = 0;
+    const ingestAnswers: IngestAnswers = { byStatus: {}, bad5xx: 0, unanswered: 0 };
     const every = Math.max(1, Math.round(options.rate * 10));
     await Promise.all(
       Array.from({ length: Math.ceil(options.events / options.perPost) }, async (_, p) => {
@@ -122,7 +125,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
           const i = first + j;
           return { id: `e-${options.seed}-${i}`, i, ...(options.ordered ? { partitionKey: `k-${i % CHAOS_KEYS}` } : {}) };
         });
-        const accepted = await publish(base, tokens.ingest, events, t0 + plan.publishMs + PUBLISH_GRACE_MS);
+        const accepted = await publish(base, tokens.ingest, events, t0 + plan.publishMs + PUBLISH_GRACE_MS, ingestAnswers);
         for (const e of events) {
           if (accepted.has(e.id)) keys.push(eventKey({ source: '/chaos', id: e.id }));
           else unaccepted++;
@@ -160,7 +163,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
       await sleep(VIEWS_SETTLE_MS);
       views = await Promise.all(receivers.map((r) => readViews(base, tokens.admin, r)));
     }
-    return { seed: options.seed, plan, ledgers, accepted: keys.length, unaccepted, quietAfterMs, heraldStarts: herald.starts, instances: options.instances, logFile, ...(views ? { views } : {}) };
+    return { seed: options.seed, plan, ledgers, accepted: keys.length, unaccepted, ingestAnswers, quietAfterMs, heraldStarts: herald.starts, instances: options.instances, logFile, ...(views ? { views } : {}) };
   } finally {
     await herald.close().catch(() => undefined);
     await Promise.all(receivers.map((r) => r.stop()));
@@ -192,6 +195,21 @@ async function readViews(base: string, adminToken: string, receiver: ChaosReceiv
   return viewsLedger(id, pages, receiver.counts, counted, (deliveryId) => webhookIdFor(deliveryId.startsWith(prefix) ? deliveryId.slice(prefix.length) : deliveryId));
 }
 
+/** The rehearsal's kills go to these functions' processes in turn. */
+const KILLED_FUNCTIONS = ['deliver', 'ingest', 'pump'] as const;
+
+/**
+ * What ingest answered the producer: a 5xx other than 503 with Retry-After (the answer a
+ * draining or restarting instance owes) is a defect; a request no process answered is counted apart.
+ */
+export interface IngestAnswers {
+  byStatus: Record<string, number>;
+  /** 5xx answers other than 503 with Retry-After. */
+  bad5xx: number;
+  /** Requests that got no answer at all (connection refused or reset, timed out). */
+  unanswered: number;
+}
+
 /** Kills (each followed at once by a restart) and emulator pauses, at the plan's moments. */
 async function playChaos(plan: ChaosPlan, herald: HeraldProcess, pubsubGroup: number | undefined, say: (line: string) => void, processes?: FunctionProcesses): Promise<void> {
   const start = Date.now();
@@ -207,7 +225,8 @@ async function playChaos(plan: ChaosPlan, herald: HeraldProcess, pubsubGroup: nu
     for (const [n, ms] of plan.kills.entries()) {
       await at(ms);
       if (processes) {
-        say(`kill ${n + 1}/${plan.kills.length}: ${await processes.killOne()}`);
+        // The processes whose death matters most, in turn: one mid-delivery, one mid-intake, the retry pump.
+        say(`kill ${n + 1}/${plan.kills.length}: ${await processes.killOne(KILLED_FUNCTIONS[n % KILLED_FUNCTIONS.length])}`);
         continue;
       }
       await herald.kill();
@@ -233,18 +252,21 @@ async function playChaos(plan: ChaosPlan, herald: HeraldProcess, pubsubGroup: nu
  * mode, several as one CloudEvents batch, whose 503 names those it accepted (the rest are sent
  * again). Returns the ids accepted before the deadline.
  */
-async function publish(base: string, token: string, events: { id: string; i: number; partitionKey?: string }[], deadline: number): Promise<Set<string>> {
+async function publish(base: string, token: string, events: { id: string; i: number; partitionKey?: string }[], deadline: number, answers: IngestAnswers): Promise<Set<string>> {
   const accepted = new Set<string>();
   for (let pause = 200; Date.now() < deadline; pause = Math.min(pause * 2, 2000)) {
     const left = events.filter((e) => !accepted.has(e.id));
     if (left.length === 0) break;
     try {
       const res = await fetch(`${base}/ingest`, { method: 'POST', ...requestOf(token, left), signal: AbortSignal.timeout(15_000) });
+      answers.byStatus[res.status] = (answers.byStatus[res.status] ?? 0) + 1;
+      if (res.status >= 500 && !(res.status === 503 && res.headers.get('retry-after'))) answers.bad5xx++;
       const body = (await res.json().catch(() => ({}))) as { accepted?: unknown };
       if (res.status === 202) for (const e of left) accepted.add(e.id);
       else if (res.status === 503 && Array.isArray(body.accepted)) for (const id of body.accepted) accepted.add(String(id));
       if (events.every((e) => accepted.has(e.id))) break;
     } catch {
+      answers.unanswered++;
       // Herald is down or restarting: try again.
     }
     await sleep(pause);
