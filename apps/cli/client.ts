@@ -117,7 +117,7 @@ export class HeraldClient {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(spec),
     });
-    return { created: status === 201, destination: objectOf('PUT /admin/destinations', body) as PutDestinationResult['destination'] };
+    return { created: status === 201, destination: objectOf('PUT /admin/destinations', body) as unknown as PutDestinationResult['destination'] };
   }
 
   async listDestinations(): Promise<DestinationInfo[]> {
@@ -129,7 +129,7 @@ export class HeraldClient {
 
   async getDestination(id: string): Promise<DestinationInfo> {
     const { body } = await this.request('admin', 'GET', `${this.scope}/destinations/${encodeURIComponent(id)}`);
-    return objectOf('GET /admin/destinations/{id}', body) as DestinationInfo;
+    return objectOf('GET /admin/destinations/{id}', body) as unknown as DestinationInfo;
   }
 
   /**

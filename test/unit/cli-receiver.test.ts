@@ -1,0 +1,33 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { receiverFromFlags } from '../../apps/cli/receiver-flags';
+import { makeThrowawayPki } from '../support/throwaway-ca';
+
+const dir = mkdtempSync(join(tmpdir(), 'herald-cli-receiver-'));
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+test('the receiver file gives headers, auth and a client certificate read from @files', () => {
+  const pki = makeThrowawayPki();
+  const receiver = file('r.json', JSON.stringify({ headers: { 'X-Tenant': 'acme' }, auth: { type: 'basic', username: 'u', password: 'p' }, tls: { clientCertificate: `@${file('c.pem', pki.clientCert)}`, clientKey: `@${file('k.pem', pki.clientKey)}` } }));
+  const r = receiverFromFlags({ receiver, signature: 'github' });
+  expect(r).toMatchObject({ ok: true, receiver: { headers: { 'X-Tenant': 'acme' }, auth: { type: 'basic' }, tls: { clientCertificate: pki.clientCert }, signature: 'github' } });
+});
+
+test('problems are named by flag and path, without the value', () => {
+  const receiver = file('bad.json', JSON.stringify({ headers: { 'X-A': 'line\r\nbreak-secret' }, auth: { type: 'apiKey', header: 'X-Key' } }));
+  const r = receiverFromFlags({ receiver, signature: 'hmac' });
+  expect(r.ok).toBe(false);
+  const issues = r.ok ? [] : r.issues;
+  expect(issues.map((i) => i.path).sort()).toEqual(['--receiver.auth.value', '--receiver.headers.X-A', '--signature']);
+  expect(JSON.stringify(issues)).not.toContain('break-secret');
+  expect(receiverFromFlags({ receiver: join(dir, 'none.json') })).toMatchObject({ ok: false, issues: [{ path: '--receiver' }] });
+});
+
+test('no flag: nothing, so the destination keeps its receiver settings', () => {
+  expect(receiverFromFlags({})).toEqual({ ok: true, receiver: {} });
+});
