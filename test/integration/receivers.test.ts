@@ -1,9 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import https from 'node:https';
 import { AddressInfo } from 'node:net';
-import { Firestore, Timestamp } from '@google-cloud/firestore';
-import { Webhook } from 'standardwebhooks';
+import { Firestore } from '@google-cloud/firestore';
 import { Receiver, ReceivedRequest } from '../support/receiver';
+import { stringsIn, verifies } from '../support/secret-scan';
 import { startTestStack, TestStack } from '../support/stack';
 import { eventually } from '../support/eventually';
 import { SubscriptionTap } from '../support/subscription-tap';
@@ -73,15 +73,6 @@ function githubVerifies(req: ReceivedRequest, secret: string): boolean {
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-function standardVerifies(req: ReceivedRequest, secret: string): boolean {
-  try {
-    new Webhook(secret).verify(req.body, req.headers as Record<string, string>, { jsonParse: false });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function recordOf(destination: string, id: string, status: string) {
   return eventually(
     `${destination}'s delivery of ${id} ${status}`,
@@ -131,7 +122,7 @@ afterAll(async () => {
 test('static headers and the API key reach the receiver; Herald’s own headers stay its own', async () => {
   const req = await arrived('/apikey', 'e1');
   expect(req.headers).toMatchObject({ 'x-tenant': 'acme', 'x-shared': HEADER_SECRET, 'x-api-key': API_KEY, 'user-agent': 'Herald/0.1', 'ce-type': TYPE });
-  expect(standardVerifies(req, secrets.apikey!)).toBe(true);
+  expect(verifies(req, secrets.apikey!)).toBe(true);
   const record = await recordOf('apikey', 'e1', 'DELIVERED');
   const attempt = (record.attempts as Record<string, unknown>[] | undefined)?.[0] ?? (record.attemptLog as Record<string, unknown>[])[0]!;
   expect(attempt).toMatchObject({ receiver: { auth: 'apiKey', signature: ['standard-webhooks'] }, request: { headers: { 'x-api-key': '••••••', 'x-shared': '••••••', 'x-tenant': 'acme' } } });
@@ -151,16 +142,16 @@ test('a receiver refusing the key: DEAD, on the dead-letter topic, with no key i
 test('during a signature migration both verifiers accept; after the cut-over only the new profile is sent', async () => {
   const both = await arrived('/migrating', 'e1');
   expect(githubVerifies(both, secrets.migrating!)).toBe(true);
-  expect(standardVerifies(both, secrets.migrating!)).toBe(true);
+  expect(verifies(both, secrets.migrating!)).toBe(true);
   const after = await arrived('/cutover', 'e1');
   expect(githubVerifies(after, secrets.cutover!)).toBe(true);
   expect(after.headers['webhook-signature']).toBeUndefined();
-  expect(standardVerifies(after, secrets.cutover!)).toBe(false);
+  expect(verifies(after, secrets.cutover!)).toBe(false);
 });
 
 test('mTLS: the receiver that requires a client certificate gets it; another CA’s is refused', async () => {
   const req = await arrived('/mtls', 'e1', mtlsRequests);
-  expect(standardVerifies(req, secrets.mtls!)).toBe(true);
+  expect(verifies(req, secrets.mtls!)).toBe(true);
   // Without a certificate the receiver refuses the handshake: it really requires one.
   const bare = await new Promise<string>((resolve) => {
     const r = https.request(`${mtlsUrl}/bare`, { method: 'POST', ca: pki.ca }, (res) => resolve(`answered ${res.statusCode}`));
@@ -172,15 +163,6 @@ test('mTLS: the receiver that requires a client certificate gets it; another CA�
   expect(JSON.stringify(record)).toMatch(/network|certificate|alert|socket|ECONNRESET/i);
   expect(mtlsRequests.filter((r) => r.path === '/stranger')).toEqual([]);
 });
-
-/** Every string a value holds, at any depth. */
-function stringsIn(value: unknown): string[] {
-  if (typeof value === 'string') return [value];
-  if (value instanceof Timestamp || value === null || typeof value !== 'object') return [];
-  if (value instanceof Uint8Array) return [Buffer.from(value).toString('utf8'), Buffer.from(value).toString('base64')];
-  if (Array.isArray(value)) return value.flatMap(stringsIn);
-  return Object.entries(value).flatMap(([k, v]) => [k, ...stringsIn(v)]);
-}
 
 test('no API answer, log line, Firestore document or dead letter holds a credential', async () => {
   for (const id of ['apikey', 'basic', 'mtls']) answers.push((await admin('GET', `/destinations/${id}`)).body);
