@@ -75,3 +75,11 @@ export function guardedConnector(resolver: HostResolver, rules: AddressRules, tl
     return connect(options, callback);
   };
 }
+
+/** The guard's refusal, wherever undici wrapped it. */
+export function blockedCause(e: unknown): BlockedAddressError | undefined {
+  for (let cause = e, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (cause instanceof BlockedAddressError) return cause;
+  }
+  return undefined;
+}

@@ -4,7 +4,7 @@ import { keptResponseHeaders } from '../domain/retry/attempt-detail';
 import { AttemptResult } from '../domain/retry/delivery';
 import { USER_AGENT } from '../domain/delivery/signing';
 import { HostResolver, HttpRequest, HttpSender } from '../ports/http';
-import { BlockedAddressError, guardedConnector, systemResolver } from './guarded-lookup';
+import { blockedCause, guardedConnector, systemResolver } from './guarded-lookup';
 import { ClientIdentityPools } from './tls-dispatchers';
 
 const EXCERPT_BYTES = 1024;
@@ -91,14 +91,6 @@ export class UndiciHttpSender implements HttpSender {
   async close(): Promise<void> {
     await Promise.all([this.dispatcher.close(), this.identities.close()]);
   }
-}
-
-/** The guard's refusal, wherever undici wrapped it. */
-function blockedCause(e: unknown): BlockedAddressError | undefined {
-  for (let cause = e, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
-    if (cause instanceof BlockedAddressError) return cause;
-  }
-  return undefined;
 }
 
 async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<string> {

@@ -8,6 +8,9 @@ export type TokenAnswer = { ok: true; token: string } | { ok: false; failure: At
 
 /** OAuth2 client-credentials tokens for receivers, cached per destination (adapters/oauth2-tokens.ts). */
 export interface ReceiverTokens {
-  /** `refresh`: the cached token was refused (a 401): fetch a new one, whatever its expiry says. */
-  token(destinationId: string, auth: OAuth2ClientCredentials, options: { refresh: boolean; timeoutMs: number }): Promise<TokenAnswer>;
+  /**
+   * `rejected`: a token the receiver refused (a 401): a new one is fetched unless the cache
+   * already holds another (a concurrent attempt refreshed it), so a burst of 401s costs one request.
+   */
+  token(destinationId: string, auth: OAuth2ClientCredentials, options: { rejected?: string; timeoutMs: number }): Promise<TokenAnswer>;
 }

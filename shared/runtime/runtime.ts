@@ -16,6 +16,7 @@ import { OperationCounter } from '../adapters/firestore/stores';
 import { GoogleIdTokenVerifier } from '../adapters/google-id-tokens';
 import { systemResolver } from '../adapters/guarded-lookup';
 import { UndiciHttpSender } from '../adapters/http-sender';
+import { OAuth2Tokens } from '../adapters/oauth2-tokens';
 import { PubSubBus } from '../adapters/pubsub/bus';
 import { DeclaredLanes } from '../adapters/pubsub/declared-lanes';
 import { PubSubPullQueue } from '../adapters/pubsub/pull-queue';
@@ -129,6 +130,8 @@ export interface Runtime {
   /** The batch lane through its pull subscription (the batcher reads it). */
   batchLane: PullQueue;
   http: HttpSender;
+  /** OAuth2 client-credentials tokens for receivers, cached per destination. */
+  tokens: OAuth2Tokens;
   /** Publishes to Pub/Sub-topic destinations (a client of its own, apart from Herald's internal topics). */
   topics: TopicPublisher;
   names: TopologyNames;
@@ -189,6 +192,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const resolver = overrides.resolver ?? systemResolver;
   const addressRules: AddressRules = { allowLoopback: config.allowLoopback, ...(overrides.localServices ? { localServices: overrides.localServices } : {}) };
   const http = overrides.http ?? new UndiciHttpSender({ rules: addressRules, resolver });
+  const tokens = new OAuth2Tokens({ rules: addressRules, resolver, now: () => clock.now().getTime() });
   const pushAuth = new PushAuthenticator(
     {
       mode: pushAuthModeOf(config),
@@ -282,6 +286,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     deadLetters,
     batchLane,
     http,
+    tokens,
     topics,
     names,
     topology,
@@ -299,7 +304,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
       clearInterval(flusher);
       await counters.flush();
       await Promise.all([deadLetters.close().catch(() => undefined), batchLane.close().catch(() => undefined)]);
-      await Promise.allSettled([pubsub.close(), topics.close(), firestore.terminate(), http instanceof UndiciHttpSender ? http.close() : Promise.resolve()]);
+      await Promise.allSettled([pubsub.close(), topics.close(), firestore.terminate(), http instanceof UndiciHttpSender ? http.close() : Promise.resolve(), tokens.close()]);
     },
   };
   return rt;

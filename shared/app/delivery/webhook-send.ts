@@ -24,16 +24,16 @@ export async function sendWebhook(deps: WebhookSendDeps, destination: Destinatio
     return { result: await deps.http.send(httpRequestOf(sent, destination, timeoutMs)), sent };
   }
   const started = Date.now();
-  const attempt = async (refresh: boolean) => {
+  const attempt = async (rejected?: string) => {
     if (!deps.tokens) return { result: { kind: 'network', durationMs: 0, error: 'EHERALD_OAUTH2: this deployment has no OAuth2 token client' } as AttemptResult, sent: build() };
-    const answer = await deps.tokens.token(destination.id, auth, { refresh, timeoutMs });
+    const answer = await deps.tokens.token(destination.id, auth, { ...(rejected !== undefined ? { rejected } : {}), timeoutMs });
     if (!answer.ok) return { result: answer.failure, sent: build() };
     const sent = build(answer.token);
-    return { result: await deps.http.send(httpRequestOf(sent, destination, Math.max(1, timeoutMs - (Date.now() - started)))), sent };
+    return { result: await deps.http.send(httpRequestOf(sent, destination, Math.max(1, timeoutMs - (Date.now() - started)))), sent, token: answer.token };
   };
-  const first = await attempt(false);
-  if (first.result.kind !== 'response' || first.result.status !== 401) return first;
-  return attempt(true);
+  const first = await attempt();
+  if (first.result.kind !== 'response' || first.result.status !== 401 || first.token === undefined) return first;
+  return attempt(first.token);
 }
 
 function httpRequestOf(sent: SentRequest, destination: Destination, timeoutMs: number): HttpRequest {
