@@ -190,3 +190,13 @@ test('no API answer, log line, Firestore document or dead letter holds a credent
   const leaks = places.flatMap((p) => stringsIn(p.data).flatMap((text) => [...credentials.filter((c) => text.includes(c)).map((c) => `${p.where} holds ${c.slice(0, 8)}…`), ...(/PRIVATE KEY/.test(text) ? [`${p.where} holds a private key`] : [])]));
   expect(leaks).toEqual([]);
 });
+
+test('bad receiver settings are refused with 400 and a precise message; the token URL passes the SSRF guard', async () => {
+  const put = (spec: Record<string, unknown>) => admin('PUT', '/destinations/refused', { url: `${receiver.url}/refused`, ...spec });
+  expect(await put({ headers: { 'X-A': 'v\r\nX-Injected: 1' } })).toMatchObject({ status: 400, body: { issues: [{ path: 'headers.X-A', message: expect.stringMatching(/no line breaks/) }] } });
+  expect(await put({ headers: { 'X-A': 'v'.repeat(5000) } })).toMatchObject({ status: 400, body: { issues: [{ message: expect.stringMatching(/at most 1024/) }] } });
+  expect(await put({ headers: { 'ce-source': '/spoofed' } })).toMatchObject({ status: 400 });
+  const metadata = await put({ auth: { type: 'oauth2ClientCredentials', tokenUrl: 'http://169.254.169.254/computeMetadata/v1/token', clientId: 'c', clientSecret: 's' } });
+  expect(metadata).toMatchObject({ status: 400, body: { issues: [{ path: 'auth.tokenUrl' }] } });
+  expect((await admin('GET', '/destinations/refused')).status).toBe(404);
+});
