@@ -25,6 +25,8 @@ const API_KEY = token('apikey');
 const WRONG_KEY = token('wrongkey');
 const PASSWORD = token('password');
 const HEADER_SECRET = token('hdrsecret');
+/** The key rotate-auth gives, which the receiver does not take yet. */
+const NEXT_KEY = token('nextkey');
 const pki = makeThrowawayPki(['127.0.0.1']);
 const ONE_ATTEMPT = { retryOn: { statuses: ['5xx'] }, backoff: { kind: 'fixed', delaysMs: [1000] }, maxAttempts: 1 };
 
@@ -164,6 +166,20 @@ test('mTLS: the receiver that requires a client certificate gets it; another CAâ
   expect(mtlsRequests.filter((r) => r.path === '/stranger')).toEqual([]);
 });
 
+test('rotate-auth: the new key at once; while the receiver still refuses it, the replaced one within the grace period', async () => {
+  const rotated = await admin('POST', '/destinations/apikey/rotate-auth', { auth: { type: 'apiKey', header: 'X-Api-Key', value: NEXT_KEY }, graceSeconds: 3600 });
+  expect(rotated).toMatchObject({ status: 200, body: { auth: { type: 'apiKey', header: 'X-Api-Key' }, previousAuth: { type: 'apiKey', expiresAt: expect.any(String) } } });
+  await publish('e2');
+  const tries = await eventually('e2 accepted', () => {
+    const all = receiver.on('/apikey').filter((r) => r.headers['ce-id'] === 'e2');
+    return all.some((r) => r.headers['x-api-key'] === API_KEY) ? all : undefined;
+  }, 30_000);
+  expect(tries.map((r) => r.headers['x-api-key'])).toEqual([NEXT_KEY, API_KEY]);
+  await recordOf('apikey', 'e2', 'DELIVERED');
+  expect((await admin('POST', '/destinations/basic/rotate-auth', { auth: { type: 'apiKey', header: 'X-Api-Key', value: 'x' }, graceSeconds: 99_999_999 })).status).toBe(400);
+  expect((await admin('POST', '/destinations/migrating/rotate-auth', { auth: { type: 'apiKey', header: 'X-Api-Key', value: 'x' } })).status).toBe(409);
+});
+
 test('no API answer, log line, Firestore document or dead letter holds a credential', async () => {
   for (const id of ['apikey', 'basic', 'mtls']) answers.push((await admin('GET', `/destinations/${id}`)).body);
   answers.push((await admin('GET', '/destinations')).body);
@@ -171,7 +187,7 @@ test('no API answer, log line, Firestore document or dead letter holds a credent
   expect(view.tls).toMatchObject({ clientCertificate: { subject: 'CN=client' }, ca: true });
   expect((await admin('GET', '/destinations/apikey')).body).toMatchObject({ auth: { type: 'apiKey', header: 'X-Api-Key' }, headers: { 'X-Tenant': 'acme', 'X-Shared': { secret: true } } });
   const keyBody = (pem: string) => pem.split('\n').filter((l) => l && !l.startsWith('-----')).join('');
-  const credentials = [API_KEY, WRONG_KEY, PASSWORD, HEADER_SECRET, basic.slice('Basic '.length), keyBody(pki.clientKey).slice(0, 40), keyBody(pki.strangerKey).slice(0, 40)];
+  const credentials = [API_KEY, NEXT_KEY, WRONG_KEY, PASSWORD, HEADER_SECRET, basic.slice('Basic '.length), keyBody(pki.clientKey).slice(0, 40), keyBody(pki.strangerKey).slice(0, 40)];
   const documents: { where: string; data: unknown }[] = [];
   for (const collection of await db.listCollections()) for (const doc of (await collection.get()).docs) documents.push({ where: doc.ref.path, data: doc.data() });
   const places = [
@@ -182,8 +198,8 @@ test('no API answer, log line, Firestore document or dead letter holds a credent
   ];
   expect(dead.received.length).toBeGreaterThan(0);
   // Sealed where stored: each credential field of the documents is an enc:v1 value.
-  const stored = documents.find((d) => d.where.endsWith('/apikey'))!.data as { auth: { value: string }; headers: Record<string, { secret: string }> };
-  expect([stored.auth.value, stored.headers['X-Shared']!.secret].map((v) => v.slice(0, 7))).toEqual(['enc:v1:', 'enc:v1:']);
+  const stored = documents.find((d) => d.where.endsWith('/apikey'))!.data as { auth: { value: string }; previousAuth: { auth: { value: string } }; headers: Record<string, { secret: string }> };
+  expect([stored.auth.value, stored.previousAuth.auth.value, stored.headers['X-Shared']!.secret].map((v) => v.slice(0, 7))).toEqual(['enc:v1:', 'enc:v1:', 'enc:v1:']);
   const storedTls = (documents.find((d) => d.where.endsWith('/mtls'))!.data as { tls: { clientKey: string; clientCertificate: string } }).tls;
   expect([storedTls.clientKey, storedTls.clientCertificate].map((v) => v.slice(0, 7))).toEqual(['enc:v1:', 'enc:v1:']);
   expect(documents.length).toBeGreaterThan(5);

@@ -110,7 +110,7 @@ export async function send(deps: DeliverDeps, t: Target, at: Date): Promise<{ re
   let result: AttemptResult | HeraldOverload | undefined;
   try {
     if (t.destination.topic === undefined) {
-      const webhook = await sendWebhook(deps, t.destination, (bearer) => requestFor(t.destination, t.event, t.id, at, bearer), t.policy.attemptTimeoutMs);
+      const webhook = await sendWebhook(deps, t.destination, (d, bearer) => requestFor(d, t.event, t.id, at, bearer), t.policy.attemptTimeoutMs, at);
       result = webhook.result;
       return webhook;
     }

@@ -179,9 +179,9 @@ function detailFor(place: BatchPlace, detail: AttemptDetail): AttemptDetail {
 }
 
 async function sendBatch(deps: DeliverDeps, destination: Destination, policy: DeliveryPolicy, members: readonly { t: Target }[], batchId: string, at: Date): Promise<{ result: AttemptResult | HeraldOverload; sent: SentRequest }> {
-  const request = (bearer?: string) => batchRequestFor(destination, members.map((m) => ({ event: m.t.event, deliveryId: m.t.id })), batchId, at, bearer);
-  if (destination.topic === undefined) return sendWebhook(deps, destination, (bearer) => request(bearer).sent, policy.attemptTimeoutMs);
-  const { sent, messages } = request();
+  const request = (d: Destination, bearer?: string) => batchRequestFor(d, members.map((m) => ({ event: m.t.event, deliveryId: m.t.id })), batchId, at, bearer);
+  if (destination.topic === undefined) return sendWebhook(deps, destination, (d, bearer) => request(d, bearer).sent, policy.attemptTimeoutMs, at);
+  const { sent, messages } = request(destination);
   const result = (await topicNotAllowed(deps, destination)) ?? (await deps.topics.publishMany({ topic: sent.target, messages: messages!, timeoutMs: policy.attemptTimeoutMs }));
   return { result, sent };
 }

@@ -110,7 +110,8 @@ export interface PreviousSecret {
 }
 
 /** What the API shows: never a secret, only until when replaced ones still sign. */
-export type DestinationView = Omit<Destination, 'secret' | 'previousSecrets' | keyof ReceiverSettings> & ReceiverView & { account: string; previousSecrets?: { expiresAt: string }[] };
+export type DestinationView = Omit<Destination, 'secret' | 'previousSecrets' | 'previousAuth' | keyof ReceiverSettings> &
+  ReceiverView & { account: string; previousSecrets?: { expiresAt: string }[]; previousAuth?: { type: string; expiresAt: string } };
 
 /** Replaced secrets whose grace period has not ended at `now` (expired ones are dropped lazily, here). */
 export function unexpiredSecrets(previous: readonly PreviousSecret[] | undefined, now: Date): PreviousSecret[] {
@@ -143,6 +144,8 @@ export function applySpec(id: string, spec: DestinationSpec, existing: Destinati
   if (spec.batch !== undefined) dest.batch = spec.batch;
   if (spec.ordering !== undefined) dest.ordering = spec.ordering;
   Object.assign(dest, applyReceiverSpec(spec, existing));
+  // A PUT that leaves auth out keeps a rotation's grace; one that gives auth replaces it at once.
+  if (existing?.previousAuth && spec.auth === undefined) dest.previousAuth = existing.previousAuth;
   // A PUT with another secret replaces it at once; rotate-secret is the way with a grace period.
   const previous = existing && secret === existing.secret ? unexpiredSecrets(existing.previousSecrets, now) : [];
   if (previous.length) dest.previousSecrets = previous;
@@ -174,8 +177,9 @@ export function rateBoundsOf(destination: Pick<Destination, 'rate'>): RateBounds
 /** `now` given: replaced secrets past their grace period are left out (as delivery leaves them out). */
 /** As the API shows it: the account's own id and the account (inside Herald the id names both: ids.ts). */
 export function viewOf(dest: Destination, now?: Date): DestinationView {
-  const { secret: _secret, previousSecrets, headers, auth, tls, signature, ...rest } = dest;
-  const view = { ...rest, ...receiverView({ headers, auth, tls, signature }), ...splitDestinationId(dest.id) };
+  const { secret: _secret, previousSecrets, previousAuth, headers, auth, tls, signature, ...rest } = dest;
+  const graced = previousAuth && (!now || previousAuth.expiresAt > now.toISOString()) ? { previousAuth: { type: previousAuth.auth.type, expiresAt: previousAuth.expiresAt } } : {};
+  const view = { ...rest, ...receiverView({ headers, auth, tls, signature }), ...graced, ...splitDestinationId(dest.id) };
   const live = now ? unexpiredSecrets(previousSecrets, now) : (previousSecrets ?? []);
   return live.length ? { ...view, previousSecrets: live.map((p) => ({ expiresAt: p.expiresAt })) } : view;
 }

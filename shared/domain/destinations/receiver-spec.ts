@@ -146,11 +146,18 @@ export const receiverSpecShape = {
   signature: signatureSchema.nullable().optional(),
 };
 
+export interface PreviousAuth {
+  auth: ReceiverAuth;
+  expiresAt: string;
+}
+
 export type CustomHeaders = Record<string, string | { secret: string }>;
 
 /** The receiver settings as a destination keeps them. */
 export interface ReceiverSettings {
   headers?: CustomHeaders;
+  /** Stored beside them, never in a spec: the auth rotate-auth replaced, tried after a 401 until expiresAt (auth-rotation.ts). */
+  previousAuth?: PreviousAuth;
   auth?: ReceiverAuth;
   tls?: ReceiverTls;
   signature?: SignatureSpec;
@@ -207,12 +214,16 @@ function certificateSummary(pemText: string): NonNullable<ReceiverView['tls']>['
 export function mapReceiverSecrets<T extends ReceiverSettings>(settings: T, f: (value: string, path: string) => string): T {
   const out: T = { ...settings };
   if (settings.headers) out.headers = Object.fromEntries(Object.entries(settings.headers).map(([k, v]) => [k, typeof v === 'string' ? v : { secret: f(v.secret, `headers.${k.toLowerCase()}`) }]));
-  const auth = settings.auth;
-  if (auth?.type === 'apiKey') out.auth = { ...auth, value: f(auth.value, 'auth.value') };
-  else if (auth?.type === 'basic') out.auth = { ...auth, password: f(auth.password, 'auth.password') };
-  else if (auth) out.auth = { ...auth, clientSecret: f(auth.clientSecret, 'auth.clientSecret') };
+  if (settings.auth) out.auth = mapAuthSecret(settings.auth, 'auth', f);
+  if (settings.previousAuth) out.previousAuth = { ...settings.previousAuth, auth: mapAuthSecret(settings.previousAuth.auth, 'previousAuth', f) };
   if (settings.tls) out.tls = { ...settings.tls, clientCertificate: f(settings.tls.clientCertificate, 'tls.clientCertificate'), clientKey: f(settings.tls.clientKey, 'tls.clientKey') };
   return out;
+}
+
+function mapAuthSecret(auth: ReceiverAuth, at: string, f: (value: string, path: string) => string): ReceiverAuth {
+  if (auth.type === 'apiKey') return { ...auth, value: f(auth.value, `${at}.value`) };
+  if (auth.type === 'basic') return { ...auth, password: f(auth.password, `${at}.password`) };
+  return { ...auth, clientSecret: f(auth.clientSecret, `${at}.clientSecret`) };
 }
 
 /** Every credential in the settings (tests scan answers and logs for them). */
