@@ -178,6 +178,16 @@ export class HeraldClient {
     return b as unknown as RotateSecretResult;
   }
 
+  /** POST /admin/destinations/{id}/rotate-auth: new receiver auth, the replaced one the 401 fallback for `graceSeconds`. */
+  async rotateAuth(id: string, request: { auth: unknown; graceSeconds?: number }): Promise<DestinationInfo> {
+    const call = 'POST /admin/destinations/{id}/rotate-auth';
+    const { body } = await this.request('admin', 'POST', `${this.scope}/destinations/${encodeURIComponent(id)}/rotate-auth`, {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(request),
+    });
+    return objectOf(call, body) as unknown as DestinationInfo;
+  }
+
   /** POST /admin/destinations/{id}/redeliver: every delivery in `from` (QUEUED or DEAD) starts over. */
   async redeliver(id: string, from: RedeliverFrom): Promise<RedeliverResult> {
     const call = 'POST /admin/destinations/{id}/redeliver';

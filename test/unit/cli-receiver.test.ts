@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { receiverFromFlags } from '../../apps/cli/receiver-flags';
 import { makeThrowawayPki } from '../support/throwaway-ca';
+import { harness } from '../support/cli-harness';
 
 const dir = mkdtempSync(join(tmpdir(), 'herald-cli-receiver-'));
 const file = (name: string, text: string) => {
@@ -30,4 +31,24 @@ test('problems are named by flag and path, without the value', () => {
 
 test('no flag: nothing, so the destination keeps its receiver settings', () => {
   expect(receiverFromFlags({})).toEqual({ ok: true, receiver: {} });
+});
+
+describe('herald destinations rotate-auth', () => {
+  const env = { HERALD_URL: 'http://127.0.0.1:8080', HERALD_ADMIN_TOKEN: 't' };
+  test('posts the file’s auth and the grace in seconds; prints no credential', async () => {
+    const h = harness(() => Response.json({ id: 'orders', auth: { type: 'apiKey', header: 'X-Api-Key' }, previousAuth: { type: 'apiKey', expiresAt: '2026-12-02T00:00:00.000Z' } }));
+    const receiver = file('rotate.json', JSON.stringify({ auth: { type: 'apiKey', header: 'X-Api-Key', value: 'rotated-key-value' } }));
+    expect(await h.run(['destinations', 'rotate-auth', 'orders', '--receiver', receiver, '--grace', '2h'], { env })).toBe(0);
+    expect(h.sent.map((s) => [s.method, s.url, JSON.parse(s.body!.toString())])).toEqual([
+      ['POST', 'http://127.0.0.1:8080/admin/destinations/orders/rotate-auth', { auth: { type: 'apiKey', header: 'X-Api-Key', value: 'rotated-key-value' }, graceSeconds: 7200 }],
+    ]);
+    expect([...h.out, ...h.err].join('\n')).not.toContain('rotated-key-value');
+    expect(h.err.join('\n')).toMatch(/until 2026-12-02T00:00:00.000Z/);
+  });
+
+  test('a file without auth is a usage error; nothing is sent', async () => {
+    const h = harness();
+    expect(await h.run(['destinations', 'rotate-auth', 'orders', '--receiver', file('none.json', '{}')], { env })).toBe(2);
+    expect(h.sent).toEqual([]);
+  });
 });
