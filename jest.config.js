@@ -1,5 +1,10 @@
 /** Unit tests run without services; integration tests share one pair of emulators. */
-const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
+const transform = {
+  '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
+  // ESM-only dependencies, turned into CommonJS for Jest's module system (Node requires them natively).
+  'node_modules/oauth4webapi/.+\\.js$': ['ts-jest', { diagnostics: false, tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022' } }],
+};
+const transformIgnorePatterns = ['/node_modules/(?!oauth4webapi/)'];
 
 /** @type {import('jest').Config} */
 module.exports = {
@@ -12,6 +17,7 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       transform,
+      transformIgnorePatterns,
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/setup/unit-timeout.ts'],
     },
@@ -19,6 +25,7 @@ module.exports = {
       displayName: 'integration',
       testEnvironment: 'node',
       transform,
+      transformIgnorePatterns,
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/setup/global-setup.ts',
       globalTeardown: '<rootDir>/test/setup/global-teardown.ts',

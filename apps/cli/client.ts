@@ -117,7 +117,7 @@ export class HeraldClient {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(spec),
     });
-    return { created: status === 201, destination: objectOf('PUT /admin/destinations', body) as PutDestinationResult['destination'] };
+    return { created: status === 201, destination: objectOf('PUT /admin/destinations', body) as unknown as PutDestinationResult['destination'] };
   }
 
   async listDestinations(): Promise<DestinationInfo[]> {
@@ -129,7 +129,7 @@ export class HeraldClient {
 
   async getDestination(id: string): Promise<DestinationInfo> {
     const { body } = await this.request('admin', 'GET', `${this.scope}/destinations/${encodeURIComponent(id)}`);
-    return objectOf('GET /admin/destinations/{id}', body) as DestinationInfo;
+    return objectOf('GET /admin/destinations/{id}', body) as unknown as DestinationInfo;
   }
 
   /**
@@ -176,6 +176,16 @@ export class HeraldClient {
     const b = objectOf(call, body);
     if (typeof b.secret !== 'string' || typeof b.id !== 'string') throw unexpected(call, body);
     return b as unknown as RotateSecretResult;
+  }
+
+  /** POST /admin/destinations/{id}/rotate-auth: new receiver auth, the replaced one the 401 fallback for `graceSeconds`. */
+  async rotateAuth(id: string, request: { auth: unknown; graceSeconds?: number }): Promise<DestinationInfo> {
+    const call = 'POST /admin/destinations/{id}/rotate-auth';
+    const { body } = await this.request('admin', 'POST', `${this.scope}/destinations/${encodeURIComponent(id)}/rotate-auth`, {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(request),
+    });
+    return objectOf(call, body) as unknown as DestinationInfo;
   }
 
   /** POST /admin/destinations/{id}/redeliver: every delivery in `from` (QUEUED or DEAD) starts over. */

@@ -24,6 +24,8 @@ export interface KeyRecord {
 
 export type { LastError } from '../../shared/domain/retry/delivery';
 
+import type { ReceiverView } from '../../shared/domain/destinations/receiver-spec';
+
 export interface Destination {
   id: string;
   account: string;
@@ -42,6 +44,12 @@ export interface Destination {
   status: 'active' | 'suspended';
   suspension?: { cause?: string; reason?: string; at?: string; by?: string; lastError?: LastError };
   previousSecrets?: { expiresAt: string }[];
+  /** How the receiver is reached, without a credential (shared/domain/destinations/receiver-spec.ts ReceiverView). */
+  headers?: ReceiverView['headers'];
+  auth?: ReceiverView['auth'];
+  tls?: ReceiverView['tls'];
+  signature?: ReceiverView['signature'];
+  previousAuth?: { type: string; expiresAt: string };
   reactivatedAt?: string;
   createdAt: string;
   updatedAt: string;

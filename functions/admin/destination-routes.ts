@@ -4,7 +4,8 @@ import { deleteDestination, deleteDestinationQuerySchema } from '../../shared/ap
 import { accountDeliveriesQuerySchema, accountRedeliverSchema, listAccountDeliveries, postAccountRedeliver } from '../../shared/app/admin/account-deliveries-admin';
 import { getAccountStats, statsQuerySchema } from '../../shared/app/admin/stats-admin';
 import { listEventTypes } from '../../shared/app/admin/event-types-admin';
-import { postRotateSecret } from '../../shared/app/admin/secret-rotation-admin';
+import { postRotateAuth, postRotateSecret } from '../../shared/app/admin/secret-rotation-admin';
+import { rotateAuthSchema } from '../../shared/domain/destinations/auth-rotation';
 import { BLOCKED_KEYS_LIMIT, listBlockedKeys, postSkipKey, skipKeyBodySchema } from '../../shared/app/admin/ordered-keys-admin';
 import { postReactivate, postRedeliver, postSuspend, redeliverBodySchema, suspendBodySchema } from '../../shared/app/admin/suspension-admin';
 import { actorOf, seesDestination } from '../../shared/domain/access/account';
@@ -96,6 +97,14 @@ export const ACCOUNT_SCOPED: RouteSpec[] = [
     body: { schema: rotateSecretSchema, required: false, examples: [{}, { graceSeconds: 3600 }, { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', graceSeconds: 0 }] },
     responses: { 200: 'the destination with its new secret (shown once)', ...BAD_ID, ...NOT_FOUND, 409: 'a Pub/Sub-topic destination signs nothing' },
     run: (d, [id], body) => inAccount(d, id!, (iid) => postRotateSecret(d, iid, body(true))),
+  },
+  {
+    method: 'POST',
+    path: '/destinations/{id}/rotate-auth',
+    summary: 'Replace the receiver auth; within the grace period a 401 is answered by sending once more with the replaced auth',
+    body: { schema: rotateAuthSchema, required: true, examples: [{ auth: { type: 'apiKey', header: 'X-Api-Key', value: 'new-key' }, graceSeconds: 3600 }] },
+    responses: { 200: 'the destination (no credential)', ...BAD_ID, ...NOT_FOUND, 409: 'a destination without auth, or a Pub/Sub-topic destination' },
+    run: (d, [id], body) => inAccount(d, id!, (iid) => postRotateAuth(d, iid, body(true))),
   },
   {
     method: 'GET',

@@ -66,7 +66,7 @@ export function guardedLookup(resolver: HostResolver, rules: AddressRules, port:
  * guardedLookup. A lookup is not told the port, and the rules judge some addresses by it
  * (local mode's own services), so each port gets a connector of its own, made on first use.
  */
-export function guardedConnector(resolver: HostResolver, rules: AddressRules, tls: { ca?: string } = {}): buildConnector.connector {
+export function guardedConnector(resolver: HostResolver, rules: AddressRules, tls: { ca?: string | string[]; cert?: string; key?: string } = {}): buildConnector.connector {
   const byPort = new Map<number, buildConnector.connector>();
   return (options, callback) => {
     const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
@@ -74,4 +74,12 @@ export function guardedConnector(resolver: HostResolver, rules: AddressRules, tl
     if (!connect) byPort.set(port, (connect = buildConnector({ ...tls, lookup: guardedLookup(resolver, rules, port) })));
     return connect(options, callback);
   };
+}
+
+/** The guard's refusal, wherever undici wrapped it. */
+export function blockedCause(e: unknown): BlockedAddressError | undefined {
+  for (let cause = e, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (cause instanceof BlockedAddressError) return cause;
+  }
+  return undefined;
 }

@@ -4,7 +4,8 @@ import { keptResponseHeaders } from '../domain/retry/attempt-detail';
 import { AttemptResult } from '../domain/retry/delivery';
 import { USER_AGENT } from '../domain/delivery/signing';
 import { HostResolver, HttpRequest, HttpSender } from '../ports/http';
-import { BlockedAddressError, guardedConnector, systemResolver } from './guarded-lookup';
+import { blockedCause, guardedConnector, systemResolver } from './guarded-lookup';
+import { ClientIdentityPools } from './tls-dispatchers';
 
 const EXCERPT_BYTES = 1024;
 export { USER_AGENT };
@@ -34,6 +35,8 @@ export interface UndiciHttpSenderOptions {
  */
 export class UndiciHttpSender implements HttpSender {
   private readonly dispatcher: Dispatcher;
+  /** mTLS receivers' pools, one per client identity (tls-dispatchers.ts). */
+  private readonly identities: ClientIdentityPools;
 
   constructor(private readonly options: UndiciHttpSenderOptions) {
     this.dispatcher = new Agent({
@@ -41,6 +44,7 @@ export class UndiciHttpSender implements HttpSender {
       connections: 256,
       connect: guardedConnector(options.resolver ?? systemResolver, options.rules, options.tls?.ca ? { ca: options.tls.ca } : {}),
     });
+    this.identities = new ClientIdentityPools(options.resolver ?? systemResolver, options.rules, options.tls?.ca);
   }
 
   async send(req: HttpRequest): Promise<AttemptResult> {
@@ -60,7 +64,7 @@ export class UndiciHttpSender implements HttpSender {
         headers: { 'user-agent': USER_AGENT, ...req.headers },
         body: req.body,
         signal,
-        dispatcher: this.dispatcher,
+        dispatcher: req.tls ? this.identities.for(req.tls) : this.dispatcher,
       });
       const bodyExcerpt = await readExcerpt(res.body);
       const retryAfter = firstHeader(res.headers['retry-after']);
@@ -84,17 +88,9 @@ export class UndiciHttpSender implements HttpSender {
     }
   }
 
-  close(): Promise<void> {
-    return this.dispatcher.close();
+  async close(): Promise<void> {
+    await Promise.all([this.dispatcher.close(), this.identities.close()]);
   }
-}
-
-/** The guard's refusal, wherever undici wrapped it. */
-function blockedCause(e: unknown): BlockedAddressError | undefined {
-  for (let cause = e, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
-    if (cause instanceof BlockedAddressError) return cause;
-  }
-  return undefined;
 }
 
 async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<string> {

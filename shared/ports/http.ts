@@ -7,6 +7,8 @@ export interface HttpRequest {
   headers: Record<string, string>;
   body: Buffer;
   timeoutMs: number;
+  /** A client certificate (mTLS) and the CA to trust for this receiver, PEM; sent on connections of their own. */
+  tls?: { clientCertificate: string; clientKey: string; ca?: string };
 }
 
 /** One address a host name resolves to. */

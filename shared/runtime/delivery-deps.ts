@@ -38,6 +38,7 @@ function buildDeliverDeps(rt: Runtime): DeliverDeps {
     names: rt.names,
     notificationsTopic: rt.topology.topics.notifications.name,
     http: rt.http,
+    tokens: rt.tokens,
     topics: rt.topics,
     clock: rt.clock,
     log: rt.log,

@@ -16,6 +16,7 @@ import { OperationCounter } from '../adapters/firestore/stores';
 import { GoogleIdTokenVerifier } from '../adapters/google-id-tokens';
 import { systemResolver } from '../adapters/guarded-lookup';
 import { UndiciHttpSender } from '../adapters/http-sender';
+import { OAuth2Tokens } from '../adapters/oauth2-tokens';
 import { PubSubBus } from '../adapters/pubsub/bus';
 import { DeclaredLanes } from '../adapters/pubsub/declared-lanes';
 import { PubSubPullQueue } from '../adapters/pubsub/pull-queue';
@@ -140,6 +141,8 @@ export interface Runtime {
   /** The batch lane through its pull subscription (the batcher reads it). */
   batchLane: PullQueue;
   http: HttpSender;
+  /** OAuth2 client-credentials tokens for receivers, cached per destination. */
+  tokens: OAuth2Tokens;
   /** Publishes to Pub/Sub-topic destinations (a client of its own, apart from Herald's internal topics). */
   topics: TopicPublisher;
   names: TopologyNames;
@@ -215,6 +218,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const resolver = overrides.resolver ?? systemResolver;
   const addressRules: AddressRules = { allowLoopback: config.allowLoopback, ...(overrides.localServices ? { localServices: overrides.localServices } : {}) };
   const http = overrides.http ?? new UndiciHttpSender({ rules: addressRules, resolver });
+  const tokens = new OAuth2Tokens({ rules: addressRules, resolver, now: () => clock.now().getTime() });
   const pushAuth = new PushAuthenticator(
     {
       mode: pushAuthModeOf(config),
@@ -311,6 +315,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     // Each delivery's send in a client span whose context the receiver gets (adapters/traced-senders.ts).
     http: new TracedHttpSender(http),
     topics: new TracedTopicPublisher(topics),
+    tokens,
     names,
     topology,
     batcherLease,
@@ -337,6 +342,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
         overrides.telemetry ? Promise.resolve() : telemetry.shutdown(),
         // And the last spans.
         closeTracing(ownTracing),
+        tokens.close(),
       ]);
     },
   };

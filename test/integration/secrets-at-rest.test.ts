@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { CollectionReference, DocumentData, Firestore, Timestamp } from '@google-cloud/firestore';
-import { Webhook } from 'standardwebhooks';
+import { CollectionReference, DocumentData, Firestore } from '@google-cloud/firestore';
 import { FirestoreDestinationStore } from '../../shared/adapters/firestore/destinations';
 import { COLLECTIONS } from '../../shared/firestore-schema';
 import { generateSecretsKey, keyIdOf, SecretBox, sealedKeyId } from '../../shared/domain/access/secret-box';
 import { Receiver, ReceivedRequest } from '../support/receiver';
+import { stringsIn, verifies } from '../support/secret-scan';
 import { startTestStack, TestStack } from '../support/stack';
 
 /**
@@ -41,15 +41,6 @@ async function publish(id: string): Promise<void> {
   expect(res).toEqual({ status: 202, body: { accepted: [id] } });
 }
 
-function verifies(req: ReceivedRequest, secret: string): boolean {
-  try {
-    new Webhook(secret).verify(req.body, req.headers as Record<string, string>, { jsonParse: false });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The request event `id` brought to `path`, once it arrives. */
 async function delivered(path: string, id: string): Promise<ReceivedRequest> {
   const find = () => receiver.on(path).find((r) => r.headers['ce-id'] === id);
@@ -72,15 +63,6 @@ async function everyDocument(collections: CollectionReference[]): Promise<{ path
     }
   }
   return found;
-}
-
-/** Every string a document holds, at any depth, bytes read both as text and as base64 (field names too). */
-function stringsIn(value: unknown): string[] {
-  if (typeof value === 'string') return [value];
-  if (value instanceof Timestamp || value === null || typeof value !== 'object') return [];
-  if (value instanceof Uint8Array) return [Buffer.from(value).toString('utf8'), Buffer.from(value).toString('base64')];
-  if (Array.isArray(value)) return value.flatMap(stringsIn);
-  return Object.entries(value).flatMap(([k, v]) => [k, ...stringsIn(v)]);
 }
 
 beforeAll(async () => {

@@ -6,6 +6,7 @@ import { CommandContext, connectionOptions, issuesOf, usageError } from '../cont
 import { BATCH_FLAG_HELP, BatchFlags, batchFromFlags } from '../batch-flags';
 import { ORDERING_FLAG_HELP, OrderingFlags, orderingFromFlags, orderingWithBatch } from '../ordering-flags';
 import { destinationIdSchema, ID_ARG } from './destination-args';
+import { RECEIVER_FLAG_HELP, ReceiverFlags, receiverFromFlags } from '../receiver-flags';
 
 /** `herald destinations add`: a destination's spec from its flags, PUT whole. */
 
@@ -83,7 +84,9 @@ export function registerAddDestination(group: Command, ctx: CommandContext): voi
     .option('--batch-max-wait-ms <ms>', BATCH_FLAG_HELP.maxWaitMs)
     .option('--batch-max-bytes <bytes>', BATCH_FLAG_HELP.maxBytes)
     .option('--ordering <key>', ORDERING_FLAG_HELP.ordering)
-    .option('--ordering-on-failure <skip|block>', ORDERING_FLAG_HELP.onFailure);
+    .option('--ordering-on-failure <skip|block>', ORDERING_FLAG_HELP.onFailure)
+    .option('--receiver <file>', RECEIVER_FLAG_HELP.receiver)
+    .option('--signature <profile>', RECEIVER_FLAG_HELP.signature);
   connectionOptions(add, 'admin', { url: false });
   add.addHelpText(
     'after',
@@ -118,22 +121,27 @@ Examples:
   herald destinations add audit --topic projects/acme-audit/topics/herald-events
   herald destinations add bulk --url https://hooks.example.com/bulk --batch-max-events 100 --batch-max-wait-ms 2000
   herald destinations add ledger --url https://hooks.example.com/ledger --ordering key --ordering-on-failure block
-  herald destinations add partner --url https://partner.example.com/hook --rate-max 20 --lane dedicated`,
+  herald destinations add partner --url https://partner.example.com/hook --rate-max 20 --lane dedicated
+  herald destinations add gh --url https://ci.example.com/hook --signature github --receiver receiver.json
+
+--receiver's credentials are sealed at rest and never shown again; leaving --receiver out
+keeps the destination's receiver settings, a null in the file removes one.`,
   );
   add.action(async (id: string) => {
     // Every problem at once: the id and the spec.
     const idResult = issuesOf(z.object({ id: destinationIdSchema }), { id }, ID_ARG);
-    const { adminToken: _token, apiKey: _key, account: _account, batchMaxEvents, batchMaxWaitMs, batchMaxBytes, ordering, orderingOnFailure, ...options } = add.opts<Record<string, unknown> & BatchFlags & OrderingFlags>();
+    const { adminToken: _token, apiKey: _key, account: _account, batchMaxEvents, batchMaxWaitMs, batchMaxBytes, ordering, orderingOnFailure, receiver, signature, ...options } = add.opts<Record<string, unknown> & BatchFlags & OrderingFlags & ReceiverFlags>();
     const specResult = issuesOf(specFromOptions, options, SPEC_FLAGS);
     const batchResult = batchFromFlags({ batchMaxEvents, batchMaxWaitMs, batchMaxBytes });
     const orderingResult = orderingFromFlags({ ordering, orderingOnFailure });
+    const receiverResult = receiverFromFlags({ receiver, signature });
     const both = batchResult.ok && batchResult.batch && orderingResult.ok && orderingResult.ordering ? [orderingWithBatch()] : [];
-    if (!idResult.ok || !specResult.ok || !batchResult.ok || !orderingResult.ok || both.length > 0) {
-      const issues = [idResult, specResult, batchResult, orderingResult].flatMap((r) => (r.ok ? [] : r.issues));
+    if (!idResult.ok || !specResult.ok || !batchResult.ok || !orderingResult.ok || !receiverResult.ok || both.length > 0) {
+      const issues = [idResult, specResult, batchResult, orderingResult, receiverResult].flatMap((r) => (r.ok ? [] : r.issues));
       throw usageError(add, [...issues, ...both]);
     }
     const destinationId = idResult.data.id;
-    const spec = { ...specResult.data, ...(batchResult.batch ? { batch: batchResult.batch } : {}), ...(orderingResult.ordering ? { ordering: orderingResult.ordering } : {}) };
+    const spec = { ...specResult.data, ...receiverResult.receiver, ...(batchResult.batch ? { batch: batchResult.batch } : {}), ...(orderingResult.ordering ? { ordering: orderingResult.ordering } : {}) };
     const client = ctx.client(add, 'admin');
     const { created, destination } = await client.putDestination(destinationId, spec);
     ctx.json(destination);

@@ -10,6 +10,7 @@ import { destinationIdSchema, ID_ARG, noDestination, table } from './destination
 import { registerAddDestination } from './destination-add';
 import { destinationSummary, plural, redeliveredText, target } from './destination-summary';
 import { registerRotateSecret } from './rotate-secret';
+import { registerRotateAuth } from './rotate-auth';
 
 /** `herald destinations add|list|show|remove|suspend|reactivate|redeliver|rotate-secret|blocked-keys|skip-key` over the admin API. */
 
@@ -183,6 +184,7 @@ Examples:
   herald destinations redeliver orders --dead   # the DEAD ones`,
   );
   registerRotateSecret(group, ctx);
+  registerRotateAuth(group, ctx);
   registerOrderedKeys(group, ctx);
 
   redeliver.action(async (id: string) => {

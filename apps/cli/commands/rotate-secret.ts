@@ -10,7 +10,7 @@ import { plural } from './destination-summary';
 /** `herald destinations rotate-secret`: a new signing secret, the old one kept for a grace period. */
 
 /** "90", "90s", "30m", "24h", "7d" → seconds. */
-const graceSchema = z
+export const graceSchema = z
   .string()
   .regex(/^\d+[smhd]?$/, 'the grace period is seconds, or a number with s, m, h or d (e.g. 24h)')
   .transform((text) => Number(text.replace(/[smhd]$/, '')) * ({ s: 1, m: 60, h: 3600, d: 86400 }[text.slice(-1)] ?? 1))

@@ -130,6 +130,12 @@ export function DestinationDetail({ ctx, id }: { ctx: Ctx; id: string }) {
             <dd data-testid="batch-setting">{batchText(d.batch)}</dd>
             <dt>Ordered per key</dt>
             <dd data-testid="ordering-setting">{orderingText(d.ordering)}</dd>
+            {d.url !== undefined && (
+              <>
+                <dt>Receiver</dt>
+                <dd data-testid="receiver-setting">{receiverText(d)}</dd>
+              </>
+            )}
             <dt>Created / updated</dt>
             <dd>
               {fmtTime(d.createdAt)} / {fmtTime(d.updatedAt)}
@@ -304,4 +310,15 @@ export function DestinationDetail({ ctx, id }: { ctx: Ctx; id: string }) {
       )}
     </section>
   );
+}
+
+/** Auth, client certificate, signature profile and header names: never a credential (the API has none to show). */
+function receiverText(d: Destination): string {
+  const auth = d.auth ? `auth ${d.auth.type}${d.auth.type === 'apiKey' ? ` (${d.auth.header})` : ''}` : 'no auth';
+  const grace = d.previousAuth ? `, replaced ${d.previousAuth.type} until ${fmtTime(d.previousAuth.expiresAt)}` : '';
+  const tls = d.tls ? ` · client certificate${typeof d.tls.clientCertificate === 'string' ? '' : ` ${d.tls.clientCertificate.subject}, valid to ${fmtTime(d.tls.clientCertificate.validTo)}`}` : '';
+  const s = d.signature;
+  const signature = s === undefined ? 'standard-webhooks' : typeof s === 'string' ? s : `${s.from} and ${s.to} until ${fmtTime(s.cutoverAt)}, then ${s.to}`;
+  const headers = d.headers ? ` · headers ${Object.keys(d.headers).join(', ')}` : '';
+  return `${auth}${grace}${tls} · signed ${signature}${headers}`;
 }

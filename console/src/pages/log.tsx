@@ -67,6 +67,15 @@ function Headers({ headers, label }: { headers: Record<string, string>; label: s
   return <pre tabIndex={0} aria-label={label}>{rows.map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>;
 }
 
+/** How the receiver was reached, as the attempt detail names it (never the credential). */
+const AUTH_NAMES: Record<NonNullable<NonNullable<AttemptDetail['receiver']>['auth']> | 'none', string> = {
+  none: 'none',
+  apiKey: 'API key',
+  basic: 'basic',
+  oauth2ClientCredentials: 'OAuth2 client credentials',
+  mtls: 'client certificate (mTLS)',
+};
+
 /** The newest attempts, newest open: the request as sent (secrets masked), the answer, the decision. */
 function Attempts({ attempts, total }: { attempts: AttemptDetail[]; total: number }) {
   return (
@@ -81,6 +90,11 @@ function Attempts({ attempts, total }: { attempts: AttemptDetail[]; total: numbe
           <p>
             {a.target.startsWith('projects/') ? 'Published to' : 'POST'} <code>{a.target}</code> · {a.request.bodyBytes} bytes
           </p>
+          {a.receiver && (
+            <p data-testid="attempt-receiver">
+              Receiver auth <strong>{AUTH_NAMES[a.receiver.auth ?? 'none']}</strong> · signed {a.receiver.signature.join(' and ')} (credentials are never shown)
+            </p>
+          )}
           <Headers headers={a.request.headers} label="Request headers" />
           {a.request.body && (
             <>

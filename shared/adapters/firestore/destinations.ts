@@ -2,6 +2,7 @@ import { DocumentData, DocumentReference, FieldPath, FieldValue, Firestore, Quer
 import { Destination } from '../../domain/destinations/destination';
 import { DEFAULT_ACCOUNT, splitDestinationId } from '../../domain/ids';
 import { isSealed, SecretBox, SecretBoxError, sealedKeyId } from '../../domain/access/secret-box';
+import { mapReceiverSecrets } from '../../domain/destinations/receiver-spec';
 import { DestinationChanges, DestinationStore } from '../../ports/destinations';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../firestore-schema';
 import { OperationCounter } from './stores';
@@ -36,7 +37,7 @@ export class FirestoreDestinationStore implements DestinationStore {
     const seal = (secret: string) => box.seal(secret, secretContext(destination.id));
     const doc: Destination = { ...destination, secret: seal(destination.secret) };
     if (destination.previousSecrets) doc.previousSecrets = destination.previousSecrets.map((p) => ({ ...p, secret: seal(p.secret) }));
-    return doc;
+    return mapReceiverSecrets(doc, (value, path) => box.seal(value, receiverContext(destination.id, path)));
   }
 
   /**
@@ -46,20 +47,20 @@ export class FirestoreDestinationStore implements DestinationStore {
    */
   private fromDoc(data: DocumentData): Destination {
     const { [DEFAULT_ACCOUNT_MARK]: _mark, ...doc } = data as Destination & { [DEFAULT_ACCOUNT_MARK]?: true };
-    const open = (stored: string) => {
+    const open = (stored: string, context = secretContext(doc.id)) => {
       if (!isSealed(stored)) return stored;
       try {
         if (!this.box) {
           throw new SecretBoxError(`its secret is encrypted (key id ${sealedKeyId(stored) ?? 'unknown'}) and HERALD_SECRETS_KEY is not set: set it to the key this data was written with`);
         }
-        return this.box.open(stored, secretContext(doc.id));
+        return this.box.open(stored, context);
       } catch (e) {
         throw e instanceof SecretBoxError ? new SecretBoxError(`destination ${doc.id}: ${e.message}`) : e;
       }
     };
     const destination: Destination = { ...doc, secret: open(doc.secret) };
     if (doc.previousSecrets) destination.previousSecrets = doc.previousSecrets.map((p) => ({ ...p, secret: open(p.secret) }));
-    return destination;
+    return mapReceiverSecrets(destination, (value, path) => open(value, receiverContext(doc.id, path)));
   }
 
   async get(id: string): Promise<Destination | undefined> {
@@ -305,6 +306,11 @@ interface ChangeEntry {
   destination?: Destination;
   /** The destination was deleted. */
   removed?: true;
+}
+
+/** What a receiver credential is bound to: its destination and its field. */
+function receiverContext(destinationId: string, path: string): string {
+  return `herald:destination:${destinationId}:${path}`;
 }
 
 /** What a destination's sealed secrets are bound to (GCM additional data). */

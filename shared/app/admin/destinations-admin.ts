@@ -67,6 +67,13 @@ export async function putDestination(deps: AdminDeps, id: string, body: unknown)
     const error = urlProblem.kind === 'invalid' ? 'invalid destination spec' : 'the destination URL could not be checked';
     return { kind: urlProblem.kind, body: { error, issues: [{ path: 'url', message: urlProblem.message }] } };
   }
+  // The token endpoint is reached from Herald's network as the webhook is: the same SSRF guard.
+  const tokenUrl = spec.auth?.type === 'oauth2ClientCredentials' ? spec.auth.tokenUrl : undefined;
+  const tokenProblem = tokenUrl !== undefined ? await checkWebhookTarget(tokenUrl, deps.addressRules, deps.resolver) : undefined;
+  if (tokenProblem) {
+    const error = tokenProblem.kind === 'invalid' ? 'invalid destination spec' : 'the token URL could not be checked';
+    return { kind: tokenProblem.kind, body: { error, issues: [{ path: 'auth.tokenUrl', message: tokenProblem.message.replace(/^url\b/, 'auth.tokenUrl') }] } };
+  }
 
   const overQuota = await destinationQuotaProblem(deps, id);
   if (overQuota) return { kind: 'conflict', body: { error: overQuota } };

@@ -4,6 +4,8 @@ import { issuesFromZod } from '../../domain/events/event';
 import { DEFAULT_GRACE_SECONDS, rotateSecret, rotateSecretSchema } from '../../domain/destinations/secret-rotation';
 import { AdminDeps, badId, notFound } from './destinations-admin';
 import { Outcome } from '../support/outcome';
+import { rotateAuth, rotateAuthSchema } from '../../domain/destinations/auth-rotation';
+import { checkWebhookTarget } from '../destinations/target-guard';
 
 type Refusal = { kind: 'not-found' | 'conflict' | 'invalid'; message: string };
 
@@ -47,4 +49,35 @@ export async function postRotateSecret(deps: Pick<AdminDeps, 'destinations' | 'd
     ...(graceSeconds > 0 && previous ? { oldKeyValidUntil: previous.expiresAt } : {}),
   });
   return { kind: 'ok', body: { ...viewOf(rotated, now), secret } };
+}
+
+/**
+ * POST /admin/destinations/{id}/rotate-auth: new receiver auth from now on; for `graceSeconds`
+ * (24 h by default) an attempt refused with a 401 is sent once more with the replaced auth
+ * (domain/destinations/auth-rotation.ts). The answer names neither credential.
+ */
+export async function postRotateAuth(deps: Pick<AdminDeps, 'destinations' | 'directory' | 'clock' | 'log' | 'addressRules' | 'resolver'>, id: string, body: unknown): Promise<Outcome<DestinationView>> {
+  if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
+  const parsed = rotateAuthSchema.safeParse(body ?? {});
+  if (!parsed.success) return { kind: 'invalid', body: { error: 'invalid rotate-auth request', issues: issuesFromZod(parsed.error) } };
+  const { auth, graceSeconds } = parsed.data;
+  if (auth.type === 'oauth2ClientCredentials') {
+    const problem = await checkWebhookTarget(auth.tokenUrl, deps.addressRules, deps.resolver);
+    if (problem) return { kind: problem.kind, body: { error: 'invalid rotate-auth request', issues: [{ path: 'auth.tokenUrl', message: problem.message }] } };
+  }
+  const now = deps.clock.now();
+  let refusal: string | undefined;
+  let found = false;
+  const rotated = await deps.destinations.update(id, (current) => {
+    found = current !== undefined;
+    if (!current) return undefined;
+    const result = rotateAuth(current, auth, graceSeconds, now);
+    refusal = result.ok ? undefined : result.message;
+    return result.ok ? result.destination : undefined;
+  });
+  if (!found) return notFound(id);
+  if (!rotated || refusal) return { kind: 'conflict', body: { error: refusal ?? `destination ${id} changed; try again` } };
+  deps.directory.changed(id, rotated);
+  deps.log.info('destination receiver auth rotated', { destinationId: id, authType: auth.type, ...(rotated.previousAuth ? { previousValidUntil: rotated.previousAuth.expiresAt } : {}) });
+  return { kind: 'ok', body: viewOf(rotated, now) };
 }

@@ -1,5 +1,6 @@
 import { AttemptDetail, SentRequest } from '../../domain/retry/attempt-detail';
 import { attemptReport, detailOf, requestFor } from '../../domain/delivery/attempt-request';
+import { sendWebhook } from './webhook-send';
 import { AttemptResult, DeliveryRecord, describeFailure, HeraldOverload, isSuccess } from '../../domain/retry/delivery';
 import { headEntryId } from '../../domain/delivery/grouped-outcomes';
 import { overloadBackoffMs } from '../../domain/retry/herald-overload';
@@ -139,12 +140,15 @@ export async function send(deps: DeliverDeps, t: Target, at: Date): Promise<{ re
   const ticket = deps.slow.begin(t.destination.id, at.getTime());
   let result: AttemptResult | HeraldOverload | undefined;
   try {
+    if (t.destination.topic === undefined) {
+      const webhook = await sendWebhook(deps, t.destination, (d, bearer) => requestFor(d, t.event, t.id, at, bearer), t.policy.attemptTimeoutMs, at);
+      result = webhook.result;
+      return webhook;
+    }
     const sent = requestFor(t.destination, t.event, t.id, at);
     result =
-      t.destination.topic !== undefined
-        ? ((await topicNotAllowed(deps, t.destination)) ??
-          (await deps.topics.publish({ topic: sent.target, message: { data: sent.body, attributes: { ...sent.headers } }, timeoutMs: t.policy.attemptTimeoutMs, ...orderingKeyOf(t.destination, t.event) })))
-        : await deps.http.send({ url: sent.target, headers: { ...sent.headers }, body: sent.body, timeoutMs: t.policy.attemptTimeoutMs });
+      (await topicNotAllowed(deps, t.destination)) ??
+      (await deps.topics.publish({ topic: sent.target, message: { data: sent.body, attributes: { ...sent.headers } }, timeoutMs: t.policy.attemptTimeoutMs, ...orderingKeyOf(t.destination, t.event) }));
     return { result, sent };
   } finally {
     const durationMs = result?.durationMs ?? deps.clock.now().getTime() - at.getTime();

@@ -1,4 +1,5 @@
 import { AttemptDetail, SentRequest } from '../../domain/retry/attempt-detail';
+import { sendWebhook } from './webhook-send';
 import { attemptReport, batchRequestFor, detailOf } from '../../domain/delivery/attempt-request';
 import { BatchPlace, batchIdOf, retryBatchId } from '../../domain/modes/batching';
 import { AttemptResult, deliveryId, DeliveryRecord, HeraldOverload } from '../../domain/retry/delivery';
@@ -184,10 +185,10 @@ const sendBatch = (deps: DeliverDeps, destination: Destination, policy: Delivery
   inBatchSpan(batchId, members.map((m) => m.t.event), () => sendBatchOnce(deps, destination, policy, members, batchId, at));
 
 async function sendBatchOnce(deps: DeliverDeps, destination: Destination, policy: DeliveryPolicy, members: readonly { t: Target }[], batchId: string, at: Date): Promise<{ result: AttemptResult | HeraldOverload; sent: SentRequest }> {
-  const { sent, messages } = batchRequestFor(destination, members.map((m) => ({ event: m.t.event, deliveryId: m.t.id })), batchId, at);
-  const result = messages
-    ? ((await topicNotAllowed(deps, destination)) ?? (await deps.topics.publishMany({ topic: sent.target, messages, timeoutMs: policy.attemptTimeoutMs })))
-    : await deps.http.send({ url: sent.target, headers: { ...sent.headers }, body: sent.body, timeoutMs: policy.attemptTimeoutMs });
+  const request = (d: Destination, bearer?: string) => batchRequestFor(d, members.map((m) => ({ event: m.t.event, deliveryId: m.t.id })), batchId, at, bearer);
+  if (destination.topic === undefined) return sendWebhook(deps, destination, (d, bearer) => request(d, bearer).sent, policy.attemptTimeoutMs, at);
+  const { sent, messages } = request(destination);
+  const result = (await topicNotAllowed(deps, destination)) ?? (await deps.topics.publishMany({ topic: sent.target, messages: messages!, timeoutMs: policy.attemptTimeoutMs }));
   return { result, sent };
 }
 

@@ -1,3 +1,4 @@
+import type { ReceiverTokens } from '../../ports/receiver-tokens';
 import { LaneBacklog } from '../lanes/lane-backlog';
 import type { LaneDeps } from '../lanes/lanes';
 import { DeliveryRecord } from '../../domain/retry/delivery';
@@ -50,6 +51,8 @@ export interface DeliverDeps {
   names: TopologyNames;
   notificationsTopic: string;
   http: HttpSender;
+  /** OAuth2 client-credentials tokens for receivers that want them (app/delivery/webhook-send.ts). */
+  tokens?: ReceiverTokens;
   /** Pub/Sub-topic destinations: one publish per attempt, in the CloudEvents Pub/Sub binding. */
   topics: TopicPublisher;
   clock: Clock;

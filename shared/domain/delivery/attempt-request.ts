@@ -5,22 +5,25 @@ import { Destination } from '../destinations/destination';
 import { eventKey, HeraldEvent } from '../events/event';
 import { Decision } from '../retry/retry-decision';
 import { signingSecrets } from '../destinations/secret-rotation';
-import { signatureHeaders, USER_AGENT, webhookIdFor } from './signing';
+import { USER_AGENT, webhookIdFor } from './signing';
+import { receiverHeaders } from './receiver-headers';
 import { topicMessage } from './topic-destination';
 import { BATCH_CONTENT_TYPE, batchBody, batchWebhookId } from '../modes/batching';
 import type { PubSubMessage } from '../events/cloudevents-pubsub';
 
 /** What an attempt sends, by the destination's kind: a signed POST to its url, or a message to its topic. */
-export function requestFor(destination: Destination, event: HeraldEvent, deliveryId: string, at: Date): SentRequest {
+export function requestFor(destination: Destination, event: HeraldEvent, deliveryId: string, at: Date, bearer?: string): SentRequest {
   if (destination.topic !== undefined) {
     const message = topicMessage(event, deliveryId);
     return { target: destination.topic, headers: message.attributes, body: message.data };
   }
-  const key = eventKey(event.attributes);
+  const r = receiverHeaders(destination, { secrets: signingSecrets(destination, at), webhookId: webhookIdFor(eventKey(event.attributes)), at, body: event.data }, bearer);
   return {
     target: destination.url!,
-    headers: { 'user-agent': USER_AGENT, ...binaryHeaders(event), ...signatureHeaders(signingSecrets(destination, at), webhookIdFor(key), at, event.data) },
+    headers: { ...r.before, 'user-agent': USER_AGENT, ...binaryHeaders(event), ...r.signatures },
     body: event.data,
+    ...(r.secretNames.length ? { secretNames: r.secretNames } : {}),
+    ...(r.use ? { receiver: r.use } : {}),
   };
 }
 
@@ -29,13 +32,14 @@ export function requestFor(destination: Destination, event: HeraldEvent, deliver
  * batch's), or, to a topic, each event as its own message, all in one Publish call (`messages`);
  * the detail then shows the batch as a JSON array.
  */
-export function batchRequestFor(destination: Destination, members: readonly { event: HeraldEvent; deliveryId: string }[], batchId: string, at: Date): { sent: SentRequest; messages?: PubSubMessage[] } {
+export function batchRequestFor(destination: Destination, members: readonly { event: HeraldEvent; deliveryId: string }[], batchId: string, at: Date, bearer?: string): { sent: SentRequest; messages?: PubSubMessage[] } {
   const body = batchBody(members.map((m) => m.event));
   if (destination.topic !== undefined) {
     return { sent: { target: destination.topic, headers: { 'herald-batch': batchId }, body }, messages: members.map((m) => topicMessage(m.event, m.deliveryId)) };
   }
-  const headers = { 'user-agent': USER_AGENT, 'content-type': BATCH_CONTENT_TYPE, ...signatureHeaders(signingSecrets(destination, at), batchWebhookId(batchId), at, body) };
-  return { sent: { target: destination.url!, headers, body } };
+  const r = receiverHeaders(destination, { secrets: signingSecrets(destination, at), webhookId: batchWebhookId(batchId), at, body }, bearer);
+  const headers = { ...r.before, 'user-agent': USER_AGENT, 'content-type': BATCH_CONTENT_TYPE, ...r.signatures };
+  return { sent: { target: destination.url!, headers, body, ...(r.secretNames.length ? { secretNames: r.secretNames } : {}), ...(r.use ? { receiver: r.use } : {}) } };
 }
 
 /** The attempt as the record keeps it (attemptLog). */

@@ -9,6 +9,7 @@ import { RATE_LIMITS, RateBounds } from '../rate/rate-doc';
 import { BatchSpec, batchSpecSchema } from '../modes/batching';
 import { OrderingSpec, orderingSpecSchema } from '../modes/ordering';
 import { TOPIC_RESOURCE } from '../access/topic-allow-list';
+import { applyReceiverSpec, ReceiverSettings, receiverSpecShape, ReceiverView, receiverView } from './receiver-spec';
 
 export const DEFAULT_POLICY: PolicySpec = 'event-platform';
 
@@ -53,10 +54,15 @@ export const destinationSpecSchema = z
         .optional(),
       batch: batchSpecSchema.optional(),
       ordering: orderingSpecSchema.optional(),
+      ...receiverSpecShape,
     },
     { error: 'the destination spec must be a JSON object' },
   )
   .refine((s) => (s.url === undefined) !== (s.topic === undefined), { message: 'give exactly one of url or topic', path: ['url'] })
+  .refine((s) => s.topic === undefined || [s.headers, s.auth, s.tls, s.signature].every((v) => v === undefined || v === null), {
+    message: 'headers, auth, tls and signature are for a url destination: a topic is reached with Herald\'s own Pub/Sub identity',
+    path: ['topic'],
+  })
   .refine((s) => s.batch === undefined || s.ordering === undefined, {
     message: 'a destination takes either batch or ordering, not both: a batch is sent as a unit, an ordered key one event at a time',
     path: ['ordering'],
@@ -66,8 +72,8 @@ export type DestinationSpec = z.infer<typeof destinationSpecSchema>;
 
 export type DestinationStatus = 'active' | 'suspended';
 
-/** A destination as stored: the spec with defaults applied, its secret and its state. */
-export interface Destination {
+/** A destination as stored: the spec with defaults applied, its secret and its state (receiver settings: receiver-spec.ts). */
+export interface Destination extends ReceiverSettings {
   id: string;
   url?: string;
   topic?: string;
@@ -104,7 +110,8 @@ export interface PreviousSecret {
 }
 
 /** What the API shows: never a secret, only until when replaced ones still sign. */
-export type DestinationView = Omit<Destination, 'secret' | 'previousSecrets'> & { account: string; previousSecrets?: { expiresAt: string }[] };
+export type DestinationView = Omit<Destination, 'secret' | 'previousSecrets' | 'previousAuth' | keyof ReceiverSettings> &
+  ReceiverView & { account: string; previousSecrets?: { expiresAt: string }[]; previousAuth?: { type: string; expiresAt: string } };
 
 /** Replaced secrets whose grace period has not ended at `now` (expired ones are dropped lazily, here). */
 export function unexpiredSecrets(previous: readonly PreviousSecret[] | undefined, now: Date): PreviousSecret[] {
@@ -136,6 +143,9 @@ export function applySpec(id: string, spec: DestinationSpec, existing: Destinati
   if (spec.lane === 'dedicated') dest.lane = 'dedicated';
   if (spec.batch !== undefined) dest.batch = spec.batch;
   if (spec.ordering !== undefined) dest.ordering = spec.ordering;
+  Object.assign(dest, applyReceiverSpec(spec, existing));
+  // A PUT that leaves auth out keeps a rotation's grace; one that gives auth replaces it at once.
+  if (existing?.previousAuth && spec.auth === undefined) dest.previousAuth = existing.previousAuth;
   // A PUT with another secret replaces it at once; rotate-secret is the way with a grace period.
   const previous = existing && secret === existing.secret ? unexpiredSecrets(existing.previousSecrets, now) : [];
   if (previous.length) dest.previousSecrets = previous;
@@ -167,8 +177,9 @@ export function rateBoundsOf(destination: Pick<Destination, 'rate'>): RateBounds
 /** `now` given: replaced secrets past their grace period are left out (as delivery leaves them out). */
 /** As the API shows it: the account's own id and the account (inside Herald the id names both: ids.ts). */
 export function viewOf(dest: Destination, now?: Date): DestinationView {
-  const { secret: _secret, previousSecrets, ...rest } = dest;
-  const view = { ...rest, ...splitDestinationId(dest.id) };
+  const { secret: _secret, previousSecrets, previousAuth, headers, auth, tls, signature, ...rest } = dest;
+  const graced = previousAuth && (!now || previousAuth.expiresAt > now.toISOString()) ? { previousAuth: { type: previousAuth.auth.type, expiresAt: previousAuth.expiresAt } } : {};
+  const view = { ...rest, ...receiverView({ headers, auth, tls, signature }), ...graced, ...splitDestinationId(dest.id) };
   const live = now ? unexpiredSecrets(previousSecrets, now) : (previousSecrets ?? []);
   return live.length ? { ...view, previousSecrets: live.map((p) => ({ expiresAt: p.expiresAt })) } : view;
 }

@@ -12,15 +12,17 @@ export const MAX_GRACE_SECONDS = 30 * 24 * 3600;
 /** Replaced secrets kept at once: rotating again within the grace period keeps the older ones too, up to this many. */
 export const MAX_PREVIOUS_SECRETS = 4;
 
+/** How long a replaced secret or credential stays valid, in seconds (every rotation's). */
+export const graceSecondsSchema = z
+  .number({ error: 'graceSeconds must be a number of seconds' })
+  .int('graceSeconds must be a whole number of seconds')
+  .min(0, `graceSeconds must be 0–${MAX_GRACE_SECONDS} (30 days)`)
+  .max(MAX_GRACE_SECONDS, `graceSeconds must be 0–${MAX_GRACE_SECONDS} (30 days)`);
+
 export const rotateSecretSchema = z.strictObject(
   {
     secret: z.string({ error: 'secret must be a string' }).regex(SECRET, 'secret must be whsec_ followed by base64 of 24 to 64 random bytes').optional(),
-    graceSeconds: z
-      .number({ error: 'graceSeconds must be a number of seconds' })
-      .int('graceSeconds must be a whole number of seconds')
-      .min(0, `graceSeconds must be 0–${MAX_GRACE_SECONDS} (30 days)`)
-      .max(MAX_GRACE_SECONDS, `graceSeconds must be 0–${MAX_GRACE_SECONDS} (30 days)`)
-      .optional(),
+    graceSeconds: graceSecondsSchema.optional(),
   },
   { error: 'the body must be a JSON object {"secret"?: "whsec_…", "graceSeconds"?: N}' },
 );

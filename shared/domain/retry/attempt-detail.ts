@@ -21,7 +21,7 @@ const SECRET_HEADER = /authorization|cookie|token|secret|api-?key|password|signa
  * Standard Webhooks signatures keep their scheme so one can see which keys signed
  * (`v1,•••••• v1a,••••••`); every other credential-looking header is masked whole.
  */
-export function maskHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+export function maskHeaders(headers: Readonly<Record<string, string>>, secretNames: readonly string[] = []): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [rawName, value] of Object.entries(headers)) {
     const name = rawName.toLowerCase();
@@ -32,7 +32,7 @@ export function maskHeaders(headers: Readonly<Record<string, string>>): Record<s
         .map((s) => `${s.includes(',') ? s.slice(0, s.indexOf(',')) : 'v1'},${MASK}`)
         .join(' ');
     } else {
-      out[name] = SECRET_HEADER.test(name) ? MASK : value;
+      out[name] = SECRET_HEADER.test(name) || secretNames.includes(name) ? MASK : value;
     }
   }
   return out;
@@ -74,6 +74,10 @@ export interface SentRequest {
   target: string;
   headers: Readonly<Record<string, string>>;
   body: Buffer;
+  /** Lower-case header names whose values are credentials (a destination's secret headers, its API key). */
+  secretNames?: readonly string[];
+  /** How the receiver was reached: shown with the attempt (domain/delivery/receiver-headers.ts). */
+  receiver?: AttemptDetail['receiver'];
 }
 
 /** One attempt's detail, from what was sent, what came of it, and the decision taken. */
@@ -82,9 +86,10 @@ export function attemptDetail(sent: SentRequest, result: AttemptResult, decision
     at: at.toISOString(),
     durationMs: result.durationMs,
     target: sent.target,
-    request: { headers: maskHeaders(sent.headers), bodyBytes: sent.body.length, body: bodyExcerpt(sent.body) },
+    request: { headers: maskHeaders(sent.headers, sent.secretNames), bodyBytes: sent.body.length, body: bodyExcerpt(sent.body) },
     decision: decisionOf(decision),
   };
+  if (sent.receiver) detail.receiver = sent.receiver;
   if (result.kind === 'response') detail.response = { status: result.status, headers: result.headers ?? {}, bodyExcerpt: result.bodyExcerpt };
   if (result.kind === 'published') detail.messageId = result.messageId;
   const traceId = traceIdOf(sent.headers['ce-traceparent']);

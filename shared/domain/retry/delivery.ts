@@ -95,6 +95,8 @@ export interface AttemptDetail {
   traceId?: string;
   /** What Herald decided after it (retry-decision.ts Decision's kinds); `at`: when a retry is due. */
   decision: { kind: 'delivered' | 'retry' | 'throttle' | 'dead' | 'suspend' | 'queue'; at?: string; reason?: string };
+  /** A webhook's: the receiver auth used (never its credential) and the signature profiles sent. */
+  receiver?: { auth?: 'apiKey' | 'basic' | 'oauth2ClientCredentials' | 'mtls'; signature: ('standard-webhooks' | 'github')[] };
 }
 
 export interface DeliveryRecord {
