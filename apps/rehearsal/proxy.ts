@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
+import { z } from 'zod';
 import { bearerOf, matchesDigest } from '../../shared/app/access/push-auth';
 import { FUNCTION_NAMES, FunctionName } from '../../shared/topology';
 import { healthAnswer } from '../local/health';
@@ -14,9 +15,17 @@ export interface ProxyState {
   processes: readonly FunctionProcess[];
   /** Once stopping: every function request gets 503, as a stopping instance answers. */
   stopping: boolean;
-  /** Told of each request a process ended under (answered 502). */
+  /** Told of each request a process ended under (answered 503). */
   note?: (line: string) => void;
+  /** Replaces one process as a rollout does (the supervisor's `restart`); resolves once the old one has exited. */
+  restart?: (fn: FunctionName, index: number) => Promise<unknown>;
 }
+
+const RESTART_PATH = /^\/rehearsal\/processes\/([^/]+)\/([^/]+)\/restart$/;
+const restartTarget = z.object({ fn: z.enum(FUNCTION_NAMES), index: z.coerce.number().int().nonnegative() });
+
+/** A reused keep-alive socket the process was closing: the request reached no handler, so another process may take it. */
+const SOCKET_RACES = new Set(['ECONNRESET', 'EPIPE']);
 
 const BODY_LIMIT = 64 * 1024 * 1024;
 
@@ -29,7 +38,8 @@ function json(res: http.ServerResponse, status: number, body: unknown, headers: 
  * The rehearsal's one URL, standing in for `https://REGION-PROJECT.cloudfunctions.net`:
  * `/<function>/rest` goes to the next live process of that function with the function's name
  * taken off the path, as Cloud Functions hands it over. `/healthz` and `/console` answer as in
- * local mode; `/rehearsal/processes` (admin token) lists the processes, for tests that kill one.
+ * local mode; `/rehearsal/processes` (admin token) lists the processes, for tests that kill one,
+ * and `POST /rehearsal/processes/<function>/<index>/restart` replaces one as a rollout does.
  */
 export class RoundRobinProxy {
   private readonly turn = new Map<FunctionName, number>();
@@ -59,8 +69,9 @@ export class RoundRobinProxy {
     });
   }
 
-  private next(fn: FunctionName, not?: FunctionProcess): FunctionProcess | undefined {
-    const live = this.state.processes.filter((p) => p.fn === fn && p.live && p !== not);
+  private next(fn: FunctionName, tried: ReadonlySet<FunctionProcess>): FunctionProcess | undefined {
+    // A draining process is not live: a rollout takes it out of routing before its SIGTERM.
+    const live = this.state.processes.filter((p) => p.fn === fn && p.live && !p.draining && !tried.has(p));
     if (live.length === 0) return undefined;
     const n = this.turn.get(fn) ?? 0;
     this.turn.set(fn, n + 1);
@@ -77,9 +88,10 @@ export class RoundRobinProxy {
       res.writeHead(308, { location: `/admin${url.pathname === '/console' ? '/console/' : url.pathname}${url.search}` });
       return void res.end();
     }
-    if (url.pathname === '/rehearsal/processes') {
+    if (url.pathname === '/rehearsal/processes' || RESTART_PATH.test(url.pathname)) {
       if (!this.state.adminDigest || !matchesDigest(bearerOf(req.headers.authorization), this.state.adminDigest)) return json(res, 401, { error: 'the admin token is required' });
-      return json(res, 200, { processes: this.state.processes.map(({ fn, index, port, pid, live, restarts }) => ({ function: fn, index, port, pid, live, restarts })) });
+      if (url.pathname !== '/rehearsal/processes') return this.restart(req, res, url.pathname);
+      return json(res, 200, { processes: this.state.processes.map(({ fn, index, port, pid, live, restarts, draining }) => ({ function: fn, index, port, pid, live, restarts, draining: draining ?? false })) });
     }
     const [, name, ...rest] = url.pathname.split('/');
     const fn = FUNCTION_NAMES.find((f) => f === name);
@@ -97,18 +109,34 @@ export class RoundRobinProxy {
     }
     const body = Buffer.concat(chunks);
     const path = `/${rest.join('/')}${url.search}`;
-    let tried: FunctionProcess | undefined;
+    const tried = new Set<FunctionProcess>();
     for (let attempt = 0; attempt < 3; attempt++) {
       const target = this.next(fn, tried);
       if (!target) break;
-      tried = target;
+      tried.add(target);
       const outcome = await this.forward(req, res, target, path, body);
-      if (outcome !== 'refused') return;
+      if (outcome !== 'unreached') return;
     }
     json(res, 503, { error: `no ${fn} process answers` }, { 'retry-after': '1' });
   }
 
-  private forward(req: http.IncomingMessage, res: http.ServerResponse, target: FunctionProcess, path: string, body: Buffer): Promise<'done' | 'refused'> {
+  private async restart(req: http.IncomingMessage, res: http.ServerResponse, pathname: string): Promise<void> {
+    if (req.method !== 'POST') return json(res, 405, { error: 'POST restarts a process' }, { allow: 'POST' });
+    const [, fn, index] = RESTART_PATH.exec(pathname) ?? [];
+    const target = restartTarget.safeParse({ fn, index });
+    if (!target.success) return json(res, 404, { error: `no process ${fn ?? ''}#${index ?? ''}` });
+    if (!this.state.restart) return json(res, 503, { error: 'processes cannot be restarted yet' }, { 'retry-after': '1' });
+    try {
+      await this.state.restart(target.data.fn, target.data.index);
+    } catch (e) {
+      const reason = (e as { reason?: unknown }).reason;
+      return json(res, reason === 'unknown' ? 404 : 409, { error: (e as Error).message });
+    }
+    const now = this.state.processes.find((p) => p.fn === target.data.fn && p.index === target.data.index);
+    json(res, 200, { function: target.data.fn, index: target.data.index, pid: now?.pid, port: now?.port, live: now?.live ?? false });
+  }
+
+  private forward(req: http.IncomingMessage, res: http.ServerResponse, target: FunctionProcess, path: string, body: Buffer): Promise<'done' | 'unreached'> {
     return new Promise((resolve) => {
       const headers = { ...req.headers, host: `127.0.0.1:${target.port}`, 'content-length': String(body.length) };
       delete headers['transfer-encoding'];
@@ -119,10 +147,13 @@ export class RoundRobinProxy {
         answer.once('error', () => (res.destroy(), resolve('done')));
       });
       upstream.once('error', (e: NodeJS.ErrnoException) => {
-        if (e.code === 'ECONNREFUSED' && !res.headersSent) return resolve('refused');
-        // The process went away with the request: as Cloud Run's front end, a 502 (Pub/Sub pushes it again).
-        this.state.note?.(`${target.fn}#${target.index} ended under ${req.method ?? ''} /${target.fn}${path.split('?')[0]!}: ${res.headersSent ? 'cut off' : '502'} (${e.code ?? e.message})`);
-        if (!res.headersSent) json(res, 502, { error: `the ${target.fn} process ended while handling the request (${e.code ?? e.message})` });
+        // Cloud Run's front end does not surface connection races: a refused connection, or a reset
+        // before any answer on a reused keep-alive socket the process was closing, reached no one.
+        if (!res.headersSent && (e.code === 'ECONNREFUSED' || (upstream.reusedSocket && SOCKET_RACES.has(e.code ?? '')))) return resolve('unreached');
+        // The process went away with the request: Cloud Run answers 503 ("the connection to the
+        // instance had an error"), with Retry-After; Pub/Sub takes any non-2xx as a nack and pushes again.
+        this.state.note?.(`${target.fn}#${target.index} ended under ${req.method ?? ''} /${target.fn}${path.split('?')[0]!}: ${res.headersSent ? 'cut off' : '503'} (${e.code ?? e.message})`);
+        if (!res.headersSent) json(res, 503, { error: `the ${target.fn} process ended while handling the request (${e.code ?? e.message})` }, { 'retry-after': '1' });
         else res.destroy();
         resolve('done');
       });

@@ -123,6 +123,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       }
     }
     state.processes = supervisor.processes;
+    state.restart = (fn, index) => supervisor.restart(fn, index);
     progress(`starting ${specs.length} function processes (${FUNCTION_NAMES.map((f) => `${f} ×${specs.filter((s) => s.fn === f).length}`).join(', ')}) with the functions framework's CLI on ${packageDir}`);
     await supervisor.start(specs);
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 const listSchema = z.object({ processes: z.array(z.object({ function: z.string(), index: z.number(), pid: z.number().optional(), live: z.boolean(), restarts: z.number() })) });
+const restartedSchema = z.object({ pid: z.number().optional() });
 type Listed = z.infer<typeof listSchema>['processes'][number];
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -9,7 +10,7 @@ const BACK_WITHIN_MS = 60_000;
 
 /**
  * The rehearsal's function processes (`GET /rehearsal/processes`), for `npm run chaos -- --rehearsal`:
- * one SIGKILLed at a time, or all restarted in turn with SIGTERM as a rollout replaces instances.
+ * one SIGKILLed at a time, or all replaced in turn as a rollout replaces instances.
  */
 export class FunctionProcesses {
   constructor(
@@ -37,17 +38,22 @@ export class FunctionProcesses {
     return `${victim.function}#${victim.index} (pid ${victim.pid}) SIGKILLed and replaced`;
   }
 
-  /** Each process in turn: SIGTERM (it drains as a deployed function does), then wait for its replacement before the next. */
+  /**
+   * Each process in turn, as a rollout replaces instances: the rehearsal starts the replacement,
+   * takes the old one out of routing, then SIGTERMs it (it finishes what is under way) and answers
+   * once it has exited. A SIGTERM sent straight to a pid would leave it in routing while it closes.
+   */
   async rollingRestart(say: (line: string) => void): Promise<void> {
     for (const proc of await this.list()) {
-      if (proc.pid === undefined) continue;
-      try {
-        process.kill(proc.pid, 'SIGTERM');
-      } catch {
-        continue;
-      }
-      await this.backAfter(proc);
-      say(`rolling restart: ${proc.function}#${proc.index} (pid ${proc.pid}) stopped with SIGTERM and replaced`);
+      const res = await fetch(`${this.base}/rehearsal/processes/${proc.function}/${proc.index}/restart`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${this.adminToken}` },
+        // The replacement starts (up to BACK_WITHIN_MS), then the old one has its 10 s grace.
+        signal: AbortSignal.timeout(BACK_WITHIN_MS + 15_000),
+      });
+      if (!res.ok) throw new Error(`restarting ${proc.function}#${proc.index}: HTTP ${res.status} ${await res.text()}`);
+      const now = restartedSchema.parse(await res.json());
+      say(`rolling restart: ${proc.function}#${proc.index} (pid ${proc.pid ?? '?'}) replaced by pid ${now.pid ?? '?'}, then stopped with SIGTERM`);
     }
   }
 

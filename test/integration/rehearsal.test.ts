@@ -77,7 +77,7 @@ const publish = async (i: number) => {
 
 const processes = async () => processesSchema.parse(await (await fetch(`${url}/rehearsal/processes`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()).processes;
 
-test('separate function processes deliver every event, a deliver process SIGKILLed mid-run included, and stop on SIGTERM within 10 s', async () => {
+test('separate function processes deliver every event, a deliver process SIGKILLed mid-run included, replace an ingest process as a rollout does, and stop on SIGTERM within 10 s', async () => {
   expect((await fetch(`${url}/healthz`)).status).toBe(200);
   const listed = await processes();
   expect(listed.filter((p) => p.function === 'deliver')).toHaveLength(2);
@@ -108,6 +108,25 @@ test('separate function processes deliver every event, a deliver process SIGKILL
   expect(herald.output()).toContain(`deliver#0 (pid ${victim.pid}) exited (SIGKILL); starting it again`);
   // Cloud Run's part: the killed instance is replaced.
   await eventually('the killed deliver process started again', async () => ((await processes()).find((p) => p.function === 'deliver' && p.index === 0 && p.live && p.restarts === 1) ? true : undefined), 30_000);
+
+  // A rollout's part: ingest#0 is replaced while events keep coming, and each is answered 202.
+  const old = (await processes()).find((p) => p.function === 'ingest' && p.index === 0)!;
+  let rolling = true;
+  const during = (async () => {
+    for (let i = 1_000; rolling; i++) await publish(i);
+  })();
+  const restart = await fetch(`${url}/rehearsal/processes/ingest/0/restart`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+  rolling = false;
+  await during;
+  expect(restart.status).toBe(200);
+  const ingest = (await processes()).filter((p) => p.function === 'ingest');
+  expect(ingest.map((p) => [p.index, p.live])).toEqual([
+    [0, true],
+    [1, true],
+  ]);
+  expect(ingest[0]!.pid).not.toBe(old.pid);
+  // Retired, not crashed: the supervisor does not start it again.
+  expect(herald.output()).not.toContain(`ingest#0 (pid ${old.pid}) exited`);
 
   const began = Date.now();
   process.kill(-herald.child.pid!, 'SIGTERM');

@@ -5,7 +5,7 @@ import { FunctionProcess } from '../../apps/rehearsal/processes';
 import { ProxyState, RoundRobinProxy } from '../../apps/rehearsal/proxy';
 import { periodMsOf, SchedulerStandIn } from '../../apps/rehearsal/scheduler';
 import { digestOf } from '../../shared/app/access/push-auth';
-import { heraldTopology } from '../../shared/topology';
+import { FunctionName, heraldTopology } from '../../shared/topology';
 
 describe('npm run rehearse arguments', () => {
   test('defaults, flags and the wrong ones named', () => {
@@ -97,5 +97,104 @@ describe('the round-robin proxy', () => {
     expect((await fetch(`${base}/rehearsal/processes`)).status).toBe(401);
     const listed = (await (await fetch(`${base}/rehearsal/processes`, { headers: auth })).json()) as { processes: { function: string; pid?: number }[] };
     expect(listed.processes.map((p) => p.pid)).toEqual([1000, 1001, undefined]);
+  });
+});
+
+const TOKEN = 'admin-token-0123456789';
+const servers: http.Server[] = [];
+const proxies: RoundRobinProxy[] = [];
+
+async function backend(handle: http.RequestListener): Promise<number> {
+  const server = http.createServer(handle);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  servers.push(server);
+  return (server.address() as AddressInfo).port;
+}
+
+function answer(name: string): http.RequestListener {
+  return (req, res) => {
+    req.resume();
+    req.on('end', () => res.end(name));
+  };
+}
+
+async function proxyFor(state: Partial<ProxyState> & { processes: FunctionProcess[] }): Promise<string> {
+  const proxy = new RoundRobinProxy({ ready: true, health: {}, adminDigest: digestOf(TOKEN), stopping: false, ...state });
+  proxies.push(proxy);
+  return proxy.listen(0);
+}
+
+const proc = (port: number, index: number, extra: Partial<FunctionProcess> = {}): FunctionProcess => ({ fn: 'ingest', index, port, live: true, restarts: 0, ...extra });
+
+afterAll(async () => {
+  await Promise.all(proxies.map((p) => p.close()));
+  for (const s of servers) s.closeAllConnections();
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+});
+
+describe('the rehearsal proxy during a rollout', () => {
+  test('a draining process gets no new request', async () => {
+    const base = await proxyFor({ processes: [proc(await backend(answer('old')), 0, { draining: true }), proc(await backend(answer('new')), 1)] });
+    const bodies: string[] = [];
+    for (let i = 0; i < 4; i++) bodies.push(await (await fetch(`${base}/ingest/x`, { method: 'POST', body: 'b' })).text());
+    expect(bodies).toEqual(['new', 'new', 'new', 'new']);
+  });
+
+  test('POST /rehearsal/processes/<function>/<index>/restart needs the admin token and names a process', async () => {
+    const restarted: [FunctionName, number][] = [];
+    const processes = [proc(await backend(answer('a')), 0, { pid: 7 })];
+    const base = await proxyFor({
+      processes,
+      restart: async (fn, index) => {
+        if (index > 0) throw Object.assign(new Error(`no process ${fn}#${index}`), { reason: 'unknown' });
+        restarted.push([fn, index]);
+        processes[0] = { ...processes[0]!, pid: 8 };
+      },
+    });
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    expect((await fetch(`${base}/rehearsal/processes/ingest/0/restart`, { method: 'POST' })).status).toBe(401);
+    expect((await fetch(`${base}/rehearsal/processes/ingest/0/restart`, { headers: auth })).status).toBe(405);
+    expect((await fetch(`${base}/rehearsal/processes/nope/0/restart`, { method: 'POST', headers: auth })).status).toBe(404);
+    expect((await fetch(`${base}/rehearsal/processes/ingest/3/restart`, { method: 'POST', headers: auth })).status).toBe(404);
+    const done = await fetch(`${base}/rehearsal/processes/ingest/0/restart`, { method: 'POST', headers: auth });
+    expect(done.status).toBe(200);
+    expect(await done.json()).toMatchObject({ function: 'ingest', index: 0, pid: 8 });
+    expect(restarted).toEqual([['ingest', 0]]);
+    const listed = (await (await fetch(`${base}/rehearsal/processes`, { headers: auth })).json()) as { processes: { draining: boolean }[] };
+    expect(listed.processes.map((p) => p.draining)).toEqual([false]);
+  });
+
+  test('a reset before any answer on a reused keep-alive socket goes to another process', async () => {
+    // Answers the first request on each connection, then drops the connection at the next, as a process closing idle sockets.
+    const closing = await backend((req, res) => {
+      const socket = req.socket as typeof req.socket & { served?: boolean };
+      if (socket.served) return void socket.destroy();
+      socket.served = true;
+      answer('closing')(req, res);
+    });
+    const notes: string[] = [];
+    const base = await proxyFor({ processes: [proc(closing, 0), proc(await backend(answer('other')), 1)], note: (l) => notes.push(l) });
+    const bodies: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${base}/ingest/x`, { method: 'POST', body: `b${i}` });
+      expect(res.status).toBe(200);
+      bodies.push(await res.text());
+    }
+    // The third went to `closing` on the socket the first had used, was dropped, and was answered by `other`.
+    expect(bodies).toEqual(['closing', 'other', 'other']);
+    expect(notes).toEqual([]);
+  });
+
+  test('a process that dies with the request is 503 with Retry-After, and noted', async () => {
+    const dying = await backend((req) => {
+      req.resume();
+      req.on('end', () => req.socket.destroy());
+    });
+    const notes: string[] = [];
+    const base = await proxyFor({ processes: [proc(dying, 0)], note: (l) => notes.push(l) });
+    const res = await fetch(`${base}/ingest/x`, { method: 'POST', body: 'b' });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(notes).toEqual([expect.stringMatching(/^ingest#0 ended under POST \/ingest\/x: 503/)]);
   });
 });
