@@ -601,6 +601,10 @@ describe("isolation: account A's key on account B's resources, for every route t
     'GET /destinations/{id}/ordered-keys/blocked': async (key) => expect(await as(key, 'GET', '/destinations/orders/ordered-keys/blocked')).toMatchObject({ status: 200, body: { keys: [] } }),
     'POST /destinations/{id}/ordered-keys/skip': async (key) => expect(await as(key, 'POST', '/destinations/orders/ordered-keys/skip', { key: 'k' })).toMatchObject({ status: 409, body: { error: expect.stringMatching(/ordering/) } }),
     'POST /destinations/{id}/rotate-secret': async (key) => expect(await as(key, 'POST', '/destinations/orders/rotate-secret', {})).toMatchObject({ status: 200, body: { account: 'acme', secret: expect.stringMatching(/^whsec_/) } }),
+    // acme's orders has no receiver auth: its own, answered (nothing to rotate).
+    'POST /destinations/{id}/rotate-auth': async (key) => expect(await as(key, 'POST', '/destinations/orders/rotate-auth', { auth: { type: 'apiKey', header: 'X-Api-Key', value: 'new-key' } })).toMatchObject({ status: 409 }),
+    // Herald's own health is the operator's: no account key or portal session reads it.
+    'GET /overview': async (key) => expect((await as(key, 'GET', '/overview')).status).toBe(403),
     'GET /destinations/{id}/deliveries': async (key) => expect(((await as(key, 'GET', '/destinations/orders/deliveries')).body as { deliveries: { account: string }[] }).deliveries.every((d) => d.account === 'acme')).toBe(true),
     'GET /deliveries': async (key) => expect(((await as(key, 'GET', '/deliveries?status=dead')).body as { deliveries: { account: string }[] }).deliveries.every((d) => d.account === 'acme')).toBe(true),
     'POST /deliveries/redeliver': async (key) => {
