@@ -83,8 +83,8 @@ export class OAuth2Tokens implements ReceiverTokens {
         return failed({ kind: 'response', status: response.status, bodyExcerpt: `token endpoint ${auth.tokenUrl} answered ${response.status}: ${excerpt}` });
       }
       const answer = await oauth.processClientCredentialsResponse(as, client, response);
-      const now = this.now();
-      this.cache.set(destinationId, { settings, token: answer.access_token, refreshAt: tokenRefreshAt(now, answer.expires_in) });
+      // Counted from the request: the server issued the token no earlier.
+      this.cache.set(destinationId, { settings, token: answer.access_token, refreshAt: tokenRefreshAt(started, answer.expires_in) });
       return { ok: true, token: answer.access_token };
     } catch (e) {
       const blocked = blockedCause(e);

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { OAuth2Tokens } from '../../shared/adapters/oauth2-tokens';
-import { tokenRefreshAt } from '../../shared/domain/delivery/token-lifetime';
+import { MIN_USE_MS, tokenRefreshAt } from '../../shared/domain/delivery/token-lifetime';
 import type { OAuth2ClientCredentials } from '../../shared/ports/receiver-tokens';
 
 /** A token endpoint on loopback: answers as `reply` says, counting requests. */
@@ -27,12 +27,41 @@ beforeEach(() => {
   requests = 0;
 });
 
-test('the refresh margin shrinks with the token’s life: a minute for an hour, a second for 10 s', () => {
+test('the refresh margin: a tenth of the token’s life, at most a minute, never leaving it less than 10 s of use', () => {
   expect(tokenRefreshAt(0, 3600)).toBe(3_540_000);
-  expect(tokenRefreshAt(0, 10)).toBe(9_000);
+  expect(tokenRefreshAt(0, 300)).toBe(270_000);
   expect(tokenRefreshAt(0, undefined)).toBe(270_000);
-  // Cost at 10 events/s: an hour's token is one request per 35 400 deliveries (≤ 0.01 a delivery).
-  expect(1 / ((tokenRefreshAt(0, 3600) / 1000) * 10)).toBeLessThan(0.01);
+  expect(tokenRefreshAt(0, 20)).toBe(18_000);
+  expect(tokenRefreshAt(0, 11)).toBe(10_000);
+  // A 10 s token is used to its expiry (a tenth off would cost one request per 90 deliveries at 10 events/s).
+  expect(tokenRefreshAt(0, 10)).toBe(10_000);
+  expect(tokenRefreshAt(0, 2)).toBe(2_000);
+  expect(tokenRefreshAt(5, 0)).toBe(5);
+  for (const life of [10, 11, 15, 30, 60, 100, 600, 3600, 86_400]) expect(tokenRefreshAt(0, life)).toBeGreaterThanOrEqual(MIN_USE_MS);
+});
+
+test.each([
+  ['one after another', 1],
+  ['ten at once', 10],
+])('cost at 10 events/s with 10 s tokens, %s: ≤ 0.01 token requests a delivery', async (_how, together) => {
+  const saved = reply;
+  reply = (n) => ({ status: 200, body: { access_token: `short-${n}`, token_type: 'Bearer', expires_in: 10 } });
+  const t = tokens();
+  const start = now;
+  let deliveries = 0;
+  // Ten simulated minutes: 6000 deliveries, arriving one each 100 ms or ten together each second.
+  for (let ms = 0; ms < 600_000; ms += 100 * together) {
+    now = start + ms;
+    const answers = await Promise.all(Array.from({ length: together }, () => t.token('short', auth, { timeoutMs: 5000 })));
+    expect(answers.every((a) => a.ok)).toBe(true);
+    deliveries += together;
+  }
+  expect(deliveries).toBe(6000);
+  expect(t.requests).toBe(requests);
+  expect(requests / deliveries).toBeLessThanOrEqual(0.01);
+  expect(requests).toBe(60);
+  reply = saved;
+  await t.close();
 });
 
 test('cached per destination; concurrent callers share one request; a refused token is replaced once', async () => {
