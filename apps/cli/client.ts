@@ -178,8 +178,8 @@ export class HeraldClient {
     return b as unknown as RotateSecretResult;
   }
 
-  /** POST /admin/destinations/{id}/rotate-auth: new receiver auth, the replaced one the 401 fallback for `graceSeconds`. */
-  async rotateAuth(id: string, request: { auth: unknown; graceSeconds?: number }): Promise<DestinationInfo> {
+  /** POST /admin/destinations/{id}/rotate-auth: new receiver auth, headers or tls, the replaced ones the fallback after a refusal for `graceSeconds`. */
+  async rotateAuth(id: string, request: { auth?: unknown; headers?: unknown; tls?: unknown; graceSeconds?: number }): Promise<DestinationInfo> {
     const call = 'POST /admin/destinations/{id}/rotate-auth';
     const { body } = await this.request('admin', 'POST', `${this.scope}/destinations/${encodeURIComponent(id)}/rotate-auth`, {
       headers: { 'content-type': 'application/json' },

@@ -50,6 +50,9 @@ export interface Destination {
   tls?: ReceiverView['tls'];
   signature?: ReceiverView['signature'];
   previousAuth?: { type: string; expiresAt: string };
+  /** Until when the replaced headers and client certificate are tried after a refusal (rotate-auth). */
+  previousHeaders?: { expiresAt: string };
+  previousTls?: { expiresAt: string };
   reactivatedAt?: string;
   createdAt: string;
   updatedAt: string;

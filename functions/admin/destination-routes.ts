@@ -5,7 +5,7 @@ import { accountDeliveriesQuerySchema, accountRedeliverSchema, listAccountDelive
 import { getAccountStats, statsQuerySchema } from '../../shared/app/admin/stats-admin';
 import { listEventTypes } from '../../shared/app/admin/event-types-admin';
 import { postRotateAuth, postRotateSecret } from '../../shared/app/admin/secret-rotation-admin';
-import { rotateAuthSchema } from '../../shared/domain/destinations/auth-rotation';
+import { rotateCredentialsSchema } from '../../shared/domain/destinations/credential-rotation';
 import { BLOCKED_KEYS_LIMIT, listBlockedKeys, postSkipKey, skipKeyBodySchema } from '../../shared/app/admin/ordered-keys-admin';
 import { postReactivate, postRedeliver, postSuspend, redeliverBodySchema, suspendBodySchema } from '../../shared/app/admin/suspension-admin';
 import { actorOf, seesDestination } from '../../shared/domain/access/account';
@@ -101,9 +101,9 @@ export const ACCOUNT_SCOPED: RouteSpec[] = [
   {
     method: 'POST',
     path: '/destinations/{id}/rotate-auth',
-    summary: 'Replace the receiver auth; within the grace period a 401 is answered by sending once more with the replaced auth',
-    body: { schema: rotateAuthSchema, required: true, examples: [{ auth: { type: 'apiKey', header: 'X-Api-Key', value: 'new-key' }, graceSeconds: 3600 }] },
-    responses: { 200: 'the destination (no credential)', ...BAD_ID, ...NOT_FOUND, 409: 'a destination without auth, or a Pub/Sub-topic destination' },
+    summary: 'Replace the receiver auth, headers or client certificate; within the grace period an attempt the receiver refuses (401, 403, a refused certificate) is sent once more with the replaced ones',
+    body: { schema: rotateCredentialsSchema, required: true, examples: [{ auth: { type: 'apiKey', header: 'X-Api-Key', value: 'new-key' }, graceSeconds: 3600 }, { headers: { 'X-Partner-Key': { secret: 'new-key' } }, graceSeconds: 3600 }] },
+    responses: { 200: 'the destination (no credential)', ...BAD_ID, ...NOT_FOUND, 409: 'a destination without the auth, headers or tls given, or a Pub/Sub-topic destination' },
     run: (d, [id], body) => inAccount(d, id!, (iid) => postRotateAuth(d, iid, body(true))),
   },
   {

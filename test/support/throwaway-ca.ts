@@ -13,6 +13,8 @@ export interface ThrowawayPki {
   /** A client certificate from another CA: a receiver trusting `ca` refuses it. */
   strangerCert: string;
   strangerKey: string;
+  /** The other CA, which signed `strangerCert`. */
+  otherCa: string;
 }
 
 export function makeThrowawayPki(serverNames = ['localhost', '127.0.0.1']): ThrowawayPki {
@@ -48,6 +50,7 @@ export function makeThrowawayPki(serverNames = ['localhost', '127.0.0.1']): Thro
       clientKey: read('client.p8'),
       strangerCert: read('stranger.pem'),
       strangerKey: read('stranger.p8'),
+      otherCa: read('other.pem'),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -46,7 +46,16 @@ describe('herald destinations rotate-auth', () => {
     expect(h.err.join('\n')).toMatch(/until 2026-12-02T00:00:00.000Z/);
   });
 
-  test('a file without auth is a usage error; nothing is sent', async () => {
+  test('posts the file’s headers (a secret value) for rotation; prints no credential', async () => {
+    const h = harness(() => Response.json({ id: 'orders', headers: { 'X-Partner-Key': { secret: true } }, previousHeaders: { expiresAt: '2026-12-02T00:00:00.000Z' } }));
+    const receiver = file('rotate-headers.json', JSON.stringify({ headers: { 'X-Partner-Key': { secret: 'rotated-header-key' } } }));
+    expect(await h.run(['destinations', 'rotate-auth', 'orders', '--receiver', receiver, '--grace', '30m'], { env })).toBe(0);
+    expect(h.sent.map((s) => JSON.parse(s.body!.toString()))).toEqual([{ headers: { 'X-Partner-Key': { secret: 'rotated-header-key' } }, graceSeconds: 1800 }]);
+    expect([...h.out, ...h.err].join('\n')).not.toContain('rotated-header-key');
+    expect(h.err.join('\n')).toMatch(/new receiver headers in use; .*until 2026-12-02T00:00:00.000Z/);
+  });
+
+  test('a file without auth, headers or tls is a usage error; nothing is sent', async () => {
     const h = harness();
     expect(await h.run(['destinations', 'rotate-auth', 'orders', '--receiver', file('none.json', '{}')], { env })).toBe(2);
     expect(h.sent).toEqual([]);

@@ -316,9 +316,11 @@ export function DestinationDetail({ ctx, id }: { ctx: Ctx; id: string }) {
 function receiverText(d: Destination): string {
   const auth = d.auth ? `auth ${d.auth.type}${d.auth.type === 'apiKey' ? ` (${d.auth.header})` : ''}` : 'no auth';
   const grace = d.previousAuth ? `, replaced ${d.previousAuth.type} until ${fmtTime(d.previousAuth.expiresAt)}` : '';
-  const tls = d.tls ? ` · client certificate${typeof d.tls.clientCertificate === 'string' ? '' : ` ${d.tls.clientCertificate.subject}, valid to ${fmtTime(d.tls.clientCertificate.validTo)}`}` : '';
+  const tlsGrace = d.previousTls ? `, replaced one until ${fmtTime(d.previousTls.expiresAt)}` : '';
+  const tls = d.tls ? ` · client certificate${typeof d.tls.clientCertificate === 'string' ? '' : ` ${d.tls.clientCertificate.subject}, valid to ${fmtTime(d.tls.clientCertificate.validTo)}`}${tlsGrace}` : '';
   const s = d.signature;
   const signature = s === undefined ? 'standard-webhooks' : typeof s === 'string' ? s : `${s.from} and ${s.to} until ${fmtTime(s.cutoverAt)}, then ${s.to}`;
-  const headers = d.headers ? ` · headers ${Object.keys(d.headers).join(', ')}` : '';
+  const headersGrace = d.previousHeaders ? ` (replaced ones until ${fmtTime(d.previousHeaders.expiresAt)})` : '';
+  const headers = d.headers ? ` · headers ${Object.keys(d.headers).join(', ')}${headersGrace}` : '';
   return `${auth}${grace}${tls} · signed ${signature}${headers}`;
 }

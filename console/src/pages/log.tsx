@@ -76,6 +76,8 @@ const AUTH_NAMES: Record<NonNullable<NonNullable<AttemptDetail['receiver']>['aut
   mtls: 'client certificate (mTLS)',
 };
 
+const REPLACED_NAMES: Record<NonNullable<NonNullable<AttemptDetail['receiver']>['replaced']>[number], string> = { auth: 'auth', headers: 'headers', tls: 'client certificate' };
+
 /** The newest attempts, newest open: the request as sent (secrets masked), the answer, the decision. */
 function Attempts({ attempts, total }: { attempts: AttemptDetail[]; total: number }) {
   return (
@@ -92,7 +94,8 @@ function Attempts({ attempts, total }: { attempts: AttemptDetail[]; total: numbe
           </p>
           {a.receiver && (
             <p data-testid="attempt-receiver">
-              Receiver auth <strong>{AUTH_NAMES[a.receiver.auth ?? 'none']}</strong> · signed {a.receiver.signature.join(' and ')} (credentials are never shown)
+              Receiver auth <strong>{AUTH_NAMES[a.receiver.auth ?? 'none']}</strong> · signed {a.receiver.signature.join(' and ')}
+              {a.receiver.replaced && ` · sent again with the replaced ${a.receiver.replaced.map((r) => REPLACED_NAMES[r]).join(' and ')} (refused the new; grace period)`} (credentials are never shown)
             </p>
           )}
           <Headers headers={a.request.headers} label="Request headers" />

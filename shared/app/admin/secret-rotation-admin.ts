@@ -4,7 +4,8 @@ import { issuesFromZod } from '../../domain/events/event';
 import { DEFAULT_GRACE_SECONDS, rotateSecret, rotateSecretSchema } from '../../domain/destinations/secret-rotation';
 import { AdminDeps, badId, notFound } from './destinations-admin';
 import { Outcome } from '../support/outcome';
-import { rotateAuth, rotateAuthSchema } from '../../domain/destinations/auth-rotation';
+import { rotateCredentials, rotateCredentialsSchema } from '../../domain/destinations/credential-rotation';
+import { replacedUntil, RotatableCredential } from '../../domain/destinations/receiver-spec';
 import { checkWebhookTarget } from '../destinations/target-guard';
 
 type Refusal = { kind: 'not-found' | 'conflict' | 'invalid'; message: string };
@@ -52,32 +53,41 @@ export async function postRotateSecret(deps: Pick<AdminDeps, 'destinations' | 'd
 }
 
 /**
- * POST /admin/destinations/{id}/rotate-auth: new receiver auth from now on; for `graceSeconds`
- * (24 h by default) an attempt refused with a 401 is sent once more with the replaced auth
- * (domain/destinations/auth-rotation.ts). The answer names neither credential.
+ * POST /admin/destinations/{id}/rotate-auth: new receiver credentials (auth, headers, client
+ * certificate) from now on; for `graceSeconds` (24 h by default) an attempt the receiver refuses
+ * is sent once more with the replaced ones (domain/destinations/credential-rotation.ts). The
+ * answer names no credential.
  */
 export async function postRotateAuth(deps: Pick<AdminDeps, 'destinations' | 'directory' | 'clock' | 'log' | 'addressRules' | 'resolver'>, id: string, body: unknown): Promise<Outcome<DestinationView>> {
   if (!INTERNAL_DESTINATION_ID.test(id)) return badId(id);
-  const parsed = rotateAuthSchema.safeParse(body ?? {});
+  const parsed = rotateCredentialsSchema.safeParse(body ?? {});
   if (!parsed.success) return { kind: 'invalid', body: { error: 'invalid rotate-auth request', issues: issuesFromZod(parsed.error) } };
-  const { auth, graceSeconds } = parsed.data;
-  if (auth.type === 'oauth2ClientCredentials') {
-    const problem = await checkWebhookTarget(auth.tokenUrl, deps.addressRules, deps.resolver);
+  const { graceSeconds, ...given } = parsed.data;
+  if (given.auth?.type === 'oauth2ClientCredentials') {
+    const problem = await checkWebhookTarget(given.auth.tokenUrl, deps.addressRules, deps.resolver);
     if (problem) return { kind: problem.kind, body: { error: 'invalid rotate-auth request', issues: [{ path: 'auth.tokenUrl', message: problem.message }] } };
   }
   const now = deps.clock.now();
   let refusal: string | undefined;
   let found = false;
+  let rotatedKeys: RotatableCredential[] = [];
   const rotated = await deps.destinations.update(id, (current) => {
     found = current !== undefined;
     if (!current) return undefined;
-    const result = rotateAuth(current, auth, graceSeconds, now);
+    const result = rotateCredentials(current, given, graceSeconds, now);
     refusal = result.ok ? undefined : result.message;
+    if (result.ok) rotatedKeys = result.rotated;
     return result.ok ? result.destination : undefined;
   });
   if (!found) return notFound(id);
   if (!rotated || refusal) return { kind: 'conflict', body: { error: refusal ?? `destination ${id} changed; try again` } };
   deps.directory.changed(id, rotated);
-  deps.log.info('destination receiver auth rotated', { destinationId: id, authType: auth.type, ...(rotated.previousAuth ? { previousValidUntil: rotated.previousAuth.expiresAt } : {}) });
+  const until = replacedUntil(rotated, now)[rotatedKeys[0]!];
+  deps.log.info('destination receiver credentials rotated', {
+    destinationId: id,
+    rotated: rotatedKeys,
+    ...(given.auth ? { authType: given.auth.type } : {}),
+    ...(until ? { previousValidUntil: until } : {}),
+  });
   return { kind: 'ok', body: viewOf(rotated, now) };
 }

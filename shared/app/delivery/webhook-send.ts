@@ -1,7 +1,8 @@
 import type { SentRequest } from '../../domain/retry/attempt-detail';
 import type { AttemptResult } from '../../domain/retry/delivery';
 import type { Destination } from '../../domain/destinations/destination';
-import { fallbackAuth } from '../../domain/destinations/auth-rotation';
+import { credentialsRefused, fallbackCredentials } from '../../domain/destinations/credential-rotation';
+import { profilesAt } from '../../domain/delivery/receiver-headers';
 import type { HttpRequest, HttpSender } from '../../ports/http';
 import type { ReceiverTokens } from '../../ports/receiver-tokens';
 
@@ -20,18 +21,23 @@ type Build = (destination: Destination, bearer?: string) => SentRequest;
  * the per-destination cache; a 401 answered to a cached token fetches a new one and sends once
  * more. A token endpoint that fails makes the attempt fail the same way (the retry policy
  * decides), and nothing is sent to the receiver without a token. Within a rotate-auth grace
- * period a 401 to the new auth is answered by sending once with the replaced one.
+ * period an attempt the receiver refuses (401, 403, a rejected client certificate) is sent once
+ * more with the replaced credentials, and its detail says so.
  */
 export async function sendWebhook(deps: WebhookSendDeps, destination: Destination, build: Build, timeoutMs: number, now: Date): Promise<Sent> {
   const started = Date.now();
   const first = await sendAs(deps, destination, destination.id, build, timeoutMs);
-  const previous = fallbackAuth(destination, now);
-  if (!previous || !refused(first.result)) return first;
+  const previous = fallbackCredentials(destination, now);
+  if (!previous || !credentialsRefused(first.result, previous)) return first;
   const remaining = Math.max(1, timeoutMs - (Date.now() - started));
-  return sendAs(deps, { ...destination, auth: previous }, `${destination.id}#previous`, build, remaining);
+  // The replaced auth's token is cached apart: each is the token of its own client.
+  const again = await sendAs(deps, { ...destination, ...previous }, previous.auth ? `${destination.id}#previous` : destination.id, build, remaining);
+  const receiver = again.sent.receiver ?? { signature: profilesAt(destination.signature, now) };
+  return { ...again, sent: { ...again.sent, receiver: { ...receiver, replaced: Object.keys(previous) as (keyof typeof previous)[] } } };
 }
 
-const refused = (result: AttemptResult) => result.kind === 'response' && result.status === 401;
+/** A 401 to a cached bearer token: fetched anew once (the token expired on the way, or was revoked). */
+const tokenRefused = (result: AttemptResult) => result.kind === 'response' && result.status === 401;
 
 async function sendAs(deps: WebhookSendDeps, destination: Destination, tokenKey: string, build: Build, timeoutMs: number): Promise<Sent> {
   const auth = destination.auth;
@@ -48,7 +54,7 @@ async function sendAs(deps: WebhookSendDeps, destination: Destination, tokenKey:
     return { result: await deps.http.send(httpRequestOf(sent, destination, Math.max(1, timeoutMs - (Date.now() - started)))), sent, token: answer.token };
   };
   const first = await attempt();
-  if (!refused(first.result) || first.token === undefined) return first;
+  if (!tokenRefused(first.result) || first.token === undefined) return first;
   return attempt(first.token);
 }
 

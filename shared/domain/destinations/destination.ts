@@ -9,7 +9,7 @@ import { RATE_LIMITS, RateBounds } from '../rate/rate-doc';
 import { BatchSpec, batchSpecSchema } from '../modes/batching';
 import { OrderingSpec, orderingSpecSchema } from '../modes/ordering';
 import { TOPIC_RESOURCE } from '../access/topic-allow-list';
-import { applyReceiverSpec, ReceiverSettings, receiverSpecShape, ReceiverView, receiverView } from './receiver-spec';
+import { applyReceiverSpec, ReceiverSettings, receiverSpecShape, ReceiverView, receiverView, REPLACED, replacedUntil, ROTATABLE } from './receiver-spec';
 
 export const DEFAULT_POLICY: PolicySpec = 'event-platform';
 
@@ -111,7 +111,7 @@ export interface PreviousSecret {
 
 /** What the API shows: never a secret, only until when replaced ones still sign. */
 export type DestinationView = Omit<Destination, 'secret' | 'previousSecrets' | 'previousAuth' | keyof ReceiverSettings> &
-  ReceiverView & { account: string; previousSecrets?: { expiresAt: string }[]; previousAuth?: { type: string; expiresAt: string } };
+  ReceiverView & { account: string; previousSecrets?: { expiresAt: string }[]; previousAuth?: { type: string; expiresAt: string }; previousHeaders?: { expiresAt: string }; previousTls?: { expiresAt: string } };
 
 /** Replaced secrets whose grace period has not ended at `now` (expired ones are dropped lazily, here). */
 export function unexpiredSecrets(previous: readonly PreviousSecret[] | undefined, now: Date): PreviousSecret[] {
@@ -144,8 +144,8 @@ export function applySpec(id: string, spec: DestinationSpec, existing: Destinati
   if (spec.batch !== undefined) dest.batch = spec.batch;
   if (spec.ordering !== undefined) dest.ordering = spec.ordering;
   Object.assign(dest, applyReceiverSpec(spec, existing));
-  // A PUT that leaves auth out keeps a rotation's grace; one that gives auth replaces it at once.
-  if (existing?.previousAuth && spec.auth === undefined) dest.previousAuth = existing.previousAuth;
+  // A PUT that leaves a credential out keeps its rotation's grace; one that gives it replaces it at once.
+  for (const key of ROTATABLE) if (existing?.[REPLACED[key]] && spec[key] === undefined) Object.assign(dest, { [REPLACED[key]]: existing[REPLACED[key]] });
   // A PUT with another secret replaces it at once; rotate-secret is the way with a grace period.
   const previous = existing && secret === existing.secret ? unexpiredSecrets(existing.previousSecrets, now) : [];
   if (previous.length) dest.previousSecrets = previous;
@@ -177,8 +177,13 @@ export function rateBoundsOf(destination: Pick<Destination, 'rate'>): RateBounds
 /** `now` given: replaced secrets past their grace period are left out (as delivery leaves them out). */
 /** As the API shows it: the account's own id and the account (inside Herald the id names both: ids.ts). */
 export function viewOf(dest: Destination, now?: Date): DestinationView {
-  const { secret: _secret, previousSecrets, previousAuth, headers, auth, tls, signature, ...rest } = dest;
-  const graced = previousAuth && (!now || previousAuth.expiresAt > now.toISOString()) ? { previousAuth: { type: previousAuth.auth.type, expiresAt: previousAuth.expiresAt } } : {};
+  const { secret: _secret, previousSecrets, previousAuth, previousHeaders: _h, previousTls: _t, headers, auth, tls, signature, ...rest } = dest;
+  const until = replacedUntil(dest, now);
+  const graced = {
+    ...(previousAuth && until.auth ? { previousAuth: { type: previousAuth.auth.type, expiresAt: until.auth } } : {}),
+    ...(until.headers ? { previousHeaders: { expiresAt: until.headers } } : {}),
+    ...(until.tls ? { previousTls: { expiresAt: until.tls } } : {}),
+  };
   const view = { ...rest, ...receiverView({ headers, auth, tls, signature }), ...graced, ...splitDestinationId(dest.id) };
   const live = now ? unexpiredSecrets(previousSecrets, now) : (previousSecrets ?? []);
   return live.length ? { ...view, previousSecrets: live.map((p) => ({ expiresAt: p.expiresAt })) } : view;

@@ -41,7 +41,7 @@ const headerValue = (what: string, max: number) =>
     .max(max, `${what} must be at most ${max} characters`)
     .regex(HEADER_VALUE, `${what} may hold visible ASCII, spaces and tabs only (no line breaks or control characters)`);
 
-const headersSchema = z
+export const headersSchema = z
   .record(z.string(), z.union([z.string(), z.looseObject({ secret: z.unknown() })]), { error: 'headers must be an object {"X-Name": "value" | {"secret": "value"}}' })
   .superRefine((headers, ctx) => {
     const names = Object.keys(headers);
@@ -146,21 +146,37 @@ export const receiverSpecShape = {
   signature: signatureSchema.nullable().optional(),
 };
 
-export interface PreviousAuth {
-  auth: ReceiverAuth;
-  expiresAt: string;
-}
-
 export type CustomHeaders = Record<string, string | { secret: string }>;
+
+/**
+ * The credential settings rotate-auth replaces with a grace period, each with the field its
+ * replaced value is kept in, stored beside them and never in a spec: tried again after the
+ * receiver refuses the new one, until `expiresAt` (credential-rotation.ts).
+ */
+export const REPLACED = { auth: 'previousAuth', headers: 'previousHeaders', tls: 'previousTls' } as const;
+export type RotatableCredential = keyof typeof REPLACED;
+export const ROTATABLE = Object.keys(REPLACED) as RotatableCredential[];
+export type Replaced<K extends RotatableCredential> = { [P in K]: NonNullable<ReceiverSettings[P]> } & { expiresAt: string };
 
 /** The receiver settings as a destination keeps them. */
 export interface ReceiverSettings {
   headers?: CustomHeaders;
-  /** Stored beside them, never in a spec: the auth rotate-auth replaced, tried after a 401 until expiresAt (auth-rotation.ts). */
-  previousAuth?: PreviousAuth;
   auth?: ReceiverAuth;
   tls?: ReceiverTls;
   signature?: SignatureSpec;
+  previousAuth?: Replaced<'auth'>;
+  previousHeaders?: Replaced<'headers'>;
+  previousTls?: Replaced<'tls'>;
+}
+
+/** Until when each replaced credential is still tried (`now` given: those past it are left out). */
+export function replacedUntil(settings: ReceiverSettings, now?: Date): Partial<Record<RotatableCredential, string>> {
+  const out: Partial<Record<RotatableCredential, string>> = {};
+  for (const key of ROTATABLE) {
+    const kept = settings[REPLACED[key]];
+    if (kept && (!now || kept.expiresAt > now.toISOString())) out[key] = kept.expiresAt;
+  }
+  return out;
 }
 
 type ReceiverSpec = { [K in keyof ReceiverSettings]?: ReceiverSettings[K] | null };
@@ -213,11 +229,21 @@ function certificateSummary(pemText: string): NonNullable<ReceiverView['tls']>['
  */
 export function mapReceiverSecrets<T extends ReceiverSettings>(settings: T, f: (value: string, path: string) => string): T {
   const out: T = { ...settings };
-  if (settings.headers) out.headers = Object.fromEntries(Object.entries(settings.headers).map(([k, v]) => [k, typeof v === 'string' ? v : { secret: f(v.secret, `headers.${k.toLowerCase()}`) }]));
+  if (settings.headers) out.headers = mapHeaderSecrets(settings.headers, 'headers', f);
   if (settings.auth) out.auth = mapAuthSecret(settings.auth, 'auth', f);
+  if (settings.tls) out.tls = mapTlsSecrets(settings.tls, 'tls', f);
   if (settings.previousAuth) out.previousAuth = { ...settings.previousAuth, auth: mapAuthSecret(settings.previousAuth.auth, 'previousAuth', f) };
-  if (settings.tls) out.tls = { ...settings.tls, clientCertificate: f(settings.tls.clientCertificate, 'tls.clientCertificate'), clientKey: f(settings.tls.clientKey, 'tls.clientKey') };
+  if (settings.previousHeaders) out.previousHeaders = { ...settings.previousHeaders, headers: mapHeaderSecrets(settings.previousHeaders.headers, 'previousHeaders', f) };
+  if (settings.previousTls) out.previousTls = { ...settings.previousTls, tls: mapTlsSecrets(settings.previousTls.tls, 'previousTls', f) };
   return out;
+}
+
+function mapHeaderSecrets(headers: CustomHeaders, at: string, f: (value: string, path: string) => string): CustomHeaders {
+  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, typeof v === 'string' ? v : { secret: f(v.secret, `${at}.${k.toLowerCase()}`) }]));
+}
+
+function mapTlsSecrets(tls: ReceiverTls, at: string, f: (value: string, path: string) => string): ReceiverTls {
+  return { ...tls, clientCertificate: f(tls.clientCertificate, `${at}.clientCertificate`), clientKey: f(tls.clientKey, `${at}.clientKey`) };
 }
 
 function mapAuthSecret(auth: ReceiverAuth, at: string, f: (value: string, path: string) => string): ReceiverAuth {

@@ -96,7 +96,12 @@ export interface AttemptDetail {
   /** What Herald decided after it (retry-decision.ts Decision's kinds); `at`: when a retry is due. */
   decision: { kind: 'delivered' | 'retry' | 'throttle' | 'dead' | 'suspend' | 'queue'; at?: string; reason?: string };
   /** A webhook's: the receiver auth used (never its credential) and the signature profiles sent. */
-  receiver?: { auth?: 'apiKey' | 'basic' | 'oauth2ClientCredentials' | 'mtls'; signature: ('standard-webhooks' | 'github')[] };
+  receiver?: {
+    auth?: 'apiKey' | 'basic' | 'oauth2ClientCredentials' | 'mtls';
+    signature: ('standard-webhooks' | 'github')[];
+    /** Sent again with these replaced credentials, the receiver having refused the new ones within a rotation's grace period. */
+    replaced?: ('auth' | 'headers' | 'tls')[];
+  };
 }
 
 export interface DeliveryRecord {
