@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { accessibilityProblems, ensureConsoleBuilt, launchChromium, screenshot } from '../support/browser';
+import { accessibilityProblems, ensureConsoleBuilt, launchChromium, screenshot, signInAsOperator } from '../support/browser';
 import { Receiver } from '../support/receiver';
 import { catalogueNow } from '../support/event-types';
 import { patient } from '../support/patience';
@@ -561,12 +561,7 @@ describe('attempt latency and success-rate sparklines', () => {
 /** Signs a new page in with the admin token, looking at `account`. */
 async function signedInAs(account: string): Promise<{ context: BrowserContext; page: Page }> {
   const opened = await newPage();
-  await opened.page.goto(consoleUrl);
-  await opened.page.getByLabel('Admin token or account key', { exact: true }).fill(stack.config.adminToken);
-  await opened.page.getByRole('button', { name: 'Sign in' }).click();
-  await heading(opened.page, 'Overview');
-  await opened.page.getByLabel('Account', { exact: true }).selectOption(account);
-  expect(await opened.page.getByLabel('Account', { exact: true }).inputValue()).toBe(account);
+  await signInAsOperator(opened.page, consoleUrl, stack.config.adminToken, account);
   return opened;
 }
 

@@ -71,3 +71,14 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path, fullPage: true, animations: 'disabled', caret: 'hide', mask: [page.getByTestId('secret-value')], maskColor: '#c9ced6' });
   return path;
 }
+
+/** Signs the operator into the console at `consoleUrl` and, given one, selects `account`. */
+export async function signInAsOperator(page: Page, consoleUrl: string, adminToken: string, account?: string): Promise<void> {
+  await page.goto(consoleUrl);
+  await page.getByLabel('Admin token or account key', { exact: true }).fill(adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  if (account === undefined) return;
+  await page.getByLabel('Account', { exact: true }).selectOption(account);
+  if ((await page.getByLabel('Account', { exact: true }).inputValue()) !== account) throw new Error(`the console did not select account ${account}`);
+}
