@@ -66,7 +66,8 @@ async function stored(id: string): Promise<{ status: number; batch?: unknown }> 
 
 const field = (page: Page, label: string) => page.getByLabel(label, { exact: true });
 
-test('the operator turns batching on in the form, sees it saved and shown, edits it, and turns it off', async () => {
+/** Signed in as the operator, in the account, on the form of a new destination. */
+async function newDestinationForm(): Promise<{ context: BrowserContext; page: Page }> {
   const { context, page } = await newPage();
   await page.goto(`${stack.url}/admin/console/`);
   await field(page, 'Admin token or account key').fill(stack.config.adminToken);
@@ -75,6 +76,11 @@ test('the operator turns batching on in the form, sees it saved and shown, edits
   await page.getByLabel('Account', { exact: true }).selectOption(ACCOUNT);
   await page.goto(`${stack.url}/admin/console/#/destinations/new`);
   await heading(page, 'New destination');
+  return { context, page };
+}
+
+test('the operator turns batching on in the form, sees it saved and shown, edits it, and turns it off', async () => {
+  const { context, page } = await newDestinationForm();
   await field(page, 'Id').fill('bulk');
   await field(page, 'Webhook URL').fill(`${receiver.url}/bulk`);
   // Off until ticked: the fields appear with it.
@@ -195,14 +201,7 @@ test('the operator writes a filter, tries it on the samples (an invalid one name
     await new Promise((r) => setTimeout(r, 200));
   }
 
-  const { context, page } = await newPage();
-  await page.goto(`${stack.url}/admin/console/`);
-  await field(page, 'Admin token or account key').fill(stack.config.adminToken);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await heading(page, 'Overview');
-  await page.getByLabel('Account', { exact: true }).selectOption(ACCOUNT);
-  await page.goto(`${stack.url}/admin/console/#/destinations/new`);
-  await heading(page, 'New destination');
+  const { context, page } = await newDestinationForm();
   await field(page, 'Id').fill('big-orders');
   await field(page, 'Webhook URL').fill(`${receiver.url}/big`);
   await field(page, 'Event types').fill('com.example.order.*');

@@ -1,17 +1,8 @@
 import { useState } from 'preact/hooks';
+import type { FilterTrial } from '../../../shared/app/admin/filter-test-admin';
 import { post, seg } from '../api';
 import { acct, Ctx } from '../ctx';
 import { DataTable, ErrorBox, Notice, RunButton, useAction } from '../ui';
-
-/** One event a filter was tried on (POST …/filter-test). */
-interface FilterTrial {
-  type: string;
-  id: string;
-  from: 'sample' | 'given';
-  pass: boolean;
-  error?: string;
-  truncated?: true;
-}
 
 /**
  * "Try it" beside a destination's filter field: the expression as typed, evaluated by Herald on
