@@ -2,9 +2,9 @@
 const transform = {
   '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
   // ESM-only dependencies, turned into CommonJS for Jest's module system (Node requires them natively).
-  'node_modules/oauth4webapi/.+\\.js$': ['ts-jest', { diagnostics: false, tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022' } }],
+  'node_modules/(oauth4webapi|@marcbachmann/cel-js)/.+\\.js$': ['ts-jest', { diagnostics: false, tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022' } }],
 };
-const transformIgnorePatterns = ['/node_modules/(?!oauth4webapi/)'];
+const transformIgnorePatterns = ['/node_modules/(?!oauth4webapi/|@marcbachmann/cel-js/)'];
 
 /** @type {import('jest').Config} */
 module.exports = {

@@ -1,6 +1,7 @@
 import type { DeliveryView } from '../../shared/app/admin/deliveries-admin';
 import type { DestinationStats } from '../../shared/app/admin/destinations-admin';
 import type { HeldKeyView } from '../../shared/app/admin/ordered-keys-admin';
+import type { FilterTrial } from '../../shared/app/admin/filter-test-admin';
 import type { DeliveryStatus } from '../../shared/domain/retry/delivery';
 import type { DestinationSpec, DestinationView, ResetSetting } from '../../shared/domain/destinations/destination';
 import type { ReplayAccepted } from '../../shared/app/admin/replays-admin';
@@ -50,6 +51,9 @@ export type PutDestinationResult = { created: boolean; destination: DestinationI
 
 /** POST /admin/destinations/{id}/rotate-secret: the destination with its new secret (shown this once). */
 export type RotateSecretResult = DestinationInfo & { secret: string };
+
+/** A filter tried on events (POST …/filter-test). */
+export type FilterTestResult = { filter: string; results: FilterTrial[] };
 
 /** POST /admin/destinations/{id}/ordered-keys/skip: the event the key moved past. */
 export type SkippedKey = Omit<HeldKeyView, 'why' | 'since'>;
@@ -186,6 +190,18 @@ export class HeraldClient {
       body: JSON.stringify(request),
     });
     return objectOf(call, body) as unknown as DestinationInfo;
+  }
+
+  /** POST /admin/destinations/{id}/filter-test: a filter tried on a given event or the account's samples; nothing saved. */
+  async filterTest(id: string, request: { filter?: string; event?: unknown }): Promise<FilterTestResult> {
+    const call = 'POST /admin/destinations/{id}/filter-test';
+    const { body } = await this.request('admin', 'POST', `${this.scope}/destinations/${encodeURIComponent(id)}/filter-test`, {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(request),
+    });
+    const b = objectOf(call, body);
+    if (typeof b.filter !== 'string' || !Array.isArray(b.results)) throw unexpected(call, body);
+    return b as unknown as FilterTestResult;
   }
 
   /** POST /admin/destinations/{id}/redeliver: every delivery in `from` (QUEUED or DEAD) starts over. */

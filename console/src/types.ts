@@ -32,6 +32,7 @@ export interface Destination {
   url?: string;
   topic?: string;
   eventTypes: string[];
+  filter?: string;
   policy: unknown;
   failureMode?: 'retry' | 'queue';
   technicalEmail?: string;
@@ -57,7 +58,7 @@ export interface Destination {
   createdAt: string;
   updatedAt: string;
   secret?: string;
-  stats?: { attempts1h: number; successRate1h?: number; lastErrors: LastError[]; rate: number; rateBounds: { min: number; max: number }; pausedUntil?: string };
+  stats?: { attempts1h: number; successRate1h?: number; lastErrors: LastError[]; rate: number; rateBounds: { min: number; max: number }; pausedUntil?: string; filterPassed1h?: number; filtered1h?: number; filterErrors1h?: number };
 }
 
 export { DELIVERY_STATUSES, type DeliveryStatus } from '../../shared/domain/delivery-statuses';

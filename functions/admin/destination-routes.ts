@@ -4,6 +4,7 @@ import { deleteDestination, deleteDestinationQuerySchema } from '../../shared/ap
 import { accountDeliveriesQuerySchema, accountRedeliverSchema, listAccountDeliveries, postAccountRedeliver } from '../../shared/app/admin/account-deliveries-admin';
 import { getAccountStats, statsQuerySchema } from '../../shared/app/admin/stats-admin';
 import { listEventTypes } from '../../shared/app/admin/event-types-admin';
+import { filterTestSchema, postFilterTest } from '../../shared/app/admin/filter-test-admin';
 import { postRotateAuth, postRotateSecret } from '../../shared/app/admin/secret-rotation-admin';
 import { rotateCredentialsSchema } from '../../shared/domain/destinations/credential-rotation';
 import { BLOCKED_KEYS_LIMIT, listBlockedKeys, postSkipKey, skipKeyBodySchema } from '../../shared/app/admin/ordered-keys-admin';
@@ -16,6 +17,7 @@ import { BAD_ID, deliveryInSight, inAccount, narrowedPut, NOT_FOUND, portalDesti
 /** Bodies PUT /admin/destinations/{id} accepts (the OpenAPI examples; a test holds them to the schema). */
 const DESTINATION_EXAMPLES: unknown[] = [
   { url: 'https://hooks.example.com/herald', eventTypes: ['com.example.*'] },
+  { url: 'https://hooks.example.com/big-orders', eventTypes: ['com.example.order.created'], filter: 'data.amount > 1000 && data.currency in ["EUR", "CHF"]' },
   { topic: 'projects/acme-audit/topics/audit', policy: 'eventarc', failureMode: 'queue' },
   {
     url: 'https://hooks.example.com/orders',
@@ -105,6 +107,14 @@ export const ACCOUNT_SCOPED: RouteSpec[] = [
     body: { schema: rotateCredentialsSchema, required: true, examples: [{ auth: { type: 'apiKey', header: 'X-Api-Key', value: 'new-key' }, graceSeconds: 3600 }, { headers: { 'X-Partner-Key': { secret: 'new-key' } }, graceSeconds: 3600 }] },
     responses: { 200: 'the destination (no credential)', ...BAD_ID, ...NOT_FOUND, 409: 'a destination without the auth, headers or tls given, or a Pub/Sub-topic destination' },
     run: (d, [id], body) => inAccount(d, id!, (iid) => postRotateAuth(d, iid, body(true))),
+  },
+  {
+    method: 'POST',
+    path: '/destinations/{id}/filter-test',
+    summary: "Try a CEL filter (given, else the destination's) on a given event or on the account's latest sample of each type the destination takes; nothing is saved",
+    body: { schema: filterTestSchema, required: false, examples: [{ filter: 'data.amount > 1000 && ce.siteid == "42"' }, { event: { specversion: '1.0', id: 'o-1', source: '/shop', type: 'com.example.order.created', data: { amount: 1500 } } }] },
+    responses: { 200: 'filter, and results: per event its type, id, from (sample or given), pass, and error where it errs (routing drops and counts those)', 400: 'an invalid filter (its line and column) or event; a destination with no filter and none given', ...NOT_FOUND },
+    run: (d, [id], body) => inAccount(d, id!, (iid) => postFilterTest(d, iid, body(true))),
   },
   {
     method: 'GET',

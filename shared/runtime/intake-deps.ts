@@ -26,6 +26,7 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
     maxEventBytes: rt.config.maxEventBytes,
     keys: rt.orderedKeys,
     logHead: rt.logHead,
+    filters: rt.filters,
   };
 }
 
@@ -44,6 +45,7 @@ export function routeDeps(rt: Runtime): RouteDeps {
     clock: rt.clock,
     logHead: rt.logHead,
     accounts: rt.accountPolicies,
+    filters: rt.filters,
   };
 }
 
@@ -65,6 +67,7 @@ export function reconcileDeps(rt: Runtime): ReconcileDeps {
     state: rt.reconciler,
     logHead: rt.logHead,
     catalogue: rt.eventTypeCatalogue,
+    filters: rt.filters,
     metrics: rt.telemetry.metrics,
   };
 }

@@ -29,6 +29,7 @@ import { PushAuthenticator, digestOf } from '../app/access/push-auth';
 import { DeliveryLogHead } from '../app/destinations/delivery-log-head';
 import { COUNTER_SHARDS, DestinationCounters, counterBucketMs } from '../app/destinations/destination-counters';
 import { DestinationDirectory } from '../app/destinations/destination-directory';
+import { DestinationFilters } from '../app/destinations/destination-filters';
 import { EventTypeCatalogue } from '../app/destinations/event-type-samples';
 import { IntakeJournal } from '../app/intake/intake-journal';
 import { PublishQuotas } from '../app/intake/publish-quotas';
@@ -121,6 +122,8 @@ export interface Runtime {
   /** What the reconciler keeps between its rounds in this process. */
   reconciler: ReconcilerState;
   directory: DestinationDirectory;
+  /** The destinations' filters, compiled once each, their outcomes counted in `counters`. */
+  filters: DestinationFilters;
   /** Each destination's counters (success rate, latency, DEAD/QUEUED) as this process counts them, flushed every HERALD_RATE_FLUSH_MS. */
   counters: DestinationCounters;
   /** The head of each destination's delivery log, riding in the counter documents. */
@@ -301,6 +304,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
     journal: new IntakeJournal(intake, clock, undefined, config.journalGapMs, log),
     reconciler: {},
     directory,
+    filters: new DestinationFilters({ tally: counters, clock, log }),
     counters,
     logHead,
     limiter,

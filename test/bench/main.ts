@@ -47,6 +47,7 @@ import { runScaleBench, SCALE_HELP } from './scale';
 import { RECOVERY_HELP, runRecoveryBench } from './recovery';
 import { BATCHED_HELP, runBatchedBench } from './batched';
 import { ORDERED_HELP, runOrderedBench } from './ordered';
+import { FILTERS_HELP, filterEvaluation, formatFilterEvaluation, runFilterBench } from './filters';
 
 const HERALD_PROJECT = 'herald-bench';
 const DIRECT_PROJECT = 'herald-bench-direct';
@@ -66,6 +67,7 @@ const HELP = `Usage: npm run bench -- [options]
        npm run bench -- recovery [options]    the reconciler recovering 50,000 missing records, round by round; recovery --help
        npm run bench -- batched [options]     10,000 events to a destination batching 100 / 1 s: requests, latency, cost; batched --help
        npm run bench -- ordered [options]     ordered per key through a receiver failing 20 %: inversions, throughput vs unordered, cost; ordered --help
+       npm run bench -- filters [options]     CEL filter evaluation per event, and 20 destinations with 10 filtering 90 % out: writes and lane messages; filters --help
 
   --events N         events per part (env BENCH_EVENTS; default 2000)
   --batch N          events per POST /ingest batch and per direct publish round (BENCH_BATCH; 100)
@@ -333,6 +335,8 @@ async function main(): Promise<number> {
   process.env.FIRESTORE_EMULATOR_HOST = emulators.firestoreHost;
 
   const throughput = options.costOnly ? undefined : await runThroughput(options, receiver, emulators, emulatorsAlive, runId);
+  // In this process, a second or two: a destination filter's verdict per event (issue 56).
+  const filters = filterEvaluation();
 
   const childContext: CostContext = {
     emulators,
@@ -391,6 +395,7 @@ async function main(): Promise<number> {
     ...(sparse ? { sparse } : {}),
     ...(steady ? { steady } : {}),
     ...(batched ? { batched } : {}),
+    filterEvaluation: filters,
     runSeconds,
   };
   endProgress();
@@ -401,6 +406,7 @@ async function main(): Promise<number> {
     ...(steady ? [formatSteadyReport(steady)] : []),
     ...(cost || sparse || steady ? [formatCollectionSummary(cost, sparse, steady)] : []),
     ...(batched ? [formatBatched(batched), ...batchedTargets(batched).filter((t) => t.includes('per million'))] : []),
+    formatFilterEvaluation(filters),
     '',
     `Run took ${runSeconds} s.`,
     '',
@@ -609,6 +615,9 @@ if (mode === 'rate' || mode === 'isolation') {
 } else if (mode === 'log') {
   const harness = new BenchHarness(LOG_HELP);
   harness.run(() => runLogBench(modeArgs, harness));
+} else if (mode === 'filters') {
+  const harness = new BenchHarness(FILTERS_HELP);
+  harness.run(() => runFilterBench(modeArgs, harness));
 } else if (mode === 'quota') {
   const harness = new BenchHarness(QUOTA_HELP);
   harness.run(() => runQuotaBench(modeArgs, harness));

@@ -565,6 +565,7 @@ describe("isolation: account A's key on account B's resources, for every route t
     'PATCH /accounts/{accountId}': { name: 'pwned' },
     'POST /accounts/{accountId}/keys': { name: 'stolen' },
     'POST /destinations/{id}/rotate-secret': {},
+    'POST /destinations/{id}/filter-test': { filter: 'true' },
     'POST /destinations/{id}/redeliver': {},
     'POST /destinations/{id}/suspend': { reason: 'pwned' },
     'POST /deliveries/redeliver': {},
@@ -599,6 +600,12 @@ describe("isolation: account A's key on account B's resources, for every route t
     'POST /destinations/{id}/redeliver': async (key) => expect(await as(key, 'POST', '/destinations/orders/redeliver', {})).toMatchObject({ status: 202 }),
     // acme's orders is not ordered per key: its own, answered (no held keys; nothing to skip).
     'GET /destinations/{id}/ordered-keys/blocked': async (key) => expect(await as(key, 'GET', '/destinations/orders/ordered-keys/blocked')).toMatchObject({ status: 200, body: { keys: [] } }),
+    // Tried on acme's own samples only: every sample answered is of acme's account.
+    'POST /destinations/{id}/filter-test': async (key) => {
+      const tried = await as(key, 'POST', '/destinations/orders/filter-test', { filter: 'ce.type.startsWith("com.example.")' });
+      expect(tried).toMatchObject({ status: 200, body: { filter: 'ce.type.startsWith("com.example.")' } });
+      expect(await as(key, 'POST', '/destinations/orders/filter-test', {})).toMatchObject({ status: 400, body: { error: 'the destination has no filter: give one to try' } });
+    },
     'POST /destinations/{id}/ordered-keys/skip': async (key) => expect(await as(key, 'POST', '/destinations/orders/ordered-keys/skip', { key: 'k' })).toMatchObject({ status: 409, body: { error: expect.stringMatching(/ordering/) } }),
     'POST /destinations/{id}/rotate-secret': async (key) => expect(await as(key, 'POST', '/destinations/orders/rotate-secret', {})).toMatchObject({ status: 200, body: { account: 'acme', secret: expect.stringMatching(/^whsec_/) } }),
     // acme's orders has no receiver auth: its own, answered (nothing to rotate).

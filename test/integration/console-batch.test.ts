@@ -5,6 +5,8 @@
  * and turns it off; a customer does the same through a portal link; the delivery log shows the
  * batch a delivery went in. Nothing is published: what batching does to the requests is
  * test/integration/batched-delivery.test.ts's to show, this is the setting's round trip.
+ * Beside it, the destination's CEL `filter` (issue 56): typed in the same form, tried with
+ * "Try it" on the account's samples (an invalid one named with its position), saved and shown.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
@@ -25,7 +27,8 @@ const problems: string[] = [];
 beforeAll(async () => {
   ensureConsoleBuilt();
   receiver = await new Receiver(() => ({ status: 204 })).start();
-  stack = await startTestStack(PROJECT);
+  // The reconciler records each event type's sample soon after its event (the filter's Try it reads them).
+  stack = await startTestStack(PROJECT, { HERALD_RECONCILE_AFTER_MS: '1000', HERALD_RECONCILE_INTERVAL_MS: '500' });
   browser = await launchChromium();
   expect((await stack.admin('POST', '/accounts', { id: ACCOUNT, name: 'Batch Co' })).status).toBe(201);
 }, 120_000);
@@ -63,7 +66,8 @@ async function stored(id: string): Promise<{ status: number; batch?: unknown }> 
 
 const field = (page: Page, label: string) => page.getByLabel(label, { exact: true });
 
-test('the operator turns batching on in the form, sees it saved and shown, edits it, and turns it off', async () => {
+/** Signed in as the operator, in the account, on the form of a new destination. */
+async function newDestinationForm(): Promise<{ context: BrowserContext; page: Page }> {
   const { context, page } = await newPage();
   await page.goto(`${stack.url}/admin/console/`);
   await field(page, 'Admin token or account key').fill(stack.config.adminToken);
@@ -72,6 +76,11 @@ test('the operator turns batching on in the form, sees it saved and shown, edits
   await page.getByLabel('Account', { exact: true }).selectOption(ACCOUNT);
   await page.goto(`${stack.url}/admin/console/#/destinations/new`);
   await heading(page, 'New destination');
+  return { context, page };
+}
+
+test('the operator turns batching on in the form, sees it saved and shown, edits it, and turns it off', async () => {
+  const { context, page } = await newDestinationForm();
   await field(page, 'Id').fill('bulk');
   await field(page, 'Webhook URL').fill(`${receiver.url}/bulk`);
   // Off until ticked: the fields appear with it.
@@ -175,5 +184,57 @@ test("a customer sets batching through a portal link, and the log shows a delive
   const batch = page.getByTestId('delivery-detail').getByTestId('delivery-batch');
   expect(await batch.textContent()).toBe('b_consoleBatchTest0000, event 3 of 7');
   expect(await accessibilityProblems(page)).toEqual([]);
+  await context.close();
+});
+
+test('the operator writes a filter, tries it on the samples (an invalid one named with its position), saves it and sees it', async () => {
+  for (const [id, type, amount] of [
+    ['f-1', 'com.example.order.created', 1500],
+    ['f-2', 'com.example.order.cancelled', 20],
+  ] as const) {
+    const res = await stack.ingest({ 'ce-id': id, 'ce-source': '/shop', 'ce-type': type, 'ce-specversion': '1.0', 'ce-heraldaccount': ACCOUNT, 'content-type': 'application/json' }, JSON.stringify({ amount }));
+    expect(res.status).toBe(202);
+  }
+  const sampled = async () => ((await stack.admin('GET', `/accounts/${ACCOUNT}/event-types`)).body as { eventTypes: unknown[] }).eventTypes.length;
+  for (let i = 0; (await sampled()) < 2; i++) {
+    if (i > 150) throw new Error('the event types were not sampled within 30 s');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+
+  const { context, page } = await newDestinationForm();
+  await field(page, 'Id').fill('big-orders');
+  await field(page, 'Webhook URL').fill(`${receiver.url}/big`);
+  await field(page, 'Event types').fill('com.example.order.*');
+
+  // Invalid: Herald names the line and column, beside the field; nothing is saved.
+  await field(page, 'Filter (optional)').fill('data.amount >');
+  await page.getByRole('button', { name: 'Try it' }).click();
+  await page.getByRole('alert').filter({ hasText: 'The filter could not be tried' }).getByText('at line 1, column 14').waitFor();
+
+  // Valid: each sample event with whether the destination would take it.
+  await field(page, 'Filter (optional)').fill('data.amount > 1000');
+  await page.getByRole('button', { name: 'Try it' }).click();
+  await page.getByRole('status').filter({ hasText: 'Takes 1 of 2 sample events.' }).waitFor();
+  const rows = await page.getByTestId('filter-trial').allTextContents();
+  expect(rows.sort()).toEqual(['com.example.order.cancelledf-2no', 'com.example.order.createdf-1yes']);
+  expect(await accessibilityProblems(page)).toEqual([]);
+
+  const created = page.waitForResponse((r) => r.request().method() === 'PUT' && r.url().endsWith(`/accounts/${ACCOUNT}/destinations/big-orders`));
+  await page.getByRole('button', { name: 'Create destination' }).click();
+  expect((await created).status()).toBe(201);
+  expect(((await stack.admin('GET', `/accounts/${ACCOUNT}/destinations/big-orders`)).body as { filter?: string }).filter).toBe('data.amount > 1000');
+  await page.getByRole('link', { name: 'Open big-orders' }).click();
+  await heading(page, 'big-orders');
+  await page.getByTestId('filter-setting').getByText('data.amount > 1000').waitFor();
+  expect(await page.getByTestId('filter-setting').textContent()).toContain('last hour: matched 0, passed 0, dropped 0, errors 0');
+
+  // Editing finds it; emptied, the destination stops filtering.
+  await page.getByRole('link', { name: 'Edit' }).click();
+  await heading(page, 'Edit big-orders');
+  expect(await field(page, 'Filter (optional)').inputValue()).toBe('data.amount > 1000');
+  await field(page, 'Filter (optional)').fill('');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await heading(page, 'big-orders');
+  await page.getByTestId('filter-setting').getByText('none: every event of its types').waitFor();
   await context.close();
 });

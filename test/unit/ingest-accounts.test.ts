@@ -1,5 +1,6 @@
 import { AccountPolicies } from '../../shared/app/access/account-policies';
 import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
+import { DestinationFilters } from '../../shared/app/destinations/destination-filters';
 import { ingest, IngestDeps } from '../../shared/app/intake/ingest';
 import { IntakeJournal } from '../../shared/app/intake/intake-journal';
 import { PublishQuotas } from '../../shared/app/intake/publish-quotas';
@@ -12,6 +13,7 @@ import { Account } from '../../shared/domain/access/account';
 import { PubSubMessage, PushDelivery } from '../../shared/domain/events/cloudevents-pubsub';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { internalDestinationId } from '../../shared/domain/ids';
+import { LANE_ATTRIBUTES } from '../../shared/domain/intake/lane-message';
 import { createLogger } from '../../shared/log';
 
 /**
@@ -53,7 +55,7 @@ async function world(quota = 0) {
     quotas: new PublishQuotas(new MemoryQuotaStore(), (a) => policies.quotasOf(a), clock, log),
     accounts: policies,
   };
-  return { deps, published, intake, reads: () => reads, policies, bus, directory, log };
+  return { deps, published, intake, reads: () => reads, policies, bus, directory, log, destinations };
 }
 
 describe('ingest under the ingest token', () => {
@@ -126,5 +128,28 @@ describe('route (events published straight to the events topic)', () => {
     const { deps, published } = await routeWorld();
     expect(await routeEvent(deps, push('r2', 'acme'))).toEqual({ kind: 'routed', destinations: [internalDestinationId('acme', 'orders')] });
     expect(published.every((p) => p.topic !== 'herald-dead-letter')).toBe(true);
+  });
+
+  test("a destination's filter applies here as at ingest: a dropped event is published nowhere, and counted", async () => {
+    const { deps, published, destinations } = await routeWorld();
+    const big = internalDestinationId('acme', 'big');
+    const spec = destinationSpecSchema.parse({ url: 'https://hooks.example.com/big', filter: 'data.amount > 1000 && ce.siteid == "42"' });
+    await destinations.put(applySpec(big, spec, undefined, at));
+    const counted: [string, object][] = [];
+    const filters = new DestinationFilters({ tally: { filterCounted: (id, c) => counted.push([id, c]) }, clock, log: deps.log });
+    const order = (id: string, amount: number, siteid: string): PushDelivery => {
+      const p = push(id, 'acme');
+      return { ...p, message: { data: Buffer.from(JSON.stringify({ amount })), attributes: { ...p.message.attributes, 'ce-siteid': siteid } } };
+    };
+    expect(await routeEvent({ ...deps, filters }, order('small', 10, '42'))).toEqual({ kind: 'routed', destinations: [internalDestinationId('acme', 'orders')] });
+    expect(await routeEvent({ ...deps, filters }, order('large', 5000, '42'))).toEqual({ kind: 'routed', destinations: [big, internalDestinationId('acme', 'orders')].sort() });
+    expect(await routeEvent({ ...deps, filters }, order('other-site', 5000, '7'))).toEqual({ kind: 'routed', destinations: [internalDestinationId('acme', 'orders')] });
+    // One lane message for `big`: the large order of site 42.
+    expect(published.filter((p) => p.message.attributes[`herald-${LANE_ATTRIBUTES.destination}`] === big).map((p) => p.message.attributes['ce-id'])).toEqual(['large']);
+    expect(counted).toEqual([
+      [big, { filtered: 1 }],
+      [big, { filterPassed: 1 }],
+      [big, { filtered: 1 }],
+    ]);
   });
 });

@@ -24,6 +24,7 @@ const specFromOptions = z
       .string()
       .transform((s) => s.split(',').map((t) => t.trim()).filter((t) => t !== ''))
       .optional(),
+    filter: z.string().optional(),
     // A preset's name, or a custom policy as inline JSON.
     policy: z
       .string()
@@ -56,6 +57,7 @@ const SPEC_FLAGS = {
   url: '--url',
   topic: '--topic',
   eventTypes: '--event-types',
+  filter: '--filter',
   policy: '--policy',
   failureMode: '--failure-mode',
   secret: '--secret',
@@ -73,6 +75,7 @@ export function registerAddDestination(group: Command, ctx: CommandContext): voi
     .option('--url <url>', 'webhook URL that receives the events (https; loopback allowed locally)')
     .option('--topic <topic>', 'Pub/Sub topic that receives the events, projects/P/topics/T, any project (instead of --url)')
     .option('--event-types <types>', 'comma-separated event types; a trailing * matches a prefix (default: all)')
+    .option('--filter <cel>', 'a CEL expression over ce (attributes) and data (JSON) an event of those types must pass too, e.g. \'data.amount > 1000\' (default: every event of them)')
     .option('--policy <preset|json>', `delivery policy: ${POLICY_PRESET_NAMES.join(', ')} (default: ${POLICY_PRESET_NAMES[0]}), or a custom policy as JSON`)
     .option('--failure-mode <mode>', `what happens after the retries: ${FAILURE_MODES.join(' or ')} (default: retry)`)
     .option('--secret <secret>', 'signing secret, whsec_… (default: Herald generates one)')
@@ -107,7 +110,7 @@ it is full, when the next event would take it past --batch-max-bytes, or when it
 event has waited --batch-max-wait-ms.
 
 The spec is replaced whole: adding an existing id again without a flag it was given before
-(--batch-*, --ordering, --rate-*, --lane, --policy …) sets that one back to its default, and
+(--batch-*, --ordering, --rate-*, --lane, --policy, --filter …) sets that one back to its default, and
 the note after the answer names each setting that changed that way.
 
 With --ordering key, events that carry the CloudEvents partitionkey extension are sent one
@@ -116,8 +119,12 @@ event ends DEAD or QUEUED the key moves on (--ordering-on-failure skip, the defa
 held (block) until that event is redelivered or the key skipped: see herald destinations
 blocked-keys and skip-key. Adding the id again without --ordering turns ordering off.
 
+--filter is checked when the destination is saved (an invalid one is refused with its line
+and column); try one first with herald destinations filter-test <id> --filter '…'.
+
 Examples:
   herald destinations add orders --url https://hooks.example.com/orders --event-types 'com.example.order.*'
+  herald destinations add big-orders --url https://hooks.example.com/big --event-types com.example.order.created --filter 'data.amount > 1000 && ce.siteid == "42"'
   herald destinations add audit --topic projects/acme-audit/topics/herald-events
   herald destinations add bulk --url https://hooks.example.com/bulk --batch-max-events 100 --batch-max-wait-ms 2000
   herald destinations add ledger --url https://hooks.example.com/ledger --ordering key --ordering-on-failure block

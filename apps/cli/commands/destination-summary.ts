@@ -34,6 +34,7 @@ export function destinationSummary(d: DestinationInfo): string[] {
     lines.push(`  last hour: ${hourText(d.stats.attempts1h, d.stats.successRate1h)}`);
     const last = d.stats.lastErrors[0];
     if (last) lines.push(`  last error: ${last.at}  ${last.error}`);
+    if (d.filter !== undefined) lines.push(`  filter ${d.filter}: last hour took ${d.stats.filterPassed1h ?? 0}, dropped ${d.stats.filtered1h ?? 0}, erred on ${d.stats.filterErrors1h ?? 0}`);
   }
   // Older Herald versions show no account: then it is `default`, which needs no --account.
   const inAccount = d.account === undefined || d.account === DEFAULT_ACCOUNT ? undefined : d.account;

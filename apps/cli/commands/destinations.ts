@@ -10,9 +10,10 @@ import { destinationIdSchema, ID_ARG, noDestination, table } from './destination
 import { registerAddDestination } from './destination-add';
 import { destinationSummary, plural, redeliveredText, target } from './destination-summary';
 import { registerRotateSecret } from './rotate-secret';
+import { registerFilterTest } from './filter-test';
 import { registerRotateAuth } from './rotate-auth';
 
-/** `herald destinations add|list|show|remove|suspend|reactivate|redeliver|rotate-secret|blocked-keys|skip-key` over the admin API. */
+/** `herald destinations add|list|show|remove|suspend|reactivate|redeliver|rotate-secret|filter-test|blocked-keys|skip-key` over the admin API. */
 
 export function registerDestinations(program: Command, ctx: CommandContext): void {
   const group = program
@@ -184,6 +185,7 @@ Examples:
   herald destinations redeliver orders --dead   # the DEAD ones`,
   );
   registerRotateSecret(group, ctx);
+  registerFilterTest(group, ctx);
   registerRotateAuth(group, ctx);
   registerOrderedKeys(group, ctx);
 

@@ -109,6 +109,18 @@ export function DestinationDetail({ ctx, id }: { ctx: Ctx; id: string }) {
             <dd class="url">{d.url ?? d.topic}</dd>
             <dt>Event types</dt>
             <dd>{d.eventTypes.map((t) => <code key={t} class="chip">{t}</code>)}</dd>
+            <dt>Filter</dt>
+            <dd data-testid="filter-setting">
+              {d.filter === undefined ? (
+                'none: every event of its types'
+              ) : (
+                <>
+                  <code>{d.filter}</code>
+                  <br />
+                  last hour: matched {(d.stats?.filterPassed1h ?? 0) + (d.stats?.filtered1h ?? 0) + (d.stats?.filterErrors1h ?? 0)}, passed {d.stats?.filterPassed1h ?? 0}, dropped {d.stats?.filtered1h ?? 0}, errors {d.stats?.filterErrors1h ?? 0}
+                </>
+              )}
+            </dd>
             <dt>Policy</dt>
             <dd>{typeof d.policy === 'string' ? d.policy : 'custom'}</dd>
             <dt>When attempts fail</dt>

@@ -4,6 +4,7 @@ import { POLICY_PRESET_NAMES } from '../../../shared/domain/retry/policy-preset-
 import { ApiError, call, get, Issue, issuesByField, seg } from '../api';
 import { acct, canWrite, Ctx } from '../ctx';
 import { Destination } from '../types';
+import { FilterTry } from './filter-try';
 import { ActionForm, ErrorBox, Field, href, Loading, Secret, Submit, useAction, useLoad } from '../ui';
 
 /** The form that creates a destination or edits one: the spec PUT /destinations/{id} takes. */
@@ -14,6 +15,8 @@ interface FormState {
   url: string;
   topic: string;
   eventTypes: string;
+  /** A CEL expression over ce and data; '' is none. */
+  filter: string;
   policy: string;
   failureMode: string;
   technicalEmail: string;
@@ -34,6 +37,7 @@ const EMPTY: FormState = {
   url: '',
   topic: '',
   eventTypes: '',
+  filter: '',
   policy: 'event-platform',
   failureMode: '',
   technicalEmail: '',
@@ -54,6 +58,7 @@ function formOf(d: Destination): FormState {
     url: d.url ?? '',
     topic: d.topic ?? '',
     eventTypes: d.eventTypes.join(', '),
+    filter: d.filter ?? '',
     policy: typeof d.policy === 'string' ? d.policy : JSON.stringify(d.policy),
     failureMode: d.failureMode ?? '',
     technicalEmail: d.technicalEmail ?? '',
@@ -117,6 +122,8 @@ function specOf(f: FormState): Record<string, unknown> {
   return {
     ...(f.target === 'url' ? { url: f.url.trim() } : { topic: f.topic.trim() }),
     eventTypes: f.eventTypes.split(/[\s,]+/).filter(Boolean),
+    // Left empty, the PUT sends none and the destination stops filtering.
+    ...(f.filter.trim() ? { filter: f.filter } : {}),
     policy,
     ...(f.failureMode ? { failureMode: f.failureMode } : {}),
     ...(f.technicalEmail.trim() ? { technicalEmail: f.technicalEmail.trim() } : {}),
@@ -211,6 +218,15 @@ export function DestinationForm({ ctx, id }: { ctx: Ctx; id?: string }) {
           )}
           <Field id="eventTypes" label="Event types" hint="Separated by commas; a * may end one: com.example.*" errors={errors.eventTypes}>
             <input id="eventTypes" value={form.eventTypes} onInput={set('eventTypes')} {...described('eventTypes')} />
+          </Field>
+          <Field
+            id="filter"
+            label="Filter (optional)"
+            hint='A CEL expression over ce (the attributes) and data (the JSON data) an event of those types must also pass, e.g. data.amount > 1000 && ce.siteid == "42". Empty: every event of them.'
+            errors={errors.filter}
+          >
+            <textarea id="filter" rows={2} value={form.filter} onInput={set('filter')} spellcheck={false} {...withHint('filter', 'filter')} />
+            <FilterTry ctx={ctx} destinationId={editing ? id : form.id.trim()} filter={form.filter} />
           </Field>
           <Field id="policy" label="Delivery policy" hint="How often and how long Herald retries." errors={errors.policy}>
             {form.policy.startsWith('{') ? (

@@ -1,7 +1,7 @@
 import { DocumentReference, DocumentSnapshot, FieldPath, FieldValue, Query, Timestamp } from '@google-cloud/firestore';
 import { LastError } from '../../domain/retry/delivery';
 import { addHistograms, LatencyHistogram } from '../../domain/stats/latency-histogram';
-import { addSettled, RateBucket, RECENT_ERRORS } from '../../domain/stats/success-rate';
+import { addSettled, RateBucket, RECENT_ERRORS, SETTLED_KEYS, settledOf } from '../../domain/stats/success-rate';
 import { bucketsOf, RecentBucket, RecentEntry } from '../../domain/delivery/recent-log';
 import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports/counters';
 import { FirestoreStore } from './stores';
@@ -30,6 +30,9 @@ interface StoredCounts {
   /** Deliveries that became DEAD, or QUEUED, in the bucket. */
   dead?: number;
   queued?: number;
+  filterPassed?: number;
+  filtered?: number;
+  filterErrors?: number;
   /** Each writer's newest records created in the bucket, `<publishedAt> <delivery id>` (domain/delivery/recent-log.ts). */
   recent?: Record<string, string[]>;
   /** Attempt latencies: a map of bin (`b00` … `b24`, domain/stats/latency-histogram.ts) to count, only the bins ever hit. */
@@ -305,8 +308,7 @@ function storedCounts(b: RateBucket): StoredCounts {
     successes: b.successes,
     failures: b.failures,
     ...(b.lastErrors?.length ? { lastErrors: b.lastErrors } : {}),
-    ...(b.settled?.dead ? { dead: b.settled.dead } : {}),
-    ...(b.settled?.queued ? { queued: b.settled.queued } : {}),
+    ...b.settled,
     ...(b.latency && Object.keys(b.latency).length ? { latency: b.latency } : {}),
   };
 }
@@ -328,8 +330,7 @@ function countFields(d: CounterDelta): Record<string, unknown> {
   // One increment per latency bin hit (`latency.b07`), in the same write: a merged set merges into the map.
   const bins = Object.entries(d.latency ?? {}).filter(([, n]) => (n ?? 0) > 0);
   if (bins.length) doc.latency = Object.fromEntries(bins.map(([bin, n]) => [bin, FieldValue.increment(n!)]));
-  if (d.settled?.dead) doc.dead = FieldValue.increment(d.settled.dead);
-  if (d.settled?.queued) doc.queued = FieldValue.increment(d.settled.queued);
+  for (const key of SETTLED_KEYS) if (d.settled?.[key]) doc[key] = FieldValue.increment(d.settled[key]);
   // Each writer's list under its own key: writers that share a document do not overwrite each other's.
   if (d.recent) doc.recent = { [d.recent.writer]: d.recent.entries.map(encodeEntry) };
   return doc;
@@ -374,7 +375,7 @@ export function mergeShards(rows: readonly Omit<Row, 'recent'>[]): RateBucket[] 
     b.failures += r.failures;
     b.lastErrors = [...(b.lastErrors ?? []), ...(r.lastErrors ?? [])].sort((x, y) => y.at.localeCompare(x.at)).slice(0, RECENT_ERRORS);
     if (r.latency && Object.keys(r.latency).length) b.latency = addHistograms(b.latency, r.latency);
-    const settled = addSettled(b.settled, { ...(r.dead ? { dead: r.dead } : {}), ...(r.queued ? { queued: r.queued } : {}) });
+    const settled = addSettled(b.settled, settledOf(r));
     if (settled) b.settled = settled;
     byStart.set(r.bucketStart, b);
   }

@@ -1,11 +1,11 @@
 import { addHistograms } from '../../domain/stats/latency-histogram';
-import { RateBucket } from '../../domain/stats/success-rate';
+import { RateBucket, SettledCounts, SETTLED_KEYS } from '../../domain/stats/success-rate';
 import { RecentBucket, RecentEntry } from '../../domain/delivery/recent-log';
 import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports/counters';
 import { completeBuckets, mergeShards } from '../firestore/counters';
 import { RateRollup } from '../../domain/stats/rate-rollup';
 
-type Counts = Omit<CounterDelta, 'recent' | 'settled' | 'group'> & { dead?: number; queued?: number; recent: Map<string, RecentEntry[]> };
+type Counts = Omit<CounterDelta, 'recent' | 'settled' | 'group'> & SettledCounts & { recent: Map<string, RecentEntry[]> };
 
 /** A counter document: a destination's own (one entry) or a shared one (an entry per destination it lists). */
 interface Doc {
@@ -47,8 +47,7 @@ export class MemoryCounterStore implements CounterStore {
       row.failures += d.failures;
       if (d.lastErrors.length) row.lastErrors = d.lastErrors;
       if (d.latency && Object.keys(d.latency).length) row.latency = addHistograms(row.latency, d.latency);
-      if (d.settled?.dead) row.dead = (row.dead ?? 0) + d.settled.dead;
-      if (d.settled?.queued) row.queued = (row.queued ?? 0) + d.settled.queued;
+      for (const key of SETTLED_KEYS) if (d.settled?.[key]) row[key] = (row[key] ?? 0) + d.settled[key];
       if (d.recent) row.recent.set(d.recent.writer, [...d.recent.entries]);
       doc.entries.set(d.destinationId, row);
       this.docs.set(key, doc);

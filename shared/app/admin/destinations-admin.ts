@@ -135,6 +135,10 @@ export interface DestinationStats {
   rateBounds: { min: number; max: number };
   /** A Retry-After pause in force, until then. */
   pausedUntil?: string;
+  /** Events of its eventTypes its filter took, dropped, and dropped because it erred, in the hour (0 without a filter). */
+  filterPassed1h: number;
+  filtered1h: number;
+  filterErrors1h: number;
 }
 
 export async function getDestination(deps: AdminDeps, id: string): Promise<Outcome<DestinationView & { stats: DestinationStats }>> {
@@ -150,6 +154,9 @@ export async function getDestination(deps: AdminDeps, id: string): Promise<Outco
     lastErrors: hour.recentErrors,
     rate: Math.round(clampRate(control?.state.rate ?? INITIAL_RATE, bounds) * 10) / 10,
     rateBounds: { min: bounds.minPerSecond, max: bounds.maxPerSecond },
+    filterPassed1h: hour.settled?.filterPassed ?? 0,
+    filtered1h: hour.settled?.filtered ?? 0,
+    filterErrors1h: hour.settled?.filterErrors ?? 0,
     ...paused,
   };
   return { kind: 'ok', body: { ...viewOf(destination, deps.clock.now()), stats } };

@@ -1,6 +1,6 @@
 import { LastError } from '../../domain/retry/delivery';
 import { addHistograms, withSample } from '../../domain/stats/latency-histogram';
-import { addSettled, bucketStart, RateBucket, RateOutcome, RECENT_ERRORS } from '../../domain/stats/success-rate';
+import { addSettled, bucketStart, RateBucket, RateOutcome, RECENT_ERRORS, SettledCounts } from '../../domain/stats/success-rate';
 import { Clock, Logger } from '../../ports/clock';
 import { CounterDelta, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports/counters';
 import { RecentEntry } from '../../domain/delivery/recent-log';
@@ -111,6 +111,15 @@ export class CounterWriter {
   deadOrQueued(destinationId: string, status: 'DEAD' | 'QUEUED', at: Date): void {
     const d = this.deltaAt(destinationId, at);
     d.settled = addSettled(d.settled, status === 'DEAD' ? { dead: 1 } : { queued: 1 });
+  }
+
+  /**
+   * What a destination's filter did with the events routed at `at` (app/destinations/destination-filters.ts):
+   * summed here and written with the flush, never a write per event.
+   */
+  filterCounted(destinationId: string, counts: Pick<SettledCounts, 'filterPassed' | 'filtered' | 'filterErrors'>, at: Date): void {
+    const d = this.deltaAt(destinationId, at);
+    d.settled = addSettled(d.settled, counts);
   }
 
   /**

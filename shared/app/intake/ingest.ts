@@ -15,6 +15,7 @@ import { TooMany } from '../support/outcome';
 import { Metrics } from '../../ports/telemetry';
 import { ingestParent, TraceCarrier, withTraceContext } from '../../domain/events/trace-context';
 import { inIngestSpan } from '../tracing/spans';
+import { DestinationFilters, UNCOUNTED_FILTERS } from '../destinations/destination-filters';
 
 /**
  * What resending after an unavailable answer costs, said exactly: an event is one delivery per destination (one record,
@@ -41,6 +42,8 @@ export interface IngestDeps extends LaneDeps {
   /** Ordered destinations' keys (app/ordering/ordered-delivery.ts); absent: every event is fanned out unordered. */
   keys?: OrderedKeyStore;
   logHead?: OrderedDeps['logHead'];
+  /** The destinations' filters, compiled and counted (absent: applied, not counted). */
+  filters?: DestinationFilters;
 }
 
 export type IngestResult =
@@ -120,7 +123,8 @@ async function admit(deps: IngestDeps, parsed: ReturnType<typeof parseHttpEvents
     const verdict = await deps.quotas.admit(counts);
     if (!verdict.ok) return overQuota(verdict, counts.get(verdict.account)!);
   }
-  // Events of one type share their array (matched once): read-only.
+  // Events of one type share their array (matched once) unless a filter tells them apart: read-only.
+  const filters = deps.filters ?? UNCOUNTED_FILTERS;
   let targets: (readonly Destination[])[];
   try {
     targets = await deps.directory.withAccounts(
@@ -133,7 +137,8 @@ async function admit(deps: IngestDeps, parsed: ReturnType<typeof parseHttpEvents
           const key = `${account}\n${type}`;
           let found = matched.get(key);
           if (found === undefined) matched.set(key, (found = matching(type, account)));
-          return found;
+          // After eventTypes, the destinations' filters: one that drops the event gets no lane message, record or journal expectation.
+          return filters.sift(found, e);
         });
       },
     );

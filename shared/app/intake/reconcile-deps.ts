@@ -8,6 +8,7 @@ import { RateLeaseStore } from '../../ports/rate';
 import { Metrics } from '../../ports/telemetry';
 import type { DestinationDirectory } from '../destinations/destination-directory';
 import type { EventTypeCatalogue } from '../destinations/event-type-samples';
+import type { DestinationFilters } from '../destinations/destination-filters';
 
 /** What the reconciler (reconcile.ts) works with. */
 export interface ReconcileDeps {
@@ -43,6 +44,8 @@ export interface ReconcileDeps {
   roundRecords?: number;
   /** Herald's own metrics; absent: none recorded. */
   metrics?: Metrics;
+  /** The destinations' filters, as routing applied them: a delivery a filter dropped is not expected (absent: applied all the same). */
+  filters?: Pick<DestinationFilters, 'takes'>;
 }
 
 export interface ReconcilerState {

@@ -9,6 +9,8 @@ import { LaneActivity } from './lane-activity';
 import { RoundBudget } from './round-budget';
 import { DestinationsFor, planOf, recoverMissing } from './batch-recovery';
 import { inReconcileSpan } from '../tracing/spans';
+import { DestinationFilters, UNCOUNTED_FILTERS } from '../destinations/destination-filters';
+import type { HeraldEvent } from '../../domain/events/event';
 
 const CONCURRENCY = 4;
 /** A round's budget, well inside the pump run it shares (PUMP_RUN_SECONDS, 55 s): several rounds fit in one. */
@@ -20,14 +22,14 @@ const DEAD_LETTER_GRACE_MS = 60_000;
 /** How long a round waits at its end for the Event types catalogue (app/destinations/event-type-samples.ts) it started. */
 const CATALOGUE_WAIT_MS = 10_000;
 
-type LanedDestination = RoutableDestination & { lane?: string; batch?: object };
+type LanedDestination = RoutableDestination & { lane?: string; batch?: object; filter?: string };
 
 /**
  * The destinations each (account, type) of the batches goes to, taken while the directory holds
  * their accounts: a few per pair, where the expected deliveries are events × fan-out. And the
  * lanes of each (`lanesOf`), for telling a late delivery from a lost one.
  */
-function targetsOf(batches: readonly IntakeBatch[], matching: (type: string, account: string) => readonly LanedDestination[], lanesOf?: ReconcileDeps['lanesOf']): { destinationsFor: DestinationsFor; lanes: Map<string, readonly string[]> } {
+function targetsOf(batches: readonly IntakeBatch[], matching: (type: string, account: string) => readonly LanedDestination[], lanesOf?: ReconcileDeps['lanesOf'], filters: Pick<DestinationFilters, 'takes'> = UNCOUNTED_FILTERS): { destinationsFor: DestinationsFor; lanes: Map<string, readonly string[]> } {
   const targets = new Map<string, RoutableDestination[]>();
   const lanes = new Map<string, readonly string[]>();
   for (const batch of batches) {
@@ -36,7 +38,8 @@ function targetsOf(batches: readonly IntakeBatch[], matching: (type: string, acc
       const key = `${account}\n${event.attributes.type}`;
       if (targets.has(key)) continue;
       const found = matching(event.attributes.type, account);
-      targets.set(key, found.map((d) => ({ id: d.id, eventTypes: d.eventTypes, createdAt: d.createdAt })));
+      // A filtering destination expects only the events its filter takes: routing created nothing for the others.
+      targets.set(key, found.map((d) => ({ id: d.id, eventTypes: d.eventTypes, createdAt: d.createdAt, ...(d.filter !== undefined ? { takes: (e: HeraldEvent) => filters.takes(d, e) } : {}) })));
       if (lanesOf) for (const d of found) if (!lanes.has(d.id)) lanes.set(d.id, lanesOf(d));
     }
   }
@@ -83,7 +86,7 @@ async function reconcileRound(deps: ReconcileDeps, until: number): Promise<Recon
   const catalogued = batches.length > 0 ? deps.catalogue?.observe(batches) : undefined;
   if (batches.length > 0) {
     const accounts = batches.flatMap((b) => b.events.map((e) => eventAccount(e.attributes)));
-    const { destinationsFor, lanes } = await deps.directory.withAccounts(accounts, (matching) => targetsOf(batches, matching, deps.lanesOf));
+    const { destinationsFor, lanes } = await deps.directory.withAccounts(accounts, (matching) => targetsOf(batches, matching, deps.lanesOf, deps.filters));
     const planned = batches.map((batch) => planOf(batch, destinationsFor));
     const owed = planned.reduce((n, p) => n + p.count, 0);
     const ids = batches.map((b) => b.id).sort();

@@ -10,6 +10,7 @@ import { DestinationDirectory } from '../destinations/destination-directory';
 import { rejectToDeadLetter } from '../lanes/dead-letter';
 import { ACCOUNT_EXTENSION, ACCOUNT_ID, eventAccount, withAccount } from '../../domain/access/account';
 import { AccountPolicies } from '../access/account-policies';
+import { DestinationFilters, UNCOUNTED_FILTERS } from '../destinations/destination-filters';
 
 export interface RouteDeps {
   bus: MessageBus;
@@ -28,6 +29,8 @@ export interface RouteDeps {
   logHead?: OrderedDeps['logHead'];
   /** Which accounts exist, cached (absent: not checked): an event of an account that does not is a dead letter. */
   accounts?: Pick<AccountPolicies, 'missing'>;
+  /** The destinations' filters, compiled and counted (absent: applied, not counted). */
+  filters?: DestinationFilters;
 }
 
 export type RouteOutcome =
@@ -68,10 +71,11 @@ export async function routeEvent(deps: RouteDeps, push: PushDelivery): Promise<R
     deps.log.warn('event of an account that does not exist on the events topic: sent to the dead-letter topic', { messageId: push.messageId, account, eventId: event.attributes.id });
     return { kind: 'invalid', issues };
   }
-  const targets = await deps.directory.matching(event.attributes.type, account);
+  const matched = await deps.directory.matching(event.attributes.type, account);
+  const targets = (deps.filters ?? UNCOUNTED_FILTERS).sift(matched, event);
   const ids = { eventId: event.attributes.id, eventSource: event.attributes.source, eventType: event.attributes.type };
   if (targets.length === 0) {
-    deps.log.info('no destination subscribes to this event type', ids);
+    deps.log.info(matched.length === 0 ? 'no destination subscribes to this event type' : 'the filters of the destinations that subscribe to this event type dropped it', ids);
     return { kind: 'unmatched' };
   }
   const intake = intakeOf(push.message);

@@ -9,6 +9,7 @@ import { RATE_LIMITS, RateBounds } from '../rate/rate-doc';
 import { BatchSpec, batchSpecSchema } from '../modes/batching';
 import { OrderingSpec, orderingSpecSchema } from '../modes/ordering';
 import { TOPIC_RESOURCE } from '../access/topic-allow-list';
+import { compileFilter, describeFilterProblem, MAX_FILTER_CHARS } from './event-filter';
 import { applyReceiverSpec, ReceiverSettings, receiverSpecShape, ReceiverView, receiverView, REPLACED, replacedUntil, ROTATABLE } from './receiver-spec';
 
 export const DEFAULT_POLICY: PolicySpec = 'event-platform';
@@ -36,6 +37,14 @@ export const destinationSpecSchema = z
         .array(z.string().min(1, 'an event type must not be empty').max(256), { error: 'eventTypes must be an array of strings' })
         .max(100, 'at most 100 event types')
         .refine((ts) => ts.every((t) => !t.slice(0, -1).includes('*')), 'a wildcard * may only end an event type (e.g. com.example.*)')
+        .optional(),
+      filter: z
+        .string({ error: 'filter must be a CEL expression, as a string' })
+        .max(MAX_FILTER_CHARS, `filter must be at most ${MAX_FILTER_CHARS} characters`)
+        .superRefine((source, ctx) => {
+          const compiled = compileFilter(source);
+          if (!compiled.ok) ctx.addIssue({ code: 'custom', message: `invalid CEL filter ${describeFilterProblem(compiled.problem)}` });
+        })
         .optional(),
       policy: policySpecSchema.optional(),
       failureMode: z.enum(FAILURE_MODES, { error: 'failureMode must be "retry" or "queue"' }).optional(),
@@ -78,6 +87,8 @@ export interface Destination extends ReceiverSettings {
   url?: string;
   topic?: string;
   eventTypes: string[];
+  /** A CEL expression over `ce` and `data` an event of its eventTypes must also pass (domain/destinations/event-filter.ts); absent: every such event. */
+  filter?: string;
   /** A preset's name, or a custom policy (validated when the destination was written). */
   policy: PolicySpec;
   /** Absent: the account's failure policy decides (docs/accounts.md; `retry` when the account never set one). */
@@ -136,6 +147,7 @@ export function applySpec(id: string, spec: DestinationSpec, existing: Destinati
     createdAt: existing?.createdAt ?? at,
     updatedAt: at,
   };
+  if (spec.filter !== undefined) dest.filter = spec.filter;
   if (spec.url !== undefined) dest.url = spec.url;
   if (spec.topic !== undefined) dest.topic = spec.topic;
   if (spec.technicalEmail !== undefined) dest.technicalEmail = spec.technicalEmail;
@@ -209,7 +221,7 @@ export interface ResetSetting {
 }
 
 /** What a spec sets that a destination keeps until the next PUT; the URL or topic, always given, is not among them. */
-const REPLACED_SETTINGS = ['eventTypes', 'policy', 'failureMode', 'technicalEmail', 'rate', 'lane', 'batch', 'ordering'] as const;
+const REPLACED_SETTINGS = ['eventTypes', 'filter', 'policy', 'failureMode', 'technicalEmail', 'rate', 'lane', 'batch', 'ordering'] as const;
 
 /**
  * The settings `before` had that `spec` (which replaces the whole spec) left out and that

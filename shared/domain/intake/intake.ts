@@ -78,6 +78,8 @@ export interface RoutableDestination {
   id: string;
   eventTypes: readonly string[];
   createdAt: string;
+  /** Whether its filter takes the event (absent: no filter, every event of its types): routing created nothing for one it did not. */
+  takes?: (event: HeraldEvent) => boolean;
 }
 
 /**
@@ -118,6 +120,7 @@ export function* expectedInRuns(batch: IntakeBatch, destinationsFor: (type: stri
     if (!targets) byType.set(cacheKey, (targets = destinationsFor(type, account).filter((d) => d.createdAt <= batch.acceptedAt)));
     const key = eventKey(event.attributes);
     for (const d of targets) {
+      if (d.takes && !d.takes(event)) continue;
       const id = deliveryId(d.id, key);
       // The same event twice in one batch (a producer's retry joined to its first try) is one delivery.
       if (seen.has(id)) continue;

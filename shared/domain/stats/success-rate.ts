@@ -42,17 +42,36 @@ export interface RateBucket extends RateCounts {
   settled?: SettledCounts;
 }
 
-/** Deliveries that entered a state in a bucket: DEAD (given up) or QUEUED (held for an operator or a suspension). */
+/**
+ * A bucket's counts beside its attempts: deliveries that entered a state (DEAD, given up, or
+ * QUEUED, held for an operator or a suspension), and what a destination's filter did with the
+ * events of its eventTypes where they were routed (domain/destinations/event-filter.ts):
+ * passed, dropped (`filtered`) or failed on (`filterErrors`, dropped too). Added in the writes
+ * counters take anyway.
+ */
 export interface SettledCounts {
   dead?: number;
   queued?: number;
+  filterPassed?: number;
+  filtered?: number;
+  filterErrors?: number;
 }
+
+export const SETTLED_KEYS = ['dead', 'queued', 'filterPassed', 'filtered', 'filterErrors'] as const;
 
 /** Two buckets' settled counts, added (absent when they come to nothing). */
 export function addSettled(a: SettledCounts | undefined, b: SettledCounts | undefined): SettledCounts | undefined {
-  const dead = (a?.dead ?? 0) + (b?.dead ?? 0);
-  const queued = (a?.queued ?? 0) + (b?.queued ?? 0);
-  return dead || queued ? { ...(dead ? { dead } : {}), ...(queued ? { queued } : {}) } : undefined;
+  let sum: SettledCounts | undefined;
+  for (const key of SETTLED_KEYS) {
+    const n = (a?.[key] ?? 0) + (b?.[key] ?? 0);
+    if (n) (sum ??= {})[key] = n;
+  }
+  return sum;
+}
+
+/** The settled counts of stored fields (a document's, a row's): those of SETTLED_KEYS that are there. */
+export function settledOf(fields: Partial<Record<(typeof SETTLED_KEYS)[number], number>>): SettledCounts | undefined {
+  return addSettled(fields, undefined);
 }
 
 export const NO_COUNTS: RateCounts = Object.freeze({ attempts: 0, successes: 0, failures: 0 });
@@ -67,6 +86,8 @@ export interface RateSummary extends RateCounts {
   successRate?: number;
   /** Newest first, at most `RECENT_ERRORS`. */
   recentErrors: LastError[];
+  /** What the destination's filter did in the window (SettledCounts); absent: nothing counted. */
+  settled?: SettledCounts;
 }
 
 export const RECENT_ERRORS = 5;
@@ -81,7 +102,8 @@ export function summarize(buckets: readonly RateBucket[], now: number, windowMs:
     .flatMap((b) => b.lastErrors ?? [])
     .sort((a, b) => b.at.localeCompare(a.at))
     .slice(0, RECENT_ERRORS);
-  return { ...sum, ...(counted > 0 ? { successRate: sum.successes / counted } : {}), recentErrors };
+  const settled = inWindow.reduce<SettledCounts | undefined>((t, b) => addSettled(t, b.settled), undefined);
+  return { ...sum, ...(counted > 0 ? { successRate: sum.successes / counted } : {}), recentErrors, ...(settled ? { settled } : {}) };
 }
 
 export type ThresholdVerdict = { suspend: false; why: string } | { suspend: true; reason: string };

@@ -16,6 +16,15 @@ test('expected deliveries: each event to each destination of its type that exist
   expect(expectedDeliveries(batch, (type) => destinations.filter((d) => matchesType(d.eventTypes, type))).map((e) => e.destinationId).sort()).toEqual(['all', 'all', 'orders']);
 });
 
+test("expected deliveries leave out the events a destination's filter did not take: routing created nothing for them", () => {
+  const batch = { id: 'i-1', acceptedAt: '2026-11-25T10:00:00.000Z', events: [event('e1'), event('e2'), event('e3')] };
+  const destinations = [
+    { id: 'all', eventTypes: [], createdAt: '2026-11-25T09:00:00.000Z' },
+    { id: 'odd', eventTypes: [], createdAt: '2026-11-25T09:00:00.000Z', takes: (e: HeraldEvent) => e.attributes.id !== 'e2' },
+  ];
+  expect(expectedDeliveries(batch, () => destinations).map((e) => `${e.destinationId}/${e.event.attributes.id}`).sort()).toEqual(['all/e1', 'all/e2', 'all/e3', 'odd/e1', 'odd/e3']);
+});
+
 test('expected deliveries in runs of whole events: at least `records` each, from a kept progress on, together the whole list', () => {
   const events = Array.from({ length: 10 }, (_, i) => event(`e${i}`));
   const batch = { id: 'i-1', acceptedAt: '2026-11-25T10:00:00.000Z', events: [...events.slice(0, 5), events[0]!, ...events.slice(5)] };
