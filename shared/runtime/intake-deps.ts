@@ -4,6 +4,8 @@ import { RouteDeps } from '../app/intake/route';
 import { RECONCILE_BATCH } from '../config';
 import { laneTopicOf } from '../topology';
 import { Runtime } from './runtime';
+import { OperationalEvents } from '../app/operational/operational-events';
+import { NoticeLimit } from '../domain/operational/notice-limit';
 
 /** What ingest, route and the reconciler need, from a runtime. */
 
@@ -26,7 +28,36 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
     maxEventBytes: rt.config.maxEventBytes,
     keys: rt.orderedKeys,
     logHead: rt.logHead,
+    operational: operationalEvents(rt),
   };
+}
+
+const builtOperational = new WeakMap<Runtime, OperationalEvents>();
+
+/**
+ * Herald's operational events (docs/operational-events.md), one per runtime (its rate limit is
+ * the instance's): published into their account through ingest's core, without its quota.
+ */
+export function operationalEvents(rt: Runtime): OperationalEvents {
+  let built = builtOperational.get(rt);
+  if (!built) {
+    built = new OperationalEvents({
+      intake: (account) => {
+        const { quotas: _quotas, operational: _operational, ...deps } = ingestDeps(rt, { account });
+        return deps;
+      },
+      directory: rt.directory,
+      bus: rt.bus,
+      notificationsTopic: rt.topology.topics.notifications.name,
+      clock: rt.clock,
+      log: rt.log,
+      prefix: rt.config.operationalEventPrefix,
+      ...(rt.config.operationalEventsAccount === undefined ? {} : { operatorAccount: rt.config.operationalEventsAccount }),
+      limit: new NoticeLimit(rt.config.operationalEventsIntervalMs),
+    });
+    builtOperational.set(rt, built);
+  }
+  return built;
 }
 
 /** What `route` needs, from a runtime. */
@@ -66,5 +97,6 @@ export function reconcileDeps(rt: Runtime): ReconcileDeps {
     logHead: rt.logHead,
     catalogue: rt.eventTypeCatalogue,
     metrics: rt.telemetry.metrics,
+    operational: operationalEvents(rt),
   };
 }
