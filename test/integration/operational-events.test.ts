@@ -80,6 +80,8 @@ beforeAll(async () => {
   // The failing one subscribes to Herald's destination events too: it must never get its own.
   await put('acme', 'flaky', { url: `${receiver.url}/flaky`, eventTypes: ['test.op', 'herald.*'], policy: POLICY, technicalEmail: 'flaky@example.com' });
   await put('acme', 'ops', { url: `${receiver.url}/ops`, eventTypes: ['herald.destination.*', 'herald.delivery.dead'], secret: OPS_SECRET });
+  // Takes every event of the account, but names none of Herald's: it is not sent them.
+  await put('acme', 'catchall', { url: `${receiver.url}/catchall` });
   await put('quiet', 'gone', { url: `${receiver.url}/quiet`, eventTypes: ['test.op'], policy: 'event-platform' });
   await put('operator', 'all', { url: `${receiver.url}/operator`, eventTypes: ['herald.*'], secret: OPERATOR_SECRET });
 });
@@ -127,10 +129,13 @@ test('failing once at 90 % of the threshold, then suspended, then reactivated: t
   expect(ofType(copies, 'herald.destination.suspended')[0]!.data).toMatchObject({ account: 'acme', destinationId: 'flaky' });
 });
 
-test('no loop: the failing destination, subscribed to the same types, never received an event about itself', async () => {
+test('no loop: the failing destination, subscribed to the same types, never received an event about itself; a catch-all none', async () => {
   await eventually('the reactivation to have been announced', async () => ofType(operationalAt('/ops', OPS_SECRET), 'herald.destination.reactivated')[0]);
   expect(receiver.on('/flaky').filter((r) => String(r.headers['ce-type']).startsWith('herald.'))).toEqual([]);
   expect(receiver.on('/flaky').every((r) => r.headers['ce-type'] === 'test.op')).toBe(true);
+  // Nor a catch-all destination, which never asked for them: it got the producer's events alone.
+  await receiver.waitFor(40, '/catchall');
+  expect(receiver.on('/catchall').every((r) => r.headers['ce-type'] === 'test.op')).toBe(true);
 });
 
 test('an account with no destination for them gets nothing, and nothing is kept for it', async () => {

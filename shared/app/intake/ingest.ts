@@ -15,7 +15,7 @@ import { TooMany } from '../support/outcome';
 import { Metrics } from '../../ports/telemetry';
 import { ingestParent, TraceCarrier, withTraceContext } from '../../domain/events/trace-context';
 import { inIngestSpan } from '../tracing/spans';
-import { OperationalEmitter, withoutConcerned } from '../../domain/operational/operational-events';
+import { OperationalEmitter, receiversOf } from '../../domain/operational/operational-events';
 
 /**
  * What resending after an unavailable answer costs, said exactly: an event is one delivery per destination (one record,
@@ -146,8 +146,8 @@ async function admit(deps: IngestDeps, parsed: ReturnType<typeof parseHttpEvents
           const key = `${account}\n${type}`;
           let found = matched.get(key);
           if (found === undefined) matched.set(key, (found = matching(type, account)));
-          // An operational event never goes to the destination it is about (domain/operational).
-          return withoutConcerned(e, found);
+          // Herald's operational events: only to destinations that name them, never to the one they are about (domain/operational).
+          return receiversOf(e, found);
         });
       },
     );

@@ -10,7 +10,7 @@ import { DestinationDirectory } from '../destinations/destination-directory';
 import { rejectToDeadLetter } from '../lanes/dead-letter';
 import { ACCOUNT_EXTENSION, ACCOUNT_ID, eventAccount, withAccount } from '../../domain/access/account';
 import { AccountPolicies } from '../access/account-policies';
-import { withoutConcerned } from '../../domain/operational/operational-events';
+import { receiversOf } from '../../domain/operational/operational-events';
 
 export interface RouteDeps {
   bus: MessageBus;
@@ -69,7 +69,7 @@ export async function routeEvent(deps: RouteDeps, push: PushDelivery): Promise<R
     deps.log.warn('event of an account that does not exist on the events topic: sent to the dead-letter topic', { messageId: push.messageId, account, eventId: event.attributes.id });
     return { kind: 'invalid', issues };
   }
-  const targets = withoutConcerned(event, await deps.directory.matching(event.attributes.type, account));
+  const targets = receiversOf(event, await deps.directory.matching(event.attributes.type, account));
   const ids = { eventId: event.attributes.id, eventSource: event.attributes.source, eventType: event.attributes.type };
   if (targets.length === 0) {
     deps.log.info('no destination subscribes to this event type', ids);

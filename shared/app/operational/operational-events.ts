@@ -1,4 +1,4 @@
-import { operationalEvent, OperationalEmitter, OperationalNotice, withoutConcerned } from '../../domain/operational/operational-events';
+import { operationalEvent, OperationalEmitter, OperationalNotice, receiversOf } from '../../domain/operational/operational-events';
 import { NoticeLimit } from '../../domain/operational/notice-limit';
 import { SuspensionNotification } from '../../domain/retry/suspension-record';
 import { Clock, Logger } from '../../ports/clock';
@@ -65,7 +65,7 @@ export class OperationalEvents implements OperationalEmitter {
   private async publishInto(account: string, event: ReturnType<typeof operationalEvent>, notice: OperationalNotice): Promise<void> {
     const { deps } = this;
     const fields = { kind: notice.kind, account, eventId: event.attributes.id, ...(notice.concerns ? { destinationId: notice.concerns } : {}) };
-    const routed = await deps.directory.withAccounts([account], (matching) => withoutConcerned(event, matching(event.attributes.type, account)).length);
+    const routed = await deps.directory.withAccounts([account], (matching) => receiversOf(event, matching(event.attributes.type, account)).length);
     if (routed === 0) {
       deps.log.debug('operational event: no destination of the account subscribes to it', fields);
       return;

@@ -119,7 +119,7 @@ export function* expectedInRuns(batch: IntakeBatch, destinationsFor: (type: stri
     if (!targets) byType.set(cacheKey, (targets = destinationsFor(type, account).filter((d) => d.createdAt <= batch.acceptedAt)));
     const key = eventKey(event.attributes);
     for (const d of targets) {
-      if (!mayReceive(event, d.id)) continue;
+      if (!mayReceive(event, d)) continue;
       const id = deliveryId(d.id, key);
       // The same event twice in one batch (a producer's retry joined to its first try) is one delivery.
       if (seen.has(id)) continue;

@@ -22,7 +22,7 @@ export const OPERATIONAL_SOURCE = '/herald';
 /**
  * The extension naming the destination (Herald's internal id) an operational event is about:
  * that destination is never sent the event, so a failing destination subscribed to its own
- * failures does not feed on them (no loop).
+ * failures does not feed on them (no loop; mayReceive).
  */
 export const CONCERNED_DESTINATION_EXTENSION = 'heralddestination';
 
@@ -135,15 +135,22 @@ export function operationalEvent(notice: OperationalNotice, at: Date, prefix: st
   return Object.freeze({ attributes: Object.freeze(attributes as HeraldEvent['attributes']), data: Buffer.from(JSON.stringify(data)) });
 }
 
-/** Whether the event may go to the destination: not when it is an operational event about that very destination. */
-export function mayReceive(event: Pick<HeraldEvent, 'attributes'>, destinationId: string): boolean {
-  return event.attributes[CONCERNED_DESTINATION_EXTENSION] !== destinationId;
+/**
+ * Whether an event matched to the destination by its eventTypes may go to it. Any event but
+ * Herald's own, yes. An operational event only to a destination that names its type (exactly or
+ * by a prefix: `herald.*`, `herald.destination.*`), so a catch-all destination (no eventTypes, or
+ * `*`) is not sent Herald's news unasked; and never to the destination it is about.
+ */
+export function mayReceive(event: Pick<HeraldEvent, 'attributes'>, destination: { id: string; eventTypes: readonly string[] }): boolean {
+  if (!isOperational(event)) return true;
+  if (event.attributes[CONCERNED_DESTINATION_EXTENSION] === destination.id) return false;
+  const type = event.attributes.type;
+  return destination.eventTypes.some((p) => p !== '*' && (p === type || (p.endsWith('*') && type.startsWith(p.slice(0, -1)))));
 }
 
-/** `destinations` without the one the event is about (the same array when it is about none). */
-export function withoutConcerned<D extends { id: string }>(event: Pick<HeraldEvent, 'attributes'>, destinations: readonly D[]): readonly D[] {
-  const concerned = event.attributes[CONCERNED_DESTINATION_EXTENSION];
-  return concerned === undefined ? destinations : destinations.filter((d) => d.id !== concerned);
+/** Of the destinations an event matched, those it may go to (mayReceive); the same array for any event but Herald's own. */
+export function receiversOf<D extends { id: string; eventTypes: readonly string[] }>(event: Pick<HeraldEvent, 'attributes'>, matched: readonly D[]): readonly D[] {
+  return isOperational(event) ? matched.filter((d) => mayReceive(event, d)) : matched;
 }
 
 /** Whether the event is one of Herald's operational events (its dead letter is then announced by none: no chain of notices about notices). */

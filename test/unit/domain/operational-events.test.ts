@@ -8,7 +8,7 @@ import {
   OPERATIONAL_KINDS,
   operationalEvent,
   OperationalNotice,
-  withoutConcerned,
+  receiversOf,
 } from '../../../shared/domain/operational/operational-events';
 import { eventAttributesSchema } from '../../../shared/domain/events/event';
 import { expectedDeliveries } from '../../../shared/domain/intake/intake';
@@ -61,21 +61,32 @@ describe('the catalogue', () => {
   });
 });
 
-describe('no loop: an event about a destination never goes to it', () => {
+describe('who may receive one: only destinations that name it, never the one it is about', () => {
   const event = operationalEvent(suspended, AT, 'herald.', 'acme');
-  const destinations = [{ id: 'acme_orders' }, { id: 'acme_ops' }];
+  const destinations = [
+    { id: 'acme_orders', eventTypes: ['com.acme.*', 'herald.*'] },
+    { id: 'acme_ops', eventTypes: ['herald.destination.*'] },
+    { id: 'acme_exact', eventTypes: ['herald.destination.suspended'] },
+    { id: 'acme_other', eventTypes: ['herald.delivery.dead'] },
+    { id: 'acme_everything', eventTypes: [] },
+    { id: 'acme_star', eventTypes: ['*'] },
+  ];
 
-  test('routing leaves the concerned destination out, and only it', () => {
-    expect(withoutConcerned(event, destinations).map((d) => d.id)).toEqual(['acme_ops']);
-    expect(mayReceive(event, 'acme_orders')).toBe(false);
-    const other = { attributes: { specversion: '1.0' as const, id: 'p', source: '/shop', type: 'herald.destination.suspended' } };
-    expect(withoutConcerned(other, destinations)).toBe(destinations);
+  test('routing leaves out the concerned destination and those that do not name the type', () => {
+    // acme_other matched nothing in the index anyway; a catch-all did, and is still left out.
+    expect(receiversOf(event, destinations).map((d) => d.id)).toEqual(['acme_ops', 'acme_exact']);
+    expect(mayReceive(event, destinations[0]!)).toBe(false);
   });
 
-  test('the reconciler expects no delivery to it either', () => {
+  test('a producer event is routed as before, catch-alls included', () => {
+    const other = { attributes: { specversion: '1.0' as const, id: 'p', source: '/shop', type: 'herald.destination.suspended', [CONCERNED_DESTINATION_EXTENSION]: 'acme_orders' } };
+    expect(receiversOf(other, destinations)).toBe(destinations);
+  });
+
+  test('the reconciler expects no delivery where routing sent none', () => {
     const batch = { id: 'i-1', acceptedAt: AT.toISOString(), events: [event] };
-    const expected = expectedDeliveries(batch, () => destinations.map((d) => ({ ...d, eventTypes: ['herald.*'], createdAt: '2026-01-01T00:00:00.000Z' })));
-    expect(expected.map((e) => e.destinationId)).toEqual(['acme_ops']);
+    const expected = expectedDeliveries(batch, () => destinations.map((d) => ({ ...d, createdAt: '2026-01-01T00:00:00.000Z' })));
+    expect(expected.map((e) => e.destinationId)).toEqual(['acme_ops', 'acme_exact']);
   });
 });
 
