@@ -93,8 +93,6 @@ export async function sendDeadLetter(deps: DeadLetterDeps, event: HeraldEvent, r
     return false;
   }
   deps.metrics?.add('deadLettered', 1);
-  // Not for an operational event's own death: a notice about a notice could chain between two failing destinations.
-  if (deps.operational && !isOperational(event)) await deps.operational.emit(deadNotice(record, event, undefined));
   try {
     await deps.deliveries.update(record.id, (current) => {
       if (!current) return undefined;
@@ -105,6 +103,8 @@ export async function sendDeadLetter(deps: DeadLetterDeps, event: HeraldEvent, r
     // The letter is out; at worst the reconciler publishes it once more.
     deps.log.warn('the dead letter was published but not marked sent; it may be published once more', { ...ids, error: (e as Error).message });
   }
+  // Last, once the letter is out and marked. Not for an operational event's own death: a notice about a notice could chain between two failing destinations.
+  if (deps.operational && !isOperational(event)) await deps.operational.emit(deadNotice(record, event));
   return true;
 }
 

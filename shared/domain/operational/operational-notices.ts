@@ -66,15 +66,15 @@ export function reactivatedNotice(destination: Destination, reactivatedAt: strin
 }
 
 /** A DEAD delivery: keyed by its id, so the reconciler's second dead letter makes the same event. */
-export function deadNotice(record: DeliveryRecord, event: HeraldEvent, destination: Pick<Destination, 'id' | 'url' | 'topic'> | undefined): OperationalNotice {
+export function deadNotice(record: DeliveryRecord, event: HeraldEvent): OperationalNotice {
   const { id } = splitDestinationId(record.destinationId);
   return {
     kind: 'delivery.dead',
     key: record.id,
     concerns: record.destinationId,
     data: {
-      ...(destination ? about(destination) : { destinationId: id }),
       account: eventAccount(event.attributes),
+      destinationId: id,
       deliveryId: record.id,
       eventId: event.attributes.id,
       eventSource: event.attributes.source,
