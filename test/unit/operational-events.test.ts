@@ -43,7 +43,7 @@ async function world(eventTypes: string[] | undefined) {
     published
       .filter((p) => p.message.attributes['ce-source'] === '/herald')
       .map((p) => ({ to: p.message.attributes['herald-destination'], type: p.message.attributes['ce-type'], data: JSON.parse(p.message.data.toString()) as Record<string, unknown> }));
-  return { base, operational, sent, store, advance: (ms: number) => (now += ms) };
+  return { base, operational, sent, store, published, advance: (ms: number) => (now += ms) };
 }
 
 const dead = (n: number): OperationalNotice => ({
@@ -90,4 +90,20 @@ test('a refusal over the publish quota is told to the account, at once and once 
     { to: 'ops', type: 'herald.account.quota-exceeded', data },
     { to: 'orders', type: 'herald.account.quota-exceeded', data },
   ]);
+});
+
+test("a suspension's email goes out whether or not a destination takes the event, naming the event", async () => {
+  const w = await world(undefined);
+  const notice: OperationalNotice = {
+    kind: 'destination.suspended',
+    key: 'orders-2026-12-06T10:00:00.000Z',
+    concerns: 'orders',
+    data: { account: 'default', destinationId: 'orders', cause: 'gone', reason: 'HTTP 410', suspendedAt: '2026-12-06T10:00:00.000Z', attempts1h: 1, recentErrors: [], reactivate: { api: 'a', cli: 'c' } },
+  };
+  const email = { type: 'herald.destination.suspended' as const, destinationId: 'orders', subject: 's', text: 't', reason: 'HTTP 410', cause: 'gone' as const, suspendedAt: '2026-12-06T10:00:00.000Z', attempts1h: 1, recentErrors: [], reactivate: { api: 'a', cli: 'c' } };
+  await w.operational.emit(notice, email);
+  expect(w.sent()).toEqual([]);
+  const mails = w.published.filter((p) => p.topic === 'herald-notifications');
+  expect(mails.map((m) => m.message.attributes)).toEqual([{ 'herald-type': 'herald.destination.suspended', 'herald-destination': 'orders', 'herald-event-id': 'destination.suspended-orders-2026-12-06T10:00:00.000Z' }]);
+  expect(JSON.parse(mails[0]!.message.data.toString())).toEqual(email);
 });

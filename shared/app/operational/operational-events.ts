@@ -1,4 +1,4 @@
-import { operationalEvent, OperationalEmitter, OperationalNotice, receiversOf } from '../../domain/operational/operational-events';
+import { operationalEvent, OperationalEmitter, operationalEventId, OperationalNotice, receiversOf } from '../../domain/operational/operational-events';
 import { NoticeLimit } from '../../domain/operational/notice-limit';
 import { SuspensionNotification } from '../../domain/retry/suspension-record';
 import { Clock, Logger } from '../../ports/clock';
@@ -39,6 +39,12 @@ export class OperationalEvents implements OperationalEmitter {
   constructor(private readonly deps: OperationalDeps) {}
 
   async emit(notice: OperationalNotice, email?: SuspensionNotification): Promise<void> {
+    // The email stands apart: whatever becomes of the event, seed 000's message goes out.
+    await Promise.all([this.publish(notice), ...(email ? [publishSuspensionEmail(this.deps.bus, this.deps.notificationsTopic, email, this.deps.log, operationalEventId(notice))] : [])]);
+  }
+
+  /** Into the account it concerns, and the operator's copy: rate-limited unless a state change. */
+  private async publish(notice: OperationalNotice): Promise<void> {
     const { deps } = this;
     const subject = notice.concerns ?? notice.data.account;
     try {
@@ -51,11 +57,7 @@ export class OperationalEvents implements OperationalEmitter {
       const sent = { ...notice, data: { ...notice.data, suppressed } } as OperationalNotice;
       const accounts = [notice.data.account, ...(deps.operatorAccount !== undefined && deps.operatorAccount !== notice.data.account ? [deps.operatorAccount] : [])];
       const at = deps.clock.now();
-      const events = accounts.map((account) => ({ account, event: operationalEvent(sent, at, deps.prefix, account) }));
-      await Promise.all([
-        ...events.map(({ account, event }) => this.publishInto(account, event, notice)),
-        ...(email ? [publishSuspensionEmail(deps.bus, deps.notificationsTopic, email, deps.log, events[0]!.event.attributes.id)] : []),
-      ]);
+      await Promise.all(accounts.map((account) => this.publishInto(account, operationalEvent(sent, at, deps.prefix, account), notice)));
     } catch (e) {
       deps.log.error('operational event not published', { kind: notice.kind, subject, error: (e as Error).message });
     }

@@ -118,12 +118,17 @@ export interface OperationalEmitter {
   emit(notice: OperationalNotice, email?: SuspensionNotification): Promise<void>;
 }
 
+/** Its CloudEvents id: the same in every account it goes to, and for every time it is emitted. */
+export function operationalEventId(notice: Pick<OperationalNotice, 'kind' | 'key'>): string {
+  return `${notice.kind}-${notice.key}`;
+}
+
 /** The notice as a CloudEvent of `account` (its own, or the operator's copy): JSON data, checked against its schema. */
 export function operationalEvent(notice: OperationalNotice, at: Date, prefix: string, account: string): HeraldEvent {
   const data = OPERATIONAL_DATA_SCHEMAS[notice.kind].parse({ suppressed: 0, ...notice.data });
   const attributes: Record<string, string> = {
     specversion: '1.0',
-    id: `${notice.kind}-${notice.key}`,
+    id: operationalEventId(notice),
     source: OPERATIONAL_SOURCE,
     type: operationalType(prefix, notice.kind),
     time: at.toISOString(),
