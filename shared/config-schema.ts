@@ -4,7 +4,7 @@ import { secretsKeySchema } from './domain/access/secret-box';
 import { DEFAULT_RETENTION_DAYS } from './domain/delivery/delivery-retention';
 import { isSecureOrLoopback } from './domain/access/portal';
 import { allowedTopicsSchema } from './domain/access/topic-allow-list';
-import { INTERNAL_DESTINATION_ID } from './domain/ids';
+import { ACCOUNT_ID, INTERNAL_DESTINATION_ID } from './domain/ids';
 
 /**
  * The settings Herald reads from the environment: each one's schema (its bounds and default)
@@ -206,6 +206,30 @@ export const envSchema = z.object({
    * (shared/app/access/push-auth.ts). Never none: with neither configured every such request is refused.
    */
   pushAuth: z.enum(PUSH_AUTH_MODES, { error: `must be one of ${PUSH_AUTH_MODES.join(', ')}` }).optional(),
+  /**
+   * The prefix of Herald's operational events' types (docs/operational-events.md): `herald.`
+   * makes `herald.destination.suspended`. Lowercase dot-separated words ending in a dot.
+   */
+  operationalEventPrefix: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]*(\.[a-z0-9-]+)*\.$/, 'must be lowercase words separated by dots and ending in a dot, like herald. or acme.webhooks.')
+    .default('herald.'),
+  /**
+   * The fractions of a destination's suspension threshold (its failure rate) at which
+   * `herald.destination.failing` is announced, each once per crossing: `0.9`, or `0.5,0.9`.
+   * Empty: never.
+   */
+  operationalFailingFractions: commaList(
+    z.array(z.string().transform(Number).pipe(z.number({ error: 'must be a number' }).gt(0, 'must be above 0').max(1, 'must be at most 1 (the threshold itself)'))).max(5, 'at most 5 fractions'),
+  ).default([0.9]),
+  /**
+   * The least time between two operational events of one kind about one destination (or, for a
+   * quota, one account), per instance; those between are counted in the next one's `suppressed`.
+   * Suspended and reactivated are one per state change and not limited.
+   */
+  operationalEventsIntervalMs: int(0, 86_400_000).default(300_000),
+  /** An account that receives a copy of every account's operational events (the operator's own); absent: none. */
+  operationalEventsAccount: z.string().regex(ACCOUNT_ID, 'must be an account id: 1-63 lowercase letters, digits and hyphens').optional(),
   /** Herald's own metrics (docs/observability.md): `off` records and exports nothing. */
   telemetry: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
   /** Metrics to Cloud Monitoring; default on where Herald runs on GCP (K_SERVICE set), off in local mode and elsewhere. */
@@ -268,6 +292,10 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   schedulerServiceAccount: 'HERALD_SCHEDULER_SERVICE_ACCOUNT',
   pushAuth: 'HERALD_PUSH_AUTH',
   secretsKey: 'HERALD_SECRETS_KEY',
+  operationalEventPrefix: 'HERALD_OPERATIONAL_EVENT_PREFIX',
+  operationalFailingFractions: 'HERALD_OPERATIONAL_FAILING_FRACTIONS',
+  operationalEventsIntervalMs: 'HERALD_OPERATIONAL_EVENTS_INTERVAL_MS',
+  operationalEventsAccount: 'HERALD_OPERATIONAL_EVENTS_ACCOUNT',
   telemetry: 'HERALD_TELEMETRY',
   cloudMonitoring: 'HERALD_CLOUD_MONITORING',
   otlpEndpoint: 'HERALD_OTLP_ENDPOINT',

@@ -5,6 +5,7 @@ import { MAX_RATE_WAIT_MS } from '../config';
 import { UnrecordedSends } from '../domain/delivery/unrecorded-sends';
 import { batchLaneNames } from '../topology';
 import { Runtime } from './runtime';
+import { operationalEvents } from './intake-deps';
 
 /** What deliver, the batcher and the suspension check need, from a runtime. */
 
@@ -49,6 +50,7 @@ function buildDeliverDeps(rt: Runtime): DeliverDeps {
     keys: rt.orderedKeys,
     laneBacklog: rt.laneBacklog,
     metrics: rt.telemetry.metrics,
+    operational: operationalEvents(rt),
   };
 }
 
@@ -70,5 +72,7 @@ export function suspensionDeps(rt: Runtime): SuspensionDeps {
     log: rt.log,
     policy: { presetTimeoutMs: rt.config.deliveryTimeoutMs, timeScale: rt.config.timeScale },
     metrics: rt.telemetry.metrics,
+    operational: operationalEvents(rt),
+    failingFractions: rt.config.operationalFailingFractions,
   };
 }

@@ -4,6 +4,8 @@ import { RouteDeps } from '../app/intake/route';
 import { RECONCILE_BATCH } from '../config';
 import { laneTopicOf } from '../topology';
 import { Runtime } from './runtime';
+import { OperationalEvents } from '../app/operational/operational-events';
+import { NoticeLimit } from '../domain/operational/notice-limit';
 
 /** What ingest, route and the reconciler need, from a runtime. */
 
@@ -27,7 +29,36 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
     keys: rt.orderedKeys,
     logHead: rt.logHead,
     filters: rt.filters,
+    operational: operationalEvents(rt),
   };
+}
+
+const builtOperational = new WeakMap<Runtime, OperationalEvents>();
+
+/**
+ * Herald's operational events (docs/operational-events.md), one per runtime (its rate limit is
+ * the instance's): published into their account through ingest's core, without its quota.
+ */
+export function operationalEvents(rt: Runtime): OperationalEvents {
+  let built = builtOperational.get(rt);
+  if (!built) {
+    built = new OperationalEvents({
+      intake: (account) => {
+        const { quotas: _quotas, operational: _operational, ...deps } = ingestDeps(rt, { account });
+        return deps;
+      },
+      directory: rt.directory,
+      bus: rt.bus,
+      notificationsTopic: rt.topology.topics.notifications.name,
+      clock: rt.clock,
+      log: rt.log,
+      prefix: rt.config.operationalEventPrefix,
+      ...(rt.config.operationalEventsAccount === undefined ? {} : { operatorAccount: rt.config.operationalEventsAccount }),
+      limit: new NoticeLimit(rt.config.operationalEventsIntervalMs),
+    });
+    builtOperational.set(rt, built);
+  }
+  return built;
 }
 
 /** What `route` needs, from a runtime. */
@@ -69,5 +100,6 @@ export function reconcileDeps(rt: Runtime): ReconcileDeps {
     catalogue: rt.eventTypeCatalogue,
     filters: rt.filters,
     metrics: rt.telemetry.metrics,
+    operational: operationalEvents(rt),
   };
 }

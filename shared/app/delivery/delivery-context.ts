@@ -1,4 +1,5 @@
 import type { ReceiverTokens } from '../../ports/receiver-tokens';
+import { OperationalEmitter } from '../../domain/operational/operational-events';
 import { LaneBacklog } from '../lanes/lane-backlog';
 import type { LaneDeps } from '../lanes/lanes';
 import { DeliveryRecord } from '../../domain/retry/delivery';
@@ -70,6 +71,8 @@ export interface DeliverDeps {
   laneBacklog?: Pick<LaneBacklog, 'seen'>;
   /** Herald's own metrics (docs/observability.md); absent: none recorded (unit tests of other things). */
   metrics?: Metrics;
+  /** Announces dead deliveries and suspensions (docs/operational-events.md); absent: only the dead letter and the suspension email go out. */
+  operational?: OperationalEmitter;
 }
 
 export type DeliverOutcome =

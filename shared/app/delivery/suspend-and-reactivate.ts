@@ -13,6 +13,10 @@ import { DestinationCounters } from '../destinations/destination-counters';
 import { RateSummary } from '../../domain/stats/success-rate';
 import { Metrics } from '../../ports/telemetry';
 import { forEachLimited } from '../support/for-each-limited';
+import { OperationalEmitter } from '../../domain/operational/operational-events';
+import { failingNotice, reactivatedNotice, suspendedNotice } from '../../domain/operational/operational-notices';
+import { failingChange, failingMeasure, FailingState } from '../../domain/operational/failing-level';
+import { publishSuspensionEmail } from '../operational/suspension-email';
 
 /** Destinations the check looks up at once (the directory answers most from memory), and suspends at once. */
 const LOOKUP_CONCURRENCY = 32;
@@ -30,6 +34,10 @@ export interface SuspensionDeps {
   policy: PolicySettings;
   /** Herald's own metrics; absent: none recorded. */
   metrics?: Metrics;
+  /** Announces failing, suspended and reactivated destinations (docs/operational-events.md); absent: only the suspension email goes out. */
+  operational?: OperationalEmitter;
+  /** The fractions of the threshold's failure rate announced as `failing` (HERALD_OPERATIONAL_FAILING_FRACTIONS); absent or empty: none. */
+  failingFractions?: readonly number[];
 }
 
 /**
@@ -85,15 +93,9 @@ async function announce(deps: Omit<SuspensionDeps, 'deliveries' | 'policy'>, des
   const fields = { destinationId, cause: s.cause, reason: s.reason, ...(s.by === undefined ? {} : { by: s.by }), notifyTo: notification.to ?? '(no technicalEmail)', successRate1h: notification.successRate1h, attempts1h: notification.attempts1h };
   deps.log.error(`destination suspended: ${s.reason}`, fields);
   deps.metrics?.add('suspensions', 1);
-  try {
-    await deps.bus.publish(deps.notificationsTopic, {
-      data: Buffer.from(JSON.stringify(notification)),
-      attributes: { 'herald-type': notification.type, 'herald-destination': destinationId, ...(notification.to ? { 'herald-to': notification.to } : {}) },
-    });
-  } catch (e) {
-    // The suspension stands and is visible through the admin API; the message is in this log line.
-    deps.log.error('suspension notification not published', { ...fields, error: (e as Error).message, notification });
-  }
+  // The email of seed 000 goes out with the operational event (app/operational), or alone without one.
+  if (deps.operational) await deps.operational.emit(suspendedNotice({ ...suspended, suspension: s }), notification);
+  else await publishSuspensionEmail(deps.bus, deps.notificationsTopic, notification, deps.log);
 }
 
 export interface ThresholdReport {
@@ -115,12 +117,12 @@ export interface ThresholdReport {
 export async function checkThresholds(deps: SuspensionDeps): Promise<ThresholdReport & { active: number; folded: number }> {
   // The windows include this process's unflushed counts: no flush needed (nor wanted: one writer, one flush per flushMs).
   const run = await deps.counters.foldRecent();
-  const judged: { id: string; threshold: ThresholdPolicy }[] = [];
+  const judged: { id: string; threshold: ThresholdPolicy; destination: Destination }[] = [];
   await forEachLimited(run.active, LOOKUP_CONCURRENCY, async (id) => {
     const destination = await deps.directory.get(id);
     if (destination?.status !== 'active') return;
     const threshold = deliveryPolicyOf(destination, deps.policy).threshold;
-    if (threshold) judged.push({ id: destination.id, threshold });
+    if (threshold) judged.push({ id: destination.id, threshold, destination });
   });
   const windows = await run.windows(judged.map((j) => ({ destinationId: j.id, windowMs: j.threshold.windowMs })));
   const failing = judged.flatMap(({ id, threshold }) => {
@@ -131,11 +133,51 @@ export async function checkThresholds(deps: SuspensionDeps): Promise<ThresholdRe
   await forEachLimited(failing, SUSPEND_CONCURRENCY, async ({ id, reason, hour }) => {
     if (await suspendDestination(deps, id, { cause: 'threshold', reason }, hour)) suspended.push(id);
   });
+  const suspending = new Set(failing.map((f) => f.id));
+  await warnFailing(deps, judged.filter((j) => !suspending.has(j.id)), windows);
   return { checked: judged.length, suspended: suspended.sort(), active: run.active.length, folded: run.folded };
 }
 
+/**
+ * The early warning (`herald.destination.failing`, domain/operational/failing-level.ts): a judged
+ * destination whose failure rate reached a higher fraction of its threshold's than it was last
+ * announced at is announced once; one back below every fraction is cleared, to be announced at its
+ * next crossing. The state lives on the destination beside its suspension, written only when it
+ * changes: a destination that stays where it is costs nothing more than its judging.
+ */
+async function warnFailing(deps: SuspensionDeps, judged: readonly { id: string; threshold: ThresholdPolicy; destination: Destination }[], windows: ReadonlyMap<string, RateSummary>): Promise<void> {
+  const fractions = deps.failingFractions ?? [];
+  if (fractions.length === 0) return;
+  const now = deps.clock.now();
+  await forEachLimited(judged, SUSPEND_CONCURRENCY, async ({ id, threshold, destination }) => {
+    const counts = windows.get(id)!;
+    const measure = failingMeasure(counts, threshold, fractions);
+    // Judged on the directory's copy first: no read when nothing changes.
+    if (failingChange(destination.failing, measure, now).kind === 'none') return;
+    let crossed: FailingState | undefined;
+    const written = await deps.destinations.update(id, (current) => {
+      crossed = undefined;
+      if (current?.status !== 'active') return undefined;
+      const change = failingChange(current.failing, measure, now);
+      if (change.kind === 'none') return undefined;
+      if (change.kind === 'recovered') {
+        const { failing: _recovered, ...rest } = current;
+        return rest;
+      }
+      crossed = change.state;
+      return { ...current, failing: change.state };
+    });
+    if (!written) return;
+    deps.directory.changed(id, written);
+    if (crossed) {
+      deps.log.warn(`destination failing: failure rate ${(measure.failureRate * 100).toFixed(1)} % is ${crossed.fraction * 100} % of the ${(measure.suspendAboveFailureRate * 100).toFixed(1)} % that suspends it`, { destinationId: id, fraction: crossed.fraction });
+      await deps.operational?.emit(failingNotice(written, crossed, measure, counts, threshold));
+    }
+  });
+}
+
 /** Clears the suspension; undefined if the destination does not exist, 'active' if it was not suspended. */
-export async function reactivateDestination(deps: SuspensionDeps, destinationId: string): Promise<Destination | 'active' | undefined> {
+export async function reactivateDestination(deps: Omit<SuspensionDeps, 'deliveries' | 'policy'>, destinationId: string): Promise<Destination | 'active' | undefined> {
   let found: Destination | undefined;
   const written = await deps.destinations.update(destinationId, (current) => {
     found = current;
@@ -145,6 +187,7 @@ export async function reactivateDestination(deps: SuspensionDeps, destinationId:
   deps.directory.changed(destinationId, written);
   deps.log.info('destination reactivated', { destinationId });
   deps.metrics?.add('reactivations', 1);
+  await deps.operational?.emit(reactivatedNotice(written, written.reactivatedAt!, found?.suspension));
   return written;
 }
 

@@ -16,6 +16,7 @@ import { Metrics } from '../../ports/telemetry';
 import { ingestParent, TraceCarrier, withTraceContext } from '../../domain/events/trace-context';
 import { inIngestSpan } from '../tracing/spans';
 import { DestinationFilters, UNCOUNTED_FILTERS } from '../destinations/destination-filters';
+import { OperationalEmitter, receiversOf } from '../../domain/operational/operational-events';
 
 /**
  * What resending after an unavailable answer costs, said exactly: an event is one delivery per destination (one record,
@@ -44,6 +45,8 @@ export interface IngestDeps extends LaneDeps {
   logHead?: OrderedDeps['logHead'];
   /** The destinations' filters, compiled and counted (absent: applied, not counted). */
   filters?: DestinationFilters;
+  /** Told of each request refused over an account's quota (`herald.account.quota-exceeded`); absent: nobody is. */
+  operational?: OperationalEmitter;
 }
 
 export type IngestResult =
@@ -74,7 +77,7 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     };
   }
   const refused = deps.account !== undefined ? deps.quotas?.refusedNow(deps.account) : undefined;
-  if (refused) return overQuota(refused, 1);
+  if (refused) return overQuota(deps, refused, 1);
   const started = new Date();
   const parsed = parseHttpEvents(headers, body, deps.clock.now());
   return inIngestSpan(ingestParent(headers, parsed.ok ? parsed.value : undefined), started, async (span) => {
@@ -83,6 +86,16 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     if (result.kind !== 'accepted') span.fail(result.body.error);
     return result;
   });
+}
+
+/**
+ * Events Herald itself publishes into an account (its operational events, app/operational):
+ * admitted by the same core as a producer's — journaled, routed, sent on at least once — with
+ * `deps.account` stamped on each. Whoever calls leaves `deps.quotas` out: Herald's own notices
+ * (a quota refusal's among them) are not refused by the quota they report.
+ */
+export function admitEvents(deps: IngestDeps, events: HeraldEvent[]): Promise<IngestResult> {
+  return admit(deps, { ok: true, value: events, mode: 'batch' }, undefined);
 }
 
 /** A parsed request's events checked, journaled and sent on, each carrying a trace context (its own, else the request's). */
@@ -121,7 +134,7 @@ async function admit(deps: IngestDeps, parsed: ReturnType<typeof parseHttpEvents
     const counts = new Map<string, number>();
     for (const e of events) counts.set(eventAccount(e.attributes), (counts.get(eventAccount(e.attributes)) ?? 0) + 1);
     const verdict = await deps.quotas.admit(counts);
-    if (!verdict.ok) return overQuota(verdict, counts.get(verdict.account)!);
+    if (!verdict.ok) return overQuota(deps, verdict, counts.get(verdict.account)!);
   }
   // Events of one type share their array (matched once) unless a filter tells them apart: read-only.
   const filters = deps.filters ?? UNCOUNTED_FILTERS;
@@ -137,8 +150,8 @@ async function admit(deps: IngestDeps, parsed: ReturnType<typeof parseHttpEvents
           const key = `${account}\n${type}`;
           let found = matched.get(key);
           if (found === undefined) matched.set(key, (found = matching(type, account)));
-          // After eventTypes, the destinations' filters: one that drops the event gets no lane message, record or journal expectation.
-          return filters.sift(found, e);
+          // Herald's operational events only to destinations that name them (domain/operational); then the filters: one that drops the event gets no lane message, record or journal expectation.
+          return filters.sift(receiversOf(e, found), e);
         });
       },
     );
@@ -266,8 +279,10 @@ async function unknownAccounts(deps: IngestDeps, named: readonly (string | undef
   };
 }
 
-function overQuota(verdict: Extract<QuotaVerdict, { ok: false }>, n: number): IngestResult {
+function overQuota(deps: IngestDeps, verdict: Extract<QuotaVerdict, { ok: false }>, n: number): IngestResult {
   const { account, limit, retryAfterSeconds } = verdict;
+  // Not awaited: the 429 goes at once; the notice is rate-limited and never throws.
+  void deps.operational?.emit({ kind: 'account.quota-exceeded', key: `${account}-${Math.floor(deps.clock.now().getTime() / 1000)}`, data: { account, limit, why: verdict.why, retryAfterSeconds } });
   const error =
     verdict.why === 'too-big'
       ? `this request has ${n} events of account ${account}, more than its quota of ${limit} events per second: split it into requests of at most ${limit}`

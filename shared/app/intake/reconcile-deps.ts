@@ -9,6 +9,7 @@ import { Metrics } from '../../ports/telemetry';
 import type { DestinationDirectory } from '../destinations/destination-directory';
 import type { EventTypeCatalogue } from '../destinations/event-type-samples';
 import type { DestinationFilters } from '../destinations/destination-filters';
+import type { OperationalEmitter } from '../../domain/operational/operational-events';
 
 /** What the reconciler (reconcile.ts) works with. */
 export interface ReconcileDeps {
@@ -17,6 +18,8 @@ export interface ReconcileDeps {
   directory: DestinationDirectory;
   bus: MessageBus;
   deadLetterTopic: string;
+  /** Announces the dead letters it publishes (`herald.delivery.dead`, the same event as the first try's); absent: none. */
+  operational?: OperationalEmitter;
   clock: Clock;
   log: Logger;
   /** A batch is reconciled once it is this old: longer than Pub/Sub takes to deliver it when all is well. */

@@ -11,6 +11,7 @@ import { rejectToDeadLetter } from '../lanes/dead-letter';
 import { ACCOUNT_EXTENSION, ACCOUNT_ID, eventAccount, withAccount } from '../../domain/access/account';
 import { AccountPolicies } from '../access/account-policies';
 import { DestinationFilters, UNCOUNTED_FILTERS } from '../destinations/destination-filters';
+import { receiversOf } from '../../domain/operational/operational-events';
 
 export interface RouteDeps {
   bus: MessageBus;
@@ -71,7 +72,7 @@ export async function routeEvent(deps: RouteDeps, push: PushDelivery): Promise<R
     deps.log.warn('event of an account that does not exist on the events topic: sent to the dead-letter topic', { messageId: push.messageId, account, eventId: event.attributes.id });
     return { kind: 'invalid', issues };
   }
-  const matched = await deps.directory.matching(event.attributes.type, account);
+  const matched = receiversOf(event, await deps.directory.matching(event.attributes.type, account));
   const targets = (deps.filters ?? UNCOUNTED_FILTERS).sift(matched, event);
   const ids = { eventId: event.attributes.id, eventSource: event.attributes.source, eventType: event.attributes.type };
   if (targets.length === 0) {

@@ -8,6 +8,8 @@ import { Clock, Logger } from '../../ports/clock';
 import { DeliveryStore } from '../../ports/deliveries';
 import { MessageBus } from '../../ports/messaging';
 import { Metrics } from '../../ports/telemetry';
+import { isOperational, OperationalEmitter } from '../../domain/operational/operational-events';
+import { deadNotice } from '../../domain/operational/operational-notices';
 
 export type { RejectReason };
 
@@ -71,6 +73,8 @@ export interface DeadLetterDeps {
   log: Logger;
   /** Herald's own metrics; absent: none recorded. */
   metrics?: Metrics;
+  /** Announces the death (`herald.delivery.dead`); absent: nobody is told but the dead-letter topic. */
+  operational?: OperationalEmitter;
 }
 
 /**
@@ -99,6 +103,8 @@ export async function sendDeadLetter(deps: DeadLetterDeps, event: HeraldEvent, r
     // The letter is out; at worst the reconciler publishes it once more.
     deps.log.warn('the dead letter was published but not marked sent; it may be published once more', { ...ids, error: (e as Error).message });
   }
+  // Last, once the letter is out and marked. Not for an operational event's own death: a notice about a notice could chain between two failing destinations.
+  if (deps.operational && !isOperational(event)) await deps.operational.emit(deadNotice(record, event));
   return true;
 }
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AddressRules, checkTargetUrl } from '../access/address-policy';
 import { PolicySpec, policySpecSchema, resolvePolicy } from '../retry/policy';
 import { DeliveryPolicy, scalePolicy } from '../retry/delivery-policy';
-import type { Suspension } from '../retry/suspension-record';
+import type { FailingState, Suspension } from '../retry/suspension-record';
 import { DESTINATION_ID, splitDestinationId } from '../ids';
 import { RATE_LIMITS, RateBounds } from '../rate/rate-doc';
 import { BatchSpec, batchSpecSchema } from '../modes/batching';
@@ -110,6 +110,8 @@ export interface Destination extends ReceiverSettings {
   suspension?: Suspension;
   /** When an operator last reactivated it. */
   reactivatedAt?: string;
+  /** The fraction of its suspension threshold it was last announced failing at (`herald.destination.failing`); absent: none. */
+  failing?: FailingState;
   createdAt: string;
   updatedAt: string;
 }
@@ -164,6 +166,7 @@ export function applySpec(id: string, spec: DestinationSpec, existing: Destinati
   // A new spec does not lift a suspension: only reactivation does.
   if (existing?.suspension) dest.suspension = existing.suspension;
   if (existing?.reactivatedAt) dest.reactivatedAt = existing.reactivatedAt;
+  if (existing?.failing) dest.failing = existing.failing;
   return dest;
 }
 

@@ -42,7 +42,9 @@ export function suspend(destination: Destination, request: SuspendRequest): Dest
     ...(request.lastError ? { lastError: request.lastError } : {}),
     notification: notificationFor(destination, base),
   };
-  return { ...destination, status: 'suspended', suspension, updatedAt: at };
+  // A warning ends with the suspension it warned of: after reactivation a new crossing is announced again.
+  const { failing: _warned, ...rest } = destination;
+  return { ...rest, status: 'suspended', suspension, updatedAt: at };
 }
 
 /** The longest reason a suspension by hand may give. */
@@ -87,7 +89,7 @@ export function queuedBecauseSuspended(destination: Pick<Destination, 'suspensio
 /** The destination active again, or undefined if it was not suspended. */
 export function reactivate(destination: Destination, now: Date): Destination | undefined {
   if (destination.status !== 'suspended') return undefined;
-  const { suspension: _gone, ...rest } = destination;
+  const { suspension: _gone, failing: _warned, ...rest } = destination;
   const at = now.toISOString();
   return { ...rest, status: 'active', reactivatedAt: at, updatedAt: at };
 }

@@ -1,6 +1,7 @@
 import { eventAccount } from '../access/account';
 import { DeliveryRecord, deliveryId } from '../retry/delivery';
 import { eventKey, eventSize, HeraldEvent } from '../events/event';
+import { mayReceive } from '../operational/operational-events';
 
 /**
  * The intake journal: Herald's own memory of every event ingest accepted, kept until the
@@ -120,6 +121,7 @@ export function* expectedInRuns(batch: IntakeBatch, destinationsFor: (type: stri
     if (!targets) byType.set(cacheKey, (targets = destinationsFor(type, account).filter((d) => d.createdAt <= batch.acceptedAt)));
     const key = eventKey(event.attributes);
     for (const d of targets) {
+      if (!mayReceive(event, d)) continue;
       if (d.takes && !d.takes(event)) continue;
       const id = deliveryId(d.id, key);
       // The same event twice in one batch (a producer's retry joined to its first try) is one delivery.

@@ -43,3 +43,15 @@ export interface SuspensionNotification {
   reactivate: { api: string; cli: string };
 }
 
+
+/**
+ * The early warning a destination keeps beside its suspension state (domain/operational/failing-level.ts):
+ * the highest fraction of its threshold's failure rate announced (`herald.destination.failing`),
+ * until it falls back below every fraction, is suspended or reactivated.
+ */
+export interface FailingState {
+  fraction: number;
+  /** When it was crossed (ISO). */
+  at: string;
+  failureRate: number;
+}

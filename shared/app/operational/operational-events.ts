@@ -1,0 +1,82 @@
+import { operationalEvent, OperationalEmitter, operationalEventId, OperationalNotice, receiversOf } from '../../domain/operational/operational-events';
+import { NoticeLimit } from '../../domain/operational/notice-limit';
+import { SuspensionNotification } from '../../domain/retry/suspension-record';
+import { Clock, Logger } from '../../ports/clock';
+import { MessageBus } from '../../ports/messaging';
+import { DestinationDirectory } from '../destinations/destination-directory';
+import { admitEvents, IngestDeps } from '../intake/ingest';
+import { publishSuspensionEmail } from './suspension-email';
+
+export interface OperationalDeps {
+  /** Ingest's core for one account, without its publish quota: Herald's notices are admitted as a producer's events are. */
+  intake: (account: string) => IngestDeps;
+  directory: Pick<DestinationDirectory, 'withAccounts'>;
+  bus: MessageBus;
+  /** Where the suspension email goes (seed 000): `<prefix>-notifications`, read by the operator's sender. */
+  notificationsTopic: string;
+  clock: Clock;
+  log: Logger;
+  /** The types' prefix (HERALD_OPERATIONAL_EVENT_PREFIX). */
+  prefix: string;
+  /** An account that receives a copy of every account's operational events (HERALD_OPERATIONAL_EVENTS_ACCOUNT); absent: none. */
+  operatorAccount?: string;
+  /** Per subject and kind (HERALD_OPERATIONAL_EVENTS_INTERVAL_MS). */
+  limit: NoticeLimit;
+}
+
+/** A state change is announced once per change (one transaction made it): never held back by the rate limit. */
+const STATE_CHANGES = new Set<OperationalNotice['kind']>(['destination.suspended', 'destination.reactivated']);
+
+/**
+ * Herald's operational events, delivered by Herald itself (docs/operational-events.md): each
+ * notice becomes a CloudEvent of the account it concerns and goes through ingest's core, so an
+ * ordinary destination of that account subscribed to its type receives it — routed, journaled,
+ * retried and signed like any other event. An account where no destination would receive it
+ * gets nothing (no journal write, nothing kept). A suspension's notice also goes out as the
+ * email of seed 000, on the notifications topic.
+ */
+export class OperationalEvents implements OperationalEmitter {
+  constructor(private readonly deps: OperationalDeps) {}
+
+  async emit(notice: OperationalNotice, email?: SuspensionNotification): Promise<void> {
+    // The email stands apart: whatever becomes of the event, seed 000's message goes out.
+    await Promise.all([this.publish(notice), ...(email ? [publishSuspensionEmail(this.deps.bus, this.deps.notificationsTopic, email, this.deps.log, operationalEventId(notice))] : [])]);
+  }
+
+  /** Into the account it concerns, and the operator's copy: rate-limited unless a state change. */
+  private async publish(notice: OperationalNotice): Promise<void> {
+    const { deps } = this;
+    const subject = notice.concerns ?? notice.data.account;
+    try {
+      let suppressed = 0;
+      if (!STATE_CHANGES.has(notice.kind)) {
+        const taken = deps.limit.take(`${notice.kind}\n${subject}`, deps.clock.now().getTime());
+        if (!taken.ok) return;
+        suppressed = taken.suppressed;
+      }
+      const sent = { ...notice, data: { ...notice.data, suppressed } } as OperationalNotice;
+      const accounts = [notice.data.account, ...(deps.operatorAccount !== undefined && deps.operatorAccount !== notice.data.account ? [deps.operatorAccount] : [])];
+      const at = deps.clock.now();
+      await Promise.all(accounts.map((account) => this.publishInto(account, operationalEvent(sent, at, deps.prefix, account), notice)));
+    } catch (e) {
+      deps.log.error('operational event not published', { kind: notice.kind, subject, error: (e as Error).message });
+    }
+  }
+
+  /** Into one account, through ingest's core, when a destination of it would receive the event. */
+  private async publishInto(account: string, event: ReturnType<typeof operationalEvent>, notice: OperationalNotice): Promise<void> {
+    const { deps } = this;
+    const fields = { kind: notice.kind, account, eventId: event.attributes.id, ...(notice.concerns ? { destinationId: notice.concerns } : {}) };
+    const routed = await deps.directory.withAccounts([account], (matching) => receiversOf(event, matching(event.attributes.type, account)).length);
+    if (routed === 0) {
+      deps.log.debug('operational event: no destination of the account subscribes to it', fields);
+      return;
+    }
+    const result = await admitEvents(deps.intake(account), [event]);
+    if (result.kind !== 'accepted') {
+      deps.log.error('operational event not accepted', { ...fields, result: result.kind, error: result.body.error });
+      return;
+    }
+    deps.log.info('operational event published', fields);
+  }
+}
