@@ -26,6 +26,7 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
     maxEventBytes: rt.config.maxEventBytes,
     keys: rt.orderedKeys,
     logHead: rt.logHead,
+    usage: rt.counters,
   };
 }
 

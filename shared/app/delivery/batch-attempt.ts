@@ -12,7 +12,7 @@ import { ReadLaneMessage } from '../../domain/intake/lane-message';
 import { DeliveryPolicy } from '../../domain/retry/delivery-policy';
 import { Decision, decide, NO_HISTORY } from '../../domain/retry/retry-decision';
 import { measureAttempt } from './attempt-metrics';
-import { backOffUntil, countAttempt, countDeadOrQueued, logged, rateWaitFor, withFailureModeOf } from './attempt';
+import { backOffUntil, countAttempt, countDeadOrQueued, logged, meterAttempt, meterDelivered, rateWaitFor, withFailureModeOf } from './attempt';
 import { startUnderClaim, updateUnderClaim, writeUnderClaim } from './claimed-update';
 import { sendDeadLetter } from '../lanes/dead-letter';
 import { DeliverDeps, Target } from './delivery-context';
@@ -74,6 +74,7 @@ export async function firstBatch(deps: DeliverDeps, destination: Destination, me
     return { batchId, outcome: 'backed-off', recorded, members: members.length };
   }
   deps.limiter.report(destination.id, result, at);
+  meterAttempt(deps, destination.id, result, at, sent.body.length);
   const decision = await withFailureModeOf(deps, targets[0]!.destination, decide(policy, NO_HISTORY, result, at, oldestOf(members)));
   const detail = detailOf(sent, result, decision, at);
   const records = members.map((m) => ({ ...firstRecord(m.t, m.publishedAt, at, { type: 'attempted', at, result, decision, detail: detailFor(m.place, detail) }), batch: m.place }));
@@ -143,6 +144,7 @@ export async function claimedBatch(deps: DeliverDeps, destination: Destination, 
     return { batchId, outcome: 'backed-off', recorded: waiting.filter(Boolean).length, members: messages.length };
   }
   deps.limiter.report(destination.id, result, at);
+  meterAttempt(deps, destination.id, result, at, sent.body.length);
   const decision = await withFailureModeOf(deps, live[0]!.t.destination, decide(policy, historyOf(live[0]!.started), result, at, oldestOf(live)));
   const detail = detailOf(sent, result, decision, at);
   const written = await Promise.all(
@@ -216,6 +218,7 @@ async function ended(deps: DeliverDeps, destination: Destination, attempted: { r
     logged(deps, record, at, group);
     countAttempt(deps, member.t, result, at, member.publishedAt);
     countDeadOrQueued(deps, record, at);
+    meterDelivered(deps, record, at);
     measureAttempt(deps.metrics, destination, result, decision, record, at);
   }
   await Promise.all(written.filter((w) => w.record.status === 'DEAD').map((w) => sendDeadLetter(deps, w.member.t.event, w.record)));

@@ -1,3 +1,4 @@
+import { splitDestinationId } from '../../domain/ids';
 import { RecentBucket, RecentEntry, bucketsOf, headOf, keepNewest } from '../../domain/delivery/recent-log';
 import { Clock } from '../../ports/clock';
 import { CounterStore } from '../../ports/counters';
@@ -30,6 +31,8 @@ export class DeliveryLogHead {
 
   /** A delivery record was created (its first attempt, deferral or queueing): into the head, written with the counters' next flush. */
   created(destinationId: string, deliveryId: string, publishedAt: string, at: Date): void {
+    // Every path that creates a record comes here once, after the create committed: each delivery counted once in its account's usage.
+    this.counters.meter(splitDestinationId(destinationId).account, at, { deliveries: 1 });
     const start = this.counters.bucketOf(destinationId, at);
     const key = `${destinationId}~${start}`;
     const list = this.lists.get(key) ?? { destinationId, start, entries: [] };

@@ -15,6 +15,7 @@ import { TooMany } from '../support/outcome';
 import { Metrics } from '../../ports/telemetry';
 import { ingestParent, TraceCarrier, withTraceContext } from '../../domain/events/trace-context';
 import { inIngestSpan } from '../tracing/spans';
+import { meterIngest, UsageMeter } from './ingest-usage';
 
 /**
  * What resending after an unavailable answer costs, said exactly: an event is one delivery per destination (one record,
@@ -41,6 +42,8 @@ export interface IngestDeps extends LaneDeps {
   /** Ordered destinations' keys (app/ordering/ordered-delivery.ts); absent: every event is fanned out unordered. */
   keys?: OrderedKeyStore;
   logHead?: OrderedDeps['logHead'];
+  /** Each account's usage (absent: not counted, as in unit tests of other things). */
+  usage?: UsageMeter;
 }
 
 export type IngestResult =
@@ -71,15 +74,21 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     };
   }
   const refused = deps.account !== undefined ? deps.quotas?.refusedNow(deps.account) : undefined;
-  if (refused) return overQuota(refused, 1);
+  if (refused) return metered(deps, undefined, overQuota(refused, 1));
   const started = new Date();
   const parsed = parseHttpEvents(headers, body, deps.clock.now());
   return inIngestSpan(ingestParent(headers, parsed.ok ? parsed.value : undefined), started, async (span) => {
-    const result = await admit(deps, parsed, span.carrier);
+    const result = metered(deps, parsed.ok ? parsed.value : undefined, await admit(deps, parsed, span.carrier));
     span.set({ 'herald.result': result.kind, 'herald.events': parsed.ok ? parsed.value.length : 0 });
     if (result.kind !== 'accepted') span.fail(result.body.error);
     return result;
   });
+}
+
+/** The answer, counted in its accounts' usage (meterIngest). */
+function metered(deps: IngestDeps, events: readonly HeraldEvent[] | undefined, result: IngestResult): IngestResult {
+  if (deps.usage) meterIngest(deps.usage, deps.clock.now(), deps.account, events, { kind: result.kind, ...('accepted' in result.body ? { accepted: result.body.accepted } : {}) });
+  return result;
 }
 
 /** A parsed request's events checked, journaled and sent on, each carrying a trace context (its own, else the request's). */
