@@ -35,6 +35,8 @@ export const COLLECTIONS = {
   laneMarks: 'lane-marks',
   /** `<destination>~<key hash>`: an ordered key's sequence (domain/modes/ordering.ts). */
   orderedKeys: 'ordered-keys',
+  /** `<account>_<day>~<writer>`: one writer's usage counts of an account's UTC day (adapters/firestore/usage/usage-docs.ts). */
+  usage: 'usage',
 } as const;
 
 /**
@@ -95,6 +97,9 @@ export const FIRESTORE_QUERIES = {
   orderAgain: { collection: COLLECTIONS.deliveries, equality: ['orderAgain'], orderBy: 'orderAgain' },
   // The default account's destinations, whose ids carry no account prefix (one field, on its documents only).
   defaultAccountDestinations: { collection: COLLECTIONS.destinations, equality: ['defaultAccount'], orderBy: 'defaultAccount' },
+  // GET /admin/accounts/{id}/usage: one account's days; the console's usage page: every account's (one field: the automatic index).
+  accountUsageDays: { collection: COLLECTIONS.usage, equality: ['account'], orderBy: 'day' },
+  usageDays: { collection: COLLECTIONS.usage, equality: [], orderBy: 'day' },
 } as const satisfies Record<string, { collection: string; contains?: string; equality: readonly string[]; orderBy: string; direction?: 'asc' | 'desc' }>;
 
 /**
@@ -187,6 +192,8 @@ export const FIRESTORE_INCREASING_FIELDS = [
   { collection: COLLECTIONS.rateRollups, field: 'foldedThrough', why: 'the last minute folded' },
   { collection: COLLECTIONS.rateRollups, field: 'm', why: 'keyed by bucket start: new keys each minute' },
   { collection: COLLECTIONS.rateRollups, field: 'c', why: 'keyed by bucket start: new keys as minutes coarsen' },
+  // Usage documents: read by account and day only.
+  { collection: COLLECTIONS.usage, field: 'flushes', why: "each writer's flush number: a higher one each flush" },
 ] as const satisfies readonly { collection: string; field: string; why: string }[];
 
 /**
@@ -209,4 +216,6 @@ export const FIRESTORE_TTL_FIELDS = {
   deliveryGroups: { collection: COLLECTIONS.deliveryGroups, field: 'expireAt' },
   // An ordered key with nothing waiting, the deliveries' retention after its last change.
   orderedKeys: { collection: COLLECTIONS.orderedKeys, field: 'expireAt' },
+  // Usage 400 days after its day: a year of bills and the month before it.
+  usage: { collection: COLLECTIONS.usage, field: 'expireAt' },
 } as const satisfies Record<string, { collection: string; field: string }>;

@@ -7,6 +7,7 @@ import { registerPortal } from './commands/portal';
 import { registerPublish } from './commands/publish';
 import { registerReplay } from './commands/replay';
 import { registerSimulate } from './commands/simulate';
+import { registerUsage } from './commands/usage';
 import { ACCOUNT_HELP, API_KEY_HELP, CliIo, CommandContext, commandPath, DEFAULT_URL } from './context';
 import { CliError, EXIT } from './errors';
 
@@ -43,6 +44,7 @@ Examples:
   herald accounts create 'Acme Corp' --id acme --email ops@acme.example
   herald keys create acme --name ci --scopes read,write
   herald portal sessions revoke-all acme
+  herald usage acme --from 2026-11-01 --to 2026-11-30
   HERALD_API_KEY=hk_… herald destinations list`;
 
 /** The commander program: one module per command group registers its commands. */
@@ -72,6 +74,7 @@ export function buildProgram(ctx: CommandContext): Command {
   registerAccounts(program, ctx);
   registerKeys(program, ctx);
   registerPortal(program, ctx);
+  registerUsage(program, ctx);
   return program;
 }
 

@@ -15,6 +15,7 @@ import { DeliveryLog } from './pages/log';
 import { QueuedDead } from './pages/queued';
 import { Replays } from './pages/replays';
 import { EventTypes } from './pages/event-types';
+import { Usage } from './pages/usage';
 
 /** The route in the fragment: `#/destinations/orders?x=1` → path and params. */
 function parseHash(hash = location.hash): { path: string; params: URLSearchParams } {
@@ -173,6 +174,7 @@ const NAV: { path: string; label: string; operatorOnly?: boolean }[] = [
   { path: '/event-types', label: 'Event types' },
   { path: '/queued', label: 'Queued & dead' },
   { path: '/replays', label: 'Replays' },
+  { path: '/usage', label: 'Usage' },
 ];
 
 function Shell({ session, setSession, signOut }: { session: Session; setSession: (s: Session) => void; signOut: () => void }) {
@@ -203,6 +205,9 @@ function Shell({ session, setSession, signOut }: { session: Session; setSession:
   } else if (parts[0] === 'replays') {
     title = 'Replays';
     page = <Replays ctx={ctx} />;
+  } else if (parts[0] === 'usage') {
+    title = 'Usage';
+    page = <Usage ctx={ctx} />;
   } else {
     page = <Overview ctx={ctx} />;
   }

@@ -14,6 +14,7 @@ import {
 import { endPortalSessions, exchangePortalLink, listPortalLinks, listPortalSessions, mintPortalLink, revokePortalLink, revokePortalSession } from '../../shared/app/admin/portal-admin';
 import { accountCreateSchema, accountPatchSchema, accountSettingsSchema, FAILURE_POLICY_SETTING, keyCreateSchema } from '../../shared/domain/access/account';
 import { portalLinkSchema, portalSessionSchema } from '../../shared/domain/access/portal';
+import { getUsage, listUsage, usageAsCsv, usageQuerySchema } from '../../shared/app/admin/usage-admin';
 import { NO_ACCOUNT, RouteSpec } from './route';
 
 /** Accounts, their settings (docs/accounts.md) and keys: the account id is in the path. */
@@ -58,6 +59,24 @@ export const ACCOUNT_ROUTES: RouteSpec[] = [
     body: { schema: keyCreateSchema(new Date(0)), required: true, examples: [{ name: 'ci' }, { name: 'publisher', scopes: ['publish'], expiresAt: '2099-01-01T00:00:00Z' }] },
     responses: { 201: 'the key record and the key itself, this once', 400: 'invalid body', 403: 'a key granting a scope it lacks, or an expiry after its own (the scope or expiry named)', ...NO_ACCOUNT },
     run: (d, [id], body) => createKey(d, d.caller, id!, body()),
+  },
+  {
+    method: 'GET',
+    path: '/accounts/{accountId}/usage',
+    summary: "The account's usage per UTC day (granularity=month: per month): events accepted and refused, operational events, deliveries, attempts by outcome, delivered, bytes sent, the modeled GCP cost (docs/usage.md); CSV with Accept: text/csv",
+    accountParam: true,
+    query: usageQuerySchema,
+    responses: { 200: '{"account", "from", "to", "granularity", "days": [{"date", "eventsAccepted", "eventsRefused", "operationalEvents", "deliveries", "attempts", "delivered", "bytesSent", "modeledCostUsd"}]}, every day of the range a row; text/csv when asked', 400: 'invalid query: from or to not a day, to before from, more than 400 days', ...NO_ACCOUNT },
+    csv: (body) => usageAsCsv(body as Parameters<typeof usageAsCsv>[0]),
+    run: (d, [id], _body, query) => getUsage(d, id!, query),
+  },
+  {
+    method: 'GET',
+    path: '/usage',
+    summary: "Every account's usage over a range, one row each, summed (operator only; the console's Usage page)",
+    query: usageQuerySchema,
+    responses: { 200: '{"from", "to", "accounts": [{"account", …the counts of a usage row}]}', 400: 'invalid query', 403: 'an account key or portal session cannot' },
+    run: (d, _params, _body, query) => listUsage(d, d.caller, query),
   },
   { method: 'GET', path: '/accounts/{accountId}/keys', summary: "The account's keys (never the keys themselves)", accountParam: true, responses: { 200: 'keys', ...NO_ACCOUNT }, run: (d, [id]) => listKeys(d, d.caller, id!) },
   {

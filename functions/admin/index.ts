@@ -98,6 +98,10 @@ export const adminHandler = guarded(
       };
       const result = await route.run(narrowed(ctx), params, body, { ...(req.query as Record<string, unknown>) });
       audit(rt.log, { route, caller, account, ids: params, fields, status: statusOf(result.kind) });
+      if (route.csv && result.kind === 'ok' && /\btext\/csv\b/i.test(req.get('accept') ?? '')) {
+        res.status(200).set('content-type', 'text/csv; charset=utf-8').send(route.csv(result.body));
+        return;
+      }
       sendOutcome(res, result);
     } catch (e) {
       if (e instanceof BadJson) {

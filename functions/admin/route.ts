@@ -35,6 +35,8 @@ export type RouteSpec = RouteDoc & {
   accountParam?: boolean;
   /** Anyone may call it, without a bearer token (the portal link exchange: the link is the credential). */
   public?: boolean;
+  /** The answer as CSV, sent instead of JSON when the request's Accept names text/csv. */
+  csv?: (body: unknown) => string;
   /** `body(true)`: the body may be empty (undefined then). `query` is the parsed query string (a repeated parameter is an array). */
   run: (ctx: Ctx, params: string[], body: (optional?: boolean) => unknown, query: Record<string, unknown>) => Promise<AdminResult>;
 };

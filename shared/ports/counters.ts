@@ -3,6 +3,7 @@ import { LastError } from '../domain/retry/delivery';
 import { LatencyHistogram } from '../domain/stats/latency-histogram';
 import type { RateRollup } from '../domain/stats/rate-rollup';
 import { RateBucket, RateCounts, SettledCounts } from '../domain/stats/success-rate';
+import type { UsageCounts } from '../domain/usage/usage';
 
 /** Each destination's success-rate counters, written in flushes. Only shared/adapters/ implements these with SDKs and sockets. */
 
@@ -26,6 +27,13 @@ export interface CounterDelta extends RateCounts {
   group?: string;
 }
 
+/** One account's usage in one UTC day, as one writer counted it since its last flush (domain/usage/usage.ts). */
+export interface UsageDelta {
+  account: string;
+  day: string;
+  counts: UsageCounts;
+}
+
 /**
  * A flush, named in every counter document it writes (in the same write, so at no cost): after a
  * commit failed, one read of one of its documents tells whether it landed (a reply lost on its
@@ -41,6 +49,7 @@ export interface CounterFlushMark {
 /** A commit of a flush that failed: its deltas, and a document of it with the flush's mark. */
 export interface UnsureCounterWrite {
   deltas: CounterDelta[];
+  usage: UsageDelta[];
   probe: { doc: string; mark: CounterFlushMark };
 }
 
@@ -63,11 +72,17 @@ export class CountersNotWritten extends Error {
 export interface CounterStore {
   /**
    * One write per document: a delta without a `group` is its destination's own; all deltas of one
-   * (bucket, group), one shared document. With `mark`, each document carries it, and commits that
+   * (bucket, group), one shared document; each usage delta, its (account, day, writer) document
+   * (`usage`), in the same commits, under the same mark. With `mark`, each document carries it, and commits that
    * fail are named in a CountersNotWritten (the others are written); without, or any other error,
    * none is known written.
    */
-  add(deltas: readonly CounterDelta[], shard: number, mark?: CounterFlushMark): Promise<void>;
+  add(deltas: readonly CounterDelta[], shard: number, mark?: CounterFlushMark, usage?: readonly UsageDelta[]): Promise<void>;
+  /**
+   * Each day's usage of the account from `from` to `to` (`YYYY-MM-DD`, included), every writer's
+   * document of a day summed: one query. `account` undefined: every account's, per account.
+   */
+  usage(account: string | undefined, from: string, to: string): Promise<Map<string, Map<string, UsageCounts>>>;
   /** Whether each failed commit landed after all: its probe document carries its mark (a read each). */
   landed(probes: readonly UnsureCounterWrite['probe'][]): Promise<boolean[]>;
   /** Every shard of every bucket of the destination that started at or after `since` (epoch ms), own and shared documents, merged per bucket. */

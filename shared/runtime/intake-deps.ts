@@ -30,6 +30,7 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
     logHead: rt.logHead,
     filters: rt.filters,
     operational: operationalEvents(rt),
+    usage: rt.counters,
   };
 }
 

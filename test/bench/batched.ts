@@ -9,13 +9,13 @@
  * journaled, which the reconciler removes after the run); Pub/Sub traffic is measured on the
  * batch lane's wire (bundles published and pulled, by their size); CPU is this process's: Herald,
  * its idle timers and the bench's counting included (an upper bound). Then the cost per million
- * events at GCP list prices (cost-model.ts), every term.
+ * events at GCP list prices (shared/domain/usage/cost-model.ts), every term.
  */
 import path from 'node:path';
 import { startLocalStack } from '../../apps/local/stack';
 import { batchLaneNames } from '../../shared/topology';
 import { createLogger } from '../../shared/log';
-import { COMPONENT_LABELS, COMPONENTS, CostBreakdown, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths } from './cost-model';
+import { COMPONENT_LABELS, COMPONENTS, CostBreakdown, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths } from '../../shared/domain/usage/cost-model';
 import { EmulatorHosts } from '../../apps/local/emulators';
 import { clearFirestore, purgeProject } from './housekeeping';
 import { BenchFailure, BenchHarness, flagsOf, intOption, mark, startProfile } from './harness';

@@ -31,7 +31,7 @@ import { LocalStack, startLocalStack } from '../../apps/local/stack';
 import { Logger } from '../../shared/ports/clock';
 import { FUNCTION_NAMES, FunctionName, lanePrefixes } from '../../shared/topology';
 import { ChildMessage, COUNTED_STATUSES, CostCounters, FunctionCount, ParentMessage, TOPIC_KINDS, TopicKind } from './cost-counters';
-import { messageBytes } from './cost-model';
+import { messageBytes } from '../../shared/domain/usage/cost-model';
 import { CounterWrite } from './counter-writes';
 import { FirestoreMeter, meterFirestore } from './firestore-meter';
 

@@ -1,7 +1,7 @@
 /**
  * The cost phase of `npm run bench`: what one delivered event costs Herald in the units GCP
  * bills (Firestore operations, Pub/Sub messages and bytes, function invocations, CPU time),
- * and what that comes to per million 1 KB events at list prices (cost-model.ts).
+ * and what that comes to per million 1 KB events at list prices (shared/domain/usage/cost-model.ts).
  *
  * Herald runs in a child process of its own (cost-stack.ts) with HERALD_TIME_SCALE=1000 and a
  * 100 ms retry pump, so a retry scheduled 10 s out comes 10 ms out; the receiver and the load
@@ -55,7 +55,7 @@ import {
   storedGiBMonths,
   VariantKey,
   VARIANTS,
-} from './cost-model';
+} from '../../shared/domain/usage/cost-model';
 import { DEFAULT_RETENTION_DAYS } from '../../shared/domain/delivery/delivery-retention';
 import { COLLECTIONS } from '../../shared/firestore-schema';
 import { forkUntilReady } from './fork-child';

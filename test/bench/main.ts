@@ -5,7 +5,7 @@
  *
  * Then the cost phase (cost.ts): Firestore operations, invocations, Pub/Sub bytes and CPU per
  * delivered event, for first-attempt successes and one-retry deliveries, and what that costs
- * per million 1 KB events at GCP list prices (cost-model.ts).
+ * per million 1 KB events at GCP list prices (shared/domain/usage/cost-model.ts).
  *
  * Last the steady-rate phase (steady.ts): 100 events/s, paced, to one destination, and the
  * write pattern of the success-rate counter documents that makes (target: ≤ 1 write/s on the

@@ -7,7 +7,7 @@
  * events without a partitionkey (unordered). Throughput is events / (last first receipt − first
  * publish). Firestore operations come from the runtime's counters, Pub/Sub messages and bytes from
  * the lane publishes (each pushed once), CPU is this whole process's (an upper bound); the cost
- * per million events is then priced at GCP list prices (cost-model.ts), ordered beside unordered.
+ * per million events is then priced at GCP list prices (shared/domain/usage/cost-model.ts), ordered beside unordered.
  */
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { startLocalStack } from '../../apps/local/stack';
 import { createLogger } from '../../shared/log';
 import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
-import { COMPONENT_LABELS, COMPONENTS, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths } from './cost-model';
+import { COMPONENT_LABELS, COMPONENTS, costPerMillion, DEFAULT_ASSUMPTIONS, GCP_LIST_PRICES, messageBytes, PerEventUsage, storedGiBMonths } from '../../shared/domain/usage/cost-model';
 import { clearFirestore, purgeProject } from './housekeeping';
 import { BenchFailure, BenchHarness, flagsOf, intOption, mark } from './harness';
 import { groupMemberStoredBytes, ownRecordBytes } from './stored-bytes';

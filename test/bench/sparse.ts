@@ -14,7 +14,7 @@
 import { performance } from 'node:perf_hooks';
 import { CostContext, CostStack, dataFor, TARGETS } from './cost';
 import { subtract } from './cost-counters';
-import { GCP_LIST_PRICES } from './cost-model';
+import { GCP_LIST_PRICES } from '../../shared/domain/usage/cost-model';
 import { collectionTable, opsDelta, OpsByCollection, perEvent as opsPerEvent, totalOps } from './firestore-meter';
 import { EVENT_SOURCE, runLoad, Send } from './load';
 import { Tracker } from './receiver';

@@ -11,7 +11,7 @@ import { ChaosReceiver } from './chaos-receiver';
 import { FunctionProcesses } from './function-processes';
 import { HeraldProcess } from './herald-process';
 import { DestinationLedger, isQuiet, ledgerFor, RecordState } from './ledger';
-import { LogRow, viewsLedger, ViewsLedger } from './views';
+import { LogRow, UsageLedger, viewsLedger, ViewsLedger } from './views';
 import { CHAOS_BATCH, CHAOS_KEYS, ChaosOptions, ChaosPlan, planChaos, seededRandom } from './scenario';
 
 export interface ChaosResult {
@@ -32,6 +32,8 @@ export interface ChaosResult {
   logFile: string;
   /** What Herald's log and stats show, per destination, read once quiet (absent when never quiet). */
   views?: ViewsLedger[];
+  /** The account's usage beside what the run saw, read with the views. */
+  usage?: UsageLedger;
 }
 
 const PROJECT = 'herald-chaos';
@@ -111,6 +113,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
     say(`seed ${options.seed}: ${options.rehearsal ? 'the rehearsal (each function its own process)' : `${options.instances} instance${options.instances === 1 ? '' : 's'}`}; ${options.events} events at ${options.rate}/s${options.perPost > 1 ? `, ${options.perPost} per POST /ingest` : ''}${options.loseReplies > 0 ? `, replies to ${options.loseReplies * 100} % of Firestore commits lost` : ''} to ${receivers.map((r) => `${r.plan.destinationId} (${r.plan.policy})`).join(', ')}; Herald's log: ${logFile}`);
 
     t0 = Date.now();
+    const startDay = new Date(t0).toISOString().slice(0, 10);
     const processes = options.rehearsal ? new FunctionProcesses(base, tokens.admin, seededRandom(options.seed + 99)) : undefined;
     const chaos = playChaos(plan, herald, emulators.processGroups.pubsub, say, processes);
     const keys: string[] = [];
@@ -158,12 +161,19 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
     }
     say(quietAfterMs === undefined ? 'not quiet before the timeout' : `quiet ${(quietAfterMs / 1000).toFixed(1)} s after publishing ended`);
     let views: ViewsLedger[] | undefined;
+    let usage: UsageLedger | undefined;
     if (quietAfterMs !== undefined) {
       // Counters are flushed a second after their last change (HERALD_RATE_FLUSH_MS): a few flushes' grace.
       await sleep(VIEWS_SETTLE_MS);
       views = await Promise.all(receivers.map((r) => readViews(base, tokens.admin, r)));
+      const sum = (pick: (l: DestinationLedger) => number) => ledgers.reduce((n, l) => n + pick(l), 0);
+      const answered = (pick: (c: ChaosReceiver['counts']) => ReadonlyMap<string, number>) => receivers.reduce((n, r) => n + [...pick(r.counts).values()].reduce((a, b) => a + b, 0), 0);
+      usage = {
+        herald: await readUsage(base, tokens.admin, startDay),
+        seen: { accepted: keys.length, unansweredTries: ingestAnswers.unanswered, records: sum((l) => l.delivered + l.dead + l.queued + l.scheduled), delivered: sum((l) => l.delivered), answered: answered((c) => c.answered), answered2xx: answered((c) => c.answered2xx) },
+      };
     }
-    return { seed: options.seed, plan, ledgers, accepted: keys.length, unaccepted, ingestAnswers, quietAfterMs, heraldStarts: herald.starts, instances: options.instances, logFile, ...(views ? { views } : {}) };
+    return { seed: options.seed, plan, ledgers, accepted: keys.length, unaccepted, ingestAnswers, quietAfterMs, heraldStarts: herald.starts, instances: options.instances, logFile, ...(views ? { views } : {}), ...(usage ? { usage } : {}) };
   } finally {
     await herald.close().catch(() => undefined);
     await Promise.all(receivers.map((r) => r.stop()));
@@ -193,6 +203,22 @@ async function readViews(base: string, adminToken: string, receiver: ChaosReceiv
   const counted = stats.series.reduce((a, b) => ({ attempts: a.attempts + b.attempts, successes: a.successes + b.successes }), { attempts: 0, successes: 0 });
   const prefix = `${id}.`;
   return viewsLedger(id, pages, receiver.counts, counted, (deliveryId) => webhookIdFor(deliveryId.startsWith(prefix) ? deliveryId.slice(prefix.length) : deliveryId));
+}
+
+/** The default account's usage over the run's days (it may cross midnight UTC), summed. */
+async function readUsage(base: string, adminToken: string, from: string): Promise<UsageLedger['herald']> {
+  const res = await fetch(`${base}/admin/accounts/default/usage?from=${from}&to=${new Date().toISOString().slice(0, 10)}`, { headers: { authorization: `Bearer ${adminToken}` } });
+  if (!res.ok) throw new Error(`GET /admin/accounts/default/usage: HTTP ${res.status} ${await res.text()}`);
+  const { days } = (await res.json()) as { days: { eventsAccepted: number; deliveries: number; delivered: number; attempts: Record<string, number> }[] };
+  const total = { eventsAccepted: 0, deliveries: 0, delivered: 0, attempts: 0, successes: 0 };
+  for (const d of days) {
+    total.eventsAccepted += d.eventsAccepted;
+    total.deliveries += d.deliveries;
+    total.delivered += d.delivered;
+    total.attempts += Object.values(d.attempts).reduce((a, b) => a + b, 0);
+    total.successes += d.attempts.success ?? 0;
+  }
+  return total;
 }
 
 /** The rehearsal's kills go to these functions' processes in turn. */

@@ -96,3 +96,47 @@ export function formatViews(ledgers: readonly ViewsLedger[]): string {
   const widths = head.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
   return cells.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
 }
+
+/**
+ * Issue 57: the account's usage (GET /admin/accounts/default/usage over the run's days, summed)
+ * beside what the run saw: the events ingest accepted, the records, the DELIVERED among them, the
+ * requests the receivers answered and the 2xx among them.
+ */
+export interface UsageLedger {
+  herald: { eventsAccepted: number; deliveries: number; delivered: number; attempts: number; successes: number };
+  seen: {
+    /** Distinct events ingest answered 2xx for. */
+    accepted: number;
+    /** Tries of POST /ingest never answered: Herald may have accepted their events (counted) without the run knowing. */
+    unansweredTries: number;
+    records: number;
+    delivered: number;
+    answered: number;
+    answered2xx: number;
+  };
+}
+
+/**
+ * What does not match. With tries unanswered, Herald may have accepted (and delivered) more than
+ * the run knows: then only "not fewer". Attempts as viewsMismatches judges them; a batched run's
+ * receivers count per event, not per request, so its attempts are not compared.
+ */
+export function usageMismatches(u: UsageLedger, refuses: boolean, batched: boolean): string[] {
+  const out: string[] = [];
+  const unsure = u.seen.unansweredTries > 0;
+  const off = (what: string, herald: number, seen: number, atLeast = unsure) => (atLeast ? herald < seen : herald !== seen) && out.push(`usage counts ${herald} ${what}, the run saw ${seen}`);
+  off('events accepted', u.herald.eventsAccepted, u.seen.accepted);
+  off('deliveries', u.herald.deliveries, u.seen.records);
+  off('delivered', u.herald.delivered, u.seen.delivered);
+  if (!batched) {
+    off('successful attempts', u.herald.successes, u.seen.answered2xx, false);
+    off('attempts', u.herald.attempts, u.seen.answered, refuses);
+  }
+  return out;
+}
+
+export function formatUsage(u: UsageLedger): string {
+  const h = u.herald;
+  const s = u.seen;
+  return `usage (Herald / seen): accepted ${h.eventsAccepted} / ${s.accepted}; deliveries ${h.deliveries} / ${s.records} records; delivered ${h.delivered} / ${s.delivered}; attempts ${h.attempts} / ${s.answered} answered; successes ${h.successes} / ${s.answered2xx} 2xx`;
+}

@@ -612,6 +612,11 @@ describe("isolation: account A's key on account B's resources, for every route t
     'POST /destinations/{id}/rotate-auth': async (key) => expect(await as(key, 'POST', '/destinations/orders/rotate-auth', { auth: { type: 'apiKey', header: 'X-Api-Key', value: 'new-key' } })).toMatchObject({ status: 409 }),
     // Herald's own health is the operator's: no account key or portal session reads it.
     'GET /overview': async (key) => expect((await as(key, 'GET', '/overview')).status).toBe(403),
+    // Every account's usage is the operator's (the console's page); an account reads its own under /accounts/{accountId}/usage.
+    'GET /usage': async (key) => {
+      expect((await as(key, 'GET', '/usage')).status).toBe(403);
+      expect(await as(key, 'GET', '/accounts/acme/usage')).toMatchObject({ status: 200, body: { account: 'acme', days: expect.any(Array) as unknown } });
+    },
     'GET /destinations/{id}/deliveries': async (key) => expect(((await as(key, 'GET', '/destinations/orders/deliveries')).body as { deliveries: { account: string }[] }).deliveries.every((d) => d.account === 'acme')).toBe(true),
     'GET /deliveries': async (key) => expect(((await as(key, 'GET', '/deliveries?status=dead')).body as { deliveries: { account: string }[] }).deliveries.every((d) => d.account === 'acme')).toBe(true),
     'POST /deliveries/redeliver': async (key) => {

@@ -395,6 +395,7 @@ test("a portal link for one account never shows another's data; an expired or ta
     ['#/log', 'Delivery log'],
     ['#/queued', 'Queued & dead'],
     ['#/replays', 'Replays'],
+    ['#/usage', 'Usage'],
     ['#/accounts', 'Overview'],
   ] as const) {
     await page.goto(`${link.split('#')[0]}${route}`);
@@ -692,5 +693,31 @@ test("the operator's Overview opens on Herald's health: five tiles with units, o
   await until(page, async () => (await read()) !== first, () => page.waitForTimeout(500), patient(15_000));
   await expectAccessible(page, 'overview with Herald health');
   await screenshot(page, 'overview-health');
+  await context.close();
+});
+
+test("the Usage page: the operator sees every account's month, sorted by a column it picks; the numbers are the API's", async () => {
+  const { context, page } = await newPage();
+  await page.goto(consoleUrl);
+  await page.getByLabel('Admin token or account key', { exact: true }).fill(stack.config.adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await nav(page, 'Usage');
+  await heading(page, 'Usage');
+  // Earlier tests published to acme: its row shows what GET /admin/usage says for the month.
+  const month = new Date().toISOString().slice(0, 7);
+  const api = (await stack.admin('GET', `/usage?from=${month}-01`)).body as { accounts: { account: string; eventsAccepted: number }[] };
+  const acme = api.accounts.find((a) => a.account === 'acme')!;
+  expect(acme.eventsAccepted).toBeGreaterThan(0);
+  const row = page.getByTestId('usage-account').filter({ has: page.getByRole('rowheader', { name: 'acme', exact: true }) });
+  await row.waitFor();
+  expect(await row.locator('td').first().textContent()).toBe(String(acme.eventsAccepted));
+  // Sorted by account name, then the other way.
+  await page.getByRole('button', { name: 'Account', exact: true }).click();
+  const names = async () => page.getByTestId('usage-account').getByRole('rowheader').allTextContents();
+  const sorted = [...(await names())].sort((a, b) => a.localeCompare(b));
+  expect(await names()).toEqual(sorted);
+  await page.getByRole('button', { name: 'Account', exact: true }).click();
+  expect(await names()).toEqual([...sorted].reverse());
+  await expectAccessible(page, 'usage');
   await context.close();
 });

@@ -14,7 +14,7 @@ import {
   pumpFixedUsage,
   ranked,
   storedGiBMonths,
-} from '../bench/cost-model';
+} from '../../shared/domain/usage/cost-model';
 
 const TIB = 2 ** 40;
 

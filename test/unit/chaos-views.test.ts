@@ -1,4 +1,4 @@
-import { viewsLedger, viewsMismatches } from '../chaos/views';
+import { usageMismatches, viewsLedger, viewsMismatches } from '../chaos/views';
 
 const wid = (deliveryId: string) => `msg_${deliveryId.slice(2)}`;
 const answers = (requests: Record<string, number>, answered: Record<string, number>, answered2xx: Record<string, number>) => ({
@@ -35,5 +35,27 @@ describe("the chaos test's check of what Herald shows", () => {
     expect(viewsMismatches(viewsLedger('d', pages, receiver, { attempts: 5, successes: 1 }, wid), true)).toEqual([]);
     expect(viewsMismatches(viewsLedger('d', pages, receiver, { attempts: 5, successes: 1 }, wid), false)).toHaveLength(1);
     expect(viewsMismatches(viewsLedger('d', pages, receiver, { attempts: 2, successes: 1 }, wid), true)).toHaveLength(1);
+  });
+});
+
+describe('usage against what the run saw (issue 57)', () => {
+  const seen = { accepted: 100, unansweredTries: 0, records: 200, delivered: 190, answered: 230, answered2xx: 190 };
+  const exact = { eventsAccepted: 100, deliveries: 200, delivered: 190, attempts: 230, successes: 190 };
+
+  test('equal counts: nothing said; each count off is named', () => {
+    expect(usageMismatches({ herald: exact, seen }, false, false)).toEqual([]);
+    expect(usageMismatches({ herald: { ...exact, deliveries: 201, successes: 189 }, seen }, false, false)).toEqual(['usage counts 201 deliveries, the run saw 200', 'usage counts 189 successful attempts, the run saw 190']);
+  });
+
+  test('tries unanswered: Herald may have accepted more than the run knows, never fewer', () => {
+    const unsure = { ...seen, unansweredTries: 2 };
+    expect(usageMismatches({ herald: { ...exact, eventsAccepted: 102, deliveries: 204, delivered: 194 }, seen: unsure }, false, false)).toEqual([]);
+    expect(usageMismatches({ herald: { ...exact, eventsAccepted: 99 }, seen: unsure }, false, false)).toEqual(['usage counts 99 events accepted, the run saw 100']);
+  });
+
+  test('a batched run compares no attempts (its receivers count per event); a refusing receiver, attempts at least those answered', () => {
+    expect(usageMismatches({ herald: { ...exact, attempts: 12, successes: 10 }, seen }, false, true)).toEqual([]);
+    expect(usageMismatches({ herald: { ...exact, attempts: 240 }, seen }, true, false)).toEqual([]);
+    expect(usageMismatches({ herald: { ...exact, attempts: 229 }, seen }, true, false)).toEqual(['usage counts 229 attempts, the run saw 230']);
   });
 });

@@ -30,9 +30,10 @@ function failingWhile(store: MemoryCounterStore, failing: () => boolean): Counte
 const quiet = createLogger({ write: () => undefined });
 
 /** The store's rollup methods (and `landed`), bound: a wrapper that changes how counters are written or read passes these through. */
-function rollupsOf(store: MemoryCounterStore): Pick<CounterStore, 'bucketsSince' | 'rollups' | 'putRollups' | 'foldCursor' | 'setFoldCursor' | 'landed'> {
+function rollupsOf(store: MemoryCounterStore): Pick<CounterStore, 'bucketsSince' | 'rollups' | 'putRollups' | 'foldCursor' | 'setFoldCursor' | 'landed' | 'usage'> {
   return {
     landed: store.landed.bind(store),
+    usage: store.usage.bind(store),
     bucketsSince: store.bucketsSince.bind(store),
     rollups: store.rollups.bind(store),
     putRollups: store.putRollups.bind(store),
@@ -188,7 +189,7 @@ describe('a flush whose reply was lost (issue 51 item 9b)', () => {
     store.add = async (deltas, shard, mark) => {
       if (!fail) return write(deltas, shard, mark);
       fail = false;
-      throw new CountersNotWritten([{ deltas: [...deltas], probe: { doc: 'rates/none', mark: mark! } }], new Error('4 DEADLINE_EXCEEDED'));
+      throw new CountersNotWritten([{ deltas: [...deltas], usage: [], probe: { doc: 'rates/none', mark: mark! } }], new Error('4 DEADLINE_EXCEEDED'));
     };
     count(recorder, clock.now());
     await recorder.flush();

@@ -29,6 +29,8 @@ const PARTS: readonly Part[] = [
   // Its destinations' count (they were all deleted before the account could be).
   { kind: 'doc', collection: COLLECTIONS.destinationCounts },
   { kind: 'prefix', collection: COLLECTIONS.rateControl, prefix: (a) => `${a}_` },
+  // `<account>_<day>~<writer>`: its usage per day (export what is billed before deleting an account).
+  { kind: 'prefix', collection: COLLECTIONS.usage, prefix: (a) => `${a}_` },
   // `<destination>~<bucket>~<shard>`: counters and log heads (they would expire in 25 h; not left that long).
   { kind: 'prefix', collection: COLLECTIONS.rates, prefix: (a) => `${a}_` },
   // `<account>_~<writer>~<part>~<bucket>`: its sparse destinations' counters, shared with none of another account's.

@@ -3,7 +3,9 @@ import { LastError } from '../../domain/retry/delivery';
 import { addHistograms, LatencyHistogram } from '../../domain/stats/latency-histogram';
 import { addSettled, RateBucket, RECENT_ERRORS, SETTLED_KEYS, settledOf } from '../../domain/stats/success-rate';
 import { bucketsOf, RecentBucket, RecentEntry } from '../../domain/delivery/recent-log';
-import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports/counters';
+import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite, UsageDelta } from '../../ports/counters';
+import { UsageCounts } from '../../domain/usage/usage';
+import { readUsage, usageWrite } from './usage/usage-docs';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS, FIRESTORE_QUERIES, FIRESTORE_TTL_FIELDS } from '../../firestore-schema';
 import { RateRollup } from '../../domain/stats/rate-rollup';
@@ -97,9 +99,9 @@ export class FirestoreCounterStore extends FirestoreStore implements CounterStor
     return this.db.collection(COLLECTIONS.sharedRates);
   }
 
-  async add(deltas: readonly CounterDelta[], shard: number, mark?: CounterFlushMark): Promise<void> {
-    if (deltas.length === 0) return;
-    const writes: { ref: DocumentReference; doc: Record<string, unknown>; deltas: CounterDelta[] }[] = [];
+  async add(deltas: readonly CounterDelta[], shard: number, mark?: CounterFlushMark, usage: readonly UsageDelta[] = []): Promise<void> {
+    if (deltas.length === 0 && usage.length === 0) return;
+    const writes: { ref: DocumentReference; doc: Record<string, unknown>; deltas: CounterDelta[]; usage?: UsageDelta }[] = [];
     const groups = new Map<string, CounterDelta[]>();
     // The flush's mark, under its writer's key: writers that share a document keep theirs apart.
     const marked = mark ? { [MARK_FIELD]: { [mark.writer]: mark.flush } } : {};
@@ -123,6 +125,8 @@ export class FirestoreCounterStore extends FirestoreStore implements CounterStor
       };
       writes.push({ ref: this.shared.doc(key), doc, deltas: group });
     }
+    // Usage rides in the same commits: a document per (account, day) and writer, under the flush's mark.
+    for (const u of usage) writes.push({ ...usageWrite(this.db, u, mark?.writer ?? `shard${shard}`, marked), deltas: [], usage: u });
     const commits = Array.from({ length: Math.ceil(writes.length / BATCH) }, (_, b) => writes.slice(b * BATCH, (b + 1) * BATCH));
     const failed = await Promise.all(
       commits.map(async (part) => {
@@ -143,7 +147,7 @@ export class FirestoreCounterStore extends FirestoreStore implements CounterStor
     if (!mark) throw unsure[0]!.error;
     // A commit is all or nothing: one of its documents tells whether the whole of it landed.
     throw new CountersNotWritten(
-      unsure.map(({ part }) => ({ deltas: part.flatMap((w) => w.deltas), probe: { doc: part[0]!.ref.path, mark } })),
+      unsure.map(({ part }) => ({ deltas: part.flatMap((w) => w.deltas), usage: part.flatMap((w) => (w.usage ? [w.usage] : [])), probe: { doc: part[0]!.ref.path, mark } })),
       unsure[0]!.error,
     );
   }
@@ -220,6 +224,12 @@ export class FirestoreCounterStore extends FirestoreStore implements CounterStor
     for (const doc of own) push(doc.data() as StoredRate);
     for (const doc of shared) for (const id of (doc.get('destinations') as StoredShared['destinations'] | undefined) ?? []) sharedRow(doc, id).forEach(push);
     return new Map([...rows].map(([id, r]) => [id, mergeShards(r)]));
+  }
+
+  async usage(account: string | undefined, from: string, to: string): Promise<Map<string, Map<string, UsageCounts>>> {
+    const { usage, reads } = await readUsage(this.db, account, from, to);
+    this.ops.reads += reads;
+    return usage;
   }
 
   private get rollupCol() {

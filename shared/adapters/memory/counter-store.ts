@@ -1,7 +1,8 @@
 import { addHistograms } from '../../domain/stats/latency-histogram';
 import { RateBucket, SettledCounts, SETTLED_KEYS } from '../../domain/stats/success-rate';
 import { RecentBucket, RecentEntry } from '../../domain/delivery/recent-log';
-import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports/counters';
+import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite, UsageDelta } from '../../ports/counters';
+import { addUsage, emptyUsage, UsageCounts } from '../../domain/usage/usage';
 import { completeBuckets, mergeShards } from '../firestore/counters';
 import { RateRollup } from '../../domain/stats/rate-rollup';
 
@@ -33,9 +34,20 @@ export class MemoryCounterStore implements CounterStore {
    */
   loseReplies = 0;
 
-  async add(deltas: readonly CounterDelta[], shard: number, mark?: CounterFlushMark): Promise<void> {
-    if (deltas.length === 0) return;
+  /** Usage documents, `usage/<account>_<day>~<writer>`, as FirestoreCounterStore keeps them. */
+  private readonly usageDocs = new Map<string, UsageDelta>();
+
+  async add(deltas: readonly CounterDelta[], shard: number, mark?: CounterFlushMark, usage: readonly UsageDelta[] = []): Promise<void> {
+    if (deltas.length === 0 && usage.length === 0) return;
     const docs = new Set<string>();
+    for (const u of usage) {
+      const key = `usage/${u.account}_${u.day}~${mark?.writer ?? `shard${shard}`}`;
+      docs.add(key);
+      if (mark) this.marks.set(key, new Map([...(this.marks.get(key) ?? []), [mark.writer, mark.flush]]));
+      const doc = this.usageDocs.get(key) ?? { account: u.account, day: u.day, counts: emptyUsage() };
+      addUsage(doc.counts, u.counts);
+      this.usageDocs.set(key, doc);
+    }
     for (const d of deltas) {
       const key = d.group === undefined ? `${d.destinationId}~${d.bucketStart}~${shard}` : `shared/${d.group}~${d.bucketStart}`;
       docs.add(key);
@@ -56,8 +68,19 @@ export class MemoryCounterStore implements CounterStore {
     if (this.loseReplies > 0) {
       this.loseReplies--;
       const lost = Object.assign(new Error('4 DEADLINE_EXCEEDED: the reply was lost (test fault: the write took effect)'), { code: 4 });
-      throw mark ? new CountersNotWritten([{ deltas: [...deltas], probe: { doc: [...docs][0]!, mark } }], lost) : lost;
+      throw mark ? new CountersNotWritten([{ deltas: [...deltas], usage: [...usage], probe: { doc: [...docs][0]!, mark } }], lost) : lost;
     }
+  }
+
+  async usage(account: string | undefined, from: string, to: string): Promise<Map<string, Map<string, UsageCounts>>> {
+    const out = new Map<string, Map<string, UsageCounts>>();
+    for (const u of this.usageDocs.values()) {
+      if ((account !== undefined && u.account !== account) || u.day < from || u.day > to) continue;
+      const days = out.get(u.account) ?? new Map<string, UsageCounts>();
+      days.set(u.day, addUsage(days.get(u.day) ?? emptyUsage(), u.counts));
+      out.set(u.account, days);
+    }
+    return out;
   }
 
   async landed(probes: readonly UnsureCounterWrite['probe'][]): Promise<boolean[]> {

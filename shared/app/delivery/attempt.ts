@@ -22,6 +22,7 @@ import { topicNotAllowed } from '../access/topic-access';
 import { AfterError, BeforeSendError, DecideError, failedIn, RecordError, SendError } from './push-verdict';
 import { measureAttempt } from './attempt-metrics';
 import { inAttemptSpan } from '../tracing/spans';
+import { sentBytes, usageOutcome } from '../../domain/usage/usage';
 
 /**
  * One attempt of one delivery, first or claimed, read top to bottom: its turn (gate), the send,
@@ -79,6 +80,7 @@ async function attemptStages(deps: DeliverDeps, t: Target, records: AttemptRecor
     // Nothing reached the destination: the wait is recorded, and failing, nothing was sent.
     if (result.kind === 'herald-overload') return waiting(deps, t, records, { type: 'back-off', until: backOffUntil(deps) }, overloaded(result)).catch(failedIn(BeforeSendError));
     deps.limiter.report(t.destination.id, result, at);
+    meterAttempt(deps, t.destination.id, result, at, sent.body.length);
     const publishedAt = records.publishedAt(at);
     // Counted as sent, whatever its record then becomes (a redelivery's settling, a claim taken
     // over, a write that fails and is recorded later without a second send): every request the
@@ -123,6 +125,7 @@ export async function afterOutcome(deps: DeliverDeps, t: Target, attempted: Atte
   const { decision, at } = attempted;
   reported(deps, t, attempted, record);
   countDeadOrQueued(deps, record, at);
+  meterDelivered(deps, record, at);
   if (record.status === 'DEAD') await sendDeadLetter(deps, t.event, record);
   if (decision.kind === 'suspend') {
     await suspendDestination(deps, t.destination.id, { cause: decision.cause, reason: decision.reason, ...(record.lastError ? { lastError: record.lastError } : {}) });
@@ -186,6 +189,20 @@ export function countAttempt(deps: DeliverDeps, t: Pick<Target, 'destination' | 
   deps.counters.record(t.destination.id, outcome, at, isSuccess(result) ? undefined : describeFailure(result, at), result.durationMs);
 }
 
+/**
+ * A request (or topic publish) made to a destination, in its account's usage: counted as sent,
+ * as the success rate counts it (every request the receiver answered is one attempt, and only
+ * one); a batch's once, its whole body.
+ */
+export function meterAttempt(deps: Pick<DeliverDeps, 'counters'>, destinationId: string, result: AttemptResult, at: Date, bodyBytes: number): void {
+  deps.counters.meter(splitDestinationId(destinationId).account, at, { attempts: { [usageOutcome(result)]: 1 }, bytesSent: sentBytes(result, bodyBytes) });
+}
+
+/** A delivery whose record was written DELIVERED (after its write, never for a redelivery settled against it), in its account's usage. */
+export function meterDelivered(deps: Pick<DeliverDeps, 'counters'>, record: DeliveryRecord, at: Date): void {
+  if (record.status === 'DELIVERED') deps.counters.meter(splitDestinationId(record.destinationId).account, at, { delivered: 1 });
+}
+
 /** A delivery that became DEAD or QUEUED is counted in its bucket (the console's charts). */
 export function countDeadOrQueued(deps: Pick<DeliverDeps, 'counters'>, record: DeliveryRecord, at: Date): void {
   if (record.status === 'DEAD' || record.status === 'QUEUED') deps.counters.deadOrQueued(record.destinationId, record.status, at);
@@ -203,7 +220,7 @@ export function reported(deps: DeliverDeps, t: Target, attempted: Attempted, rec
   measureAttempt(deps.metrics, t.destination, result, decision, record, deps.clock.now());
 }
 
-/** A record was created: into the head of its destination's log (domain/delivery/recent-log.ts), with the counters; a grouped one with its group. */
-export function logged(deps: DeliverDeps, record: DeliveryRecord, at: Date, group?: string): void {
-  if (record.publishedAt !== undefined) deps.logHead.created(record.destinationId, headEntryId(record.id, group), record.publishedAt, at);
+/** A record was created (`created` false: written again, a claimed batch's): into the head of its destination's log (domain/delivery/recent-log.ts), with the counters; a grouped one with its group. */
+export function logged(deps: DeliverDeps, record: DeliveryRecord, at: Date, group?: string, created = true): void {
+  if (record.publishedAt !== undefined) deps.logHead.created(record.destinationId, headEntryId(record.id, group), record.publishedAt, at, created);
 }

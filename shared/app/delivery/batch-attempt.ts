@@ -12,7 +12,7 @@ import { ReadLaneMessage } from '../../domain/intake/lane-message';
 import { DeliveryPolicy } from '../../domain/retry/delivery-policy';
 import { Decision, decide, NO_HISTORY } from '../../domain/retry/retry-decision';
 import { measureAttempt } from './attempt-metrics';
-import { backOffUntil, countAttempt, countDeadOrQueued, logged, rateWaitFor, withFailureModeOf } from './attempt';
+import { backOffUntil, countAttempt, countDeadOrQueued, logged, meterAttempt, meterDelivered, rateWaitFor, withFailureModeOf } from './attempt';
 import { startUnderClaim, updateUnderClaim, writeUnderClaim } from './claimed-update';
 import { sendDeadLetter } from '../lanes/dead-letter';
 import { DeliverDeps, Target } from './delivery-context';
@@ -74,6 +74,7 @@ export async function firstBatch(deps: DeliverDeps, destination: Destination, me
     return { batchId, outcome: 'backed-off', recorded, members: members.length };
   }
   deps.limiter.report(destination.id, result, at);
+  meterAttempt(deps, destination.id, result, at, sent.body.length);
   const decision = await withFailureModeOf(deps, targets[0]!.destination, decide(policy, NO_HISTORY, result, at, oldestOf(members)));
   const detail = detailOf(sent, result, decision, at);
   const records = members.map((m) => ({ ...firstRecord(m.t, m.publishedAt, at, { type: 'attempted', at, result, decision, detail: detailFor(m.place, detail) }), batch: m.place }));
@@ -102,7 +103,7 @@ export async function firstBatch(deps: DeliverDeps, destination: Destination, me
     const created = await Promise.all(records.map((r) => createRecord(deps.deliveries, r, () => deps.deliveries.create(r, { unlessGrouped: true }))));
     created.forEach((c, i) => c && written.push({ member: members[i]!, record: records[i]! }));
   }
-  await ended(deps, destination, { result, decision, at }, written, batchId, members.length);
+  await ended(deps, destination, { result, decision, at }, written, batchId, members.length, true);
   return { batchId, outcome: decision.kind, recorded: written.length, members: members.length };
 }
 
@@ -143,6 +144,7 @@ export async function claimedBatch(deps: DeliverDeps, destination: Destination, 
     return { batchId, outcome: 'backed-off', recorded: waiting.filter(Boolean).length, members: messages.length };
   }
   deps.limiter.report(destination.id, result, at);
+  meterAttempt(deps, destination.id, result, at, sent.body.length);
   const decision = await withFailureModeOf(deps, live[0]!.t.destination, decide(policy, historyOf(live[0]!.started), result, at, oldestOf(live)));
   const detail = detailOf(sent, result, decision, at);
   const written = await Promise.all(
@@ -153,7 +155,7 @@ export async function claimedBatch(deps: DeliverDeps, destination: Destination, 
     }),
   );
   const kept = written.filter((w): w is NonNullable<typeof w> => w !== undefined);
-  await ended(deps, destination, { result, decision, at }, kept, batchId, live.length);
+  await ended(deps, destination, { result, decision, at }, kept, batchId, live.length, false);
   return { batchId, outcome: decision.kind, recorded: kept.length, members: messages.length };
 }
 
@@ -206,16 +208,18 @@ async function createEach(deps: DeliverDeps, members: readonly Member[], record:
 }
 
 /**
- * After the members' records are written: each counted (stats and the success rate count events),
+ * After the members' records are written (`created`: by this first batch; else claimed retries'): each counted (stats and the success rate count events),
  * into its destination's log, dead-lettered if DEAD, re-checked if QUEUED; the destination
  * suspended once if so decided; one log line for the batch.
  */
-async function ended(deps: DeliverDeps, destination: Destination, attempted: { result: AttemptResult; decision: Decision; at: Date }, written: readonly { member: Member; record: DeliveryRecord; group?: string }[], batchId: string, sent: number): Promise<void> {
+async function ended(deps: DeliverDeps, destination: Destination, attempted: { result: AttemptResult; decision: Decision; at: Date }, written: readonly { member: Member; record: DeliveryRecord; group?: string }[], batchId: string, sent: number, created: boolean): Promise<void> {
   const { result, decision, at } = attempted;
   for (const { member, record, group } of written) {
-    logged(deps, record, at, group);
+    // A claimed retry's records were created (and counted in usage) by its first batch or deferral.
+    logged(deps, record, at, group, created);
     countAttempt(deps, member.t, result, at, member.publishedAt);
     countDeadOrQueued(deps, record, at);
+    meterDelivered(deps, record, at);
     measureAttempt(deps.metrics, destination, result, decision, record, at);
   }
   await Promise.all(written.filter((w) => w.record.status === 'DEAD').map((w) => sendDeadLetter(deps, w.member.t.event, w.record)));

@@ -2,7 +2,8 @@ import { LastError } from '../../domain/retry/delivery';
 import { addHistograms, withSample } from '../../domain/stats/latency-histogram';
 import { addSettled, bucketStart, RateBucket, RateOutcome, RECENT_ERRORS, SettledCounts } from '../../domain/stats/success-rate';
 import { Clock, Logger } from '../../ports/clock';
-import { CounterDelta, CounterStore, CountersNotWritten, UnsureCounterWrite } from '../../ports/counters';
+import { CounterDelta, CounterStore, CountersNotWritten, UnsureCounterWrite, UsageDelta } from '../../ports/counters';
+import { addUsage, emptyUsage, UsageCounts, usageDay } from '../../domain/usage/usage';
 import { RecentEntry } from '../../domain/delivery/recent-log';
 import { splitDestinationId } from '../../domain/ids';
 import { randomBytes } from 'node:crypto';
@@ -53,6 +54,8 @@ export interface DestinationCountersOptions {
  */
 export class CounterWriter {
   protected pending = new Map<string, CounterDelta>();
+  /** Usage per (account, UTC day) not yet flushed (domain/usage/usage.ts): written by the flushes, in the same commits as the counters. */
+  private usagePending = new Map<string, UsageDelta>();
   /** What each write carries besides the counts: the delivery log's head. */
   private carried?: CarriedLists;
   /** Names this writer's documents and lists: writers that share a shard keep theirs apart. */
@@ -107,6 +110,14 @@ export class CounterWriter {
     if (durationMs !== undefined) d.latency = withSample(d.latency, durationMs);
   }
 
+  /**
+   * Usage of `account` in the UTC day of `at`, counted where the thing counted has happened for
+   * good (docs/usage.md): added to the next flush, no write of its own.
+   */
+  meter(account: string, at: Date, counts: Partial<UsageCounts>): void {
+    this.mergeUsage({ account, day: usageDay(at.getTime()), counts: addUsage(emptyUsage(), counts) });
+  }
+
   /** A delivery became DEAD or QUEUED at `at`: counted in the bucket, for the console's charts. */
   deadOrQueued(destinationId: string, status: 'DEAD' | 'QUEUED', at: Date): void {
     const d = this.deltaAt(destinationId, at);
@@ -150,7 +161,7 @@ export class CounterWriter {
    * more, and they went out back to back (writes 595 ms apart on one document, measured).
    */
   flushIfDue(): Promise<void> {
-    if ((this.pending.size === 0 && this.unsure.length === 0) || this.flushQueued || this.clock.now().getTime() - this.lastFlushAt < this.options.flushMs) return this.flushing;
+    if ((this.pending.size === 0 && this.usagePending.size === 0 && this.unsure.length === 0) || this.flushQueued || this.clock.now().getTime() - this.lastFlushAt < this.options.flushMs) return this.flushing;
     return this.flush();
   }
 
@@ -173,7 +184,7 @@ export class CounterWriter {
       this.flushQueued = false;
       // No write until an earlier one's outcome is known: it would replace the mark the read looks for.
       if (!(await this.settleUnsure())) return;
-      if (this.pending.size === 0) return;
+      if (this.pending.size === 0 && this.usagePending.size === 0) return;
       this.moveLate();
       const deltas = [...this.pending.values()].map((d) => {
         const list = this.carried?.listOf(d.destinationId, d.bucketStart);
@@ -182,13 +193,16 @@ export class CounterWriter {
         const group = this.place(delta);
         return group === undefined ? delta : { ...delta, group };
       });
+      const usage = [...this.usagePending.values()];
       this.pending = new Map();
+      this.usagePending = new Map();
       this.lastFlushAt = this.clock.now().getTime();
       try {
-        await this.store.add(deltas, this.options.shard, { writer: this.writer, flush: ++this.flushes });
+        await this.store.add(deltas, this.options.shard, { writer: this.writer, flush: ++this.flushes }, usage);
       } catch (e) {
         if (!(e instanceof CountersNotWritten)) {
           for (const d of deltas) this.merge(d);
+          for (const u of usage) this.mergeUsage(u);
           this.log.warn('success-rate counters not written; kept for the next flush', { error: (e as Error).message, destinations: [...new Set(deltas.map((d) => d.destinationId))] });
           return;
         }
@@ -219,6 +233,7 @@ export class CounterWriter {
     this.unsure = [];
     const lost = unsure.filter((_, i) => !landed[i]);
     for (const u of lost) for (const d of u.deltas) this.merge(d);
+    for (const u of lost) for (const d of u.usage) this.mergeUsage(d);
     const destinations = (us: UnsureCounterWrite[]) => [...new Set(us.flatMap((u) => u.deltas.map((d) => d.destinationId)))];
     if (lost.length) this.log.warn('success-rate counters not written; kept for the next flush', { error: writeError, destinations: destinations(lost) });
     if (lost.length < unsure.length) this.log.info('success-rate counter writes failed but had landed (their replies were lost): not written again', { error: writeError, destinations: destinations(unsure.filter((_, i) => landed[i])) });
@@ -283,6 +298,24 @@ export class CounterWriter {
     return p.group;
   }
 
+  /**
+   * Each account's usage per day from `from` to `to` (`YYYY-MM-DD`), `account`'s only unless
+   * undefined: the store's, and this writer's not yet flushed, read between flushes (a flush's
+   * counts are in neither until it commits).
+   */
+  usage(account: string | undefined, from: string, to: string): Promise<Map<string, Map<string, UsageCounts>>> {
+    return this.betweenFlushes(async () => {
+      const local = [...this.usagePending.values()].filter((u) => (account === undefined || u.account === account) && u.day >= from && u.day <= to).map((u) => ({ ...u, counts: addUsage(emptyUsage(), u.counts) }));
+      const stored = await this.store.usage(account, from, to);
+      for (const u of local) {
+        const days = stored.get(u.account) ?? new Map<string, UsageCounts>();
+        days.set(u.day, addUsage(days.get(u.day) ?? emptyUsage(), u.counts));
+        stored.set(u.account, days);
+      }
+      return stored;
+    });
+  }
+
   /** This writer's unflushed counts of the destination since `since`, as buckets. */
   protected local(destinationId: string, since: number): RateBucket[] {
     return [...this.pending.values()].filter((d) => d.destinationId === destinationId && d.bucketStart >= since).map((d) => ({ ...d, start: d.bucketStart }));
@@ -300,6 +333,13 @@ export class CounterWriter {
       () => undefined,
     );
     return done;
+  }
+
+  private mergeUsage(u: UsageDelta): void {
+    const key = `${u.account}~${u.day}`;
+    const into = this.usagePending.get(key);
+    if (into) addUsage(into.counts, u.counts);
+    else this.usagePending.set(key, { ...u, counts: addUsage(emptyUsage(), u.counts) });
   }
 
   private merge(d: CounterDelta): void {

@@ -17,6 +17,7 @@ import { ingestParent, TraceCarrier, withTraceContext } from '../../domain/event
 import { inIngestSpan } from '../tracing/spans';
 import { DestinationFilters, UNCOUNTED_FILTERS } from '../destinations/destination-filters';
 import { OperationalEmitter, receiversOf } from '../../domain/operational/operational-events';
+import { meterIngest, UsageMeter } from './ingest-usage';
 
 /**
  * What resending after an unavailable answer costs, said exactly: an event is one delivery per destination (one record,
@@ -47,6 +48,8 @@ export interface IngestDeps extends LaneDeps {
   filters?: DestinationFilters;
   /** Told of each request refused over an account's quota (`herald.account.quota-exceeded`); absent: nobody is. */
   operational?: OperationalEmitter;
+  /** Each account's usage (absent: not counted, as in unit tests of other things). */
+  usage?: UsageMeter;
 }
 
 export type IngestResult =
@@ -77,11 +80,11 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
     };
   }
   const refused = deps.account !== undefined ? deps.quotas?.refusedNow(deps.account) : undefined;
-  if (refused) return overQuota(deps, refused, 1);
+  if (refused) return metered(deps, undefined, overQuota(deps, refused, 1));
   const started = new Date();
   const parsed = parseHttpEvents(headers, body, deps.clock.now());
   return inIngestSpan(ingestParent(headers, parsed.ok ? parsed.value : undefined), started, async (span) => {
-    const result = await admit(deps, parsed, span.carrier);
+    const result = metered(deps, parsed.ok ? parsed.value : undefined, await admit(deps, parsed, span.carrier));
     span.set({ 'herald.result': result.kind, 'herald.events': parsed.ok ? parsed.value.length : 0 });
     if (result.kind !== 'accepted') span.fail(result.body.error);
     return result;
@@ -95,7 +98,13 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
  * (a quota refusal's among them) are not refused by the quota they report.
  */
 export function admitEvents(deps: IngestDeps, events: HeraldEvent[]): Promise<IngestResult> {
-  return admit(deps, { ok: true, value: events, mode: 'batch' }, undefined);
+  return admit(deps, { ok: true, value: events, mode: 'batch' }, undefined).then((result) => metered(deps, events, result));
+}
+
+/** The answer, counted in its accounts' usage (meterIngest). */
+function metered(deps: IngestDeps, events: readonly HeraldEvent[] | undefined, result: IngestResult): IngestResult {
+  if (deps.usage) meterIngest(deps.usage, deps.clock.now(), deps.account, events, { kind: result.kind, ...('accepted' in result.body ? { accepted: result.body.accepted } : {}) });
+  return result;
 }
 
 /** A parsed request's events checked, journaled and sent on, each carrying a trace context (its own, else the request's). */
