@@ -87,8 +87,11 @@ export interface CounterStore {
   landed(probes: readonly UnsureCounterWrite['probe'][]): Promise<boolean[]>;
   /** Every shard of every bucket of the destination that started at or after `since` (epoch ms), own and shared documents, merged per bucket. */
   window(destinationId: string, since: number): Promise<RateBucket[]>;
-  /** `window` of each destination, read together: shared documents once for all of them (the suspension check). */
-  windows(destinationIds: readonly string[], since: number): Promise<Map<string, RateBucket[]>>;
+  /**
+   * `window` of each destination, read together: shared documents once for all of them (the
+   * suspension check); with `before`, only the buckets that started before it.
+   */
+  windows(destinationIds: readonly string[], since: number, before?: number): Promise<Map<string, RateBucket[]>>;
   /**
    * The log head of the destination's newest buckets (since `since`), newest first, every
    * writer's list of a bucket together: at most `maxDocs` documents read of each kind (own,
@@ -97,7 +100,11 @@ export interface CounterStore {
   recentLog(destinationId: string, since: number, maxDocs: number): Promise<RecentBucket[]>;
   /** Every counter document (own and shared) of the buckets since `since`, read whole, merged per destination and bucket: the suspension check's one query. */
   bucketsSince(since: number): Promise<Map<string, RateBucket[]>>;
-  /** The destinations' rollups (domain/stats/rate-rollup.ts), those that exist, each with the version a write of it must match: one read per destination asked. */
+  /**
+   * The destinations' rollups (domain/stats/rate-rollup.ts), those that exist, each with the
+   * version a write of it must match: a read per rollup found, and one per 30 destinations
+   * asked that have none (most active destinations of a quiet deployment have none).
+   */
   rollups(destinationIds: readonly string[]): Promise<Map<string, { rollup: RateRollup; version: string }>>;
   /**
    * Writes each rollup if the stored one is still at its `version` (undefined: none stored yet),

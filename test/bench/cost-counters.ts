@@ -56,6 +56,12 @@ export interface CostCounters {
    * found nothing, and the due deliveries found.
    */
   pump: { rounds: number; emptyRounds: number; found: number };
+  /**
+   * Suspension check runs (DestinationCounters.foldRecent) completed, those that found no
+   * destination active (the deferred work of past traffic is done), and the destinations
+   * they found active and the rollups they wrote, summed.
+   */
+  checks: { runs: number; idleRuns: number; active: number; folded: number };
   functions: Record<FunctionName | 'other', FunctionCount>;
   published: Record<TopicKind, TopicCount>;
   /** Messages the batcher pulled from the batch lane (a batched destination's events): Pub/Sub bills their delivery as a push's. */

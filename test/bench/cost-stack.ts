@@ -26,6 +26,7 @@
 import http = require('node:http');
 import { performance } from 'node:perf_hooks';
 import { FirestoreCounterStore } from '../../shared/adapters/firestore/counters';
+import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
 import { createLogger } from '../../shared/log';
 import { LocalStack, startLocalStack } from '../../apps/local/stack';
 import { Logger } from '../../shared/ports/clock';
@@ -41,6 +42,7 @@ const fnCount = (): FunctionCount => ({ requests: 0, errors: 0, wallMs: 0, soloB
 const meter = new FirestoreMeter();
 const counters: Omit<CostCounters, 'cpuMicros' | 'firestore' | 'wire'> = {
   pump: { rounds: 0, emptyRounds: 0, found: 0 },
+  checks: { runs: 0, idleRuns: 0, active: 0, folded: 0 },
   functions: Object.fromEntries([...FUNCTION_NAMES, 'other'].map((f) => [f, fnCount()])) as CostCounters['functions'],
   published: Object.fromEntries(TOPIC_KINDS.map((k) => [k, { messages: 0, bytes: 0, dataBytes: 0 }])) as CostCounters['published'],
   pulled: { messages: 0, bytes: 0, dataBytes: 0 },
@@ -90,6 +92,19 @@ function watchCounterWrites(): void {
     counters.rates.flushes++;
     counters.rates.writes += deltas.length;
     for (const d of deltas) counterLog.push({ doc: `${d.destinationId}~${d.bucketStart}~${shard}`, at, via });
+  };
+}
+
+/** Counts the suspension check's runs (every instance's counters: the class is the seam), and those that found nothing active. */
+function watchChecks(): void {
+  const foldRecent = DestinationCounters.prototype.foldRecent;
+  DestinationCounters.prototype.foldRecent = async function (this: DestinationCounters) {
+    const run = await foldRecent.call(this);
+    counters.checks.runs++;
+    if (run.active.length === 0) counters.checks.idleRuns++;
+    counters.checks.active += run.active.length;
+    counters.checks.folded += run.folded;
+    return run;
   };
 }
 
@@ -239,6 +254,7 @@ async function main(): Promise<void> {
   if (!pubsubHost || !firestoreHost) throw new Error('PUBSUB_EMULATOR_HOST and FIRESTORE_EMULATOR_HOST must name running emulators');
   watchNextServer();
   watchCounterWrites();
+  watchChecks();
   meterFirestore(meter);
   const stack = await startLocalStack({ port: 0, emulators: { pubsubHost, firestoreHost }, log: countingLogger(), onProgress: () => undefined });
   instrument(stack);

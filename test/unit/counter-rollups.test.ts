@@ -1,6 +1,6 @@
 import { MemoryCounterStore } from '../../shared/adapters/memory/counter-store';
 import { getAccountStats } from '../../shared/app/admin/stats-admin';
-import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
+import { DestinationCounters, ROLLUP_MIN_BUCKETS } from '../../shared/app/destinations/destination-counters';
 import { checkThresholds } from '../../shared/app/delivery/suspend-and-reactivate';
 import { foldRollup } from '../../shared/domain/stats/rate-rollup';
 import { summarize } from '../../shared/domain/stats/success-rate';
@@ -102,7 +102,8 @@ test('a fold is done once: a second run of the same minute, or two runs at once,
     clock.set(T0 + (m + 1) * MIN + 15_000);
     // Two runs at once (a retried scheduler call), then one more of the same minute.
     const runs = await Promise.all([a.foldRecent(), b.foldRecent()]);
-    expect(runs.reduce((n, r) => n + r.folded, 0)).toBe(1);
+    // Its hour earns it a rollup at its ROLLUP_MIN_BUCKETS-th minute with counts; from then on each minute is folded once.
+    expect(runs.reduce((n, r) => n + r.folded, 0)).toBe(m + 1 >= ROLLUP_MIN_BUCKETS ? 1 : 0);
     expect((await a.foldRecent()).folded).toBe(0);
   }
   const { rollup, version } = (await store.rollups(['acme_x'])).get('acme_x')!;
@@ -114,7 +115,7 @@ test('a fold is done once: a second run of the same minute, or two runs at once,
   expect(await store.putRollups([{ rollup: { ...rollup, foldedThrough: rollup.foldedThrough + 2 * MIN }, version }])).toEqual([false]);
 });
 
-test('runs skipped for minutes: the next one catches up, and a destination active only then is judged', async () => {
+test('runs skipped for minutes: the next one catches up, and a destination active only then is judged on its counter documents, with no rollup', async () => {
   const store = new MemoryCounterStore();
   const clock = manualClock();
   const writer = countersOn(store, clock, 1);
@@ -131,7 +132,10 @@ test('runs skipped for minutes: the next one catches up, and a destination activ
   }
   const now = clock.now().getTime();
   for (const id of ['acme_steady', 'acme_only-then']) expect(await checker.window(id)).toEqual(summarize(await store.window(id, now - HOUR), now, HOUR));
-  expect((await store.rollups(['acme_only-then'])).get('acme_only-then')!.rollup.minutes.map((b) => b.start)).toEqual([T0 + 7 * MIN]);
+  // Folded through minute 10: minute 11 counted nothing, and a fold that adds nothing is not written.
+  expect((await store.rollups(['acme_steady'])).get('acme_steady')!.rollup.foldedThrough).toBe(T0 + 11 * MIN);
+  // One minute with counts in its hour: its counter documents answer every read for less than a rollup would cost.
+  expect(await store.rollups(['acme_only-then'])).toEqual(new Map());
 });
 
 test('counts flushed minutes late (the store refused writes meanwhile) go into the current bucket: a folded bucket takes none, the hour loses none', async () => {

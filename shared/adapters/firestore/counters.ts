@@ -78,8 +78,6 @@ export const MARK_FIELD = 'flushes';
 
 /** The suspension check's cursor, beside the rollups: `~` is in no destination id. */
 const CURSOR_DOC = '~check';
-/** Documents asked for in one getAll. */
-const GET_ALL = 100;
 /** A refused precondition: an answer, not a fault. */
 const refused = (code: number | undefined) => code === GRPC.ALREADY_EXISTS || code === GRPC.FAILED_PRECONDITION;
 
@@ -174,7 +172,7 @@ export class FirestoreCounterStore extends FirestoreStore implements CounterStor
    * destinations or fewer those that list any of them (one query), with more every shared
    * document of the window, once — fewer than a query per destination's.
    */
-  async windows(destinationIds: readonly string[], since: number): Promise<Map<string, RateBucket[]>> {
+  async windows(destinationIds: readonly string[], since: number, before?: number): Promise<Map<string, RateBucket[]>> {
     const ids = [...new Set(destinationIds)];
     const rows = new Map<string, Row[]>(ids.map((id) => [id, []]));
     if (ids.length === 0) return new Map();
@@ -182,7 +180,9 @@ export class FirestoreCounterStore extends FirestoreStore implements CounterStor
     const s = FIRESTORE_QUERIES.sharedRateWindow;
     const chunks = Array.from({ length: Math.ceil(ids.length / DISJUNCTION) }, (_, i) => ids.slice(i * DISJUNCTION, (i + 1) * DISJUNCTION));
     const sharedQuery = ids.length <= DISJUNCTION ? this.shared.where(s.contains, 'array-contains-any', ids).where(s.orderBy, '>=', since) : this.shared.where(FIRESTORE_QUERIES.sharedRatesSince.orderBy, '>=', since);
-    const [own, shared] = await Promise.all([Promise.all(chunks.map((chunk) => this.read(this.col.where(q.equality[0], 'in', chunk).where(q.orderBy, '>=', since)))), this.read(sharedQuery)]);
+    // The same field's range, closed: the same indexes serve it.
+    const upTo = (query: Query) => (before === undefined ? query : query.where(q.orderBy, '<', before));
+    const [own, shared] = await Promise.all([Promise.all(chunks.map((chunk) => this.read(upTo(this.col.where(q.equality[0], 'in', chunk).where(q.orderBy, '>=', since))))), this.read(upTo(sharedQuery))]);
     for (const doc of own.flat()) {
       const r = doc.data() as StoredRate;
       rows.get(r.destinationId)?.push(r);
@@ -239,13 +239,14 @@ export class FirestoreCounterStore extends FirestoreStore implements CounterStor
   async rollups(destinationIds: readonly string[]): Promise<Map<string, { rollup: RateRollup; version: string }>> {
     const ids = [...new Set(destinationIds)];
     const found = new Map<string, { rollup: RateRollup; version: string }>();
+    // A query by document id, 30 to a query, not a getAll: a getAll bills a read per document
+    // asked for, found or not; a query, one per document found (one when none is).
     await Promise.all(
-      Array.from({ length: Math.ceil(ids.length / GET_ALL) }, async (_, i) => {
-        const refs = ids.slice(i * GET_ALL, (i + 1) * GET_ALL).map((id) => this.rollupCol.doc(id));
-        const snaps = await this.db.getAll(...refs);
-        // A getAll bills a read per document asked for, found or not.
-        this.ops.reads += refs.length;
-        for (const snap of snaps) if (snap.exists && snap.updateTime) found.set(snap.id, { rollup: rollupOf(snap.data() as StoredRollup), version: `${snap.updateTime.seconds}.${snap.updateTime.nanoseconds}` });
+      Array.from({ length: Math.ceil(ids.length / DISJUNCTION) }, async (_, i) => {
+        const refs = ids.slice(i * DISJUNCTION, (i + 1) * DISJUNCTION).map((id) => this.rollupCol.doc(id));
+        for (const snap of await this.read(this.rollupCol.where(FieldPath.documentId(), 'in', refs))) {
+          if (snap.exists && snap.updateTime) found.set(snap.id, { rollup: rollupOf(snap.data() as StoredRollup), version: `${snap.updateTime.seconds}.${snap.updateTime.nanoseconds}` });
+        }
       }),
     );
     return found;

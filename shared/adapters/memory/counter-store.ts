@@ -104,9 +104,13 @@ export class MemoryCounterStore implements CounterStore {
     return mergeShards(this.holding(destinationId, since).map((d) => d.entries.get(destinationId)!));
   }
 
-  async windows(destinationIds: readonly string[], since: number): Promise<Map<string, RateBucket[]>> {
-    return new Map(await Promise.all([...new Set(destinationIds)].map(async (id) => [id, await this.window(id, since)] as const)));
+  async windows(destinationIds: readonly string[], since: number, before = Infinity): Promise<Map<string, RateBucket[]>> {
+    this.windowReads++;
+    return new Map(await Promise.all([...new Set(destinationIds)].map(async (id) => [id, (await this.window(id, since)).filter((b) => b.start < before)] as const)));
   }
+
+  /** Calls of `windows` (each a query or a few, whatever the destinations asked). */
+  windowReads = 0;
 
   async bucketsSince(since: number): Promise<Map<string, RateBucket[]>> {
     const ids = [...new Set([...this.docs.values()].filter((d) => d.bucketStart >= since).flatMap((d) => [...d.entries.keys()]))];
@@ -116,12 +120,12 @@ export class MemoryCounterStore implements CounterStore {
   private readonly rollupDocs = new Map<string, { rollup: RateRollup; version: string }>();
   private versions = 0;
   private cursor: number | undefined;
-  /** Reads of rollups and the cursor, one per document asked for (as Firestore bills a getAll). */
+  /** Reads of rollups and the cursor, as Firestore bills the queries: one per rollup found, one per 30 asked with none found. */
   rollupReads = 0;
 
   async rollups(destinationIds: readonly string[]): Promise<Map<string, { rollup: RateRollup; version: string }>> {
     const ids = [...new Set(destinationIds)];
-    this.rollupReads += ids.length;
+    for (let i = 0; i < ids.length; i += 30) this.rollupReads += Math.max(1, ids.slice(i, i + 30).filter((id) => this.rollupDocs.has(id)).length);
     return new Map(ids.flatMap((id) => (this.rollupDocs.has(id) ? [[id, structuredClone(this.rollupDocs.get(id)!)] as const] : [])));
   }
 

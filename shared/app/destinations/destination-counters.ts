@@ -1,7 +1,7 @@
 import { bucketStart, RateBucket, RateSummary, summarize } from '../../domain/stats/success-rate';
 import { foldRollup, heldFrom, RateRollup, rolledUp, RollupShape } from '../../domain/stats/rate-rollup';
 import { forEachLimited } from '../support/for-each-limited';
-import { CounterWriter } from './counter-writer';
+import { CounterWriter, SPARSE_MAX } from './counter-writer';
 
 /**
  * Shards a destination's counters are spread over: a writer picks one at random when it
@@ -24,6 +24,15 @@ const FOLD_CONCURRENCY = 32;
  */
 const CATCH_UP_PER_RUN = 1000;
 const CATCH_UP_MS = 20_000;
+/**
+ * A destination earns a rollup once its rolling hour holds counts in this many buckets: a read
+ * of its hour then costs about this many counter documents without one, where a rollup costs a
+ * read and a write each run it is active (a write bills three reads). Fewer (one event an hour,
+ * a few), and its counter documents answer every read for less.
+ */
+export const ROLLUP_MIN_BUCKETS = 5;
+/** Destinations per read of the quiet ones' hour: an `in` and an `array-contains-any` take 30 values at most. */
+const QUIET_READ_CHUNK = 30;
 
 /** What the suspension check read and folded in one run (DestinationCounters.foldRecent). */
 export interface FoldRun {
@@ -111,12 +120,18 @@ export class DestinationCounters extends CounterWriter {
 
   /**
    * The suspension check's read, each run: every counter document since the last run (one
-   * query for all destinations, whole documents), the active destinations' rollups (a read
-   * each), the complete buckets folded into them and each written back (a write each, refused
-   * if another run wrote it meanwhile: a bucket is never folded twice). Steady state, a busy
-   * destination costs its rollup and the documents of two buckets. A rollup behind this read
-   * (its destination idle for a while) or none yet is caught up from its own counter documents;
-   * the cursor (where the last complete run folded to) lets a run missed be caught up by the next.
+   * query for all destinations, whole documents), and which active destinations have a rollup
+   * (a query per 30: a read per rollup found). A destination with one is folded: the complete
+   * buckets added and the rollup written back (a write, refused if another run wrote it
+   * meanwhile: a bucket is never folded twice); steady state, a busy destination costs its
+   * rollup and the documents of two buckets; a busy one without is caught up. A quiet one
+   * without (at most SPARSE_MAX counts since the last run: a few events an hour) is judged on its counter documents of the hour, read together (two queries per 30
+   * destinations, and the documents found), and earns a rollup only once its hour holds
+   * ROLLUP_MIN_BUCKETS buckets with counts: before that, a read of its hour or its day costs as
+   * few documents without one, and its traffic no rollup read or write. A rollup behind this
+   * read (its destination idle for a while), or a first one, is caught up from its own counter
+   * documents; the cursor (where the last complete run folded to) lets a run missed be caught
+   * up by the next.
    */
   async foldRecent(): Promise<FoldRun> {
     const now = this.clock.now().getTime();
@@ -127,17 +142,23 @@ export class DestinationCounters extends CounterWriter {
     const since = Math.max(Math.min(cursor ?? foldTo - bucketMs, foldTo - bucketMs), foldTo - this.hourMs);
     const [raw, local] = await this.betweenFlushes(async () => [await this.store.bucketsSince(since), [...this.pending.values()].filter((d) => d.bucketStart >= since - this.hourMs)] as const);
     const stored = await this.store.rollups([...raw.keys()]);
+    const hourSince = now - this.hourMs;
+    // Their hour before `since` (the rest is in `raw`). Counts this writer flushes meanwhile land at or after `since` (older ones move to the current bucket: CounterWriter.moveLate): never in this read and in `local` both.
+    const quiet = await this.hoursBefore([...raw.keys()].filter((id) => !stored.has(id) && counted(raw.get(id)!) <= SPARSE_MAX), hourSince, since);
+    for (const [id, older] of quiet) quiet.set(id, [...older, ...raw.get(id)!]);
     const read = new Map<string, { rollup?: RateRollup; raw: RateBucket[] }>();
     const writes: { rollup: RateRollup; version: string | undefined }[] = [];
     /** Destinations caught up by a read after this writer's unflushed counts were taken: those may be in it, so are left out. */
     const caughtUp = new Set<string>();
     const catchUpUntil = performance.now() + CATCH_UP_MS;
-    await forEachLimited([...raw.keys()], FOLD_CONCURRENCY, async (id) => {
+    const folding = [...raw.keys()].filter((id) => !quiet.has(id) || earnsRollup(quiet.get(id)!, hourSince));
+    await forEachLimited(folding, FOLD_CONCURRENCY, async (id) => {
       const had = stored.get(id);
       const from = had?.rollup.foldedThrough ?? heldFrom(foldTo, shape).coarse;
       // Beyond this run's share of catching up, judged on its counter documents (windows) and folded by a later run.
       if (from < since && (caughtUp.size >= CATCH_UP_PER_RUN || performance.now() > catchUpUntil)) return;
       if (from < since) caughtUp.add(id);
+      quiet.delete(id);
       const buckets = from < since ? await this.store.window(id, from) : raw.get(id)!;
       const next = foldRollup(had?.rollup, id, buckets, from, foldTo, shape);
       if (next) writes.push({ rollup: next, version: had?.version });
@@ -162,13 +183,18 @@ export class DestinationCounters extends CounterWriter {
         const summaries = new Map<string, RateSummary>();
         const rest: { destinationId: string; windowMs: number }[] = [];
         for (const a of asked) {
-          const got = read.get(a.destinationId);
           const windowSince = now - a.windowMs;
+          const hour = quiet.get(a.destinationId);
+          if (hour && a.windowMs <= this.hourMs) {
+            summaries.set(a.destinationId, summarize([...hour.filter((b) => b.start >= windowSince), ...localOf(a.destinationId, windowSince)], now, a.windowMs));
+            continue;
+          }
+          const got = read.get(a.destinationId);
           const part = rolledUp(got?.rollup, windowSince, false, shape);
           if (!got || part.rawSince < (got.rollup?.foldedThrough ?? Infinity)) rest.push(a);
           else summaries.set(a.destinationId, summarize([...part.buckets, ...got.raw.filter((b) => b.start >= part.rawSince), ...localOf(a.destinationId, windowSince)], now, a.windowMs));
         }
-        // Not folded by this run (beyond its catching up): their counter documents of the window, as before rollups.
+        // Not folded by this run (beyond its catching up), or a window longer than the hour read: their counter documents of the window, as before rollups.
         for (const [windowMs, group] of groupBy(rest, (a) => a.windowMs)) {
           const since = now - windowMs;
           const ids = group.map((a) => a.destinationId);
@@ -180,10 +206,33 @@ export class DestinationCounters extends CounterWriter {
     };
   }
 
+  /**
+   * Each destination's counter documents of [from, before), 30 destinations to a read: their
+   * own by `in`, the shared ones that list any of them — a quiet destination's hour is mostly
+   * none, a read for the 30 of them.
+   */
+  private async hoursBefore(ids: readonly string[], from: number, before: number): Promise<Map<string, RateBucket[]>> {
+    const found = new Map<string, RateBucket[]>(ids.map((id) => [id, []]));
+    if (from >= before) return found;
+    const chunks = Array.from({ length: Math.ceil(ids.length / QUIET_READ_CHUNK) }, (_, i) => ids.slice(i * QUIET_READ_CHUNK, (i + 1) * QUIET_READ_CHUNK));
+    await forEachLimited(chunks, FOLD_CONCURRENCY, async (chunk) => (await this.store.windows(chunk, from, before)).forEach((b, id) => found.set(id, b)));
+    return found;
+  }
+
   /** The destination's buckets that started at or after `since` (epoch ms), this writer's unflushed counts included. */
   buckets(destinationId: string, since: number): Promise<RateBucket[]> {
     return this.betweenFlushes(async () => [...(await this.store.window(destinationId, since)), ...this.local(destinationId, since)]);
   }
+}
+
+/** Attempts, DEAD and QUEUED deliveries in the buckets. */
+function counted(buckets: readonly RateBucket[]): number {
+  return buckets.reduce((n, b) => n + b.attempts + (b.settled?.dead ?? 0) + (b.settled?.queued ?? 0), 0);
+}
+
+/** Whether a destination's buckets of the hour (since `hourSince`) are enough to earn it a rollup. */
+function earnsRollup(buckets: readonly RateBucket[], hourSince: number): boolean {
+  return new Set(buckets.filter((b) => b.start >= hourSince && (b.attempts > 0 || b.settled)).map((b) => b.start)).size >= ROLLUP_MIN_BUCKETS;
 }
 
 /** `items` by `key`, each group in the order met. */

@@ -44,13 +44,15 @@ export function heldFrom(foldedThrough: number, shape: RollupShape): { minutes: 
  * `from` must be the rollup's `foldedThrough` (or, with none, where the read of `raw` began).
  * Each bucket is folded once, overwriting: nothing is ever added twice as long as a write
  * of the result is refused when the rollup changed since it was read (the stores' version).
- * Undefined when there is nothing to fold.
+ * Undefined when there is nothing to fold: no complete bucket with counts in [from, foldTo).
  */
 export function foldRollup(rollup: RateRollup | undefined, destinationId: string, raw: readonly RateBucket[], from: number, foldTo: number, shape: RollupShape): RateRollup | undefined {
   const start = rollup?.foldedThrough ?? from;
   if (rollup && foldTo <= start) return undefined;
   const through = Math.max(start, foldTo);
   const folded = raw.filter((b) => b.start >= start && b.start < through);
+  // No complete bucket to add: no write. Reads go on from the stored `foldedThrough`, over no more documents than from a later one.
+  if (folded.length === 0) return undefined;
   const held = heldFrom(through, shape);
   const minutes = [...(rollup?.minutes ?? []), ...folded].filter((b) => b.start >= held.minutes).sort((a, b) => a.start - b.start);
   const coarse = new Map((rollup?.coarse ?? []).map((b) => [b.start, { ...b }]));
