@@ -7,7 +7,7 @@ import { registerPortal } from './commands/portal';
 import { registerPublish } from './commands/publish';
 import { registerReplay } from './commands/replay';
 import { registerSimulate } from './commands/simulate';
-import { registerUsage } from './commands/usage';
+import { registerUsage } from './commands/usage/usage';
 import { ACCOUNT_HELP, API_KEY_HELP, CliIo, CommandContext, commandPath, DEFAULT_URL } from './context';
 import { CliError, EXIT } from './errors';
 

@@ -14,7 +14,7 @@ import {
 import { endPortalSessions, exchangePortalLink, listPortalLinks, listPortalSessions, mintPortalLink, revokePortalLink, revokePortalSession } from '../../shared/app/admin/portal-admin';
 import { accountCreateSchema, accountPatchSchema, accountSettingsSchema, FAILURE_POLICY_SETTING, keyCreateSchema } from '../../shared/domain/access/account';
 import { portalLinkSchema, portalSessionSchema } from '../../shared/domain/access/portal';
-import { getUsage, listUsage, usageAsCsv, usageQuerySchema } from '../../shared/app/admin/usage-admin';
+import { getUsage, listUsage, usageAsCsv, usageQuerySchema } from '../../shared/app/usage/usage-admin';
 import { NO_ACCOUNT, RouteSpec } from './route';
 
 /** Accounts, their settings (docs/accounts.md) and keys: the account id is in the path. */

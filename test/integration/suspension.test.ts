@@ -157,7 +157,7 @@ describe('suspension by answer and by success rate, reactivation, failureMode qu
     expect(notice.text).toContain(dest.suspension!.reason);
     expect(notice.recentErrors).toEqual([first.lastError]);
     expect(dest.suspension!.notification).toEqual(notice);
-    expect(dest.stats).toEqual({ attempts1h: 1, successRate1h: 0, lastErrors: [first.lastError], rate: 10, rateBounds: { min: 1, max: 100 } });
+    expect(dest.stats).toEqual({ attempts1h: 1, successRate1h: 0, lastErrors: [first.lastError], filterPassed1h: 0, filtered1h: 0, filterErrors1h: 0, rate: 10, rateBounds: { min: 1, max: 100 } });
     // Exactly one notification, though four events met the suspended destination.
     await pause(300);
     expect(notifications.received.filter((m) => m.attributes['herald-destination'] === 'notfound')).toHaveLength(1);

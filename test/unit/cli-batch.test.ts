@@ -51,7 +51,7 @@ describe('destinations add --batch-*: what is sent', () => {
     expect(help).toContain('--batch-max-wait-ms <ms>');
     expect(help).toContain('--batch-max-bytes <bytes>');
     expect(help).toContain('adding an existing id again without a flag it was given before');
-    expect(help).toContain('(--batch-*, --ordering, --rate-*, --lane, --policy …) sets that one back to its default');
+    expect(help).toContain('(--batch-*, --ordering, --rate-*, --lane, --policy, --filter …) sets that one back to its default');
   });
 });
 

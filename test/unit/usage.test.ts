@@ -1,6 +1,6 @@
 import { MemoryCounterStore } from '../../shared/adapters/memory/counter-store';
 import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
-import { getUsage } from '../../shared/app/admin/usage-admin';
+import { getUsage } from '../../shared/app/usage/usage-admin';
 import { usageCostUsd } from '../../shared/domain/usage/usage-cost';
 import { emptyUsage, usageCsv, usageOutcome, usageRows } from '../../shared/domain/usage/usage';
 import { createLogger } from '../../shared/log';

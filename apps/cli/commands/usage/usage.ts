@@ -1,10 +1,10 @@
 import { Command } from 'commander';
 import { z } from 'zod';
-import { isCalendarDay, usageCsv, UsageDay, USAGE_OUTCOMES } from '../../../shared/domain/usage/usage';
-import { objectOf, unexpected } from '../answers';
-import { CommandContext, connectionOptions, usageError, validate } from '../context';
-import { accountIdSchema } from '../credentials';
-import { table } from './destination-args';
+import { isCalendarDay, usageCsv, UsageDay, USAGE_OUTCOMES } from '../../../../shared/domain/usage/usage';
+import { objectOf, unexpected } from '../../answers';
+import { CommandContext, connectionOptions, usageError, validate } from '../../context';
+import { accountIdSchema } from '../../credentials';
+import { table } from '../destination-args';
 
 /**
  * `herald usage <account>`: what an account used per UTC day or month (GET
