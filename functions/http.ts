@@ -55,7 +55,7 @@ export function statusOf(kind: OutcomeKind): number {
 
 /** An outcome as its answer: its status, Retry-After when it says when to come back, and its body (none when done). */
 export function sendOutcome(res: http.ServerResponse, outcome: AnyOutcome): void {
-  if (outcome.kind === 'too-many' && outcome.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(outcome.retryAfterSeconds));
+  if (outcome.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(outcome.retryAfterSeconds));
   sendJson(res, statusOf(outcome.kind), outcome.body);
 }
 

@@ -92,6 +92,12 @@ class Herald {
     for (const pgid of emulatorGroups(this.output)) signalGroup(pgid, 'SIGKILL');
   }
 
+  /** What the admin API answers to a GET, as text (for a failure's diagnosis). */
+  async read(route: string): Promise<string> {
+    const response = await fetch(`${this.url}/admin${route}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    return `${response.status} ${await response.text()}`;
+  }
+
   async admin(method: string, route: string, body?: unknown): Promise<number> {
     const response = await fetch(`${this.url}/admin${route}`, {
       method,
@@ -277,10 +283,17 @@ test('Ctrl-C under load on reused emulators leaves them running and loses nothin
     },
     30_000,
     250,
-  ).catch((e: Error) => {
+  ).catch(async (e: Error) => {
     const seen = received();
     const missing = accepted.filter((id) => !seen.has(id));
-    throw new Error(`${e.message}: ${missing.length} of ${accepted.length} never received, e.g. ${missing.slice(0, 5).join(', ')}`);
+    // What Herald holds of each, and what each run logged of it: a loss is diagnosed from the failure alone.
+    const detail = await Promise.all(
+      missing.slice(0, 3).map(async (id) => {
+        const logged = [first, second, third].flatMap((h, run) => h.output.split('\n').filter((l) => l.includes(`"${id}"`)).map((l) => `run ${run + 1}: ${l.slice(0, 600)}`));
+        return `${id}: ${await third.read(`/destinations/shared/deliveries?eventId=${id}`)}\n${logged.slice(0, 10).join('\n')}`;
+      }),
+    );
+    throw new Error(`${e.message}: ${missing.length} of ${accepted.length} never received, e.g. ${missing.slice(0, 5).join(', ')}\n${detail.join('\n')}`);
   });
   const stopAt = third.signal('SIGTERM');
   const last = await third.exitWithin(15_000);

@@ -2,7 +2,8 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import * as functions from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
-import { guarded } from '../../functions/http';
+import { guarded, sendOutcome } from '../../functions/http';
+import type { AnyOutcome } from '../../shared/app/support/outcome';
 import { createLogger } from '../../shared/log';
 import { LimiterClosedError } from '../../shared/app/rate/limiter-gate';
 import { BeforeSendError } from '../../shared/app/delivery/push-verdict';
@@ -72,5 +73,31 @@ describe('guarded handlers under the functions framework', () => {
     const reply = await call('/stopping-at-gate');
     expect(reply.status).toBe(503);
     expect(JSON.parse(reply.body)).toEqual({ error: 'Herald is shutting down: the delivery was not attempted (Pub/Sub brings it again)' });
+  });
+});
+
+describe('an outcome as an answer', () => {
+  async function answer(outcome: AnyOutcome): Promise<Response> {
+    const server = http.createServer((_req, res) => sendOutcome(res, outcome));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      return await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    } finally {
+      server.close();
+    }
+  }
+
+  it('says when to come back on a 503 that knows (the store or Pub/Sub busy), as on a 429', async () => {
+    const busy = await answer({ kind: 'unavailable', retryAfterSeconds: 1, body: { error: 'resend' } });
+    expect(busy.status).toBe(503);
+    expect(busy.headers.get('retry-after')).toBe('1');
+    const quota = await answer({ kind: 'too-many', retryAfterSeconds: 3, body: { error: 'over quota' } });
+    expect([quota.status, quota.headers.get('retry-after')]).toEqual([429, '3']);
+  });
+
+  it('gives no Retry-After where coming back soon would not help (a setting is missing)', async () => {
+    const unset = await answer({ kind: 'unavailable', body: { error: 'set HERALD_CONSOLE_URL' } });
+    expect(unset.status).toBe(503);
+    expect(unset.headers.get('retry-after')).toBeNull();
   });
 });

@@ -107,7 +107,7 @@ describe('ingest', () => {
     }
     deps.directory = new DestinationDirectory(new Unreadable(), systemClock, 0);
     const result = await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
-    expect(result).toEqual({ kind: 'unavailable', body: { error: expect.stringMatching(/resend/), errorId: expect.any(String), accepted: [], failed: [{ id: 'e1', error: "Herald's storage is busy" }] } });
+    expect(result).toEqual({ kind: 'unavailable', retryAfterSeconds: 1, body: { error: expect.stringMatching(/resend/), errorId: expect.any(String), accepted: [], failed: [{ id: 'e1', error: "Herald's storage is busy" }] } });
     expectNoInternals(result.body, logs);
     expect(published).toEqual([]);
     expect(store.writes).toEqual([]);

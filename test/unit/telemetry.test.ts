@@ -174,7 +174,7 @@ describe('what Herald records', () => {
     countIngest(metrics, { kind: 'accepted', body: { accepted: ['a', 'b', 'c'] } });
     countIngest(metrics, { kind: 'invalid', body: { error: 'x', issues: [] } });
     countIngest(metrics, { kind: 'too-many', retryAfterSeconds: 1, body: { error: 'x', issues: [] } } as never);
-    countIngest(metrics, { kind: 'unavailable', body: { error: 'x', errorId: 'e', accepted: ['a'], failed: [{ id: 'b', error: 'x' }, { id: 'c', error: 'x' }] } });
+    countIngest(metrics, { kind: 'unavailable', retryAfterSeconds: 1, body: { error: 'x', errorId: 'e', accepted: ['a'], failed: [{ id: 'b', error: 'x' }, { id: 'c', error: 'x' }] } });
     const rm = await reader.read();
     expect(sumOf(rm, 'herald.events.accepted')).toBe(4);
     expect(sumOf(rm, 'herald.events.refused', { reason: 'invalid' })).toBe(1);

@@ -13,7 +13,7 @@ import { DeliveryPolicy } from '../../domain/retry/delivery-policy';
 import { Decision, decide, NO_HISTORY } from '../../domain/retry/retry-decision';
 import { measureAttempt } from './attempt-metrics';
 import { backOffUntil, countAttempt, countDeadOrQueued, logged, meterAttempt, meterDelivered, rateWaitFor, withFailureModeOf } from './attempt';
-import { startUnderClaim, updateUnderClaim, writeUnderClaim } from './claimed-update';
+import { handBackOnStop, startUnderClaim, updateUnderClaim, writeUnderClaim } from './claimed-update';
 import { sendDeadLetter } from '../lanes/dead-letter';
 import { DeliverDeps, Target } from './delivery-context';
 import { recheckQueued } from './queued-recheck';
@@ -131,7 +131,9 @@ export async function claimedBatch(deps: DeliverDeps, destination: Destination, 
   if (live.length === 0) return { batchId: original.id, outcome: 'nothing-to-send', recorded: 0, members: messages.length };
   const batchId = retryBatchId(original.id, original.size, live.map((l) => l.place.position));
   const underClaim = (t: Transition) => Promise.all(live.map((l) => updateUnderClaim(deps.deliveries, l.t.id, l.started.claimedAt, t)));
-  const gate = await deps.limiter.acquire(destination.id, rateBoundsOf(destination), rateWaitFor(deps, live[0]!.t), { returning: live.some((l) => l.started.rateDeferred === true) });
+  const gate = await deps.limiter
+    .acquire(destination.id, rateBoundsOf(destination), rateWaitFor(deps, live[0]!.t), { returning: live.some((l) => l.started.rateDeferred === true) })
+    .catch((e: unknown) => handBackOnStop(e, underClaim, deps.clock.now()));
   if (gate.kind !== 'send') {
     const until = gate.kind === 'defer' ? new Date(gate.until) : backOffUntil(deps);
     const deferred = await underClaim({ type: 'defer', until });

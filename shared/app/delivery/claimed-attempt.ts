@@ -1,7 +1,8 @@
 import { withEvent, applied } from '../../domain/delivery/delivery-record';
+import type { DeliveryRecord } from '../../domain/retry/delivery';
 import { historyOf, transition } from '../../domain/retry/delivery-state';
 import { attempt } from './attempt';
-import { startUnderClaim, updateUnderClaim, writeUnderClaim } from './claimed-update';
+import { handBackOnStop, startUnderClaim, updateUnderClaim, writeUnderClaim } from './claimed-update';
 import { DeliverDeps, DeliverOutcome, Target } from './delivery-context';
 import { afterOrderedOutcome } from '../ordering/ordered-delivery';
 
@@ -15,6 +16,10 @@ export async function claimedAttempt(deps: DeliverDeps, t: Target, claim: string
     return { kind: 'duplicate', deliveryId: t.id };
   }
   const { started } = start;
+  return claimedStages(deps, t, started).catch((e: unknown) => handBackOnStop(e, (next) => updateUnderClaim(deps.deliveries, t.id, started.claimedAt, next), deps.clock.now()));
+}
+
+function claimedStages(deps: DeliverDeps, t: Target, started: DeliveryRecord): Promise<DeliverOutcome> {
   return attempt(deps, t, {
     gate: { returning: started.rateDeferred === true },
     // Only a first push reads before its turn.

@@ -4,6 +4,7 @@ import { transition, Transition } from '../../domain/retry/delivery-state';
 import { DeliveryStore } from '../../ports/deliveries';
 import { RECORD_RETRY } from './delivery-context';
 import { retryOnOverload } from '../support/overload-retry';
+import { LimiterClosedError } from '../rate/limiter-gate';
 
 /**
  * Writes under a claim. Each recognises its own write when it finds it: Firestore runs a
@@ -85,4 +86,19 @@ export async function startUnderClaim(deliveries: DeliveryStore, id: string, cla
   });
   const ours = started ?? found;
   return ours ? { started: ours } : { refused, ...(seen ? { record: seen } : {}) };
+}
+
+/**
+ * Herald stopping before a claimed send (its limiter closed), however the stage wrapped it. The
+ * start renewed the claim, so the message Pub/Sub brings again no longer matches it and would be
+ * skipped, leaving the delivery IN_FLIGHT until the claim expired (HERALD_CLAIM_TTL_MS): it is
+ * handed back to the pump, due now, by `handBack`. If that write fails too, the TTL still recovers it.
+ */
+export function stoppedBeforeSend(e: unknown): boolean {
+  return e instanceof LimiterClosedError || (e instanceof Error && e.cause instanceof LimiterClosedError);
+}
+
+export async function handBackOnStop(e: unknown, handBack: (t: Transition) => Promise<unknown>, now: Date): Promise<never> {
+  if (stoppedBeforeSend(e)) await handBack({ type: 'back-off', until: now }).catch(() => undefined);
+  throw e;
 }

@@ -24,6 +24,8 @@ import { meterIngest, UsageMeter } from './ingest-usage';
  * one `webhook-id`), but a resend is a new lane message, sent without a read first, so a
  * destination whose lane had the event already receives it again (docs/delivery-guarantees.md).
  */
+/** Pub/Sub or Firestore failing is mostly seconds long (a restart, a blip): come back soon rather than at a producer's own backoff. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
 const RESENT_AGAIN = 'a destination that had one already may receive it again, with the same webhook-id';
 
 export interface IngestDeps extends LaneDeps {
@@ -57,7 +59,7 @@ export type IngestResult =
   | { kind: 'invalid' | 'forbidden' | 'too-large'; body: { error: string; issues: ValidationIssue[] } }
   | TooMany<{ error: string; issues: ValidationIssue[] }>
   /** `errorId` names the log line that holds the cause in full; the body holds none of it (no Pub/Sub or Firestore text, no topic path). */
-  | { kind: 'unavailable'; body: { error: string; errorId: string; accepted: string[]; failed: { id: string; error: string }[] } };
+  | { kind: 'unavailable'; retryAfterSeconds: number; body: { error: string; errorId: string; accepted: string[]; failed: { id: string; error: string }[] } };
 
 /**
  * Validates a whole request before publishing any of it (all-or-nothing), then, at once,
@@ -227,6 +229,7 @@ async function admit(deps: IngestDeps, parsed: ReturnType<typeof parseHttpEvents
     deps.log.error('publishing to the lanes or placing ordered events failed', { errorId, failed: causes, accepted });
     return {
       kind: 'unavailable',
+      retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS,
       body: { error: `Herald could not pass some events on (each failed one says why); resend the failed events (${RESENT_AGAIN})`, errorId, accepted, failed },
     };
   }
@@ -301,7 +304,7 @@ function overQuota(deps: IngestDeps, verdict: Extract<QuotaVerdict, { ok: false 
 
 /** Unavailable, none of the request's events accepted: what to do and a generic cause; the detail is in the log line `errorId` names. */
 function unavailable(error: string, events: readonly HeraldEvent[], cause: string, errorId: string): IngestResult {
-  return { kind: 'unavailable', body: { error, errorId, accepted: [], failed: events.map((e) => ({ id: e.attributes.id, error: cause })) } };
+  return { kind: 'unavailable', retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS, body: { error, errorId, accepted: [], failed: events.map((e) => ({ id: e.attributes.id, error: cause })) } };
 }
 
 /** Which refusal reason of the catalogue each refused answer counts under. */

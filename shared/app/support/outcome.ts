@@ -15,7 +15,7 @@ export type Success<T> = { kind: 'ok' | 'created' | 'accepted'; body: T };
 export type Done = { kind: 'done' };
 
 /** Refused: the request (`invalid`), the caller's rights (`forbidden`), what it names (`not-found`), the state it met (`conflict`), or Herald, for now (`unavailable`). */
-export type Refusal<B extends Problem = Problem> = { kind: 'invalid' | 'forbidden' | 'not-found' | 'conflict' | 'unavailable'; body: B };
+export type Refusal<B extends Problem = Problem> = { kind: 'invalid' | 'forbidden' | 'not-found' | 'conflict' | 'unavailable'; body: B; retryAfterSeconds?: number };
 
 /** A caller to wait `retryAfterSeconds` before it asks again. */
 export type TooMany<B> = { kind: 'too-many'; retryAfterSeconds: number; body: B };
