@@ -128,7 +128,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const [, fn, ...rest] = url.pathname.split('/');
     const app = apps.get(fn as FunctionName);
     if (!app) {
-      res.writeHead(ready ? 404 : 503, { 'content-type': 'application/json' });
+      // Still starting (or starting again after a crash): a producer comes back in a second, as after any 503 of Herald's.
+      res.writeHead(ready ? 404 : 503, { 'content-type': 'application/json', ...(ready ? {} : { 'retry-after': '1' }) });
       res.end(JSON.stringify({ error: ready ? `no function at /${fn ?? ''}; functions: ${FUNCTION_NAMES.map((f) => `/${f}`).join(', ')}` : 'starting' }));
       return;
     }
