@@ -287,7 +287,6 @@ export class DeliveryLimiter extends LimiterPaces {
       pace.validUntil = granted.validUntil;
       pace.rate = granted.rate;
       pace.spanMs = granted.spanMs;
-      pace.othersBacklog = granted.othersBacklog;
       // The destination's cursor counts this process's deferrals reported now, and everyone
       // else's; it starts again from now once they have all come back. Deferrals made while
       // this lease was under way are not in it yet: moved by them, as the next lease will.
