@@ -80,7 +80,7 @@ export class DeliveryLimiter extends LimiterPaces {
     let waiter!: Waiter;
     const myTurn = new Promise<Gate>((settle, stop) => {
       waiter = { ready: beforeTurn === undefined, go: () => settle({ kind: 'send' }), stop };
-      // The wait was an estimate (the split may follow the backlogs later than it says, or the
+      // The wait was an estimate (the next grid may start later than it says, or the
       // rate fall): a caller still waiting at its limit is deferred after all, so that its wait
       // and its attempt stay inside what it may take.
       waiter.deadline = setTimeout(() => {
