@@ -14,6 +14,8 @@ export interface RecordState {
   order?: { key: string; seq: number };
   /** Created by the reconciler (its lane message missing when it looked). */
   recovered?: boolean;
+  /** PENDING for a rate turn, not a retry's schedule (diagnostics.ts). */
+  rateDeferred?: boolean;
 }
 
 export interface ReceiverCounts {

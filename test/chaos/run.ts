@@ -12,6 +12,7 @@ import { FunctionProcesses } from './function-processes';
 import { HeraldProcess } from './herald-process';
 import { DestinationLedger, isQuiet, ledgerFor, RecordState } from './ledger';
 import { LogRow, UsageLedger, viewsLedger, ViewsLedger } from './views';
+import { describeRateDoc, describeWaiting, readRateDocs } from './diagnostics';
 import { CHAOS_BATCH, CHAOS_KEYS, ChaosOptions, ChaosPlan, planChaos, seededRandom } from './scenario';
 
 export interface ChaosResult {
@@ -116,6 +117,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
     const startDay = new Date(t0).toISOString().slice(0, 10);
     const processes = options.rehearsal ? new FunctionProcesses(base, tokens.admin, seededRandom(options.seed + 99)) : undefined;
     const chaos = playChaos(plan, herald, emulators.processGroups.pubsub, say, processes);
+    const received = new Map<string, { at: number; n: number }>();
     const keys: string[] = [];
     let unaccepted = 0;
     const ingestAnswers: IngestAnswers = { byStatus: {}, bad5xx: 0, unanswered: 0 };
@@ -156,10 +158,12 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
         const settled = ledgers.reduce((n, l) => n + l.delivered + l.dead + l.queued, 0);
         const each = ledgers.map((l, i) => `${receivers[i]!.plan.behaviour} ${l.delivered + l.dead + l.queued}/${l.scheduled}/${l.lost}`).join(', ');
         say(`settled ${settled}/${keys.length * receivers.length}; scheduled ${ledgers.reduce((n, l) => n + l.scheduled, 0)}; not yet recorded ${ledgers.reduce((n, l) => n + l.lost, 0)} (settled/scheduled/unrecorded: ${each})`);
+        await diagnose(emulators.firestoreHost, receivers, keys, records, received, say);
       }
       await sleep(2000);
     }
     say(quietAfterMs === undefined ? 'not quiet before the timeout' : `quiet ${(quietAfterMs / 1000).toFixed(1)} s after publishing ended`);
+    if (quietAfterMs === undefined) await diagnose(emulators.firestoreHost, receivers, keys, await readRecords(emulators.firestoreHost), received, say);
     let views: ViewsLedger[] | undefined;
     let usage: UsageLedger | undefined;
     if (quietAfterMs !== undefined) {
@@ -219,6 +223,24 @@ async function readUsage(base: string, adminToken: string, from: string): Promis
     total.successes += d.attempts.success ?? 0;
   }
   return total;
+}
+
+/**
+ * Issue 51's quiet time, taken apart: per destination, what its unsettled deliveries wait for,
+ * how fast its receiver took events since the last look, and its rate controller.
+ */
+async function diagnose(firestoreHost: string, receivers: readonly ChaosReceiver[], keys: readonly string[], records: ReadonlyMap<string, RecordState>, received: Map<string, { at: number; n: number }>, say: (line: string) => void): Promise<void> {
+  const now = Date.now();
+  const docs = await readRateDocs(firestoreHost, PROJECT).catch((e: unknown) => new Map<string, unknown>([['error', (e as Error).message]]));
+  for (const r of receivers) {
+    const id = r.plan.destinationId;
+    const n = r.counts.firstAccepted.length;
+    const before = received.get(id);
+    const pace = before ? ((n - before.n) * 1000) / Math.max(1, now - before.at) : undefined;
+    received.set(id, { at: now, n });
+    const doc = docs.get(id);
+    say(`  ${id}: received ${n}${pace === undefined ? '' : ` (${pace.toFixed(1)}/s lately)`}; ${describeWaiting(id, keys, records, now)}; ${doc === undefined ? 'no rate document' : describeRateDoc(doc, now)}`);
+  }
 }
 
 /** The rehearsal's kills go to these functions' processes in turn. */
@@ -343,6 +365,7 @@ async function readDocuments(firestoreHost: string, collection: string, fields: 
 
 interface FirestoreValue {
   stringValue?: string;
+  booleanValue?: boolean;
   bytesValue?: string;
   integerValue?: string;
   arrayValue?: { values?: FirestoreValue[] };
@@ -361,7 +384,7 @@ async function readRecords(firestoreHost: string): Promise<Map<string, RecordSta
     const all = packed !== undefined ? unpackGroup(Buffer.from(packed, 'base64')).map((m) => m.id as string | undefined) : (group.fields?.ids?.arrayValue?.values ?? []).map((v) => v.stringValue);
     for (const id of all) if (id) records.set(id, { status: 'DELIVERED' });
   }
-  for (const doc of await readDocuments(firestoreHost, 'deliveries', ['status', 'availableAt', 'claimedAt', 'order', 'recoveredAt'])) {
+  for (const doc of await readDocuments(firestoreHost, 'deliveries', ['status', 'availableAt', 'claimedAt', 'order', 'recoveredAt', 'rateDeferred'])) {
     const status = doc.fields?.status?.stringValue;
     if (!status || !STATUSES.has(status)) continue;
     const availableAt = doc.fields?.availableAt?.stringValue;
@@ -373,6 +396,7 @@ async function readRecords(firestoreHost: string): Promise<Map<string, RecordSta
       ...(availableAt ? { availableAt } : {}),
       ...(claimedAt ? { claimedAt } : {}),
       ...(doc.fields?.recoveredAt?.stringValue ? { recovered: true } : {}),
+      ...(doc.fields?.rateDeferred?.booleanValue ? { rateDeferred: true } : {}),
       ...place,
     });
   }

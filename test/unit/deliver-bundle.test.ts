@@ -1,5 +1,6 @@
 import { deliverPush } from '../../shared/app/delivery/deliver';
 import { publishBundled } from '../../shared/app/lanes/lanes';
+import { pumpOnce } from '../../shared/app/retry/pump';
 import { LANE_ATTRIBUTES } from '../../shared/domain/intake/lane-message';
 import { PubSubMessage, PushDelivery } from '../../shared/domain/events/cloudevents-pubsub';
 import { AttemptResult, deliveryId } from '../../shared/domain/retry/delivery';
@@ -135,4 +136,29 @@ test("a bundle's members wait for their rate turn as long as on a dedicated lane
   await deliverPush(h.deps, h.pushOf(alone!, 'm2'));
   expect(acquire.mock.calls.map((c) => c[2])).toEqual([h.deps.sharedLaneWaitMs]);
   jest.restoreAllMocks();
+});
+
+test("the retry pump's round goes as one bundle on the retry lane: each member attempted under its own claim, one whose claim moved on not sent", async () => {
+  const h = await setup();
+  const past = new Date(Date.now() - 1000).toISOString();
+  for (const id of ['r1', 'r2', 'r3']) {
+    await h.deliveries.put({ id: idOf(id), destinationId: 'hook', eventId: id, eventSource: '/shop', eventType: 'com.example.order.created', status: 'PENDING', attempts: 1, availableAt: past, publishedAt: past, event: eventOf(id) });
+  }
+  const report = await pumpOnce({ ...h.deps, deadLetterTopic: 'herald-dead-letter', claimTtlMs: 60_000, batchSize: 10 });
+  expect(report).toMatchObject({ due: 3, sent: 3 });
+  const [pushed, ...more] = h.bus.splice(0);
+  expect(more).toEqual([]);
+  expect(pushed!.topic).toBe(sharedLaneFor('hook', 'retry', names));
+  expect(pushed!.message.attributes[`herald-${LANE_ATTRIBUTES.bundle}`]).toBe('3');
+  // r3's claim expired and another round took it over meanwhile: its member here is stale.
+  await h.deliveries.update(idOf('r3'), (r) => r && { ...r, claimedAt: new Date(Date.now() + 1).toISOString() });
+  const outcomes = await deliverPush(h.deps, h.pushOf(pushed!.message));
+  expect(outcomes).toEqual([
+    { kind: 'attempted', deliveryId: idOf('r1'), decision: 'delivered', status: 'DELIVERED' },
+    { kind: 'attempted', deliveryId: idOf('r2'), decision: 'delivered', status: 'DELIVERED' },
+    { kind: 'duplicate', deliveryId: idOf('r3') },
+  ]);
+  expect(h.sent.sort()).toEqual(['r1', 'r2']);
+  for (const id of ['r1', 'r2']) expect(await h.deliveries.get(idOf(id))).toMatchObject({ status: 'DELIVERED', attempts: 2 });
+  expect(await h.deliveries.get(idOf('r3'))).toMatchObject({ status: 'IN_FLIGHT', attempts: 1 });
 });

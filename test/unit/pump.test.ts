@@ -8,6 +8,7 @@ import { systemClock } from '../../shared/ports/clock';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { webhookDestination } from '../support/destinations';
 import { sharedLaneFor } from '../../shared/topology';
+import { unbundle } from '../../shared/app/lanes/lanes';
 
 /** The pump loop on memory stores and the real clock: short runs, so each test takes well under a second. */
 
@@ -102,8 +103,13 @@ test("bringing forward claims the destination's rate-deferred deliveries, earlie
   await deliveries.put(pending('retry', new Date(Date.now() + 60_000)));
   const report = await bringForward(deps, 'orders', 2);
   expect(report).toMatchObject({ due: 2, sent: 2, drained: false });
-  expect(published.map((p) => p.message.attributes?.['ce-id'])).toEqual(['first', 'second']);
-  expect(published.every((p) => p.topic === sharedLaneFor('orders', 'retry') && p.message.attributes?.['herald-claim'] !== undefined)).toBe(true);
+  // One push for both: a bundle on the destination's retry lane, each member under its claim.
+  expect(published).toHaveLength(1);
+  expect(published[0]!.topic).toBe(sharedLaneFor('orders', 'retry'));
+  const bundle = await unbundle(published[0]!.message);
+  if (!bundle?.ok) throw new Error('a bundle was published');
+  expect(bundle.members.map((m) => m.attributes['ce-id'])).toEqual(['first', 'second']);
+  expect(bundle.members.every((m) => m.attributes['herald-claim'] !== undefined)).toBe(true);
   expect(await deliveries.get('orders.first')).toMatchObject({ status: 'IN_FLIGHT' });
   // Still marked while claimed: deferred again, it goes near its turn.
   expect(await deliveries.get('orders.first')).toMatchObject({ rateDeferred: true });
@@ -111,4 +117,29 @@ test("bringing forward claims the destination's rate-deferred deliveries, earlie
   // One left of the two asked for: drained, and the retry stays where it is.
   expect(await bringForward(deps, 'orders', 2)).toMatchObject({ sent: 1, drained: true });
   expect(await deliveries.get('orders.retry')).toMatchObject({ status: 'PENDING' });
+});
+
+test("a round's due deliveries go to their lanes one bundle a destination, not one push each, and a lone one as it is", async () => {
+  const { deps, deliveries, published } = await setup();
+  const destinations = new MemoryDestinationStore();
+  await destinations.put(webhookDestination('orders'));
+  await destinations.put(webhookDestination('billing'));
+  const both = { ...deps, directory: new DestinationDirectory(destinations, systemClock, 60_000) };
+  const past = new Date(Date.now() - 1000);
+  for (const id of ['a', 'b', 'c']) await deliveries.put(pending(id, past));
+  await deliveries.put({ ...pending('x', past), id: 'billing.x', destinationId: 'billing' });
+  const loop = runPump(both, { intervalMs: 50, untilMs: 100 });
+  expect(await loop.done).toMatchObject({ due: 4, sent: 4 });
+  expect(published).toHaveLength(2);
+  const orders = published.find((p) => p.message.attributes['herald-destination'] === 'orders')!;
+  expect(orders.topic).toBe(sharedLaneFor('orders', 'retry'));
+  const bundle = await unbundle(orders.message);
+  if (!bundle?.ok) throw new Error('a bundle was published for orders');
+  expect(bundle.members.map((m) => m.attributes['ce-id']).sort()).toEqual(['a', 'b', 'c']);
+  // Alone, it goes as a lane message of its own.
+  const billing = published.find((p) => p.message.attributes['herald-destination'] === 'billing')!;
+  expect(billing.topic).toBe(sharedLaneFor('billing', 'retry'));
+  expect(await unbundle(billing.message)).toBeUndefined();
+  expect(billing.message.attributes['ce-id']).toBe('x');
+  for (const id of ['orders.a', 'orders.b', 'orders.c', 'billing.x']) expect(await deliveries.get(id)).toMatchObject({ status: 'IN_FLIGHT' });
 });

@@ -80,7 +80,7 @@ export class DeliveryLimiter extends LimiterPaces {
     let waiter!: Waiter;
     const myTurn = new Promise<Gate>((settle, stop) => {
       waiter = { ready: beforeTurn === undefined, go: () => settle({ kind: 'send' }), stop };
-      // The wait was an estimate (the split may follow the backlogs later than it says, or the
+      // The wait was an estimate (the next grid may start later than it says, or the
       // rate fall): a caller still waiting at its limit is deferred after all, so that its wait
       // and its attempt stay inside what it may take.
       waiter.deadline = setTimeout(() => {
@@ -287,7 +287,6 @@ export class DeliveryLimiter extends LimiterPaces {
       pace.validUntil = granted.validUntil;
       pace.rate = granted.rate;
       pace.spanMs = granted.spanMs;
-      pace.othersBacklog = granted.othersBacklog;
       // The destination's cursor counts this process's deferrals reported now, and everyone
       // else's; it starts again from now once they have all come back. Deferrals made while
       // this lease was under way are not in it yet: moved by them, as the next lease will.

@@ -39,8 +39,6 @@ export interface DestinationPace {
   deferredAgain: number;
   /** Deferred since the last lease: reported with the next. */
   deferred: DeferredReport;
-  /** The other senders' backlogs, as the last lease said. */
-  othersBacklog: number;
   /** Deferred deliveries being brought forward (one grant at a time). */
   advancing?: Promise<void>;
   /** Granted while the last grant was still being carried out: brought next. */

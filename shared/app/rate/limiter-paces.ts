@@ -44,7 +44,7 @@ export class LimiterPaces {
     if (now >= this.nextSweepAt) this.forgetIdle(now);
     let pace = this.paces.get(destinationId);
     if (!pace) {
-      pace = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, againCursor: 0, deferredAgain: 0, othersBacklog: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, feedback: {}, inFlight: [], deferrals: [], unleased: NO_UNLEASED_SENDS, lastUsed: now };
+      pace = { bounds, validUntil: 0, spanMs: MIN_LEASE_GAP_MS, queue: [], deferCursor: 0, againCursor: 0, deferredAgain: 0, deferred: { count: 0, until: 0 }, advanceOwed: 0, feedback: {}, inFlight: [], deferrals: [], unleased: NO_UNLEASED_SENDS, lastUsed: now };
     }
     this.touch(destinationId, pace);
     pace.bounds = bounds;

@@ -10,7 +10,6 @@ export function waitAt(pace: DestinationPace, t: number, holder: string): { wait
     ...(pace.lastTurnAt === undefined ? {} : { lastTurnAt: pace.lastTurnAt }),
     ...(pace.pausedUntil === undefined ? {} : { pausedUntil: pace.pausedUntil }),
     queue: pace.queue.length,
-    othersBacklog: pace.othersBacklog,
     spanMs: pace.spanMs,
     rate: pace.rate ?? pace.bounds.minPerSecond,
     now: t,

@@ -11,7 +11,9 @@ import { sendDeadLetter } from '../lanes/dead-letter';
 import { DestinationDirectory } from '../destinations/destination-directory';
 import { queuedBecauseSuspended } from '../../domain/destinations/suspension';
 import { updateUnderClaim } from '../delivery/claimed-update';
-import { publishToLane } from '../lanes/lanes';
+import { publishBundled, publishToLane } from '../lanes/lanes';
+import { Destination } from '../../domain/destinations/destination';
+import { LaneMessage } from '../../domain/intake/lane-message';
 import { recheckQueued } from '../delivery/queued-recheck';
 import { Metrics } from '../../ports/telemetry';
 import { afterOrderedOutcome, resequenceOrdered } from '../ordering/ordered-delivery';
@@ -64,10 +66,22 @@ export async function pumpOnce(deps: PumpDeps): Promise<PumpReport> {
   return report;
 }
 
+/**
+ * Claimed deliveries bound for a pushed destination's retry lane, gathered over a round: one
+ * bundle a destination (app/delivery/deliver.ts deliverPush attempts each member under its own
+ * claim), so a round of 100 is a few pushes, not 100. A lane's pushes are few at a time (two on
+ * the emulator), and one claimed retry a push, each holding its slot for its claim, its rate
+ * turn and its attempt, drained at 1–2 a second per destination on a loaded machine (issue 51):
+ * the claims of a backlog expired (HERALD_CLAIM_TTL_MS) before their messages were pushed, the
+ * pump claimed them again, and the lane filled with messages whose claims had moved on.
+ */
+type LaneLoad = Map<string, { destination: Destination; messages: LaneMessage[] }>;
+
 /** Claims each delivery (before its time, with `early`, if rate control deferred it) and sends the claimed ones to their lanes. */
 async function claimAndDispatch(deps: PumpDeps, ids: readonly string[], now: Date, early: boolean): Promise<PumpReport> {
   const report: PumpReport = { due: ids.length, sent: 0, skipped: 0, abandoned: 0, queued: 0 };
   const failures: string[] = [];
+  const load: LaneLoad = new Map();
   await Promise.all(
     ids.map(async (id) => {
       try {
@@ -81,12 +95,25 @@ async function claimAndDispatch(deps: PumpDeps, ids: readonly string[], now: Dat
           return;
         }
         if (!early && claimed.availableAt !== undefined) deps.metrics?.record('pumpLag', Math.max(0, now.getTime() - Date.parse(claimed.availableAt)));
-        const outcome = await inPumpClaimSpan(claimed, () => dispatch(deps, claimed));
-        report[outcome]++;
+        const outcome = await inPumpClaimSpan(claimed, () => dispatch(deps, claimed, load));
+        if (outcome !== 'gathered') report[outcome]++;
       } catch (e) {
         // One delivery's fault (a transaction that aborted) must not cost the round the others:
         // this one is claimed again once its claim expires, or found due again next round.
         report.skipped++;
+        failures.push((e as Error).message);
+      }
+    }),
+  );
+  await Promise.all(
+    [...load.values()].map(async ({ destination, messages }) => {
+      try {
+        await publishBundled(deps, destination, messages);
+        report.sent += messages.length;
+        deps.log.debug('due deliveries sent to their lane', { destinationId: destination.id, deliveries: messages.length });
+      } catch (e) {
+        // Not lost: their claims expire and a later round takes them again.
+        report.skipped += messages.length;
         failures.push((e as Error).message);
       }
     }),
@@ -122,7 +149,8 @@ export function deferredAdvancer(deps: () => PumpDeps): DeferredAdvancer {
   return { bringForward: (destinationId, count) => bringForward(deps(), destinationId, count) };
 }
 
-async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' | 'abandoned' | 'queued'> {
+/** What becomes of a claimed delivery: DEAD, QUEUED, placed again in its key, or gathered for its lane (`load`), a pushed destination's bundled with the round's others. */
+async function dispatch(deps: PumpDeps, record: DeliveryRecord, load: LaneLoad): Promise<'sent' | 'abandoned' | 'queued' | 'gathered'> {
   const ids = { eventId: record.eventId, eventSource: record.eventSource, destinationId: record.destinationId, deliveryId: record.id };
   const destination = await deps.directory.get(record.destinationId);
   if (!destination || !record.event) {
@@ -143,7 +171,15 @@ async function dispatch(deps: PumpDeps, record: DeliveryRecord): Promise<'sent' 
     await resequenceOrdered({ ...deps, keys: deps.keys }, destination, record);
     return 'sent';
   }
-  await publishToLane(deps, destination, { kind: 'claimed', destinationId: record.destinationId, event: record.event, claim: record.claimedAt!, ...(record.publishedAt ? { publishedAt: record.publishedAt } : {}), ...(record.batch ? { batch: record.batch } : {}) });
+  const message: LaneMessage = { kind: 'claimed', destinationId: record.destinationId, event: record.event, claim: record.claimedAt!, ...(record.publishedAt ? { publishedAt: record.publishedAt } : {}), ...(record.batch ? { batch: record.batch } : {}) };
+  // A batched destination's retries go to its batcher one message each, as before.
+  if (destination.batch === undefined) {
+    const gathered = load.get(destination.id) ?? { destination, messages: [] };
+    gathered.messages.push(message);
+    load.set(destination.id, gathered);
+    return 'gathered';
+  }
+  await publishToLane(deps, destination, message);
   deps.log.debug('due delivery sent to its lane', { ...ids, attempts: record.attempts, claimedAt: record.claimedAt });
   return 'sent';
 }

@@ -66,11 +66,6 @@ export interface Lease {
    * ADVANCE_AHEAD_MS that no sender has work for, while any deferral is still out.
    */
   advance: number;
-  /**
-   * The other senders' backlogs at their last leases: with this sender's, the work ahead of a
-   * new delivery once the split follows the backlogs (the next grid).
-   */
-  othersBacklog: number;
 }
 
 /** One lease: the sender's feedback merged, the settled seconds judged, and the grids to send on. */
@@ -99,7 +94,6 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
   const outstanding = !drained && (current.deferCursor ?? 0) > now ? current.deferredAtRate : undefined;
   const deferredAtRate = reporting ? Math.min(outstanding ?? Infinity, state.rate) : outstanding;
   const backlog = Object.values(holders).reduce((n, h) => n + (h.backlog ?? 0), 0);
-  const othersBacklog = backlog - (holders[holder]!.backlog ?? 0);
   const advance = advanceGrant({
     deferCursor,
     advancedThrough: current.advancedThrough,
@@ -129,7 +123,6 @@ export function lease(doc: RateDoc | undefined, request: LeaseRequest): { doc: R
       ...(state.pausedUntil === undefined ? {} : { pausedUntil: state.pausedUntil }),
       deferCursor,
       advance: advance.count,
-      othersBacklog,
     },
   };
 }

@@ -3,11 +3,10 @@ import { HolderEntry, RateBounds } from './rate-doc';
 
 /**
  * A grid is the rate as send times: after its start, points 1/rate apart, dealt out to the
- * processes on it in proportion to their backlogs (a process with little work gets few
- * points, so its turns are not lost). Together they never send more than the grid holds — at most the rate in any window, not
- * just on average: independent pacers at rate/N each can put N − 1 extra sends into a
- * sliding second (30 % at 10/s with three processes), which a receiver counting a sliding
- * second answers with 429s.
+ * processes on it in turn, one point each (a, b, c, a, b, c…). Together they never send more
+ * than the grid holds — at most the rate in any window, not just on average: independent
+ * pacers at rate/N each can put N − 1 extra sends into a sliding second (30 % at 10/s with
+ * three processes), which a receiver counting a sliding second answers with 429s.
  *
  * A change of rate or of the processes sharing it is a new grid, scheduled to start once
  * every process on the current one has leased again (its span, plus slack): all switch at
@@ -26,27 +25,22 @@ export function spanFor(holders: number): number {
   return Math.max(1, holders) * SPAN_PER_HOLDER_MS;
 }
 
-/** Points per cycle per holder, on average: the grain of the split. */
-const WEIGHT_GRAIN = 10;
-
 /**
- * Each holder's points per cycle, in the order of their names: its share of the backlog (at
- * least one). Backlog, not throughput: a process sends as fast as its points let it, so
- * splitting by what each sent would keep the split as it is, however unfair.
+ * Each holder's points per cycle, in the order of their names: one each, whatever their
+ * backlogs, so that each holder's turns come N points apart. A split by the backlogs each
+ * holder reported at its last lease (before 2026-12-06) is a bet that the work stays where it
+ * was: a new grid follows a lease only once every other holder has leased again (5 s and more
+ * with three), and a lane pushes whole bundles, two at a time on the emulator, to whichever
+ * instance. A bundle that landed on an instance with 1 point in 31 waited for those while the
+ * instance with 29 had nothing left to send: in virtual time, 2,000 events in bundles of 30
+ * took 155 s on three instances against 25 s on one (62 s dealt in turn); single retries with
+ * a second's wait, 184 s against 20 s (29 s in turn). A holder with no work leaves the grid
+ * once it stops leasing (its span and HOLDER_GRACE_MS), and deferred deliveries come back to
+ * any instance, so an even deal loses little to idle holders.
  */
-export function weightsFor(names: readonly string[], holders: Record<string, HolderEntry>): number[] {
-  const demands = names.map((h) => Math.max(0.1, holders[h]?.backlog ?? 1));
-  const total = demands.reduce((a, b) => a + b, 0);
-  return demands.map((d) => Math.max(1, Math.round((WEIGHT_GRAIN * names.length * d) / total)));
+export function weightsFor(names: readonly string[]): number[] {
+  return names.map(() => 1);
 }
-
-/** Whether a split moved enough to be worth a new grid (backlogs move all the time). */
-function splitMoved(before: readonly number[], after: readonly number[]): boolean {
-  const total = (w: readonly number[]) => w.reduce((a, b) => a + b, 0);
-  const [tb, ta] = [total(before), total(after)];
-  return after.some((w, i) => Math.abs(w / ta - (before[i] ?? 0) / tb) > SPLIT_TOLERANCE);
-}
-const SPLIT_TOLERANCE = 0.15;
 
 /**
  * The bound is a limit on every sliding second as the receiver sees it: sends bunched on
@@ -69,10 +63,11 @@ export function paceFor(rate: number, bounds: RateBounds): number {
  */
 export function scheduleGrids(grids: readonly Grid[], rate: number, pace: number, holders: Record<string, HolderEntry>, leasing: string, now: number, judgedThrough: number): Grid[] {
   const names = Object.keys(holders).sort();
-  const weights = weightsFor(names, holders);
+  const weights = weightsFor(names);
   const latest = grids[grids.length - 1];
   let next = [...grids];
-  if (!latest || latest.rate !== rate || latest.holders.join('\n') !== names.join('\n') || splitMoved(latest.weights, weights)) {
+  // A grid an older Herald split by the backlogs is dealt in turn from the next one on.
+  if (!latest || latest.rate !== rate || latest.holders.join('\n') !== names.join('\n') || latest.weights.join() !== weights.join()) {
     const others = names.filter((h) => h !== leasing).map((h) => holders[h]!.until + SWITCH_SLACK_MS);
     // Alone on the grids, the sender may replace a grid nobody else has learned; otherwise a
     // scheduled grid stands (another sender may know it) and the new one starts after it.

@@ -12,7 +12,8 @@ export const CATCH_UP_MS = 30;
 /**
  * Send times from `from` (epoch ms) until the next grid: points 1000/rate ms apart, shared by
  * `holders` in cycles of Σ weights points, of which the i-th holder takes `weights[i]` in a
- * row (its demand's share): however they are split, the union is the grid.
+ * row: however they are split, the union is the grid. Grids are dealt one point each in turn
+ * (rate-grids.ts weightsFor); a document an older Herald wrote may hold grids split by backlog.
  */
 export interface Grid {
   from: number;
@@ -125,8 +126,6 @@ export interface TurnWaitInput {
   pausedUntil?: number;
   /** Callers already waiting for this sender's turns. */
   queue: number;
-  /** The other senders' backlogs, as the sender's last lease said. */
-  othersBacklog: number;
   spanMs: number;
   /** The rate to count with when the grids have none (epoch ms `now` is before any). */
   rate: number;
@@ -136,14 +135,10 @@ export interface TurnWaitInput {
 /**
  * How long a delivery that joins a sender's queue now would wait for its turn (ms), and the
  * sender's pace (ms between its turns). At the sender's share of the grid, or — when that is
- * less — once the split follows the backlogs (the next grid, a span and the slack away at
- * most): then its queue and the others' backlogs share the whole rate of the latest grid.
- * The share alone lags: a burst landing on a sender with few points (brought-forward
- * deliveries, or deferrals coming back, spread over every sender by Pub/Sub) was deferred
- * again while other senders' turns went unused (0.79 of the target at C = 37 in one run,
- * 5,226 deferrals for 2,155 deliveries). The others' backlogs are as old as their leases:
- * each is taken to be at least this sender's queue (Pub/Sub spreads a lane's messages over
- * every sender), so a burst here is never thought to have the rate to itself.
+ * less — once the next grid deals it its turn among all of them (a span and the slack away at
+ * most): a sender that joins has no turn yet, and a grid an older Herald split by backlog may
+ * give it few. Before grids were dealt in turn, that second estimate assumed a split that
+ * followed the backlogs, and counted the others' backlogs as ahead of it.
  */
 export function waitForTurn(input: TurnWaitInput): { waitMs: number; gapMs: number } {
   const { grids, holder, queue, spanMs, now } = input;
@@ -155,7 +150,7 @@ export function waitForTurn(input: TurnWaitInput): { waitMs: number; gapMs: numb
   const atShare = first + queue * gapMs;
   const latest = grids.at(-1);
   const pace = latest ? (latest.pace ?? latest.rate) : input.rate;
-  const others = latest ? latest.holders.filter((h) => h !== holder).length : 0;
-  const onceSplit = first + spanMs + SWITCH_SLACK_MS + ((queue + Math.max(input.othersBacklog, queue * others)) * 1000) / pace;
-  return { waitMs: Math.min(atShare, onceSplit), gapMs };
+  const senders = (latest ? latest.holders.filter((h) => h !== holder).length : 0) + 1;
+  const onceDealt = first + spanMs + SWITCH_SLACK_MS + (queue * senders * 1000) / pace;
+  return { waitMs: Math.min(atShare, onceDealt), gapMs };
 }

@@ -1,7 +1,7 @@
 import { HOLDER_GRACE_MS, lease, LeaseRequest } from '../../../shared/domain/rate/rate-control';
 import { clampRate, CountsBySecond, initialRateState, MAX_PAUSE_MS, RATE_LIMITS, RateDoc, RateState, readRateDoc } from '../../../shared/domain/rate/rate-doc';
 import { CAPACITY_MEMORY_S, judgeSecond, judgeSettled, settledThrough } from '../../../shared/domain/rate/rate-judging';
-import { nextLeaseAt, paceFor, scheduleGrids, SPAN_PER_HOLDER_MS, spanFor } from '../../../shared/domain/rate/rate-grids';
+import { nextLeaseAt, paceFor, scheduleGrids, SPAN_PER_HOLDER_MS, spanFor, weightsFor } from '../../../shared/domain/rate/rate-grids';
 import { ADVANCE_AHEAD_MS, ADVANCE_RATE_FACTOR, advanceGrant, AdvanceInput, MAX_ADVANCE } from '../../../shared/domain/rate/rate-advance';
 import { Grid, gridAt, nextDeferCursor, nextTurn, SWITCH_SLACK_MS, waitForTurn } from '../../../shared/domain/rate/rate-turns';
 
@@ -255,20 +255,42 @@ describe('grids', () => {
 
   it('a sender alone on the grids changes them at once', () => {
     const grids: Grid[] = [{ from: T0, rate: 10, holders: ['a'], weights: [1] }];
-    expect(scheduleGrids(grids, 20, 20, holders({ a: T0 + 6000 }), 'a', T0 + 5000, S0 + 3).at(-1)).toEqual({ from: T0 + 5000, rate: 20, holders: ['a'], weights: [10] });
+    expect(scheduleGrids(grids, 20, 20, holders({ a: T0 + 6000 }), 'a', T0 + 5000, S0 + 3).at(-1)).toEqual({ from: T0 + 5000, rate: 20, holders: ['a'], weights: [1] });
   });
 
   it('a change starts once every other sender is due to have leased again, plus the slack', () => {
     const grids: Grid[] = [{ from: T0, rate: 10, holders: ['a', 'b'], weights: [1, 1] }];
     const next = scheduleGrids(grids, 20, 20, holders({ a: T0 + 7000, b: T0 + 6200 }), 'a', T0 + 5000, S0 + 3);
-    expect(next.at(-1)).toEqual({ from: T0 + 6200 + SWITCH_SLACK_MS, rate: 20, holders: ['a', 'b'], weights: [10, 10] });
+    expect(next.at(-1)).toEqual({ from: T0 + 6200 + SWITCH_SLACK_MS, rate: 20, holders: ['a', 'b'], weights: [1, 1] });
   });
 
   it('a newcomer is on the next grid only: until it starts the others keep every turn', () => {
     const grids: Grid[] = [{ from: T0, rate: 10, holders: ['a'], weights: [1] }];
     const next = scheduleGrids(grids, 10, 10, holders({ a: T0 + 1000, b: T0 + 2000 }), 'b', T0 + 500, S0 - 1);
-    expect(next).toEqual([grids[0], { from: T0 + 1000 + SWITCH_SLACK_MS, rate: 10, holders: ['a', 'b'], weights: [10, 10] }]);
+    expect(next).toEqual([grids[0], { from: T0 + 1000 + SWITCH_SLACK_MS, rate: 10, holders: ['a', 'b'], weights: [1, 1] }]);
     expect(nextTurn(next, 'b', undefined, T0 + 500)).toBeGreaterThan(T0 + 1000 + SWITCH_SLACK_MS);
+  });
+
+  it('deals the points in turn, one each, whatever the backlogs: a lane moves work between instances faster than a split could follow', () => {
+    const uneven = { a: { at: T0, until: T0 + 3600, backlog: 500 }, b: { at: T0 - 1200, until: T0 + 2400, backlog: 0 }, c: { at: T0 - 2400, until: T0 + 1200, backlog: 3 } };
+    expect(weightsFor(['a', 'b', 'c'])).toEqual([1, 1, 1]);
+    const grid = scheduleGrids([], 30, 30, uneven, 'a', T0, S0 - 1).at(-1)!;
+    expect(grid.weights).toEqual([1, 1, 1]);
+    // Each sender's turns are three points (100 ms at 30/s) apart, wherever its work is.
+    for (const h of ['a', 'b', 'c']) {
+      const turns: number[] = [];
+      let last: number | undefined;
+      for (let i = 0; i < 6; i++) turns.push((last = nextTurn([grid], h, last, T0)!));
+      expect(turns.slice(1).map((t, i) => Math.round(t - turns[i]!))).toEqual([100, 100, 100, 100, 100]);
+    }
+  });
+
+  it('a grid an older Herald split by backlog is followed by one dealt in turn, after every sender has leased again', () => {
+    const split: Grid[] = [{ from: T0, rate: 30, holders: ['a', 'b'], weights: [29, 1] }];
+    const next = scheduleGrids(split, 30, 30, holders({ a: T0 + 2400, b: T0 + 2000 }), 'a', T0 + 1000, S0);
+    expect(next).toEqual([split[0], { from: T0 + 2000 + SWITCH_SLACK_MS, rate: 30, holders: ['a', 'b'], weights: [1, 1] }]);
+    // Dealt in turn already: nothing changes.
+    expect(scheduleGrids(next, 30, 30, holders({ a: T0 + 4400, b: T0 + 2000 }), 'a', T0 + 3000, S0)).toEqual(next);
   });
 
   it('a grid another sender may know is never replaced: the next starts after it', () => {
@@ -347,7 +369,7 @@ describe('leases: one document shared by every sender of a destination', () => {
 
   it('a first lease starts the controller at 10/s on a grid of its own, for a span', () => {
     const { doc, lease: l } = lease(undefined, req('a', T0));
-    expect(l).toEqual({ rate: 10, grids: [{ from: T0, rate: 10, holders: ['a'], weights: [10] }], spanMs: 1200, validUntil: T0 + 1200 + SWITCH_SLACK_MS, deferCursor: T0, advance: 0, othersBacklog: 0 });
+    expect(l).toEqual({ rate: 10, grids: [{ from: T0, rate: 10, holders: ['a'], weights: [1] }], spanMs: 1200, validUntil: T0 + 1200 + SWITCH_SLACK_MS, deferCursor: T0, advance: 0 });
     expect(doc.holders).toEqual({ a: { at: T0, until: T0 + 1200, backlog: 100, reportedThrough: T0 - 500 } });
   });
 
@@ -505,7 +527,7 @@ describe('many senders on one destination: the document stays under a write a se
     expect(grid.holders).toEqual(Object.keys(doc.holders).sort());
     expect(grid.holders).toHaveLength(60);
     expect(grid.rate).toBe(doc.state.rate);
-    expect(grid.weights.every((w) => w >= 1)).toBe(true);
+    expect(grid.weights.every((w) => w === 1)).toBe(true);
   });
 
   it('a sender that stops among 60 is forgotten within its span, the spacing and the grace', () => {
@@ -663,9 +685,9 @@ describe('bringing deferred deliveries forward when turns go unused', () => {
 });
 
 describe('the wait for a turn', () => {
-  // 10/s, the busy sender holding 9 points of every 10, the small one 1: its own turns are a second apart.
+  // 10/s on a grid an older Herald split by backlog, the busy sender holding 9 points of every 10, the small one 1: its own turns are a second apart.
   const grids: Grid[] = [{ from: T0, rate: 10, holders: ['busy', 'small'], weights: [9, 1] }];
-  const base = { grids, holder: 'small', queue: 20, othersBacklog: 0, spanMs: 2400, rate: 10, now: T0 };
+  const base = { grids, holder: 'small', queue: 20, spanMs: 2400, rate: 10, now: T0 };
 
   it("at the sender's share while that is the shorter: a busy sender's own queue", () => {
     const { waitMs, gapMs } = waitForTurn({ ...base, holder: 'busy', queue: 5 });
@@ -673,16 +695,25 @@ describe('the wait for a turn', () => {
     expect(waitMs).toBeLessThan(1000);
   });
 
-  it('once the split follows the backlogs when that is shorter: a small share does not make a burst look 20 s long', () => {
+  it('once the next grid deals it its turn among all of them, when that is shorter: a small share does not make a burst look 20 s long', () => {
     const { waitMs, gapMs } = waitForTurn(base);
     expect(gapMs).toBe(1000);
-    // First turn, then a span and the slack, then its 20 and (at least) as many of the other's at 10/s.
+    // Its first point (the tenth, 900 ms in), then a span and the slack, then its 20 at half of 10/s.
     expect(waitMs).toBeLessThan(20 * gapMs);
-    expect(waitMs).toBeGreaterThanOrEqual(2400 + SWITCH_SLACK_MS + 4000);
-    // The other's reported backlog counts when it is the larger: behind 200 of its, the split helps no more than the share.
-    const behind = waitForTurn({ ...base, othersBacklog: 200 }).waitMs;
-    expect(behind).toBeGreaterThan(waitMs);
-    expect(behind).toBeLessThanOrEqual(21 * gapMs);
+    expect(waitMs).toBeCloseTo(900 + 2400 + SWITCH_SLACK_MS + 4000, 0);
+  });
+
+  it('on a grid dealt in turn, at its share: N points apart', () => {
+    const dealt: Grid[] = [{ from: T0, rate: 30, holders: ['a', 'b', 'c'], weights: [1, 1, 1] }];
+    const { waitMs, gapMs } = waitForTurn({ ...base, grids: dealt, holder: 'b', queue: 4, rate: 30 });
+    expect(gapMs).toBeCloseTo(100, 6);
+    expect(waitMs).toBeLessThanOrEqual(5 * 100 + 1);
+  });
+
+  it('a sender that joins (on no grid yet) waits for the next grid, then its turn among all of them', () => {
+    const { waitMs } = waitForTurn({ ...base, holder: 'new', queue: 10 });
+    // A span until the next grid (at most), the slack, then 10 at a third of 10/s.
+    expect(waitMs).toBeCloseTo(2400 + 2400 + SWITCH_SLACK_MS + 3000, 0);
   });
 
   it('a pause pushes the first turn back', () => {
