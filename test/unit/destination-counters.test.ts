@@ -132,6 +132,41 @@ test('a failed write keeps the counts for the next flush: nothing counted is dro
   expect(await store.window('orders', 0)).toMatchObject([{ attempts: 2, successes: 1, failures: 1 }]);
 });
 
+test('filter counts alone take no write of their own: they ride with the next count, or go once when their bucket ends', async () => {
+  const { clock, store, recorder } = setup();
+  // From a bucket's start (the clock starts 40 s into one).
+  clock.advance(MIN - (clock.now().getTime() % MIN));
+  const start = clock.now().getTime();
+  // 50 s of a filter dropping every event: no write, yet this process's window has them.
+  for (let s = 0; s < 50; s++) {
+    recorder.filterCounted('orders', { filtered: 2 }, clock.now());
+    await recorder.flushIfDue();
+    clock.advance(1000);
+  }
+  expect(store.writes).toHaveLength(0);
+  expect((await recorder.window('orders')).settled).toEqual({ filtered: 100 });
+  // An attempt of the destination: one write carries it and the held counts.
+  recorder.filterCounted('orders', { filterPassed: 1 }, clock.now());
+  recorder.record('orders', 'success', clock.now());
+  await recorder.flushIfDue();
+  expect(store.writes).toHaveLength(1);
+  expect(await store.window('orders', 0)).toMatchObject([{ attempts: 1, settled: { filtered: 100, filterPassed: 1 } }]);
+  // Filter counts alone again: held until the bucket has ended, then one write.
+  recorder.filterCounted('orders', { filtered: 1 }, clock.now());
+  clock.advance(1000);
+  await recorder.flushIfDue();
+  expect(store.writes).toHaveLength(1);
+  clock.advance(start + MIN - clock.now().getTime());
+  await recorder.flushIfDue();
+  expect(store.writes).toHaveLength(2);
+  expect((await recorder.window('orders')).settled).toEqual({ filtered: 101, filterPassed: 1 });
+  // On shutdown, held counts go too.
+  recorder.filterCounted('billing', { filterErrors: 1 }, clock.now());
+  await recorder.flush();
+  expect(store.writes).toHaveLength(3);
+  expect(await store.window('billing', 0)).toMatchObject([{ settled: { filterErrors: 1 } }]);
+});
+
 describe('a flush whose reply was lost (issue 51 item 9b)', () => {
   /** Busy `orders` (own document) and sparse `a`, `b` (a shared one): each flush writes both kinds. */
   const count = (recorder: DestinationCounters, at: Date) => {
