@@ -136,7 +136,18 @@ export interface EventType {
   lastSeenAt: string;
   /** CloudEvents JSON; over 8 KB: the attributes, `truncated` and a `dataExcerpt`. */
   sample: Record<string, unknown>;
+  /** Subscribed by type, before any filter. */
   destinations: string[];
+  /** Those of `destinations` with a filter, and what it did over the last hour (all the destination's types). */
+  filtered?: EventTypeFilter[];
+}
+
+export interface EventTypeFilter {
+  destination: string;
+  filter: string;
+  filterPassed1h: number;
+  filtered1h: number;
+  filterErrors1h: number;
 }
 
 /** GET /admin/overview: Herald's own health over a window (the operator's only). */

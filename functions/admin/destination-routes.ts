@@ -173,8 +173,8 @@ export const ACCOUNT_SCOPED: RouteSpec[] = [
   {
     method: 'GET',
     path: '/event-types',
-    summary: "The event types the account published, each with its latest event as a sample and the destinations that take it",
-    responses: { 200: 'event types, by type: type, lastSeenAt, sample (CloudEvents JSON, cut at 8 KB), destinations' },
+    summary: "The event types the account published, each with its latest event as a sample, the destinations subscribed to it by type, and those of them that filter with their filter's counts",
+    responses: { 200: 'event types, by type: type, lastSeenAt, sample (CloudEvents JSON, cut at 8 KB), destinations (by type, before any filter), filtered (destination, filter, filterPassed1h, filtered1h, filterErrors1h)' },
     // A narrowed portal session sees only the types one of its destinations takes.
     run: (d) => listEventTypes(d, d.account, portalDestinations(d.caller) !== undefined),
   },

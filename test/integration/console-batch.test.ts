@@ -6,7 +6,8 @@
  * batch a delivery went in. Nothing is published: what batching does to the requests is
  * test/integration/batched-delivery.test.ts's to show, this is the setting's round trip.
  * Beside it, the destination's CEL `filter` (issue 56): typed in the same form, tried with
- * "Try it" on the account's samples (an invalid one named with its position), saved and shown.
+ * "Try it" on the account's samples (an invalid one named with its position), saved and shown,
+ * and marked on the Event types page beside the destinations that take a type unfiltered.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
@@ -227,6 +228,30 @@ test('the operator writes a filter, tries it on the samples (an invalid one name
   await heading(page, 'big-orders');
   await page.getByTestId('filter-setting').getByText('data.amount > 1000').waitFor();
   expect(await page.getByTestId('filter-setting').textContent()).toContain('last hour: matched 0, passed 0, dropped 0, errors 0');
+
+  // The Event types page: every destination subscribed by type, the filtering one marked with its filter and the share it took.
+  expect((await stack.admin('PUT', `/accounts/${ACCOUNT}/destinations/all-orders`, { url: `${receiver.url}/all`, eventTypes: ['com.example.order.*'] })).status).toBe(201);
+  for (const [id, amount] of [['f-3', 3000], ['f-4', 7]] as const) {
+    const res = await stack.ingest({ 'ce-id': id, 'ce-source': '/shop', 'ce-type': 'com.example.order.created', 'ce-specversion': '1.0', 'ce-heraldaccount': ACCOUNT, 'content-type': 'application/json' }, JSON.stringify({ amount }));
+    expect(res.status).toBe(202);
+  }
+  type Listed = { type: string; destinations: string[]; filtered: { destination: string; filter: string; filterPassed1h: number; filtered1h: number; filterErrors1h: number }[] };
+  const createdType = async () => ((await stack.admin('GET', `/accounts/${ACCOUNT}/event-types`)).body as { eventTypes: Listed[] }).eventTypes.find((t) => t.type === 'com.example.order.created')!;
+  for (let i = 0; (await createdType()).filtered[0]?.filtered1h !== 1; i++) {
+    if (i > 150) throw new Error(`the filter's counts did not show within 30 s: ${JSON.stringify(await createdType())}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(await createdType()).toMatchObject({ destinations: ['all-orders', 'big-orders'], filtered: [{ destination: 'big-orders', filter: 'data.amount > 1000', filterPassed1h: 1, filtered1h: 1, filterErrors1h: 0 }] });
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Event types', exact: true }).click();
+  await heading(page, 'Event types');
+  const createdRow = page.getByTestId('event-type').filter({ hasText: 'com.example.order.created' });
+  const takers = createdRow.getByTestId('event-type-destination');
+  await takers.first().waitFor();
+  expect((await takers.allTextContents()).sort()).toEqual(['all-orders', 'big-orders filter data.amount > 1000: took 1 of 2 events of its types in the last hour (50 %)']);
+  expect(await createdRow.getByTestId('event-type-filter').count()).toBe(1);
+  expect(await accessibilityProblems(page)).toEqual([]);
+  await page.goto(`${stack.url}/admin/console/#/destinations/big-orders`);
+  await heading(page, 'big-orders');
 
   // Editing finds it; emptied, the destination stops filtering.
   await page.getByRole('link', { name: 'Edit' }).click();

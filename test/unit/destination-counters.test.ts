@@ -132,6 +132,66 @@ test('a failed write keeps the counts for the next flush: nothing counted is dro
   expect(await store.window('orders', 0)).toMatchObject([{ attempts: 2, successes: 1, failures: 1 }]);
 });
 
+test('filter counts alone take no write of their own: they ride with the next count, or go once when their bucket ends', async () => {
+  const { clock, store, recorder } = setup();
+  // From a bucket's start (the clock starts 40 s into one).
+  clock.advance(MIN - (clock.now().getTime() % MIN));
+  const start = clock.now().getTime();
+  // 50 s of a filter dropping every event: no write, yet this process's window has them.
+  for (let s = 0; s < 50; s++) {
+    recorder.filterCounted('orders', { filtered: 2 }, clock.now());
+    await recorder.flushIfDue();
+    clock.advance(1000);
+  }
+  expect(store.writes).toHaveLength(0);
+  expect((await recorder.window('orders')).settled).toEqual({ filtered: 100 });
+  // An attempt of the destination: one write carries it and the held counts.
+  recorder.filterCounted('orders', { filterPassed: 1 }, clock.now());
+  recorder.record('orders', 'success', clock.now());
+  await recorder.flushIfDue();
+  expect(store.writes).toHaveLength(1);
+  expect(await store.window('orders', 0)).toMatchObject([{ attempts: 1, settled: { filtered: 100, filterPassed: 1 } }]);
+  // Filter counts alone again: held until the bucket has ended, then one write.
+  recorder.filterCounted('orders', { filtered: 1 }, clock.now());
+  clock.advance(1000);
+  await recorder.flushIfDue();
+  expect(store.writes).toHaveLength(1);
+  clock.advance(start + MIN - clock.now().getTime());
+  await recorder.flushIfDue();
+  expect(store.writes).toHaveLength(2);
+  expect((await recorder.window('orders')).settled).toEqual({ filtered: 101, filterPassed: 1 });
+  // On shutdown, held counts go too.
+  recorder.filterCounted('billing', { filterErrors: 1 }, clock.now());
+  await recorder.flush();
+  expect(store.writes).toHaveLength(3);
+  expect(await store.window('billing', 0)).toMatchObject([{ settled: { filterErrors: 1 } }]);
+});
+
+test('the filter bench shape at 5 events/s: counter writes fall with the deliveries a filter drops, its counts adding at most one write a bucket', async () => {
+  /** Counter documents written for 200 events at 5/s to 20 destinations, `filtering` of them taking 10 %; `count`: their filter counts tallied. */
+  const run = async (filtering: number, count: boolean) => {
+    const { clock, store, recorder } = setup();
+    clock.advance(MIN - (clock.now().getTime() % MIN));
+    for (let i = 0; i < 200; i++) {
+      for (let d = 0; d < 20; d++) {
+        const pass = d >= filtering || i % 100 < 10;
+        if (d < filtering && count) recorder.filterCounted(`d${d}`, pass ? { filterPassed: 1 } : { filtered: 1 }, clock.now());
+        if (pass) recorder.record(`d${d}`, 'success', clock.now());
+      }
+      await recorder.flushIfDue();
+      clock.advance(200);
+    }
+    await recorder.flush();
+    return store.writes.reduce((n, w) => n + w.docs.length, 0);
+  };
+  const plain = await run(0, true);
+  const [filtered, uncounted] = [await run(10, true), await run(10, false)];
+  // 45 % of the deliveries dropped; the counters fall about as much (they are per destination per flush).
+  expect(1 - filtered / plain).toBeGreaterThan(0.4);
+  // The filter's own counts: at most one write per filtering destination per bucket (40 s here: one bucket end), never one per flush.
+  expect(filtered - uncounted).toBeLessThanOrEqual(10);
+});
+
 describe('a flush whose reply was lost (issue 51 item 9b)', () => {
   /** Busy `orders` (own document) and sparse `a`, `b` (a shared one): each flush writes both kinds. */
   const count = (recorder: DestinationCounters, at: Date) => {

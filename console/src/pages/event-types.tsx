@@ -1,6 +1,6 @@
 import { get } from '../api';
 import { acct, Ctx, visibleDestination } from '../ctx';
-import { EventType } from '../types';
+import { EventType, EventTypeFilter } from '../types';
 import { DataTable, Empty, fmtTime, href, LoadState, useLoad } from '../ui';
 
 /** The types the account published, each with its latest event as a sample, and the destinations that take it. */
@@ -10,7 +10,7 @@ export function EventTypes({ ctx }: { ctx: Ctx }) {
   return (
     <section aria-labelledby="event-types-title">
       <h1 id="event-types-title">Event types</h1>
-      <p class="muted">Every type this account has published, with its latest event (refreshed at most hourly) and the destinations that take it. A new type shows once the reconciler has checked its first event: 15 minutes after it on GCP, a minute in local mode.</p>
+      <p class="muted">Every type this account has published, with its latest event (refreshed at most hourly) and the destinations subscribed to it. A destination marked <em>filter</em> gets only the events of the type its filter takes: beside it, the share it took over the last hour. A new type shows once the reconciler has checked its first event: 15 minutes after it on GCP, a minute in local mode.</p>
       <LoadState load={page} what="the event types" failed="Could not list the event types" />
       {page.data &&
         (types.length === 0 ? (
@@ -21,9 +21,10 @@ export function EventTypes({ ctx }: { ctx: Ctx }) {
             </p>
           </Empty>
         ) : (
-          <DataTable label="event types" columns={['Type', 'Last seen', 'Destinations', 'Latest event']}>
+          <DataTable label="event types" columns={['Type', 'Last seen', 'Destinations (by type; filters marked)', 'Latest event']}>
             {types.map((t) => {
               const takers = t.destinations.filter((id) => visibleDestination(ctx, id));
+              const filters = new Map((t.filtered ?? []).map((f) => [f.destination, f]));
               return (
                 <tr key={t.type} data-testid="event-type">
                   <td>
@@ -35,11 +36,15 @@ export function EventTypes({ ctx }: { ctx: Ctx }) {
                       <span class="muted">none: no destination takes it</span>
                     ) : (
                       <ul class="plain">
-                        {takers.map((id) => (
-                          <li key={id}>
-                            <a href={href(`/destinations/${id}`)}>{id}</a>
-                          </li>
-                        ))}
+                        {takers.map((id) => {
+                          const f = filters.get(id);
+                          return (
+                            <li key={id} data-testid="event-type-destination">
+                              <a href={href(`/destinations/${id}`)}>{id}</a>
+                              {f && <FilterMark f={f} />}
+                            </li>
+                          );
+                        })}
                       </ul>
                     )}
                   </td>
@@ -61,5 +66,19 @@ export function EventTypes({ ctx }: { ctx: Ctx }) {
           </DataTable>
         ))}
     </section>
+  );
+}
+
+/** A destination that filters: its filter, and the share of the events of its types it took over the last hour (its counts are per destination, all its types together). */
+function FilterMark({ f }: { f: EventTypeFilter }) {
+  const matched = f.filterPassed1h + f.filtered1h + f.filterErrors1h;
+  return (
+    <span class="muted" data-testid="event-type-filter">
+      {' '}
+      <span class="chip">filter</span> <code>{f.filter}</code>:{' '}
+      {matched === 0
+        ? 'no event of its types in the last hour'
+        : `took ${f.filterPassed1h} of ${matched} events of its types in the last hour (${Math.round((f.filterPassed1h / matched) * 100)} %)${f.filterErrors1h ? `, ${f.filterErrors1h} dropped as errors` : ''}`}
+    </span>
   );
 }

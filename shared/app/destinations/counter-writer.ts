@@ -54,6 +54,13 @@ export interface DestinationCountersOptions {
  */
 export class CounterWriter {
   protected pending = new Map<string, CounterDelta>();
+  /**
+   * Keys of `pending` that take a write at the next flush. The others hold filter counts alone
+   * (filterCounted): they wait for the destination's next count, or for their bucket's end
+   * (`heldUntil`, the first such end), so that a filter dropping events never adds a write per flush.
+   */
+  private writable = new Set<string>();
+  private heldUntil = Infinity;
   /** Usage per (account, UTC day) not yet flushed (domain/usage/usage.ts): written by the flushes, in the same commits as the counters. */
   private usagePending = new Map<string, UsageDelta>();
   /** What each write carries besides the counts: the delivery log's head. */
@@ -129,8 +136,9 @@ export class CounterWriter {
    * summed here and written with the flush, never a write per event.
    */
   filterCounted(destinationId: string, counts: Pick<SettledCounts, 'filterPassed' | 'filtered' | 'filterErrors'>, at: Date): void {
-    const d = this.deltaAt(destinationId, at);
+    const d = this.deltaAt(destinationId, at, false);
     d.settled = addSettled(d.settled, counts);
+    this.heldUntil = Math.min(this.heldUntil, d.bucketStart + this.options.bucketMs);
   }
 
   /**
@@ -141,10 +149,11 @@ export class CounterWriter {
     return this.deltaAt(destinationId, at).bucketStart;
   }
 
-  /** The unflushed counts of the destination's bucket holding `at`, created empty when there are none. */
-  private deltaAt(destinationId: string, at: Date): CounterDelta {
+  /** The unflushed counts of the destination's bucket holding `at`, created empty when there are none; `write`: they take a write at the next flush. */
+  private deltaAt(destinationId: string, at: Date, write = true): CounterDelta {
     const start = bucketStart(at.getTime(), this.options.bucketMs);
     const key = `${destinationId}~${start}`;
+    if (write) this.writable.add(key);
     let d = this.pending.get(key);
     if (!d) {
       d = { destinationId, bucketStart: start, attempts: 0, successes: 0, failures: 0, lastErrors: [] };
@@ -161,8 +170,9 @@ export class CounterWriter {
    * more, and they went out back to back (writes 595 ms apart on one document, measured).
    */
   flushIfDue(): Promise<void> {
-    if ((this.pending.size === 0 && this.usagePending.size === 0 && this.unsure.length === 0) || this.flushQueued || this.clock.now().getTime() - this.lastFlushAt < this.options.flushMs) return this.flushing;
-    return this.flush();
+    const now = this.clock.now().getTime();
+    if ((this.writable.size === 0 && this.heldUntil > now && this.usagePending.size === 0 && this.unsure.length === 0) || this.flushQueued || now - this.lastFlushAt < this.options.flushMs) return this.flushing;
+    return this.flush(false);
   }
 
   /**
@@ -177,14 +187,18 @@ export class CounterWriter {
    * Writes every unflushed count now (one write per document); a failed write keeps them for the
    * next flush. On shutdown. A write whose reply was lost has landed: its counts are put back only
    * once a read says it did not (settleUnsure), since increments added twice count twice.
+   * `everything` false (flushIfDue): filter counts alone of a bucket not yet ended stay held.
    */
-  flush(): Promise<void> {
+  flush(everything = true): Promise<void> {
     this.flushQueued = true;
     this.flushing = this.flushing.then(async () => {
       this.flushQueued = false;
       // No write until an earlier one's outcome is known: it would replace the mark the read looks for.
       if (!(await this.settleUnsure())) return;
-      if (this.pending.size === 0 && this.usagePending.size === 0) return;
+      const now = this.clock.now().getTime();
+      const held = everything ? [] : [...this.pending].filter(([key, d]) => !this.writable.has(key) && d.bucketStart + this.options.bucketMs > now);
+      if (this.pending.size === held.length && this.usagePending.size === 0) return;
+      for (const [key] of held) this.pending.delete(key);
       this.moveLate();
       const deltas = [...this.pending.values()].map((d) => {
         const list = this.carried?.listOf(d.destinationId, d.bucketStart);
@@ -194,7 +208,9 @@ export class CounterWriter {
         return group === undefined ? delta : { ...delta, group };
       });
       const usage = [...this.usagePending.values()];
-      this.pending = new Map();
+      this.pending = new Map(held);
+      this.writable = new Set();
+      this.heldUntil = Math.min(Infinity, ...held.map(([, d]) => d.bucketStart + this.options.bucketMs));
       this.usagePending = new Map();
       this.lastFlushAt = this.clock.now().getTime();
       try {
@@ -344,6 +360,7 @@ export class CounterWriter {
 
   private merge(d: CounterDelta): void {
     const key = `${d.destinationId}~${d.bucketStart}`;
+    this.writable.add(key);
     const into = this.pending.get(key);
     if (!into) {
       this.pending.set(key, d);
