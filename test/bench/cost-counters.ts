@@ -74,6 +74,11 @@ export interface CostCounters {
   groupedRecords: number;
   /** Lines Herald's logger wrote at INFO and above, and their bytes. */
   logs: { lines: number; bytes: number; warnings: number; errors: number };
+  /**
+   * Usage metering (docs/usage.md): calls of runtime.counters.meter, and the time spent in them,
+   * µs. The calls are synchronous (a sum in memory), so their wall time is CPU time on Herald's thread.
+   */
+  usage: { meters: number; meterMicros: number };
 }
 
 /** `counterLogFrom`: also send the counter writes logged from this index on (the log has one entry per counted counter write). */
