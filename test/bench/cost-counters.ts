@@ -75,8 +75,9 @@ export interface CostCounters {
   /** Lines Herald's logger wrote at INFO and above, and their bytes. */
   logs: { lines: number; bytes: number; warnings: number; errors: number };
   /**
-   * Usage metering (docs/usage.md): calls of runtime.counters.meter, and the time spent in them,
-   * µs. The calls are synchronous (a sum in memory), so their wall time is CPU time on Herald's thread.
+   * Usage metering (docs/usage.md): calls of runtime.counters.meter, and the process's CPU time
+   * during them, µs (a synchronous sum in memory: what the process did meanwhile is the call's,
+   * a helper thread's work apart, so it errs high).
    */
   usage: { meters: number; meterMicros: number };
 }

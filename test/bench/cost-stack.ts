@@ -154,9 +154,11 @@ function watchMetering(stack: LocalStack): void {
   const runtimeCounters = stack.runtime.counters;
   const meterUsage = runtimeCounters.meter.bind(runtimeCounters);
   runtimeCounters.meter = (account, at, counts) => {
-    const began = performance.now();
+    // CPU time, not wall time: on a busy machine a call preempted midway would count the wait for its core.
+    const began = process.cpuUsage();
     meterUsage(account, at, counts);
-    counters.usage.meterMicros += (performance.now() - began) * 1000;
+    const spent = process.cpuUsage(began);
+    counters.usage.meterMicros += spent.user + spent.system;
     counters.usage.meters++;
   };
 }

@@ -575,7 +575,7 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
       functionErrors: fns.ingest.errors + fns.route.errors + fns.deliver.errors,
       functionsServing: [fns.ingest, fns.route, fns.deliver].filter((f) => f.requests > 0).length,
       counters: counterWriteStats(settled.counterLog ?? [], n),
-      usageMetering: usageMetering(d, wire, n, d.cpuMicros),
+      usageMetering: usageMetering(d, wire, n, d.cpuMicros, countedSeconds),
     };
     if (n > 0) {
       // Unrounded per-event figures for the model.

@@ -264,7 +264,7 @@ export async function runSteadyPhase(options: SteadyOptions, ctx: CostContext): 
       byCollection: opsPerEvent(wire, delivered),
     },
     cpuMsPerDelivered: per(d.cpuMicros / 1000, 2),
-    usageMetering: usageMetering(d, wire, delivered, d.cpuMicros),
+    usageMetering: usageMetering(d, wire, delivered, d.cpuMicros, countedSeconds),
     counters: { ...counters, perSecond: round(counters.writes / countedSeconds, 2) },
     heraldCpuPercent: round((d.cpuMicros / 1000 / (countedSeconds * 1000)) * 100),
     target: {
