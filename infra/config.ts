@@ -10,6 +10,7 @@ import { INTERNAL_DESTINATION_ID } from '../shared/domain/ids';
 import { ownTopicProblem, TOPIC_RESOURCE } from '../shared/domain/access/topic-allow-list';
 import { FUNCTION_NAMES } from '../shared/topology';
 import { MONITORING_KEY_KINDS, monitoringConfigShape } from './monitoring-config';
+import { USAGE_EXPORT_KEY_KINDS, usageExportConfigShape, usageExportEnv, UsageExportPlan, usageExportPlan } from './usage-export-config';
 
 /**
  * The stack's `herald:*` config, read once and validated with zod: a bad value stops the
@@ -34,6 +35,9 @@ export const MANAGED_SETTINGS = [
   'secretsKey',
   'laneProvisioning',
   'dedicatedLanes',
+  // From herald:usageExport: the table the program declares.
+  'usageExportTable',
+  'usageExportLocation',
 ] as const satisfies readonly (keyof HeraldConfig)[];
 
 /** The settings that come from Secret Manager: the runtime refuses to start without them. */
@@ -138,6 +142,8 @@ const infraConfigSchema = z
     secretsKey: secretsKeySchema.optional(),
     /** The dashboard, the alert policies and their channels (infra/monitoring-config.ts). */
     ...monitoringConfigShape,
+    /** The daily usage export to BigQuery (infra/usage-export-config.ts); off unless set. */
+    ...usageExportConfigShape,
   })
   .superRefine((c, ctx) => {
     for (const [id, spec] of Object.entries(c.destinations)) {
@@ -166,7 +172,9 @@ const infraConfigSchema = z
 
 type ParsedConfig = z.infer<typeof infraConfigSchema>;
 
-export interface InfraConfig extends Omit<ParsedConfig, SecretSetting | 'packageDir' | 'firestoreLocation'> {
+export interface InfraConfig extends Omit<ParsedConfig, SecretSetting | 'packageDir' | 'firestoreLocation' | 'usageExport'> {
+  /** The usage export's dataset, table, location and schedule; absent: no export (herald:usageExport unset or false). */
+  usageExport?: UsageExportPlan;
   firestoreLocation: string;
   /** Holds package.json, package-lock.json and dist/ (compiled by the program: infra/build.ts): what Cloud Functions builds. */
   packageDir: string;
@@ -210,6 +218,7 @@ const KEYS: Record<keyof z.input<typeof infraConfigSchema>, Kind> = {
   ingestToken: 'string',
   secretsKey: 'string',
   ...MONITORING_KEY_KINDS,
+  ...USAGE_EXPORT_KEY_KINDS,
 };
 
 /** Reads the stack's `herald:*` config once; a bad value stops the preview with the field named. */
@@ -238,9 +247,11 @@ export function readInfraConfig(config = new pulumi.Config('herald'), gcpConfig 
     Object.fromEntries(Object.entries(c.settings).map(([k, v]) => [ENV_NAMES[k as keyof HeraldConfig], String(v)])),
     c.destinations,
   );
-  const { adminToken: _adminToken, ingestToken: _ingestToken, secretsKey, packageDir, firestoreLocation, ...rest } = c;
+  const { adminToken: _adminToken, ingestToken: _ingestToken, secretsKey, packageDir, firestoreLocation, usageExport, ...rest } = c;
+  const exportPlan = usageExportPlan(usageExport, c);
   return {
     ...rest,
+    ...(exportPlan ? { usageExport: exportPlan } : {}),
     firestoreLocation: firestoreLocation ?? c.region,
     packageDir: path.resolve(packageDir ?? path.join(__dirname, '..')),
     herald: runtimeConfigOf(c, settingsEnv),
@@ -289,6 +300,7 @@ function runtimeConfigOf(c: ParsedConfig, settingsEnv: Record<string, string>): 
     [ENV_NAMES.schedulerServiceAccount]: `scheduler@${c.project}.iam.gserviceaccount.com`,
     [ENV_NAMES.pushAuth]: 'oidc-behind-iam',
     ...laneEnv(c.dedicatedLanes),
+    ...usageExportEnv(c.project, usageExportPlan(c.usageExport, c)),
   };
   try {
     return loadConfig(env);

@@ -1,6 +1,7 @@
 import { ENV_NAMES } from '../shared/config-schema';
 import { laneEnv } from './config';
 import { FunctionPlan } from './function-plan';
+import { usageExportEnv, UsageExportPlan } from './usage-export-config';
 
 /**
  * The environment of every deployed function, in one place: the Pulumi program (values that
@@ -18,6 +19,8 @@ export interface FunctionEnvInputs<V> {
   /** The emails of the identities Pub/Sub pushes and Cloud Scheduler calls with. */
   identities: { push: V; scheduler: V };
   dedicatedLanes: readonly string[];
+  /** The daily usage export's table (herald:usageExport); absent: none. */
+  usageExport?: UsageExportPlan;
 }
 
 export function functionEnvironment<V>(inputs: FunctionEnvInputs<V>): Record<string, string | V> {
@@ -37,6 +40,7 @@ export function functionEnvironment<V>(inputs: FunctionEnvInputs<V>): Record<str
     [ENV_NAMES.allowLoopback]: 'false',
     // Herald creates no lane on GCP: the program declares the dedicated ones (Messaging).
     ...laneEnv(inputs.dedicatedLanes),
+    ...usageExportEnv(inputs.project, inputs.usageExport),
   };
 }
 

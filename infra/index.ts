@@ -15,6 +15,7 @@ import { Scheduler } from './components/scheduler';
 import { Secrets } from './components/secrets';
 import { SigningSecrets } from './components/signing-secrets';
 import { ServiceAccounts } from './components/service-accounts';
+import { UsageExport } from './components/usage-export';
 import { functionsBaseUrl, readInfraConfig } from './config';
 import { functionEnvironment } from './function-env';
 import { compositeIndexes } from './firestore-plan';
@@ -69,6 +70,7 @@ const environment = functionEnvironment<pulumi.Input<string>>({
   pushBaseUrl: functionsBaseUrl(project, region),
   identities: { push: accounts.push.email, scheduler: accounts.scheduler.email },
   dedicatedLanes: config.dedicatedLanes,
+  ...(config.usageExport ? { usageExport: config.usageExport } : {}),
 });
 
 /**
@@ -137,6 +139,24 @@ new Scheduler(
   { dependsOn: [apis, ...Object.values(functions)] },
 );
 
+/** The daily usage export to BigQuery (docs/usage.md#exporting-to-bigquery), with `herald:usageExport`; nothing of it otherwise. */
+const checkPlan = plans.find((p) => p.name === 'suspension-check')!;
+const usageExport = config.usageExport
+  ? new UsageExport(
+      'herald-usage-export',
+      {
+        project,
+        region,
+        plan: config.usageExport,
+        prefix: config.topicPrefix,
+        runtimeMember: accounts.runtime.member,
+        target: { url: functions['suspension-check'].url, timeoutSeconds: checkPlan.timeoutSeconds },
+        schedulerServiceAccountEmail: accounts.scheduler.email,
+      },
+      { dependsOn: [apis, accounts, functions['suspension-check']] },
+    )
+  : undefined;
+
 const declared = Object.entries(config.destinations).map(
   ([id, spec]) =>
     [id, new DeclaredDestination(`destination-${id}`, { adminUrl: functions.admin.url, adminToken: config.secrets.adminToken, destinationId: id, spec }, { dependsOn: [messaging, pubsubAccess, data, ...Object.values(functions)] })] as const,
@@ -192,3 +212,5 @@ export const monitoringResources = monitoring && {
   dashboard: monitoring.dashboard.id,
   alertPolicies: Object.fromEntries(Object.entries(monitoring.policies).map(([key, policy]) => [key, policy.name])),
 };
+/** The usage export's table (`project.dataset.table`); absent without `herald:usageExport`. */
+export const usageExportTable = usageExport && pulumi.interpolate`${project}.${usageExport.table.datasetId}.${usageExport.table.tableId}`;

@@ -244,6 +244,20 @@ export const envSchema = z.object({
   cloudTrace: bool.optional(),
   /** Of the traces Herald starts itself (no producer's traceparent), the share sampled; a continued trace keeps its producer's decision. */
   traceSampleRatio: z.coerce.number({ error: 'must be a number' }).min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').default(0.01),
+  /**
+   * The BigQuery table the daily usage export writes (docs/usage.md#exporting-to-bigquery),
+   * `project.dataset.table`; set by the Pulumi program with `herald:usageExport`. Absent: no export.
+   */
+  usageExportTable: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{4,28}[a-z0-9]\.\w{1,1024}\.\w{1,1024}$/, 'must be a BigQuery table as project.dataset.table, like acme-prod.herald_usage.usage')
+    .transform((v) => {
+      const [project, dataset, table] = v.split('.') as [string, string, string];
+      return { project, dataset, table };
+    })
+    .optional(),
+  /** The BigQuery location of that table's dataset (`US`, `europe-west1`): where its load jobs run. Absent: BigQuery's default (US). */
+  usageExportLocation: z.string().regex(/^[A-Za-z]+(-[a-z]+\d*)*$/, 'must be a BigQuery location like US, EU or europe-west1').optional(),
 });
 
 export type HeraldConfig = z.infer<typeof envSchema>;
@@ -302,6 +316,8 @@ export const ENV_NAMES: Record<keyof HeraldConfig, string> = {
   metricsIntervalMs: 'HERALD_METRICS_INTERVAL_MS',
   cloudTrace: 'HERALD_CLOUD_TRACE',
   traceSampleRatio: 'HERALD_TRACE_SAMPLE_RATIO',
+  usageExportTable: 'HERALD_USAGE_EXPORT_TABLE',
+  usageExportLocation: 'HERALD_USAGE_EXPORT_LOCATION',
 };
 
 /** `scheme://host[:port]` exactly, https (http only to a loopback host). */

@@ -30,7 +30,8 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
     logHead: rt.logHead,
     filters: rt.filters,
     operational: operationalEvents(rt),
-    usage: rt.counters,
+    // Counted under the prefix the operational events are published with: one setting for both.
+    usage: { meter: (account, at, counts) => rt.counters.meter(account, at, counts), operationalEventPrefix: rt.config.operationalEventPrefix },
   };
 }
 

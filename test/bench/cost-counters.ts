@@ -74,6 +74,12 @@ export interface CostCounters {
   groupedRecords: number;
   /** Lines Herald's logger wrote at INFO and above, and their bytes. */
   logs: { lines: number; bytes: number; warnings: number; errors: number };
+  /**
+   * Usage metering (docs/usage.md): calls of runtime.counters.meter, and the process's CPU time
+   * during them, µs (a synchronous sum in memory: what the process did meanwhile is the call's,
+   * a helper thread's work apart, so it errs high).
+   */
+  usage: { meters: number; meterMicros: number };
 }
 
 /** `counterLogFrom`: also send the counter writes logged from this index on (the log has one entry per counted counter write). */

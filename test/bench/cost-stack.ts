@@ -52,6 +52,7 @@ const counters: Omit<CostCounters, 'cpuMicros' | 'firestore' | 'wire'> = {
   logs: { lines: 0, bytes: 0, warnings: 0, errors: 0 },
   rates: { writes: 0, flushes: 0 },
   backstop: { journalWrites: 0, journalEvents: 0, batchesRemoved: 0, emptyPolls: 0 },
+  usage: { meters: 0, meterMicros: 0 },
 };
 const problems: string[] = [];
 /** Every counter document write, in the order the flushes completed: entry i is the (i+1)th counted write. */
@@ -84,10 +85,11 @@ function watchFlushCallers(stack: LocalStack): void {
  */
 function watchCounterWrites(): void {
   const add = FirestoreCounterStore.prototype.add;
-  FirestoreCounterStore.prototype.add = async function (this: FirestoreCounterStore, deltas, shard) {
+  FirestoreCounterStore.prototype.add = async function (this: FirestoreCounterStore, deltas, shard, mark, usage) {
     const at = performance.timeOrigin + performance.now();
     const via = lastFlushVia;
-    await add.call(this, deltas, shard);
+    // Every argument passed on: the flush's mark and its usage documents are part of what a flush writes.
+    await add.call(this, deltas, shard, mark, usage);
     if (deltas.length === 0) return;
     counters.rates.flushes++;
     counters.rates.writes += deltas.length;
@@ -147,7 +149,22 @@ function watchNextServer(): void {
   }) as typeof http.createServer;
 }
 
+/** Times usage metering's share of the work (every count goes through runtime.counters.meter; its flush rides the counter commits). */
+function watchMetering(stack: LocalStack): void {
+  const runtimeCounters = stack.runtime.counters;
+  const meterUsage = runtimeCounters.meter.bind(runtimeCounters);
+  runtimeCounters.meter = (account, at, counts) => {
+    // CPU time, not wall time: on a busy machine a call preempted midway would count the wait for its core.
+    const began = process.cpuUsage();
+    meterUsage(account, at, counts);
+    const spent = process.cpuUsage(began);
+    counters.usage.meterMicros += spent.user + spent.system;
+    counters.usage.meters++;
+  };
+}
+
 function instrument(stack: LocalStack): void {
+  watchMetering(stack);
   const { bus, deliveries, topology, names } = stack.runtime;
   const kindOf = (topic: string): TopicKind =>
     topic === topology.topics.events.name

@@ -63,6 +63,7 @@ import { collectionTable, opsDelta, Ops, OpsByCollection, perEvent as opsPerEven
 import { EVENT_SOURCE, runLoad, Send, sleep } from './load';
 import { BenchReceiver, Tracker } from './receiver';
 import { round, table } from './stats';
+import { UsageMetering, usageMetering } from './usage-metering';
 
 export const COST_PROJECT = 'herald-bench-cost';
 export const COST_TIME_SCALE = 1000;
@@ -201,6 +202,8 @@ export interface RunResult {
   /** The success-rate counter documents written during the run (its last flush included). */
   counters: CounterWriteStats;
   usage?: PerEventUsage;
+  /** What usage metering added (usage-metering.ts). */
+  usageMetering?: UsageMetering;
   perMillion?: Partial<Record<VariantKey, CostBreakdown>>;
   loggingPerMillion?: number;
 }
@@ -572,6 +575,7 @@ export async function runCostPhase(options: CostOptions, ctx: CostContext): Prom
       functionErrors: fns.ingest.errors + fns.route.errors + fns.deliver.errors,
       functionsServing: [fns.ingest, fns.route, fns.deliver].filter((f) => f.requests > 0).length,
       counters: counterWriteStats(settled.counterLog ?? [], n),
+      usageMetering: usageMetering(d, wire, n, d.cpuMicros, countedSeconds),
     };
     if (n > 0) {
       // Unrounded per-event figures for the model.

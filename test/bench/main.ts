@@ -33,6 +33,7 @@ import { benchTopic, directSender, EVENT_TYPE, heraldSender, Interrupted, LoadRe
 import { BenchReceiver, IdFrom, Tracker } from './receiver';
 import { Distribution, ratio, round, table } from './stats';
 import { formatSteadyReport, runSteadyPhase, STEADY_PROJECT, SteadyReport } from './steady';
+import { formatUsageMetering, meterCallMicros } from './usage-metering';
 import { formatSparseReport, runSparsePhase, SPARSE_PROJECT, SparseReport } from './sparse';
 import { BatchedMeasurement, batchedTargets, formatBatched, measureBatched } from './batched';
 import { collectionTable, OpsByCollection } from './firestore-meter';
@@ -405,6 +406,14 @@ async function main(): Promise<number> {
     ...(sparse ? [formatSparseReport(sparse)] : []),
     ...(steady ? [formatSteadyReport(steady)] : []),
     ...(cost || sparse || steady ? [formatCollectionSummary(cost, sparse, steady)] : []),
+    ...(cost || steady
+      ? [
+          formatUsageMetering([
+            ...(cost?.runs ?? []).map((run) => ({ name: `${run.name} (scale 1000)`, ...(run.usageMetering ? { metering: run.usageMetering } : {}), judged: false })),
+            ...(steady ? [{ name: `steady, ${steady.settings.rate} events/s (scale 1)`, ...(steady.usageMetering ? { metering: steady.usageMetering } : {}), judged: true }] : []),
+          ], meterCallMicros()),
+        ]
+      : []),
     ...(batched ? [formatBatched(batched), ...batchedTargets(batched).filter((t) => t.includes('per million'))] : []),
     formatFilterEvaluation(filters),
     '',

@@ -18,6 +18,7 @@ import { collectionTable, opsDelta, OpsByCollection, perEvent as opsPerEvent, to
 import { Interrupted, runLoad, sleep } from './load';
 import { Tracker } from './receiver';
 import { distribution, Distribution, round, table } from './stats';
+import { UsageMetering, usageMetering } from './usage-metering';
 
 export const STEADY_PROJECT = 'herald-bench-steady';
 const DESTINATION = { id: 'steady', path: '/steady', type: 'com.example.bench.steady' } as const;
@@ -71,6 +72,8 @@ export interface SteadyReport {
   };
   /** Herald CPU per delivered event, ms (raw: the process's CPU over the counted span). */
   cpuMsPerDelivered?: number;
+  /** What usage metering added (usage-metering.ts). */
+  usageMetering?: UsageMetering;
   counters: CounterWriteStats & {
     /** Counter writes over the counted span (first send to the settled snapshot), per second. */
     perSecond?: number;
@@ -261,6 +264,7 @@ export async function runSteadyPhase(options: SteadyOptions, ctx: CostContext): 
       byCollection: opsPerEvent(wire, delivered),
     },
     cpuMsPerDelivered: per(d.cpuMicros / 1000, 2),
+    usageMetering: usageMetering(d, wire, delivered, d.cpuMicros, countedSeconds),
     counters: { ...counters, perSecond: round(counters.writes / countedSeconds, 2) },
     heraldCpuPercent: round((d.cpuMicros / 1000 / (countedSeconds * 1000)) * 100),
     target: {

@@ -1,11 +1,17 @@
 import { eventAccount } from '../../domain/access/account';
 import { HeraldEvent } from '../../domain/events/event';
 import { DEFAULT_ACCOUNT } from '../../domain/ids';
-import { OPERATIONAL_EVENT_PREFIX, UsageCounts } from '../../domain/usage/usage';
+import { UsageCounts } from '../../domain/usage/usage';
 
 /** Where usage is counted (app/destinations/counter-writer.ts meter): flushed with the counters. */
 export interface UsageMeter {
   meter(account: string, at: Date, counts: Partial<UsageCounts>): void;
+  /**
+   * The deployment's prefix of Herald's operational event types (HERALD_OPERATIONAL_EVENT_PREFIX,
+   * the one the operational events are published with): accepted events whose type starts with
+   * it are counted apart as `operationalEvents`.
+   */
+  readonly operationalEventPrefix: string;
 }
 
 /** An ingest answer as usage counts it: what it accepted, what it refused, and why (`kind`). */
@@ -29,7 +35,7 @@ export function meterIngest(usage: UsageMeter, at: Date, keyAccount: string | un
     const ids = new Set(answer.accepted ?? []);
     for (const e of events ?? []) {
       if (!ids.has(e.attributes.id)) continue;
-      usage.meter(accountOf(e), at, { eventsAccepted: 1, operationalEvents: e.attributes.type.startsWith(OPERATIONAL_EVENT_PREFIX) ? 1 : 0 });
+      usage.meter(accountOf(e), at, { eventsAccepted: 1, operationalEvents: e.attributes.type.startsWith(usage.operationalEventPrefix) ? 1 : 0 });
     }
     return;
   }

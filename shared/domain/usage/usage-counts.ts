@@ -3,13 +3,6 @@
  * nothing: the cost model (usage-cost.ts) and the answer's rows (usage.ts) stand on it.
  */
 
-/**
- * Accepted events whose type starts with this are Herald's own operational events
- * (`herald.destination.failing`, …): counted apart as `operationalEvents`. The one place the
- * prefix is defined until it is a setting.
- */
-export const OPERATIONAL_EVENT_PREFIX = 'herald.';
-
 /** How an attempt ended, as usage counts it (`attempts` is keyed by these). */
 export const USAGE_OUTCOMES = ['success', 'http-error', 'timeout', 'network', 'refused'] as const;
 export type UsageOutcome = (typeof USAGE_OUTCOMES)[number];
@@ -19,7 +12,7 @@ export interface UsageCounts {
   eventsAccepted: number;
   /** Events refused: over quota, bad input, unknown account (a request refused before its events were read counts as one). */
   eventsRefused: number;
-  /** Of the accepted, those of Herald's own operational types (OPERATIONAL_EVENT_PREFIX). */
+  /** Of the accepted, those of Herald's own operational types (their type starts with HERALD_OPERATIONAL_EVENT_PREFIX, `herald.` by default). */
   operationalEvents: number;
   /** (event, destination) pairs ingest or route sent on: each becomes one delivery record. */
   deliveries: number;

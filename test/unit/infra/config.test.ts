@@ -190,3 +190,19 @@ describe('topic destinations and dedicated lanes (issue 50)', () => {
     expect(read({}).herald).toMatchObject({ laneProvisioning: 'declared' });
   });
 });
+
+describe('herald:usageExport (issue 57)', () => {
+  test('off unless set; true takes the defaults: <prefix>_usage.usage in the stack region, at 01:15 UTC', () => {
+    expect(read({}).usageExport).toBeUndefined();
+    expect(read({ 'herald:usageExport': 'false' }).usageExport).toBeUndefined();
+    expect(read({ 'herald:usageExport': 'true', 'herald:topicPrefix': 'acme-herald' }).usageExport).toEqual({ dataset: 'acme_herald_usage', table: 'usage', location: REGION, schedule: '15 1 * * *' });
+    expect(read({ 'herald:usageExport': JSON.stringify({ dataset: 'billing', table: 'herald', schedule: '0 3 * * *' }) }).usageExport).toEqual({ dataset: 'billing', table: 'herald', location: REGION, schedule: '0 3 * * *' });
+  });
+
+  test('a bad field is named; the table is the program\'s, not a tunable setting', () => {
+    expect(failure({ 'herald:usageExport': JSON.stringify({ dataset: 'has-hyphens' }) })).toContain('herald:usageExport.dataset: dataset must be a BigQuery dataset id');
+    expect(failure({ 'herald:usageExport': JSON.stringify({ schedule: 'daily' }) })).toContain('herald:usageExport.schedule: schedule must be a Unix cron');
+    expect(failure({ 'herald:usageExport': JSON.stringify({ bucket: 'x' }) })).toContain('unknown field bucket');
+    expect(failure({ 'herald:settings': JSON.stringify({ usageExportTable: 'p-roject.d.t' }) })).toContain('usageExportTable is set by the Pulumi program itself');
+  });
+});

@@ -416,6 +416,15 @@ test('a Cloud Scheduler job per schedule of the topology, calling its function U
   }
 });
 
+test('no usage export unless herald:usageExport is set: no BigQuery API, dataset, table, grant or export job, and no setting', () => {
+  expect(declared.filter((r) => r.type.startsWith('gcp:bigquery/') || r.type === 'herald:usage:UsageExport')).toEqual([]);
+  expect(ofType('gcp:projects/service:Service').map((s) => s.inputs.service)).not.toContain('bigquery.googleapis.com');
+  expect(ofType('gcp:projects/iAMMember:IAMMember').map((r) => String(r.inputs.role)).filter((role) => role.startsWith('roles/bigquery'))).toEqual([]);
+  expect(ofType('gcp:cloudscheduler/job:Job').map((j) => String(j.inputs.name))).not.toContain(`${prefix}-usage-export`);
+  for (const fn of ofType(FUNCTION)) expect(Object.keys(serviceConfig(fn).environmentVariables as object)).not.toContain(ENV_NAMES.usageExportTable);
+  expect(program.usageExportTable).toBeUndefined();
+});
+
 describe('Firestore', () => {
   test('a native-mode (default) database', () => {
     expect(ofType('gcp:firestore/database:Database').map((d) => d.inputs)).toEqual([expect.objectContaining({ name: '(default)', type: 'FIRESTORE_NATIVE', project: PROJECT })]);
