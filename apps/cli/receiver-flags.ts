@@ -5,7 +5,7 @@ import { Issue } from './errors';
 
 /**
  * `destinations add --receiver FILE [--signature PROFILE]`: how the receiver is reached
- * (headers, auth, tls, signature; SPEC "Reaching receivers as they are"). Credentials come from a
+ * (headers, auth, tls, signature; docs/what-a-destination-receives.md). Credentials come from a
  * file, never from flags, which shells keep in their history and `ps` shows to every user. In
  * the file a PEM may be given inline or as "@path" (read relative to the working directory).
  */

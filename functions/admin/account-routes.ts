@@ -39,12 +39,12 @@ export const ACCOUNT_ROUTES: RouteSpec[] = [
     run: (d, [id], body) => updateAccount(d, d.caller, id!, body()),
   },
   { method: 'DELETE', path: '/accounts/{accountId}', summary: 'Delete an account without destinations, with everything stored under it: keys, deliveries, samples, counters, replays (operator only; its id is never reused)', accountParam: true, responses: { 204: 'deleted', 403: 'an account key cannot', ...NO_ACCOUNT, 409: 'it still has destinations, or it is default' }, run: (d, [id]) => deleteAccount(d, d.caller, id!) },
-  { method: 'GET', path: '/accounts/{accountId}/settings', summary: "The account's settings (seed 003)", accountParam: true, responses: { 200: 'the settings; none set means retry', ...NO_ACCOUNT }, run: (d, [id]) => getSettings(d, d.caller, id!) },
+  { method: 'GET', path: '/accounts/{accountId}/settings', summary: "The account's settings", accountParam: true, responses: { 200: 'the settings; none set means retry', ...NO_ACCOUNT }, run: (d, [id]) => getSettings(d, d.caller, id!) },
   ...(['POST', 'PATCH'] as const).map(
     (method): RouteSpec => ({
       method,
       path: '/accounts/{accountId}/settings',
-      summary: method === 'POST' ? 'Set the settings (seed 003): what is left out returns to its default' : 'Change the settings named (seed 003)',
+      summary: method === 'POST' ? 'Set the settings: what is left out returns to its default' : 'Change the settings named',
       accountParam: true,
       body: { schema: accountSettingsSchema, required: true, examples: [{ [FAILURE_POLICY_SETTING]: 'retry' }, { [FAILURE_POLICY_SETTING]: 'queue' }] },
       responses: { 200: 'the settings', 400: 'invalid body', ...NO_ACCOUNT },

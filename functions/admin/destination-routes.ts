@@ -142,7 +142,7 @@ export const ACCOUNT_SCOPED: RouteSpec[] = [
   {
     method: 'GET',
     path: '/deliveries',
-    summary: "The account's QUEUED (default) or DEAD deliveries, to one receiver URL if given, each with its event (seed 003)",
+    summary: "The account's QUEUED (default) or DEAD deliveries, to one receiver URL if given, each with its event",
     query: accountDeliveriesQuerySchema,
     responses: { 200: 'deliveries with their events, and nextCursor', 400: 'invalid query: every problem named' },
     run: (d, _params, _body, query) => listAccountDeliveries(d, d.account, query),
@@ -150,7 +150,7 @@ export const ACCOUNT_SCOPED: RouteSpec[] = [
   {
     method: 'POST',
     path: '/deliveries/redeliver',
-    summary: "Send the account's QUEUED (default) or DEAD deliveries again, to one receiver URL if given (seed 003), or the deliveries named in ids",
+    summary: "Send the account's QUEUED (default) or DEAD deliveries again, to one receiver URL if given, or the deliveries named in ids",
     body: { schema: accountRedeliverSchema, required: false, examples: [{}, { status: 'queued', url: 'https://events.myservice.com/receiver' }, { ids: ['acme_orders.0b6f2c1e9a4d7f3b5c8e1a2d4f6b8c0e'] }] },
     responses: { 202: 'how many are PENDING again, per destination (or, with ids, per id); suspended destinations named and left queued', 400: 'invalid body' },
     run: (d, _params, body) => postAccountRedeliver(d, d.account, body(true), (id) => seesDestination(d.caller, id)),

@@ -93,7 +93,7 @@ async function announce(deps: Omit<SuspensionDeps, 'deliveries' | 'policy'>, des
   const fields = { destinationId, cause: s.cause, reason: s.reason, ...(s.by === undefined ? {} : { by: s.by }), notifyTo: notification.to ?? '(no technicalEmail)', successRate1h: notification.successRate1h, attempts1h: notification.attempts1h };
   deps.log.error(`destination suspended: ${s.reason}`, fields);
   deps.metrics?.add('suspensions', 1);
-  // The email of seed 000 goes out with the operational event (app/operational), or alone without one.
+  // The suspension email (docs/suspension.md#notification) goes out with the operational event (app/operational), or alone without one.
   if (deps.operational) await deps.operational.emit(suspendedNotice({ ...suspended, suspension: s }), notification);
   else await publishSuspensionEmail(deps.bus, deps.notificationsTopic, notification, deps.log);
 }

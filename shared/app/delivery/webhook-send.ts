@@ -16,9 +16,9 @@ type Sent = { result: AttemptResult; sent: SentRequest };
 type Build = (destination: Destination, bearer?: string) => SentRequest;
 
 /**
- * One webhook attempt as the destination's receiver wants it (SPEC "Reaching receivers as they
- * are"): its client certificate on a connection of its own, and for OAuth2 a bearer token from
- * the per-destination cache; a 401 answered to a cached token fetches a new one and sends once
+ * One webhook attempt as the destination's receiver wants it (docs/what-a-destination-receives.md):
+ * its client certificate on a connection of its own, and for OAuth2 a bearer token from the
+ * per-destination cache; a 401 answered to a cached token fetches a new one and sends once
  * more. A token endpoint that fails makes the attempt fail the same way (the retry policy
  * decides), and nothing is sent to the receiver without a token. Within a rotate-auth grace
  * period an attempt the receiver refuses (401, 403, a rejected client certificate) is sent once

@@ -3,7 +3,7 @@ import { Logger } from '../../ports/clock';
 import { MessageBus } from '../../ports/messaging';
 
 /**
- * The suspension email of seed 000: the ready message (to, subject, text) on the notifications
+ * The suspension email (docs/suspension.md#notification): the ready message (to, subject, text) on the notifications
  * topic, for the operator's sender (`<prefix>-notifications-outbox`). `eventId` names the
  * `destination.suspended` operational event it was sent with, when there is one. A failure is
  * logged with the message whole: the suspension stands and is visible through the admin API.

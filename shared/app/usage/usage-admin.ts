@@ -52,7 +52,7 @@ function rangeOf(deps: Pick<UsageAdminDeps, 'clock'>, query: unknown): { ok: tru
   return { ok: true, from, to, granularity: parsed.data.granularity };
 }
 
-/** GET /admin/accounts/{id}/usage: the account's usage per day (or month), every day of the range a row (SPEC "Herald's own events and usage"). */
+/** GET /admin/accounts/{id}/usage: the account's usage per day (or month), every day of the range a row (docs/usage.md). */
 export async function getUsage(deps: UsageAdminDeps, account: string, query: unknown): Promise<Outcome<UsageAnswer>> {
   const range = rangeOf(deps, query);
   if (!range.ok) return range.outcome;

@@ -5,10 +5,10 @@ import { signatureHeaders } from './signing';
 import type { AttemptDetail } from '../retry/delivery';
 
 /**
- * The headers a webhook attempt carries for its receiver (SPEC "Reaching receivers as they
- * are"), pure: the destination's static headers, its auth, then the signature of each profile in
- * force. Herald's own headers are written after the custom ones, so none can be overridden
- * (the spec refuses their names too).
+ * The headers a webhook attempt carries for its receiver (docs/what-a-destination-receives.md),
+ * pure: the destination's static headers, its auth, then the signature of each profile in force.
+ * Herald's own headers are written after the custom ones, so none can be overridden (the spec
+ * refuses their names too).
  */
 
 /** What the attempt detail shows of how the receiver was reached; never a credential. */

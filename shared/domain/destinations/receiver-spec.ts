@@ -2,7 +2,7 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { z } from 'zod';
 
 /**
- * How a destination's receiver wants to be reached (SPEC "Reaching receivers as they are"):
+ * How a destination's receiver wants to be reached (docs/what-a-destination-receives.md):
  * static headers, an auth scheme, a client certificate, a signature profile. Every credential
  * here is sealed at rest (the stores map them with `mapReceiverSecrets`), never shown by a view
  * and never logged: the attempt detail masks every header this module names as secret.

@@ -24,7 +24,7 @@ export interface UsageCounts {
   bytesSent: number;
 }
 
-/** One day's row of the usage answer (SPEC names); a month's row has the month's first day as `date`. */
+/** One day's row of the usage answer (the names docs/usage.md gives); a month's row has the month's first day as `date`. */
 export interface UsageDay extends Omit<UsageCounts, 'attempts'> {
   date: string;
   attempts: Record<string, number>;

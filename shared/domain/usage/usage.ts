@@ -1,5 +1,5 @@
 /**
- * Usage per account and UTC day (SPEC "Herald's own events and usage"): what an account used,
+ * Usage per account and UTC day (docs/usage.md): what an account used,
  * as counted where Herald already counts (domain only: the sums, the days, the months, the
  * answer's rows). Pure: no I/O, no clock.
  */
