@@ -1,5 +1,6 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
-import { bringForward, runPump, PumpDeps } from '../../shared/app/retry/pump';
+import { bringForward, pumpOnce, runPump, PumpDeps } from '../../shared/app/retry/pump';
+import type { OperationalNotice } from '../../shared/domain/operational/operational-events';
 import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
 import { DeliveryRecord } from '../../shared/domain/retry/delivery';
 import { createLogger } from '../../shared/log';
@@ -111,4 +112,16 @@ test("bringing forward claims the destination's rate-deferred deliveries, earlie
   // One left of the two asked for: drained, and the retry stays where it is.
   expect(await bringForward(deps, 'orders', 2)).toMatchObject({ sent: 1, drained: true });
   expect(await deliveries.get('orders.retry')).toMatchObject({ status: 'PENDING' });
+});
+
+test('a due delivery whose destination is gone is made DEAD by the pump, dead-lettered, and its death announced like a first attempt’s', async () => {
+  const { deps, deliveries, published } = await setup();
+  const notices: OperationalNotice[] = [];
+  const record = { ...pending('gone-1', new Date(Date.now() - 1000)), id: 'gone.gone-1', destinationId: 'gone' };
+  await deliveries.put(record);
+  const report = await pumpOnce({ ...deps, operational: { emit: async (n) => void notices.push(n) } });
+  expect(report).toMatchObject({ due: 1, abandoned: 1 });
+  expect((await deliveries.get(record.id))?.status).toBe('DEAD');
+  expect(published.map((p) => p.topic)).toEqual(['herald-dead-letter']);
+  expect(notices).toEqual([expect.objectContaining({ kind: 'delivery.dead', key: record.id, concerns: 'gone', data: expect.objectContaining({ destinationId: 'gone', deliveryId: record.id, eventId: 'gone-1', reason: 'the destination no longer exists' }) })]);
 });

@@ -14,6 +14,7 @@ import { updateUnderClaim } from '../delivery/claimed-update';
 import { publishToLane } from '../lanes/lanes';
 import { recheckQueued } from '../delivery/queued-recheck';
 import { Metrics } from '../../ports/telemetry';
+import type { OperationalEmitter } from '../../domain/operational/operational-events';
 import { afterOrderedOutcome, resequenceOrdered } from '../ordering/ordered-delivery';
 import { inPumpClaimSpan } from '../tracing/spans';
 
@@ -35,6 +36,8 @@ export interface PumpDeps {
   keys?: OrderedKeyStore;
   /** Herald's own metrics; absent: none recorded. */
   metrics?: Metrics;
+  /** Announces a death the pump decides (`herald.delivery.dead`), as a first attempt's is; absent: nobody is told but the dead-letter topic. */
+  operational?: OperationalEmitter;
 }
 
 export interface PumpReport {
