@@ -36,7 +36,7 @@ const retryFast = { retryOn: { statuses: ['5xx'] }, backoff: { kind: 'fixed', de
 
 beforeAll(async () => {
   await receiver.start();
-  stack = await startTestStack(PROJECT, { HERALD_TIME_SCALE: '60', HERALD_PUMP_INTERVAL_MS: '100', HERALD_ACCOUNT_PUBLISH_QUOTA: '100000', HERALD_RECONCILE_AFTER_MS: '1000', HERALD_RECONCILE_INTERVAL_MS: '500' }, { instances: 3 });
+  stack = await startTestStack(PROJECT, { HERALD_TIME_SCALE: '60', HERALD_PUMP_INTERVAL_MS: '100', HERALD_ACCOUNT_PUBLISH_QUOTA: '100000' }, { instances: 3 });
   for (const d of DESTINATIONS) {
     expect((await stack.admin('POST', '/accounts', { id: d.account, name: d.account })).status).toBe(201);
     const put = await stack.admin('PUT', `/accounts/${d.account}/destinations/${d.id}`, { url: `${receiver.url}/${d.account}/${d.id}`, eventTypes: ['com.example.usage.*', 'herald.*'], policy: retryFast, ...d.spec });
@@ -145,7 +145,7 @@ test('each account\'s usage equals what its producer was answered and what its r
       attempts: { success: seen.success, ...(seen.httpError ? { 'http-error': seen.httpError } : {}) },
     };
     expect(want.eventsAccepted).toBe(PER_ACCOUNT);
-    // Flushed within a second of the last count, on every instance; accepted events once the reconciler removed their journal batches.
+    // Flushed within a second of the last count, on every instance; accepted events and deliveries once the reconciler removed their journal batches (a minute after acceptance in a test stack: long before quiet).
     const got = await eventually(`${d.account}: usage settled`, async () => {
       const u = summed(await usageOf(d.account));
       return JSON.stringify(u) === JSON.stringify(want) ? u : undefined;
