@@ -44,6 +44,8 @@ export interface Destination {
   ordering?: OrderingSpec;
   status: 'active' | 'suspended';
   suspension?: { cause?: string; reason?: string; at?: string; by?: string; lastError?: LastError };
+  /** The fraction of its suspension threshold's failure rate it last crossed (`herald.destination.failing`); absent: none. */
+  failing?: { fraction: number; at: string; failureRate: number };
   previousSecrets?: { expiresAt: string }[];
   /** How the receiver is reached, without a credential (shared/domain/destinations/receiver-spec.ts ReceiverView). */
   headers?: ReceiverView['headers'];

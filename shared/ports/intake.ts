@@ -1,4 +1,5 @@
 import { IntakeBatch } from '../domain/intake/intake';
+import type { ReconciledBatch } from '../domain/intake/intake-usage';
 
 /** The intake journal, and the marks of lanes seen behind. Only shared/adapters/ implements these with SDKs and sockets. */
 
@@ -16,8 +17,12 @@ export interface IntakeStore {
   holds(id: string): Promise<boolean>;
   /** Batches accepted at or before `before` (and after `after`, an ISO time, when given), oldest first. */
   due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]>;
-  /** Deletes the batches, in as few requests as the store allows. */
-  remove(ids: readonly string[]): Promise<void>;
+  /**
+   * Deletes the batches, in as few requests as the store allows, and counts their events in
+   * their accounts' usage (domain/intake/intake-usage.ts) in the same commits: a batch another
+   * reconciler removed first is neither deleted nor counted again.
+   */
+  remove(batches: readonly ReconciledBatch[]): Promise<void>;
   /**
    * Keeps the reconciler's progress through a batch (IntakeBatch.progress, one write), so a
    * later round, in this process or another, goes on from there. A batch removed meanwhile stays removed.

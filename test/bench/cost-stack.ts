@@ -233,9 +233,9 @@ function instrument(stack: LocalStack): void {
     counters.backstop.journalEvents += batch.events.length;
   };
   const remove = intake.remove.bind(intake);
-  intake.remove = async (ids) => {
-    await remove(ids);
-    counters.backstop.batchesRemoved += ids.length;
+  intake.remove = async (batches) => {
+    await remove(batches);
+    counters.backstop.batchesRemoved += batches.length;
   };
   const dueBatches = intake.due.bind(intake);
   intake.due = async (...args) => {

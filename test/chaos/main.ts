@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   const judged = parsed.data.kills === 0;
   const mismatches = (result.views ?? []).flatMap((v) => viewsMismatches(v, result.plan.receivers.find((r) => r.destinationId === v.destinationId)?.behaviour !== undefined && ['outage', 'slow'].includes(result.plan.receivers.find((r) => r.destinationId === v.destinationId)!.behaviour)));
   const refusing = result.plan.receivers.some((r) => ['outage', 'slow'].includes(r.behaviour));
-  const usageOff = result.usage ? usageMismatches(result.usage, refusing, parsed.data.batched === true) : [];
+  const usageOff = result.usage ? usageMismatches(result.usage, refusing, parsed.data.batched === true) : { journal: [], killable: [] };
   process.stdout.write(
     [
       '',
@@ -73,7 +73,13 @@ async function main(): Promise<void> {
       formatLedger(result.ledgers),
       `duplicates: ${sum.duplicates} of ${sum.expected} pairs (${((100 * sum.duplicates) / Math.max(1, sum.expected)).toFixed(2)} %)`,
       ...(result.views ? ['', "what Herald shows (its log and stats, read through the admin API):", formatViews(result.views), ...(mismatches.length === 0 ? ['views: exact'] : [`views${judged ? '' : ' (not judged: a kill loses what a process had not recorded)'}: ${mismatches.join('; ')}`]), ''] : []),
-      ...(result.usage ? [formatUsage(result.usage), usageOff.length === 0 ? 'usage: exact' : `usage${judged ? '' : ' (not judged: a kill loses the counts a process had not flushed)'}: ${usageOff.join('; ')}`] : []),
+      ...(result.usage
+        ? [
+            formatUsage(result.usage),
+            usageOff.journal.length === 0 ? 'usage from the journal (accepted, deliveries): exact' : `usage from the journal (accepted, deliveries): ${usageOff.journal.join('; ')}`,
+            usageOff.killable.length === 0 ? 'usage from the flushes (delivered, attempts): exact' : `usage from the flushes (delivered, attempts)${judged ? '' : ' (not judged: a kill loses the counts a process had not flushed)'}: ${usageOff.killable.join('; ')}`,
+          ]
+        : []),
       `time to quiet: ${result.quietAfterMs === undefined ? 'not quiet' : `${(result.quietAfterMs / 1000).toFixed(1)} s after publishing ended`}`,
       `ingest answered: ${Object.entries(result.ingestAnswers.byStatus).map(([status, n]) => `${n} × ${status}`).join(', ') || 'nothing'}; ${result.ingestAnswers.unanswered} tries unanswered; ${result.ingestAnswers.bad5xx} 5xx other than 503 with Retry-After`,
       `lost: ${sum.lost}${sum.lost > 0 ? ` — e.g. ${result.ledgers.flatMap((l) => l.lostExamples).slice(0, 5).join('; ')}` : ''}`,
@@ -82,7 +88,7 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
-  process.exit(sum.lost > 0 || sum.inversions > 0 || result.ingestAnswers.bad5xx > 0 || (judged && (mismatches.length > 0 || usageOff.length > 0)) ? 1 : 0);
+  process.exit(sum.lost > 0 || sum.inversions > 0 || result.ingestAnswers.bad5xx > 0 || usageOff.journal.length > 0 || (judged && (mismatches.length > 0 || usageOff.killable.length > 0)) ? 1 : 0);
 }
 
 main().catch((e: unknown) => {

@@ -172,6 +172,12 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
       views = await Promise.all(receivers.map((r) => readViews(base, tokens.admin, r)));
       const sum = (pick: (l: DestinationLedger) => number) => ledgers.reduce((n, l) => n + pick(l), 0);
       const answered = (pick: (c: ChaosReceiver['counts']) => ReadonlyMap<string, number>) => receivers.reduce((n, r) => n + [...pick(r.counts).values()].reduce((a, b) => a + b, 0), 0);
+      // Accepted events and their deliveries are counted as the reconciler removes their journal batches: the last ones a grace after publishing ended.
+      const reconciledBy = publishedAt + options.reconcileAfterSeconds * 1000 + JOURNAL_SETTLE_MS;
+      if (Date.now() < reconciledBy) {
+        say(`waiting ${((reconciledBy - Date.now()) / 1000).toFixed(0)} s for the reconciler to count the last journal batches in usage`);
+        await sleep(reconciledBy - Date.now());
+      }
       usage = {
         herald: await readUsage(base, tokens.admin, startDay),
         seen: { accepted: keys.length, unansweredTries: ingestAnswers.unanswered, records: sum((l) => l.delivered + l.dead + l.queued + l.scheduled), delivered: sum((l) => l.delivered), answered: answered((c) => c.answered), answered2xx: answered((c) => c.answered2xx) },
@@ -184,6 +190,9 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
     await emulators.stop();
   }
 }
+
+/** How long after the reconciler's grace the usage is read: its rounds (HERALD_RECONCILE_INTERVAL_MS) have removed the last batches. */
+const JOURNAL_SETTLE_MS = 10_000;
 
 /** How long after quiet the views are read: counters flushed, late duplicates in. */
 const VIEWS_SETTLE_MS = 5_000;

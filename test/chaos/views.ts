@@ -117,22 +117,26 @@ export interface UsageLedger {
 }
 
 /**
- * What does not match. With tries unanswered, Herald may have accepted (and delivered) more than
- * the run knows: then only "not fewer". Attempts as viewsMismatches judges them; a batched run's
- * receivers count per event, not per request, so its attempts are not compared.
+ * What does not match, and whether a kill may explain it. Accepted events and deliveries are
+ * counted from the intake journal as the reconciler removes its batches, which no kill loses:
+ * judged in every run. With tries unanswered, Herald may have journaled (and delivered) more than
+ * the run knows: then only "not fewer". Delivered and attempts are counted in memory until a
+ * flush (a kill loses the last second's): `killable`. Attempts as viewsMismatches judges them; a
+ * batched run's receivers count per event, not per request, so its attempts are not compared.
  */
-export function usageMismatches(u: UsageLedger, refuses: boolean, batched: boolean): string[] {
-  const out: string[] = [];
+export function usageMismatches(u: UsageLedger, refuses: boolean, batched: boolean): { journal: string[]; killable: string[] } {
+  const journal: string[] = [];
+  const killable: string[] = [];
   const unsure = u.seen.unansweredTries > 0;
-  const off = (what: string, herald: number, seen: number, atLeast = unsure) => (atLeast ? herald < seen : herald !== seen) && out.push(`usage counts ${herald} ${what}, the run saw ${seen}`);
-  off('events accepted', u.herald.eventsAccepted, u.seen.accepted);
-  off('deliveries', u.herald.deliveries, u.seen.records);
-  off('delivered', u.herald.delivered, u.seen.delivered);
+  const off = (into: string[], what: string, herald: number, seen: number, atLeast = unsure) => (atLeast ? herald < seen : herald !== seen) && into.push(`usage counts ${herald} ${what}, the run saw ${seen}`);
+  off(journal, 'events accepted', u.herald.eventsAccepted, u.seen.accepted);
+  off(journal, 'deliveries', u.herald.deliveries, u.seen.records);
+  off(killable, 'delivered', u.herald.delivered, u.seen.delivered);
   if (!batched) {
-    off('successful attempts', u.herald.successes, u.seen.answered2xx, false);
-    off('attempts', u.herald.attempts, u.seen.answered, refuses);
+    off(killable, 'successful attempts', u.herald.successes, u.seen.answered2xx, false);
+    off(killable, 'attempts', u.herald.attempts, u.seen.answered, refuses);
   }
-  return out;
+  return { journal, killable };
 }
 
 export function formatUsage(u: UsageLedger): string {

@@ -16,6 +16,7 @@ import { patient } from '../support/patience';
 import { startTestStack, testSecretsKey, TestStack } from '../support/stack';
 import { portalKeyOf, portalSecretOf, signLink } from '../../shared/domain/access/portal';
 
+import { eventually } from '../support/eventually';
 // A project of its own each run: account ids are never reused, so a rerun on long-lived emulators starts clean.
 const PROJECT = `console-test-${Date.now().toString(36)}`;
 const WIDE = { width: 1280, height: 860 };
@@ -705,9 +706,17 @@ test("the Usage page: the operator sees every account's month, sorted by a colum
   await heading(page, 'Usage');
   // Earlier tests published to acme: its row shows what GET /admin/usage says for the month.
   const month = new Date().toISOString().slice(0, 7);
-  const api = (await stack.admin('GET', `/usage?from=${month}-01`)).body as { accounts: { account: string; eventsAccepted: number }[] };
-  const acme = api.accounts.find((a) => a.account === 'acme')!;
-  expect(acme.eventsAccepted).toBeGreaterThan(0);
+  // Counted once the reconciler removed their journal batches (a minute after acceptance in a test stack).
+  const acme = await eventually(
+    "acme's accepted events in usage",
+    async () => {
+      const api = (await stack.admin('GET', `/usage?from=${month}-01`)).body as { accounts: { account: string; eventsAccepted: number }[] };
+      const found = api.accounts.find((a) => a.account === 'acme');
+      return found && found.eventsAccepted > 0 ? found : undefined;
+    },
+    patient(120_000),
+  );
+  await page.reload();
   const row = page.getByTestId('usage-account').filter({ has: page.getByRole('rowheader', { name: 'acme', exact: true }) });
   await row.waitFor();
   expect(await row.locator('td').first().textContent()).toBe(String(acme.eventsAccepted));

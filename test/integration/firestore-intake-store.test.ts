@@ -22,9 +22,9 @@ test('add, due (oldest first, after a time), remove', async () => {
   expect(due.map((b) => b.id)).toEqual(['i-1', 'i-2']);
   expect(due[0]!.events[0]!.data.equals(Buffer.from([0, 255, 10]))).toBe(true);
   expect((await store.due(new Date('2026-11-25T10:00:05.000Z'), 10, '2026-11-25T10:00:01.000Z')).map((b) => b.id)).toEqual(['i-2', 'i-3']);
-  await store.remove(['i-1', 'i-2']);
+  await store.remove(due);
   expect((await store.due(new Date('2026-11-25T10:00:05.000Z'), 10)).map((b) => b.id)).toEqual(['i-3']);
-  await store.remove(['i-3']);
+  await store.remove(await store.due(new Date('2026-11-25T10:00:05.000Z'), 10));
 });
 
 test('holds: whether a batch is stored, read without its events (one read), as a failed write is checked', async () => {
@@ -32,6 +32,30 @@ test('holds: whether a batch is stored, read without its events (one read), as a
   await store.add(batch('i-held', '2026-11-25T10:00:04.000Z'));
   expect(await store.holds('i-held')).toBe(true);
   expect(await store.holds('i-never')).toBe(false);
-  await store.remove(['i-held']);
+  await store.remove([batch('i-held', '2026-11-25T10:00:04.000Z')]);
   expect(await store.holds('i-held')).toBe(false);
+});
+
+test('removing batches counts their events in usage once, in the same commit: two reconcilers removing the same batches count them once', async () => {
+  const store = new FirestoreIntakeStore(db);
+  const account = `acct-${Date.now().toString(36)}`;
+  const event = (id: string, type: string, acct: string | undefined) => ({ attributes: { specversion: '1.0' as const, id, source: '/s', type, ...(acct ? { heraldaccount: acct } : {}) }, data: Buffer.from('{}') });
+  const batches: IntakeBatch[] = Array.from({ length: 6 }, (_, i) => ({
+    id: `i-usage-${i}`,
+    // The last two on the next UTC day: counted on the day each batch was accepted.
+    acceptedAt: i < 4 ? `2026-11-30T23:59:5${i}.000Z` : `2026-12-01T00:00:0${i}.000Z`,
+    events: [event(`a-${i}`, 'com.example.t', account), event(`b-${i}`, 'herald.delivery.dead', account), event(`c-${i}`, 'com.example.t', `${account}-other`)],
+  }));
+  for (const b of batches) await store.add(b);
+  // Two rounds took overlapping batches: each batch is removed, and counted, by one of them only.
+  await Promise.all([store.remove(batches.slice(0, 4)), store.remove(batches.slice(2)), new FirestoreIntakeStore(db).remove(batches.slice(1, 5))]);
+  // A round that runs again after a lost reply finds them gone: nothing more is counted.
+  await store.remove(batches);
+  expect(await store.due(new Date('2026-12-02T00:00:00.000Z'), 10, '2026-11-30T23:59:00.000Z')).toEqual([]);
+  const docs = (await db.collection('usage').where('account', 'in', [account, `${account}-other`]).get()).docs.map((d) => ({ id: d.id, ...d.data() }) as { id: string; account: string; day: string; eventsAccepted: number; operationalEvents: number });
+  const row = (acct: string, day: string) => docs.filter((d) => d.account === acct && d.day === day).map((d) => [d.id, d.eventsAccepted, d.operationalEvents]);
+  expect(row(account, '2026-11-30')).toEqual([[`${account}_2026-11-30~intake`, 8, 4]]);
+  expect(row(account, '2026-12-01')).toEqual([[`${account}_2026-12-01~intake`, 4, 2]]);
+  expect(row(`${account}-other`, '2026-11-30')).toEqual([[`${account}-other_2026-11-30~intake`, 4, 0]]);
+  expect(row(`${account}-other`, '2026-12-01')).toEqual([[`${account}-other_2026-12-01~intake`, 2, 0]]);
 });

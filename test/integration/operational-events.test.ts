@@ -29,7 +29,7 @@ const receiver: Receiver = new Receiver((req) => {
     const n = receiver.on('/flaky').length - 1;
     return { status: n >= 20 || (n % 2 === 1 && n < 18) ? 500 : 204 };
   }
-  if (req.path === '/quiet') return { status: 404 };
+  if (req.path === '/quiet' || req.path === '/twice') return { status: req.path === '/quiet' ? 404 : 503 };
   return { status: 204 };
 });
 
@@ -76,13 +76,15 @@ beforeAll(async () => {
   await receiver.start();
   stack = await startTestStack(PROJECT, { HERALD_TIME_SCALE: '150', HERALD_PUMP_INTERVAL_MS: '100', HERALD_OPERATIONAL_EVENTS_ACCOUNT: 'operator' });
   notifications = new SubscriptionTap(PROJECT, `${stack.runtime.names.prefix}-notifications-outbox`);
-  for (const id of ['acme', 'quiet', 'operator']) expect((await stack.admin('POST', '/accounts', { id, name: id })).status).toBe(201);
+  for (const id of ['acme', 'quiet', 'operator', 'retryco']) expect((await stack.admin('POST', '/accounts', { id, name: id })).status).toBe(201);
   // The failing one subscribes to Herald's destination events too: it must never get its own.
   await put('acme', 'flaky', { url: `${receiver.url}/flaky`, eventTypes: ['test.op', 'herald.*'], policy: POLICY, technicalEmail: 'flaky@example.com' });
   await put('acme', 'ops', { url: `${receiver.url}/ops`, eventTypes: ['herald.destination.*', 'herald.delivery.dead'], secret: OPS_SECRET });
   // Takes every event of the account, but names none of Herald's: it is not sent them.
   await put('acme', 'catchall', { url: `${receiver.url}/catchall` });
   await put('quiet', 'gone', { url: `${receiver.url}/quiet`, eventTypes: ['test.op'], policy: 'event-platform' });
+  await put('retryco', 'twice', { url: `${receiver.url}/twice`, eventTypes: ['test.op'], policy: { ...POLICY, maxAttempts: 2, threshold: undefined } });
+  await put('retryco', 'ops', { url: `${receiver.url}/retryco-ops`, eventTypes: ['herald.delivery.dead'], secret: OPS_SECRET });
   await put('operator', 'all', { url: `${receiver.url}/operator`, eventTypes: ['herald.*'], secret: OPERATOR_SECRET });
 });
 
@@ -103,7 +105,7 @@ test('failing once at 90 % of the threshold, then suspended, then reactivated: t
   expect(await statusOf('acme', 'flaky')).toBe('active');
   // A death is announced too, with the others of the interval held back.
   const dead = await eventually('a dead event at /ops', async () => ofType(operationalAt('/ops', OPS_SECRET), 'herald.delivery.dead')[0]);
-  expect(dead.data).toMatchObject({ account: 'acme', destinationId: 'flaky', eventType: 'test.op', attempts: 1 });
+  expect(dead.data).toMatchObject({ account: 'acme', destinationId: 'flaky', target: `${receiver.url}/flaky`, eventType: 'test.op', attempts: 1 });
 
   await publish('acme', Array.from({ length: 20 }, (_, i) => `b-${i}`));
   const suspended = await eventually('the suspended event at /ops', async () => ofType(operationalAt('/ops', OPS_SECRET), 'herald.destination.suspended')[0], 40_000);
@@ -150,4 +152,12 @@ test('an account with no destination for them gets nothing, and nothing is kept 
   expect(kept).toEqual([]);
   // The operator still hears of it.
   await eventually('the operator copy of quiet', async () => operationalAt('/operator', OPERATOR_SECRET).find((e) => e.type === 'herald.destination.suspended' && e.data.account === 'quiet'));
+});
+
+test('a death decided on a retry the pump claimed is announced as a first attempt\'s is, naming the destination\'s target', async () => {
+  await publish('retryco', ['r-1']);
+  const dead = await eventually('the dead event at /retryco-ops', async () => ofType(operationalAt('/retryco-ops', OPS_SECRET), 'herald.delivery.dead')[0], 40_000);
+  expect(receiver.on('/twice')).toHaveLength(2);
+  expect(dead.subject).toBe('twice');
+  expect(dead.data).toMatchObject({ account: 'retryco', destinationId: 'twice', target: `${receiver.url}/twice`, eventId: 'r-1', eventType: 'test.op', attempts: 2, suppressed: 0 });
 });

@@ -31,10 +31,10 @@ export function intakeStoreConformance(name: string, make: () => Promise<IntakeS
         ['i-3', '2026-11-25T10:00:03.000Z'],
       ] as const)
         await store.add(batch(id, at));
-      await store.remove(['i-1', 'i-3', 'i-unknown']);
+      await store.remove([batch('i-1', '2026-11-25T10:00:01.000Z'), batch('i-3', '2026-11-25T10:00:03.000Z'), batch('i-unknown', '2026-11-25T10:00:04.000Z')]);
       expect((await store.due(new Date('2026-11-25T10:00:05.000Z'), 10)).map((b) => b.id)).toEqual(['i-2']);
       await store.remove([]);
-      await store.remove(['i-2']);
+      await store.remove([batch('i-2', '2026-11-25T10:00:02.000Z')]);
       expect(await store.due(new Date('2026-11-25T10:00:05.000Z'), 10)).toEqual([]);
     });
 
@@ -45,7 +45,7 @@ export function intakeStoreConformance(name: string, make: () => Promise<IntakeS
       await store.progress('i-1', 168);
       const [kept] = await store.due(new Date('2026-11-25T10:00:05.000Z'), 10);
       expect(kept).toEqual({ ...batch('i-1', '2026-11-25T10:00:01.000Z'), progress: 168 });
-      await store.remove(['i-1']);
+      await store.remove([batch('i-1', '2026-11-25T10:00:01.000Z')]);
       await store.progress('i-1', 252);
       expect(await store.due(new Date('2026-11-25T10:00:05.000Z'), 10)).toEqual([]);
     });

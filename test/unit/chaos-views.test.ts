@@ -42,20 +42,20 @@ describe('usage against what the run saw (issue 57)', () => {
   const seen = { accepted: 100, unansweredTries: 0, records: 200, delivered: 190, answered: 230, answered2xx: 190 };
   const exact = { eventsAccepted: 100, deliveries: 200, delivered: 190, attempts: 230, successes: 190 };
 
-  test('equal counts: nothing said; each count off is named', () => {
-    expect(usageMismatches({ herald: exact, seen }, false, false)).toEqual([]);
-    expect(usageMismatches({ herald: { ...exact, deliveries: 201, successes: 189 }, seen }, false, false)).toEqual(['usage counts 201 deliveries, the run saw 200', 'usage counts 189 successful attempts, the run saw 190']);
+  test('equal counts: nothing said; each count off is named, the journal\'s (judged under kills too) apart from the flushed ones', () => {
+    expect(usageMismatches({ herald: exact, seen }, false, false)).toEqual({ journal: [], killable: [] });
+    expect(usageMismatches({ herald: { ...exact, deliveries: 201, successes: 189 }, seen }, false, false)).toEqual({ journal: ['usage counts 201 deliveries, the run saw 200'], killable: ['usage counts 189 successful attempts, the run saw 190'] });
   });
 
   test('tries unanswered: Herald may have accepted more than the run knows, never fewer', () => {
     const unsure = { ...seen, unansweredTries: 2 };
-    expect(usageMismatches({ herald: { ...exact, eventsAccepted: 102, deliveries: 204, delivered: 194 }, seen: unsure }, false, false)).toEqual([]);
-    expect(usageMismatches({ herald: { ...exact, eventsAccepted: 99 }, seen: unsure }, false, false)).toEqual(['usage counts 99 events accepted, the run saw 100']);
+    expect(usageMismatches({ herald: { ...exact, eventsAccepted: 102, deliveries: 204, delivered: 194 }, seen: unsure }, false, false)).toEqual({ journal: [], killable: [] });
+    expect(usageMismatches({ herald: { ...exact, eventsAccepted: 99 }, seen: unsure }, false, false)).toEqual({ journal: ['usage counts 99 events accepted, the run saw 100'], killable: [] });
   });
 
   test('a batched run compares no attempts (its receivers count per event); a refusing receiver, attempts at least those answered', () => {
-    expect(usageMismatches({ herald: { ...exact, attempts: 12, successes: 10 }, seen }, false, true)).toEqual([]);
-    expect(usageMismatches({ herald: { ...exact, attempts: 240 }, seen }, true, false)).toEqual([]);
-    expect(usageMismatches({ herald: { ...exact, attempts: 229 }, seen }, true, false)).toEqual(['usage counts 229 attempts, the run saw 230']);
+    expect(usageMismatches({ herald: { ...exact, attempts: 12, successes: 10 }, seen }, false, true)).toEqual({ journal: [], killable: [] });
+    expect(usageMismatches({ herald: { ...exact, attempts: 240 }, seen }, true, false)).toEqual({ journal: [], killable: [] });
+    expect(usageMismatches({ herald: { ...exact, attempts: 229 }, seen }, true, false)).toEqual({ journal: [], killable: ['usage counts 229 attempts, the run saw 230'] });
   });
 });

@@ -58,7 +58,8 @@ test('a death goes to the subscribed destination, not to the one it is about; on
   await w.operational.emit(dead(1));
   await w.operational.emit(dead(2));
   await w.operational.emit(dead(3));
-  expect(w.sent()).toEqual([{ to: 'ops', type: 'herald.delivery.dead', data: expect.objectContaining({ eventId: 'e1', suppressed: 0 }) }]);
+  // The record names the destination; its url is looked up for `target`.
+  expect(w.sent()).toEqual([{ to: 'ops', type: 'herald.delivery.dead', data: expect.objectContaining({ eventId: 'e1', target: 'https://hooks.example.com/orders', suppressed: 0 }) }]);
   w.advance(INTERVAL_MS);
   await w.operational.emit(dead(4));
   expect(w.sent().map((s) => [s.to, s.data.eventId, s.data.suppressed])).toEqual([

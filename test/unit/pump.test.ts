@@ -1,5 +1,6 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
-import { bringForward, runPump, PumpDeps } from '../../shared/app/retry/pump';
+import { bringForward, pumpOnce, runPump, PumpDeps } from '../../shared/app/retry/pump';
+import type { OperationalNotice } from '../../shared/domain/operational/operational-events';
 import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
 import { DeliveryRecord } from '../../shared/domain/retry/delivery';
 import { createLogger } from '../../shared/log';
@@ -142,4 +143,16 @@ test("a round's due deliveries go to their lanes one bundle a destination, not o
   expect(await unbundle(billing.message)).toBeUndefined();
   expect(billing.message.attributes['ce-id']).toBe('x');
   for (const id of ['orders.a', 'orders.b', 'orders.c', 'billing.x']) expect(await deliveries.get(id)).toMatchObject({ status: 'IN_FLIGHT' });
+});
+
+test('a due delivery whose destination is gone is made DEAD by the pump, dead-lettered, and its death announced like a first attempt’s', async () => {
+  const { deps, deliveries, published } = await setup();
+  const notices: OperationalNotice[] = [];
+  const record = { ...pending('gone-1', new Date(Date.now() - 1000)), id: 'gone.gone-1', destinationId: 'gone' };
+  await deliveries.put(record);
+  const report = await pumpOnce({ ...deps, operational: { emit: async (n) => void notices.push(n) } });
+  expect(report).toMatchObject({ due: 1, abandoned: 1 });
+  expect((await deliveries.get(record.id))?.status).toBe('DEAD');
+  expect(published.map((p) => p.topic)).toEqual(['herald-dead-letter']);
+  expect(notices).toEqual([expect.objectContaining({ kind: 'delivery.dead', key: record.id, concerns: 'gone', data: expect.objectContaining({ destinationId: 'gone', deliveryId: record.id, eventId: 'gone-1', reason: 'the destination no longer exists' }) })]);
 });

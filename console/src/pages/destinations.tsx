@@ -15,10 +15,23 @@ async function withStats(ctx: Ctx, list: Destination[]): Promise<Destination[]> 
   );
 }
 
+/**
+ * The destination's state, and beside it, while active, how near it is to a threshold
+ * suspension: `failing` once its failure rate reached a fraction of the rate that suspends it.
+ */
 export function State({ d }: { d: Destination }) {
   if (d.status === 'suspended') return <StatusBadge status="suspended" />;
-  if (d.failureMode === 'queue') return <StatusBadge status="queueing" />;
-  return <StatusBadge status="active" />;
+  const state = <StatusBadge status={d.failureMode === 'queue' ? 'queueing' : 'active'} />;
+  if (!d.failing) return state;
+  const reached = `failure rate ${fmtRate(d.failing.failureRate)}, at ${Math.round(d.failing.fraction * 100)} % of the rate that suspends it`;
+  return (
+    <>
+      {state}{' '}
+      <span class="badge badge-failing" title={`Since ${d.failing.at}`}>
+        failing: {reached}
+      </span>
+    </>
+  );
 }
 
 export function Destinations({ ctx }: { ctx: Ctx }) {

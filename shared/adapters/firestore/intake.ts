@@ -1,15 +1,48 @@
-import { FieldPath } from '@google-cloud/firestore';
+import { FieldPath, Firestore } from '@google-cloud/firestore';
+import { DEFAULT_OPERATIONAL_PREFIX } from '../../domain/operational/operational-events';
 import { HeraldEvent } from '../../domain/events/event';
 import { IntakeBatch } from '../../domain/intake/intake';
 import { IntakeStore } from '../../ports/intake';
 import { COLLECTIONS, FIRESTORE_QUERIES } from '../../firestore-schema';
-import { chunks, FirestoreStore } from './stores';
+import { FirestoreStore, OperationCounter } from './stores';
+import { journaledUsage, ReconciledBatch } from '../../domain/intake/intake-usage';
+import { usageWrite } from './usage/usage-docs';
 import { ifPresent } from './write';
+
+/** The writer name of the usage the journal counts (domain/intake/intake-usage.ts): `usage/<account>_<day>~intake`. */
+export const INTAKE_USAGE_WRITER = 'intake';
+
+/** A commit holds at most 500 writes: the batches' deletes and their usage documents. */
+const COMMIT_WRITES = 500;
+
+/** The batches in commits of at most COMMIT_WRITES writes, each its deletes and one usage document per (account, day) of its events. */
+function removalParts(batches: readonly ReconciledBatch[], operationalEventPrefix: string): ReconciledBatch[][] {
+  const parts: ReconciledBatch[][] = [];
+  let part: ReconciledBatch[] = [];
+  for (const b of batches) {
+    if (part.length > 0 && part.length + 1 + journaledUsage([...part, b], operationalEventPrefix).length > COMMIT_WRITES) {
+      parts.push(part);
+      part = [];
+    }
+    part.push(b);
+  }
+  if (part.length > 0) parts.push(part);
+  return parts;
+}
 
 type StoredBatch = Omit<IntakeBatch, 'events'> & { events: { attributes: Record<string, string>; data: Buffer }[] };
 
 /** The intake journal (domain/intake/intake.ts): one document per batch, deleted once reconciled. */
 export class FirestoreIntakeStore extends FirestoreStore implements IntakeStore {
+  constructor(
+    db: Firestore,
+    ops?: OperationCounter,
+    /** The types usage counts as Herald's own operational events (HERALD_OPERATIONAL_EVENT_PREFIX). */
+    private readonly operationalEventPrefix = DEFAULT_OPERATIONAL_PREFIX,
+  ) {
+    super(db, ops);
+  }
+
   private get col() {
     return this.db.collection(COLLECTIONS.intake);
   }
@@ -39,14 +72,30 @@ export class FirestoreIntakeStore extends FirestoreStore implements IntakeStore 
     });
   }
 
-  async remove(ids: readonly string[]): Promise<void> {
-    // A write batch takes at most 500 operations: one request each, however many batches.
-    for (const part of chunks(ids, 500)) {
-      const batch = this.db.batch();
-      for (const id of part) batch.delete(this.col.doc(id));
-      await batch.commit();
-      this.ops.deletes += part.length;
+  async remove(batches: readonly ReconciledBatch[]): Promise<void> {
+    for (const part of removalParts(batches, this.operationalEventPrefix)) await this.removeCounted(part);
+  }
+
+  /**
+   * Deletes the batches and adds their events to the usage documents `usage/<account>_<day>~intake`,
+   * in one commit. Each delete requires its batch to be there: if another reconciler removed one
+   * first (or this commit landed before with its reply lost), the commit fails whole and the
+   * batches go one by one, each counted only with its own delete.
+   */
+  private async removeCounted(part: readonly ReconciledBatch[]): Promise<void> {
+    const usage = journaledUsage(part, this.operationalEventPrefix);
+    const batch = this.db.batch();
+    for (const b of part) batch.delete(this.col.doc(b.id), { exists: true });
+    for (const u of usage) {
+      const w = usageWrite(this.db, u, INTAKE_USAGE_WRITER, {});
+      batch.set(w.ref, w.doc, { merge: true });
     }
+    if (await ifPresent(() => batch.commit())) {
+      this.ops.deletes += part.length;
+      this.ops.writes += usage.length;
+      return;
+    }
+    if (part.length > 1) for (const b of part) await this.removeCounted([b]);
   }
 
   async progress(id: string, events: number): Promise<void> {

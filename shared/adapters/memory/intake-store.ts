@@ -1,3 +1,4 @@
+import { journaledUsage, JournaledUsage, ReconciledBatch } from '../../domain/intake/intake-usage';
 import { IntakeBatch } from '../../domain/intake/intake';
 import { IntakeStore } from '../../ports/intake';
 
@@ -44,8 +45,12 @@ export class MemoryIntakeStore implements IntakeStore {
       .slice(0, limit);
   }
 
-  async remove(ids: readonly string[]): Promise<void> {
-    for (const id of ids) this.batches.delete(id);
+  /** Usage the removed batches counted (domain/intake/intake-usage.ts), as the Firestore store adds it to `usage/<account>_<day>~intake`. */
+  readonly counted: JournaledUsage[] = [];
+
+  async remove(batches: readonly ReconciledBatch[]): Promise<void> {
+    const removed = batches.filter((b) => this.batches.delete(b.id));
+    this.counted.push(...journaledUsage(removed));
   }
 
   async progress(id: string, events: number): Promise<void> {

@@ -220,7 +220,7 @@ export function reported(deps: DeliverDeps, t: Target, attempted: Attempted, rec
   measureAttempt(deps.metrics, t.destination, result, decision, record, deps.clock.now());
 }
 
-/** A record was created (`created` false: written again, a claimed batch's): into the head of its destination's log (domain/delivery/recent-log.ts), with the counters; a grouped one with its group. */
-export function logged(deps: DeliverDeps, record: DeliveryRecord, at: Date, group?: string, created = true): void {
-  if (record.publishedAt !== undefined) deps.logHead.created(record.destinationId, headEntryId(record.id, group), record.publishedAt, at, created);
+/** A record was written (created, or a claimed batch's written again): into the head of its destination's log (domain/delivery/recent-log.ts), with the counters; a grouped one with its group. */
+export function logged(deps: DeliverDeps, record: DeliveryRecord, at: Date, group?: string): void {
+  if (record.publishedAt !== undefined) deps.logHead.created(record.destinationId, headEntryId(record.id, group), record.publishedAt, at);
 }

@@ -103,7 +103,7 @@ export async function firstBatch(deps: DeliverDeps, destination: Destination, me
     const created = await Promise.all(records.map((r) => createRecord(deps.deliveries, r, () => deps.deliveries.create(r, { unlessGrouped: true }))));
     created.forEach((c, i) => c && written.push({ member: members[i]!, record: records[i]! }));
   }
-  await ended(deps, destination, { result, decision, at }, written, batchId, members.length, true);
+  await ended(deps, destination, { result, decision, at }, written, batchId, members.length);
   return { batchId, outcome: decision.kind, recorded: written.length, members: members.length };
 }
 
@@ -157,7 +157,7 @@ export async function claimedBatch(deps: DeliverDeps, destination: Destination, 
     }),
   );
   const kept = written.filter((w): w is NonNullable<typeof w> => w !== undefined);
-  await ended(deps, destination, { result, decision, at }, kept, batchId, live.length, false);
+  await ended(deps, destination, { result, decision, at }, kept, batchId, live.length);
   return { batchId, outcome: decision.kind, recorded: kept.length, members: messages.length };
 }
 
@@ -210,15 +210,14 @@ async function createEach(deps: DeliverDeps, members: readonly Member[], record:
 }
 
 /**
- * After the members' records are written (`created`: by this first batch; else claimed retries'): each counted (stats and the success rate count events),
+ * After the members' records are written (by a first batch, or claimed retries'): each counted (stats and the success rate count events),
  * into its destination's log, dead-lettered if DEAD, re-checked if QUEUED; the destination
  * suspended once if so decided; one log line for the batch.
  */
-async function ended(deps: DeliverDeps, destination: Destination, attempted: { result: AttemptResult; decision: Decision; at: Date }, written: readonly { member: Member; record: DeliveryRecord; group?: string }[], batchId: string, sent: number, created: boolean): Promise<void> {
+async function ended(deps: DeliverDeps, destination: Destination, attempted: { result: AttemptResult; decision: Decision; at: Date }, written: readonly { member: Member; record: DeliveryRecord; group?: string }[], batchId: string, sent: number): Promise<void> {
   const { result, decision, at } = attempted;
   for (const { member, record, group } of written) {
-    // A claimed retry's records were created (and counted in usage) by its first batch or deferral.
-    logged(deps, record, at, group, created);
+    logged(deps, record, at, group);
     countAttempt(deps, member.t, result, at, member.publishedAt);
     countDeadOrQueued(deps, record, at);
     meterDelivered(deps, record, at);

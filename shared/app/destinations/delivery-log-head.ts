@@ -1,4 +1,3 @@
-import { splitDestinationId } from '../../domain/ids';
 import { RecentBucket, RecentEntry, bucketsOf, headOf, keepNewest } from '../../domain/delivery/recent-log';
 import { Clock } from '../../ports/clock';
 import { CounterStore } from '../../ports/counters';
@@ -29,10 +28,12 @@ export class DeliveryLogHead {
     counters.carry(this);
   }
 
-  /** A delivery record was created (its first attempt, deferral or queueing), or written again (`created` false): into the head, written with the counters' next flush. */
-  created(destinationId: string, deliveryId: string, publishedAt: string, at: Date, created = true): void {
-    // Every path that creates a record comes here once after the create committed (`created`; a claimed batch's records come again, not created): each delivery counted once in its account's usage.
-    if (created) this.counters.meter(splitDestinationId(destinationId).account, at, { deliveries: 1 });
+  /**
+   * A delivery record was created (its first attempt, deferral or queueing), or written again:
+   * into the head, written with the counters' next flush. Not counted in usage here: a delivery
+   * is counted with its journal batch's removal (domain/intake/intake-usage.ts), which no kill loses.
+   */
+  created(destinationId: string, deliveryId: string, publishedAt: string, at: Date): void {
     const start = this.counters.bucketOf(destinationId, at);
     const key = `${destinationId}~${start}`;
     const list = this.lists.get(key) ?? { destinationId, start, entries: [] };

@@ -1,3 +1,4 @@
+import { splitDestinationId } from '../../domain/ids';
 import { addTallies, EMPTY_TALLY, IntakeTally, sameTally, tallyOf } from '../../domain/intake/intake-tally';
 import { ExpectedDelivery, expectedInRuns, IntakeBatch, recoveredRecord, RoutableDestination } from '../../domain/intake/intake';
 import { forEachLimited } from '../support/for-each-limited';
@@ -18,16 +19,23 @@ export interface BatchPlan {
   count: number;
   tally: IntakeTally;
   destinationIds: string[];
+  /** The expected deliveries per account (a destination's account is its events'): the deliveries the batch counts in usage once they all exist. */
+  byAccount: Record<string, number>;
 }
 
 export function planOf(batch: IntakeBatch, destinationsFor: DestinationsFor): BatchPlan {
   let tally = EMPTY_TALLY;
   const destinations = new Set<string>();
+  const byAccount: Record<string, number> = {};
   for (const run of expectedInRuns(batch, destinationsFor, 0, RUN_RECORDS)) {
     tally = addTallies(tally, tallyOf(run.expected.map((e) => e.deliveryId)));
-    for (const e of run.expected) destinations.add(e.destinationId);
+    for (const e of run.expected) {
+      destinations.add(e.destinationId);
+      const { account } = splitDestinationId(e.destinationId);
+      byAccount[account] = (byAccount[account] ?? 0) + 1;
+    }
   }
-  return { batch, count: tally.count, tally, destinationIds: [...destinations] };
+  return { batch, count: tally.count, tally, destinationIds: [...destinations], byAccount };
 }
 
 /**
@@ -41,13 +49,13 @@ export async function recoverMissing(
   destinationsFor: DestinationsFor,
   activity: LaneActivity | undefined,
   budget: RoundBudget,
-): Promise<{ recovered: number; outcome: 'done' | 'postponed' | 'unfinished' }> {
+): Promise<{ recovered: number; outcome: 'done' | 'postponed' | 'unfinished'; exact?: true }> {
   const { batch } = plan;
   let recovered = 0;
-  if (plan.count === 0) return { recovered, outcome: 'done' };
+  if (plan.count === 0) return { recovered, outcome: 'done', exact: true };
   // The common case costs an aggregation: the expected records, and only they, carry this batch's
   // id. A batch with progress kept is known to be short: on from there at once.
-  if (batch.progress === undefined && sameTally(await deps.deliveries.tallyFromIntake(batch.id, plan.destinationIds, plan.tally), plan.tally)) return { recovered, outcome: 'done' };
+  if (batch.progress === undefined && sameTally(await deps.deliveries.tallyFromIntake(batch.id, plan.destinationIds, plan.tally), plan.tally)) return { recovered, outcome: 'done', exact: true };
   // Every destination's lane still moving: wait, without reading the records one by one.
   if (activity && (await Promise.all(plan.destinationIds.map((id) => activity.busy(id)))).every(Boolean)) return { recovered, outcome: 'postponed' };
   // Short, extra records, or a record written by an earlier intake of the same event: look at
@@ -98,4 +106,19 @@ async function createRecovered(deps: ReconcileDeps, e: ExpectedDelivery, batch: 
     acceptedAt: batch.acceptedAt,
   });
   return true;
+}
+
+/**
+ * The deliveries a finished batch created, per account: the records that carry its id. Its
+ * expected ones when they were found exactly (`exact`); else, records another intake of the same
+ * event created being its own, each account's tallied (one aggregation each, on this rare path).
+ */
+export async function createdByAccount(deps: Pick<ReconcileDeps, 'deliveries'>, plan: BatchPlan, exact: boolean): Promise<Record<string, number>> {
+  if (exact) return plan.byAccount;
+  const out: Record<string, number> = {};
+  for (const account of Object.keys(plan.byAccount)) {
+    const ids = plan.destinationIds.filter((id) => splitDestinationId(id).account === account);
+    out[account] = (await deps.deliveries.tallyFromIntake(plan.batch.id, ids)).count;
+  }
+  return out;
 }

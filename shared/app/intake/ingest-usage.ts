@@ -14,32 +14,24 @@ export interface UsageMeter {
   readonly operationalEventPrefix: string;
 }
 
-/** An ingest answer as usage counts it: what it accepted, what it refused, and why (`kind`). */
+/** An ingest answer as usage counts it: whether it refused, and why (`kind`). */
 export interface IngestAnswer {
   kind: 'accepted' | 'invalid' | 'forbidden' | 'too-large' | 'too-many' | 'unavailable';
-  accepted?: readonly string[];
 }
 
 /**
- * Ingest's answer in its accounts' usage, once per request (a resent event is accepted again,
- * and counted again: the producer was answered twice). Accepted: each event the answer names,
- * in its account (the key's, else its own), Herald's operational types apart too. Refused (over
- * quota, invalid, too large, another account's): each event of the request, or the request as
- * one when its events could not be read — only where the account is known to exist: the key's,
- * or, over quota, the events' own (checked before the quota). Events an unavailable answer
- * failed were not refused: Herald could not take them, and the producer resends them.
+ * Ingest's refusals in their accounts' usage, once per request. Accepted events are not counted
+ * here: they are counted from the intake journal when the reconciler removes their batch
+ * (domain/intake/intake-usage.ts), durable before the answer and removed once, so a process
+ * killed before its next flush loses none of them. Refused (over quota, invalid, too large,
+ * another account's): each event of the request, or the request as one when its events could
+ * not be read — only where the account is known to exist: the key's, or, over quota, the
+ * events' own (checked before the quota). Events an unavailable answer failed were not refused:
+ * Herald could not take them, and the producer resends them.
  */
 export function meterIngest(usage: UsageMeter, at: Date, keyAccount: string | undefined, events: readonly HeraldEvent[] | undefined, answer: IngestAnswer): void {
-  const accountOf = (e: HeraldEvent) => keyAccount ?? eventAccount(e.attributes);
-  if (answer.kind === 'accepted' || answer.kind === 'unavailable') {
-    const ids = new Set(answer.accepted ?? []);
-    for (const e of events ?? []) {
-      if (!ids.has(e.attributes.id)) continue;
-      usage.meter(accountOf(e), at, { eventsAccepted: 1, operationalEvents: e.attributes.type.startsWith(usage.operationalEventPrefix) ? 1 : 0 });
-    }
-    return;
-  }
+  if (answer.kind === 'accepted' || answer.kind === 'unavailable') return;
   if (keyAccount === undefined && answer.kind !== 'too-many') return;
   if (!events?.length) return usage.meter(keyAccount ?? DEFAULT_ACCOUNT, at, { eventsRefused: 1 });
-  for (const e of events) usage.meter(accountOf(e), at, { eventsRefused: 1 });
+  for (const e of events) usage.meter(keyAccount ?? eventAccount(e.attributes), at, { eventsRefused: 1 });
 }

@@ -105,7 +105,7 @@ export function admitEvents(deps: IngestDeps, events: HeraldEvent[]): Promise<In
 
 /** The answer, counted in its accounts' usage (meterIngest). */
 function metered(deps: IngestDeps, events: readonly HeraldEvent[] | undefined, result: IngestResult): IngestResult {
-  if (deps.usage) meterIngest(deps.usage, deps.clock.now(), deps.account, events, { kind: result.kind, ...('accepted' in result.body ? { accepted: result.body.accepted } : {}) });
+  if (deps.usage) meterIngest(deps.usage, deps.clock.now(), deps.account, events, { kind: result.kind });
   return result;
 }
 

@@ -10,7 +10,8 @@ import { publishSuspensionEmail } from './suspension-email';
 export interface OperationalDeps {
   /** Ingest's core for one account, without its publish quota: Herald's notices are admitted as a producer's events are. */
   intake: (account: string) => IngestDeps;
-  directory: Pick<DestinationDirectory, 'withAccounts'>;
+  /** Who would receive a notice; and the `target` of a death's destination (its record names only the destination). */
+  directory: Pick<DestinationDirectory, 'withAccounts' | 'get'>;
   bus: MessageBus;
   /** Where the suspension email goes (seed 000): `<prefix>-notifications`, read by the operator's sender. */
   notificationsTopic: string;
@@ -54,13 +55,26 @@ export class OperationalEvents implements OperationalEmitter {
         if (!taken.ok) return;
         suppressed = taken.suppressed;
       }
-      const sent = { ...notice, data: { ...notice.data, suppressed } } as OperationalNotice;
+      const sent = { ...notice, data: { ...notice.data, ...(await this.targetOf(notice)), suppressed } } as OperationalNotice;
       const accounts = [notice.data.account, ...(deps.operatorAccount !== undefined && deps.operatorAccount !== notice.data.account ? [deps.operatorAccount] : [])];
       const at = deps.clock.now();
       await Promise.all(accounts.map((account) => this.publishInto(account, operationalEvent(sent, at, deps.prefix, account), notice)));
     } catch (e) {
       deps.log.error('operational event not published', { kind: notice.kind, subject, error: (e as Error).message });
     }
+  }
+
+  /**
+   * The `target` of a notice about a destination that does not name it: a death is noticed
+   * where the record is, which names the destination and not its url or topic. Looked up in
+   * the destinations held in memory, once the rate limit let the notice through; none for a
+   * destination deleted meanwhile.
+   */
+  private async targetOf(notice: OperationalNotice): Promise<{ target?: string }> {
+    if (notice.concerns === undefined || ('target' in notice.data && notice.data.target !== undefined)) return {};
+    const destination = await this.deps.directory.get(notice.concerns);
+    const target = destination?.url ?? destination?.topic;
+    return target === undefined ? {} : { target };
   }
 
   /** Into one account, through ingest's core, when a destination of it would receive the event. */

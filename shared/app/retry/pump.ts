@@ -16,6 +16,7 @@ import { Destination } from '../../domain/destinations/destination';
 import { LaneMessage } from '../../domain/intake/lane-message';
 import { recheckQueued } from '../delivery/queued-recheck';
 import { Metrics } from '../../ports/telemetry';
+import type { OperationalEmitter } from '../../domain/operational/operational-events';
 import { afterOrderedOutcome, resequenceOrdered } from '../ordering/ordered-delivery';
 import { inPumpClaimSpan } from '../tracing/spans';
 
@@ -37,6 +38,8 @@ export interface PumpDeps {
   keys?: OrderedKeyStore;
   /** Herald's own metrics; absent: none recorded. */
   metrics?: Metrics;
+  /** Announces a death the pump decides (`herald.delivery.dead`), as a first attempt's is; absent: nobody is told but the dead-letter topic. */
+  operational?: OperationalEmitter;
 }
 
 export interface PumpReport {

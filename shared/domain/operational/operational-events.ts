@@ -36,7 +36,7 @@ const lastErrorSchema = z.object({ at: z.string(), status: z.number().int().opti
 const aboutDestination = {
   account: z.string(),
   destinationId: z.string(),
-  /** The destination's url or topic; absent in `delivery.dead` (the dead letter's writer has the record, not the destination). */
+  /** The destination's url or topic (absent only when the destination is gone: a death noticed after it was deleted). */
   target: z.string().optional(),
 };
 
