@@ -13,7 +13,7 @@ export interface OperationalDeps {
   /** Who would receive a notice; and the `target` of a death's destination (its record names only the destination). */
   directory: Pick<DestinationDirectory, 'withAccounts' | 'get'>;
   bus: MessageBus;
-  /** Where the suspension email goes (seed 000): `<prefix>-notifications`, read by the operator's sender. */
+  /** Where the suspension email goes (docs/suspension.md#notification): `<prefix>-notifications`, read by the operator's sender. */
   notificationsTopic: string;
   clock: Clock;
   log: Logger;
@@ -34,13 +34,13 @@ const STATE_CHANGES = new Set<OperationalNotice['kind']>(['destination.suspended
  * ordinary destination of that account subscribed to its type receives it — routed, journaled,
  * retried and signed like any other event. An account where no destination would receive it
  * gets nothing (no journal write, nothing kept). A suspension's notice also goes out as the
- * email of seed 000, on the notifications topic.
+ * email (docs/suspension.md#notification), on the notifications topic.
  */
 export class OperationalEvents implements OperationalEmitter {
   constructor(private readonly deps: OperationalDeps) {}
 
   async emit(notice: OperationalNotice, email?: SuspensionNotification): Promise<void> {
-    // The email stands apart: whatever becomes of the event, seed 000's message goes out.
+    // The email stands apart: whatever becomes of the event, the suspension email goes out.
     await Promise.all([this.publish(notice), ...(email ? [publishSuspensionEmail(this.deps.bus, this.deps.notificationsTopic, email, this.deps.log, operationalEventId(notice))] : [])]);
   }
 

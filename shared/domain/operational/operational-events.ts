@@ -113,7 +113,7 @@ export type OperationalNotice = {
   };
 }[OperationalKind];
 
-/** Reports operational events; never throws (what it cannot publish it logs). A suspension's also goes out as the email of seed 000. */
+/** Reports operational events; never throws (what it cannot publish it logs). A suspension's also goes out as the suspension email (docs/suspension.md#notification). */
 export interface OperationalEmitter {
   emit(notice: OperationalNotice, email?: SuspensionNotification): Promise<void>;
 }
