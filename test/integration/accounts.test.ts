@@ -99,8 +99,8 @@ describe('destinations belong to accounts', () => {
       return r.eventTypes.length === 2 ? r : undefined;
     });
     expect(acme.eventTypes).toEqual([
-      { type: 'com.example.invoice.paid', lastSeenAt: expect.any(String) as unknown, sample: expect.objectContaining({ id: 'acme-invoice', type: 'com.example.invoice.paid', heraldaccount: 'acme', data: { id: 'acme-invoice' } }) as unknown, destinations: [] },
-      { type: TYPE, lastSeenAt: expect.any(String) as unknown, sample: expect.objectContaining({ id: 'from-acme', type: TYPE, data: { id: 'from-acme' } }) as unknown, destinations: ['orders'] },
+      { type: 'com.example.invoice.paid', lastSeenAt: expect.any(String) as unknown, sample: expect.objectContaining({ id: 'acme-invoice', type: 'com.example.invoice.paid', heraldaccount: 'acme', data: { id: 'acme-invoice' } }) as unknown, destinations: [], filtered: [] },
+      { type: TYPE, lastSeenAt: expect.any(String) as unknown, sample: expect.objectContaining({ id: 'from-acme', type: TYPE, data: { id: 'from-acme' } }) as unknown, destinations: ['orders'], filtered: [] },
     ]);
     const globex = await eventually('globex\'s two types', async () => {
       await catalogueNow(stack);

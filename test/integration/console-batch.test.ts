@@ -241,13 +241,14 @@ test('the operator writes a filter, tries it on the samples (an invalid one name
     if (i > 150) throw new Error(`the filter's counts did not show within 30 s: ${JSON.stringify(await createdType())}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-  expect(await createdType()).toMatchObject({ destinations: ['all-orders', 'big-orders'], filtered: [{ destination: 'big-orders', filter: 'data.amount > 1000', filterPassed1h: 1, filtered1h: 1, filterErrors1h: 0 }] });
+  expect(await createdType()).toMatchObject({ destinations: expect.arrayContaining(['all-orders', 'big-orders']) as unknown, filtered: [{ destination: 'big-orders', filter: 'data.amount > 1000', filterPassed1h: 1, filtered1h: 1, filterErrors1h: 0 }] });
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Event types', exact: true }).click();
   await heading(page, 'Event types');
   const createdRow = page.getByTestId('event-type').filter({ hasText: 'com.example.order.created' });
   const takers = createdRow.getByTestId('event-type-destination');
   await takers.first().waitFor();
-  expect((await takers.allTextContents()).sort()).toEqual(['all-orders', 'big-orders filter data.amount > 1000: took 1 of 2 events of its types in the last hour (50 %)']);
+  // (Another test of this file registers a batched destination on the same types: it is listed too.)
+  expect(await takers.allTextContents()).toEqual(expect.arrayContaining(['all-orders', 'big-orders filter data.amount > 1000: took 1 of 2 events of its types in the last hour (50 %)']));
   expect(await createdRow.getByTestId('event-type-filter').count()).toBe(1);
   expect(await accessibilityProblems(page)).toEqual([]);
   await page.goto(`${stack.url}/admin/console/#/destinations/big-orders`);

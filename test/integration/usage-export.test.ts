@@ -23,7 +23,8 @@ let stack: TestStack;
 
 beforeAll(async () => {
   await receiver.start();
-  stack = await startTestStack(PROJECT, { HERALD_OPERATIONAL_EVENT_PREFIX: PREFIX, HERALD_ACCOUNT_PUBLISH_QUOTA: '100000' });
+  // Accepted events are counted when the reconciler removes their journal batches: a short grace, so a row is whole in seconds (a handful of events: no first attempt is that slow).
+  stack = await startTestStack(PROJECT, { HERALD_OPERATIONAL_EVENT_PREFIX: PREFIX, HERALD_ACCOUNT_PUBLISH_QUOTA: '100000', HERALD_RECONCILE_AFTER_MS: '3000', HERALD_RECONCILE_INTERVAL_MS: '500' });
   for (const account of ACCOUNTS) {
     expect((await stack.admin('POST', '/accounts', { id: account, name: account })).status).toBe(201);
     const put = await stack.admin('PUT', `/accounts/${account}/destinations/all`, { url: `${receiver.url}/${account}`, eventTypes: ['com.example.export.*', 'acme.ops.*', 'herald.*'] });
