@@ -178,6 +178,15 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
         say(`waiting ${((reconciledBy - Date.now()) / 1000).toFixed(0)} s for the reconciler to count the last journal batches in usage`);
         await sleep(reconciledBy - Date.now());
       }
+      // A run with many resends journals many batches, and a reconciler round takes a bounded share: the last are removed (and counted) when the journal is empty.
+      for (let left = (await readDocuments(emulators.firestoreHost, 'intake', ['acceptedAt'])).length, until = Date.now() + JOURNAL_DRAIN_MS; left > 0; left = (await readDocuments(emulators.firestoreHost, 'intake', ['acceptedAt'])).length) {
+        if (Date.now() > until) {
+          say(`the intake journal still holds ${left} batches: usage is read without them`);
+          break;
+        }
+        say(`waiting for the reconciler: ${left} intake journal batches left`);
+        await sleep(5_000);
+      }
       usage = {
         herald: await readUsage(base, tokens.admin, startDay),
         seen: { accepted: keys.length, unansweredTries: ingestAnswers.unanswered, records: sum((l) => l.delivered + l.dead + l.queued + l.scheduled), delivered: sum((l) => l.delivered), answered: answered((c) => c.answered), answered2xx: answered((c) => c.answered2xx) },
@@ -193,6 +202,9 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
 
 /** How long after the reconciler's grace the usage is read: its rounds (HERALD_RECONCILE_INTERVAL_MS) have removed the last batches. */
 const JOURNAL_SETTLE_MS = 10_000;
+
+/** How long past that the usage waits for the journal to be empty (a run with thousands of resent tries journals thousands of batches). */
+const JOURNAL_DRAIN_MS = 180_000;
 
 /** How long after quiet the views are read: counters flushed, late duplicates in. */
 const VIEWS_SETTLE_MS = 5_000;
