@@ -256,7 +256,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // and one reconciler run at a time, each pump round and each tick on the next instance in
     // turn, with that instance's caches (instances that disagree meet as they do deployed). Every
     // instance polling at once would be N times the reads, and N pumps racing for the same claims.
-    const checkMs = config.suspensionCheckMs ?? Math.max(100, Math.round(60_000 / config.timeScale));
+    // Once a counter bucket, as Cloud Scheduler's minute is deployed: the bucket never shrinks
+    // below the 1 s flush, and a check more often would read the same documents again.
+    const checkMs = config.suspensionCheckMs ?? Math.max(100, runtime.counters.options.bucketMs);
     let round = 0;
     const turnOf = () => runtimes[round++ % runtimes.length]!;
     // The pump's deps, moved to the next instance after each round (runPump reads them each round).
@@ -266,7 +268,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       pump: runPump(pumpTurn, { intervalMs: config.pumpIntervalMs, ...(runtimes.length > 1 ? { onRound: () => Object.assign(pumpTurn, pumpDeps(turnOf())) } : {}) }),
       // The batcher, beside the pump on GCP: here for as long as the stack runs, on the first instance (one at a time, as the schedule runs it).
       batcher: runBatcher(batcherDeps(runtime)),
-      // The suspension check, each minute of scaled time.
+      // The suspension check, each minute of scaled time (at least each counter bucket).
       checker: runPeriodically('suspension check', checkMs, () => checkThresholds(suspensionDeps(turnOf())), runtime.log),
       // The scheduled pump's first step on GCP: the reconciler, on its own interval here.
       reconciler: runPeriodically('reconciler', config.reconcileIntervalMs, () => reconcileOnce(reconcileDeps(turnOf())), runtime.log),
