@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { loadDeployedConfig } from '../shared/config';
+import { operationalEvents } from '../shared/runtime/intake-deps';
 import { createRuntime, Runtime } from '../shared/runtime/runtime';
 
 /** The one runtime of this process, which every function shares. */
@@ -15,7 +16,7 @@ const perRequest = new AsyncLocalStorage<Runtime>();
 export function runtime(): Runtime {
   const instance = perRequest.getStore();
   if (instance) return instance;
-  current ??= createRuntime(loadDeployedConfig());
+  current ??= createRuntime(loadDeployedConfig(), { operational: operationalEvents });
   return current;
 }
 

@@ -4,8 +4,9 @@ import { pumpRun } from '../shared/app/retry/pump-run';
 import { issuesFromZod } from '../shared/domain/events/event';
 import { finishAccountPurges } from '../shared/app/access/account-purge';
 import { accountPurgeDeps } from '../shared/runtime/admin-deps';
-import { batcherDeps, pumpRunDeps } from '../shared/runtime/delivery-deps';
+import { batcherDeps } from '../shared/runtime/delivery-deps';
 import { reconcileDeps } from '../shared/runtime/intake-deps';
+import { pumpDeps } from '../shared/runtime/runtime';
 import { PUMP_RUN_SECONDS } from '../shared/topology';
 import { Parsed } from '../shared/domain/events/event';
 import { parsePushEnvelope, PushDelivery } from '../shared/domain/events/cloudevents-pubsub';
@@ -57,7 +58,7 @@ export const pumpHandler = guarded(
     }
     const runMs = query.data.runSeconds * 1000;
     const report = await pumpRun(
-      { pump: pumpRunDeps(rt), reconcile: reconcileDeps(rt), batcher: batcherDeps(rt), log: rt.log },
+      { pump: pumpDeps(rt), reconcile: reconcileDeps(rt), batcher: batcherDeps(rt), log: rt.log },
       {
         runMs,
         intervalMs: rt.config.pumpIntervalMs,

@@ -13,7 +13,7 @@ import { checkThresholds } from '../../shared/app/delivery/suspend-and-reactivat
 import { accountPurgeDeps } from '../../shared/runtime/admin-deps';
 import { batcherDeps, suspensionDeps } from '../../shared/runtime/delivery-deps';
 import { createRuntime, pumpDeps, pushTargetFrom, Runtime } from '../../shared/runtime/runtime';
-import { reconcileDeps } from '../../shared/runtime/intake-deps';
+import { operationalEvents, reconcileDeps } from '../../shared/runtime/intake-deps';
 import { reconcileOnce } from '../../shared/app/intake/reconcile';
 import { finishAccountPurges } from '../../shared/app/access/account-purge';
 import { runPeriodically } from './periodic';
@@ -209,6 +209,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       health: localHealth(config, telemetry, laneAges, new Date()),
       // No destination reaches the emulators or this server, loopback allowed or not.
       localServices: localServicesOf(hosts, actualPort),
+      operational: operationalEvents,
       ...(options.log ? { log: options.log } : {}),
       ...(options.http ? { http: options.http } : {}),
       ...(options.resolver ? { resolver: options.resolver } : {}),

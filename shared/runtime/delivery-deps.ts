@@ -6,8 +6,6 @@ import { UnrecordedSends } from '../domain/delivery/unrecorded-sends';
 import { batchLaneNames } from '../topology';
 import { Runtime } from './runtime';
 import { operationalEvents } from './intake-deps';
-import { PumpDeps } from '../app/retry/pump';
-import { pumpDeps } from './runtime';
 
 /** What deliver, the batcher and the suspension check need, from a runtime. */
 
@@ -77,13 +75,4 @@ export function suspensionDeps(rt: Runtime): SuspensionDeps {
     operational: operationalEvents(rt),
     failingFractions: rt.config.operationalFailingFractions,
   };
-}
-
-/**
- * What the scheduled pump needs: runtime.ts's pumpDeps, and the operational events, so that a
- * death the pump decides (a claimed retry whose destination is gone) is announced as a first
- * attempt's is. Built here: runtime.ts cannot reach them without an import cycle.
- */
-export function pumpRunDeps(rt: Runtime): PumpDeps {
-  return { ...pumpDeps(rt), operational: operationalEvents(rt) };
 }

@@ -43,6 +43,7 @@ import { ConfigError, PUMP_BATCH, SLOW_FORGET_MS, onPubSubEmulator, pushAuthMode
 import { ENV_NAMES, HeraldConfig } from '../config-schema';
 import type { AddressRules } from '../domain/access/address-policy';
 import type { LocalService } from '../domain/access/local-services';
+import type { OperationalEmitter } from '../domain/operational/operational-events';
 import { DAY_MS } from '../domain/delivery/delivery-retention';
 import { SlowDestinations } from '../domain/delivery/slow-destinations';
 import { HERALD_ATTRIBUTE_PREFIX } from '../domain/events/cloudevents-pubsub';
@@ -75,6 +76,8 @@ import { randomUUID } from 'node:crypto';
 /** Everything a function needs, built once per process from the configuration. */
 export interface Runtime {
   config: HeraldConfig;
+  /** Herald's own events (RuntimeOverrides.operational), for the paths built here: the pump and the limiter's bring-forward. */
+  operational?: OperationalEmitter;
   /** SHA-256 digests of the admin and ingest tokens (from the token or its configured hash): requests are compared against these. */
   credentials: { admin: Buffer; ingest: Buffer };
   /** Accounts and their keys (POST /admin/accounts…). */
@@ -186,6 +189,12 @@ export type RuntimeOverrides = Partial<Pick<Runtime, 'clock' | 'http' | 'log' | 
   idTokens?: IdTokenVerifier;
   /** Local mode: its emulators and its own port, which no destination may reach (domain/access/local-services.ts). */
   localServices?: readonly LocalService[];
+  /**
+   * Herald's own events (runtime/intake-deps.ts operationalEvents), made from the runtime once it
+   * is built: they publish through ingest's deps, which this module cannot import without a cycle.
+   * Absent: deaths the pump or the rate limiter's bring-forward decide are told to nobody but the dead-letter topic.
+   */
+  operational?: (rt: Runtime) => OperationalEmitter;
 };
 
 /** The digest requests are compared with: of the token, or the configured SHA-256 itself. */
@@ -350,6 +359,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
       ]);
     },
   };
+  if (overrides.operational) rt.operational = overrides.operational(rt);
   return rt;
 }
 
@@ -376,5 +386,6 @@ export function pumpDeps(rt: Runtime): PumpDeps {
     batchSize: PUMP_BATCH,
     keys: rt.orderedKeys,
     metrics: rt.telemetry.metrics,
+    ...(rt.operational ? { operational: rt.operational } : {}),
   };
 }

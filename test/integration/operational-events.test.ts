@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { OperationalData } from '../../shared/domain/operational/operational-events';
+import { bringForward } from '../../shared/app/retry/pump';
+import { pumpDeps } from '../../shared/runtime/runtime';
 import { eventually } from '../support/eventually';
 import { Receiver, ReceivedRequest } from '../support/receiver';
 import { startTestStack, TestStack } from '../support/stack';
@@ -160,4 +162,27 @@ test('a death decided on a retry the pump claimed is announced as a first attemp
   expect(receiver.on('/twice')).toHaveLength(2);
   expect(dead.subject).toBe('twice');
   expect(dead.data).toMatchObject({ account: 'retryco', destinationId: 'twice', target: `${receiver.url}/twice`, eventId: 'r-1', eventType: 'test.op', attempts: 2, suppressed: 0 });
+});
+
+test('a death decided where rate control brings deferred deliveries forward is announced too (the deps the limiter uses carry the events)', async () => {
+  // A delivery deferred by rate control, due in an hour, whose destination is gone: brought
+  // forward, the pump's dispatch finds no destination and makes it DEAD.
+  const destinationId = 'retryco_gone';
+  const event = { attributes: { specversion: '1.0' as const, id: 'g-1', source: SOURCE, type: 'test.op', heraldaccount: 'retryco' }, data: Buffer.from('{"id":"g-1"}') };
+  await stack.runtime.deliveries.put({
+    id: `${destinationId}.g-1`,
+    destinationId,
+    eventId: 'g-1',
+    eventSource: SOURCE,
+    eventType: 'test.op',
+    status: 'PENDING',
+    attempts: 0,
+    rateDeferred: true,
+    availableAt: new Date(Date.now() + 3_600_000).toISOString(),
+    event,
+  });
+  // What the limiter's advancer runs on a grant: bringForward on the runtime's pump deps.
+  expect(await bringForward(pumpDeps(stack.runtime), destinationId, 1)).toMatchObject({ abandoned: 1 });
+  const dead = await eventually('the dead event of gone at /retryco-ops', async () => ofType(operationalAt('/retryco-ops', OPS_SECRET), 'herald.delivery.dead').find((e) => e.data.destinationId === 'gone'));
+  expect(dead.data).toMatchObject({ account: 'retryco', destinationId: 'gone', eventId: 'g-1', eventType: 'test.op' });
 });
