@@ -51,6 +51,7 @@ function buildDeliverDeps(rt: Runtime): DeliverDeps {
     laneBacklog: rt.laneBacklog,
     metrics: rt.telemetry.metrics,
     operational: operationalEvents(rt),
+    reconcileGraceMs: rt.config.reconcileAfterMs,
   };
 }
 

@@ -194,3 +194,45 @@ test('a redelivered push whose create fails (its document held by another transa
   expect(h.created).toEqual([ID, deliveryId('hook', eventKey(third.attributes))]);
   h.deps.limiter.close();
 });
+
+describe('a first push that ends after the reconciler may have recovered its delivery', () => {
+  const GRACE = 60_000;
+  const pushAt = (acceptedAgoMs: number): PushDelivery => ({
+    subscription: 'projects/herald-local/subscriptions/herald-shard-0-deliver',
+    messageId: 'm-late',
+    publishTime: new Date(),
+    message: toPubSubMessage(EVENT, { [LANE_ATTRIBUTES.destination]: 'hook', [LANE_ATTRIBUTES.publishedAt]: new Date(Date.now() - acceptedAgoMs).toISOString() }),
+  });
+
+  async function withRecovered() {
+    const h = await setup([204]);
+    h.deps.reconcileGraceMs = GRACE;
+    // What the reconciler writes for a missing record: PENDING, due now, never attempted.
+    await h.deliveries.put({ id: ID, destinationId: 'hook', eventId: 'e1', eventSource: '/shop', eventType: EVENT.attributes.type, status: 'PENDING', attempts: 0, availableAt: new Date().toISOString(), recoveredAt: new Date().toISOString(), event: EVENT });
+    const meter = jest.spyOn(h.deps.counters, 'meter');
+    const delivered = () => meter.mock.calls.filter(([, , counts]) => counts.delivered !== undefined).length;
+    return { h, delivered };
+  }
+
+  test('late (past the grace less its margin): its success is settled against the recovered record, delivered counted once', async () => {
+    const { h, delivered } = await withRecovered();
+    const addDelivered = jest.spyOn(h.deliveries, 'addDelivered');
+    expect(await deliverFromLane(h.deps, pushAt(GRACE - 10_000))).toMatchObject({ kind: 'attempted', decision: 'delivered', status: 'DELIVERED' });
+    // No grouped copy beside the reconciler's record: the one record, now DELIVERED.
+    expect(addDelivered).not.toHaveBeenCalled();
+    expect(await h.deliveries.get(ID)).toMatchObject({ status: 'DELIVERED', attempts: 1 });
+    expect(delivered()).toBe(1);
+    h.deps.limiter.close();
+  });
+
+  test('early, the success is grouped unchecked as ever: no read, no update', async () => {
+    const h = await setup([204]);
+    h.deps.reconcileGraceMs = GRACE;
+    const get = jest.spyOn(h.deliveries, 'get');
+    const addDelivered = jest.spyOn(h.deliveries, 'addDelivered');
+    expect(await deliverFromLane(h.deps, pushAt(1_000))).toMatchObject({ kind: 'attempted', status: 'DELIVERED' });
+    expect(addDelivered).toHaveBeenCalledTimes(1);
+    expect(get).not.toHaveBeenCalled();
+    h.deps.limiter.close();
+  });
+});

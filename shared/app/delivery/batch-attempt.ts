@@ -1,3 +1,4 @@
+import { mayMeetRecovered } from '../../domain/intake/intake';
 import { AttemptDetail, SentRequest } from '../../domain/retry/attempt-detail';
 import { sendWebhook } from './webhook-send';
 import { attemptReport, batchRequestFor, detailOf } from '../../domain/delivery/attempt-request';
@@ -79,7 +80,9 @@ export async function firstBatch(deps: DeliverDeps, destination: Destination, me
   const detail = detailOf(sent, result, decision, at);
   const records = members.map((m) => ({ ...firstRecord(m.t, m.publishedAt, at, { type: 'attempted', at, result, decision, detail: detailFor(m.place, detail) }), batch: m.place }));
   const written: { member: Member; record: DeliveryRecord; group?: string }[] = [];
-  if (records[0]!.status === 'DELIVERED') {
+  // Late, the reconciler may have made records of its own meanwhile: created checked, as failures are (first-attempt.ts).
+  const late = deps.reconcileGraceMs !== undefined && members.some((m) => mayMeetRecovered(m.publishedAt, at.getTime(), deps.reconcileGraceMs!));
+  if (records[0]!.status === 'DELIVERED' && !late) {
     // All of them in the next group commit: a batch of 100 is one write (two when it spans a GROUP_SPAN_MS boundary),
     // shared with the next batch's when that ends within BATCH_OUTCOME_LINGER_MS.
     const release = deps.deliveries.expectDelivered?.() ?? (() => undefined);

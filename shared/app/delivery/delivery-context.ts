@@ -73,6 +73,8 @@ export interface DeliverDeps {
   metrics?: Metrics;
   /** Announces dead deliveries and suspensions (docs/operational-events.md); absent: only the dead letter and the suspension email go out. */
   operational?: OperationalEmitter;
+  /** The reconciler's grace (HERALD_RECONCILE_AFTER_MS): a success later than it may meet a recovered record (domain/intake/intake.ts mayMeetRecovered); absent: never. */
+  reconcileGraceMs?: number;
 }
 
 export type DeliverOutcome =

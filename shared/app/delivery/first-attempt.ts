@@ -1,3 +1,4 @@
+import { mayMeetRecovered } from '../../domain/intake/intake';
 import { DeliveryRecord } from '../../domain/retry/delivery';
 import { resultFields } from '../../domain/delivery/attempt-request';
 import { firstRecord, isOwnWrite } from '../../domain/delivery/delivery-record';
@@ -91,8 +92,10 @@ function recordAttempted(deps: DeliverDeps, t: Target, sent: UnrecordedSend, exp
   // beside a grouped success. A write that failed (its reply perhaps lost) is tried again checked,
   // a success too: what landed is then found (createRecord), never copied into a second group.
   const group: { id?: string } = {};
+  // Late, the reconciler may have made a record of its own meanwhile: the success is then created checked too.
+  const late = deps.reconcileGraceMs !== undefined && mayMeetRecovered(sent.publishedAt, deps.clock.now().getTime(), deps.reconcileGraceMs);
   const write =
-    record.status === 'DELIVERED'
+    record.status === 'DELIVERED' && !late
       ? async () => {
           const adding = deps.deliveries.addDelivered(record, t.bundle?.linger);
           t.bundle?.in();

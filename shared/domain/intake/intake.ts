@@ -185,6 +185,21 @@ export function mayWaitForLanes(acceptedAt: string, now: number, graceMs: number
   return Date.parse(acceptedAt) > now - HARD_LIMIT_GRACES * graceMs;
 }
 
+/** How long before the grace ends a first attempt's success is written checked (mayMeetRecovered): room for its group commit to land. */
+export const RECOVERY_MARGIN_MS = 60_000;
+
+/**
+ * Whether a first attempt ending at `now`, for an event accepted at `acceptedAt`, may meet a
+ * record the reconciler made (it recovers a batch's missing records once the grace has passed).
+ * A success then is created checked, a read, instead of grouped unchecked: beside the
+ * reconciler's record a grouped copy would be a second DELIVERED, counted twice in usage. Before
+ * it (nearly every attempt) the reconciler has not looked, and whatever the attempt writes
+ * lands before it does: a quarter of the grace is left for the write, at most RECOVERY_MARGIN_MS.
+ */
+export function mayMeetRecovered(acceptedAt: string, now: number, graceMs: number): boolean {
+  return now - Date.parse(acceptedAt) > graceMs - Math.min(graceMs / 4, RECOVERY_MARGIN_MS);
+}
+
 /** Which batches the next rounds leave alone: those accepted up to `through`, until `until` (epoch ms). */
 export interface SkipPostponed {
   through: string;
