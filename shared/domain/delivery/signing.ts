@@ -17,10 +17,9 @@ export const USER_AGENT = 'Herald/0.1';
 export function signatureHeaders(secrets: readonly string[], webhookId: string, at: Date, body: Buffer): Record<string, string> {
   if (secrets.length === 0) throw new Error('a destination needs at least one signing secret');
   const rawBytesDiffer = !isUtf8(body);
-  const signatures = secrets.flatMap((secret) => {
-    const library = new Webhook(secret).sign(webhookId, at, body);
-    return rawBytesDiffer ? [library, rawBytesSignature(secret, webhookId, at, body)] : [library];
-  });
+  // Valid UTF-8 (nearly every body): the library's text is these very bytes, so node's HMAC gives
+  // its signature, without its pure-JS SHA-256 (1.24 ms a 100 KB batch body against 0.06).
+  const signatures = secrets.flatMap((secret) => (rawBytesDiffer ? [new Webhook(secret).sign(webhookId, at, body), rawBytesSignature(secret, webhookId, at, body)] : [rawBytesSignature(secret, webhookId, at, body)]));
   return {
     'webhook-id': webhookId,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
