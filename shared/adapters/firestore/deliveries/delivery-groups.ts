@@ -3,7 +3,7 @@ import { gzipped } from '../../../compression';
 import { DocumentData, Firestore } from '@google-cloud/firestore';
 import { DeliveryRecord } from '../../../domain/retry/delivery';
 import { deliveryExpiry } from '../../../domain/delivery/delivery-retention';
-import { commitsOf, GROUP_LIMITS, groupKey } from '../../../domain/delivery/grouped-outcomes';
+import { commitsOf, GROUP_LIMITS, groupKey, PACE_SAMPLE, paceLingerMs } from '../../../domain/delivery/grouped-outcomes';
 import { GRPC, grpcCode } from '../../../domain/retry/grpc-status';
 import type { OperationCounter } from '../stores';
 import type { AddedDelivered, DeliveredLinger } from '../../../ports/deliveries';
@@ -26,8 +26,9 @@ export const GROUP_WAIT_MS = 20;
  * Group commit of first attempts that ended DELIVERED (domain/delivery/grouped-outcomes.ts): while one
  * commit is in flight, the outcomes that finish wait, and go together in the next — one write
  * per account among them, however many they are — and a commit waits a moment (GROUP_WAIT_MS at
- * most) for sends already under way. A lone outcome is written at once, so a quiet Herald waits
- * for nothing; under load one write carries many. Each caller's promise settles when its
+ * most) for sends already under way. A lone outcome is written at once, unless outcomes have
+ * been ending close together (it then waits a gap or two for the next: paceLingerMs), so a quiet
+ * Herald waits for nothing; under load one write carries many. Each caller's promise settles when its
  * outcome is durable (or its commit failed: the caller does not ack its push, and Pub/Sub
  * brings it again).
  */
@@ -38,6 +39,8 @@ export class FirestoreDeliveryGroups extends DeliveryGroupReads {
   private readonly pending = new Map<string, Set<Waiting>>();
   /** Sends under way whose outcome may join the next commit (expect()). */
   private underway = 0;
+  /** When the last outcomes were added (epoch ms, oldest first): their pace lets a lone one wait for company (paceLingerMs). */
+  private recent: number[] = [];
   private timer?: { handle: NodeJS.Timeout; at: number };
   /** This instance's part of its groups' ids: 48 random bits, 8 characters (a group's id is in each of its index entries). */
   private readonly writer = randomBytes(6).toString('base64url');
@@ -90,6 +93,7 @@ export class FirestoreDeliveryGroups extends DeliveryGroupReads {
     let reject!: (e: Error) => void;
     const added = new Promise<AddedDelivered>((res, rej) => ((resolve = res), (reject = rej)));
     const at = Date.now();
+    this.recent = [...this.recent.slice(1 - PACE_SAMPLE), at];
     const waiting: Waiting = {
       record,
       outcome: added.then(
@@ -102,7 +106,7 @@ export class FirestoreDeliveryGroups extends DeliveryGroupReads {
         else reject(e instanceof Error ? e : new Error(String(e)));
       },
       at,
-      due: at + (options.lingerMs ?? 0),
+      due: at + (options.lingerMs ?? paceLingerMs(this.recent, at)),
     };
     this.queue.push(waiting);
     this.pending.set(record.id, (this.pending.get(record.id) ?? new Set()).add(waiting));
