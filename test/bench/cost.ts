@@ -18,8 +18,8 @@
  * client's RPCs in the child (firestore-meter.ts); writes are split into delivery records (and
  * anything else) and success-rate counter writes (the `rates` collection). Each run waits for
  * the counters' last flush before it is counted. At HERALD_TIME_SCALE=1000 a counter bucket is
- * 60 ms, not a minute, and the suspension check (which flushes first) runs every 100 ms, so a
- * run here writes more counter documents than it would at scale 1: the steady-rate phase
+ * the 1 s flush floor, not a minute, and the suspension check (which flushes first) runs once a
+ * bucket, so a run here writes more counter documents than it would at scale 1: the steady-rate phase
  * (steady.ts) measures them at scale 1.
  */
 import { ChildProcess } from 'node:child_process';
@@ -760,7 +760,7 @@ export function formatCostReport(r: CostReport): string {
     table(byCollection.header, byCollection.rows),
     '',
     `Success-rate counters: one write per (destination, bucket, shard) document per flush (every ${r.settings.rateFlushMs} ms at most, and before each suspension check).`,
-    `  Here a bucket is ${r.settings.counterBucketMs} ms (a minute ÷ HERALD_TIME_SCALE) and the suspension check runs about as often (at least every 100 ms), so these`,
+    `  Here a bucket is ${r.settings.counterBucketMs} ms (a minute ÷ HERALD_TIME_SCALE, at least the flush) and the suspension check runs once a bucket, so these`,
     '  runs write more counter documents per event than Herald at scale 1 does (an upper bound): the steady-rate run below measures scale 1.',
     '',
     `Retry pump, idle (a fixed cost, not per event): ${r.idle.readsPerSecond} reads/s here (${r.idle.roundsPerSecond} rounds/s × ${r.idle.readsPerRound} reads), Herald CPU ${r.idle.cpuMsPerSecond} ms/s.`,

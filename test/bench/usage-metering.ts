@@ -109,6 +109,6 @@ export function formatUsageMetering(rows: { name: string; metering?: UsageMeteri
     ),
     `A meter call costs ${round(callMicros, 2)} µs of CPU (a loop of 200,000, this process); "in place" is the process's CPU around each call in Herald's, an upper bound on a busy machine (it holds other threads' CPU while the call waits for its core).`,
     `Target: ≤ ${t.writesPerEvent} usage writes per event at ${JUDGED_RATE} events/s (the run's writes per second ÷ ${JUDGED_RATE}) and ≤ ${t.cpuShare * 100} % of Herald's CPU (calls per event at the loop's cost), judged at HERALD_TIME_SCALE=1 (${judged.map((r) => r.name).join(', ') || 'no such run'}): ${met ? 'MET' : 'NOT MET'}`,
-    '  (at HERALD_TIME_SCALE=1000 the suspension check, which flushes first, runs about every 100 ms: those runs flush, and write usage documents, more often than Herald at scale 1)',
+    '  (at HERALD_TIME_SCALE=1000 the suspension check, which flushes first, runs once a 1 s counter bucket: those runs flush, and write usage documents, more often than Herald at scale 1)',
   ].join('\n');
 }
