@@ -106,6 +106,12 @@ export interface DeliveryStore {
    * and the caller looks batch by batch).
    */
   tallyFromIntakes(intakes: readonly string[], expected?: IntakeTally): Promise<IntakeTally>;
+  /**
+   * The ids of the deliveries that came from intake batch `intake` for one of `destinationIds`,
+   * documents of their own and group members alike: a read each (the reconciler's path for a
+   * batch whose records were not found exactly, rare).
+   */
+  fromIntake(intake: string, destinationIds: readonly string[]): Promise<Set<string>>;
   /** Which of `ids` have a record (one read each). */
   existing(ids: readonly string[]): Promise<Set<string>>;
   /** DEAD records whose dead letter is still owed since `before` or earlier, oldest first. */

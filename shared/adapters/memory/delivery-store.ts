@@ -133,6 +133,10 @@ export class MemoryDeliveryStore implements DeliveryStore {
     return tallyOf(this.view().filter((r) => r.intake !== undefined && r.intake >= sorted[0]! && r.intake <= sorted[sorted.length - 1]!).map((r) => r.id));
   }
 
+  async fromIntake(intake: string, destinationIds: readonly string[]): Promise<Set<string>> {
+    return new Set(this.view().filter((r) => r.intake === intake && destinationIds.includes(r.destinationId)).map((r) => r.id));
+  }
+
   async existing(ids: readonly string[]): Promise<Set<string>> {
     return new Set(ids.filter((id) => this.records.has(id) || this.grouped.has(id)));
   }

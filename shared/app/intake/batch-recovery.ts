@@ -108,17 +108,31 @@ async function createRecovered(deps: ReconcileDeps, e: ExpectedDelivery, batch: 
   return true;
 }
 
+/** What a finished batch counts in usage beside its events (domain/intake/intake-usage.ts ReconciledBatch). */
+export interface BatchCounts {
+  /** The deliveries its intake created, per account: the records that carry its id. */
+  deliveries: Record<string, number>;
+  /** Its events another intake accepted first (indexes into its events): counted with that one. */
+  resent: number[];
+}
+
 /**
- * The deliveries a finished batch created, per account: the records that carry its id. Its
- * expected ones when they were found exactly (`exact`); else, records another intake of the same
- * event created being its own, each account's tallied (one aggregation each, on this rare path).
+ * What a finished batch counts: its expected deliveries, and every event, when they were found
+ * exactly (`exact`) or all carry its id by now; else the records that carry its id (a read each, on this rare path), and as
+ * resent the events that expected deliveries of which none carries it — every one was created by
+ * an earlier intake of the same event, a producer's resend after an answer it never got, whose
+ * first try was journaled too and is counted with its own batch.
  */
-export async function createdByAccount(deps: Pick<ReconcileDeps, 'deliveries'>, plan: BatchPlan, exact: boolean): Promise<Record<string, number>> {
-  if (exact) return plan.byAccount;
-  const out: Record<string, number> = {};
-  for (const account of Object.keys(plan.byAccount)) {
-    const ids = plan.destinationIds.filter((id) => splitDestinationId(id).account === account);
-    out[account] = (await deps.deliveries.tallyFromIntake(plan.batch.id, ids)).count;
+export async function countedOnRemoval(deps: Pick<ReconcileDeps, 'deliveries'>, plan: BatchPlan, destinationsFor: DestinationsFor, exact: boolean): Promise<BatchCounts> {
+  // Exact, or all found carrying its id now (the reconciler's own recoveries do): one aggregation, no read per record.
+  if (exact || sameTally(await deps.deliveries.tallyFromIntake(plan.batch.id, plan.destinationIds, plan.tally), plan.tally)) return { deliveries: plan.byAccount, resent: [] };
+  const own = await deps.deliveries.fromIntake(plan.batch.id, plan.destinationIds);
+  const deliveries: Record<string, number> = Object.fromEntries(Object.keys(plan.byAccount).map((account) => [account, 0]));
+  for (const id of own) {
+    const { account } = splitDestinationId(id.slice(0, id.indexOf('.')));
+    if (account in deliveries) deliveries[account]! += 1;
   }
-  return out;
+  const hasOwn = new Map<unknown, boolean>();
+  for (const run of expectedInRuns(plan.batch, destinationsFor, 0, RUN_RECORDS)) for (const e of run.expected) hasOwn.set(e.event, (hasOwn.get(e.event) ?? false) || own.has(e.deliveryId));
+  return { deliveries, resent: plan.batch.events.flatMap((event, i) => (hasOwn.get(event) === false ? [i] : [])) };
 }

@@ -7,7 +7,7 @@ import { forEachLimited } from '../support/for-each-limited';
 import { ReconcileDeps, ReconcileReport } from './reconcile-deps';
 import { LaneActivity } from './lane-activity';
 import { RoundBudget } from './round-budget';
-import { createdByAccount, DestinationsFor, planOf, recoverMissing } from './batch-recovery';
+import { BatchCounts, countedOnRemoval, DestinationsFor, planOf, recoverMissing } from './batch-recovery';
 import { inReconcileSpan } from '../tracing/spans';
 import { DestinationFilters, UNCOUNTED_FILTERS } from '../destinations/destination-filters';
 import type { HeraldEvent } from '../../domain/events/event';
@@ -97,12 +97,12 @@ async function reconcileRound(deps: ReconcileDeps, until: number): Promise<Recon
     const expected = planned.map((p) => p.tally).reduce(addTallies, EMPTY_TALLY);
     const complete = owed > 0 && !deps.state.behind && sameTally(await deps.deliveries.tallyFromIntakes(ids, expected), expected);
     const done: string[] = [];
-    /** Each finished batch's deliveries per account, counted in usage with its removal. */
-    const deliveries = new Map<string, Record<string, number>>();
+    /** Each finished batch's deliveries per account and resent events, counted in usage with its removal. */
+    const counted = new Map<string, BatchCounts>();
     const postponed: string[] = [];
     if (complete || owed === 0) {
       done.push(...ids);
-      for (const p of planned) deliveries.set(p.batch.id, p.byAccount);
+      for (const p of planned) counted.set(p.batch.id, { deliveries: p.byAccount, resent: [] });
       report.expected += owed;
     } else {
       const activity = new LaneActivity(deps, now, lanes);
@@ -125,11 +125,11 @@ async function reconcileRound(deps: ReconcileDeps, until: number): Promise<Recon
           return;
         }
         report.expected += plan.count;
-        deliveries.set(batch.id, await createdByAccount(deps, plan, result.exact === true));
+        counted.set(batch.id, await countedOnRemoval(deps, plan, destinationsFor, result.exact === true));
         done.push(batch.id);
       });
     }
-    if (done.length > 0) await deps.intake.remove(batches.filter((b) => done.includes(b.id)).map((b) => ({ ...b, deliveries: deliveries.get(b.id) ?? {} })));
+    if (done.length > 0) await deps.intake.remove(batches.filter((b) => done.includes(b.id)).map((b) => ({ ...b, deliveries: counted.get(b.id)?.deliveries ?? {}, resent: counted.get(b.id)?.resent ?? [] })));
     report.batches = done.length;
     const skip = skipAfterPostponed(deps.state.skip, postponed, now, deps.graceMs);
     if (skip) deps.state.skip = skip;

@@ -162,6 +162,17 @@ export class FirestoreDeliveryStore extends FirestoreDeliveryRecords implements 
     return this.withGrouped(total, grouped, expected);
   }
 
+  async fromIntake(intake: string, destinationIds: readonly string[]): Promise<Set<string>> {
+    const wanted = new Set(destinationIds);
+    const ids = new Set((await this.groups.fromIntakes([intake])).filter((m) => wanted.has(m.destinationId)).map((m) => m.id));
+    for (const part of chunks(destinationIds, IN_LIMIT)) {
+      const snap = await this.col.where('intake', '==', intake).where('destinationId', 'in', part).select().get();
+      this.ops.reads += Math.max(1, snap.size);
+      for (const doc of snap.docs) ids.add(doc.id);
+    }
+    return ids;
+  }
+
   /**
    * The distinct deliveries from these intake batches: one aggregation of own documents over
    * the batches' id range (a record of another batch whose id lies between them is in it), and
