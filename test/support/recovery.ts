@@ -1,6 +1,11 @@
 import { DeliveryRecord, deliveryId } from '../../shared/domain/retry/delivery';
 import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
 import { DeliveryStore } from '../../shared/ports/deliveries';
+import type { ReconcileDeps } from '../../shared/app/intake/reconcile-deps';
+import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
+import type { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
+import { createLogger } from '../../shared/log';
+import { systemClock } from '../../shared/ports/clock';
 
 /**
  * A retry that fell due an hour before `now`: the oldest due delivery, whatever a recovery made
@@ -47,4 +52,23 @@ export function countedDeliveries(store: DeliveryStore, failCreateOf = new Set<s
     },
   });
   return { wrapped, creates, examined };
+}
+
+/**
+ * A reconciler's deps on memory stores, with nothing published and no rate controller that
+ * shows a destination moving (none ever leased): what a test does not give is that.
+ */
+export function memoryReconcileDeps(given: Pick<ReconcileDeps, 'intake' | 'deliveries' | 'graceMs'> & { destinations: MemoryDestinationStore } & Partial<ReconcileDeps>): ReconcileDeps {
+  const { destinations, ...rest } = given;
+  return {
+    directory: new DestinationDirectory(destinations, systemClock, 0),
+    bus: { publish: async () => '1' },
+    deadLetterTopic: 'herald-dead-letter',
+    clock: systemClock,
+    log: createLogger({ write: () => undefined }),
+    batchLimit: 100,
+    rateLeases: { lease: () => Promise.reject(new Error('not used')), peek: async () => undefined },
+    state: {},
+    ...rest,
+  };
 }

@@ -3,19 +3,18 @@ import { MemoryDestinationStore } from '../../shared/adapters/memory/destination
 import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
 import { MemoryLaneMarks } from '../../shared/adapters/memory/lane-marks';
 import { deliverFromLane } from '../../shared/app/delivery/deliver';
-import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
 import { LaneBacklog } from '../../shared/app/lanes/lane-backlog';
 import { reconcileOnce } from '../../shared/app/intake/reconcile';
-import { ReconcileDeps } from '../../shared/app/intake/reconcile-deps';
 import { deliveryId } from '../../shared/domain/retry/delivery';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
 import { behindAfterMs, laneBehind, laneOfSubscription, markEveryMs, shouldMark } from '../../shared/domain/intake/lane-backlog';
 import { toLaneMessage } from '../../shared/domain/intake/lane-message';
 import { createLogger } from '../../shared/log';
-import { Clock, systemClock } from '../../shared/ports/clock';
+import { Clock } from '../../shared/ports/clock';
 import { laneTopicOf, sharedLaneFor } from '../../shared/topology';
 import { memoryDeliverDeps } from '../support/memory-deliver';
+import { memoryReconcileDeps } from '../support/recovery';
 
 /**
  * A lane seen behind (issue 51, item 5): a destination that never leases its rate (under the
@@ -84,22 +83,15 @@ describe('the reconciler', () => {
     const intake = new MemoryIntakeStore();
     await intake.add({ id: 'i-1', acceptedAt: new Date(Date.now() - 2 * GRACE).toISOString(), events: [event('late')] });
     const deliveries = new MemoryDeliveryStore();
-    const deps: ReconcileDeps = {
+    // The quiet destination never leased: no rate controller shows it moving.
+    const deps = memoryReconcileDeps({
       intake,
       deliveries,
-      directory: new DestinationDirectory(destinations, systemClock, 0),
-      bus: { publish: async () => '1' },
-      deadLetterTopic: 'herald-dead-letter',
-      clock: systemClock,
-      log: createLogger({ write: () => undefined }),
+      destinations,
       graceMs: GRACE,
-      batchLimit: 100,
-      // The quiet destination never leased: no rate controller shows it moving.
-      rateLeases: { lease: () => Promise.reject(new Error('not used')), peek: async () => undefined },
       laneMarks: marks,
       lanesOf: (d) => [laneTopicOf(d, 'first', { prefix: 'herald' }), laneTopicOf(d, 'retry', { prefix: 'herald' })],
-      state: {},
-    };
+    });
     return { deps, deliveries, id: deliveryId('quiet', eventKey(event('late').attributes)) };
   }
 

@@ -1,15 +1,12 @@
 import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
 import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
-import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
 import { reconcileOnce } from '../../shared/app/intake/reconcile';
-import { ReconcileDeps } from '../../shared/app/intake/reconcile-deps';
 import { journaledUsage } from '../../shared/domain/intake/intake-usage';
 import { deliveryId } from '../../shared/domain/retry/delivery';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { eventKey, HeraldEvent } from '../../shared/domain/events/event';
-import { createLogger } from '../../shared/log';
-import { systemClock } from '../../shared/ports/clock';
+import { memoryReconcileDeps } from '../support/recovery';
 
 /**
  * Usage counted as the reconciler removes journal batches (docs/usage.md): an event a producer
@@ -25,19 +22,7 @@ async function world() {
   for (const d of ['acme_a', 'acme_b']) await destinations.put(applySpec(d, destinationSpecSchema.parse({ url: `https://hooks.example.com/${d}`, eventTypes: ['t'] }), undefined, created));
   const deliveries = new MemoryDeliveryStore();
   const intake = new MemoryIntakeStore();
-  const deps: ReconcileDeps = {
-    intake,
-    deliveries,
-    directory: new DestinationDirectory(destinations, systemClock, 0),
-    bus: { publish: async () => '1' },
-    deadLetterTopic: 'herald-dead-letter',
-    clock: systemClock,
-    log: createLogger({ write: () => undefined }),
-    graceMs: 1_000,
-    batchLimit: 100,
-    rateLeases: { lease: () => Promise.reject(new Error('not used')), peek: async () => undefined },
-    state: {},
-  };
+  const deps = memoryReconcileDeps({ intake, deliveries, destinations, graceMs: 1_000 });
   /** The record a first attempt of `e` from intake `batch` wrote, as its lane message carried it. */
   const delivered = (destinationId: string, e: HeraldEvent, batch: string) =>
     deliveries.put({ id: deliveryId(destinationId, eventKey(e.attributes)), destinationId, eventId: e.attributes.id, eventSource: '/s', eventType: 't', status: 'DELIVERED', attempts: 1, intake: batch });
