@@ -114,12 +114,17 @@ export function judgeSecond(state: RateState, grids: readonly Grid[], second: nu
   if (grids.slice(gridIndexAt(grids, second * 1000)).some((g) => g.rate !== s.rate)) return s;
   // Used: most of the rate was accepted, or most sends waited for their turn and were accepted
   // (senders slower than their turns — a busy process — still show the receiver took all it was given).
-  const used = counts.ok >= USED * before || ((counts.limited ?? 0) >= counts.sent / 2 && counts.ok >= counts.sent / 2);
+  const queued = (counts.limited ?? 0) >= counts.sent / 2 && counts.ok >= counts.sent / 2;
+  const used = counts.ok >= USED * before || queued;
   if (!used) return s;
   const raised = s.phase === 'slow-start' ? Math.min(before * 2, s.ceiling ?? Infinity) : before + Math.max(MIN_INCREASE, before * INCREASE_FRACTION);
   // Never far above what was actually accepted: senders that could not keep up have not shown
-  // the receiver takes the rate, and would send all of a rate raised blind once they can.
-  const proven = counts.ok * (s.phase === 'slow-start' ? 2 : 1 + AHEAD_OF_SENT);
+  // the receiver takes the rate, and would send all of a rate raised blind once they can. In
+  // slow start a second whose sends queued for their turn doubles whatever went out: the rate
+  // held them back, and turns dealt to instances with nothing to send kept what went out under
+  // it (three instances on a lane of two pushes sent 0.4 of the rate, so twice what went out was
+  // no rise: 10/s took 100 s to reach 70/s). A first 429 still ends slow start at capacity.
+  const proven = s.phase === 'slow-start' ? (queued ? Infinity : counts.ok * 2) : counts.ok * (1 + AHEAD_OF_SENT);
   // Answering again after a cut by timeouts, a destination is granted at once what a new one
   // starts at, without proof, as a new one is: doubling from the minimum took about 8 s a
   // step with three instances (a new grid per step), 30 s to get from 1 back to 8/s.

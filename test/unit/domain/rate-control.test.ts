@@ -60,8 +60,10 @@ describe('judging one second', () => {
     expect(judge(50, undefined).rate).toBe(50);
   });
 
-  it('a second whose sends mostly queued for their turn was used, however few went out (a busy sender), but the rate goes no further than what it sent shows', () => {
-    expect(judge(50, counts(30, 30, 0, 15)).rate).toBe(60); // slow start: twice what went out
+  it('a second whose sends mostly queued for their turn was used, however few went out: slow start doubles it (the rate held them back), avoidance goes no further than what it sent shows', () => {
+    // Three instances on a lane of two pushes: sends queue on two while the third's turns go unused.
+    expect(judge(50, counts(30, 30, 0, 15)).rate).toBe(100);
+    expect(judge(20, counts(8, 8, 0, 8)).rate).toBe(40);
     expect(judge(50, counts(30, 30, 0, 14)).rate).toBe(50);
     expect(judge(50, counts(30, 30, 0, 30), { phase: 'avoidance' }).rate).toBe(50); // 30 × 1.25 is below the rate: no rise
     expect(judge(50, counts(45, 45, 0, 45), { phase: 'avoidance' }).rate).toBeCloseTo(51, 10);
@@ -72,8 +74,8 @@ describe('judging one second', () => {
     expect(judge(10, counts(10, 7, 0)).rate).toBe(10); // 7 accepted: under 80 % of 10
     expect(judge(10, counts(10, 8, 0)).rate).toBe(16); // twice what was accepted
     expect(judge(50, counts(30, 10, 0, 30)).rate).toBe(50); // queued, but mostly refused
-    expect(judge(50, counts(30, 25, 0, 30)).rate).toBe(50); // queued, 25 accepted: twice that is at the rate, no rise
-    expect(judge(40, counts(30, 25, 0, 30)).rate).toBe(50); // the same below it: up to twice what was accepted
+    expect(judge(50, counts(30, 14, 0, 30)).rate).toBe(50); // queued, but under half accepted
+    expect(judge(40, counts(30, 25, 0, 30), { phase: 'avoidance' }).rate).toBe(40); // avoidance: 1.25 × 25 accepted is under the rate, no rise
   });
 
   it('after the first 429, increases are additive: 2 %, at least 0.2/s', () => {
