@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RESEND_HEADER } from '../../shared/domain/intake/resend';
 import { eventAttributesSchema } from '../../shared/domain/events/event';
 import { customPolicySchema, policySpecSchema } from '../../shared/domain/retry/policy';
 import { POLICY_PRESET_NAMES } from '../../shared/domain/retry/policy-preset-names';
@@ -112,7 +113,13 @@ function ingestOperation(): JsonSchema {
       summary: 'Publish CloudEvents (binary, structured or batch mode)',
       operationId: 'postIngest',
       security: [{ ingestToken: [] }],
-      parameters: [header('ce-id', false), header('ce-source', false), header('ce-type', false), header('ce-specversion', false)],
+      parameters: [
+        header('ce-id', false),
+        header('ce-source', false),
+        header('ce-type', false),
+        header('ce-specversion', false),
+        { name: RESEND_HEADER, in: 'header', required: false, schema: { type: 'string', enum: ['1', 'true'] }, description: "the request resends events whose earlier try went unanswered or was refused (503): their first attempts read each delivery's record first, and a destination that has one already does not receive it again" },
+      ],
       requestBody: {
         required: true,
         content: {

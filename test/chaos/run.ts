@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { RESEND_HEADER } from '../../shared/domain/intake/resend';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eventKey } from '../../shared/domain/events/event';
@@ -319,15 +320,16 @@ async function playChaos(plan: ChaosPlan, herald: HeraldProcess, pubsubGroup: nu
 /**
  * POSTs the events until ingest has accepted each (a producer's retries): one alone in binary
  * mode, several as one CloudEvents batch, whose 503 names those it accepted (the rest are sent
- * again). Returns the ids accepted before the deadline.
+ * again, saying so with `Herald-Resend`, as a producer that resends should). Returns the ids
+ * accepted before the deadline.
  */
 async function publish(base: string, token: string, events: { id: string; i: number; partitionKey?: string }[], deadline: number, answers: IngestAnswers): Promise<Set<string>> {
   const accepted = new Set<string>();
-  for (let pause = 200; Date.now() < deadline; pause = Math.min(pause * 2, 2000)) {
+  for (let pause = 200, tries = 0; Date.now() < deadline; pause = Math.min(pause * 2, 2000), tries++) {
     const left = events.filter((e) => !accepted.has(e.id));
     if (left.length === 0) break;
     try {
-      const res = await fetch(`${base}/ingest`, { method: 'POST', ...requestOf(token, left), signal: AbortSignal.timeout(15_000) });
+      const res = await fetch(`${base}/ingest`, { method: 'POST', ...requestOf(token, left, tries > 0), signal: AbortSignal.timeout(15_000) });
       answers.byStatus[res.status] = (answers.byStatus[res.status] ?? 0) + 1;
       if (res.status >= 500 && !(res.status === 503 && res.headers.get('retry-after'))) answers.bad5xx++;
       const body = (await res.json().catch(() => ({}))) as { accepted?: unknown };
@@ -343,13 +345,15 @@ async function publish(base: string, token: string, events: { id: string; i: num
   return accepted;
 }
 
-function requestOf(token: string, events: { id: string; i: number; partitionKey?: string }[]): { headers: Record<string, string>; body: string } {
+function requestOf(token: string, events: { id: string; i: number; partitionKey?: string }[], resend: boolean): { headers: Record<string, string>; body: string } {
   const authorization = `Bearer ${token}`;
+  const again: Record<string, string> = resend ? { [RESEND_HEADER]: '1' } : {};
   if (events.length === 1) {
     const [e] = events as [(typeof events)[0]];
     return {
       headers: {
         authorization,
+        ...again,
         'content-type': 'application/json',
         'ce-specversion': '1.0',
         'ce-id': e.id,
@@ -361,7 +365,7 @@ function requestOf(token: string, events: { id: string; i: number; partitionKey?
     };
   }
   const batch = events.map((e) => ({ specversion: '1.0', id: e.id, source: '/chaos', type: 'com.chaos.tick', datacontenttype: 'application/json', ...(e.partitionKey !== undefined ? { partitionkey: e.partitionKey } : {}), data: { i: e.i } }));
-  return { headers: { authorization, 'content-type': 'application/cloudevents-batch+json' }, body: JSON.stringify(batch) };
+  return { headers: { authorization, ...again, 'content-type': 'application/cloudevents-batch+json' }, body: JSON.stringify(batch) };
 }
 
 const STATUSES = new Set<string>(DELIVERY_STATUSES);

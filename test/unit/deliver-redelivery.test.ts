@@ -160,6 +160,23 @@ test('a push production Pub/Sub marks as redelivered (deliveryAttempt > 1) reads
   h.deps.limiter.close();
 });
 
+test('a lane message of an event its producer resent (Herald-Resend) reads first: not sent again where it was delivered, sent where it was not', async () => {
+  const h = await setup([204]);
+  await deliverFromLane(h.deps, h.push);
+  const get = jest.spyOn(h.deliveries, 'get');
+  const resent = (event: HeraldEvent): PushDelivery => ({ ...h.push, message: toPubSubMessage(event, { [LANE_ATTRIBUTES.destination]: 'hook', [LANE_ATTRIBUTES.resent]: '1' }) });
+  expect(await deliverFromLane(h.deps, resent(EVENT))).toEqual({ kind: 'duplicate', deliveryId: ID, status: 'DELIVERED' });
+  expect(h.sent).toHaveLength(1);
+  expect(await h.deliveries.get(ID)).not.toHaveProperty('duplicates');
+  // Its first try never reached this lane: the resend is its first attempt.
+  const other: HeraldEvent = { ...EVENT, attributes: { ...EVENT.attributes, id: 'e2' } };
+  get.mockClear();
+  expect(await deliverFromLane(h.deps, resent(other))).toMatchObject({ kind: 'attempted', status: 'DELIVERED' });
+  expect(get).toHaveBeenCalledTimes(1);
+  expect(h.sent).toHaveLength(2);
+  h.deps.limiter.close();
+});
+
 test('a redelivered push whose record cannot be updated is acked all the same: the record owns the delivery, nothing is lost', async () => {
   const h = await setup([204]);
   await deliverFromLane(h.deps, h.push);

@@ -80,6 +80,25 @@ describe('ingest', () => {
     }
   });
 
+  it('a request that says it resends (Herald-Resend: 1) marks every lane message, bundled or not, so its first attempts read first; another value is refused', async () => {
+    const { deps, published } = await world();
+    const events = batch([{ id: 'e1', type: 'com.example.order.created' }, { id: 'e2', type: 'com.example.invoice.paid' }]);
+    const read = async () => (await Promise.all(published.map(async (p) => ((await unbundle(p.message)) ?? { ok: true as const, members: [p.message] }) as { ok: true; members: PubSubMessage[] } | { ok: false }))).flatMap((r) => (r.ok ? r.members : []));
+    expect(await ingest(deps, { ...BATCH, 'herald-resend': '1' }, events)).toEqual({ kind: 'accepted', body: { accepted: ['e1', 'e2'] } });
+    const resent = await read();
+    expect(resent).toHaveLength(4);
+    for (const m of resent) expect(m.attributes['herald-resent']).toBe('1');
+    published.length = 0;
+    expect(await ingest(deps, BATCH, events)).toEqual({ kind: 'accepted', body: { accepted: ['e1', 'e2'] } });
+    for (const m of await read()) expect(m.attributes).not.toHaveProperty('herald-resent');
+    published.length = 0;
+    expect(await ingest(deps, { ...BATCH, 'herald-resend': 'yes' }, events)).toEqual({
+      kind: 'invalid',
+      body: { error: 'invalid Herald-Resend header', issues: [{ path: 'headers.herald-resend', message: expect.stringMatching(/must be 1 or true/) }] },
+    });
+    expect(published).toEqual([]);
+  });
+
   it('accepts and journals an event no destination takes, publishes nothing, and says so in the log', async () => {
     const { deps, published, store, logs, destinations } = await world();
     await destinations.delete('audit');

@@ -107,7 +107,8 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery, opt
   // A first attempt taken long after it was published tells the reconciler its lane is behind, not lost.
   if (message.kind !== 'claimed') deps.laneBacklog?.seen(push.subscription, push.publishTime);
   const intake = message.kind !== 'claimed' && message.intake !== undefined ? { intake: message.intake } : {};
-  const t: Target = { destination: destination!, policy: deliveryPolicyOf(destination!, deps.policy), event, id, ids, ...intake, ...(options.bundle ? { bundle: options.bundle } : {}) };
+  const resent = message.kind !== 'claimed' && message.resent ? { resent: true as const } : {};
+  const t: Target = { destination: destination!, policy: deliveryPolicyOf(destination!, deps.policy), event, id, ids, ...intake, ...resent, ...(options.bundle ? { bundle: options.bundle } : {}) };
   try {
     switch (step.kind) {
       case 'queue':
@@ -162,7 +163,7 @@ async function destinationAndStep(deps: DeliverDeps, message: ReadLaneMessage): 
  * record when it creates its own and is settled as a redelivery).
  */
 async function handOver(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
-  const message: LaneMessage = { kind: 'handed-over', destinationId: t.destination.id, event: t.event, publishedAt, ...(t.intake !== undefined ? { intake: t.intake } : {}) };
+  const message: LaneMessage = { kind: 'handed-over', destinationId: t.destination.id, event: t.event, publishedAt, ...(t.intake !== undefined ? { intake: t.intake } : {}), ...(t.resent ? { resent: t.resent } : {}) };
   // Bundled with the destination's other hand-overs of the moment: one push for them on its retry lane.
   const topic = await publishGathered(deps, t.destination, message);
   deps.log.info('slow destination: delivery handed to the retry lanes, its shared lane kept free', { ...t.ids, topic });

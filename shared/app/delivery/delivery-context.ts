@@ -97,6 +97,8 @@ export interface Target {
   ids: LogFields;
   /** The intake batch the event came in (ingest's journal), written on the record for the reconciler. */
   intake?: string;
+  /** Its producer resent it (`Herald-Resend`): a first attempt reads its record before sending. */
+  resent?: true;
   /** It came in a bundle, one push for several: how long it may wait for its rate turn (domain/delivery/lane-admission.ts), how its outcome joins the group commit. */
   bundle?: BundleMember;
 }

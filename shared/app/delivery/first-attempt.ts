@@ -25,8 +25,9 @@ import { pushVerdict, RecordError } from './push-verdict';
  * shows it once, a duplicate (domain/delivery/grouped-outcomes.ts).
  *
  * A push that production Pub/Sub says is a redelivery (`deliveryAttempt` > 1; the emulator
- * sends none) reads first instead, before its turn (DeliveryLimiter: BeforeTurn), and is
- * skipped when the record exists: for that rare push one read costs less than a duplicate.
+ * sends none), or of an event its producer says it resends (`Herald-Resend`), reads first
+ * instead, before its turn (DeliveryLimiter: BeforeTurn), and is skipped when the record
+ * exists: for that rare push one read costs less than a duplicate.
  *
  * A deferral costs the write alone: the record is created only if there is none, which is
  * the duplicate check (a throttled destination's whole backlog passes through here, one
@@ -42,7 +43,7 @@ export async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: st
 /** How a first attempt's record is written: created, only if there is none. */
 function firstRecords(deps: DeliverDeps, t: Target, publishedAt: string, deliveryAttempt: number | undefined): AttemptRecords {
   const found: { record?: DeliveryRecord } = {};
-  const beforeTurn = readsBeforeFirstSend(deliveryAttempt)
+  const beforeTurn = readsBeforeFirstSend(deliveryAttempt, t.resent)
     ? async () => {
         found.record = await deps.deliveries.get(t.id);
         return found.record === undefined;

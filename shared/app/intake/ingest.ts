@@ -18,6 +18,7 @@ import { inIngestSpan } from '../tracing/spans';
 import { DestinationFilters, UNCOUNTED_FILTERS } from '../destinations/destination-filters';
 import { OperationalEmitter, receiversOf } from '../../domain/operational/operational-events';
 import { meterIngest, UsageMeter } from './ingest-usage';
+import { resendOf } from '../../domain/intake/resend';
 
 /**
  * What resending after an unavailable answer costs, said exactly: an event is one delivery per destination (one record,
@@ -84,9 +85,11 @@ export async function ingest(deps: IngestDeps, headers: HttpHeaders, body: Buffe
   const refused = deps.account !== undefined ? deps.quotas?.refusedNow(deps.account) : undefined;
   if (refused) return metered(deps, undefined, overQuota(deps, refused, 1));
   const started = new Date();
+  const resend = resendOf(headers);
+  if (!resend.ok) return { kind: 'invalid', body: { error: 'invalid Herald-Resend header', issues: resend.issues } };
   const parsed = parseHttpEvents(headers, body, deps.clock.now());
   return inIngestSpan(ingestParent(headers, parsed.ok ? parsed.value : undefined), started, async (span) => {
-    const result = metered(deps, parsed.ok ? parsed.value : undefined, await admit(deps, parsed, span.carrier));
+    const result = metered(deps, parsed.ok ? parsed.value : undefined, await admit(deps, parsed, span.carrier, resend.resent));
     span.set({ 'herald.result': result.kind, 'herald.events': parsed.ok ? parsed.value.length : 0 });
     if (result.kind !== 'accepted') span.fail(result.body.error);
     return result;
@@ -109,8 +112,11 @@ function metered(deps: IngestDeps, events: readonly HeraldEvent[] | undefined, r
   return result;
 }
 
-/** A parsed request's events checked, journaled and sent on, each carrying a trace context (its own, else the request's). */
-async function admit(deps: IngestDeps, parsed: ReturnType<typeof parseHttpEvents>, trace: TraceCarrier | undefined): Promise<IngestResult> {
+/**
+ * A parsed request's events checked, journaled and sent on, each carrying a trace context (its
+ * own, else the request's); `resent`: the producer resends them (domain/intake/resend.ts).
+ */
+async function admit(deps: IngestDeps, parsed: ReturnType<typeof parseHttpEvents>, trace: TraceCarrier | undefined, resent = false): Promise<IngestResult> {
   if (!parsed.ok) {
     return { kind: 'invalid', body: { error: `invalid CloudEvent${parsed.mode === 'batch' ? ' batch' : ''}: ${parsed.issues.length} problem(s)`, issues: parsed.issues } };
   }
@@ -176,14 +182,15 @@ async function admit(deps: IngestDeps, parsed: ReturnType<typeof parseHttpEvents
   const journaled = deps.journal.add(events, newestCreated(targets));
   const publishedAt = acceptedAt.toISOString();
   const plan = intakePlan(deps, events, targets, publishedAt, journaled.ids);
+  const again = resent ? { resent: true as const } : {};
   // Each event's own fan-out, then the work several events share: an ordered destination's placing, a batched one's bundle.
   const shared = [
     ...plan.ordered.map((o) => ({ events: o.events, work: admitOrdered({ ...deps, keys: deps.keys! }, o.destination, o.items) })),
-    ...plan.bundled.map((b) => ({ events: b.events, work: publishBundled(deps, b.destination, b.events.map((i) => ({ kind: 'first' as const, destinationId: b.destination.id, event: events[i]!, publishedAt, intake: journaled.ids[i]! }))) })),
+    ...plan.bundled.map((b) => ({ events: b.events, work: publishBundled(deps, b.destination, b.events.map((i) => ({ kind: 'first' as const, destinationId: b.destination.id, event: events[i]!, publishedAt, intake: journaled.ids[i]!, ...again }))) })),
   ];
   const [journal, ...settled] = await Promise.allSettled([
     journaled.durable,
-    ...events.map((e, i) => fanOut(deps, e, plan.unordered[i]!, { publishedAt: acceptedAt, intake: journaled.ids[i]! })),
+    ...events.map((e, i) => fanOut(deps, e, plan.unordered[i]!, { publishedAt: acceptedAt, intake: journaled.ids[i]!, ...again })),
     ...shared.map((s) => s.work),
   ]);
   // Per event, its first failure and where: its lane or a bundle (Pub/Sub), or an ordered destination's placing (Firestore).

@@ -60,6 +60,8 @@ export interface FirstAttemptAttributes {
   publishedAt: Date;
   /** The intake batch the event was journaled in (ingest), for the reconciler. */
   intake?: string;
+  /** Its producer resends it (`Herald-Resend`): the first attempt reads its record before sending. */
+  resent?: true;
 }
 
 /**
@@ -72,9 +74,10 @@ export interface FirstAttemptAttributes {
 export async function fanOut(deps: LaneDeps, event: HeraldEvent, targets: readonly Pick<Destination, 'id' | 'lane' | 'batch'>[], carried: FirstAttemptAttributes): Promise<void> {
   const publishedAt = carried.publishedAt.toISOString();
   const intake = carried.intake !== undefined ? { intake: carried.intake } : {};
+  const resent = carried.resent ? { resent: true as const } : {};
   await Promise.all(
     targets.map((d) => {
-      const message: LaneMessage = { kind: 'first', destinationId: d.id, event, publishedAt, ...intake };
+      const message: LaneMessage = { kind: 'first', destinationId: d.id, event, publishedAt, ...intake, ...resent };
       return publishGathered(deps, d, message);
     }),
   );

@@ -79,8 +79,10 @@ export function writtenBefore(existing: DeliveryRecord, earlier: AfterRedelivery
  * deliveries (`deliveryAttempt`) on a subscription with a dead-letter policy, which every lane
  * has: a push it says is not its first is a redelivery, almost always of a delivery already
  * recorded, and one read (which skips the send) costs less than a duplicate send and the
- * update that records it. The emulator sends no `deliveryAttempt`: no read, ever.
+ * update that records it. The emulator sends no `deliveryAttempt`. A lane message of an event
+ * its producer says it resends (`Herald-Resend`, domain/intake/resend.ts) reads first too: its
+ * first try, unanswered, may have reached the lane and been sent already.
  */
-export function readsBeforeFirstSend(deliveryAttempt: number | undefined): boolean {
-  return deliveryAttempt !== undefined && deliveryAttempt > 1;
+export function readsBeforeFirstSend(deliveryAttempt: number | undefined, resent = false): boolean {
+  return resent || (deliveryAttempt !== undefined && deliveryAttempt > 1);
 }

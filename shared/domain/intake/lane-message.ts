@@ -23,6 +23,8 @@ export const LANE_ATTRIBUTES = {
   intake: 'intake',
   /** Set by deliver on a slow destination's first attempt it moved to the retry lanes. */
   handedOver: 'handed-over',
+  /** Set by ingest on an event its producer resends (`Herald-Resend`): its first attempt reads its record before sending. */
+  resent: 'resent',
   /** Set by the retry pump on a claimed retry of a batch's member: `<batch id>/<position>/<size>`, so the batch meets again. */
   batch: 'batch',
   /** The message is a bundle of this many lane messages for one destination (domain/intake/lane-bundle.ts), gzip: on the batch lane, or a first-attempt lane. */
@@ -32,8 +34,8 @@ export const LANE_ATTRIBUTES = {
 export type { LanePurpose };
 
 export type LaneMessage =
-  | { kind: 'first'; destinationId: string; event: HeraldEvent; publishedAt: string; intake?: string }
-  | { kind: 'handed-over'; destinationId: string; event: HeraldEvent; publishedAt: string; intake?: string }
+  | { kind: 'first'; destinationId: string; event: HeraldEvent; publishedAt: string; intake?: string; resent?: true }
+  | { kind: 'handed-over'; destinationId: string; event: HeraldEvent; publishedAt: string; intake?: string; resent?: true }
   | { kind: 'claimed'; destinationId: string; event: HeraldEvent; claim: string; publishedAt?: string; batch?: BatchPlace };
 
 export function purposeOf(message: Pick<LaneMessage, 'kind'>): LanePurpose {
@@ -47,7 +49,10 @@ export function toLaneMessage(message: LaneMessage): PubSubMessage {
   if (message.kind === 'claimed') {
     attributes[LANE_ATTRIBUTES.claim] = message.claim;
     if (message.batch) attributes[LANE_ATTRIBUTES.batch] = `${message.batch.id}/${message.batch.position}/${message.batch.size}`;
-  } else if (message.intake !== undefined) attributes[LANE_ATTRIBUTES.intake] = message.intake;
+  } else {
+    if (message.intake !== undefined) attributes[LANE_ATTRIBUTES.intake] = message.intake;
+    if (message.resent) attributes[LANE_ATTRIBUTES.resent] = '1';
+  }
   if (message.kind === 'handed-over') attributes[LANE_ATTRIBUTES.handedOver] = '1';
   return toPubSubMessage(message.event, attributes);
 }
@@ -77,7 +82,8 @@ export function readLaneMessage(push: PushDelivery): LaneMessageRead {
   if (claim !== undefined) return { ok: true, value: { kind: 'claimed', destinationId: destinationId!, event, claim, publishedAt, ...(batch ? { batch } : {}) } };
   const intake = lane(LANE_ATTRIBUTES.intake);
   const kind = lane(LANE_ATTRIBUTES.handedOver) !== undefined ? 'handed-over' : 'first';
-  return { ok: true, value: { kind, destinationId: destinationId!, event, publishedAt, ...(intake !== undefined ? { intake } : {}) } };
+  const resent = lane(LANE_ATTRIBUTES.resent) !== undefined ? { resent: true as const } : {};
+  return { ok: true, value: { kind, destinationId: destinationId!, event, publishedAt, ...(intake !== undefined ? { intake } : {}), ...resent } };
 }
 
 /** The intake batch a message on the events topic was journaled in (ingest), which `route` carries on. */
