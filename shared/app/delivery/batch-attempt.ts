@@ -167,7 +167,7 @@ export async function claimedBatch(deps: DeliverDeps, destination: Destination, 
 function targetOf(destination: Destination, policy: DeliveryPolicy, m: ReadLaneMessage, intake: string | undefined): Target {
   const id = deliveryId(destination.id, eventKey(m.event.attributes));
   const ids = { eventId: m.event.attributes.id, eventSource: m.event.attributes.source, destinationId: destination.id, deliveryId: id };
-  return { destination, policy, event: m.event, id, ids, ...(intake !== undefined ? { intake } : {}) };
+  return { destination, policy, event: m.event, id, ids, publishedAt: m.publishedAt, ...(intake !== undefined ? { intake } : {}) };
 }
 
 function oldestOf(members: readonly { publishedAt: string }[]): Date {

@@ -108,7 +108,7 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery, opt
   if (message.kind !== 'claimed') deps.laneBacklog?.seen(push.subscription, push.publishTime);
   const intake = message.kind !== 'claimed' && message.intake !== undefined ? { intake: message.intake } : {};
   const resent = message.kind !== 'claimed' && message.resent ? { resent: true as const } : {};
-  const t: Target = { destination: destination!, policy: deliveryPolicyOf(destination!, deps.policy), event, id, ids, ...intake, ...resent, ...(options.bundle ? { bundle: options.bundle } : {}) };
+  const t: Target = { destination: destination!, policy: deliveryPolicyOf(destination!, deps.policy), event, id, ids, publishedAt: message.publishedAt, ...intake, ...resent, ...(options.bundle ? { bundle: options.bundle } : {}) };
   try {
     switch (step.kind) {
       case 'queue':
@@ -116,9 +116,9 @@ export async function deliverFromLane(deps: DeliverDeps, push: PushDelivery, opt
       case 'claimed':
         return await claimedAttempt(deps, t, step.claim);
       case 'hand-over':
-        return await handOver(deps, t, message.publishedAt).catch(failedIn(BeforeSendError));
+        return await handOver(deps, t).catch(failedIn(BeforeSendError));
       case 'first':
-        return await firstAttempt(deps, t, message.publishedAt, push.deliveryAttempt);
+        return await firstAttempt(deps, t, push.deliveryAttempt);
     }
   } catch (e) {
     if (pushVerdict(e) !== 'ack') throw e;
@@ -162,8 +162,8 @@ async function destinationAndStep(deps: DeliverDeps, message: ReadLaneMessage): 
  * brings the message again (a crash in between: two first attempts; the later one finds the
  * record when it creates its own and is settled as a redelivery).
  */
-async function handOver(deps: DeliverDeps, t: Target, publishedAt: string): Promise<DeliverOutcome> {
-  const message: LaneMessage = { kind: 'handed-over', destinationId: t.destination.id, event: t.event, publishedAt, ...(t.intake !== undefined ? { intake: t.intake } : {}), ...(t.resent ? { resent: t.resent } : {}) };
+async function handOver(deps: DeliverDeps, t: Target): Promise<DeliverOutcome> {
+  const message: LaneMessage = { kind: 'handed-over', destinationId: t.destination.id, event: t.event, publishedAt: t.publishedAt, ...(t.intake !== undefined ? { intake: t.intake } : {}), ...(t.resent ? { resent: t.resent } : {}) };
   // Bundled with the destination's other hand-overs of the moment: one push for them on its retry lane.
   const topic = await publishGathered(deps, t.destination, message);
   deps.log.info('slow destination: delivery handed to the retry lanes, its shared lane kept free', { ...t.ids, topic });
@@ -184,7 +184,7 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, message: ReadLaneM
     await afterOrderedOutcome(deps, t.destination, queued, true);
   } else {
     // Nothing is sent: creating the record only if there is none is the whole duplicate check.
-    const record = queuedRecord(t, message.publishedAt, now, reason);
+    const record = queuedRecord(t, t.publishedAt, now, reason);
     // A create whose reply was lost is this push's own record (createRecord), counted and checked here once.
     if (!(await createRecord(deps.deliveries, record, () => deps.deliveries.create(record)))) return { kind: 'duplicate', deliveryId: t.id };
     logged(deps, record, now);

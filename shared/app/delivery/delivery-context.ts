@@ -95,6 +95,8 @@ export interface Target {
   id: string;
   /** The delivery's ids, as every log line about it carries them. */
   ids: LogFields;
+  /** When the event was first published to Herald (its lane message's `publishedAt`): max-age limits and its log place count from it. */
+  publishedAt: string;
   /** The intake batch the event came in (ingest's journal), written on the record for the reconciler. */
   intake?: string;
   /** Its producer resent it (`Herald-Resend`): a first attempt reads its record before sending. */

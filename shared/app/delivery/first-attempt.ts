@@ -33,15 +33,16 @@ import { pushVerdict, RecordError } from './push-verdict';
  * the duplicate check (a throttled destination's whole backlog passes through here, one
  * deferral per event).
  */
-export async function firstAttempt(deps: DeliverDeps, t: Target, publishedAt: string, deliveryAttempt: number | undefined): Promise<DeliverOutcome> {
+export async function firstAttempt(deps: DeliverDeps, t: Target, deliveryAttempt: number | undefined): Promise<DeliverOutcome> {
   // Sent already by this instance, on an earlier push whose record write failed: recorded now, not sent again.
   const unrecorded = deps.unrecorded.take(t.id, deps.clock.now().getTime());
   if (unrecorded) return recordUnrecorded(deps, t, unrecorded);
-  return attempt(deps, t, firstRecords(deps, t, publishedAt, deliveryAttempt));
+  return attempt(deps, t, firstRecords(deps, t, deliveryAttempt));
 }
 
 /** How a first attempt's record is written: created, only if there is none. */
-function firstRecords(deps: DeliverDeps, t: Target, publishedAt: string, deliveryAttempt: number | undefined): AttemptRecords {
+function firstRecords(deps: DeliverDeps, t: Target, deliveryAttempt: number | undefined): AttemptRecords {
+  const { publishedAt } = t;
   const found: { record?: DeliveryRecord } = {};
   const beforeTurn = readsBeforeFirstSend(deliveryAttempt, t.resent)
     ? async () => {
