@@ -108,3 +108,19 @@ test('a batch redelivered after its records were written is not recorded twice',
   expect(again.recorded).toBe(0);
   expect((await h.deliveries.get(idOf('a')))?.attempts).toBe(1);
 });
+
+test('a batch of resent events (Herald-Resend) leaves out the members already recorded: only the others are sent, in a batch of their own', async () => {
+  const h = await setup([204]);
+  await firstBatch(h.deps, h.destination, ['a', 'b'].map(first));
+  const resent = (id: string): FirstMember => ({ ...first(id), resent: true });
+  const report = await firstBatch(h.deps, h.destination, ['a', 'b', 'c'].map(resent));
+  expect(report).toMatchObject({ outcome: 'delivered', recorded: 1, members: 1 });
+  expect(h.sent).toHaveLength(2);
+  expect((JSON.parse(h.sent[1]!.body.toString()) as { id: string }[]).map((e) => e.id)).toEqual(['c']);
+  // All of them recorded already: nothing is sent.
+  expect(await firstBatch(h.deps, h.destination, ['a', 'b', 'c'].map(resent))).toMatchObject({ outcome: 'nothing-to-send', recorded: 0, members: 3 });
+  expect(h.sent).toHaveLength(2);
+  // Not marked resent, a batch is sent without reading (a redelivered one is recorded as a duplicate).
+  await firstBatch(h.deps, h.destination, ['a'].map(first));
+  expect(h.sent).toHaveLength(3);
+});

@@ -53,9 +53,14 @@ interface Member {
   place: BatchPlace;
 }
 
-/** A batch's first attempt. */
-export async function firstBatch(deps: DeliverDeps, destination: Destination, messages: readonly FirstMember[]): Promise<BatchReport> {
+/**
+ * A batch's first attempt. Members of events their producer resent (`Herald-Resend`) are read
+ * first, as a resent first push is, and those already recorded leave the batch unsent.
+ */
+export async function firstBatch(deps: DeliverDeps, destination: Destination, gathered: readonly FirstMember[]): Promise<BatchReport> {
   const policy = deliveryPolicyOf(destination, deps.policy);
+  const messages = await unrecordedOf(deps, destination, gathered);
+  if (messages.length === 0) return { batchId: batchIdOf(gathered.map((m) => targetOf(destination, policy, m, m.intake).id)), outcome: 'nothing-to-send', recorded: 0, members: gathered.length };
   const targets = messages.map((m) => targetOf(destination, policy, m, m.intake));
   const batchId = batchIdOf(targets.map((t) => t.id));
   const members = targets.map((t, i): Member => ({ t, publishedAt: messages[i]!.publishedAt, place: { id: batchId, position: i, size: targets.length } }));
@@ -162,6 +167,15 @@ export async function claimedBatch(deps: DeliverDeps, destination: Destination, 
   const kept = written.filter((w): w is NonNullable<typeof w> => w !== undefined);
   await ended(deps, destination, { result, decision, at }, kept, batchId, live.length);
   return { batchId, outcome: decision.kind, recorded: kept.length, members: messages.length };
+}
+
+/** The members to send: all but those of resent events whose delivery is recorded already (one read each, resent ones only). */
+async function unrecordedOf(deps: DeliverDeps, destination: Destination, messages: readonly FirstMember[]): Promise<readonly FirstMember[]> {
+  if (!messages.some((m) => m.resent)) return messages;
+  const recorded = await Promise.all(messages.map((m) => (m.resent ? deps.deliveries.get(deliveryId(destination.id, eventKey(m.event.attributes))) : Promise.resolve(undefined))));
+  const kept = messages.filter((_, i) => recorded[i] === undefined);
+  if (kept.length < messages.length) deps.log.info('resent events already recorded left out of the batch', { destinationId: destination.id, skipped: messages.length - kept.length });
+  return kept;
 }
 
 function targetOf(destination: Destination, policy: DeliveryPolicy, m: ReadLaneMessage, intake: string | undefined): Target {
