@@ -1,6 +1,6 @@
 import { ChildProcess } from 'node:child_process';
 import { Firestore } from '@google-cloud/firestore';
-import { spawnLocalHerald } from '../support/local-herald';
+import { killed, spawnLocalHerald } from '../support/local-herald';
 import { startTestStack, TestStack, testSecretsKey } from '../support/stack';
 
 /**
@@ -85,7 +85,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  child?.kill('SIGKILL');
+  await killed(child);
   await stack?.stop({ purge: true });
 });
 

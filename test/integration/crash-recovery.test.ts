@@ -3,7 +3,7 @@ import { deliveryId } from '../../shared/domain/retry/delivery';
 import { eventKey } from '../../shared/domain/events/event';
 import { eventually } from '../support/eventually';
 import { Receiver } from '../support/receiver';
-import { spawnLocalHerald } from '../support/local-herald';
+import { killed, spawnLocalHerald } from '../support/local-herald';
 import { startTestStack, TestStack, testSecretsKey } from '../support/stack';
 
 /**
@@ -37,7 +37,7 @@ async function startHeraldProcess(): Promise<{ process: ChildProcess; url: strin
 }
 
 afterAll(async () => {
-  child?.kill('SIGKILL');
+  await killed(child);
   await survivor?.stop({ purge: true });
   await receiver.stop();
 });

@@ -9,7 +9,7 @@ import { METRICS, prometheusName } from '../../shared/telemetry-catalogue';
 import { eventually } from '../support/eventually';
 import { Receiver } from '../support/receiver';
 import { startTestStack, testSecretsKey, TestStack } from '../support/stack';
-import { LocalHerald, spawnLocalHerald } from '../support/local-herald';
+import { killed, LocalHerald, spawnLocalHerald } from '../support/local-herald';
 
 /**
  * Herald's metrics as an operator sees them: local mode delivers events to a real receiver,
@@ -91,8 +91,7 @@ beforeAll(async () => {
 let spawned: LocalHerald | undefined;
 
 afterAll(async () => {
-  spawned?.child.kill('SIGKILL');
-  prometheus?.kill('SIGKILL');
+  await Promise.all([killed(spawned?.child), killed(prometheus)]);
   await stack?.stop({ purge: true });
   await receiver.stop();
   collector.close();

@@ -1,7 +1,7 @@
 import { ChildProcess } from 'node:child_process';
 import { UsageDay } from '../../shared/domain/usage/usage';
 import { eventually } from '../support/eventually';
-import { spawnLocalHerald } from '../support/local-herald';
+import { killed, spawnLocalHerald } from '../support/local-herald';
 import { flakyFirstReceiver } from '../support/flaky-receiver';
 import { testSecretsKey } from '../support/stack';
 
@@ -64,7 +64,7 @@ async function call(method: string, path: string, body?: unknown, token = ENV.HE
 }
 
 afterAll(async () => {
-  child?.kill('SIGKILL');
+  await killed(child);
   await receiver.stop();
 });
 

@@ -69,3 +69,15 @@ export function spawnLocalHerald(
     });
   return { child, output: () => output, exited, ready };
 }
+
+/**
+ * Kills `child` (if it still runs) and resolves once it has exited. A test's teardown waits for
+ * it: a child process still running when the file ends keeps Jest's worker from exiting
+ * ("a worker process has failed to exit gracefully").
+ */
+export async function killed(child: ChildProcess | undefined, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await exited;
+}
