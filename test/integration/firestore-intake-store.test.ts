@@ -59,3 +59,19 @@ test('removing batches counts their events in usage once, in the same commit: tw
   expect(row(`${account}-other`, '2026-11-30')).toEqual([[`${account}-other_2026-11-30~intake`, 4, 0]]);
   expect(row(`${account}-other`, '2026-12-01')).toEqual([[`${account}-other_2026-12-01~intake`, 2, 0]]);
 });
+
+test('a batch is stored as one bytes field; a batch stored before, with its events as maps, still reads back', async () => {
+  const store = new FirestoreIntakeStore(db);
+  const stored = batch('i-packed', '2026-11-25T09:00:01.000Z');
+  await store.add(stored);
+  const doc = (await db.collection('intake').doc('i-packed').get()).data()!;
+  expect(Object.keys(doc).sort()).toEqual(['acceptedAt', 'count', 'id', 'packed']);
+  await db.collection('intake').doc('i-legacy').set({ id: 'i-legacy', acceptedAt: '2026-11-25T09:00:02.000Z', progress: 1, events: [...stored.events, ...stored.events].map((e) => ({ attributes: { ...e.attributes }, data: e.data })) });
+  const due = await store.due(new Date('2026-11-25T09:00:03.000Z'), 10, '2026-11-25T09:00:00.000Z');
+  expect(due.map((b) => [b.id, b.events.length, b.progress])).toEqual([
+    ['i-packed', 1, undefined],
+    ['i-legacy', 2, 1],
+  ]);
+  for (const b of due) expect(b.events.map((e) => [e.attributes.id, [...e.data]])).toEqual(b.events.map(() => ['e-i-packed', [0, 255, 10]]));
+  await store.remove(due);
+});

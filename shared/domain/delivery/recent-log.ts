@@ -31,8 +31,7 @@ export const RECENT_KEPT = 64;
 export function newestFirst(a: RecentEntry, b: RecentEntry): number {
   if (a[0] !== b[0]) return a[0] < b[0] ? 1 : -1;
   // By delivery id, as the log orders: the groups an entry names are not part of it.
-  const [x, y] = [headEntryDelivery(a[1]), headEntryDelivery(b[1])];
-  return x === y ? 0 : x < y ? 1 : -1;
+  return -compareDeliveries(a[1], b[1]);
 }
 
 /**
@@ -42,15 +41,36 @@ export function newestFirst(a: RecentEntry, b: RecentEntry): number {
  */
 export function keepNewest(list: readonly RecentEntry[], entry: RecentEntry, cap = RECENT_KEPT): RecentEntry[] {
   const delivery = headEntryDelivery(entry[1]);
-  const found = list.findIndex((e) => headEntryDelivery(e[1]) === delivery);
+  // Per record of a batch of a hundred against a full list: a prefix test, not a slice per entry.
+  const found = list.findIndex((e) => namesDelivery(e[1], delivery));
   if (found >= 0) {
     const merged = mergedEntry(list[found]!, entry);
     if (merged[0] === list[found]![0] && merged[1] === list[found]![1]) return [...list];
     return keepNewest([...list.slice(0, found), ...list.slice(found + 1)], merged, cap);
   }
   const at = list.findIndex((e) => newestFirst(entry, e) < 0);
-  const next = at < 0 ? [...list, entry] : [...list.slice(0, at), entry, ...list.slice(at)];
-  return next.slice(0, cap);
+  if (at < 0) return list.length < cap ? [...list, entry] : list.slice(0, cap);
+  const next = list.slice(0, at);
+  next.push(entry);
+  for (let i = at; i < list.length && next.length < cap; i++) next.push(list[i]!);
+  return next;
+}
+
+/** Whether a head entry (`<delivery id>~<groups>`) is `delivery`'s. */
+function namesDelivery(text: string, delivery: string): boolean {
+  return text.startsWith(delivery) && (text.length === delivery.length || text.charCodeAt(delivery.length) === TILDE);
+}
+
+const TILDE = '~'.charCodeAt(0);
+
+/** The delivery ids two head entries name, compared as strings (code units), without cutting either out. */
+function compareDeliveries(a: string, b: string): number {
+  for (let i = 0; ; i++) {
+    const x = i < a.length && a.charCodeAt(i) !== TILDE ? a.charCodeAt(i) : -1;
+    const y = i < b.length && b.charCodeAt(i) !== TILDE ? b.charCodeAt(i) : -1;
+    if (x !== y) return x < y ? -1 : 1;
+    if (x === -1) return 0;
+  }
 }
 
 /** Two entries of one delivery as one: the newer publish time (copies share theirs), every group named. */
