@@ -51,9 +51,12 @@ export interface DeliveryStore {
   /**
    * Writes the record only if no document of its own has its id; resolves false (writing
    * nothing) if one exists. `unlessGrouped`: nor a group member (one read more), for a record
-   * that must not stand beside a delivery already DELIVERED (a failed send, a recovery).
+   * that must not stand beside a delivery already DELIVERED (a failed send, a recovery);
+   * `'here'`: nor a group member this instance recorded, no read (a late success, which must
+   * not stand beside a record the reconciler made, and is as unchecked against another
+   * instance's group as any first success).
    */
-  create(record: DeliveryRecord, options?: { unlessGrouped?: boolean }): Promise<boolean>;
+  create(record: DeliveryRecord, options?: { unlessGrouped?: boolean | 'here' }): Promise<boolean>;
   /**
    * Records a first attempt that ended DELIVERED, durable when this resolves, committed with the
    * others this instance records meanwhile (domain/delivery/grouped-outcomes.ts). Alone, it is a document

@@ -1,4 +1,4 @@
-import { Firestore } from '@google-cloud/firestore';
+import { Firestore, Query } from '@google-cloud/firestore';
 import { OperationCounter } from '../../shared/adapters/firestore/stores';
 import { FirestoreDeliveryStore } from '../../shared/adapters/firestore/deliveries/delivery-store';
 import { COLLECTIONS } from '../../shared/firestore-schema';
@@ -183,5 +183,31 @@ describe("a failure beside a success still in this instance's queue", () => {
     expect(await store.create(dead, { unlessGrouped: true })).toBe(true);
     await failed;
     expect(await store.get('acme_orders.e8')).toMatchObject({ status: 'DEAD' });
+  });
+});
+
+describe("a late success beside a copy (create's unlessGrouped: 'here')", () => {
+  test("is refused beside this instance's group copy, committed or not, with no query of the groups", async () => {
+    const store = new FirestoreDeliveryStore(db, undefined, undefined, { alone: 'group' });
+    expect((await store.addDelivered(delivered('acme_orders', 21))).created).toBe(true);
+    const pending = store.addDelivered(delivered('acme_orders', 22), { lingerMs: 2_000, until: new Promise(() => undefined) });
+    const queries = jest.spyOn(Query.prototype, 'get');
+    try {
+      expect(await store.create(delivered('acme_orders', 21), { unlessGrouped: 'here' })).toBe(false);
+      expect(await store.create(delivered('acme_orders', 22), { unlessGrouped: 'here' })).toBe(false);
+      expect(queries).not.toHaveBeenCalled();
+    } finally {
+      queries.mockRestore();
+    }
+    expect(await pending).toMatchObject({ created: true });
+  });
+
+  test("stands beside another instance's group copy (as any first success would), and not beside a document of its own", async () => {
+    const elsewhere = new FirestoreDeliveryStore(db, undefined, undefined, { alone: 'group' });
+    expect((await elsewhere.addDelivered(delivered('acme_orders', 23))).created).toBe(true);
+    const here = new FirestoreDeliveryStore(db);
+    expect(await here.create(delivered('acme_orders', 23), { unlessGrouped: 'here' })).toBe(true);
+    // The reconciler's record (a document of its own) keeps a late success out.
+    expect(await here.create(delivered('acme_orders', 23), { unlessGrouped: 'here' })).toBe(false);
   });
 });

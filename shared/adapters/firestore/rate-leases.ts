@@ -4,10 +4,7 @@ import { RATE_LIMITS, RateDoc, readRateDoc } from '../../domain/rate/rate-doc';
 import { RateLeaseStore } from '../../ports/rate';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS } from '../../firestore-schema';
-import { readDecideWrite } from './write';
-
-/** The rate document as it is stored: the domain reads and writes it whole. */
-const AS_STORED = { decode: (data: DocumentData) => data, encode: (doc: DocumentData) => doc };
+import { AS_STORED, readDecideWrite } from './write';
 
 /**
  * Rate controllers in Firestore: one document per destination; a lease is a read and a write

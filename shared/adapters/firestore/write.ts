@@ -108,6 +108,9 @@ export interface DocumentCodec<T> {
   encode(value: T): DocumentData;
 }
 
+/** A document read and written as it is stored: the domain reads and writes it whole. */
+export const AS_STORED: DocumentCodec<DocumentData> = { decode: (data) => data, encode: (doc) => doc };
+
 export interface ReadDecideWrite<T> extends DocumentCodec<T> {
   /** Writes committed with the document's, atomically (a change log entry): only when it is written; `created`: there was none before. */
   alongside?(batch: WriteBatch, next: T, created: boolean): void;

@@ -53,7 +53,7 @@ export class MemoryDeliveryStore implements DeliveryStore {
     this.records.set(record.id, copy(record)!);
   }
 
-  async create(record: DeliveryRecord, options: { unlessGrouped?: boolean } = {}): Promise<boolean> {
+  async create(record: DeliveryRecord, options: { unlessGrouped?: boolean | 'here' } = {}): Promise<boolean> {
     if (this.records.has(record.id) || (options.unlessGrouped && this.grouped.has(record.id))) return false;
     this.records.set(record.id, copy(record)!);
     return true;

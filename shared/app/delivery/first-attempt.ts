@@ -108,7 +108,9 @@ function recordAttempted(deps: DeliverDeps, t: Target, sent: UnrecordedSend, exp
         }
       : undefined;
   const checked = () => deps.deliveries.create(record, { unlessGrouped: true });
-  return recordSent(deps, t, sent, write ?? checked, group, checked);
+  // A late success is kept from the reconciler's record by the create itself, and from this instance's own group copy by memory.
+  const lateSuccess = record.status === 'DELIVERED' && late ? () => deps.deliveries.create(record, { unlessGrouped: 'here' }) : undefined;
+  return recordSent(deps, t, sent, write ?? lateSuccess ?? checked, group, checked);
 }
 
 /**

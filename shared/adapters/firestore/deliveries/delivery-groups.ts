@@ -32,6 +32,12 @@ export const GROUP_WAIT_MS = 20;
  * outcome is durable (or its commit failed: the caller does not ack its push, and Pub/Sub
  * brings it again).
  */
+/**
+ * Member ids remembered per instance for recordedHere: a late success meets its own instance's
+ * earlier copy within minutes, and 50,000 ids are a few MiB.
+ */
+const COMMITTED_KEPT = 50_000;
+
 export class FirestoreDeliveryGroups extends DeliveryGroupReads {
   private queue: Waiting[] = [];
   private committing = false;
@@ -45,6 +51,8 @@ export class FirestoreDeliveryGroups extends DeliveryGroupReads {
   /** This instance's part of its groups' ids: 48 random bits, 8 characters (a group's id is in each of its index entries). */
   private readonly writer = randomBytes(6).toString('base64url');
   private seq = 0;
+  /** Ids of members this instance committed, oldest first (recordedHere). */
+  private readonly committed = new Set<string>();
 
   constructor(
     db: Firestore,
@@ -119,6 +127,20 @@ export class FirestoreDeliveryGroups extends DeliveryGroupReads {
     }
     this.commitIfDue();
     return added;
+  }
+
+  /**
+   * Whether a success of `id` was grouped here: one pending is committed first (recorded), and
+   * the ids of this instance's newest committed members are remembered (COMMITTED_KEPT). No
+   * read: another instance's groups are not looked at (create's `unlessGrouped: 'here'`).
+   */
+  async recordedHere(id: string): Promise<boolean> {
+    return (await this.recorded(id)) || this.committed.has(id);
+  }
+
+  private committedHere(id: string): void {
+    this.committed.add(id);
+    if (this.committed.size > COMMITTED_KEPT) this.committed.delete(this.committed.values().next().value!);
   }
 
   /** Whether it was pending (each outcome is settled once). */
@@ -221,7 +243,12 @@ export class FirestoreDeliveryGroups extends DeliveryGroupReads {
         commits.map(async (commit) => {
           try {
             await this.commitOnce(commit);
-            for (const g of commit) for (const w of g.members) settle.push(() => w.done(undefined, { created: true, group: g.doc }));
+            for (const g of commit) {
+              for (const w of g.members) {
+                this.committedHere(w.record.id);
+                settle.push(() => w.done(undefined, { created: true, group: g.doc }));
+              }
+            }
           } catch (e) {
             for (const g of commit) for (const w of g.members) settle.push(() => w.done(e ?? new Error('group commit failed')));
           }

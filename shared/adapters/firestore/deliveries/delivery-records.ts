@@ -7,7 +7,7 @@ import { AddedDelivered, DeliveredLinger } from '../../../ports/deliveries';
 import { DeliveryRetention, FirestoreDeliveryGroups } from './delivery-groups';
 import { chunks, GET_ALL_CHUNK, OperationCounter } from '../stores';
 import { COLLECTIONS, FIRESTORE_TTL_FIELDS } from '../../../firestore-schema';
-import { createIfAbsent, OptimisticDocuments } from '../write';
+import { createIfAbsent, OptimisticDocuments, readManyDecideWrite } from '../write';
 import { fromDoc, fromOwn, LOG_FIELDS, Own, SAME_ATTEMPT_FIELDS, StoredDelivery, TALLY_FIELD, toDoc } from './delivery-docs';
 import { Metrics } from '../../../ports/telemetry';
 import { isUnsure } from './unsure-writes';
@@ -64,8 +64,9 @@ export class FirestoreDeliveryRecords {
    * instance's success not yet committed is not seen (its group lands beside this record, and
    * the record stands).
    */
-  async create(record: DeliveryRecord, options: { unlessGrouped?: boolean } = {}): Promise<boolean> {
-    if (options.unlessGrouped && ((await this.groups.recorded(record.id)) || (await this.groups.copies([record.id])).has(record.id))) return false;
+  async create(record: DeliveryRecord, options: { unlessGrouped?: boolean | 'here' } = {}): Promise<boolean> {
+    if (options.unlessGrouped === 'here' && (await this.groups.recordedHere(record.id))) return false;
+    if (options.unlessGrouped === true && ((await this.groups.recorded(record.id)) || (await this.groups.copies([record.id])).has(record.id))) return false;
     const stored = this.stored(record);
     const ref = this.col.doc(record.id);
     let created: boolean;
@@ -108,34 +109,36 @@ export class FirestoreDeliveryRecords {
   }
 
   /**
-   * Its own document, read and written in a transaction. A delivery that stands only in groups
-   * gets its own document here, over them (`ownOver`): the group copies are read (outside the
-   * transaction: groups never change) only then.
+   * Its own document, read and written under the read's update time (readManyDecideWrite), read
+   * again and decided again when another writer got in between. Not a transaction: one locks the
+   * record it read, and a process killed inside one (a pump claiming a batch of retries) left
+   * the records locked until the transaction expired, failing the next rounds' claims of them
+   * with "Transaction lock timeout". A delivery that stands only in groups gets its own document
+   * here, over them (`ownOver`): the group copies are read (once: groups never change) only then.
    */
   async update(id: string, decide: (current: DeliveryRecord | undefined) => DeliveryRecord | undefined): Promise<DeliveryRecord | undefined> {
     const ref = this.col.doc(id);
-    let reads = 0;
     let copies: DeliveryRecord[] | undefined;
-    const written = await this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(ref);
-      reads++;
-      if (snap.exists) {
-        const own = fromOwn(snap.data()!);
+    let copyReads = 0;
+    const { result: written, reads } = await readManyDecideWrite(this.db, ref.path, async (io) => {
+      const [data] = await io.getAll([ref]);
+      if (data !== undefined) {
+        const own = fromOwn(data);
         const next = decide(standing(own, []));
-        const kept: unknown = snap.get(FIRESTORE_TTL_FIELDS.deliveries.field);
-        if (next !== undefined) tx.set(ref, this.stored(own.groupCopies ? { ...next, groupCopies: own.groupCopies } : next, kept instanceof Timestamp ? kept.toDate() : undefined));
+        const kept: unknown = data[FIRESTORE_TTL_FIELDS.deliveries.field];
+        if (next !== undefined) io.put(ref, this.stored(own.groupCopies ? { ...next, groupCopies: own.groupCopies } : next, kept instanceof Timestamp ? kept.toDate() : undefined) as DocumentData);
         return next;
       }
       if (copies === undefined) {
         copies = (await this.groups.copies([id])).get(id) ?? [];
-        reads++;
+        copyReads++;
       }
       const next = decide(standing(undefined, copies));
-      if (next !== undefined) tx.set(ref, this.stored(ownOver(next, copies)));
+      if (next !== undefined) io.put(ref, this.stored(ownOver(next, copies)) as DocumentData);
       return next;
     });
-    this.ops.reads += reads;
-    // One tx.set: one billed write.
+    this.ops.reads += reads + copyReads;
+    // One write: one billed write.
     if (written !== undefined) this.ops.writes += 1;
     return written;
   }
