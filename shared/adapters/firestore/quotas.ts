@@ -3,7 +3,7 @@ import { QuotaBucket, takeFromBucket } from '../../domain/intake/quota';
 import { QuotaStore } from '../../ports/accounts';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS } from '../../firestore-schema';
-import { AS_STORED, readDecideWrite } from './write';
+import { AS_STORED, AS_TRANSACTION_RETRY, readDecideWrite } from './write';
 
 /**
  * `publish-quotas/{account}`: one small document per account (a token bucket), rewritten once
@@ -25,6 +25,7 @@ export class FirestoreQuotaStore extends FirestoreStore implements QuotaStore {
         return taken.granted > 0 ? (taken.doc as DocumentData) : undefined;
       },
       AS_STORED,
+      AS_TRANSACTION_RETRY,
     );
     this.ops.reads += reads;
     this.ops.writes += writes;

@@ -4,7 +4,7 @@ import { RATE_LIMITS, RateDoc, readRateDoc } from '../../domain/rate/rate-doc';
 import { RateLeaseStore } from '../../ports/rate';
 import { FirestoreStore } from './stores';
 import { COLLECTIONS } from '../../firestore-schema';
-import { AS_STORED, readDecideWrite } from './write';
+import { AS_STORED, AS_TRANSACTION_RETRY, readDecideWrite } from './write';
 
 /**
  * Rate controllers in Firestore: one document per destination; a lease is a read and a write
@@ -30,6 +30,7 @@ export class FirestoreRateLeaseStore extends FirestoreStore implements RateLease
         return doc as DocumentData;
       },
       AS_STORED,
+      AS_TRANSACTION_RETRY,
     );
     this.ops.reads += reads;
     this.ops.writes += writes;

@@ -1,6 +1,7 @@
 import { DocumentData, DocumentReference, FieldPath, FieldValue, Firestore, Timestamp, WriteBatch } from '@google-cloud/firestore';
 import { GRPC, grpcCode } from '../../domain/retry/grpc-status';
 import { WriteContentionError } from '../../ports/deliveries';
+import { isUnsure } from './deliveries/unsure-writes';
 
 /**
  * How the stores write a document under a condition: create it only if absent
@@ -91,6 +92,12 @@ export interface RetryOptions {
   /** The pause before the second try; each later one doubles, up to maxPauseMs, all with full jitter. */
   firstPauseMs: number;
   maxPauseMs: number;
+  /**
+   * Also try again after an answer that leaves it unsure whether the write landed (a lost reply:
+   * DEADLINE_EXCEEDED, UNAVAILABLE…): the next read shows it, as the Firestore client's retry of a
+   * transaction does. Only for decisions that know their own write when they read it.
+   */
+  unsure?: boolean;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -101,6 +108,9 @@ export interface RetryOptions {
  * well inside the admin API's 60 s request budget.
  */
 export const DEFAULT_RETRY: RetryOptions = { budgetMs: 5_000, firstPauseMs: 10, maxPauseMs: 200 };
+
+/** DEFAULT_RETRY, and again after a lost reply: what the stores that were transactions keep doing (records, rate leases, quota slices). */
+export const AS_TRANSACTION_RETRY: RetryOptions = { ...DEFAULT_RETRY, unsure: true };
 
 /** How a store turns its values into documents and back. */
 export interface DocumentCodec<T> {
@@ -268,7 +278,7 @@ async function retried<R>(what: string, options: RetryOptions, attempt: () => Pr
     try {
       return await attempt();
     } catch (e) {
-      if (!lostRace(e)) throw e;
+      if (!lostRace(e) && !(options.unsure && isUnsure(e))) throw e;
       const elapsed = Date.now() - start;
       if (elapsed >= options.budgetMs) throw new WriteContentionError(what, tries, elapsed);
       await sleep(random() * Math.min(options.maxPauseMs, options.firstPauseMs * 2 ** (tries - 1)));

@@ -7,7 +7,7 @@ import { AddedDelivered, DeliveredLinger } from '../../../ports/deliveries';
 import { DeliveryRetention, FirestoreDeliveryGroups } from './delivery-groups';
 import { chunks, GET_ALL_CHUNK, OperationCounter } from '../stores';
 import { COLLECTIONS, FIRESTORE_TTL_FIELDS } from '../../../firestore-schema';
-import { createIfAbsent, OptimisticDocuments, readManyDecideWrite } from '../write';
+import { AS_TRANSACTION_RETRY, createIfAbsent, OptimisticDocuments, readManyDecideWrite } from '../write';
 import { fromDoc, fromOwn, LOG_FIELDS, Own, SAME_ATTEMPT_FIELDS, StoredDelivery, TALLY_FIELD, toDoc } from './delivery-docs';
 import { Metrics } from '../../../ports/telemetry';
 import { isUnsure } from './unsure-writes';
@@ -136,7 +136,7 @@ export class FirestoreDeliveryRecords {
       const next = decide(standing(undefined, copies));
       if (next !== undefined) io.put(ref, this.stored(ownOver(next, copies)) as DocumentData);
       return next;
-    });
+    }, AS_TRANSACTION_RETRY);
     this.ops.reads += reads + copyReads;
     // One write: one billed write.
     if (written !== undefined) this.ops.writes += 1;
