@@ -21,6 +21,10 @@ export const COLLECTIONS = {
   rateControl: 'rate-control',
   replays: 'replays',
   intake: 'intake',
+  /** `<ten minutes of acceptance>~<random>`: the ids of batches a commit removed, counted (adapters/firestore/intake.ts). */
+  intakeRemoved: 'intake-removed',
+  /** `<delivery id>`: a record of a never-journaled intake, counted by the batch named (domain/intake/intake-ownership.ts). */
+  intakeAdopted: 'intake-adopted',
   locks: 'locks',
   destinationChanges: 'destination-changes',
   accounts: 'accounts',
@@ -74,6 +78,8 @@ export const FIRESTORE_QUERIES = {
   runningReplays: { collection: COLLECTIONS.replays, equality: ['status'], orderBy: 'createdAt' },
   // The reconciler: intake batches past their grace, oldest first (one field: the automatic index).
   dueIntake: { collection: COLLECTIONS.intake, equality: [], orderBy: 'acceptedAt' },
+  // The reconciler's rare path: batches removed that were accepted in ten given minutes (one field: the automatic index).
+  removedIntake: { collection: COLLECTIONS.intakeRemoved, equality: ['bucket'], orderBy: 'bucket' },
   // The reconciler's tally of a round's records (domain/intake/intake-tally.ts): a range of intake ids,
   // summing each record's id hash; and one batch's, for some destinations. A sum aggregation
   // reads the summed field from the index its filters use.
@@ -127,6 +133,9 @@ export const FIRESTORE_UNINDEXED_FIELDS = [
   { collection: COLLECTIONS.intake, field: 'packed' },
   { collection: COLLECTIONS.intake, field: 'count' },
   { collection: COLLECTIONS.intake, field: 'events' },
+  // Removed batch ids, looked up by their ten minutes (`bucket`); an adopted record's batch, read by document id.
+  { collection: COLLECTIONS.intakeRemoved, field: 'ids' },
+  { collection: COLLECTIONS.intakeAdopted, field: 'by' },
   // Delivery records: shown, never selected by.
   { collection: COLLECTIONS.deliveries, field: 'eventSource' },
   { collection: COLLECTIONS.deliveries, field: 'attempts' },
@@ -220,6 +229,9 @@ export const FIRESTORE_TTL_FIELDS = {
   deliveryGroups: { collection: COLLECTIONS.deliveryGroups, field: 'expireAt' },
   // An ordered key with nothing waiting, the deliveries' retention after its last change.
   orderedKeys: { collection: COLLECTIONS.orderedKeys, field: 'expireAt' },
+  // What tells a removed batch from one never journaled, and who counted a record of one never journaled: as long as the records they concern.
+  intakeRemoved: { collection: COLLECTIONS.intakeRemoved, field: 'expireAt' },
+  intakeAdopted: { collection: COLLECTIONS.intakeAdopted, field: 'expireAt' },
   // Usage 400 days after its day: a year of bills and the month before it.
   usage: { collection: COLLECTIONS.usage, field: 'expireAt' },
 } as const satisfies Record<string, { collection: string; field: string }>;

@@ -115,6 +115,8 @@ export interface DeliveryStore {
    * batch whose records were not found exactly, rare).
    */
   fromIntake(intake: string, destinationIds: readonly string[]): Promise<Set<string>>;
+  /** The intake id each of `ids` carries, of those with a record that carries one (a read each: the reconciler's rare path). */
+  intakesOf(ids: readonly string[]): Promise<Map<string, string>>;
   /** Which of `ids` have a record (one read each). */
   existing(ids: readonly string[]): Promise<Set<string>>;
   /** DEAD records whose dead letter is still owed since `before` or earlier, oldest first. */

@@ -15,12 +15,23 @@ export interface IntakeStore {
    * reply was lost has landed all the same.
    */
   holds(id: string): Promise<boolean>;
+  /**
+   * Which of these intake ids were journaled: in the journal now, or removed from it (counted)
+   * within the deliveries' retention. An id it cannot tell the time of counts as journaled.
+   * The reconciler's rare path (domain/intake/intake-ownership.ts): a read each, and a query per
+   * ten minutes of acceptance among those not in the journal.
+   */
+  journaled(ids: readonly string[]): Promise<Set<string>>;
+  /** Of these delivery ids, those a removed batch adopted (ReconciledBatch.adopted): delivery id → batch id. A read each. */
+  adoptedBy(deliveryIds: readonly string[]): Promise<Map<string, string>>;
   /** Batches accepted at or before `before` (and after `after`, an ISO time, when given), oldest first. */
   due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]>;
   /**
    * Deletes the batches, in as few requests as the store allows, and counts their events in
    * their accounts' usage (domain/intake/intake-usage.ts) in the same commits: a batch another
-   * reconciler removed first is neither deleted nor counted again.
+   * reconciler removed first is neither deleted nor counted again. The same commits keep the
+   * removed ids (for `journaled`) and mark the records each batch adopted: a batch whose record
+   * another batch adopted meanwhile is left in the journal for the next round to count again.
    */
   remove(batches: readonly ReconciledBatch[]): Promise<void>;
   /**

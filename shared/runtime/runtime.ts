@@ -254,7 +254,7 @@ export function createRuntime(config: HeraldConfig, overrides: RuntimeOverrides 
   const logHead = new DeliveryLogHead(counterStore, clock, counters);
   const rateLeases = new FirestoreRateLeaseStore(firestore, firestoreOps);
   const laneMarks = new FirestoreLaneMarks(firestore, firestoreOps);
-  const intake = new FirestoreIntakeStore(firestore, firestoreOps, config.operationalEventPrefix);
+  const intake = new FirestoreIntakeStore(firestore, firestoreOps, config.operationalEventPrefix, (config.deliveryRetentionDays + 1) * DAY_MS);
   const deadLetters = new PubSubPullQueue(pubsub, deadLetterHoldName(names));
   const batchLane = new PubSubPullQueue(pubsub, batchLaneNames(names).subscription);
   // The limiter brings deferred deliveries forward as a pump round does, through this runtime's stores and lanes.

@@ -1,4 +1,4 @@
-import { Firestore } from '@google-cloud/firestore';
+import { Firestore, WriteBatch } from '@google-cloud/firestore';
 import { FirestoreIntakeStore } from '../../shared/adapters/firestore/intake';
 import { IntakeBatch } from '../../shared/domain/intake/intake';
 
@@ -74,4 +74,46 @@ test('a batch is stored as one bytes field; a batch stored before, with its even
   ]);
   for (const b of due) expect(b.events.map((e) => [e.attributes.id, [...e.data]])).toEqual(b.events.map(() => ['e-i-packed', [0, 255, 10]]));
   await store.remove(due);
+});
+
+describe('records adopted from an intake never journaled (domain/intake/intake-ownership.ts)', () => {
+  const at = Date.parse('2026-11-25T08:00:00.000Z');
+  const idAt = (ms: number, r: string) => `i-${String(at + ms).padStart(13, '0')}-${r}`;
+
+  test('a batch adopting more records than a commit holds marks them first, then is removed and counted', async () => {
+    const store = new FirestoreIntakeStore(db);
+    const id = idAt(1, `many${Date.now().toString(36)}`);
+    const adopted = Array.from({ length: 1_100 }, (_, i) => `dest-many.${id}.${i}`);
+    await store.add(batch(id, new Date(at + 1).toISOString()));
+    // The emulator takes a commit of any size; Firestore refuses one over 500 writes: each commit's size is watched.
+    const sizes: number[] = [];
+    const original = WriteBatch.prototype.commit;
+    const commit = jest.spyOn(WriteBatch.prototype, 'commit').mockImplementation(function (this: WriteBatch) {
+      sizes.push((this as unknown as { _opCount: number })._opCount);
+      return original.call(this);
+    });
+    try {
+      await store.remove([{ ...batch(id, new Date(at + 1).toISOString()), adopted }]);
+    } finally {
+      commit.mockRestore();
+    }
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(500);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1_100 + 1);
+    expect(await store.journaled([id])).toEqual(new Set([id]));
+    expect((await store.due(new Date(at + 2), 10, new Date(at).toISOString())).map((b) => b.id)).not.toContain(id);
+    const marks = await store.adoptedBy(adopted);
+    expect(marks.size).toBe(1_100);
+    expect(new Set(marks.values())).toEqual(new Set([id]));
+  });
+
+  test('two reconcilers adopting one record: one batch is removed with it, the other stays for the next round', async () => {
+    const [a, b] = [idAt(10, `race-a${Date.now().toString(36)}`), idAt(11, `race-b${Date.now().toString(36)}`)];
+    const record = `dest-race.${a}`;
+    for (const [id, ms] of [[a, 10], [b, 11]] as const) await new FirestoreIntakeStore(db).add(batch(id, new Date(at + ms).toISOString()));
+    await Promise.all([new FirestoreIntakeStore(db).remove([{ ...batch(a, new Date(at + 10).toISOString()), adopted: [record] }]), new FirestoreIntakeStore(db).remove([{ ...batch(b, new Date(at + 11).toISOString()), adopted: [record] }])]);
+    const left = (await new FirestoreIntakeStore(db).due(new Date(at + 12), 10, new Date(at + 9).toISOString())).map((x) => x.id);
+    const by = (await new FirestoreIntakeStore(db).adoptedBy([record])).get(record);
+    expect(left).toHaveLength(1);
+    expect(by).toBe(left[0] === a ? b : a);
+  });
 });

@@ -154,6 +154,7 @@ export function deliveryStoreConformance(name: string, make: (grouping?: Groupin
       const g1 = headEntryId('dest-a.g1', first.created ? first.group : undefined);
       expect(await store.get('dest-a.g1')).toMatchObject({ status: 'DELIVERED', attempts: 1 });
       expect(await store.existing(['dest-a.g1', 'dest-a.g9'])).toEqual(new Set(['dest-a.g1']));
+      expect(await store.intakesOf(['dest-a.g1', 'dest-a.g9'])).toEqual(new Map([['dest-a.g1', 'i-g']]));
       expect(await store.tallyFromIntake('i-g', ['dest-a'])).toEqual(tallyOf(['dest-a.g1']));
       expect(await store.tallyFromIntakes(['i-g'])).toEqual(tallyOf(['dest-a.g1', 'dest-b.g1']));
 
@@ -226,6 +227,9 @@ export function deliveryStoreConformance(name: string, make: (grouping?: Groupin
       // More destinations than one `in` filter takes.
       expect(await store.tallyFromIntake('i-1', ['dest-a', ...Array.from({ length: 40 }, (_, i) => `dest-x${i}`), 'dest-c'])).toEqual(tallyOf(['dest-a.e1', 'dest-c.e1']));
       expect(await store.existing(['dest-a.e1', 'dest-a.e9', 'dest-b.e1'])).toEqual(new Set(['dest-a.e1', 'dest-b.e1']));
+      await store.put(record('dest-a.e3'));
+      // The intake each record carries: none for one without (a producer's Pub/Sub publish, routed), none for one missing.
+      expect(await store.intakesOf(['dest-a.e1', 'dest-a.e2', 'dest-a.e3', 'dest-a.e9'])).toEqual(new Map([['dest-a.e1', 'i-1'], ['dest-a.e2', 'i-2']]));
       expect(await store.tallyFromIntakes(['i-1', 'i-2'])).toEqual(tallyOf(['dest-a.e1', 'dest-b.e1', 'dest-c.e1', 'dest-a.e2']));
       expect(await store.tallyFromIntakes(['i-2', 'i-3'])).toEqual(tallyOf(['dest-a.e2']));
       expect(await store.tallyFromIntakes(['i-3', 'i-4'])).toEqual(tallyOf([]));

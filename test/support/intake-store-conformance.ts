@@ -50,6 +50,25 @@ export function intakeStoreConformance(name: string, make: () => Promise<IntakeS
       expect(await store.due(new Date('2026-11-25T10:00:05.000Z'), 10)).toEqual([]);
     });
 
+    test('journaled: the ids in the journal or removed from it, never one only a record named; adopted records marked with their removal', async () => {
+      // Ids as ingest makes them (domain/intake/intake.ts intakeBatchId): the acceptance time first.
+      const id = (ms: number, r: string) => `i-${String(Date.parse('2026-11-25T10:00:00.000Z') + ms).padStart(13, '0')}-${r}`;
+      const [kept, gone, never, later] = [id(1, 'a'), id(2, 'b'), id(3, 'c'), id(700_000, 'd')];
+      await store.add(batch(kept, '2026-11-25T10:00:00.001Z'));
+      await store.add(batch(gone, '2026-11-25T10:00:00.002Z'));
+      await store.add(batch(later, '2026-11-25T10:11:40.000Z'));
+      await store.remove([{ ...batch(gone, '2026-11-25T10:00:00.002Z'), adopted: ['dest-a.x1', 'dest-b.x1'] }, batch(later, '2026-11-25T10:11:40.000Z')]);
+      expect(await store.journaled([kept, gone, never, later, 'not-an-intake-id'])).toEqual(new Set([kept, gone, later, 'not-an-intake-id']));
+      expect(await store.adoptedBy(['dest-a.x1', 'dest-b.x1', 'dest-c.x1'])).toEqual(new Map([['dest-a.x1', gone], ['dest-b.x1', gone]]));
+      // A batch that would adopt a record another adopted first stays, uncounted, for the next round; one beside it goes.
+      const [second, third] = [id(4, 'e'), id(5, 'f')];
+      await store.add(batch(second, '2026-11-25T10:00:00.004Z'));
+      await store.add(batch(third, '2026-11-25T10:00:00.005Z'));
+      await store.remove([{ ...batch(second, '2026-11-25T10:00:00.004Z'), adopted: ['dest-b.x1'] }, batch(third, '2026-11-25T10:00:00.005Z')]);
+      expect((await store.due(new Date('2026-11-25T11:00:00.000Z'), 10)).map((b) => b.id)).toEqual([kept, second]);
+      expect(await store.adoptedBy(['dest-b.x1'])).toEqual(new Map([['dest-b.x1', gone]]));
+    });
+
     test("a batch is kept as it was added: events the caller adds to its list afterwards are not in it", async () => {
       const b = batch('i-1', '2026-11-25T10:00:01.000Z');
       await store.add(b);

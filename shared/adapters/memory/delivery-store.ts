@@ -137,6 +137,13 @@ export class MemoryDeliveryStore implements DeliveryStore {
     return new Set(this.view().filter((r) => r.intake === intake && destinationIds.includes(r.destinationId)).map((r) => r.id));
   }
 
+  async intakesOf(ids: readonly string[]): Promise<Map<string, string>> {
+    return new Map(ids.flatMap((id) => {
+      const intake = this.standingOf(id)?.intake;
+      return intake === undefined ? [] : [[id, intake] as const];
+    }));
+  }
+
   async existing(ids: readonly string[]): Promise<Set<string>> {
     return new Set(ids.filter((id) => this.records.has(id) || this.grouped.has(id)));
   }

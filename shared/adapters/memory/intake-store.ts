@@ -1,5 +1,5 @@
 import { journaledUsage, JournaledUsage, ReconciledBatch } from '../../domain/intake/intake-usage';
-import { IntakeBatch } from '../../domain/intake/intake';
+import { IntakeBatch, intakeBatchTime } from '../../domain/intake/intake';
 import { IntakeStore } from '../../ports/intake';
 
 /**
@@ -38,6 +38,20 @@ export class MemoryIntakeStore implements IntakeStore {
     return this.batches.has(id);
   }
 
+  /** Ids of the batches removed (what Firestore keeps in `intake-removed`). */
+  readonly removed = new Set<string>();
+  /** Adopted records: delivery id → the batch that counted it. */
+  readonly adopted = new Map<string, string>();
+
+  async journaled(ids: readonly string[]): Promise<Set<string>> {
+    // As Firestore's, which finds removed ids by their acceptance time: an id without one counts as journaled.
+    return new Set(ids.filter((id) => this.batches.has(id) || this.removed.has(id) || intakeBatchTime(id) === undefined));
+  }
+
+  async adoptedBy(deliveryIds: readonly string[]): Promise<Map<string, string>> {
+    return new Map(deliveryIds.flatMap((id) => { const by = this.adopted.get(id); return by === undefined ? [] : [[id, by] as const]; }));
+  }
+
   async due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]> {
     return [...this.batches.values()]
       .filter((b) => b.acceptedAt <= before.toISOString() && (after === undefined || b.acceptedAt > after))
@@ -48,8 +62,16 @@ export class MemoryIntakeStore implements IntakeStore {
   /** Usage the removed batches counted (domain/intake/intake-usage.ts), as the Firestore store adds it to `usage/<account>_<day>~intake`. */
   readonly counted: JournaledUsage[] = [];
 
+  /** As Firestore's: a batch gone already, or one with a record another batch adopted meanwhile, is neither removed nor counted. */
   async remove(batches: readonly ReconciledBatch[]): Promise<void> {
-    const removed = batches.filter((b) => this.batches.delete(b.id));
+    const removed: ReconciledBatch[] = [];
+    for (const b of batches) {
+      if (!this.batches.has(b.id) || (b.adopted ?? []).some((id) => this.adopted.has(id))) continue;
+      removed.push(b);
+      this.batches.delete(b.id);
+      this.removed.add(b.id);
+      for (const id of b.adopted ?? []) this.adopted.set(id, b.id);
+    }
     this.counted.push(...journaledUsage(removed));
   }
 

@@ -1,6 +1,7 @@
 import { splitDestinationId } from '../../domain/ids';
+import { ownedCounts } from '../../domain/intake/intake-ownership';
 import { addTallies, EMPTY_TALLY, IntakeTally, sameTally, tallyOf } from '../../domain/intake/intake-tally';
-import { ExpectedDelivery, expectedInRuns, IntakeBatch, recoveredRecord, RoutableDestination } from '../../domain/intake/intake';
+import { ExpectedDelivery, expectedDeliveries, expectedInRuns, IntakeBatch, recoveredRecord, RoutableDestination } from '../../domain/intake/intake';
 import { forEachLimited } from '../support/for-each-limited';
 import { ReconcileDeps } from './reconcile-deps';
 import { LaneActivity } from './lane-activity';
@@ -110,29 +111,47 @@ async function createRecovered(deps: ReconcileDeps, e: ExpectedDelivery, batch: 
 
 /** What a finished batch counts in usage beside its events (domain/intake/intake-usage.ts ReconciledBatch). */
 export interface BatchCounts {
-  /** The deliveries its intake created, per account: the records that carry its id. */
+  /** The deliveries it counts, per account: the records it owns (domain/intake/intake-ownership.ts). */
   deliveries: Record<string, number>;
-  /** Its events another intake accepted first (indexes into its events): counted with that one. */
+  /** Its events another batch counts (indexes into its events). */
   resent: number[];
+  /** Records carrying a never-journaled intake's id that it counts (ReconciledBatch.adopted). */
+  adopted: string[];
 }
 
 /**
  * What a finished batch counts: its expected deliveries, and every event, when they were found
- * exactly (`exact`) or all carry its id by now; else the records that carry its id (a read each, on this rare path), and as
- * resent the events that expected deliveries of which none carries it — every one was created by
- * an earlier intake of the same event, a producer's resend after an answer it never got, whose
- * first try was journaled too and is counted with its own batch.
+ * exactly (`exact`) or all carry its id by now. Else, on this rare path, who owns each record
+ * (domain/intake/intake-ownership.ts): a read per record for the intake it carries, then whether
+ * those other intakes were journaled, and whether a record of one that never was is adopted already.
  */
-export async function countedOnRemoval(deps: Pick<ReconcileDeps, 'deliveries'>, plan: BatchPlan, destinationsFor: DestinationsFor, exact: boolean): Promise<BatchCounts> {
+export async function countedOnRemoval(
+  deps: Pick<ReconcileDeps, 'deliveries' | 'intake'>,
+  plan: BatchPlan,
+  destinationsFor: DestinationsFor,
+  exact: boolean,
+  /** Records batches of this round adopt (delivery id → batch): removed in one commit, two batches of a round must not both adopt one. */
+  roundAdopted: Map<string, string> = new Map(),
+): Promise<BatchCounts> {
   // Exact, or all found carrying its id now (the reconciler's own recoveries do): one aggregation, no read per record.
-  if (exact || sameTally(await deps.deliveries.tallyFromIntake(plan.batch.id, plan.destinationIds, plan.tally), plan.tally)) return { deliveries: plan.byAccount, resent: [] };
-  const own = await deps.deliveries.fromIntake(plan.batch.id, plan.destinationIds);
-  const deliveries: Record<string, number> = Object.fromEntries(Object.keys(plan.byAccount).map((account) => [account, 0]));
-  for (const id of own) {
-    const { account } = splitDestinationId(id.slice(0, id.indexOf('.')));
-    if (account in deliveries) deliveries[account]! += 1;
+  if (exact || sameTally(await deps.deliveries.tallyFromIntake(plan.batch.id, plan.destinationIds, plan.tally), plan.tally)) return { deliveries: plan.byAccount, resent: [], adopted: [] };
+  const expected = expectedDeliveries(plan.batch, destinationsFor);
+  const intakeOf = await deps.deliveries.intakesOf(expected.map((e) => e.deliveryId));
+  const others = [...new Set(intakeOf.values())].filter((id) => id !== plan.batch.id);
+  const journaled = others.length > 0 ? await deps.intake.journaled(others) : new Set<string>();
+  const orphans = expected.filter((e) => { const id = intakeOf.get(e.deliveryId); return id !== undefined && id !== plan.batch.id && !journaled.has(id); });
+  const adoptedBy = orphans.length > 0 ? await deps.intake.adoptedBy(orphans.map((e) => e.deliveryId)) : new Map<string, string>();
+  // No await from here to the claims: batches of the round counted at once see each other's.
+  for (const e of orphans) {
+    const by = roundAdopted.get(e.deliveryId);
+    if (by !== undefined && !adoptedBy.has(e.deliveryId)) adoptedBy.set(e.deliveryId, by);
   }
-  const hasOwn = new Map<unknown, boolean>();
-  for (const run of expectedInRuns(plan.batch, destinationsFor, 0, RUN_RECORDS)) for (const e of run.expected) hasOwn.set(e.event, (hasOwn.get(e.event) ?? false) || own.has(e.deliveryId));
-  return { deliveries, resent: plan.batch.events.flatMap((event, i) => (hasOwn.get(event) === false ? [i] : [])) };
+  const owned = ownedCounts(plan.batch.id, expected, { intakeOf, journaled, adoptedBy }, Object.keys(plan.byAccount));
+  for (const id of owned.adopted) roundAdopted.set(id, plan.batch.id);
+  const expects = new Set(expected.map((e) => e.event));
+  return {
+    deliveries: owned.deliveries,
+    resent: plan.batch.events.flatMap((event, i) => (expects.has(event) && owned.resentEvents.has(event) ? [i] : [])),
+    adopted: owned.adopted,
+  };
 }

@@ -99,10 +99,11 @@ async function reconcileRound(deps: ReconcileDeps, until: number): Promise<Recon
     const done: string[] = [];
     /** Each finished batch's deliveries per account and resent events, counted in usage with its removal. */
     const counted = new Map<string, BatchCounts>();
+    const adopted = new Map<string, string>();
     const postponed: string[] = [];
     if (complete || owed === 0) {
       done.push(...ids);
-      for (const p of planned) counted.set(p.batch.id, { deliveries: p.byAccount, resent: [] });
+      for (const p of planned) counted.set(p.batch.id, { deliveries: p.byAccount, resent: [], adopted: [] });
       report.expected += owed;
     } else {
       const activity = new LaneActivity(deps, now, lanes);
@@ -125,11 +126,11 @@ async function reconcileRound(deps: ReconcileDeps, until: number): Promise<Recon
           return;
         }
         report.expected += plan.count;
-        counted.set(batch.id, await countedOnRemoval(deps, plan, destinationsFor, result.exact === true));
+        counted.set(batch.id, await countedOnRemoval(deps, plan, destinationsFor, result.exact === true, adopted));
         done.push(batch.id);
       });
     }
-    if (done.length > 0) await deps.intake.remove(batches.filter((b) => done.includes(b.id)).map((b) => ({ ...b, deliveries: counted.get(b.id)?.deliveries ?? {}, resent: counted.get(b.id)?.resent ?? [] })));
+    if (done.length > 0) await deps.intake.remove(batches.filter((b) => done.includes(b.id)).map((b) => ({ ...b, deliveries: counted.get(b.id)?.deliveries ?? {}, resent: counted.get(b.id)?.resent ?? [], adopted: counted.get(b.id)?.adopted ?? [] })));
     report.batches = done.length;
     const skip = skipAfterPostponed(deps.state.skip, postponed, now, deps.graceMs);
     if (skip) deps.state.skip = skip;

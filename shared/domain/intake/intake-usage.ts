@@ -15,7 +15,12 @@ export interface JournaledUsage {
  * account (the records that carry its id), and which of its events (indexes) an earlier intake of
  * the same event accepted first (a producer's resend after an answer it never got: counted there).
  */
-export type ReconciledBatch = IntakeBatch & { deliveries?: Readonly<Record<string, number>>; resent?: readonly number[] };
+export type ReconciledBatch = IntakeBatch & {
+  deliveries?: Readonly<Record<string, number>>;
+  resent?: readonly number[];
+  /** Records it counts that carry the id of an intake never journaled (domain/intake/intake-ownership.ts): marked with its removal, so no other batch counts them. */
+  adopted?: readonly string[];
+};
 
 /**
  * What journal batches count in their accounts' usage (docs/usage.md): each event once, in its

@@ -38,6 +38,12 @@ export function intakeBatchId(now: Date, random: string): string {
   return `i-${String(now.getTime()).padStart(13, '0')}-${random}`;
 }
 
+/** The acceptance time (epoch ms) an intakeBatchId starts with; undefined for an id of another form. */
+export function intakeBatchTime(id: string): number | undefined {
+  const match = /^i-(\d{13})-/.exec(id);
+  return match ? Number(match[1]) : undefined;
+}
+
 /**
  * The reconciler expects an event at the destinations created at or before its batch's
  * `acceptedAt` (expectedInRuns), so no event may join a batch whose `acceptedAt` is older than a

@@ -167,6 +167,30 @@ export class FirestoreDeliveryRecords {
     return found;
   }
 
+  async intakesOf(ids: readonly string[]): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    const alone = new Set<string>();
+    for (const part of chunks(ids, GET_ALL_CHUNK)) {
+      const snaps = await this.db.getAll(...part.map((id) => this.col.doc(id)), { fieldMask: ['intake'] });
+      this.ops.reads += part.length;
+      for (const snap of snaps) {
+        if (!snap.exists) continue;
+        alone.add(snap.id);
+        const intake = snap.get('intake') as unknown;
+        if (typeof intake === 'string') found.set(snap.id, intake);
+      }
+    }
+    // A record with a document of its own stands as that document says, whatever a group holds of it.
+    const rest = ids.filter((id) => !alone.has(id));
+    if (rest.length > 0) {
+      for (const [id, members] of await this.groups.copies(rest)) {
+        const intake = members.find((m) => m.intake !== undefined)?.intake;
+        if (intake !== undefined) found.set(id, intake);
+      }
+    }
+    return found;
+  }
+
   async existing(ids: readonly string[]): Promise<Set<string>> {
     const found = new Set<string>();
     for (const part of chunks(ids, GET_ALL_CHUNK)) {
