@@ -211,3 +211,24 @@ describe("a late success beside a copy (create's unlessGrouped: 'here')", () => 
     expect(await here.create(delivered('acme_orders', 23), { unlessGrouped: 'here' })).toBe(false);
   });
 });
+
+describe('lookups of group copies made at once', () => {
+  test('share one query (up to its 30 values), and each gets its own records', async () => {
+    const elsewhere = new FirestoreDeliveryStore(db, undefined, undefined, { alone: 'group' });
+    for (const n of [31, 33, 35]) expect((await elsewhere.addDelivered(delivered('acme_orders', n))).created).toBe(true);
+    const store = new FirestoreDeliveryStore(db);
+    const queries = jest.spyOn(Query.prototype, 'get');
+    let found: (DeliveryRecord | undefined)[];
+    try {
+      // Ten resent members of a bundle, each read before its first send: 2 values each, 15 to a query.
+      found = await Promise.all(Array.from({ length: 10 }, (_, i) => store.get(delivered('acme_orders', 30 + i).id)));
+      expect(queries).toHaveBeenCalledTimes(1);
+      queries.mockClear();
+      found = [...found, ...(await Promise.all(Array.from({ length: 20 }, (_, i) => store.get(delivered('acme_orders', 40 + i).id))))];
+      expect(queries).toHaveBeenCalledTimes(2);
+    } finally {
+      queries.mockRestore();
+    }
+    expect(found.map((r, i) => (r === undefined ? undefined : [i + 30, r.status]))).toEqual(found.map((_, i) => ([31, 33, 35].includes(i + 30) ? [i + 30, 'DELIVERED'] : undefined)));
+  });
+});

@@ -7,6 +7,14 @@ import { StoredGroup, unpackGroup } from './stored-group';
 
 /** Firestore's `array-contains-any` takes at most 30 values. */
 const ANY_LIMIT = 30;
+/** Lookups of group copies asked together in one query (DeliveryGroupReads.copies). */
+interface CopiesWaiting {
+  ids: Set<string>;
+  keys: Set<string>;
+  callers: { ids: readonly string[]; resolve: (found: Map<string, DeliveryRecord[]>) => void; reject: (e: unknown) => void }[];
+  asked?: true;
+}
+
 /** Groups read per query of a log page. */
 const LOG_GROUP_PAGE = 20;
 
@@ -32,8 +40,52 @@ export class DeliveryGroupReads {
     return (group.packed ? unpackGroup(group.packed) : (group.members ?? []).map((m) => ({ ...group.common, ...m }))).map((m) => this.fromDoc(m));
   }
 
-  /** Every group copy of each of `ids` (a queried read per group found, one at least per 15 ids: each is asked for by key and whole). */
-  async copies(ids: readonly string[]): Promise<Map<string, DeliveryRecord[]>> {
+  /** Lookups waiting to be asked together (copies). */
+  private waiting: CopiesWaiting | undefined;
+
+  /**
+   * Every group copy of each of `ids` (a queried read per group found, one at least per 15 ids:
+   * each is asked for by key and whole). Lookups of a few ids made at once (a bundle's resent
+   * members, each read before its first send; several pushes arriving together) share one
+   * query, up to its 30 values: Firestore bills each query a read at least, and the emulator
+   * scans the whole collection for each.
+   */
+  copies(ids: readonly string[]): Promise<Map<string, DeliveryRecord[]>> {
+    const keys = groupKeysOf([...new Set(ids)]);
+    if (keys.length >= ANY_LIMIT) return this.copiesNow(ids);
+    return new Promise((resolve, reject) => {
+      let w = this.waiting;
+      if (w && new Set([...w.keys, ...keys]).size > ANY_LIMIT) {
+        this.askWaiting(w);
+        w = undefined;
+      }
+      if (!w) {
+        const opened: CopiesWaiting = { ids: new Set(), keys: new Set(), callers: [] };
+        w = this.waiting = opened;
+        // Those that ask in this turn of the event loop go together.
+        setImmediate(() => this.askWaiting(opened));
+      }
+      for (const id of ids) w.ids.add(id);
+      for (const k of keys) w.keys.add(k);
+      w.callers.push({ ids, resolve, reject });
+    });
+  }
+
+  private askWaiting(w: CopiesWaiting): void {
+    if (this.waiting === w) this.waiting = undefined;
+    if (w.asked) return;
+    w.asked = true;
+    this.copiesNow([...w.ids]).then(
+      (found) => {
+        for (const c of w.callers) c.resolve(new Map(c.ids.flatMap((id) => (found.has(id) ? [[id, found.get(id)!] as const] : []))));
+      },
+      (e: unknown) => {
+        for (const c of w.callers) c.reject(e);
+      },
+    );
+  }
+
+  private async copiesNow(ids: readonly string[]): Promise<Map<string, DeliveryRecord[]>> {
     const wanted = new Set(ids);
     const found = new Map<string, DeliveryRecord[]>();
     const parts = chunks(groupKeysOf([...wanted]), ANY_LIMIT);
