@@ -179,7 +179,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
     if (quietAfterMs === undefined) await diagnose(emulators.firestoreHost, receivers, keys, await readRecords(emulators.firestoreHost), received, say);
     let views: ViewsLedger[] | undefined;
     let usage: UsageLedger | undefined;
-    if (quietAfterMs !== undefined) {
+    if (quietAfterMs !== undefined && options.readViews) {
       // Counters are flushed a second after their last change (HERALD_RATE_FLUSH_MS): a few flushes' grace.
       await sleep(VIEWS_SETTLE_MS);
       views = await Promise.all(receivers.map((r) => readViews(base, tokens.admin, r)));

@@ -36,6 +36,12 @@ export const chaosOptionsSchema = z.strictObject({
    * process is restarted in turn with SIGTERM, as a rollout does.
    */
   rehearsal: z.boolean().default(false),
+  /**
+   * After quiet, read what Herald shows (log, stats, usage) and wait for the reconciler to count
+   * the last journal batches (a minute and more). `npm test`'s small runs leave it out: they judge
+   * delivery; usage and the views have tests of their own (usage.test.ts, usage-kill.test.ts).
+   */
+  readViews: z.boolean().default(true),
   /** Give up waiting for quiet after this long (what is not settled then is reported, scheduled or lost). */
   quietTimeoutSeconds: z.number().positive('quiet-timeout must be above 0').max(3600, 'quiet-timeout must be at most 3600').default(900),
 });

@@ -10,7 +10,7 @@ import { chaosOptionsSchema } from '../chaos/scenario';
  */
 async function smallChaos(seed: number, mode: { batched?: true; ordered?: true; perPost?: number } = {}): Promise<{ result: ChaosResult; sum: ReturnType<typeof totals> }> {
   const lines: string[] = [];
-  const options = chaosOptionsSchema.parse({ seed, events: 300, destinations: 4, kills: 1, outageSeconds: 10, quietTimeoutSeconds: 300, ...mode });
+  const options = chaosOptionsSchema.parse({ seed, events: 300, destinations: 4, kills: 1, outageSeconds: 10, quietTimeoutSeconds: 300, readViews: false, ...mode });
   const result = await runChaos(options, (line) => lines.push(line));
   const sum = totals(result.ledgers);
   if (sum.lost > 0 || sum.inversions > 0 || result.quietAfterMs === undefined) console.log([...lines, ...result.ledgers.flatMap((l) => l.lostExamples)].join('\n'));

@@ -2,6 +2,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
+import { patient } from '../../support/patience';
 
 /** A resource the program declared, with its inputs as the engine would receive them. */
 export interface Declared {
@@ -10,6 +11,12 @@ export interface Declared {
   inputs: Record<string, unknown>;
   state: Record<string, unknown>;
 }
+
+/**
+ * A bound on loading the program under the mocks in a beforeAll: seconds alone, over 30 s on a
+ * loaded machine (ts-jest compiling @pulumi/gcp's types beside other suites), scaled by the load.
+ */
+export const programLoadTimeout = (): number => patient(90_000);
 
 export const PROJECT = 'herald-test-project';
 export const PROJECT_NUMBER = '123456789012';

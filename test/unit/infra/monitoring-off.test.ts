@@ -1,4 +1,4 @@
-import { Declared, mockPulumi, settled, stackConfig } from './mocks';
+import { Declared, mockPulumi, settled, stackConfig, programLoadTimeout } from './mocks';
 
 /** `herald:monitoring false`: the program declares nothing of Cloud Monitoring, even with channels configured. */
 
@@ -10,7 +10,7 @@ beforeAll(async () => {
   await mockPulumi(stackConfig({ 'herald:monitoring': 'false', 'herald:alertEmails': JSON.stringify(['oncall@example.com']) }), declared);
   program = await import('../../../infra/index');
   await settled(declared);
-}, 30_000);
+}, programLoadTimeout());
 
 test('no dashboard, no alert policy, no notification channel; the rest of Herald as ever', () => {
   const monitoring = declared.filter((r) => r.type.startsWith('gcp:monitoring/'));

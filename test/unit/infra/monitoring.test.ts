@@ -1,6 +1,6 @@
 import { cloudMonitoringType, METRICS } from '../../../shared/telemetry-catalogue';
 import { FUNCTION_NAMES } from '../../../shared/topology';
-import { channelName, Declared, mockPulumi, PROJECT, REGION, settled, stackConfig, valueOf } from './mocks';
+import { channelName, Declared, mockPulumi, PROJECT, REGION, settled, stackConfig, valueOf, programLoadTimeout } from './mocks';
 
 /**
  * The Pulumi program with monitoring on (the default) and every monitoring key set: what it
@@ -29,7 +29,7 @@ beforeAll(async () => {
   );
   program = await import('../../../infra/index');
   await settled(declared);
-}, 30_000);
+}, programLoadTimeout());
 
 const ofType = (type: string) => declared.filter((r) => r.type === type);
 const POLICY = 'gcp:monitoring/alertPolicy:AlertPolicy';

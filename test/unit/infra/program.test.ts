@@ -8,7 +8,7 @@ import { REQUIRED_APIS } from '../../../infra/components/apis';
 import { compositeIndexes, QuerySpec } from '../../../infra/firestore-plan';
 import { nodeOptionsFor } from '../../../infra/function-plan';
 import { SecretBox } from '../../../shared/domain/access/secret-box';
-import { ADMIN_TOKEN, Declared, functionUrl, GENERATED_SECRETS_KEY, mockPulumi, PROJECT, PROJECT_NUMBER, REGION, settled, stackConfig, valueOf } from './mocks';
+import { ADMIN_TOKEN, Declared, functionUrl, GENERATED_SECRETS_KEY, mockPulumi, PROJECT, PROJECT_NUMBER, REGION, settled, stackConfig, valueOf, programLoadTimeout } from './mocks';
 
 /**
  * The whole Pulumi program, run once against Pulumi's mocks with a stack that declares one
@@ -34,7 +34,7 @@ beforeAll(async () => {
   );
   program = await import('../../../infra/index');
   await settled(declared);
-}, 30_000);
+}, programLoadTimeout());
 
 const ofType = (type: string) => declared.filter((r) => r.type === type);
 /** Not one of the declared dedicated lanes (`herald-lane-…`): those are not part of the shared topology. */

@@ -2,7 +2,7 @@ import { ENV_NAMES } from '../../../shared/config-schema';
 import { heraldTopology } from '../../../shared/topology';
 import { planFunctions } from '../../../infra/function-plan';
 import { processEnvironment, PLATFORM_VARIABLES, REHEARSAL_DEVIATIONS, rehearsalEnvironment, settingsFromEnv } from '../../../apps/rehearsal/env';
-import { Declared, mockPulumi, PROJECT, settled, stackConfig } from './mocks';
+import { Declared, mockPulumi, PROJECT, settled, stackConfig, programLoadTimeout } from './mocks';
 
 /**
  * The rehearsal's wiring has one source: every function's environment as the Pulumi program
@@ -17,7 +17,7 @@ beforeAll(async () => {
   await mockPulumi(stackConfig({ 'herald:settings': JSON.stringify(SETTINGS), 'herald:dedicatedLanes': JSON.stringify(['orders']) }), declared);
   await import('../../../infra/index');
   await settled(declared);
-}, 30_000);
+}, programLoadTimeout());
 
 test("the program's function environment and the rehearsal's differ only where the rehearsal says why", () => {
   const functions = declared.filter((r) => r.type === 'gcp:cloudfunctionsv2/function:Function');

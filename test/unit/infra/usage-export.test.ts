@@ -1,7 +1,7 @@
 import { ENV_NAMES } from '../../../shared/config-schema';
 import { USAGE_EXPORT_COLUMNS } from '../../../shared/domain/usage/usage-export';
 import { heraldTopology } from '../../../shared/topology';
-import { Declared, functionUrl, mockPulumi, PROJECT, REGION, settled, stackConfig, valueOf } from './mocks';
+import { Declared, functionUrl, mockPulumi, PROJECT, REGION, settled, stackConfig, valueOf, programLoadTimeout } from './mocks';
 
 /**
  * `herald:usageExport` on (issue 57): the program declares the BigQuery dataset and table of
@@ -18,7 +18,7 @@ beforeAll(async () => {
   await mockPulumi(stackConfig({ 'herald:usageExport': JSON.stringify({ location: 'EU' }) }), declared);
   program = await import('../../../infra/index');
   await settled(declared);
-}, 30_000);
+}, programLoadTimeout());
 
 const ofType = (type: string) => declared.filter((r) => r.type === type);
 const one = (type: string) => {
