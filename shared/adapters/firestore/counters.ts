@@ -2,7 +2,7 @@ import { DocumentReference, DocumentSnapshot, FieldPath, FieldValue, Query, Time
 import { LastError } from '../../domain/retry/delivery';
 import { addHistograms, LatencyHistogram } from '../../domain/stats/latency-histogram';
 import { addSettled, RateBucket, RECENT_ERRORS, SETTLED_KEYS, settledOf } from '../../domain/stats/success-rate';
-import { bucketsOf, RecentBucket, RecentEntry } from '../../domain/delivery/recent-log';
+import { bucketsOf, RecentBucket, RecentEntry, recentList } from '../../domain/delivery/recent-log';
 import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite, UsageDelta } from '../../ports/counters';
 import { UsageCounts } from '../../domain/usage/usage';
 import { readUsage, usageWrite } from './usage/usage-docs';
@@ -206,7 +206,7 @@ export class FirestoreCounterStore extends FirestoreStore implements CounterStor
       ),
     ]);
     const lists = (docs: DocumentSnapshot[], recent: (d: DocumentSnapshot) => unknown) =>
-      docs.map((d) => ({ start: d.get('bucketStart') as number, entries: Object.values((recent(d) as Record<string, string[]> | undefined) ?? {}).flatMap((l) => l.flatMap(decodeEntry)) }));
+      docs.flatMap((d) => Object.values((recent(d) as Record<string, string[]> | undefined) ?? {}).map((l) => recentList(d.get('bucketStart') as number, l.flatMap(decodeEntry))));
     return completeBuckets([
       { lists: lists(own, (d) => d.get('recent')), limited: own.length === maxDocs },
       { lists: lists(shared, (d) => d.get(new FieldPath('d', destinationId, 'recent'))), limited: shared.length === maxDocs },

@@ -1,6 +1,6 @@
 import { addHistograms } from '../../domain/stats/latency-histogram';
 import { RateBucket, SettledCounts, SETTLED_KEYS } from '../../domain/stats/success-rate';
-import { RecentBucket, RecentEntry } from '../../domain/delivery/recent-log';
+import { RecentBucket, RecentEntry, recentList } from '../../domain/delivery/recent-log';
 import { CounterDelta, CounterFlushMark, CounterStore, CountersNotWritten, UnsureCounterWrite, UsageDelta } from '../../ports/counters';
 import { addUsage, emptyUsage, UsageCounts } from '../../domain/usage/usage';
 import { completeBuckets, mergeShards } from '../firestore/counters';
@@ -95,7 +95,7 @@ export class MemoryCounterStore implements CounterStore {
         .filter((d) => d.shared === shared)
         .sort((a, b) => b.bucketStart - a.bucketStart)
         .slice(0, maxDocs);
-      return { lists: docs.map((d) => ({ start: d.bucketStart, entries: [...d.entries.get(destinationId)!.recent.values()].flat() })), limited: docs.length === maxDocs };
+      return { lists: docs.flatMap((d) => [...d.entries.get(destinationId)!.recent.values()].map((l) => recentList(d.bucketStart, l))), limited: docs.length === maxDocs };
     };
     return completeBuckets([read(false), read(true)]);
   }

@@ -1,4 +1,4 @@
-import { RecentBucket, RecentEntry, bucketsOf, headOf, keepNewest } from '../../domain/delivery/recent-log';
+import { RecentBucket, RecentEntry, bucketsOf, headOf, keepNewest, recentList } from '../../domain/delivery/recent-log';
 import { Clock } from '../../ports/clock';
 import { CounterStore } from '../../ports/counters';
 import { DestinationCounters } from './destination-counters';
@@ -71,7 +71,7 @@ export class DeliveryLogHead {
   private withOwn(destinationId: string, stored: readonly RecentBucket[]): RecentBucket[] {
     const oldestStored = stored.length ? Math.min(...stored.map((b) => b.start)) : -Infinity;
     // A bucket older than those read would claim a reach the stored lists do not have.
-    const own = [...this.lists.values()].filter((l) => l.destinationId === destinationId && l.start >= oldestStored);
+    const own = [...this.lists.values()].filter((l) => l.destinationId === destinationId && l.start >= oldestStored).map((l) => recentList(l.start, l.entries));
     return bucketsOf([...stored, ...own]);
   }
 }

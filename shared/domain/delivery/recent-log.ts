@@ -82,6 +82,23 @@ function mergedEntry(a: RecentEntry, b: RecentEntry): RecentEntry {
 export interface RecentBucket {
   start: number;
   entries: readonly RecentEntry[];
+  /**
+   * A list of this bucket held RECENT_KEPT entries, so it may have dropped older ones: nothing
+   * older than this entry (the newest such list's oldest) is proved by what was read.
+   */
+  floor?: RecentEntry;
+}
+
+/** One writer's list of a bucket, as stored: with its floor when it is full (RecentBucket.floor). */
+export function recentList(start: number, entries: readonly RecentEntry[]): RecentBucket {
+  if (entries.length < RECENT_KEPT) return { start, entries };
+  return { start, entries, floor: entries.reduce((oldest, e) => (newestFirst(e, oldest) > 0 ? e : oldest)) };
+}
+
+/** The newer of two floors: the one that proves less. */
+function newerFloor(a: RecentEntry | undefined, b: RecentEntry | undefined): RecentEntry | undefined {
+  if (!a || !b) return a ?? b;
+  return newestFirst(a, b) <= 0 ? a : b;
 }
 
 /**
@@ -91,15 +108,20 @@ export interface RecentBucket {
  */
 export function bucketsOf(lists: readonly RecentBucket[], limited = false): RecentBucket[] {
   const cut = limited && lists.length > 0 ? Math.min(...lists.map((l) => l.start)) : undefined;
-  const byStart = new Map<number, RecentEntry[]>();
-  for (const l of lists) if (l.start !== cut) byStart.set(l.start, [...(byStart.get(l.start) ?? []), ...l.entries]);
-  return [...byStart.entries()].map(([start, entries]) => ({ start, entries }));
+  const byStart = new Map<number, RecentBucket>();
+  for (const l of lists) {
+    if (l.start === cut) continue;
+    const had = byStart.get(l.start);
+    const floor = newerFloor(had?.floor, l.floor);
+    byStart.set(l.start, { start: l.start, entries: [...(had?.entries ?? []), ...l.entries], ...(floor ? { floor } : {}) });
+  }
+  return [...byStart.values()];
 }
 
 /**
  * The first `want` entries of the log, from buckets read newest first: complete once `want`
- * of them were published at or after the oldest bucket's start (undefined until then: read
- * older buckets, or ask the store's index).
+ * of them were published at or after the oldest bucket's start, none older than a full list's
+ * oldest (undefined until then: read older buckets, or ask the store's index).
  */
 export function headOf(buckets: readonly RecentBucket[], want: number): RecentEntry[] | undefined {
   if (buckets.length === 0) return undefined;
@@ -115,5 +137,6 @@ export function headOf(buckets: readonly RecentBucket[], want: number): RecentEn
     }
   }
   const head = [...all.values()].sort(newestFirst).slice(0, want);
-  return head.length === want && head.every((e) => e[0] >= since) ? head : undefined;
+  const floor = buckets.reduce<RecentEntry | undefined>((f, b) => newerFloor(f, b.floor), undefined);
+  return head.length === want && head.every((e) => e[0] >= since && (!floor || newestFirst(e, floor) <= 0)) ? head : undefined;
 }

@@ -1,4 +1,4 @@
-import { bucketsOf, headOf, keepNewest, RECENT_KEPT, RecentEntry } from '../../../shared/domain/delivery/recent-log';
+import { bucketsOf, headOf, keepNewest, RECENT_KEPT, RecentEntry, recentList } from '../../../shared/domain/delivery/recent-log';
 
 const T = Date.parse('2026-11-26T10:00:00.000Z');
 const iso = (s: number) => new Date(T + s * 1000).toISOString();
@@ -31,6 +31,23 @@ describe('the head of the delivery log', () => {
     // Created late in a newer bucket, published before the oldest bucket read: it does not prove the head.
     expect(headOf([{ start: T + minute * 1000, entries: [e(100), e(10)] }], 2)).toBeUndefined();
     expect(headOf([], 1)).toBeUndefined();
+  });
+
+  test("a full list proves nothing older than its oldest: the entries it dropped may be newer than an older bucket's", () => {
+    const minute = 60;
+    // One writer's busy bucket: RECENT_KEPT + 10 records, of which its list keeps the newest RECENT_KEPT.
+    let list: RecentEntry[] = [];
+    for (let i = 0; i < RECENT_KEPT + 10; i++) list = keepNewest(list, e(2 * minute + i / 2));
+    const older = recentList(T + minute * 1000, [e(100), e(90)]);
+    const buckets = bucketsOf([recentList(T + 2 * minute * 1000, list), older]);
+    // Its own kept records are certain; the next would be a dropped one of its bucket, not e(100).
+    expect(headOf(buckets, RECENT_KEPT)).toEqual(list);
+    expect(headOf(buckets, RECENT_KEPT + 1)).toBeUndefined();
+    // Another writer's list of the same bucket, not full, proves its own entries only above that floor too.
+    const other = recentList(T + 2 * minute * 1000, [e(2 * minute + 1, 'd.other')]);
+    expect(headOf(bucketsOf([...buckets, other]), RECENT_KEPT + 2)).toBeUndefined();
+    // Lists below the cap carry no floor: a head reaching into the older bucket is proved.
+    expect(headOf(bucketsOf([recentList(T + 2 * minute * 1000, list.slice(0, RECENT_KEPT - 1)), older]), RECENT_KEPT + 1)).toEqual([...list.slice(0, RECENT_KEPT - 1), e(100), e(90)]);
   });
 
   test('the same record from two writers counts once', () => {
