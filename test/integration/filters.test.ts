@@ -75,7 +75,11 @@ test('1,000 events with mixed data reach exactly the destinations whose filter t
   for (const [id, ids] of Object.entries(expected)) if (id !== 'all') expect([id, ids.length > 0 && ids.length < EVENTS]).toEqual([id, true]);
   const received = (id: string) => [...new Set(receiver.on(`/${id}`).map((r) => String(r.headers['ce-id'])))].sort();
   const total = Object.values(expected).reduce((n, ids) => n + ids.length, 0);
-  await eventually('every expected delivery', () => (Object.keys(DESTINATIONS).reduce((n, id) => n + received(id).length, 0) >= total ? true : undefined), 300_000, 500);
+  await eventually('every expected delivery', () => (Object.keys(DESTINATIONS).reduce((n, id) => n + received(id).length, 0) >= total ? true : undefined), 300_000, 500).catch((e: Error) => {
+    // Which destinations fell short, and their first missing events: where to look in the log.
+    const short = Object.keys(DESTINATIONS).map((id) => ({ id, got: received(id), want: expected[id]! })).filter((d) => d.got.length < d.want.length);
+    throw new Error(`${e.message}: ${short.map((d) => `${d.id} ${d.got.length}/${d.want.length} (missing ${d.want.filter((x) => !d.got.includes(x)).slice(0, 5).join(', ')})`).join('; ')}`);
+  });
 
   // The reconciler reads the journal after its grace and finds nothing missing: a dropped event was never expected.
   const db = new Firestore({ projectId: PROJECT });

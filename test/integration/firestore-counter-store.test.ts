@@ -4,6 +4,7 @@ import { OperationCounter } from '../../shared/adapters/firestore/stores';
 import { counterStoreConformance } from '../support/counter-store-conformance';
 import { getAccountStats } from '../../shared/app/admin/stats-admin';
 import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
+import { SPARSE_MAX } from '../../shared/app/destinations/counter-writer';
 import { checkThresholds } from '../../shared/app/delivery/suspend-and-reactivate';
 import { statsDeps, thresholdCheck } from '../support/rollup-check';
 import { createLogger } from '../../shared/log';
@@ -81,7 +82,8 @@ describe('firestore counter store: rollups (issue 36), reads counted as billed',
     const { registry, deps } = await thresholdCheck(ids, checker, clock, quiet);
     const minute = async (m: number, failLast: boolean) => {
       now = T0 + m * MIN + 5000;
-      for (const id of ids) for (let i = 0; i < 20; i++) writer.record(id, 'success', clock.now(), undefined, 20 + i * 30);
+      // Busy: past sparse each minute, so each has documents of its own (CounterWriter SPARSE_MAX).
+      for (const id of ids) for (let i = 0; i <= SPARSE_MAX; i++) writer.record(id, 'success', clock.now(), undefined, 20 + (i % 20) * 30);
       if (failLast) for (let i = 0; i < 400; i++) writer.record(last, 'failure', clock.now(), { at: clock.now().toISOString(), error: 'HTTP 503' });
       await writer.flush();
     };

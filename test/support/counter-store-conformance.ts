@@ -172,7 +172,8 @@ export function counterStoreConformance(name: string, make: () => Promise<Counte
       // Six buckets: the busy writer's own document in each, the sparse writer's shared one in the first two.
       for (let bucket = 0; bucket < 6; bucket++) {
         for (let i = 0; i <= SPARSE_MAX; i++) {
-          const ms = bucket * MIN + i * 1000;
+          // Past sparse within the bucket, every record inside it.
+          const ms = bucket * MIN + i * Math.floor(MIN / (SPARSE_MAX + 2));
           busy.created('acct_log', `acct_log.b${ms}`, iso(ms), new Date(T0 + ms + 5));
           truth.push([iso(ms), `acct_log.b${ms}`]);
         }

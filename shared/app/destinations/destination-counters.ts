@@ -1,7 +1,7 @@
 import { bucketStart, RateBucket, RateSummary, summarize } from '../../domain/stats/success-rate';
 import { foldRollup, heldFrom, RateRollup, rolledUp, RollupShape } from '../../domain/stats/rate-rollup';
 import { forEachLimited } from '../support/for-each-limited';
-import { CounterWriter, SPARSE_MAX } from './counter-writer';
+import { CounterWriter } from './counter-writer';
 
 /**
  * Shards a destination's counters are spread over: a writer picks one at random when it
@@ -31,6 +31,11 @@ const CATCH_UP_MS = 20_000;
  * a few), and its counter documents answer every read for less.
  */
 export const ROLLUP_MIN_BUCKETS = 5;
+/**
+ * A destination with at most this many counts since the last check run, and no rollup, is quiet:
+ * judged on its hour's counter documents, read together, rather than caught up into a rollup.
+ */
+export const QUIET_MAX = 16;
 /** Destinations per read of the quiet ones' hour: an `in` and an `array-contains-any` take 30 values at most. */
 const QUIET_READ_CHUNK = 30;
 
@@ -125,7 +130,7 @@ export class DestinationCounters extends CounterWriter {
    * buckets added and the rollup written back (a write, refused if another run wrote it
    * meanwhile: a bucket is never folded twice); steady state, a busy destination costs its
    * rollup and the documents of two buckets; a busy one without is caught up. A quiet one
-   * without (at most SPARSE_MAX counts since the last run: a few events an hour) is judged on its counter documents of the hour, read together (two queries per 30
+   * without (at most QUIET_MAX counts since the last run: a few events an hour) is judged on its counter documents of the hour, read together (two queries per 30
    * destinations, and the documents found), and earns a rollup only once its hour holds
    * ROLLUP_MIN_BUCKETS buckets with counts: before that, a read of its hour or its day costs as
    * few documents without one, and its traffic no rollup read or write. A rollup behind this
@@ -144,7 +149,7 @@ export class DestinationCounters extends CounterWriter {
     const stored = await this.store.rollups([...raw.keys()]);
     const hourSince = now - this.hourMs;
     // Their hour before `since` (the rest is in `raw`). Counts this writer flushes meanwhile land at or after `since` (older ones move to the current bucket: CounterWriter.moveLate): never in this read and in `local` both.
-    const quiet = await this.hoursBefore([...raw.keys()].filter((id) => !stored.has(id) && counted(raw.get(id)!) <= SPARSE_MAX), hourSince, since);
+    const quiet = await this.hoursBefore([...raw.keys()].filter((id) => !stored.has(id) && counted(raw.get(id)!) <= QUIET_MAX), hourSince, since);
     for (const [id, older] of quiet) quiet.set(id, [...older, ...raw.get(id)!]);
     const read = new Map<string, { rollup?: RateRollup; raw: RateBucket[] }>();
     const writes: { rollup: RateRollup; version: string | undefined }[] = [];
