@@ -33,7 +33,13 @@ const DESTINATIONS = [
   { account: 'usage-b', id: 'batched', spec: { batch: { maxEvents: 10, maxWaitMs: 300 } } },
   { account: 'usage-c', id: 'ordered', spec: { ordering: 'key' } },
 ] as const;
-const retryFast = { retryOn: { statuses: ['5xx'] }, backoff: { kind: 'fixed', delaysMs: [300] }, maxAttempts: 10 };
+/**
+ * A 15 s attempt timeout: on a machine loaded to a load of 10 and more, an answer the receiver gave
+ * (and counted as a success) reached Herald after the default 5 s, which counted a timeout. Not
+ * longer: past 15 s it would shorten the in-process rate wait (lane-admission.ts rateWaitLimitMs)
+ * and change what the run does (more deferrals: twice the time).
+ */
+const retryFast = { retryOn: { statuses: ['5xx'] }, backoff: { kind: 'fixed', delaysMs: [300] }, maxAttempts: 10, attemptTimeoutMs: 15_000 };
 
 beforeAll(async () => {
   await receiver.start();
