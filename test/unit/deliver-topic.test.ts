@@ -43,7 +43,18 @@ async function setup(answer: TopicAnswer, spec: Record<string, unknown> = {}, ma
   return { deps, logHead, push, topics, bus, logs, deliveries, destinations, rateStore };
 }
 
+/**
+ * The log head proves a record published in the counter minute it was created in: one published
+ * just before a minute's edge and recorded after it is left to the query (correctly), which is not
+ * what this test looks at.
+ */
+async function clearOfMinuteEdge(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 2_000) await new Promise((r) => setTimeout(r, left + 10));
+}
+
 test('a topic destination gets the event published in the CloudEvents Pub/Sub binding, and the delivery is DELIVERED', async () => {
+  await clearOfMinuteEdge();
   const h = await setup('ok');
   expect(await deliverFromLane(h.deps, h.push)).toEqual({ kind: 'attempted', deliveryId: ID, decision: 'delivered', status: 'DELIVERED' });
   expect(h.topics.published).toHaveLength(1);
