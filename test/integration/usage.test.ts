@@ -82,8 +82,18 @@ function seenBy(path: string) {
     success: ok.length,
     httpError: requests.length - ok.length,
     bytes: requests.reduce((n, r) => n + r.body.length, 0),
-    delivered: new Set(ok.flatMap((r) => (path.endsWith('/batched') ? (JSON.parse(r.body.toString()) as { id: string }[]).map((e) => e.id) : [String(r.headers['ce-id'])]))).size,
+    delivered: new Set(ok.flatMap(eventIdsOf)).size,
   };
+}
+/**
+ * The events a request carried: a batch's array, or one event. A batched destination is sent
+ * single events too (a delivery the reconciler recovered on a loaded machine, a redelivery), as
+ * docs/what-a-destination-receives.md says a receiver must expect.
+ */
+function eventIdsOf(r: ReceivedRequest): string[] {
+  if (r.headers['ce-id'] !== undefined) return [String(r.headers['ce-id'])];
+  const body = JSON.parse(r.body.toString()) as { id: string } | { id: string }[];
+  return (Array.isArray(body) ? body : [body]).map((e) => e.id);
 }
 /** Whether a request is a later one of its webhook-id (the receiver answered its first 500 only). */
 function firstSeenBefore(r: ReceivedRequest): boolean {
