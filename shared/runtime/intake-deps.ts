@@ -1,10 +1,11 @@
-import { IngestDeps } from '../app/intake/ingest';
+import { admitEvents, IngestDeps } from '../app/intake/ingest';
 import { ReconcileDeps } from '../app/intake/reconcile-deps';
 import { RouteDeps } from '../app/intake/route';
 import { RECONCILE_BATCH } from '../config';
 import { laneTopicOf } from '../topology';
 import { Runtime } from './runtime';
-import { OperationalEvents } from '../app/operational/operational-events';
+import { Admission, OperationalEvents } from '../app/operational/operational-events';
+import { HeraldEvent } from '../domain/events/event';
 import { NoticeLimit } from '../domain/operational/notice-limit';
 
 /** What ingest, route and the reconciler need, from a runtime. */
@@ -45,9 +46,9 @@ export function operationalEvents(rt: Runtime): OperationalEvents {
   let built = builtOperational.get(rt);
   if (!built) {
     built = new OperationalEvents({
-      intake: (account) => {
+      admit: (account, events) => {
         const { quotas: _quotas, operational: _operational, ...deps } = ingestDeps(rt, { account });
-        return deps;
+        return admitted(deps, events);
       },
       directory: rt.directory,
       bus: rt.bus,
@@ -61,6 +62,12 @@ export function operationalEvents(rt: Runtime): OperationalEvents {
     builtOperational.set(rt, built);
   }
   return built;
+}
+
+/** Operational events through ingest's core (`deps`), its answer as they take it. */
+export async function admitted(deps: IngestDeps, events: HeraldEvent[]): Promise<Admission> {
+  const result = await admitEvents(deps, events);
+  return result.kind === 'accepted' ? { kind: result.kind } : { kind: result.kind, error: result.body.error };
 }
 
 /** What `route` needs, from a runtime. */

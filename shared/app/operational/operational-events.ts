@@ -4,12 +4,15 @@ import { SuspensionNotification } from '../../domain/retry/suspension-record';
 import { Clock, Logger } from '../../ports/clock';
 import { MessageBus } from '../../ports/messaging';
 import { DestinationDirectory } from '../destinations/destination-directory';
-import { admitEvents, IngestDeps } from '../intake/ingest';
+import { HeraldEvent } from '../../domain/events/event';
 import { publishSuspensionEmail } from './suspension-email';
 
 export interface OperationalDeps {
-  /** Ingest's core for one account, without its publish quota: Herald's notices are admitted as a producer's events are. */
-  intake: (account: string) => IngestDeps;
+  /**
+   * Ingest's core for one account, without its publish quota: Herald's notices are admitted as a
+   * producer's events are (wired by runtime/intake-deps.ts; operational events know no intake).
+   */
+  admit: (account: string, events: HeraldEvent[]) => Promise<Admission>;
   /** Who would receive a notice; and the `target` of a death's destination (its record names only the destination). */
   directory: Pick<DestinationDirectory, 'withAccounts' | 'get'>;
   bus: MessageBus;
@@ -23,6 +26,12 @@ export interface OperationalDeps {
   operatorAccount?: string;
   /** Per subject and kind (HERALD_OPERATIONAL_EVENTS_INTERVAL_MS). */
   limit: NoticeLimit;
+}
+
+/** What ingest answered for a notice's event: `accepted`, or the answer's kind and its error. */
+export interface Admission {
+  kind: string;
+  error?: string;
 }
 
 /** A state change is announced once per change (one transaction made it): never held back by the rate limit. */
@@ -86,9 +95,9 @@ export class OperationalEvents implements OperationalEmitter {
       deps.log.debug('operational event: no destination of the account subscribes to it', fields);
       return;
     }
-    const result = await admitEvents(deps.intake(account), [event]);
+    const result = await deps.admit(account, [event]);
     if (result.kind !== 'accepted') {
-      deps.log.error('operational event not accepted', { ...fields, result: result.kind, error: result.body.error });
+      deps.log.error('operational event not accepted', { ...fields, result: result.kind, error: result.error });
       return;
     }
     deps.log.info('operational event published', fields);
