@@ -1,11 +1,11 @@
-import { admitEvents, IngestDeps } from '../app/intake/ingest';
+import { IngestDeps } from '../app/intake/ingest';
+import { admitNotices } from '../app/intake/admit-notices';
 import { ReconcileDeps } from '../app/intake/reconcile-deps';
 import { RouteDeps } from '../app/intake/route';
 import { RECONCILE_BATCH } from '../config';
 import { laneTopicOf } from '../topology';
 import { Runtime } from './runtime';
-import { Admission, OperationalEvents } from '../app/operational/operational-events';
-import { HeraldEvent } from '../domain/events/event';
+import { OperationalEvents } from '../app/operational/operational-events';
 import { NoticeLimit } from '../domain/operational/notice-limit';
 
 /** What ingest, route and the reconciler need, from a runtime. */
@@ -48,7 +48,7 @@ export function operationalEvents(rt: Runtime): OperationalEvents {
     built = new OperationalEvents({
       admit: (account, events) => {
         const { quotas: _quotas, operational: _operational, ...deps } = ingestDeps(rt, { account });
-        return admitted(deps, events);
+        return admitNotices({ ...deps, account }, events);
       },
       directory: rt.directory,
       bus: rt.bus,
@@ -62,12 +62,6 @@ export function operationalEvents(rt: Runtime): OperationalEvents {
     builtOperational.set(rt, built);
   }
   return built;
-}
-
-/** Operational events through ingest's core (`deps`), its answer as they take it. */
-export async function admitted(deps: IngestDeps, events: HeraldEvent[]): Promise<Admission> {
-  const result = await admitEvents(deps, events);
-  return result.kind === 'accepted' ? { kind: result.kind } : { kind: result.kind, error: result.body.error };
 }
 
 /** What `route` needs, from a runtime. */

@@ -4,7 +4,7 @@ import { DestinationDirectory } from '../../shared/app/destinations/destination-
 import { ingest, IngestDeps } from '../../shared/app/intake/ingest';
 import { IntakeJournal } from '../../shared/app/intake/intake-journal';
 import { OperationalEvents } from '../../shared/app/operational/operational-events';
-import { admitted } from '../../shared/runtime/intake-deps';
+import { admitNotices } from '../../shared/app/intake/admit-notices';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
 import { NoticeLimit } from '../../shared/domain/operational/notice-limit';
@@ -38,7 +38,7 @@ async function world(eventTypes: string[] | undefined) {
     maxBodyBytes: 100_000,
     maxEventBytes: 10_000,
   };
-  const operational = new OperationalEvents({ admit: (account, events) => admitted({ ...base, account }, events), directory, bus, notificationsTopic: 'herald-notifications', clock, log, prefix: 'herald.', limit: new NoticeLimit(INTERVAL_MS) });
+  const operational = new OperationalEvents({ admit: (account, events) => admitNotices({ ...base, account }, events), directory, bus, notificationsTopic: 'herald-notifications', clock, log, prefix: 'herald.', limit: new NoticeLimit(INTERVAL_MS) });
   /** The operational events sent onto lanes: to whom, of what type, with what data. */
   const sent = () =>
     published

@@ -1,4 +1,4 @@
-import { operationalEvent, OperationalEmitter, operationalEventId, OperationalNotice, receiversOf } from '../../domain/operational/operational-events';
+import { Admission, operationalEvent, OperationalEmitter, operationalEventId, OperationalNotice } from '../../domain/operational/operational-events';
 import { NoticeLimit } from '../../domain/operational/notice-limit';
 import { SuspensionNotification } from '../../domain/retry/suspension-record';
 import { Clock, Logger } from '../../ports/clock';
@@ -9,12 +9,13 @@ import { publishSuspensionEmail } from './suspension-email';
 
 export interface OperationalDeps {
   /**
-   * Ingest's core for one account, without its publish quota: Herald's notices are admitted as a
-   * producer's events are (wired by runtime/intake-deps.ts; operational events know no intake).
+   * Ingest's core for one account, without its publish quota, when a destination of the account
+   * would receive the events (app/intake/admit-notices.ts, wired by runtime/intake-deps.ts):
+   * Herald's notices are admitted as a producer's events are.
    */
   admit: (account: string, events: HeraldEvent[]) => Promise<Admission>;
-  /** Who would receive a notice; and the `target` of a death's destination (its record names only the destination). */
-  directory: Pick<DestinationDirectory, 'withAccounts' | 'get'>;
+  /** The `target` of a death's destination (its record names only the destination). */
+  directory: Pick<DestinationDirectory, 'get'>;
   bus: MessageBus;
   /** Where the suspension email goes (docs/suspension.md#notification): `<prefix>-notifications`, read by the operator's sender. */
   notificationsTopic: string;
@@ -26,12 +27,6 @@ export interface OperationalDeps {
   operatorAccount?: string;
   /** Per subject and kind (HERALD_OPERATIONAL_EVENTS_INTERVAL_MS). */
   limit: NoticeLimit;
-}
-
-/** What ingest answered for a notice's event: `accepted`, or the answer's kind and its error. */
-export interface Admission {
-  kind: string;
-  error?: string;
 }
 
 /** A state change is announced once per change (one transaction made it): never held back by the rate limit. */
@@ -90,12 +85,11 @@ export class OperationalEvents implements OperationalEmitter {
   private async publishInto(account: string, event: ReturnType<typeof operationalEvent>, notice: OperationalNotice): Promise<void> {
     const { deps } = this;
     const fields = { kind: notice.kind, account, eventId: event.attributes.id, ...(notice.concerns ? { destinationId: notice.concerns } : {}) };
-    const routed = await deps.directory.withAccounts([account], (matching) => receiversOf(event, matching(event.attributes.type, account)).length);
-    if (routed === 0) {
+    const result = await deps.admit(account, [event]);
+    if (result.kind === 'unrouted') {
       deps.log.debug('operational event: no destination of the account subscribes to it', fields);
       return;
     }
-    const result = await deps.admit(account, [event]);
     if (result.kind !== 'accepted') {
       deps.log.error('operational event not accepted', { ...fields, result: result.kind, error: result.error });
       return;

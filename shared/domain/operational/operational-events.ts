@@ -153,6 +153,12 @@ export function mayReceive(event: Pick<HeraldEvent, 'attributes'>, destination: 
   return destination.eventTypes.some((p) => p !== '*' && (p === type || (p.endsWith('*') && type.startsWith(p.slice(0, -1)))));
 }
 
+/** What ingest made of Herald's own events: `accepted`, `unrouted` (no destination would receive them: nothing written), or the refusal's kind and error. */
+export interface Admission {
+  kind: string;
+  error?: string;
+}
+
 /** Of the destinations an event matched, those it may go to (mayReceive); the same array for any event but Herald's own. */
 export function receiversOf<D extends { id: string; eventTypes: readonly string[] }>(event: Pick<HeraldEvent, 'attributes'>, matched: readonly D[]): readonly D[] {
   return isOperational(event) ? matched.filter((d) => mayReceive(event, d)) : matched;
