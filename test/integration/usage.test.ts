@@ -137,7 +137,9 @@ test('each account\'s usage equals what its producer was answered and what its r
       );
     }
   }
-  await Promise.all(posts);
+  // Every request ends before any failure is told: one still sending after the stack stopped would crash the file.
+  const failed = (await Promise.allSettled(posts)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
 
   for (const d of DESTINATIONS) {
     const path = `/${d.account}/${d.id}`;
