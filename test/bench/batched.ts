@@ -23,6 +23,7 @@ import { BATCHED_LOAD_ENV, BATCHED_PATH, BatchedLoadMessage, BatchedLoadSettings
 import { forkUntilReady } from './fork-child';
 import { percentile, round, table } from './stats';
 import { groupMemberStoredBytes } from './stored-bytes';
+import { collectionTable, FirestoreMeter, meterFirestore, opsDelta, OpsByCollection, perEvent } from './firestore-meter';
 
 export const BATCHED_HELP = `Usage: npm run bench -- batched [options]
   --events N         events sent (BENCH_BATCHED_EVENTS; 10000)
@@ -78,6 +79,8 @@ export interface BatchedMeasurement {
   retentionDays: number;
   usage: PerEventUsage;
   cost: CostBreakdown;
+  /** Firestore operations of the run per event received, by collection (idle's not taken off). */
+  byCollection: OpsByCollection;
 }
 
 export async function runBatchedBench(args: string[], harness: BenchHarness): Promise<number> {
@@ -106,6 +109,9 @@ export async function runBatchedBench(args: string[], harness: BenchHarness): Pr
 export async function measureBatched(settings: BatchedSettings, ctx: BatchedContext): Promise<BatchedMeasurement> {
   const { events, rate, perPost, maxEvents, maxWaitMs, stallMs, idleSeconds, project } = settings;
   const { emulators } = ctx;
+  // Every Firestore client of this process reports here: the run's operations by collection (the runtime's counters have no collection).
+  const meter = new FirestoreMeter();
+  meterFirestore(meter);
   const stack = await startLocalStack({ port: 0, emulators, env: { ...process.env, HERALD_PROJECT_ID: project, HERALD_LOG_LEVEL: 'WARNING' }, log: createLogger({ level: 'ERROR', write: () => undefined }), onProgress: () => undefined });
   // Cleanups run last first: Herald stops before its project is purged from under it.
   ctx.addCleanup(`project ${project}`, () => Promise.all([purgeProject(project), clearFirestore(emulators, project)]).then(() => undefined));
@@ -161,6 +167,7 @@ export async function measureBatched(settings: BatchedSettings, ctx: BatchedCont
   const idle = { cpuMsPerSecond: (idleCpu.user + idleCpu.system) / 1000 / idleFor, readsPerSecond: (ops.reads - idleOps0.reads) / idleFor, writesPerSecond: (ops.writes - idleOps0.writes) / idleFor };
   ctx.note(`sending ${events} events at ${rate}/s, ${perPost} per POST /ingest, to a destination batching ${maxEvents} events or ${maxWaitMs} ms`);
   const ops0 = { ...ops };
+  const byCollection0 = structuredClone(meter.byCollection);
   const stopProfile = process.env.BENCH_PROFILE ? await startProfile() : undefined;
   const cpu0 = process.cpuUsage();
   const finished = new Promise<Extract<BatchedLoadMessage, { type: 'done' }>>((resolve, reject) => {
@@ -170,6 +177,7 @@ export async function measureBatched(settings: BatchedSettings, ctx: BatchedCont
   child.send({ type: 'go' });
   const done = await ctx.guard(finished);
   const cpu = process.cpuUsage(cpu0);
+  const byCollection = opsDelta(structuredClone(meter.byCollection), byCollection0);
   if (stopProfile) ctx.note(`CPU profile of the run (Herald): ${await stopProfile(process.env.BENCH_PROFILE!)}`);
   if (done.failure) throw new BenchFailure(done.failure);
   const { received, again, requests, seconds, addedMs: added } = done;
@@ -201,6 +209,7 @@ export async function measureBatched(settings: BatchedSettings, ctx: BatchedCont
     retentionDays: stack.config.deliveryRetentionDays,
     usage,
     cost,
+    byCollection: perEvent(byCollection, received),
   };
 }
 
@@ -231,5 +240,6 @@ export function formatBatched(m: BatchedMeasurement): string {
     ),
     `Cost per million events (Firestore us-central1, request-based; Pub/Sub: ${wire.published.messages} messages published (${round(wire.published.bytes / events, 0)} bytes per event) and ${wire.pulled.messages} pulled, measured; a record ${round(m.recordBytes, 0)} bytes as stored in its group with its index entries, over ${m.retentionDays} days; CPU: Herald's process, net of its idle ${round(idle.cpuMsPerSecond, 1)} ms/s; reads net of its idle ${round(idle.readsPerSecond, 2)}/s)`,
     table(['component', '$ per million'], [...COMPONENTS.map((c) => [COMPONENT_LABELS[c], round(cost[c], 4)]), ['total', round(cost.total, 4)]]),
+    (({ header, rows }) => table(header, rows))(collectionTable([{ name: 'batched', perEvent: m.byCollection }])),
   ].join('\n');
 }
