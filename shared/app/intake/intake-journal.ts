@@ -119,6 +119,8 @@ export class IntakeJournal {
     const wait = this.sealed.length > 0 ? 0 : Math.max(0, this.lastWrite + this.gapMs - performance.now());
     const run = () => {
       this.scheduled = false;
+      // A timer counts from the event loop's cached time, which a busy turn leaves behind: it may fire early.
+      if (this.sealed.length === 0 && this.lastWrite + this.gapMs > performance.now()) return this.schedule();
       this.writeNext();
     };
     if (wait > 0) setTimeout(run, wait);
