@@ -37,14 +37,14 @@ export function counterStoreConformance(name: string, make: () => Promise<Counte
       const clock = manualClock();
       const a = writer(store, clock, 2);
       const b = writer(store, clock, 2);
-      a.deadOrQueued('dest', 'DEAD', clock.now());
-      a.deadOrQueued('dest', 'QUEUED', clock.now());
-      b.deadOrQueued('dest', 'DEAD', clock.now());
+      a.settled('dest', 'DEAD', clock.now());
+      a.settled('dest', 'QUEUED', clock.now());
+      b.settled('dest', 'DEAD', clock.now());
       a.record('dest', 'failure', clock.now());
       await a.flush();
       await b.flush();
       clock.advance(MIN);
-      a.deadOrQueued('dest', 'QUEUED', clock.now());
+      a.settled('dest', 'QUEUED', clock.now());
       await a.flush();
       const buckets = await store.window('dest', T0);
       expect(buckets.map((x) => [x.start - T0, x.settled])).toEqual([
@@ -143,7 +143,7 @@ export function counterStoreConformance(name: string, make: () => Promise<Counte
       };
       deliver(a, 100);
       deliver(b, 200, 'failure');
-      b.deadOrQueued('acct_hook', 'DEAD', new Date(T0 + 205));
+      b.settled('acct_hook', 'DEAD', new Date(T0 + 205));
       await a.flush();
       await b.flush();
       // a's destination is busy now: the rest of the bucket in its own document, with a's whole list.
@@ -208,7 +208,7 @@ export function counterStoreConformance(name: string, make: () => Promise<Counte
       for (let i = 0; i <= SPARSE_MAX; i++) a.record('acct_busy', i ? 'success' : 'failure', clock.now(), i ? undefined : { at: clock.now().toISOString(), error: 'HTTP 500' }, 40);
       b.record('acct_busy', 'success', clock.now(), undefined, 40);
       b.record('acct_sparse', 'success', clock.now());
-      b.deadOrQueued('acct_sparse', 'QUEUED', clock.now());
+      b.settled('acct_sparse', 'QUEUED', clock.now());
       await Promise.all([a.flush(), b.flush()]);
       clock.advance(MIN);
       a.record('acct_sparse', 'failure', clock.now());

@@ -33,7 +33,7 @@ function countersOn(store: CounterStore, clock: Clock, shard: number): Destinati
 function traffic(w: DestinationCounters, id: string, m: number, clock: ReturnType<typeof manualClock>): void {
   clock.set(T0 + m * MIN + 2000 + (m % 5) * 1000);
   for (let i = 0; i < (m * 7) % 11; i++) w.record(id, i % 3 === 0 ? 'failure' : 'success', clock.now(), i % 3 === 0 ? { at: clock.now().toISOString(), error: `HTTP 50${i % 4}` } : undefined, 10 + ((m + i) % 400));
-  if (m % 13 === 0) w.deadOrQueued(id, m % 2 ? 'DEAD' : 'QUEUED', clock.now());
+  if (m % 13 === 0) w.settled(id, m % 2 ? 'DEAD' : 'QUEUED', clock.now());
 }
 
 /** A counter store in memory, a clock, a writer (deliver's counters) and a checker (the scheduled check's), with stats deps for the account of `ids`. */

@@ -2,7 +2,7 @@ import { AggregationTemporality, DataPointType, HistogramMetricData, MetricData,
 import { PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { otelTelemetry } from '../../shared/adapters/otel/otel-telemetry';
 import { NO_TELEMETRY } from '../../shared/adapters/otel/off';
-import { attemptOutcome, measureAttempt } from '../../shared/app/delivery/attempt-metrics';
+import { attemptOutcome, measureAttempt } from '../../shared/app/delivery/attempt';
 import { countIngest } from '../../shared/app/intake/ingest';
 import { loadConfig } from '../../shared/config';
 import { Metrics } from '../../shared/ports/telemetry';

@@ -2,7 +2,6 @@ import { AttemptDetail, SentRequest } from '../../domain/retry/attempt-detail';
 import { attemptReport, detailOf, requestFor } from '../../domain/delivery/attempt-request';
 import { sendWebhook } from './webhook-send';
 import { AttemptResult, DeliveryRecord, describeFailure, HeraldOverload, isSuccess } from '../../domain/retry/delivery';
-import { headEntryId } from '../../domain/delivery/grouped-outcomes';
 import { overloadBackoffMs } from '../../domain/retry/herald-overload';
 import { splitDestinationId } from '../../domain/ids';
 import { rateWaitLimitMs } from '../../domain/delivery/lane-admission';
@@ -20,7 +19,8 @@ import { orderingKeyOf } from '../../domain/modes/ordering';
 import { Transition } from '../../domain/retry/delivery-state';
 import { topicNotAllowed } from '../access/topic-access';
 import { AfterError, BeforeSendError, DecideError, failedIn, RecordError, SendError } from './push-verdict';
-import { measureAttempt } from './attempt-metrics';
+import { Metrics } from '../../ports/telemetry';
+import { ATTEMPT_OUTCOMES, DESTINATION_KINDS } from '../../telemetry-catalogue';
 import { inAttemptSpan } from '../tracing/spans';
 import { sentBytes, usageOutcome } from '../../domain/usage/usage';
 
@@ -124,8 +124,7 @@ export interface Attempted {
 export async function afterOutcome(deps: DeliverDeps, t: Target, attempted: Attempted, record: DeliveryRecord): Promise<DeliverOutcome> {
   const { decision, at } = attempted;
   reported(deps, t, attempted, record);
-  countDeadOrQueued(deps, record, at);
-  meterDelivered(deps, record, at);
+  deps.counters.settled(record.destinationId, record.status, at);
   if (record.status === 'DEAD') await sendDeadLetter(deps, t.event, record);
   if (decision.kind === 'suspend') {
     await suspendDestination(deps, t.destination.id, { cause: decision.cause, reason: decision.reason, ...(record.lastError ? { lastError: record.lastError } : {}) });
@@ -198,16 +197,6 @@ export function meterAttempt(deps: Pick<DeliverDeps, 'counters'>, destinationId:
   deps.counters.meter(splitDestinationId(destinationId).account, at, { attempts: { [usageOutcome(result)]: 1 }, bytesSent: sentBytes(result, bodyBytes) });
 }
 
-/** A delivery whose record was written DELIVERED (after its write, never for a redelivery settled against it), in its account's usage. */
-export function meterDelivered(deps: Pick<DeliverDeps, 'counters'>, record: DeliveryRecord, at: Date): void {
-  if (record.status === 'DELIVERED') deps.counters.meter(splitDestinationId(record.destinationId).account, at, { delivered: 1 });
-}
-
-/** A delivery that became DEAD or QUEUED is counted in its bucket (the console's charts). */
-export function countDeadOrQueued(deps: Pick<DeliverDeps, 'counters'>, record: DeliveryRecord, at: Date): void {
-  if (record.status === 'DEAD' || record.status === 'QUEUED') deps.counters.deadOrQueued(record.destinationId, record.status, at);
-}
-
 /**
  * An attempt said in its log line (the line: domain/delivery/attempt-request.ts attemptReport) and
  * measured; it was counted toward its destination's success rate when it was sent (attemptStages).
@@ -220,7 +209,35 @@ export function reported(deps: DeliverDeps, t: Target, attempted: Attempted, rec
   measureAttempt(deps.metrics, t.destination, result, decision, record, deps.clock.now());
 }
 
+/** Which of the catalogue's outcomes an attempt came to, from what Herald decided and the record it wrote. */
+export function attemptOutcome(decision: Decision, record: Pick<DeliveryRecord, 'status'>): (typeof ATTEMPT_OUTCOMES)[number] {
+  if (decision.kind === 'suspend') return 'suspended';
+  if (record.status === 'DELIVERED') return 'delivered';
+  if (record.status === 'DEAD') return 'dead';
+  if (record.status === 'QUEUED') return 'queued';
+  return 'retry';
+}
+
+export function destinationKind(destination: Pick<Destination, 'topic'>): (typeof DESTINATION_KINDS)[number] {
+  return destination.topic !== undefined ? 'topic' : 'webhook';
+}
+
+/**
+ * One recorded attempt into Herald's metrics: counted by outcome, its send timed, and a delivery
+ * timed from the event accepted to its 2xx. Labels are the outcome and the destination's kind
+ * only, so the series are as many whatever the number of destinations.
+ */
+export function measureAttempt(metrics: Metrics | undefined, destination: Pick<Destination, 'topic'>, result: AttemptResult, decision: Decision, record: DeliveryRecord, now: Date): void {
+  if (!metrics) return;
+  const labels = { outcome: attemptOutcome(decision, record), destination_kind: destinationKind(destination) };
+  metrics.add('attempts', 1, labels);
+  metrics.record('attemptDuration', result.durationMs, labels);
+  if (labels.outcome === 'delivered' && record.publishedAt !== undefined) {
+    metrics.record('endToEnd', Math.max(0, now.getTime() - Date.parse(record.publishedAt)), { destination_kind: labels.destination_kind });
+  }
+}
+
 /** A record was written (created, or a claimed batch's written again): into the head of its destination's log (domain/delivery/recent-log.ts), with the counters; a grouped one with its group. */
 export function logged(deps: DeliverDeps, record: DeliveryRecord, at: Date, group?: string): void {
-  if (record.publishedAt !== undefined) deps.logHead.created(record.destinationId, headEntryId(record.id, group), record.publishedAt, at);
+  if (record.publishedAt !== undefined) deps.logHead.created(record.destinationId, record.id, record.publishedAt, at, group);
 }

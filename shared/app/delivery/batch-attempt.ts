@@ -12,8 +12,7 @@ import { BATCH_OUTCOME_LINGER_MS } from '../../domain/delivery/grouped-outcomes'
 import { ReadLaneMessage } from '../../domain/intake/lane-message';
 import { DeliveryPolicy } from '../../domain/retry/delivery-policy';
 import { Decision, decide, NO_HISTORY } from '../../domain/retry/retry-decision';
-import { measureAttempt } from './attempt-metrics';
-import { backOffUntil, countAttempt, countDeadOrQueued, logged, meterAttempt, meterDelivered, rateWaitFor, withFailureModeOf } from './attempt';
+import { backOffUntil, countAttempt, logged, measureAttempt, meterAttempt, rateWaitFor, withFailureModeOf } from './attempt';
 import { handBackOnStop, startUnderClaim, updateUnderClaim, writeUnderClaim } from './claimed-update';
 import { sendDeadLetter } from '../lanes/dead-letter';
 import { DeliverDeps, Target } from './delivery-context';
@@ -236,8 +235,7 @@ async function ended(deps: DeliverDeps, destination: Destination, attempted: { r
   for (const { member, record, group } of written) {
     logged(deps, record, at, group);
     countAttempt(deps, member.t, result, at, member.publishedAt);
-    countDeadOrQueued(deps, record, at);
-    meterDelivered(deps, record, at);
+    deps.counters.settled(record.destinationId, record.status, at);
     measureAttempt(deps.metrics, destination, result, decision, record, at);
   }
   await Promise.all(written.filter((w) => w.record.status === 'DEAD').map((w) => sendDeadLetter(deps, w.member.t.event, w.record)));

@@ -7,7 +7,7 @@ import { LaneMessage, readLaneMessage, ReadLaneMessage } from '../../domain/inta
 import { LaneStep, laneStep, RejectReason } from '../../domain/delivery/lane-step';
 import { queuedBecauseSuspended } from '../../domain/destinations/suspension';
 import { LogFields } from '../../ports/clock';
-import { countDeadOrQueued, logged } from './attempt';
+import { logged } from './attempt';
 import { claimedAttempt } from './claimed-attempt';
 import { updateUnderClaim } from './claimed-update';
 import { abandonWithDeadLetter, rejectToDeadLetter } from '../lanes/dead-letter';
@@ -190,7 +190,7 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, message: ReadLaneM
     logged(deps, record, now);
     await recheckQueued(deps, record, 'suspended');
   }
-  deps.counters.deadOrQueued(t.destination.id, 'QUEUED', now);
+  deps.counters.settled(t.destination.id, 'QUEUED', now);
   deps.log.info('delivery QUEUED: its destination is suspended', { ...t.ids, reason });
   return { kind: 'queued', deliveryId: t.id };
 }
@@ -199,6 +199,6 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, message: ReadLaneM
 async function abandon(deps: DeliverDeps, id: string, ids: LogFields, reason: string, event: HeraldEvent): Promise<boolean> {
   deps.log.warn(`delivery abandoned: ${reason}`, ids);
   const dead = await abandonWithDeadLetter(deps, id, reason, undefined, event);
-  if (dead) countDeadOrQueued(deps, dead, deps.clock.now());
+  if (dead) deps.counters.settled(dead.destinationId, dead.status, deps.clock.now());
   return dead !== undefined;
 }

@@ -6,7 +6,7 @@ import { Transition } from '../../domain/retry/delivery-state';
 import { AfterRedelivery, afterRedeliveredSend, readsBeforeFirstSend, RedeliveredSend, writtenBefore } from '../../domain/delivery/redelivered-push';
 import { NO_HISTORY } from '../../domain/retry/retry-decision';
 import { UnrecordedSend } from '../../domain/delivery/unrecorded-sends';
-import { afterOutcome, attempt, AttemptRecords, logged, meterDelivered, reported } from './attempt';
+import { afterOutcome, attempt, AttemptRecords, logged, reported } from './attempt';
 import { DeliverDeps, DeliverOutcome, RECORD_RETRY, Target } from './delivery-context';
 import { retryOnOverload } from '../support/overload-retry';
 import { createRecord, landed } from './record-create';
@@ -233,7 +233,7 @@ async function redelivered(deps: DeliverDeps, t: Target, sent: RedeliveredSend, 
   }
   reported(deps, t, { result: sent.result, decision: { kind: 'delivered' }, at: sent.at, publishedAt: written.publishedAt ?? publishedAt }, written);
   // This send moved the waiting delivery to DELIVERED (the update's transaction lets one send only): delivered once.
-  meterDelivered(deps, written, sent.at);
+  deps.counters.settled(written.destinationId, written.status, sent.at);
   return { kind: 'attempted', deliveryId: t.id, decision: 'delivered', status: written.status };
 }
 

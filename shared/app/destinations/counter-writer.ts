@@ -8,6 +8,7 @@ import { RecentEntry } from '../../domain/delivery/recent-log';
 import { splitDestinationId } from '../../domain/ids';
 import { randomBytes } from 'node:crypto';
 import { errorMessage } from '../../domain/error-message';
+import type { DeliveryStatus } from '../../domain/delivery-statuses';
 
 /** What rides in a destination's counter document besides its counts: the delivery log's head (DeliveryLogHead). */
 export interface CarriedLists {
@@ -128,8 +129,14 @@ export class CounterWriter {
     this.mergeUsage({ account, day: usageDay(at.getTime()), counts: addUsage(emptyUsage(), counts) });
   }
 
-  /** A delivery became DEAD or QUEUED at `at`: counted in the bucket, for the console's charts. */
-  deadOrQueued(destinationId: string, status: 'DEAD' | 'QUEUED', at: Date): void {
+  /**
+   * A delivery's record was written `status` at `at` (after its write, never for a redelivery
+   * settled against it): DEAD and QUEUED are counted in the bucket, for the console's charts;
+   * DELIVERED in its account's usage. Other statuses count nothing.
+   */
+  settled(destinationId: string, status: DeliveryStatus, at: Date): void {
+    if (status === 'DELIVERED') return this.meter(splitDestinationId(destinationId).account, at, { delivered: 1 });
+    if (status !== 'DEAD' && status !== 'QUEUED') return;
     const d = this.deltaAt(destinationId, at);
     d.settled = addSettled(d.settled, status === 'DEAD' ? { dead: 1 } : { queued: 1 });
   }

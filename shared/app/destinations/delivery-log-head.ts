@@ -1,4 +1,5 @@
 import { RecentBucket, RecentEntry, bucketsOf, headOf, keepNewest, recentList } from '../../domain/delivery/recent-log';
+import { headEntryId } from '../../domain/delivery/grouped-outcomes';
 import { Clock } from '../../ports/clock';
 import { CounterStore } from '../../ports/counters';
 import { DestinationCounters } from './destination-counters';
@@ -30,14 +31,15 @@ export class DeliveryLogHead {
 
   /**
    * A delivery record was created (its first attempt, deferral or queueing), or written again:
-   * into the head, written with the counters' next flush. Not counted in usage here: a delivery
+   * into the head, written with the counters' next flush; a group member under its group's id
+   * beside its own (domain/delivery/grouped-outcomes.ts headEntryId). Not counted in usage here: a delivery
    * is counted with its journal batch's removal (domain/intake/intake-usage.ts), which no kill loses.
    */
-  created(destinationId: string, deliveryId: string, publishedAt: string, at: Date): void {
+  created(destinationId: string, deliveryId: string, publishedAt: string, at: Date, group?: string): void {
     const start = this.counters.bucketOf(destinationId, at);
     const key = `${destinationId}~${start}`;
     const list = this.lists.get(key) ?? { destinationId, start, entries: [] };
-    list.entries = keepNewest(list.entries, [publishedAt, deliveryId]);
+    list.entries = keepNewest(list.entries, [publishedAt, headEntryId(deliveryId, group)]);
     this.lists.set(key, list);
     // Older buckets are written for good: nothing is created in them any more. Looked at once a bucket, not per record.
     if (start > this.prunedAt) {
