@@ -51,8 +51,6 @@ export function operationalEvents(rt: Runtime): OperationalEvents {
         return admitNotices({ ...deps, account }, events);
       },
       directory: rt.directory,
-      bus: rt.bus,
-      notificationsTopic: rt.topology.topics.notifications.name,
       clock: rt.clock,
       log: rt.log,
       prefix: rt.config.operationalEventPrefix,

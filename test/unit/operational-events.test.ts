@@ -4,6 +4,9 @@ import { DestinationDirectory } from '../../shared/app/destinations/destination-
 import { ingest, IngestDeps } from '../../shared/app/intake/ingest';
 import { IntakeJournal } from '../../shared/app/intake/intake-journal';
 import { OperationalEvents } from '../../shared/app/operational/operational-events';
+import { suspendDestination } from '../../shared/app/delivery/suspend-and-reactivate';
+import { DestinationCounters } from '../../shared/app/destinations/destination-counters';
+import { MemoryCounterStore } from '../../shared/adapters/memory/counter-store';
 import { admitNotices } from '../../shared/app/intake/admit-notices';
 import { applySpec, destinationSpecSchema } from '../../shared/domain/destinations/destination';
 import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
@@ -38,13 +41,15 @@ async function world(eventTypes: string[] | undefined) {
     maxBodyBytes: 100_000,
     maxEventBytes: 10_000,
   };
-  const operational = new OperationalEvents({ admit: (account, events) => admitNotices({ ...base, account }, events), directory, bus, notificationsTopic: 'herald-notifications', clock, log, prefix: 'herald.', limit: new NoticeLimit(INTERVAL_MS) });
+  const operational = new OperationalEvents({ admit: (account, events) => admitNotices({ ...base, account }, events), directory, clock, log, prefix: 'herald.', limit: new NoticeLimit(INTERVAL_MS) });
   /** The operational events sent onto lanes: to whom, of what type, with what data. */
   const sent = () =>
     published
       .filter((p) => p.message.attributes['ce-source'] === '/herald')
       .map((p) => ({ to: p.message.attributes['herald-destination'], type: p.message.attributes['ce-type'], data: JSON.parse(p.message.data.toString()) as Record<string, unknown> }));
-  return { base, operational, sent, store, published, advance: (ms: number) => (now += ms) };
+  const counters = new DestinationCounters(new MemoryCounterStore(), clock, log, { bucketMs: 60_000, flushMs: 1_000, shard: 0 });
+  const suspension = { destinations, directory, counters, bus, notificationsTopic: 'herald-notifications', clock, log };
+  return { base, operational, suspension, sent, store, published, advance: (ms: number) => (now += ms) };
 }
 
 const dead = (n: number): OperationalNotice => ({
@@ -95,17 +100,19 @@ test('a refusal over the publish quota is told to the account, at once and once 
 });
 
 test("a suspension's email goes out whether or not a destination takes the event, naming the event", async () => {
+  // orders subscribes to herald.* but is the one suspended: no destination takes the notice.
   const w = await world(undefined);
-  const notice: OperationalNotice = {
-    kind: 'destination.suspended',
-    key: 'orders-2026-12-06T10:00:00.000Z',
-    concerns: 'orders',
-    data: { account: 'default', destinationId: 'orders', cause: 'gone', reason: 'HTTP 410', suspendedAt: '2026-12-06T10:00:00.000Z', attempts1h: 1, recentErrors: [], reactivate: { api: 'a', cli: 'c' } },
-  };
-  const email = { type: 'herald.destination.suspended' as const, destinationId: 'orders', subject: 's', text: 't', reason: 'HTTP 410', cause: 'gone' as const, suspendedAt: '2026-12-06T10:00:00.000Z', attempts1h: 1, recentErrors: [], reactivate: { api: 'a', cli: 'c' } };
-  await w.operational.emit(notice, email);
+  const suspended = await suspendDestination({ ...w.suspension, operational: w.operational }, 'orders', { cause: 'gone', reason: 'HTTP 410' });
+  expect(suspended?.status).toBe('suspended');
   expect(w.sent()).toEqual([]);
   const mails = w.published.filter((p) => p.topic === 'herald-notifications');
   expect(mails.map((m) => m.message.attributes)).toEqual([{ 'herald-type': 'herald.destination.suspended', 'herald-destination': 'orders', 'herald-event-id': 'destination.suspended-orders-2026-12-06T10:00:00.000Z' }]);
-  expect(JSON.parse(mails[0]!.message.data.toString())).toEqual(email);
+  expect(JSON.parse(mails[0]!.message.data.toString())).toEqual(suspended!.suspension!.notification);
+});
+
+test('without operational events the suspension email goes out alone, naming no event', async () => {
+  const w = await world(['herald.*']);
+  await suspendDestination(w.suspension, 'orders', { cause: 'gone', reason: 'HTTP 410' });
+  expect(w.sent()).toEqual([]);
+  expect(w.published.filter((p) => p.topic === 'herald-notifications').map((m) => m.message.attributes)).toEqual([{ 'herald-type': 'herald.destination.suspended', 'herald-destination': 'orders' }]);
 });

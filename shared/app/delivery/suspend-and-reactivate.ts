@@ -13,8 +13,7 @@ import { DestinationCounters } from '../destinations/destination-counters';
 import { RateSummary } from '../../domain/stats/success-rate';
 import { Metrics } from '../../ports/telemetry';
 import { forEachLimited } from '../support/for-each-limited';
-import { OperationalEmitter } from '../../domain/operational/operational-events';
-import { failingNotice, reactivatedNotice, suspendedNotice } from '../../domain/operational/operational-notices';
+import { failingNotice, OperationalEmitter, operationalEventId, reactivatedNotice, suspendedNotice } from '../../domain/operational/operational-events';
 import { failingChange, failingMeasure, FailingState } from '../../domain/operational/failing-level';
 import { publishSuspensionEmail } from '../operational/suspension-email';
 
@@ -93,9 +92,9 @@ async function announce(deps: Omit<SuspensionDeps, 'deliveries' | 'policy'>, des
   const fields = { destinationId, cause: s.cause, reason: s.reason, ...(s.by === undefined ? {} : { by: s.by }), notifyTo: notification.to ?? '(no technicalEmail)', successRate1h: notification.successRate1h, attempts1h: notification.attempts1h };
   deps.log.error(`destination suspended: ${s.reason}`, fields);
   deps.metrics?.add('suspensions', 1);
-  // The suspension email (docs/suspension.md#notification) goes out with the operational event (app/operational), or alone without one.
-  if (deps.operational) await deps.operational.emit(suspendedNotice({ ...suspended, suspension: s }), notification);
-  else await publishSuspensionEmail(deps.bus, deps.notificationsTopic, notification, deps.log);
+  // The email (docs/suspension.md#notification) goes out whatever becomes of the operational event (app/operational), naming it when there is one.
+  const notice = deps.operational ? suspendedNotice({ ...suspended, suspension: s }) : undefined;
+  await Promise.all([publishSuspensionEmail(deps.bus, deps.notificationsTopic, notification, deps.log, notice && operationalEventId(notice)), notice && deps.operational?.emit(notice)]);
 }
 
 export interface ThresholdReport {

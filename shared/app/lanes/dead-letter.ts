@@ -8,8 +8,7 @@ import { Clock, Logger } from '../../ports/clock';
 import { DeliveryStore } from '../../ports/deliveries';
 import { MessageBus } from '../../ports/messaging';
 import { Metrics } from '../../ports/telemetry';
-import { isOperational, OperationalEmitter } from '../../domain/operational/operational-events';
-import { deadNotice } from '../../domain/operational/operational-notices';
+import { deadNotice, isOperational, OperationalEmitter } from '../../domain/operational/operational-events';
 
 export type { RejectReason };
 

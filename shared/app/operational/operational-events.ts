@@ -1,11 +1,8 @@
-import { Admission, operationalEvent, OperationalEmitter, operationalEventId, OperationalNotice } from '../../domain/operational/operational-events';
+import { Admission, operationalEvent, OperationalEmitter, OperationalNotice } from '../../domain/operational/operational-events';
 import { NoticeLimit } from '../../domain/operational/notice-limit';
-import { SuspensionNotification } from '../../domain/retry/suspension-record';
 import { Clock, Logger } from '../../ports/clock';
-import { MessageBus } from '../../ports/messaging';
 import { DestinationDirectory } from '../destinations/destination-directory';
 import { HeraldEvent } from '../../domain/events/event';
-import { publishSuspensionEmail } from './suspension-email';
 
 export interface OperationalDeps {
   /**
@@ -16,9 +13,6 @@ export interface OperationalDeps {
   admit: (account: string, events: HeraldEvent[]) => Promise<Admission>;
   /** The `target` of a death's destination (its record names only the destination). */
   directory: Pick<DestinationDirectory, 'get'>;
-  bus: MessageBus;
-  /** Where the suspension email goes (docs/suspension.md#notification): `<prefix>-notifications`, read by the operator's sender. */
-  notificationsTopic: string;
   clock: Clock;
   log: Logger;
   /** The types' prefix (HERALD_OPERATIONAL_EVENT_PREFIX). */
@@ -37,19 +31,14 @@ const STATE_CHANGES = new Set<OperationalNotice['kind']>(['destination.suspended
  * notice becomes a CloudEvent of the account it concerns and goes through ingest's core, so an
  * ordinary destination of that account subscribed to its type receives it — routed, journaled,
  * retried and signed like any other event. An account where no destination would receive it
- * gets nothing (no journal write, nothing kept). A suspension's notice also goes out as the
- * email (docs/suspension.md#notification), on the notifications topic.
+ * gets nothing (no journal write, nothing kept). A suspension's email is the suspension's own
+ * (app/delivery/suspend-and-reactivate.ts), sent whatever becomes of its notice.
  */
 export class OperationalEvents implements OperationalEmitter {
   constructor(private readonly deps: OperationalDeps) {}
 
-  async emit(notice: OperationalNotice, email?: SuspensionNotification): Promise<void> {
-    // The email stands apart: whatever becomes of the event, the suspension email goes out.
-    await Promise.all([this.publish(notice), ...(email ? [publishSuspensionEmail(this.deps.bus, this.deps.notificationsTopic, email, this.deps.log, operationalEventId(notice))] : [])]);
-  }
-
   /** Into the account it concerns, and the operator's copy: rate-limited unless a state change. */
-  private async publish(notice: OperationalNotice): Promise<void> {
+  async emit(notice: OperationalNotice): Promise<void> {
     const { deps } = this;
     const subject = notice.concerns ?? notice.data.account;
     try {
