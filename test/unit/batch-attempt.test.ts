@@ -1,4 +1,5 @@
 import { MemoryDestinationStore } from '../../shared/adapters/memory/destination-store';
+import { MemoryDeliveryStore } from '../../shared/adapters/memory/delivery-store';
 import { claimedBatch, ClaimedMember, FirstMember, firstBatch } from '../../shared/app/delivery/batch-attempt';
 import { AttemptResult, deliveryId, DeliveryRecord } from '../../shared/domain/retry/delivery';
 import { transition } from '../../shared/domain/retry/delivery-state';
@@ -123,4 +124,19 @@ test('a batch of resent events (Herald-Resend) leaves out the members already re
   // Not marked resent, a batch is sent without reading (a redelivered one is recorded as a duplicate).
   await firstBatch(h.deps, h.destination, ['a'].map(first));
   expect(h.sent).toHaveLength(3);
+});
+
+test('a second copy deferred by rate control leaves a delivered member DELIVERED: no PENDING record for the pump to send again', async () => {
+  const h = await setup([204]);
+  // Successes go into groups, as a batch's do on Firestore.
+  const deliveries = new MemoryDeliveryStore({ alone: 'group' });
+  await firstBatch({ ...h.deps, deliveries }, h.destination, ['a', 'b'].map(first));
+  // The same events again (a lane message redelivered, a producer's resend not marked), this time put off by rate control.
+  const until = Date.now() + 60_000;
+  const deferring = Object.assign(Object.create(h.deps.limiter) as typeof h.deps.limiter, { acquire: async () => ({ kind: 'defer' as const, until }) });
+  const report = await firstBatch({ ...h.deps, deliveries, limiter: deferring }, h.destination, ['a', 'c'].map(first));
+  expect(report).toMatchObject({ outcome: 'deferred', recorded: 1, members: 2 });
+  expect((await deliveries.get(idOf('a')))?.status).toBe('DELIVERED');
+  expect((await deliveries.get(idOf('c')))?.status).toBe('PENDING');
+  expect(await deliveries.due(new Date(until + 1000), new Date(0), 10)).toEqual([idOf('c')]);
 });

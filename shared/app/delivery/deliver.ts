@@ -186,7 +186,7 @@ async function queueUnattempted(deps: DeliverDeps, t: Target, message: ReadLaneM
     // Nothing is sent: creating the record only if there is none is the whole duplicate check.
     const record = queuedRecord(t, t.publishedAt, now, reason);
     // A create whose reply was lost is this push's own record (createRecord), counted and checked here once.
-    if (!(await createRecord(deps.deliveries, record, () => deps.deliveries.create(record)))) return { kind: 'duplicate', deliveryId: t.id };
+    if (!(await createRecord(deps.deliveries, record, () => deps.deliveries.create(record, { unlessGrouped: 'here' })))) return { kind: 'duplicate', deliveryId: t.id };
     logged(deps, record, now);
     await recheckQueued(deps, record, 'suspended');
   }

@@ -31,7 +31,8 @@ import { pushVerdict, RecordError } from './push-verdict';
  *
  * A deferral costs the write alone: the record is created only if there is none, which is
  * the duplicate check (a throttled destination's whole backlog passes through here, one
- * deferral per event).
+ * deferral per event), nor a success grouped on this instance (in memory, no read): beside it
+ * the deferral's record would stand, and the pump send the event again.
  */
 export async function firstAttempt(deps: DeliverDeps, t: Target, deliveryAttempt: number | undefined): Promise<DeliverOutcome> {
   // Sent already by this instance, on an earlier push whose record write failed: recorded now, not sent again.
@@ -244,7 +245,8 @@ async function redelivered(deps: DeliverDeps, t: Target, sent: RedeliveredSend, 
  * sent twice.
  */
 async function recordUnattempted(deps: DeliverDeps, t: Target, record: DeliveryRecord, at: Date): Promise<{ record: DeliveryRecord } | { ended: DeliverOutcome }> {
-  if (!(await createRecord(deps.deliveries, record, () => deps.deliveries.create(record)))) {
+  // Not beside a success grouped here (no read): the record would stand over it, and the pump send it again.
+  if (!(await createRecord(deps.deliveries, record, () => deps.deliveries.create(record, { unlessGrouped: 'here' })))) {
     deps.log.info('duplicate lane message skipped: the delivery is already recorded', t.ids);
     return { ended: { kind: 'duplicate', deliveryId: t.id } };
   }
