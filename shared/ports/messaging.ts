@@ -76,6 +76,8 @@ export interface PulledMessage {
   messageId: string;
   publishTime: Date;
   message: PubSubMessage;
+  /** Pub/Sub's count of its deliveries (a subscription with a dead-letter policy); absent on the emulator. */
+  deliveryAttempt?: number;
 }
 
 /**

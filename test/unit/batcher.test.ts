@@ -30,16 +30,22 @@ class Queue extends MemoryDeadLetterQueue {
   }
 }
 
-async function setup(batch: { maxEvents: number; maxWaitMs: number }, ids: string[]) {
+/** Real time, moved on by `skip` (the queue's holds and the batcher judge by it). */
+function skippingClock() {
+  let offset = 0;
+  return { now: () => new Date(Date.now() + offset), skip: (ms: number) => void (offset += ms) };
+}
+
+async function setup(batch: { maxEvents: number; maxWaitMs: number }, ids: string[], clock = skippingClock()) {
   const destinations = new MemoryDestinationStore();
   await destinations.put(applySpec('orders', destinationSpecSchema.parse({ url: 'https://hooks.example.com/orders', batch }), undefined, new Date()));
   const sent: HttpRequest[] = [];
   const http = { send: async (r: HttpRequest): Promise<AttemptResult> => (sent.push(r), { kind: 'response', status: 204, durationMs: 2, bodyExcerpt: '' }) };
   const h = memoryDeliverDeps(destinations, { http });
-  const queue = new Queue();
+  const queue = new Queue(() => clock.now().getTime());
   for (const id of ids) queue.add(toLaneMessage({ kind: 'first', destinationId: 'orders', event: event(id), publishedAt: new Date().toISOString() }), new Date());
-  const batcher = (options: Parameters<typeof runBatcher>[1] = {}) => runBatcher({ deliver: h.deps, queue, subscription: 'herald-batch-gather', log: h.deps.log }, options);
-  return { ...h, queue, sent, batcher };
+  const batcher = (options: Parameters<typeof runBatcher>[1] = {}) => runBatcher({ deliver: { ...h.deps, clock }, queue, subscription: 'herald-batch-gather', log: h.deps.log }, options);
+  return { ...h, queue, sent, batcher, clock };
 }
 
 const until = async (what: () => boolean) => {
@@ -56,6 +62,30 @@ test('a full batch is sent, and its messages acked once its records are written;
   expect(h.queue.remaining()).toEqual([]);
   // 1 s of wait and the preset's 5 s attempt, and 30 s: 36 s, not the slowest destination's 600.
   expect(h.queue.holds).toEqual([{ ids: 5, seconds: 36 }]);
+});
+
+test('messages whose batch is still being recorded when half their hold is gone are held on: the batch is not sent twice', async () => {
+  const h = await setup({ maxEvents: 3, maxWaitMs: 1000 }, ['a', 'b', 'c']);
+  const add = h.deliveries.addDelivered.bind(h.deliveries);
+  let commit!: () => void;
+  const committed = new Promise<void>((r) => (commit = r));
+  // A Firestore as slow as a busy emulator's: the records land long after the send.
+  h.deliveries.addDelivered = async (r) => (await committed, add(r));
+  const run = h.batcher({ holdTickMs: 5 });
+  await until(() => h.sent.length === 1);
+  // Twice 20 s: past the 36 s hold set at the pull, each time past half of the hold left.
+  for (let i = 0; i < 2; i++) {
+    const holds = h.queue.holds.length;
+    h.clock.skip(20_000);
+    await until(() => h.queue.holds.length > holds);
+  }
+  await new Promise((r) => setTimeout(r, 50));
+  expect(h.sent).toHaveLength(1);
+  commit();
+  await until(() => h.queue.acked.length === 3);
+  await run.stop();
+  expect(h.sent).toHaveLength(1);
+  expect(h.queue.holds).toEqual([{ ids: 3, seconds: 36 }, { ids: 3, seconds: 36 }, { ids: 3, seconds: 36 }]);
 });
 
 test('a batch whose records cannot be written is given back whole, and sent again by the next pull', async () => {
@@ -135,6 +165,60 @@ test('a run that stops gives its open batches back to the queue, unsent', async 
   expect(h.sent).toHaveLength(0);
   expect(h.queue.released.sort()).toEqual(['1', '2', '3']);
   expect(report).toMatchObject({ pulled: 3, batches: 0, released: 3, ended: 'stopped' });
+});
+
+describe('copies of one event (a producer resend beside its original, a message brought again while its first is held)', () => {
+  const ids = (r: HttpRequest) => JSON.parse(r.body.toString()).map((e: { id: string }) => e.id) as string[];
+
+  test('two in one pull go once, in one batch; both messages are acked once it is recorded', async () => {
+    const h = await setup({ maxEvents: 2, maxWaitMs: 200 }, ['a', 'b', 'a']);
+    const run = h.batcher();
+    await until(() => h.queue.acked.length === 3);
+    await new Promise((r) => setTimeout(r, 300));
+    await run.stop();
+    expect(h.sent.map(ids)).toEqual([['a', 'b']]);
+  });
+
+  test('one that comes while its first is being sent and recorded is not sent: it ends as the first does', async () => {
+    const h = await setup({ maxEvents: 2, maxWaitMs: 200 }, ['a', 'b']);
+    const add = h.deliveries.addDelivered.bind(h.deliveries);
+    let commit!: () => void;
+    const committed = new Promise<void>((r) => (commit = r));
+    h.deliveries.addDelivered = async (r) => (await committed, add(r));
+    const run = h.batcher();
+    await until(() => h.sent.length === 1);
+    h.queue.add(toLaneMessage({ kind: 'first', destinationId: 'orders', event: event('a'), publishedAt: new Date().toISOString(), resent: true }), new Date());
+    await until(() => h.queue.remaining().length === 3 && h.queue.holds.length === 2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(h.queue.acked).toEqual([]);
+    commit();
+    await until(() => h.queue.acked.length === 3);
+    await run.stop();
+    expect(h.sent.map(ids)).toEqual([['a', 'b']]);
+  });
+
+  test('a message that comes back long after it was published (its reader died holding it) is read first: recorded, it is acked unsent', async () => {
+    const h = await setup({ maxEvents: 2, maxWaitMs: 200 }, ['a', 'b']);
+    const run = h.batcher();
+    await until(() => h.queue.acked.length === 2);
+    // 'a' again, as the emulator brings back a message whose hold ran out: no deliveryAttempt, published 20 s ago.
+    h.queue.add(toLaneMessage({ kind: 'first', destinationId: 'orders', event: event('a'), publishedAt: new Date(Date.now() - 20_000).toISOString() }), new Date(Date.now() - 20_000));
+    // And one never sent, as old: read, not found, sent.
+    h.queue.add(toLaneMessage({ kind: 'first', destinationId: 'orders', event: event('c'), publishedAt: new Date(Date.now() - 20_000).toISOString() }), new Date(Date.now() - 20_000));
+    await until(() => h.queue.acked.length === 4);
+    await run.stop();
+    expect(h.sent.map(ids)).toEqual([['a', 'b'], ['c']]);
+  });
+
+  test('a run that stops gives back the copies with the open batch they wait on', async () => {
+    const h = await setup({ maxEvents: 10, maxWaitMs: 60_000 }, ['a', 'a', 'b']);
+    const run = h.batcher();
+    await until(() => h.queue.holds.length === 1);
+    const report = await (run.stop(), run.done);
+    expect(h.sent).toHaveLength(0);
+    expect(h.queue.released.sort()).toEqual(['1', '2', '3']);
+    expect(report).toMatchObject({ pulled: 3, released: 3 });
+  });
 });
 
 test('a message whose destination is not batched (any more) is delivered alone, as a push would be', async () => {

@@ -59,6 +59,8 @@ export class PubSubPullQueue implements PullQueue {
         messageId: m.message.messageId,
         publishTime: dateOf(m.message.publishTime),
         message: { data: typeof data === 'string' ? Buffer.from(data, 'base64') : Buffer.from(data ?? []), attributes: { ...(m.message.attributes ?? {}) } },
+        // 0 when the subscription has no dead-letter policy, and on the emulator: not known.
+        ...(m.deliveryAttempt ? { deliveryAttempt: m.deliveryAttempt } : {}),
       });
     }
     return pulled;

@@ -32,8 +32,8 @@ import { inBatchSpan } from '../tracing/spans';
  * messages and Pub/Sub brings them again — a second send, never a loss.
  */
 
-/** A first attempt's member: its lane message (first, or handed over). */
-export type FirstMember = Extract<ReadLaneMessage, { kind: 'first' | 'handed-over' }>;
+/** A first attempt's member: its lane message (first, or handed over), and whether it was most likely pulled before (redelivered-push.ts pulledBefore). */
+export type FirstMember = Extract<ReadLaneMessage, { kind: 'first' | 'handed-over' }> & { pulledBefore?: true };
 /** A retry's member: claimed by the pump, with its place in the batch it was first sent in. */
 export type ClaimedMember = Extract<ReadLaneMessage, { kind: 'claimed' }> & { batch: BatchPlace };
 
@@ -53,8 +53,9 @@ interface Member {
 }
 
 /**
- * A batch's first attempt. Members of events their producer resent (`Herald-Resend`) are read
- * first, as a resent first push is, and those already recorded leave the batch unsent.
+ * A batch's first attempt. Members of events their producer resent (`Herald-Resend`), or whose
+ * messages were pulled before, are read first, as a resent first push is, and those already
+ * recorded leave the batch unsent.
  */
 export async function firstBatch(deps: DeliverDeps, destination: Destination, gathered: readonly FirstMember[]): Promise<BatchReport> {
   const policy = deliveryPolicyOf(destination, deps.policy);
@@ -168,12 +169,16 @@ export async function claimedBatch(deps: DeliverDeps, destination: Destination, 
   return { batchId, outcome: decision.kind, recorded: kept.length, members: messages.length };
 }
 
-/** The members to send: all but those of resent events whose delivery is recorded already (one read each, resent ones only). */
+/**
+ * The members to send: all but those whose delivery is recorded already, of events their
+ * producer resent or of messages pulled before (one read each, theirs only).
+ */
 async function unrecordedOf(deps: DeliverDeps, destination: Destination, messages: readonly FirstMember[]): Promise<readonly FirstMember[]> {
-  if (!messages.some((m) => m.resent)) return messages;
-  const recorded = await Promise.all(messages.map((m) => (m.resent ? deps.deliveries.get(deliveryId(destination.id, eventKey(m.event.attributes))) : Promise.resolve(undefined))));
+  const checked = (m: FirstMember) => m.resent === true || m.pulledBefore === true;
+  if (!messages.some(checked)) return messages;
+  const recorded = await Promise.all(messages.map((m) => (checked(m) ? deps.deliveries.get(deliveryId(destination.id, eventKey(m.event.attributes))) : Promise.resolve(undefined))));
   const kept = messages.filter((_, i) => recorded[i] === undefined);
-  if (kept.length < messages.length) deps.log.info('resent events already recorded left out of the batch', { destinationId: destination.id, skipped: messages.length - kept.length });
+  if (kept.length < messages.length) deps.log.info('copies of events already recorded left out of the batch (resent by their producer, or pulled again)', { destinationId: destination.id, skipped: messages.length - kept.length });
   return kept;
 }
 

@@ -6,11 +6,14 @@ import { readLaneMessage, ReadLaneMessage } from '../../domain/intake/lane-messa
 import { BatcherLeaseStore, PulledMessage, PullQueue } from '../../ports/messaging';
 import { Logger } from '../../ports/clock';
 import { BatcherLeaseKeeper } from '../lanes/batcher-wake';
+import { MessageHolds } from '../lanes/message-holds';
 import { BATCHER_WAKE } from '../../domain/modes/batcher-lease';
 import { ClaimedMember, claimedBatch, FirstMember, firstBatch } from './batch-attempt';
 import { deliverFromLane } from './deliver';
 import { pulledParts } from '../lanes/lanes';
 import { DeliverDeps } from './delivery-context';
+import { eventKey } from '../../domain/events/event';
+import { pulledBefore } from '../../domain/delivery/redelivered-push';
 
 /**
  * The batcher: pulls the batch lane (topology.ts batchLaneNames), gathers each batched
@@ -43,6 +46,8 @@ export interface BatcherOptions {
   endWhenIdle?: boolean;
   /** Default IDLE_END_MS. */
   idleEndMs?: number;
+  /** How often held messages are looked at, to be held on (app/lanes/message-holds.ts; default HOLD_TICK_MS). */
+  holdTickMs?: number;
 }
 
 export interface BatcherReport {
@@ -80,7 +85,7 @@ export const RETRY_GATHER_MS = 2_000;
 
 interface Ticket {
   ackId: string;
-  message: ReadLaneMessage;
+  message: ReadLaneMessage & { pulledBefore?: true };
   destination: Destination;
 }
 
@@ -110,6 +115,8 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
     return Math.min(start + (options.untilMs ?? Infinity), lastMessageAt + (options.idleEndMs ?? IDLE_END_MS));
   };
   const now = () => deps.deliver.clock.now().getTime();
+  // Held on while their batches wait, send and are recorded, however long that takes.
+  const holds = new MessageHolds(deps.queue, now, deps.log, options.holdTickMs);
 
   const track = (work: Promise<void>, members: number) => {
     sendingMembers += members;
@@ -122,6 +129,7 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
   };
   const release = async (ackIds: string[]) => {
     report.released += ackIds.length;
+    holds.forget(ackIds);
     await deps.queue.release(ackIds).catch((e: unknown) => deps.log.warn('batcher: releasing messages failed; they come back when their hold ends', { error: (e as Error).message, messages: ackIds.length }));
   };
   /**
@@ -130,6 +138,23 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
    */
   const parts = new Map<string, { total: number; left: number; failed: boolean }>();
   const expectParts = (ackId: string, total: number) => parts.set(ackId, { total, left: total, failed: false });
+  /**
+   * A first attempt's further copies that came while one was held here (a producer's resend
+   * beside its original, a message brought again with its first still open): by delivery, the
+   * copies waiting on the one in a batch. They go in no batch — two copies in one request, or in
+   * two sent at once, reached the receiver twice — and end as it ends: acked once it is
+   * recorded, given back if it is.
+   */
+  const twins = new Map<string, Ticket[]>();
+  const twinKey = (t: Ticket) => (t.message.kind === 'claimed' ? undefined : `${t.destination.id}\n${eventKey(t.message.event.attributes)}`);
+  /** The copies that waited on these tickets, no longer waiting. */
+  const twinsOf = (tickets: readonly Ticket[]): Ticket[] =>
+    tickets.flatMap((t) => {
+      const key = twinKey(t);
+      const waiting = key === undefined ? undefined : twins.get(key);
+      if (key !== undefined) twins.delete(key);
+      return waiting ?? [];
+    });
   const finish = async (ackIds: readonly string[], ok: boolean) => {
     const [acks, releases] = [[] as string[], [] as string[]];
     for (const ackId of ackIds) {
@@ -143,6 +168,7 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
     }
     if (releases.length > 0) await release(releases);
     if (acks.length > 0) {
+      holds.forget(acks);
       await deps.queue.ack(acks).catch((e: unknown) =>
         deps.log.warn('batcher: acknowledging messages failed; they come back when their hold ends and their batches may go again', { error: (e as Error).message, messages: acks.length }),
       );
@@ -157,12 +183,13 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
     const attempt = tickets[0]!.message.kind === 'claimed'
       ? claimedBatch(deps.deliver, destination, tickets.map((t) => t.message as ClaimedMember))
       : firstBatch(deps.deliver, destination, tickets.map((t) => t.message as FirstMember));
+    const ended = (ok: boolean) => finish([...tickets, ...twinsOf(tickets)].map((t) => t.ackId), ok);
     track(
       attempt.then(
-        () => finish(tickets.map((t) => t.ackId), true),
+        () => ended(true),
         async (e: unknown) => {
           deps.log.error('batch could not be recorded; its messages go back to the batch lane and are sent again', { destinationId: destination.id, members: tickets.length, error: (e as Error).message });
-          await finish(tickets.map((t) => t.ackId), false);
+          await ended(false);
         },
       ),
       tickets.length,
@@ -179,6 +206,8 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
 
   const single = (pulled: PulledMessage, push: PushDelivery) => {
     report.single++;
+    // Kept by the subscription's deadline, Pub/Sub's least (10 s) assumed; held on past it while it is delivered.
+    holds.track([pulled.ackId], holdFor([]), now() + HOLD_MIN_SECONDS * 1000);
     track(
       deliverFromLane(deps.deliver, push).then(
         () => finish([pulled.ackId], true),
@@ -193,18 +222,26 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
 
   /** A pulled message read: a batch's member (its ticket), or handled alone at once (undefined). */
   const classify = async (pulled: PulledMessage, destinationOf: (id: string) => Promise<Destination | undefined>): Promise<Ticket | undefined> => {
-    const push: PushDelivery = { subscription: deps.subscription, messageId: pulled.messageId, publishTime: pulled.publishTime, message: pulled.message };
+    const push: PushDelivery = { subscription: deps.subscription, messageId: pulled.messageId, publishTime: pulled.publishTime, message: pulled.message, ...(pulled.deliveryAttempt !== undefined ? { deliveryAttempt: pulled.deliveryAttempt } : {}) };
     const read = readLaneMessage(push);
     if (!read.ok) return void single(pulled, push);
     const message = read.value;
     const destination = await destinationOf(message.destinationId);
     const step = laneStep(message, destination, () => false);
     if (!destination?.batch || step.kind === 'unusable' || step.kind === 'queue' || (message.kind === 'claimed' && !message.batch)) return void single(pulled, push);
-    return { ackId: pulled.ackId, message, destination };
+    // A first attempt's message that came back (its reader died, its hold ran out) is read before it is sent.
+    const again = message.kind !== 'claimed' && pulledBefore(pulled.deliveryAttempt, pulled.publishTime.getTime(), now());
+    return { ackId: pulled.ackId, message: again ? { ...message, pulledBefore: true } : message, destination };
   };
 
   /** Into its open batch: a retry's with the rest of its batch, a first attempt's with its destination's next. */
   const gather = (ticket: Ticket) => {
+    const key = twinKey(ticket);
+    if (key !== undefined) {
+      const waiting = twins.get(key);
+      if (waiting) return void waiting.push(ticket);
+      twins.set(key, []);
+    }
     const { message, destination } = ticket;
     const batch = destination.batch!;
     const member = { event: message.event, bytes: batchShare(message.event), ticket };
@@ -264,7 +301,7 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
         }
         // Kept from other pulls while their batches fill and are sent (one handled alone keeps the subscription's deadline).
         if (tickets.length > 0) {
-          await deps.queue.hold([...new Set(tickets.map((t) => t.ackId))], holdFor(tickets.map((t) => t.destination))).catch((e: unknown) => deps.log.warn('batcher: holding pulled messages failed; a batch that outlives the subscription deadline may be sent twice', { error: (e as Error).message }));
+          await holds.hold([...new Set(tickets.map((t) => t.ackId))], holdFor(tickets.map((t) => t.destination))).catch((e: unknown) => deps.log.warn('batcher: holding pulled messages failed; a batch that outlives the subscription deadline may be sent twice', { error: (e as Error).message }));
         }
         // Everything pulled goes in before any batch is closed for its wait: a backlog leaves in full batches.
         for (const t of tickets) gather(t);
@@ -296,10 +333,12 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
       }
     }
     for (const b of toSend) send(b);
-    const left = [...new Set(open.filter((b) => !toSend.has(b)).flatMap((b) => b.members.map((m) => m.ticket.ackId)))];
+    const unsent = open.filter((b) => !toSend.has(b)).flatMap((b) => b.members.map((m) => m.ticket));
+    const left = [...new Set([...unsent, ...twinsOf(unsent)].map((t) => t.ackId))];
     for (const ackId of left) parts.delete(ackId);
     if (left.length > 0) await release(left);
     await Promise.allSettled([...sending]);
+    holds.stop();
     return report;
   })();
 

@@ -86,3 +86,17 @@ export function writtenBefore(existing: DeliveryRecord, earlier: AfterRedelivery
 export function readsBeforeFirstSend(deliveryAttempt: number | undefined, resent = false): boolean {
   return resent || (deliveryAttempt !== undefined && deliveryAttempt > 1);
 }
+
+/**
+ * Whether a pulled lane message was most likely handed out before: its reader died holding it,
+ * or its hold ran out, and it came back. Pub/Sub says so (`deliveryAttempt`, on a subscription
+ * with a dead-letter policy); the emulator does not, and then a message published longer ago
+ * than the shortest hold (10 s) is taken for one: a backlog's first pull pays a read per event,
+ * where a message brought back unchecked was sent again beside its first copy's send (the
+ * batcher's share of `chaos --batched` duplicates after a kill).
+ */
+export function pulledBefore(deliveryAttempt: number | undefined, publishTime: number, now: number): boolean {
+  return deliveryAttempt !== undefined ? deliveryAttempt > 1 : now - publishTime >= PULLED_BEFORE_AGE_MS;
+}
+
+export const PULLED_BEFORE_AGE_MS = 10_000;

@@ -1,6 +1,6 @@
 import { AttemptDetail, AttemptResult, DeliveryRecord, DeliveryStatus } from '../../../shared/domain/retry/delivery';
 import { transition } from '../../../shared/domain/retry/delivery-state';
-import { afterRedeliveredSend, readsBeforeFirstSend, writtenBefore } from '../../../shared/domain/delivery/redelivered-push';
+import { afterRedeliveredSend, readsBeforeFirstSend, writtenBefore, pulledBefore, PULLED_BEFORE_AGE_MS } from '../../../shared/domain/delivery/redelivered-push';
 import { HeraldEvent } from '../../../shared/domain/events/event';
 
 /** What a send made without reading first does to a record that was already there (create-if-absent found it). */
@@ -149,4 +149,12 @@ describe('writtenBefore: this very send found recorded (its update lost its repl
     const delivered = { ...records.delivered!, lastAttemptAt: iso(60_000) };
     expect(afterRedeliveredSend(delivered, send(ok200))).toMatchObject({ kind: 'duplicate', record: { duplicates: { count: 1 } } });
   });
+});
+
+test('a pulled message was pulled before when Pub/Sub counts a second delivery, or, uncounted (the emulator), when it is older than the shortest hold', () => {
+  const now = Date.parse('2026-12-07T12:00:00Z');
+  expect(pulledBefore(2, now, now)).toBe(true);
+  expect(pulledBefore(1, now - 60_000, now)).toBe(false);
+  expect(pulledBefore(undefined, now - 1_000, now)).toBe(false);
+  expect(pulledBefore(undefined, now - PULLED_BEFORE_AGE_MS, now)).toBe(true);
 });
