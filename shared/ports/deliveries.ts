@@ -14,8 +14,10 @@ export class WriteContentionError extends Error {
     readonly document: string,
     readonly tries: number,
     readonly elapsedMs: number,
+    /** What the last try ended with (a lost race, or a reply that left it unsure). */
+    readonly lastError?: string,
   ) {
-    super(`${document} kept changing under ${tries} tries over ${elapsedMs} ms: nothing was written`);
+    super(`${document} kept changing under ${tries} tries over ${elapsedMs} ms${lastError ? ` (the last: ${lastError})` : ''}: nothing was written`);
   }
 }
 

@@ -61,6 +61,26 @@ test('a writer that keeps losing past its budget gives up with WriteContentionEr
   expect((await ref.get()).data()).toEqual({ n });
 });
 
+test('a store so slow that one lost try spends the budget is tried again (a slow commit is not contention)', async () => {
+  const ref = col.doc('slow');
+  await ref.set({ n: 0 });
+  const tight: RetryOptions = { budgetMs: 50, firstPauseMs: 1, maxPauseMs: 5 };
+  // The first try reads slowly, past the whole budget, and loses its race once.
+  let first = true;
+  const slow = Object.create(ref) as DocumentReference;
+  slow.get = async () => {
+    const snap = await ref.get();
+    if (first) {
+      first = false;
+      await new Promise((r) => setTimeout(r, 80));
+      await ref.set({ n: 1 });
+    }
+    return snap;
+  };
+  await expect(readDecideWrite<Doc>(db, slow, (c) => ({ n: (c!.n as number) + 1 }), plain, tight)).resolves.toMatchObject({ written: { n: 2 } });
+  expect((await ref.get()).data()).toEqual({ n: 2 });
+});
+
 test('of 20 deletes at once exactly one deletes, and its companion write goes with it alone', async () => {
   const ref = col.doc('doomed');
   await ref.set({ x: 1 });

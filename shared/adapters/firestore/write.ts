@@ -2,6 +2,7 @@ import { DocumentData, DocumentReference, FieldPath, FieldValue, Firestore, Time
 import { GRPC, grpcCode } from '../../domain/retry/grpc-status';
 import { WriteContentionError } from '../../ports/deliveries';
 import { isUnsure } from './deliveries/unsure-writes';
+import { errorMessage } from '../../domain/error-message';
 
 /**
  * How the stores write a document under a condition: create it only if absent
@@ -270,6 +271,13 @@ function replacement(stored: DocumentData, doc: DocumentData): [FieldPath, unkno
   return [field, value, ...rest];
 }
 
+/**
+ * Tries before the budget can end them: a decision given up is costly where it follows a send
+ * (a batch whose outcome could not be written goes back and is sent again), and one slow
+ * commit is not contention.
+ */
+const MIN_TRIES = 3;
+
 async function retried<R>(what: string, options: RetryOptions, attempt: () => Promise<R>): Promise<R> {
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
@@ -280,7 +288,8 @@ async function retried<R>(what: string, options: RetryOptions, attempt: () => Pr
     } catch (e) {
       if (!lostRace(e) && !(options.unsure && isUnsure(e))) throw e;
       const elapsed = Date.now() - start;
-      if (elapsed >= options.budgetMs) throw new WriteContentionError(what, tries, elapsed);
+      // A store slow enough to spend the budget in one or two tries (a busy emulator: 5–12 s a commit) gets a third.
+      if (elapsed >= options.budgetMs && tries >= MIN_TRIES) throw new WriteContentionError(what, tries, elapsed, errorMessage(e));
       await sleep(random() * Math.min(options.maxPauseMs, options.firstPauseMs * 2 ** (tries - 1)));
     }
   }
