@@ -133,6 +133,8 @@ export const FIRESTORE_UNINDEXED_FIELDS = [
   { collection: COLLECTIONS.intake, field: 'packed' },
   { collection: COLLECTIONS.intake, field: 'count' },
   { collection: COLLECTIONS.intake, field: 'events' },
+  // The batched destinations that took events by reference, and their places: read with the batch.
+  { collection: COLLECTIONS.intake, field: 'refs' },
   // Removed batch ids, looked up by their ten minutes (`bucket`); an adopted record's batch, read by document id.
   { collection: COLLECTIONS.intakeRemoved, field: 'ids' },
   { collection: COLLECTIONS.intakeAdopted, field: 'by' },

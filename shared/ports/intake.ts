@@ -24,6 +24,11 @@ export interface IntakeStore {
   journaled(ids: readonly string[]): Promise<Set<string>>;
   /** Of these delivery ids, those a removed batch adopted (ReconciledBatch.adopted): delivery id → batch id. A read each. */
   adoptedBy(deliveryIds: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * One batch, as `due` gives it (one read), or undefined once it is removed: the batcher reads
+   * the events a batch lane message names by reference (lanes.ts publishJournalled).
+   */
+  get(id: string): Promise<IntakeBatch | undefined>;
   /** Batches accepted at or before `before` (and after `after`, an ISO time, when given), oldest first. */
   due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]>;
   /**

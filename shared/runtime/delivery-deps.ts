@@ -57,7 +57,7 @@ function buildDeliverDeps(rt: Runtime): DeliverDeps {
 
 /** What the batcher needs, from a runtime: deliver's deps and the batch lane. */
 export function batcherDeps(rt: Runtime): BatcherDeps {
-  return { deliver: deliverDeps(rt), queue: rt.batchLane, subscription: batchLaneNames(rt.names).subscription, log: rt.log, lease: rt.batcherLease };
+  return { deliver: deliverDeps(rt), queue: rt.batchLane, subscription: batchLaneNames(rt.names).subscription, log: rt.log, lease: rt.batcherLease, journal: rt.intake };
 }
 
 /** What suspension, reactivation and the threshold check need, from a runtime. */

@@ -33,6 +33,8 @@ export function ingestDeps(rt: Runtime, publisher: { account?: string }): Ingest
     operational: operationalEvents(rt),
     // Counted under the prefix the operational events are published with: one setting for both.
     usage: { meter: (account, at, counts) => rt.counters.meter(account, at, counts), operationalEventPrefix: rt.config.operationalEventPrefix },
+    // The batcher (runtime/delivery-deps.ts batcherDeps) and replay read the journal.
+    batchesByReference: true,
   };
 }
 

@@ -12,6 +12,7 @@ export function replayDeps(rt: Runtime): ReplayDeps {
   return {
     replays: rt.replays,
     deadLetters: rt.deadLetters,
+    journal: rt.intake,
     deliveries: rt.deliveries,
     destinations: rt.destinations,
     clock: rt.clock,

@@ -11,6 +11,8 @@ import { PulledMessage } from '../../shared/ports/messaging';
 import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
 import { LaneDeps, publishBundled } from '../../shared/app/lanes/lanes';
 import { memoryDeliverDeps } from '../support/memory-deliver';
+import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
+import { journalledMessage } from '../../shared/domain/intake/lane-reference';
 
 /** The batcher over a pull queue in memory: what it acks, holds and gives back, and when it sends. */
 
@@ -218,6 +220,54 @@ describe('copies of one event (a producer resend beside its original, a message 
     expect(h.sent).toHaveLength(0);
     expect(h.queue.released.sort()).toEqual(['1', '2', '3']);
     expect(report).toMatchObject({ pulled: 3, released: 3 });
+  });
+});
+
+describe('messages that name their events in the intake journal (domain/intake/lane-reference.ts)', () => {
+  const journalled = async () => {
+    const h = await setup({ maxEvents: 3, maxWaitMs: 200 }, []);
+    const journal = new MemoryIntakeStore();
+    await journal.add({ id: 'i-1', acceptedAt: new Date().toISOString(), events: ['a', 'b', 'c', 'd'].map(event), refs: { orders: [1, 3] } });
+    const ref = (places: number[], intake = 'i-1') => h.queue.add(journalledMessage({ destinationId: 'orders', intake, places, publishedAt: new Date().toISOString() }), new Date());
+    const run = (withJournal = true) => runBatcher({ deliver: h.deps, queue: h.queue, subscription: 'herald-batch-gather', log: h.deps.log, ...(withJournal ? { journal } : {}) });
+    return { ...h, journal, ref, run };
+  };
+  const ids = (r: HttpRequest) => JSON.parse(r.body.toString()).map((e: { id: string }) => e.id) as string[];
+
+  test('are read from the journal, one read a batch however many name it, and batched as their events', async () => {
+    const h = await journalled();
+    h.ref([1, 3]);
+    h.ref([0]);
+    const run = h.run();
+    await until(() => h.queue.acked.length === 2);
+    await run.stop();
+    expect(h.sent.map(ids)).toEqual([['b', 'd', 'a']]);
+    expect(h.journal.gets).toEqual(['i-1']);
+    const record = await h.deliveries.get(deliveryId('orders', eventKey(event('b').attributes)));
+    expect(record).toMatchObject({ status: 'DELIVERED', intake: 'i-1' });
+  });
+
+  test('one naming a journal batch reconciled and removed is acked unsent: each delivery it names is recorded by then', async () => {
+    const h = await journalled();
+    h.ref([0, 1], 'i-gone');
+    const run = h.run();
+    await until(() => h.queue.acked.length === 1);
+    await run.stop();
+    expect(h.sent).toEqual([]);
+    expect(h.logs.some((l) => String(l.message).startsWith('batch lane message named a reconciled journal batch'))).toBe(true);
+  });
+
+  test('a batcher with no journal to read leaves the message to come again after its deadline, unsent, and says why', async () => {
+    const h = await journalled();
+    h.ref([1]);
+    const run = h.run(false);
+    await until(() => h.logs.some((l) => String(l.message).startsWith('batch lane message could not be read')));
+    await new Promise((r) => setTimeout(r, 50));
+    await run.stop();
+    expect(h.sent).toEqual([]);
+    expect(h.queue.acked).toEqual([]);
+    expect(h.queue.remaining()).toHaveLength(1);
+    expect(h.logs.some((l) => String(l.message).startsWith('batch lane message could not be read (its events in the intake journal)'))).toBe(true);
   });
 });
 

@@ -1,6 +1,7 @@
 import { DestinationDirectory } from '../../shared/app/destinations/destination-directory';
 import { ingest, IngestDeps } from '../../shared/app/intake/ingest';
 import { unbundle } from '../../shared/app/lanes/lanes';
+import { readJournalled } from '../../shared/domain/intake/lane-reference';
 import { IntakeJournal } from '../../shared/app/intake/intake-journal';
 import { MemoryIntakeStore } from '../../shared/adapters/memory/intake-store';
 import { PubSubMessage } from '../../shared/domain/events/cloudevents-pubsub';
@@ -222,6 +223,36 @@ describe('ingest', () => {
       await ingest(deps, BATCH, batch([{ id: 'e1', type: 'com.example.order.created' }]));
       const toFeed = published.filter((p) => p.message.attributes['herald-destination'] === 'feed');
       expect(toFeed.map((p) => [p.topic, p.message.attributes['ce-id'], p.message.attributes['herald-bundle']])).toEqual([['herald-batch', 'e1', undefined]]);
+    });
+
+    it('with batches by reference, 16 or more events for it go named in the journal (published once it holds them), fewer as a bundle', async () => {
+      const { deps, published, store } = await bundled();
+      deps.batchesByReference = true;
+      const many = batch(Array.from({ length: 17 }, (_, i) => ({ id: `e${i}`, type: i === 5 ? 'com.example.invoice.paid' : 'com.example.order.created' })));
+      expect((await ingest(deps, BATCH, many)).kind).toBe('accepted');
+      const toFeed = published.filter((p) => p.message.attributes['herald-destination'] === 'feed');
+      expect(toFeed).toHaveLength(1);
+      const ref = readJournalled(toFeed[0]!.message);
+      expect(ref?.ok).toBe(true);
+      const { intake, places } = ref?.ok ? ref.value : { intake: '', places: [] };
+      // The journal held the batch before the reference went out, with the places it names kept for the reconciler.
+      const journaled = store.writes.find((b) => b.id === intake)!;
+      expect(journaled.refs).toEqual({ feed: places });
+      expect(places.map((p) => journaled.events[p]!.attributes.id)).toEqual(Array.from({ length: 17 }, (_, i) => `e${i}`).filter((id) => id !== 'e5'));
+      expect(toFeed[0]!.message.data.byteLength).toBeLessThan(100);
+      published.length = 0;
+      await ingest(deps, BATCH, three);
+      expect(published.filter((p) => p.message.attributes['herald-destination'] === 'feed').map((p) => p.message.attributes['herald-bundle'])).toEqual(['2']);
+    });
+
+    it('with batches by reference, none is published when the journal cannot record the events', async () => {
+      const { deps, published, store } = await bundled();
+      deps.batchesByReference = true;
+      store.failing = new Error('14 UNAVAILABLE: firestore down');
+      store.failHolds = new Error('14 UNAVAILABLE: firestore down');
+      const many = batch(Array.from({ length: 16 }, (_, i) => ({ id: `e${i}`, type: 'com.example.order.created' })));
+      expect((await ingest(deps, BATCH, many)).kind).toBe('unavailable');
+      expect(published.filter((p) => p.message.attributes['herald-destination'] === 'feed')).toEqual([]);
     });
 
     it("a bundle that cannot be published fails each of its events (503), and only those", async () => {

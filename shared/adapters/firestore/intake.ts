@@ -72,6 +72,11 @@ function eventsOf(stored: StoredBatch): HeraldEvent[] {
   return read.members as HeraldEvent[];
 }
 
+function batchOf(stored: StoredBatch): IntakeBatch {
+  const { id, acceptedAt, progress, refs } = stored;
+  return { id, acceptedAt, events: eventsOf(stored), ...(progress !== undefined ? { progress } : {}), ...(refs !== undefined ? { refs } : {}) };
+}
+
 /** The intake journal (domain/intake/intake.ts): one document per batch, deleted once reconciled. */
 export class FirestoreIntakeStore extends FirestoreStore implements IntakeStore {
   constructor(
@@ -149,11 +154,13 @@ export class FirestoreIntakeStore extends FirestoreStore implements IntakeStore 
     if (after !== undefined) query = query.where(field, '>', after);
     const snap = await query.orderBy(field).limit(limit).get();
     this.ops.reads += Math.max(1, snap.size);
-    return snap.docs.map((d) => {
-      const stored = d.data() as StoredBatch;
-      const { id, acceptedAt, progress } = stored;
-      return { id, acceptedAt, events: eventsOf(stored), ...(progress !== undefined ? { progress } : {}) };
-    });
+    return snap.docs.map((d) => batchOf(d.data() as StoredBatch));
+  }
+
+  async get(id: string): Promise<IntakeBatch | undefined> {
+    const snap = await this.col.doc(id).get();
+    this.ops.reads++;
+    return snap.exists ? batchOf(snap.data() as StoredBatch) : undefined;
   }
 
   async remove(batches: readonly ReconciledBatch[]): Promise<void> {

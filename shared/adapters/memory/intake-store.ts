@@ -23,7 +23,7 @@ export class MemoryIntakeStore implements IntakeStore {
       this.failNext = undefined;
       throw e;
     }
-    const copy = { ...batch, events: [...batch.events] };
+    const copy = { ...batch, events: [...batch.events], ...(batch.refs ? { refs: structuredClone(batch.refs) } : {}) };
     this.writes.push(copy);
     this.batches.set(batch.id, copy);
     if (this.loseNextReply) {
@@ -50,6 +50,14 @@ export class MemoryIntakeStore implements IntakeStore {
 
   async adoptedBy(deliveryIds: readonly string[]): Promise<Map<string, string>> {
     return new Map(deliveryIds.flatMap((id) => { const by = this.adopted.get(id); return by === undefined ? [] : [[id, by] as const]; }));
+  }
+
+  /** Reads of `get`, by batch id. */
+  readonly gets: string[] = [];
+
+  async get(id: string): Promise<IntakeBatch | undefined> {
+    this.gets.push(id);
+    return this.batches.get(id);
   }
 
   async due(before: Date, limit: number, after?: string): Promise<IntakeBatch[]> {

@@ -10,7 +10,7 @@ import { MessageHolds } from '../lanes/message-holds';
 import { BATCHER_WAKE } from '../../domain/modes/batcher-lease';
 import { ClaimedMember, claimedBatch, FirstMember, firstBatch } from './batch-attempt';
 import { deliverFromLane } from './deliver';
-import { pulledParts } from '../lanes/lanes';
+import { journalReaderOnce, JournalReader, NO_JOURNAL, pulledParts } from '../lanes/lanes';
 import { DeliverDeps } from './delivery-context';
 import { eventKey } from '../../domain/events/event';
 import { pulledBefore } from '../../domain/delivery/redelivered-push';
@@ -37,6 +37,8 @@ export interface BatcherDeps {
   log: Logger;
   /** Where the run says until when it goes on pulling (app/lanes/batcher-wake.ts): publishers wake a run when none does. */
   lease?: BatcherLeaseStore;
+  /** The intake journal, where messages that name their events find them (domain/intake/lane-reference.ts). */
+  journal?: JournalReader;
 }
 
 export interface BatcherOptions {
@@ -285,9 +287,23 @@ export function runBatcher(deps: BatcherDeps, options: BatcherOptions = {}): Bat
           if (found === undefined) looked.set(id, (found = deps.deliver.directory.get(id)));
           return found;
         };
+        const journal = journalReaderOnce(deps.journal ?? NO_JOURNAL);
         for (const p of pulled) {
           // A bundle's members share its ack id; one that cannot be read goes on alone (deliver dead-letters it).
-          const members = await pulledParts(p);
+          let members: PulledMessage[];
+          try {
+            members = await pulledParts(p, journal);
+          } catch (e) {
+            // Not given back at once (a read failing again at once would spin): it comes back when the subscription's deadline ends.
+            deps.log.error('batch lane message could not be read (its events in the intake journal); it comes again after its deadline', { messageId: p.messageId, error: (e as Error).message });
+            continue;
+          }
+          if (members.length === 0) {
+            // It named a journal batch reconciled since: every delivery it names is recorded.
+            deps.log.info('batch lane message named a reconciled journal batch: its deliveries are recorded; acked', { messageId: p.messageId });
+            await deps.queue.ack([p.ackId]).catch((e: unknown) => deps.log.warn('batcher: acknowledging messages failed; they come back when their hold ends', { error: (e as Error).message, messages: 1 }));
+            continue;
+          }
           expectParts(p.ackId, members.length);
           for (const part of members) {
             try {

@@ -75,7 +75,7 @@ export class DestinationDirectory {
    * Runs `use` with every account of `accounts` held (read when it is not), at once: none of
    * them is dropped while it runs, so what it matches is each account's whole list.
    */
-  async withAccounts<T>(accounts: Iterable<string>, use: (matching: AccountMatcher) => T): Promise<T> {
+  async withAccounts<T>(accounts: Iterable<string>, use: (matching: AccountMatcher, exists: (id: string) => boolean) => T): Promise<T> {
     const wanted = [...new Set(accounts)];
     await this.lookedRecently();
     for (const a of wanted) this.pins.set(a, (this.pins.get(a) ?? 0) + 1);
@@ -83,7 +83,10 @@ export class DestinationDirectory {
       // A drop (a store without a change log, each ttl) may take an account between the reads and now: read again.
       while (!wanted.every((a) => this.held.has(a))) await Promise.all(wanted.map((a) => this.hold(a)));
       for (const a of wanted) this.touch(a);
-      return use((type, account) => this.index.matching(type, account).map((d) => this.open(d)));
+      return use(
+        (type, account) => this.index.matching(type, account).map((d) => this.open(d)),
+        (id) => this.index.get(id) !== undefined,
+      );
     } finally {
       for (const a of wanted) {
         const left = (this.pins.get(a) ?? 1) - 1;

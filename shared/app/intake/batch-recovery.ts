@@ -1,7 +1,7 @@
 import { splitDestinationId } from '../../domain/ids';
 import { ownedCounts } from '../../domain/intake/intake-ownership';
 import { addTallies, EMPTY_TALLY, IntakeTally, sameTally, tallyOf } from '../../domain/intake/intake-tally';
-import { ExpectedDelivery, expectedDeliveries, expectedInRuns, IntakeBatch, recoveredRecord, RoutableDestination } from '../../domain/intake/intake';
+import { ExpectedDelivery, expectedDeliveries, expectedInRuns, IntakeBatch, recoveredRecord, Routing } from '../../domain/intake/intake';
 import { forEachLimited } from '../support/for-each-limited';
 import { ReconcileDeps } from './reconcile-deps';
 import { LaneActivity } from './lane-activity';
@@ -12,7 +12,7 @@ export const RUN_RECORDS = 250;
 /** Creates in flight at once per batch (CONCURRENCY batches at a time). */
 const CREATE_CONCURRENCY = 32;
 
-export type DestinationsFor = (type: string, account: string) => readonly RoutableDestination[];
+export type DestinationsFor = Routing;
 
 /** What a batch's expected deliveries come to, worked out run by run (never held whole). */
 export interface BatchPlan {

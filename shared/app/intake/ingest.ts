@@ -4,7 +4,8 @@ import { Destination } from '../../domain/destinations/destination';
 import { ACCOUNT_EXTENSION, ACCOUNT_ID, eventAccount, withAccount } from '../../domain/access/account';
 import { Clock, Logger } from '../../ports/clock';
 import { IntakeJournal, IntakeNotRecorded } from './intake-journal';
-import { fanOut, LaneDeps, publishBundled } from '../lanes/lanes';
+import { fanOut, LaneDeps, publishBundled, publishJournalled } from '../lanes/lanes';
+import { REFERENCE_MIN_EVENTS } from '../../domain/intake/lane-reference';
 import { DestinationDirectory } from '../destinations/destination-directory';
 import { PublishQuotas, QuotaVerdict } from './publish-quotas';
 import { AccountPolicies } from '../access/account-policies';
@@ -53,6 +54,13 @@ export interface IngestDeps extends LaneDeps {
   operational?: OperationalEmitter;
   /** Each account's usage (absent: not counted, as in unit tests of other things). */
   usage?: UsageMeter;
+  /**
+   * A batched destination's events go to its batch lane named, not carried: their journal batch
+   * and places (lanes.ts publishJournalled), published once the journal holds them. Pub/Sub bills
+   * the batch lane's bytes twice, and the journal has the events already. Needs a batcher that
+   * reads the journal (runtime/delivery-deps.ts); absent: they travel in bundles.
+   */
+  batchesByReference?: boolean;
 }
 
 export type IngestResult =
@@ -179,14 +187,23 @@ async function admit(deps: IngestDeps, parsed: ReturnType<typeof parseHttpEvents
   }
   const acceptedAt = deps.clock.now();
   // None joins a batch opened before a destination it goes to was created: the reconciler would not expect it there.
-  const journaled = deps.journal.add(events, newestCreated(targets));
+  // A batched destination's events are named in the journal, which keeps them until each is recorded there (IntakeBatch.refs).
+  const batchedShare = new Map<string, number>();
+  for (const ds of targets) for (const d of ds) if (d.batch !== undefined) batchedShare.set(d.id, (batchedShare.get(d.id) ?? 0) + 1);
+  const byReference = (d: Destination) => deps.batchesByReference === true && (batchedShare.get(d.id) ?? 0) >= REFERENCE_MIN_EVENTS;
+  const journaled = deps.journal.add(events, newestCreated(targets), targets.map((ds) => ds.filter(byReference).map((d) => d.id)));
   const publishedAt = acceptedAt.toISOString();
   const plan = intakePlan(deps, events, targets, publishedAt, journaled.ids);
   const again = resent ? { resent: true as const } : {};
-  // Each event's own fan-out, then the work several events share: an ordered destination's placing, a batched one's bundle.
+  // Each event's own fan-out, then the work several events share: an ordered destination's placing, a batched one's bundle or reference.
   const shared = [
     ...plan.ordered.map((o) => ({ events: o.events, work: admitOrdered({ ...deps, keys: deps.keys! }, o.destination, o.items) })),
-    ...plan.bundled.map((b) => ({ events: b.events, work: publishBundled(deps, b.destination, b.events.map((i) => ({ kind: 'first' as const, destinationId: b.destination.id, event: events[i]!, publishedAt, intake: journaled.ids[i]!, ...again }))) })),
+    ...plan.bundled.map((b) => ({
+      events: b.events,
+      work: byReference(b.destination)
+        ? journaled.durable.then(() => publishJournalled(deps, b.destination, referencesOf(b.events, journaled, publishedAt, resent)))
+        : publishBundled(deps, b.destination, b.events.map((i) => ({ kind: 'first' as const, destinationId: b.destination.id, event: events[i]!, publishedAt, intake: journaled.ids[i]!, ...again }))),
+    })),
   ];
   const [journal, ...settled] = await Promise.allSettled([
     journaled.durable,
@@ -273,6 +290,13 @@ function intakePlan(deps: IngestDeps, events: readonly HeraldEvent[], targets: r
     }),
   );
   return { unordered, ordered: [...ordered.values()], bundled: [...bundled.values()] };
+}
+
+/** Events `indexes` as references to their journal batches: one per batch, their places in the request's order. */
+function referencesOf(indexes: readonly number[], journaled: { ids: readonly string[]; places: readonly number[] }, publishedAt: string, resent: boolean): { intake: string; places: number[]; publishedAt: string; resent?: true }[] {
+  const byBatch = new Map<string, number[]>();
+  for (const i of indexes) byBatch.set(journaled.ids[i]!, [...(byBatch.get(journaled.ids[i]!) ?? []), journaled.places[i]!]);
+  return [...byBatch].map(([intake, places]) => ({ intake, places, publishedAt, ...(resent ? { resent: true as const } : {}) }));
 }
 
 /** The latest `createdAt` of the destinations the events go to (ISO), undefined when they go nowhere. */

@@ -71,22 +71,28 @@ export class IntakeJournal {
    * Places the events in batches: the batch id of each, and a promise that resolves once all of
    * them are durable. `newestRouted`: the latest `createdAt` of the destinations they were
    * routed to: they join no batch opened before it (domain/intake/intake.ts joinsOpenBatch), so the
-   * reconciler expects each of them wherever it was sent.
+   * reconciler expects each of them wherever it was sent. `refs`: per event, the batched
+   * destinations whose batch lane takes it by reference (its journal batch and `places`): kept
+   * in the batch (IntakeBatch.refs) for the reconciler.
    */
-  add(events: readonly HeraldEvent[], newestRouted?: string): { ids: string[]; durable: Promise<void> } {
+  add(events: readonly HeraldEvent[], newestRouted?: string, refs?: readonly (readonly string[])[]): { ids: string[]; places: number[]; durable: Promise<void> } {
     const ids: string[] = [];
+    const places: number[] = [];
     const waits = new Set<Promise<void>>();
     if (this.open && !joinsOpenBatch(this.open.batch.acceptedAt, newestRouted)) this.seal();
-    for (const event of events) {
+    events.forEach((event, i) => {
       if (this.open && !fitsBatch(this.open.batch.events.length, this.open.bytes, event)) this.seal();
       this.open ??= this.newBatch(newestRouted);
-      this.open.batch.events.push(event);
+      const { batch } = this.open;
+      const place = batch.events.push(event) - 1;
+      for (const destinationId of refs?.[i] ?? []) (batch.refs ??= {})[destinationId] = [...(batch.refs?.[destinationId] ?? []), place];
       this.open.bytes += eventSize(event);
-      ids.push(this.open.batch.id);
+      ids.push(batch.id);
+      places.push(place);
       waits.add(this.open.durable);
-    }
+    });
     this.schedule();
-    return { ids, durable: Promise.all(waits).then(() => undefined) };
+    return { ids, places, durable: Promise.all(waits).then(() => undefined) };
   }
 
   private newBatch(newestRouted: string | undefined): OpenBatch {

@@ -29,9 +29,11 @@ type LanedDestination = RoutableDestination & { lane?: string; batch?: object; f
  * their accounts: a few per pair, where the expected deliveries are events × fan-out. And the
  * lanes of each (`lanesOf`), for telling a late delivery from a lost one.
  */
-function targetsOf(batches: readonly IntakeBatch[], matching: (type: string, account: string) => readonly LanedDestination[], lanesOf?: ReconcileDeps['lanesOf'], filters: Pick<DestinationFilters, 'takes'> = UNCOUNTED_FILTERS): { destinationsFor: DestinationsFor; lanes: Map<string, readonly string[]> } {
+function targetsOf(batches: readonly IntakeBatch[], matching: (type: string, account: string) => readonly LanedDestination[], lanesOf?: ReconcileDeps['lanesOf'], filters: Pick<DestinationFilters, 'takes'> = UNCOUNTED_FILTERS, exists: (id: string) => boolean = () => true): { destinationsFor: DestinationsFor; lanes: Map<string, readonly string[]> } {
   const targets = new Map<string, RoutableDestination[]>();
   const lanes = new Map<string, readonly string[]>();
+  // Of the destinations a batch lane took events for by reference, those that still exist (asked now, while their accounts are held).
+  const existing = new Set(batches.flatMap((b) => Object.keys(b.refs ?? {})).filter(exists));
   for (const batch of batches) {
     for (const event of batch.events) {
       const account = eventAccount(event.attributes);
@@ -43,7 +45,8 @@ function targetsOf(batches: readonly IntakeBatch[], matching: (type: string, acc
       if (lanesOf) for (const d of found) if (!lanes.has(d.id)) lanes.set(d.id, lanesOf(d));
     }
   }
-  return { destinationsFor: (type, account) => targets.get(`${account}\n${type}`) ?? [], lanes };
+  const destinationsFor: DestinationsFor = Object.assign((type: string, account: string) => targets.get(`${account}\n${type}`) ?? [], { exists: (id: string) => existing.has(id) });
+  return { destinationsFor, lanes };
 }
 
 /** How many batches the next round takes. */
@@ -86,7 +89,7 @@ async function reconcileRound(deps: ReconcileDeps, until: number): Promise<Recon
   const catalogued = batches.length > 0 ? deps.catalogue?.observe(batches) : undefined;
   if (batches.length > 0) {
     const accounts = batches.flatMap((b) => b.events.map((e) => eventAccount(e.attributes)));
-    const { destinationsFor, lanes } = await deps.directory.withAccounts(accounts, (matching) => targetsOf(batches, matching, deps.lanesOf, deps.filters));
+    const { destinationsFor, lanes } = await deps.directory.withAccounts(accounts, (matching, exists) => targetsOf(batches, matching, deps.lanesOf, deps.filters, exists));
     const planned = batches.map((batch) => planOf(batch, destinationsFor));
     const owed = planned.reduce((n, p) => n + p.count, 0);
     const ids = batches.map((b) => b.id).sort();

@@ -8,6 +8,9 @@ import { batchLaneNames, laneTopicOf, TopologyNames } from '../../topology';
 import { BatcherWaker } from './batcher-wake';
 import { gunzipped, gzipped } from '../../compression';
 import { inLaneSpan } from '../tracing/spans';
+import { JournalReference, journalledMessage, readJournalled } from '../../domain/intake/lane-reference';
+import { IntakeStore } from '../../ports/intake';
+import { IntakeBatch } from '../../domain/intake/intake';
 
 /**
  * Every publish onto a lane goes through here (the messages themselves: domain/intake/lane-message.ts):
@@ -116,6 +119,17 @@ export async function publishBundled(deps: LaneDeps, destination: Pick<Destinati
   );
 }
 
+/**
+ * A batched destination's first attempts of events journaled in `refs` (their intake batches and
+ * places), named instead of carried (domain/intake/lane-reference.ts): one message for each
+ * intake batch. The journal must hold them already — publish once its write is durable: the
+ * batcher reads the events from it. Rejects when a publish fails.
+ */
+export async function publishJournalled(deps: LaneDeps, destination: Pick<Destination, 'id' | 'lane' | 'batch'>, refs: readonly Omit<JournalReference, 'destinationId'>[]): Promise<void> {
+  const topic = laneTopicOf(destination, 'first', deps.names);
+  await Promise.all(refs.map((ref) => publishOn(deps, destination, topic, journalledMessage({ ...ref, destinationId: destination.id }))));
+}
+
 /** A pulled message's members if it is a bundle (read, or what is wrong with it); undefined if it is a lane message of its own. */
 export async function unbundle(message: PubSubMessage): Promise<BundleRead | undefined> {
   const count = heraldAttribute(message, LANE_ATTRIBUTES.bundle);
@@ -131,12 +145,42 @@ export async function unbundle(message: PubSubMessage): Promise<BundleRead | und
   return readBundleBody(body, Number(count));
 }
 
+/** Reads intake batches for the references of one pull: each batch once, however many messages name it. */
+export type JournalReader = Pick<IntakeStore, 'get'>;
+
+/** For readers given no journal: a reference they meet fails (and its message goes back) rather than being taken for empty. */
+export const NO_JOURNAL: JournalReader = {
+  get: () => Promise.reject(new Error('a batch lane message names its events in the intake journal, and this reader was given no journal to read them from')),
+};
+
+export function journalReaderOnce(journal: JournalReader): JournalReader {
+  const read = new Map<string, Promise<IntakeBatch | undefined>>();
+  return {
+    get: (id) => {
+      let found = read.get(id);
+      if (found === undefined) read.set(id, (found = journal.get(id)));
+      return found;
+    },
+  };
+}
+
 /**
  * A pulled message as the lane messages it carries, each with its ack id: a bundle's members
- * (message ids `<id>/<n>`), else the message itself (a bundle that cannot be read too: whoever
- * reads it finds it foreign).
+ * (message ids `<id>/<n>`); a reference's events, read from the journal — none when its batch
+ * is reconciled and removed (every delivery it names is recorded by then); else the message
+ * itself (a bundle or reference that cannot be read too: whoever reads it finds it foreign).
  */
-export async function pulledParts(pulled: PulledMessage): Promise<PulledMessage[]> {
+export async function pulledParts(pulled: PulledMessage, journal: JournalReader): Promise<PulledMessage[]> {
+  const ref = readJournalled(pulled.message);
+  if (ref !== undefined) {
+    if (!ref.ok) return [pulled];
+    const { destinationId, intake, places, publishedAt, resent } = ref.value;
+    const batch = await journal.get(intake);
+    if (batch === undefined) return [];
+    const events = places.map((p) => batch.events[p]);
+    if (events.some((e) => e === undefined)) return [pulled];
+    return events.map((event, i) => ({ ...pulled, messageId: `${pulled.messageId}/${i}`, message: toLaneMessage({ kind: 'first', destinationId, event: event!, publishedAt, intake, ...(resent ? { resent } : {}) }) }));
+  }
   const bundle = await unbundle(pulled.message);
   if (!bundle?.ok) return [pulled];
   return bundle.members.map((message, i) => ({ ...pulled, messageId: `${pulled.messageId}/${i}`, message }));

@@ -9,7 +9,7 @@ import { DeadLetter, replayedRecord, runSelection, selectDeadLetter, Selection }
 import { forEachLimited } from '../support/for-each-limited';
 import { findReplay, QUEUED_REPLAY_WAIT_MS } from './replay-reports';
 import { newErrorId, STORAGE_BUSY } from '../support/unavailable-causes';
-import { pulledParts } from '../lanes/lanes';
+import { JournalReader, NO_JOURNAL, pulledParts } from '../lanes/lanes';
 import { Clock, Logger } from '../../ports/clock';
 import { DeadLetterQueue, PulledMessage } from '../../ports/messaging';
 import { DeliveryStore } from '../../ports/deliveries';
@@ -43,6 +43,8 @@ export interface ReplayDeps {
   /** Between two looks at the runner while waiting. */
   pollMs?: number;
   sleep?: (ms: number) => Promise<void>;
+  /** The intake journal, for batch lane messages that name their events there (domain/intake/lane-reference.ts). */
+  journal?: JournalReader;
   /** Publishes the trigger again on the replay topic; absent: the push is answered `waiting` and Pub/Sub brings it again. */
   requeue?: (trigger: ReplayTrigger) => Promise<void>;
   /** Herald's own metrics; absent: none recorded. */
@@ -248,7 +250,7 @@ class ReplayRun {
       const acks: string[] = [];
       await forEachLimited(fresh, CONCURRENCY, async (m) => {
         // A bundle from the batch lane (its backstop dead-letters whole messages) is its members, each a dead letter; it goes once all are handled.
-        const letters = await pulledParts(m);
+        const letters = await pulledParts(m, this.deps.journal ?? NO_JOURNAL);
         this.seen.add(m.messageId);
         let remove = true;
         for (const letter of letters) remove = (await this.handle(letter)) && remove;

@@ -19,6 +19,13 @@ export interface IntakeBatch {
   acceptedAt: string;
   events: HeraldEvent[];
   /**
+   * The batched destinations whose batch lane took these events by reference (their places in
+   * `events`: lanes.ts publishJournalled), as ingest routed them: the reconciler expects a
+   * record for each whatever the routing says by then, so the journal outlives every message
+   * that names it (a message late past a filter's change would name events no longer anywhere).
+   */
+  refs?: Record<string, number[]>;
+  /**
    * The reconciler's progress through a batch it could not finish in one round: every event
    * before this index has a record for each destination it was meant for.
    */
@@ -90,12 +97,18 @@ export interface RoutableDestination {
 }
 
 /**
+ * The destinations an event of a type and account goes to now, and whether a destination
+ * still exists (absent: every one does): what the reconciler routes a batch's events by.
+ */
+export type Routing = ((type: string, account: string) => readonly RoutableDestination[]) & { exists?: (destinationId: string) => boolean };
+
+/**
  * Every delivery a batch should have led to: each event to each destination that takes its
  * type (`destinationsFor`: the directory's index, not a look at every destination) and existed when the event was accepted (route matched against those; one created
  * later may or may not have been matched, and is not owed the event). Deleted destinations
  * are owed nothing: `deliver` dead-letters what reaches their lanes.
  */
-export function expectedDeliveries(batch: IntakeBatch, destinationsFor: (type: string, account: string) => readonly RoutableDestination[]): ExpectedDelivery[] {
+export function expectedDeliveries(batch: IntakeBatch, destinationsFor: Routing): ExpectedDelivery[] {
   const expected: ExpectedDelivery[] = [];
   for (const run of expectedInRuns(batch, destinationsFor, 0, Infinity)) expected.push(...run.expected);
   return expected;
@@ -114,9 +127,10 @@ export interface ExpectedRun {
  * of work, and of progress, in a batch too large for one round. Lazy: a run is worked out only
  * when asked for, so a batch of 500 events × 100 destinations is never held whole.
  */
-export function* expectedInRuns(batch: IntakeBatch, destinationsFor: (type: string, account: string) => readonly RoutableDestination[], from: number, records: number): Generator<ExpectedRun> {
+export function* expectedInRuns(batch: IntakeBatch, destinationsFor: Routing, from: number, records: number): Generator<ExpectedRun> {
   const byType = new Map<string, RoutableDestination[]>();
   const seen = new Set<string>();
+  const referencing = refsByEvent(batch, destinationsFor.exists ?? (() => true));
   let run: ExpectedRun = { start: from, end: from, expected: [] };
   for (let i = from; i < batch.events.length; i++) {
     const event = batch.events[i]!;
@@ -135,6 +149,13 @@ export function* expectedInRuns(batch: IntakeBatch, destinationsFor: (type: stri
       seen.add(id);
       run.expected.push({ deliveryId: id, destinationId: d.id, event });
     }
+    // What a batch lane took by reference is owed as ingest routed it (a destination deleted since is owed nothing).
+    for (const destinationId of referencing.get(i) ?? []) {
+      const id = deliveryId(destinationId, key);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      run.expected.push({ deliveryId: id, destinationId, event });
+    }
     run.end = i + 1;
     if (run.expected.length >= records) {
       yield run;
@@ -142,6 +163,16 @@ export function* expectedInRuns(batch: IntakeBatch, destinationsFor: (type: stri
     }
   }
   if (run.end > run.start) yield run;
+}
+
+/** Per event place, the destinations of `refs` that still exist. */
+function refsByEvent(batch: IntakeBatch, exists: (destinationId: string) => boolean): Map<number, string[]> {
+  const byEvent = new Map<number, string[]>();
+  for (const [destinationId, places] of Object.entries(batch.refs ?? {})) {
+    if (!exists(destinationId)) continue;
+    for (const i of places) byEvent.set(i, [...(byEvent.get(i) ?? []), destinationId]);
+  }
+  return byEvent;
 }
 
 /**

@@ -29,6 +29,8 @@ export const LANE_ATTRIBUTES = {
   batch: 'batch',
   /** The message is a bundle of this many lane messages for one destination (domain/intake/lane-bundle.ts), gzip: on the batch lane, or a first-attempt lane. */
   bundle: 'bundle',
+  /** The message names this many events in the intake journal instead of carrying them (domain/intake/lane-reference.ts): on the batch lane. */
+  journalled: 'journalled',
 } as const;
 
 export type { LanePurpose };

@@ -25,6 +25,21 @@ test("expected deliveries leave out the events a destination's filter did not ta
   expect(expectedDeliveries(batch, () => destinations).map((e) => `${e.destinationId}/${e.event.attributes.id}`).sort()).toEqual(['all/e1', 'all/e2', 'all/e3', 'odd/e1', 'odd/e3']);
 });
 
+test('what a batch lane took by reference is expected as ingest routed it, whatever the routing says now; a destination deleted since is owed nothing', () => {
+  const batch = { id: 'i-1', acceptedAt: '2026-11-25T10:00:00.000Z', events: [event('e1'), event('e2'), event('e3')], refs: { batched: [0, 2], gone: [1], odd: [1] } };
+  // `odd`'s filter takes no event now, `batched` takes no type of these any more, `gone` was deleted.
+  const destinations = [
+    { id: 'all', eventTypes: [], createdAt: '2026-11-25T09:00:00.000Z' },
+    { id: 'odd', eventTypes: [], createdAt: '2026-11-25T09:00:00.000Z', takes: () => false },
+  ];
+  const routing = Object.assign(() => destinations, { exists: (id: string) => id !== 'gone' });
+  const expected = expectedDeliveries(batch, routing).map((e) => `${e.destinationId}/${e.event.attributes.id}`).sort();
+  expect(expected).toEqual(['all/e1', 'all/e2', 'all/e3', 'batched/e1', 'batched/e3', 'odd/e2']);
+  // Once each, when routing expects it too.
+  const both = Object.assign(() => [{ id: 'batched', eventTypes: [], createdAt: '2026-11-25T09:00:00.000Z' }], { exists: () => true });
+  expect(expectedDeliveries({ ...batch, refs: { batched: [0, 1, 2] } }, both).map((e) => e.deliveryId)).toHaveLength(3);
+});
+
 test('expected deliveries in runs of whole events: at least `records` each, from a kept progress on, together the whole list', () => {
   const events = Array.from({ length: 10 }, (_, i) => event(`e${i}`));
   const batch = { id: 'i-1', acceptedAt: '2026-11-25T10:00:00.000Z', events: [...events.slice(0, 5), events[0]!, ...events.slice(5)] };
