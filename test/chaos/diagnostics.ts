@@ -91,3 +91,38 @@ export async function readRateDocs(firestoreHost: string, project: string): Prom
   const page = (await res.json()) as { documents?: { name: string; fields?: Record<string, RestValue> }[] };
   return new Map((page.documents ?? []).map((d) => [decodeURIComponent(d.name.slice(d.name.lastIndexOf('/') + 1)), plain({ mapValue: { fields: d.fields ?? {} } })]));
 }
+
+/**
+ * Herald's log in brief, for a run that failed where the log file is gone after (CI): each
+ * WARNING-or-worse message with how often it came, when first and last (s from `t0`), and its
+ * first `error` field; and the last lines that are not JSON (a crash's stack, startup notes).
+ */
+export function summariseLog(text: string, t0: number, top = 15): string[] {
+  const byMessage = new Map<string, { n: number; first: number; last: number; error?: string }>();
+  const plainLines: string[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) {
+      if (line.trim() !== '') plainLines.push(line.slice(0, 300));
+      continue;
+    }
+    let entry: { severity?: unknown; message?: unknown; time?: unknown; error?: unknown };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if (typeof entry.severity !== 'string' || !['WARNING', 'ERROR', 'CRITICAL', 'ALERT', 'EMERGENCY'].includes(entry.severity)) continue;
+    const key = `${entry.severity} ${String(entry.message)}`;
+    const at = typeof entry.time === 'string' ? (Date.parse(entry.time) - t0) / 1000 : NaN;
+    const seen = byMessage.get(key) ?? { n: 0, first: at, last: at, ...(typeof entry.error === 'string' ? { error: entry.error.slice(0, 300) } : {}) };
+    seen.n++;
+    seen.last = at;
+    byMessage.set(key, seen);
+  }
+  const ranked = [...byMessage].sort((a, b) => b[1].n - a[1].n).slice(0, top);
+  return [
+    `Herald's log: ${byMessage.size} kinds of WARNING or worse`,
+    ...ranked.map(([m, s]) => `  ${s.n} × ${m} (${s.first.toFixed(1)}..${s.last.toFixed(1)} s)${s.error !== undefined ? `: ${s.error}` : ''}`),
+    ...plainLines.slice(-10).map((l) => `  | ${l}`),
+  ];
+}

@@ -32,6 +32,8 @@ export interface ChaosResult {
   /** Instances of the functions in each start of Herald's process. */
   instances: number;
   logFile: string;
+  /** When publishing began (ms since the epoch): the chaos plan's times count from it. */
+  startedAt: number;
   /** What Herald's log and stats show, per destination, read once quiet (absent when never quiet). */
   views?: ViewsLedger[];
   /** The account's usage beside what the run saw, read with the views. */
@@ -205,7 +207,7 @@ export async function runChaos(options: ChaosOptions, note: (line: string) => vo
         seen: { accepted: keys.length, unansweredTries: ingestAnswers.unanswered, records: sum((l) => l.delivered + l.dead + l.queued + l.scheduled), delivered: sum((l) => l.delivered), answered: answered((c) => c.answered), answered2xx: answered((c) => c.answered2xx) },
       };
     }
-    return { seed: options.seed, plan, ledgers, accepted: keys.length, unaccepted, ingestAnswers, quietAfterMs, heraldStarts: herald.starts, instances: options.instances, logFile, ...(views ? { views } : {}), ...(usage ? { usage } : {}) };
+    return { seed: options.seed, plan, ledgers, accepted: keys.length, unaccepted, ingestAnswers, quietAfterMs, heraldStarts: herald.starts, instances: options.instances, logFile, startedAt: t0, ...(views ? { views } : {}), ...(usage ? { usage } : {}) };
   } finally {
     await herald.close().catch(() => undefined);
     await Promise.all(receivers.map((r) => r.stop()));

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { summariseLog } from '../chaos/diagnostics';
 import { totals } from '../chaos/ledger';
 import { ChaosResult, runChaos } from '../chaos/run';
 import { chaosOptionsSchema } from '../chaos/scenario';
@@ -13,7 +15,11 @@ async function smallChaos(seed: number, mode: { batched?: true; ordered?: true; 
   const options = chaosOptionsSchema.parse({ seed, events: 300, destinations: 4, kills: 1, outageSeconds: 10, quietTimeoutSeconds: 300, readViews: false, ...mode });
   const result = await runChaos(options, (line) => lines.push(line));
   const sum = totals(result.ledgers);
-  if (sum.lost > 0 || sum.inversions > 0 || result.quietAfterMs === undefined) console.log([...lines, ...result.ledgers.flatMap((l) => l.lostExamples)].join('\n'));
+  if (result.accepted !== 300 || sum.lost > 0 || sum.inversions > 0 || result.quietAfterMs === undefined) {
+    // CI keeps no file: what the run said, ingest's answers and Herald's own complaints go to the test's output.
+    const log = summariseLog(readFileSync(result.logFile, 'utf8'), result.startedAt);
+    console.log([...lines, `ingest answered ${JSON.stringify(result.ingestAnswers)}`, ...log, ...result.ledgers.flatMap((l) => l.lostExamples)].join('\n'));
+  }
   expect(result.accepted).toBe(300);
   expect(sum.lost).toBe(0);
   expect(sum.inversions).toBe(0);
