@@ -92,3 +92,25 @@ test('redelivered deliveries of a key go to its end in their old order, and the 
   await s.deliver('d1');
   expect(s.ids()).toEqual(['d1', 'd2']);
 });
+
+test("a head's slow lane publish does not hold its key: the key's later events are placed meanwhile", async () => {
+  const s = setup();
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((r) => (release = r));
+  let publishes = 0;
+  // Pub/Sub answering the head's publish late (the client waits up to 60 s an RPC).
+  s.deps.bus = { publish: async () => (++publishes === 1 ? held.then(() => '1') : String(publishes)) };
+  const first = admitOrdered(s.deps, destination, [{ event: event('a1', 'a'), publishedAt: clock.now().toISOString() }]);
+  let firstDone = false;
+  void first.then(() => (firstDone = true));
+  // a1 placed and its publish under way (events arriving before then would join its group).
+  while (publishes === 0) await new Promise((r) => setImmediate(r));
+  const later = admitOrdered(s.deps, destination, ['a2', 'a3'].map((id) => ({ event: event(id, 'a'), publishedAt: clock.now().toISOString() }))).then(() => 'placed');
+  expect(await Promise.race([later, new Promise((r) => setTimeout(() => r('still waiting for the head'), 1000))])).toBe('placed');
+  expect(await s.byEvent('a3')).toMatchObject({ status: 'PENDING', order: { key: 'a', seq: 3 } });
+  // The request that made the head still waits for its publish: a 202 means it is on its way.
+  expect(firstDone).toBe(false);
+  release();
+  await first;
+  expect(publishes).toBe(1);
+});

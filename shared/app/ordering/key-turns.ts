@@ -22,23 +22,24 @@ export class KeyTurns {
   }
 
   /**
-   * Adds `items` to the key's next group and resolves when that group is committed by `commit`
-   * (all the items that joined it, in the order they joined), or rejects with its failure.
+   * Adds `items` to the key's next group and resolves, with what `commit` answered, when that
+   * group is committed (all the items that joined it, in the order they joined), or rejects
+   * with its failure. Every item's caller gets the same answer.
    */
-  join<I>(key: string, items: readonly I[], commit: (group: I[]) => Promise<void>): Promise<void> {
-    const open = this.waiting.get(key) as { items: I[]; done: Promise<unknown> } | undefined;
+  join<I, R>(key: string, items: readonly I[], commit: (group: I[]) => Promise<R>): Promise<R> {
+    const open = this.waiting.get(key) as { items: I[]; done: Promise<R> } | undefined;
     if (open) {
       open.items.push(...items);
-      return open.done.then(() => undefined);
+      return open.done;
     }
-    const group = { items: [...items] as unknown[], done: Promise.resolve() as Promise<unknown> };
+    const group = { items: [...items] as unknown[], done: undefined as unknown as Promise<R> };
     group.done = this.run(key, () => {
       // The group closes when its turn comes: later items wait for the next one.
       if (this.waiting.get(key) === group) this.waiting.delete(key);
       return commit(group.items as I[]);
     });
     this.waiting.set(key, group);
-    return group.done.then(() => undefined);
+    return group.done;
   }
 }
 

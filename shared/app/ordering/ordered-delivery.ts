@@ -64,7 +64,10 @@ export function takesInOrder(destination: Pick<Destination, 'ordering'>, event: 
  * Accepts `items` (in the order Herald accepted them) for an ordered destination: per key, one
  * atomic write gives each its place and creates its record; the head, if one of them is, is sent.
  * An event that has a record already (a producer's resend) keeps it and its place. Resolves
- * once every record is durable; a lane publish that fails after that is left to the pump.
+ * once every record is durable and a head made here was published; a lane publish that fails
+ * after that is left to the pump. The publish is outside the key's turn: Pub/Sub answering
+ * slowly (the client waits up to 60 s an RPC) then delays the requests that made a head, not
+ * every later event of the key, whose placing needs only Firestore.
  */
 export async function admitOrdered(deps: OrderedDeps, destination: IntakeDestination, items: readonly OrderedItem[]): Promise<void> {
   const byKey = new Map<string, OrderedItem[]>();
@@ -75,11 +78,17 @@ export async function admitOrdered(deps: OrderedDeps, destination: IntakeDestina
   await Promise.all([...byKey].map(([key, group]) => admitKey(deps, destination, key, group)));
 }
 
-function admitKey(deps: OrderedDeps, destination: IntakeDestination, key: string, items: readonly OrderedItem[]): Promise<void> {
-  return keyTurnsFor(deps.keys).join(orderedKeyId(destination.id, key), items, (group) => admitGroup(deps, destination, key, group));
+async function admitKey(deps: OrderedDeps, destination: IntakeDestination, key: string, items: readonly OrderedItem[]): Promise<void> {
+  const placed = await keyTurnsFor(deps.keys).join(orderedKeyId(destination.id, key), items, (group) => admitGroup(deps, destination, key, group));
+  await placed.headSent;
 }
 
-async function admitGroup(deps: OrderedDeps, destination: IntakeDestination, key: string, items: readonly OrderedItem[]): Promise<void> {
+/** A group placed in its key's turn; `headSent`: its head's publish, begun as the turn ended (a wrapper, so the turn does not wait for it). */
+interface Placed {
+  headSent: Promise<void>;
+}
+
+async function admitGroup(deps: OrderedDeps, destination: IntakeDestination, key: string, items: readonly OrderedItem[]): Promise<Placed> {
   const now = deps.clock.now();
   const unique = [...new Map(items.map((it) => [deliveryId(destination.id, eventKey(it.event.attributes)), it])).entries()];
   // Created unread (an event's first intake, nearly always); if one has a record (a producer's resend), read them and skip those.
@@ -101,7 +110,7 @@ async function admitGroup(deps: OrderedDeps, destination: IntakeDestination, key
   });
   for (const r of made) deps.logHead?.created(destination.id, r.id, r.publishedAt!, now);
   const head = made.find((r) => r.status === 'IN_FLIGHT');
-  if (head) await sendHead(deps, destination, head);
+  return { headSent: head ? sendHead(deps, destination, head) : Promise.resolve() };
 }
 
 /**
