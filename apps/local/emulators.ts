@@ -28,7 +28,16 @@ export interface StartOptions {
   timeoutMs?: number;
   /** default process.env */
   env?: NodeJS.ProcessEnv;
+  /** How long an emulator named in the environment may take to answer; default REUSE_PATIENCE_MS. */
+  reusePatienceMs?: number;
 }
+
+/**
+ * An emulator named in the environment is waited for this long: one started a moment ago in
+ * another terminal, or busy (just resumed, catching up), answers late, and Herald exiting at
+ * once would leave its user (or a supervisor) to start it again.
+ */
+export const REUSE_PATIENCE_MS = 15_000;
 
 const TAIL_LINES = 20;
 
@@ -142,12 +151,18 @@ async function startEmulator(kind: EmulatorKind, gcloud: string, deadline: numbe
   }
 }
 
-async function reuse(kind: EmulatorKind, host: string): Promise<Started> {
+async function reuse(kind: EmulatorKind, host: string, patienceMs: number, log: StartOptions['log']): Promise<Started> {
   const { envVar, title } = SPECS[kind];
-  const probe = await answers(host, 2000);
+  const until = Date.now() + patienceMs;
+  let probe = await answers(host, 2000);
+  if (!probe.ok && Date.now() < until) log?.(`the ${title} at ${host} does not answer yet (${probe.reason}); waiting up to ${patienceMs / 1000} s for it`);
+  while (!probe.ok && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 500));
+    probe = await answers(host, 2000);
+  }
   if (!probe.ok) {
     throw new Error(
-      `${envVar}=${host} is set, but no ${title} answers at http://${host}/ (${probe.reason}). ` +
+      `${envVar}=${host} is set, but no ${title} answered at http://${host}/ within ${patienceMs / 1000} s (${probe.reason}). ` +
         `Unset ${envVar} to let Herald start one, or start the emulator at that address.`,
     );
   }
@@ -164,7 +179,7 @@ export async function startEmulators(options: StartOptions = {}): Promise<Runnin
   const results = await Promise.allSettled(
     KINDS.map((kind) => {
       const fromEnv = env[SPECS[kind].envVar];
-      return fromEnv ? reuse(kind, fromEnv) : startEmulator(kind, gcloud, deadline, options);
+      return fromEnv ? reuse(kind, fromEnv, options.reusePatienceMs ?? REUSE_PATIENCE_MS, options.log) : startEmulator(kind, gcloud, deadline, options);
     }),
   );
   const [pubsub, firestore] = results;

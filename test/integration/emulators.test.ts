@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
-import { resetEmulators, type RunningEmulators, startEmulators } from '../../apps/local/emulators';
+import { freePort, resetEmulators, type RunningEmulators, startEmulators } from '../../apps/local/emulators';
 import { checkPrerequisites } from '../../apps/local/emulator-prerequisites';
 import { groupAlive } from '../../apps/local/emulator-processes';
 
@@ -117,6 +117,29 @@ describe('startEmulators with nothing in the environment', () => {
     await reused.stop();
     expect((await get(`http://${second.pubsubHost}/`))?.status).toBe(200);
     expect((await get(`http://${second.firestoreHost}/`))?.status).toBe(200);
+  });
+
+  it('waits for an emulator named in the environment that answers late (paused, as one catching up), and names one that never does', async () => {
+    const group = second.processGroups.pubsub!;
+    const said: string[] = [];
+    process.kill(-group, 'SIGSTOP');
+    const resumed = new Promise<void>((r) =>
+      setTimeout(() => {
+        process.kill(-group, 'SIGCONT');
+        r();
+      }, 3_000),
+    );
+    try {
+      const reused = await startEmulators({ env: { ...bareEnv, PUBSUB_EMULATOR_HOST: second.pubsubHost, FIRESTORE_EMULATOR_HOST: second.firestoreHost }, log: (line) => said.push(line) });
+      expect(reused.pubsubHost).toBe(second.pubsubHost);
+      expect(said.join('\n')).toMatch(/Pub\/Sub emulator at .* does not answer yet .*waiting up to 15 s/);
+    } finally {
+      await resumed;
+    }
+    const nobody = `127.0.0.1:${await freePort()}`;
+    await expect(startEmulators({ env: { ...bareEnv, PUBSUB_EMULATOR_HOST: nobody, FIRESTORE_EMULATOR_HOST: second.firestoreHost }, reusePatienceMs: 1_000 })).rejects.toThrow(
+      `PUBSUB_EMULATOR_HOST=${nobody} is set, but no Pub/Sub emulator answered at http://${nobody}/ within 1 s (ECONNREFUSED). Unset PUBSUB_EMULATOR_HOST to let Herald start one`,
+    );
   });
 
   it('mixes reuse and start, and stops only what it started', async () => {
