@@ -118,9 +118,10 @@ describe('startEmulators failure paths (fake gcloud)', () => {
   it('reuse of a host that does not answer names the variable and the host, without needing gcloud', async () => {
     const deadHost = `127.0.0.1:${await freePort()}`;
     const env = { ...fakeEnv({}), PUBSUB_EMULATOR_HOST: deadHost, FIRESTORE_EMULATOR_HOST: deadHost };
-    const error: unknown = await startEmulators({ env }).catch((e: unknown) => e);
+    const error: unknown = await startEmulators({ env, reusePatienceMs: 500 }).catch((e: unknown) => e);
     expect(error).not.toBeInstanceOf(EmulatorPrerequisiteError);
     const message = (error as Error).message;
+    expect(message).toContain(`no Pub/Sub emulator answered at http://${deadHost}/ within 0.5 s`);
     expect(message).toContain(`PUBSUB_EMULATOR_HOST=${deadHost}`);
     expect(message).toContain(`FIRESTORE_EMULATOR_HOST=${deadHost}`);
     expect(message).toMatch(/Unset PUBSUB_EMULATOR_HOST .* or start the emulator/);
